@@ -1,0 +1,66 @@
+#include "buf.h"
+#include "alloc.h"
+#include "error.h"
+
+#include <string.h>
+
+void pw_buf_init(pw_buf_t *b, size_t max_bytes)
+{
+    memset(b, 0, sizeof(*b));
+    b->max = max_bytes;
+}
+
+void pw_buf_close(pw_buf_t *b)
+{
+    if (b == NULL)
+        return;
+    pw_free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+int pw_buf_reserve(pw_buf_t *b, size_t extra)
+{
+    if (extra > b->max || b->len > b->max - extra)
+        return PW_ETOOBIG;
+    size_t need = b->len + extra;
+    if (need <= b->cap)
+        return 0;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < need)
+        ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+    if (ncap > b->max)
+        ncap = b->max;
+    uint8_t *p = pw_realloc(b->data, ncap);
+    if (p == NULL)
+        return PW_ENOMEM;
+    b->data = p;
+    b->cap = ncap;
+    return 0;
+}
+
+int pw_buf_append(pw_buf_t *b, const void *p, size_t n)
+{
+    int r = pw_buf_reserve(b, n);
+    if (r != 0)
+        return r;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+void pw_buf_consume(pw_buf_t *b, size_t n)
+{
+    if (n >= b->len) {
+        b->len = 0;
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+}
+
+void pw_buf_reset(pw_buf_t *b)
+{
+    b->len = 0;
+}

@@ -1,0 +1,126 @@
+#include "sample.h"
+#include "alloc.h"
+#include "error.h"
+
+#include <string.h>
+
+void pw_sample_init(pw_sample_t *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+void pw_sample_close(pw_sample_t *s)
+{
+    if (s == NULL)
+        return;
+    pw_free(s->entries);
+    memset(s, 0, sizeof(*s));
+}
+
+void pw_sample_reset(pw_sample_t *s)
+{
+    s->n = 0;
+    s->seq = s->timestamp_ms = 0;
+    s->flags = 0;
+    memset(&s->totals, 0, sizeof(s->totals));
+}
+
+static int grow(pw_sample_t *s, size_t need)
+{
+    if (need <= s->cap)
+        return 0;
+    size_t ncap = s->cap ? s->cap * 2 : 256;
+    while (ncap < need)
+        ncap *= 2;
+    pw_entry_t *e = pw_realloc(s->entries, ncap * sizeof(*e));
+    if (e == NULL)
+        return PW_ENOMEM;
+    s->entries = e;
+    s->cap = ncap;
+    return 0;
+}
+
+int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool,
+                  uint64_t allocs, uint64_t frees, uint64_t diff, uint64_t bytes)
+{
+    if (tag_len == 0 || tag_len > PW_TAG_MAX || (unsigned)pool >= PW_POOL__COUNT)
+        return PW_EINVAL;
+    int r = grow(s, s->n + 1);
+    if (r != 0)
+        return r;
+    pw_entry_t *e = &s->entries[s->n++];
+    memset(e->tag, 0, sizeof(e->tag));
+    memcpy(e->tag, tag, tag_len);
+    e->tag_len = (uint8_t)tag_len;
+    e->pool = (uint8_t)pool;
+    e->allocs = allocs;
+    e->frees = frees;
+    e->diff = diff;
+    e->bytes = bytes;
+    return 0;
+}
+
+int pw_sample_copy(pw_sample_t *dst, const pw_sample_t *src)
+{
+    int r = grow(dst, src->n);
+    if (r != 0)
+        return r;
+    if (src->n)
+        memcpy(dst->entries, src->entries, src->n * sizeof(*src->entries));
+    dst->n = src->n;
+    dst->seq = src->seq;
+    dst->timestamp_ms = src->timestamp_ms;
+    dst->flags = src->flags;
+    dst->totals = src->totals;
+    return 0;
+}
+
+uint64_t pw_per_alloc(uint64_t bytes, uint64_t diff)
+{
+    return diff == 0 ? 0 : bytes / diff;
+}
+
+size_t pw_tag_format(const uint8_t *tag, size_t tag_len, char *out, size_t out_size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    if (out_size == 0)
+        return 0;
+    for (size_t i = 0; i < tag_len; i++) {
+        char tmp[4];
+        size_t k = 0;
+        uint8_t c = tag[i];
+        if (c == '\\') {
+            tmp[k++] = '\\';
+            tmp[k++] = '\\';
+        } else if (c >= 0x20 && c < 0x7f) {
+            tmp[k++] = (char)c;
+        } else {
+            tmp[0] = '\\';
+            tmp[1] = 'x';
+            tmp[2] = hex[c >> 4];
+            tmp[3] = hex[c & 15];
+            k = 4;
+        }
+        if (o + k >= out_size)
+            break;
+        memcpy(out + o, tmp, k);
+        o += k;
+    }
+    out[o] = '\0';
+    return o;
+}
+
+const char *pw_pool_name(int pool)
+{
+    switch (pool) {
+    case PW_POOL_PAGED:
+        return "paged";
+    case PW_POOL_NONPAGED:
+        return "nonpaged";
+    case PW_POOL_SESSION:
+        return "session";
+    default:
+        return "?";
+    }
+}

@@ -1,0 +1,102 @@
+/* sample.h: one sample of a host's pool table (DESIGN §2), as sources produce it and as the
+ * codec and the collector consume it.
+ *
+ * A row is one (pool tag, pool type) pair, as poolmon shows it: the same tag's paged and
+ * nonpaged rows are separate rows. Counters follow SYSTEM_POOLTAG (phnt ntexapi.h):
+ * allocs/frees are cumulative counts of allocation and free calls, `diff` the allocations
+ * outstanding, `bytes` the bytes outstanding. On Linux, slab caches have no allocs/frees:
+ * `diff` is the objects in use and `bytes` active_objs * objsize (sample flag
+ * PW_SAMPLE_NO_ALLOCS).
+ */
+#ifndef PW_SAMPLE_H
+#define PW_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest tag in bytes: 4 on Windows; Linux slab cache names are at most 32 (kmem_cache),
+ * we allow 64 for names with suffixes ("size-32(DMA)"). */
+#define PW_TAG_MAX 64
+
+typedef enum {
+    PW_POOL_PAGED = 0,
+    PW_POOL_NONPAGED = 1,
+    PW_POOL_SESSION = 2, /* session paged pool (Remote Desktop hosts) */
+    PW_POOL__COUNT = 3
+} pw_pool_t;
+
+typedef struct pw_entry_s {
+    uint8_t tag[PW_TAG_MAX]; /* raw bytes: spaces, NUL and bytes >= 0x80 are kept as they are */
+    uint8_t tag_len;         /* 1 ... PW_TAG_MAX */
+    uint8_t pool;            /* pw_pool_t */
+    uint64_t allocs;         /* cumulative allocation calls (wraps at 2^counter_width) */
+    uint64_t frees;          /* cumulative free calls (wraps at 2^counter_width) */
+    uint64_t diff;           /* allocations outstanding: allocs - frees (mod 2^width) */
+    uint64_t bytes;          /* bytes outstanding */
+} pw_entry_t;
+
+/* Host totals in bytes; 0 = not known. Limit sources are pw_limit_source_t values. */
+typedef struct pw_totals_s {
+    uint64_t paged_bytes;
+    uint64_t nonpaged_bytes;
+    uint64_t paged_limit_bytes;
+    uint64_t nonpaged_limit_bytes;
+    uint64_t physical_memory_bytes;
+    uint64_t available_bytes;
+    uint64_t commit_bytes;
+    uint64_t commit_limit_bytes;
+    uint64_t commit_peak_bytes;
+    uint64_t slab_reclaimable_bytes;
+    uint64_t slab_unreclaimable_bytes;
+} pw_totals_t;
+
+/* How a pool limit was found; the numbers are the wire enum LimitSource. */
+typedef enum {
+    PW_LIMIT_UNKNOWN = 0,
+    PW_LIMIT_REPORTED = 1,
+    PW_LIMIT_COMPUTED = 2,
+    PW_LIMIT_REGISTRY = 3,
+    PW_LIMIT_CONFIGURED = 4
+} pw_limit_source_t;
+
+#define PW_SAMPLE_NO_ALLOCS 0x1u /* the source has no allocs/frees counters (Linux slab) */
+
+typedef struct pw_sample_s {
+    uint64_t seq;          /* monotonic per agent instance */
+    uint64_t timestamp_ms; /* ms since the Unix epoch */
+    uint32_t flags;        /* PW_SAMPLE_* */
+    pw_totals_t totals;
+    pw_entry_t *entries; /* owned, `n` used of `cap` */
+    size_t n;
+    size_t cap;
+} pw_sample_t;
+
+/* Initialises an empty sample (allocates nothing). */
+void pw_sample_init(pw_sample_t *s);
+
+/* Frees the entries; the sample is empty and reusable afterwards. Accepts NULL. */
+void pw_sample_close(pw_sample_t *s);
+
+/* Removes all entries and zeroes totals, keeping storage. */
+void pw_sample_reset(pw_sample_t *s);
+
+/* Appends an entry for `tag` (tag_len bytes, 1..PW_TAG_MAX) in `pool` with its counters.
+ * diff is taken as given. Returns 0, PW_EINVAL (bad length or pool) or PW_ENOMEM. */
+int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool,
+                  uint64_t allocs, uint64_t frees, uint64_t diff, uint64_t bytes);
+
+/* Deep copy of `src` into `dst` (initialised). Returns 0 or PW_ENOMEM (dst unchanged). */
+int pw_sample_copy(pw_sample_t *dst, const pw_sample_t *src);
+
+/* Per-alloc bytes as poolmon shows it: floor(bytes / diff), 0 when diff is 0. */
+uint64_t pw_per_alloc(uint64_t bytes, uint64_t diff);
+
+/* Writes `tag` printably into `out` (size `out_size`, NUL-terminated, truncated if short):
+ * printable ASCII as is (spaces kept), backslash as "\\", anything else as "\xNN".
+ * Returns the length written, excluding the NUL. */
+size_t pw_tag_format(const uint8_t *tag, size_t tag_len, char *out, size_t out_size);
+
+/* Short name of a pool type: "paged", "nonpaged", "session"; "?" otherwise. */
+const char *pw_pool_name(int pool);
+
+#endif /* PW_SAMPLE_H */

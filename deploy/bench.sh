@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The bench command: release build, then runs the benchmarks of tests/bench/ whose names
+# start with any of the given NAMEs (all when none). Each prints `BENCH <name> <value> <unit>`.
+# Benchmarks are measurements, not tests: they never fail on a figure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./deploy/install-deps.sh
+JOBS=$(nproc 2>/dev/null || echo 2)
+cmake --preset release >/dev/null
+cmake --build build/release -j"$JOBS" >/dev/null
+status=0
+for exe in build/release/tests/bench/bench_*; do
+  [ -x "$exe" ] || continue
+  name=$(basename "$exe"); name=${name#bench_}
+  if [ $# -gt 0 ]; then
+    keep=0
+    for want in "$@"; do [[ "$name" == "$want"* ]] && keep=1; done
+    [ $keep -eq 1 ] || continue
+  fi
+  echo "# bench $name" >&2
+  "$exe" || { echo "bench $name exited with $?" >&2; status=1; }
+done
+exit $status

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: installs dependencies, builds the `asan` preset (AddressSanitizer +
+# UndefinedBehaviorSanitizer, warnings as errors) and runs every test with ctest.
+# Exits non-zero on any failure. Extra arguments go to ctest (e.g. -L common, -R delta).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./deploy/install-deps.sh
+JOBS=$(nproc 2>/dev/null || echo 2)
+cmake --preset asan >/dev/null
+cmake --build build/asan -j"$JOBS"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir build/asan --output-on-failure --timeout 600 -j"$JOBS" "$@"

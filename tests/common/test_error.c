@@ -1,0 +1,71 @@
+#include "test_util.h"
+#include "error.h"
+#include "buf.h"
+#include "sample.h"
+
+static void test_error_names_and_messages(void **state)
+{
+    (void)state;
+    assert_string_equal(pw_err_name(PW_ENOBASE), "ENOBASE");
+    assert_string_equal(pw_strerror(PW_ENOBASE),
+                        "delta refers to a base sample the decoder does not hold");
+    assert_string_equal(pw_err_name(PW_ENOMEM), "ENOMEM");
+    assert_string_equal(pw_strerror(0), "success");
+    assert_string_equal(pw_strerror(-7000), "unknown error");
+    assert_int_equal(PW_EFRAMETOOBIG, -6999);
+    assert_true(PW__ERR_END < 0 && PW__ERR_END > -8000);
+}
+
+static void test_error_diag_fills_what_and_where(void **state)
+{
+    (void)state;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_diag_set(&d, PW_EPARSE, 12, 345, "allocs", "expected a number, got '%s'", "x1");
+    assert_int_equal(r, PW_EPARSE);
+    assert_int_equal(d.line, 12);
+    assert_int_equal(d.offset, 345);
+    assert_string_equal(d.field, "allocs");
+    assert_string_equal(d.msg, "expected a number, got 'x1'");
+    assert_int_equal(pw_diag_set(NULL, PW_EIO, 0, 0, NULL, "ignored"), PW_EIO);
+}
+
+static void test_buf_ceiling_leaves_contents(void **state)
+{
+    (void)state;
+    pw_buf_t b;
+    pw_buf_init(&b, 10);
+    assert_int_equal(pw_buf_append(&b, "0123456", 7), 0);
+    assert_int_equal(pw_buf_append(&b, "7890", 4), PW_ETOOBIG);
+    assert_int_equal(b.len, 7);
+    assert_memory_equal(b.data, "0123456", 7);
+    pw_buf_consume(&b, 3);
+    assert_int_equal(b.len, 4);
+    assert_memory_equal(b.data, "3456", 4);
+    pw_buf_close(&b);
+}
+
+static void test_tag_format_escapes(void **state)
+{
+    (void)state;
+    char out[64];
+    const uint8_t t1[4] = {'I', 'o', ' ', ' '};
+    assert_int_equal(pw_tag_format(t1, 4, out, sizeof(out)), 4);
+    assert_string_equal(out, "Io  ");
+    const uint8_t t2[4] = {'A', 0, 0xff, '\\'};
+    pw_tag_format(t2, 4, out, sizeof(out));
+    assert_string_equal(out, "A\\x00\\xff\\\\");
+    assert_int_equal(pw_per_alloc(53272, 1027), 51); /* case08 IpSI: floor, not round */
+    assert_int_equal(pw_per_alloc(10, 0), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_names_and_messages),
+        cmocka_unit_test(test_error_diag_fills_what_and_where),
+        cmocka_unit_test(test_buf_ceiling_leaves_contents),
+        cmocka_unit_test(test_tag_format_escapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
