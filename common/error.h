@@ -46,7 +46,8 @@
     XX(ECORRUPT, "stored data failed its checksum")                                               \
     XX(ENOPOOLINFO, "pool tag information is not available on this system")                      \
     XX(ETIMEDOUT, "operation timed out")                                                          \
-    XX(ECLOSED, "connection closed")
+    XX(ECLOSED, "connection closed")                                                              \
+    XX(EOF, "end of input")
 
 typedef enum {
     PW__ERR_BASE = -7000,

@@ -1,0 +1,106 @@
+/* source.h: where the agent's samples come from (STYLE.md pattern 3: an ops table and a static
+ * registry). A source is opened from a spec string:
+ *
+ *   "win"               NtQuerySystemInformation(SystemPoolTagInformation)   (Windows only)
+ *   "linux"             /proc/slabinfo + /proc/meminfo (root under cfg->proc_root)
+ *   "replay:F1[,F2...]" saved poolmon screens, one sample per screen, in file order
+ *   "sim:PRESET[/N]"    host N (default 0) of a named, seeded simulated fleet preset
+ *
+ * Each call to pw_source_sample() fills one sample: entries and totals; the source sets
+ * timestamp_ms only when it knows it (replay), else leaves 0 for the caller to stamp.
+ */
+#ifndef PW_SOURCE_H
+#define PW_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "sample.h"
+
+typedef struct pw_source_s pw_source_t;
+
+/* Source kinds, the numbers of the wire enum SourceKind. */
+typedef enum {
+    PW_SOURCE_UNKNOWN = 0,
+    PW_SOURCE_WINDOWS = 1,
+    PW_SOURCE_LINUX_SLAB = 2,
+    PW_SOURCE_POOLMON_REPLAY = 3,
+    PW_SOURCE_SIMULATED = 4
+} pw_source_kind_t;
+
+typedef struct pw_pool_limit_s {
+    uint64_t bytes;           /* 0 = unknown */
+    pw_limit_source_t source; /* how it was found */
+    char detail[96];          /* e.g. "Windows Server 2003 x86 with /3GB: 128 MB" */
+} pw_pool_limit_t;
+
+/* What a source knows about its host; filled by open, may be refreshed by sample. */
+typedef struct pw_source_info_s {
+    pw_source_kind_t kind;
+    uint32_t counter_width;         /* bits of allocs/frees: 32 (Windows ULONG) or 64 */
+    char host_name[256];            /* "" = let the agent use its configured/OS name */
+    char os_family[16];             /* "windows", "linux" */
+    char os_version[64];            /* "10.0", "5.2", "6.1.0-amd64" */
+    uint32_t os_build;              /* Windows build number, 0 elsewhere */
+    char arch[16];                  /* "x64", "x86", "arm64" */
+    uint64_t physical_memory_bytes; /* 0 = unknown */
+    uint64_t boot_time_ms;          /* ms since the Unix epoch, 0 = unknown */
+    pw_pool_limit_t nonpaged_limit;
+    pw_pool_limit_t paged_limit;
+} pw_source_info_t;
+
+/* Options for every source; zero-initialise and set what you need. Borrowed during open. */
+typedef struct pw_source_config_s {
+    const char *proc_root;              /* linux: prefix of /proc ("" or NULL = "/") */
+    uint64_t nonpaged_limit_bytes;      /* > 0: configured limit, overrides the estimate */
+    uint64_t paged_limit_bytes;         /* > 0: configured limit */
+    uint64_t replay_interval_ms;        /* replay: spacing of screens without a time stamp
+                                           (0 = 15 min, the documented poolmon procedure) */
+    uint64_t replay_start_ms;           /* replay: time of the first screen (0 = now) */
+    uint64_t sim_seed;                  /* sim: seed (0 = the preset's own) */
+    uint64_t sim_interval_ms;           /* sim: simulated time between samples (0 = 10 s) */
+    uint64_t sim_start_ms;              /* sim: simulated time of the first sample (0 = now) */
+} pw_source_config_t;
+
+/* The ops every source implements (fluent-bit flb_input_plugin, curl vtls backends). */
+typedef struct pw_source_ops_s {
+    const char *name;        /* the spec prefix: "win", "linux", "replay", "sim" */
+    const char *description; /* one line for --help */
+    size_t priv_size;        /* bytes of private state, allocated zeroed by pw_source_open */
+    /* Called once; `arg` is the part of the spec after ':' ("" when none). Fills src->info.
+     * Returns 0 or a negative code with `d` filled. On failure close is still called. */
+    int (*open)(pw_source_t *src, const char *arg, const pw_source_config_t *cfg, pw_diag_t *d);
+    /* Fills `out` (already reset by the caller). Returns 0, PW_EAGAIN (no sample this tick),
+     * PW_EOF (a finite source is exhausted) or a negative error with `d` filled. */
+    int (*sample)(pw_source_t *src, pw_sample_t *out, pw_diag_t *d);
+    /* Releases what open acquired; priv itself is freed by pw_source_close. May be NULL. */
+    void (*close)(pw_source_t *src);
+} pw_source_ops_t;
+
+struct pw_source_s {
+    const pw_source_ops_t *ops;
+    void *priv; /* priv_size zeroed bytes owned by the framework */
+    pw_source_info_t info;
+    pw_source_config_t cfg; /* copy; strings inside stay borrowed from the caller */
+};
+
+/* Opens the source named by `spec` (see top of file). On success *out is a new handle to
+ * close with pw_source_close. Returns 0, PW_EINVAL (unknown spec: `d` lists the sources),
+ * PW_ENOTSUP (source not built on this OS), PW_ENOMEM or the source's own error. */
+int pw_source_open(const char *spec, const pw_source_config_t *cfg, pw_source_t **out,
+                   pw_diag_t *d);
+
+/* Takes one sample into `out` (reset first). Returns as the ops' sample. */
+int pw_source_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d);
+
+/* Closes and frees the handle. Accepts NULL. */
+void pw_source_close(pw_source_t *src);
+
+/* The source's name ("linux", ...); never NULL. */
+const char *pw_source_name(const pw_source_t *src);
+
+/* NULL-terminated list of the sources built into this binary. */
+const pw_source_ops_t *const *pw_source_registry(void);
+
+#endif /* PW_SOURCE_H */
