@@ -22,8 +22,7 @@ const pw_source_ops_t *const *pw_source_registry(void)
     return registry;
 }
 
-int pw_source_open(const char *spec, const pw_source_config_t *cfg, pw_source_t **out,
-                   pw_diag_t *d)
+int pw_source_open(const char *spec, const pw_source_config_t *cfg, pw_source_t **out, pw_diag_t *d)
 {
     static const pw_source_config_t zero_cfg;
     if (spec == NULL || out == NULL)
@@ -33,8 +32,7 @@ int pw_source_open(const char *spec, const pw_source_config_t *cfg, pw_source_t 
     const char *arg = colon ? colon + 1 : "";
     const pw_source_ops_t *ops = NULL;
     for (size_t i = 0; registry[i] != NULL; i++)
-        if (strlen(registry[i]->name) == name_len &&
-            memcmp(registry[i]->name, spec, name_len) == 0)
+        if (strlen(registry[i]->name) == name_len && memcmp(registry[i]->name, spec, name_len) == 0)
             ops = registry[i];
     if (ops == NULL) {
 #ifdef _WIN32
@@ -43,8 +41,8 @@ int pw_source_open(const char *spec, const pw_source_config_t *cfg, pw_source_t 
         if (name_len == 3 && memcmp(spec, "win", 3) == 0)
 #endif
             return pw_diag_set(d, PW_ENOTSUP, 0, 0, "source",
-                               "source '%.*s' is not built on this operating system",
-                               (int)name_len, spec);
+                               "source '%.*s' is not built on this operating system", (int)name_len,
+                               spec);
         char names[128] = "";
         for (size_t i = 0; registry[i] != NULL; i++) {
             strncat(names, i ? ", " : "", sizeof(names) - strlen(names) - 1);

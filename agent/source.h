@@ -52,15 +52,15 @@ typedef struct pw_source_info_s {
 
 /* Options for every source; zero-initialise and set what you need. Borrowed during open. */
 typedef struct pw_source_config_s {
-    const char *proc_root;              /* linux: prefix of /proc ("" or NULL = "/") */
-    uint64_t nonpaged_limit_bytes;      /* > 0: configured limit, overrides the estimate */
-    uint64_t paged_limit_bytes;         /* > 0: configured limit */
-    uint64_t replay_interval_ms;        /* replay: spacing of screens without a time stamp
-                                           (0 = 15 min, the documented poolmon procedure) */
-    uint64_t replay_start_ms;           /* replay: time of the first screen (0 = now) */
-    uint64_t sim_seed;                  /* sim: seed (0 = the preset's own) */
-    uint64_t sim_interval_ms;           /* sim: simulated time between samples (0 = 10 s) */
-    uint64_t sim_start_ms;              /* sim: simulated time of the first sample (0 = now) */
+    const char *proc_root;         /* linux: prefix of /proc ("" or NULL = "/") */
+    uint64_t nonpaged_limit_bytes; /* > 0: configured limit, overrides the estimate */
+    uint64_t paged_limit_bytes;    /* > 0: configured limit */
+    uint64_t replay_interval_ms;   /* replay: spacing of screens without a time stamp
+                                      (0 = 15 min, the documented poolmon procedure) */
+    uint64_t replay_start_ms;      /* replay: time of the first screen (0 = now) */
+    uint64_t sim_seed;             /* sim: seed (0 = the preset's own) */
+    uint64_t sim_interval_ms;      /* sim: simulated time between samples (0 = 10 s) */
+    uint64_t sim_start_ms;         /* sim: simulated time of the first sample (0 = now) */
 } pw_source_config_t;
 
 /* The ops every source implements (fluent-bit flb_input_plugin, curl vtls backends). */

@@ -24,29 +24,29 @@
 #define PW_ENOTSUP (-ENOTSUP)
 
 /* poolwatch codes: XX(NAME, message). Adding an error is one line here. */
-#define PW_ERRNO_MAP(XX)                                                                          \
-    XX(EFRAMETOOBIG, "frame larger than the configured maximum")                                  \
-    XX(EBADFRAME, "malformed frame or protobuf message")                                          \
-    XX(ETRUNCATED, "input ends in the middle of a record")                                        \
-    XX(ENOBASE, "delta refers to a base sample the decoder does not hold")                        \
-    XX(EBADTAG, "tag id unknown or tag bytes invalid")                                            \
-    XX(ESEQ, "sequence number out of order")                                                      \
-    XX(ERESET, "counter went backwards: counter reset")                                           \
-    XX(EPROTO, "protocol violation")                                                              \
-    XX(EVERSION, "unsupported protocol version")                                                  \
-    XX(EAUTH, "peer certificate or host name not accepted")                                       \
-    XX(ETLS, "TLS error")                                                                         \
-    XX(ESTORE, "storage error")                                                                   \
-    XX(ECONFIG, "invalid configuration")                                                          \
-    XX(EPARSE, "parse error")                                                                     \
-    XX(ENOTPOOLMON, "input is not a poolmon screen")                                              \
-    XX(EFORMAT, "unknown input format")                                                           \
-    XX(ETOOBIG, "input exceeds a size limit")                                                     \
-    XX(ESPOOLFULL, "spool is full")                                                               \
-    XX(ECORRUPT, "stored data failed its checksum")                                               \
-    XX(ENOPOOLINFO, "pool tag information is not available on this system")                      \
-    XX(ETIMEDOUT, "operation timed out")                                                          \
-    XX(ECLOSED, "connection closed")                                                              \
+#define PW_ERRNO_MAP(XX)                                                                           \
+    XX(EFRAMETOOBIG, "frame larger than the configured maximum")                                   \
+    XX(EBADFRAME, "malformed frame or protobuf message")                                           \
+    XX(ETRUNCATED, "input ends in the middle of a record")                                         \
+    XX(ENOBASE, "delta refers to a base sample the decoder does not hold")                         \
+    XX(EBADTAG, "tag id unknown or tag bytes invalid")                                             \
+    XX(ESEQ, "sequence number out of order")                                                       \
+    XX(ERESET, "counter went backwards: counter reset")                                            \
+    XX(EPROTO, "protocol violation")                                                               \
+    XX(EVERSION, "unsupported protocol version")                                                   \
+    XX(EAUTH, "peer certificate or host name not accepted")                                        \
+    XX(ETLS, "TLS error")                                                                          \
+    XX(ESTORE, "storage error")                                                                    \
+    XX(ECONFIG, "invalid configuration")                                                           \
+    XX(EPARSE, "parse error")                                                                      \
+    XX(ENOTPOOLMON, "input is not a poolmon screen")                                               \
+    XX(EFORMAT, "unknown input format")                                                            \
+    XX(ETOOBIG, "input exceeds a size limit")                                                      \
+    XX(ESPOOLFULL, "spool is full")                                                                \
+    XX(ECORRUPT, "stored data failed its checksum")                                                \
+    XX(ENOPOOLINFO, "pool tag information is not available on this system")                        \
+    XX(ETIMEDOUT, "operation timed out")                                                           \
+    XX(ECLOSED, "connection closed")                                                               \
     XX(EOF, "end of input")
 
 typedef enum {
@@ -54,7 +54,7 @@ typedef enum {
 #define XX(name, msg) PW_##name,
     PW_ERRNO_MAP(XX)
 #undef XX
-    PW__ERR_END
+        PW__ERR_END
 } pw_errno_t;
 
 /* A parser's "what and where": filled on failure when the caller passes one (may be NULL).

@@ -40,8 +40,8 @@ static int grow(pw_sample_t *s, size_t need)
     return 0;
 }
 
-int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool,
-                  uint64_t allocs, uint64_t frees, uint64_t diff, uint64_t bytes)
+int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool, uint64_t allocs,
+                  uint64_t frees, uint64_t diff, uint64_t bytes)
 {
     if (tag_len == 0 || tag_len > PW_TAG_MAX || (unsigned)pool >= PW_POOL__COUNT)
         return PW_EINVAL;

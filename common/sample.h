@@ -82,8 +82,8 @@ void pw_sample_reset(pw_sample_t *s);
 
 /* Appends an entry for `tag` (tag_len bytes, 1..PW_TAG_MAX) in `pool` with its counters.
  * diff is taken as given. Returns 0, PW_EINVAL (bad length or pool) or PW_ENOMEM. */
-int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool,
-                  uint64_t allocs, uint64_t frees, uint64_t diff, uint64_t bytes);
+int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool, uint64_t allocs,
+                  uint64_t frees, uint64_t diff, uint64_t bytes);
 
 /* Deep copy of `src` into `dst` (initialised). Returns 0 or PW_ENOMEM (dst unchanged). */
 int pw_sample_copy(pw_sample_t *dst, const pw_sample_t *src);

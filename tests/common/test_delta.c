@@ -1,0 +1,590 @@
+/* test_delta.c: keyframe/delta codec, counter wrap and reset, wrong bases. */
+#include "test_util.h"
+#include "alloc.h"
+#include "codec.h"
+#include "delta.h"
+#include "frame.h"
+
+/* ---- counter wrap/reset table (collectd common_test.c style) -------------------------------- */
+
+static void test_delta_counter_wrap_and_reset_table(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t prev, cur;
+        unsigned width;
+        int rc;
+        uint64_t want;
+    } rows[] = {
+        {0, 0, 32, 0, 0},                                     /* first sample: no move */
+        {100, 150, 32, 0, 50},                                /* ordinary move */
+        {0xFFFFFFFFull, 0, 32, 0, 1},                         /* wrap by 1 */
+        {0xFFFFFFF0ull, 0x10, 32, 0, 0x20},                   /* small wrap */
+        {0xC0000000ull, 0x40000000ull, 32, 0, 0x80000000ull}, /* wrap by 2^31: still a wrap */
+        /* 2^31 + 1 forward is more than half the range: it reads as a step back of
+         * 2^31 - 1, a reset. */
+        {0xC0000000ull, 0x40000001ull, 32, PW_ERESET, 0},
+        {1000000, 10, 32, PW_ERESET, 0},                  /* reset: backwards */
+        {0x80000000ull, 0x7FFFFFFFull, 32, PW_ERESET, 0}, /* one step back */
+        {5, 4, 64, PW_ERESET, 0},                         /* 64-bit never wraps */
+        {UINT64_MAX - 1, UINT64_MAX, 64, 0, 1},
+        {1, 2, 16, PW_EINVAL, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        uint64_t out = 12345;
+        int rc = pw_counter_delta(rows[i].prev, rows[i].cur, rows[i].width, &out);
+        int want_rc = rows[i].rc;
+        if (rc != want_rc)
+            fail_msg("row %zu: rc %d, want %d", i, rc, want_rc);
+        if (rc == 0 && out != rows[i].want)
+            fail_msg("row %zu: delta %llu, want %llu", i, (unsigned long long)out,
+                     (unsigned long long)rows[i].want);
+        if (rc != 0)
+            assert_int_equal(out, 12345); /* untouched on failure */
+    }
+}
+
+/* ---- helpers ----------------------------------------------------------------------------------
+ */
+
+typedef struct {
+    pw_delta_enc_t enc;
+    pw_delta_dec_t dec;
+    pw_buf_t wire;
+} pair_t;
+
+static void pair_init(pair_t *p, unsigned width)
+{
+    assert_int_equal(pw_delta_enc_init(&p->enc, width), 0);
+    assert_int_equal(pw_delta_dec_init(&p->dec, width, 0), 0);
+    pw_buf_init(&p->wire, 64u << 20);
+}
+
+static void pair_close(pair_t *p)
+{
+    pw_delta_enc_close(&p->enc);
+    pw_delta_dec_close(&p->dec);
+    pw_buf_close(&p->wire);
+}
+
+/* Encodes, frames, unframes, unpacks and applies one sample: the full wire path. */
+static int roundtrip(pair_t *p, const pw_sample_t *s, unsigned flags, pw_delta_result_t *res,
+                     Poolwatch__V1__Sample **keep)
+{
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    int r = pw_delta_encode(&p->enc, s, flags, &msg, &d);
+    if (r != 0)
+        fail_msg("encode: %s (%s)", pw_strerror(r), d.msg);
+    pw_buf_reset(&p->wire);
+    assert_int_equal(pw_codec_pack_sample(msg, 64u << 20, &p->wire), 0);
+    const uint8_t *payload;
+    size_t plen;
+    int64_t used = pw_frame_parse(p->wire.data, p->wire.len, 64u << 20, &payload, &plen, NULL);
+    assert_int_equal(used, (int64_t)p->wire.len);
+    Poolwatch__V1__Envelope *env;
+    assert_int_equal(pw_codec_unpack(payload, plen, &env, NULL), 0);
+    assert_int_equal(env->msg_case, POOLWATCH__V1__ENVELOPE__MSG_SAMPLE);
+    r = pw_delta_apply(&p->dec, env->sample, res, &d);
+    if (keep != NULL && r == 0) {
+        *keep = env->sample; /* caller frees via the envelope: detach it */
+        env->sample = NULL;
+        env->msg_case = POOLWATCH__V1__ENVELOPE__MSG__NOT_SET;
+    }
+    pw_codec_free(env);
+    return r;
+}
+
+static void assert_table_equals(const pw_delta_dec_t *dec, const pw_sample_t *s)
+{
+    assert_int_equal(dec->n, s->n);
+    assert_int_equal(dec->seq, s->seq);
+    assert_int_equal(dec->timestamp_ms, s->timestamp_ms);
+    assert_memory_equal(&dec->totals, &s->totals, sizeof(s->totals));
+    for (size_t i = 0; i < s->n; i++) {
+        const pw_entry_t *e = &s->entries[i];
+        const pw_row_t *row = pw_delta_dec_find(dec, e->tag, e->tag_len, (pw_pool_t)e->pool);
+        if (row == NULL)
+            fail_msg("seq %llu: entry %zu missing", (unsigned long long)s->seq, i);
+        if (row->allocs != e->allocs || row->frees != e->frees || row->diff != e->diff ||
+            row->bytes != e->bytes)
+            fail_msg("seq %llu entry %zu: got %llu/%llu/%llu/%llu want %llu/%llu/%llu/%llu",
+                     (unsigned long long)s->seq, i, (unsigned long long)row->allocs,
+                     (unsigned long long)row->frees, (unsigned long long)row->diff,
+                     (unsigned long long)row->bytes, (unsigned long long)e->allocs,
+                     (unsigned long long)e->frees, (unsigned long long)e->diff,
+                     (unsigned long long)e->bytes);
+    }
+}
+
+/* ---- the seeded random walk --------------------------------------------------------------------
+ */
+
+#define WALK_TAGS    3600 /* tag universe; about 3,000 present at any time */
+#define WALK_SAMPLES 10000
+
+typedef struct {
+    uint8_t tag[4];
+    int present[2];
+    uint64_t allocs[2], frees[2], bytes[2];
+} walk_tag_t;
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    /* splitmix64: a fixed seed makes every run the same walk. */
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void test_delta_random_walk_roundtrips_exactly(void **state)
+{
+    (void)state;
+    rng_state = 20261129;
+    walk_tag_t *tags = calloc(WALK_TAGS, sizeof(*tags));
+    assert_non_null(tags);
+    for (int i = 0; i < WALK_TAGS; i++) {
+        /* Raw bytes: spaces, NUL and bytes >= 0x80 must survive; uniqueness by index. */
+        tags[i].tag[0] = (uint8_t)(i & 0xff);
+        tags[i].tag[1] = (uint8_t)(i >> 8);
+        tags[i].tag[2] = (uint8_t)(i % 3 == 0 ? ' ' : (i % 3 == 1 ? 0 : 0x80 + i % 100));
+        tags[i].tag[3] = ' ';
+        for (int p = 0; p < 2; p++) {
+            tags[i].present[p] = (rnd() % 100) < (p ? 70 : 45);
+            /* Start some counters just below 2^32 so they wrap during the walk. */
+            uint64_t start = (i % 17 == 0) ? 0xFFFFFFFFull - rnd() % 5000 : rnd() % 5000000;
+            tags[i].allocs[p] = start;
+            uint64_t out = rnd() % 1000;
+            tags[i].frees[p] = (start - out) & 0xFFFFFFFFull;
+            tags[i].bytes[p] = out * (16 + rnd() % 4000);
+        }
+    }
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    uint64_t resets_made = 0, resets_seen = 0, wraps = 0, vanishes = 0, appears = 0;
+    size_t min_rows = SIZE_MAX;
+    for (int k = 0; k < WALK_SAMPLES; k++) {
+        pw_sample_reset(&s);
+        s.seq = 1000 + (uint64_t)k;
+        s.timestamp_ms = 1764400000000ull + (uint64_t)k * 10000;
+        s.totals.nonpaged_bytes = rnd();
+        s.totals.paged_bytes = (uint64_t)k * 4096;
+        s.totals.nonpaged_limit_bytes = 128ull << 20;
+        int reset_now = k > 0 && k % 997 == 0;
+        for (int i = 0; i < WALK_TAGS; i++) {
+            walk_tag_t *t = &tags[i];
+            for (int pool = 0; pool < 2; pool++) {
+                uint64_t r = rnd() % 1000;
+                int was_present = t->present[pool];
+                if (k > 0 && r < 3) { /* vanish or appear */
+                    t->present[pool] = !t->present[pool];
+                    if (t->present[pool])
+                        appears++;
+                    else
+                        vanishes++;
+                } else if (k > 0 && t->present[pool] && r < 55) { /* ~5 % change */
+                    uint64_t a = rnd() % 200, f = rnd() % 200;
+                    uint64_t na = (t->allocs[pool] + a) & 0xFFFFFFFFull;
+                    if (na < t->allocs[pool])
+                        wraps++;
+                    t->allocs[pool] = na;
+                    t->frees[pool] = (t->frees[pool] + f) & 0xFFFFFFFFull;
+                    t->bytes[pool] = rnd() % 50000000;
+                }
+                if (reset_now && i % 101 == 0 && was_present && t->present[pool] &&
+                    t->allocs[pool] > 1000 &&
+                    t->allocs[pool] < 0x80000000ull) { /* a move back, not a wrap */
+                    t->allocs[pool] = 7;
+                    t->frees[pool] = 3;
+                    resets_made++;
+                }
+                if (!t->present[pool])
+                    continue;
+                uint64_t diff = (t->allocs[pool] - t->frees[pool]) & 0xFFFFFFFFull;
+                assert_int_equal(pw_sample_add(&s, t->tag, 4, (pw_pool_t)pool, t->allocs[pool],
+                                               t->frees[pool], diff, t->bytes[pool]),
+                                 0);
+            }
+        }
+        /* Every 61st sample the source lists its tags in another order. */
+        if (k % 61 == 60)
+            for (size_t i = s.n - 1; i > 0; i--) {
+                size_t j = (size_t)(rnd() % (i + 1));
+                pw_entry_t tmp = s.entries[i];
+                s.entries[i] = s.entries[j];
+                s.entries[j] = tmp;
+            }
+        if (s.n < min_rows)
+            min_rows = s.n;
+        pw_delta_result_t res;
+        unsigned flags = (k % 2500 == 2499) ? PW_DELTA_KEYFRAME : 0;
+        assert_int_equal(roundtrip(&p, &s, flags, &res, NULL), 0);
+        resets_seen += res.resets;
+        assert_table_equals(&p.dec, &s);
+    }
+    /* The walk really covered what it claims. */
+    assert_true(min_rows >= 3000);
+    assert_true(wraps > 100);
+    assert_true(vanishes > 1000 && appears > 1000);
+    assert_true(resets_made > 0);
+    assert_int_equal(resets_seen, resets_made);
+    pw_sample_close(&s);
+    pair_close(&p);
+    free(tags);
+}
+
+/* ---- hand-checked small cases
+ * -------------------------------------------------------------------- */
+
+static void add(pw_sample_t *s, const char *tag, pw_pool_t pool, uint64_t a, uint64_t f,
+                uint64_t bytes)
+{
+    assert_int_equal(pw_sample_add(s, tag, 4, pool, a, f, (a - f) & 0xFFFFFFFFull, bytes), 0);
+}
+
+static void test_delta_encodes_only_changes(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    add(&s, "Io  ", PW_POOL_NONPAGED, 100, 90, 91912);
+    add(&s, "Thre", PW_POOL_NONPAGED, 180351, 176602, 13179648);
+    add(&s, "CM  ", PW_POOL_PAGED, 1283, 1002, 1377312);
+    pw_delta_result_t res;
+    const Poolwatch__V1__Sample *msg;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    assert_true(msg->keyframe);
+    assert_int_equal(msg->n_dict, 3);
+    assert_int_equal(msg->rows->n_key_gap, 3);
+    /* ids 0,1,2 in order of appearance; keys id*4+pool = 1, 5, 8 -> gaps 1, 4, 3 */
+    assert_int_equal(msg->rows->key_gap[0], 1);
+    assert_int_equal(msg->rows->key_gap[1], 4);
+    assert_int_equal(msg->rows->key_gap[2], 3);
+    assert_int_equal(msg->rows->diff[1], 3749);
+    /* Decoder sees it. */
+    pw_buf_reset(&p.wire);
+    pw_delta_enc_close(&p.enc);
+    pw_delta_enc_init(&p.enc, 32);
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_int_equal(res.added, 3);
+
+    /* Second sample: Io gets +1 alloc +1 free (poolmon's "(1)" columns), Thre unchanged,
+     * CM vanishes, Fat appears. */
+    pw_sample_reset(&s);
+    s.seq = 2;
+    add(&s, "Io  ", PW_POOL_NONPAGED, 101, 91, 91912);
+    add(&s, "Thre", PW_POOL_NONPAGED, 180351, 176602, 13179648);
+    add(&s, "Fat ", PW_POOL_PAGED, 1691, 0, 174560);
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    assert_false(msg->keyframe);
+    assert_int_equal(msg->base_seq, 1);
+    assert_int_equal(msg->n_dict, 1); /* only Fat is new */
+    assert_int_equal(msg->changes->n_key_gap, 1);
+    assert_int_equal(msg->changes->d_allocs[0], 1);
+    assert_int_equal(msg->changes->d_diff[0], 0);
+    assert_int_equal(msg->changes->d_bytes[0], 0);
+    assert_int_equal(msg->n_vanished_gap, 1);
+    assert_int_equal(msg->vanished_gap[0], 8); /* CM paged: key 2*4+0 */
+    assert_int_equal(msg->rows->n_key_gap, 1);
+    assert_int_equal(msg->rows->key_gap[0], 12); /* Fat: id 3, paged */
+    /* Apply the same message in the decoder. */
+    Poolwatch__V1__Sample copy = *msg;
+    assert_int_equal(pw_delta_apply(&p.dec, &copy, &res, NULL), 0);
+    assert_int_equal(res.changed, 1);
+    assert_int_equal(res.vanished, 1);
+    assert_int_equal(res.added, 1);
+    assert_table_equals(&p.dec, &s);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
+static void test_delta_linux_rows_without_allocs(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 10;
+    s.flags = PW_SAMPLE_NO_ALLOCS;
+    /* case20: inode_cache 369522 objs x 512 B; dentry_cache 172781 x 128 B */
+    assert_int_equal(
+        pw_sample_add(&s, "inode_cache", 11, PW_POOL_NONPAGED, 0, 0, 369522, 369522ull * 512), 0);
+    assert_int_equal(
+        pw_sample_add(&s, "dentry_cache", 12, PW_POOL_NONPAGED, 0, 0, 172781, 172781ull * 128), 0);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_table_equals(&p.dec, &s);
+    s.seq = 11;
+    s.entries[0].diff = 369000; /* objects in use fall: a gauge, not a reset */
+    s.entries[0].bytes = 369000ull * 512;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_int_equal(res.changed, 1);
+    assert_int_equal(res.resets, 0);
+    assert_table_equals(&p.dec, &s);
+    /* allocs on a NO_ALLOCS sample are refused. */
+    s.seq = 12;
+    s.entries[1].allocs = 5;
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, &d), PW_EINVAL);
+    assert_int_equal(d.offset, 1);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
+/* ---- errors leave the decoder unchanged -------------------------------------------------------
+ */
+
+static void snapshot(const pw_delta_dec_t *dec, pw_sample_t *out, uint32_t *dict_n)
+{
+    pw_sample_init(out);
+    assert_int_equal(pw_delta_dec_to_sample(dec, out), 0);
+    *dict_n = pw_tagdict_count(&dec->dict);
+}
+
+static void assert_unchanged(const pw_delta_dec_t *dec, const pw_sample_t *snap, uint32_t dict_n)
+{
+    assert_int_equal(pw_tagdict_count(&dec->dict), dict_n);
+    assert_table_equals(dec, snap);
+}
+
+static void test_delta_wrong_base_and_malformed_leave_state(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s, snap;
+    pw_sample_init(&s);
+    s.seq = 1;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 5000, 4000, 600 * 1024);
+    add(&s, "Mmcm", PW_POOL_NONPAGED, 70, 10, 9 << 20);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    uint32_t dict_n;
+    snapshot(&p.dec, &snap, &dict_n);
+
+    /* A delta on seq 2 while the decoder holds seq 1: wrong base. */
+    pw_sample_t s2;
+    pw_sample_init(&s2);
+    s2.seq = 2;
+    add(&s2, "Ddk ", PW_POOL_NONPAGED, 5100, 4000, 700 * 1024);
+    add(&s2, "Mmcm", PW_POOL_NONPAGED, 70, 10, 9 << 20);
+    add(&s2, "r100", PW_POOL_NONPAGED, 1, 0, 4096);
+    const Poolwatch__V1__Sample *msg;
+    assert_int_equal(pw_delta_encode(&p.enc, &s2, 0, &msg, NULL), 0);
+    Poolwatch__V1__Sample bad = *msg;
+    pw_diag_t d;
+    bad.base_seq = 7;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_ENOBASE);
+    assert_string_equal(d.field, "base_seq");
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* Missing base altogether (fresh decoder). */
+    pw_delta_dec_t fresh;
+    pw_delta_dec_init(&fresh, 32, 0);
+    bad = *msg;
+    assert_int_equal(pw_delta_apply(&fresh, &bad, &res, &d), PW_ENOBASE);
+    assert_int_equal(pw_tagdict_count(&fresh.dict), 0);
+    pw_delta_dec_close(&fresh);
+
+    /* Columns of unequal length. */
+    bad = *msg;
+    Poolwatch__V1__Changes ch = *msg->changes;
+    ch.n_d_bytes = 0;
+    bad.changes = &ch;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_EBADFRAME);
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* A change for a row the base does not hold (key of r100 = id 2 nonpaged = 9): the new
+     * dictionary entry carried by the same message must be rolled back too. */
+    bad = *msg;
+    ch = *msg->changes;
+    uint32_t gap = 9;
+    ch.key_gap = &gap;
+    bad.changes = &ch;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_EBADFRAME);
+    assert_string_equal(d.field, "changes");
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* A row referring to an undefined tag id. */
+    bad = *msg;
+    bad.n_dict = 0;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_EBADTAG);
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* A redefinition of id 0 with other bytes. */
+    bad = *msg;
+    Poolwatch__V1__TagDef td = *msg->dict[0], *tdp = &td;
+    td.id = 0;
+    bad.dict = &tdp;
+    bad.n_dict = 1;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_EBADTAG);
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* seq not after base. */
+    bad = *msg;
+    bad.seq = 1;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_ESEQ);
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* Keys not increasing in a keyframe. */
+    bad = *msg;
+    bad.keyframe = 1;
+    bad.changes = NULL;
+    bad.n_vanished_gap = 0;
+    Poolwatch__V1__Rows rows = *msg->rows;
+    uint32_t gaps[2] = {4, 0};
+    uint64_t vals[2] = {1, 1};
+    rows.key_gap = gaps;
+    rows.n_key_gap = rows.n_allocs = rows.n_diff = rows.n_bytes = 2;
+    rows.allocs = rows.diff = rows.bytes = vals;
+    bad.rows = &rows;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), PW_EBADFRAME);
+    assert_unchanged(&p.dec, &snap, dict_n);
+
+    /* And the real message still applies afterwards. */
+    bad = *msg;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, &res, &d), 0);
+    assert_table_equals(&p.dec, &s2);
+    pw_sample_close(&snap);
+    pw_sample_close(&s);
+    pw_sample_close(&s2);
+    pair_close(&p);
+}
+
+static void test_delta_reset_is_reported_not_a_huge_delta(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    add(&s, "Even", PW_POOL_NONPAGED, 51231806, 51231000, 806 * 64);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    s.seq = 2;
+    s.entries[0].allocs = 12;
+    s.entries[0].frees = 2;
+    s.entries[0].diff = 10;
+    s.entries[0].bytes = 640;
+    const Poolwatch__V1__Sample *msg;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    assert_null(msg->changes);
+    assert_int_equal(msg->rows->n_key_gap, 1);
+    assert_int_equal(msg->rows->allocs[0], 12);
+    Poolwatch__V1__Sample copy = *msg;
+    assert_int_equal(pw_delta_apply(&p.dec, &copy, &res, NULL), 0);
+    assert_int_equal(res.resets, 1);
+    assert_int_equal(res.changed, 0);
+    assert_table_equals(&p.dec, &s);
+
+    /* A wrap by 1 is a change of +1, not a reset. */
+    s.seq = 3;
+    s.entries[0].allocs = 0xFFFFFFFFull;
+    s.entries[0].frees = 0xFFFFFFF0ull;
+    s.entries[0].diff = 15;
+    assert_int_equal(roundtrip(&p, &s, PW_DELTA_KEYFRAME, &res, NULL), 0);
+    s.seq = 4;
+    s.entries[0].allocs = 0;
+    s.entries[0].diff = 16;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    assert_int_equal(msg->changes->d_allocs[0], 1);
+    assert_int_equal(msg->changes->d_diff[0], 1);
+    copy = *msg;
+    assert_int_equal(pw_delta_apply(&p.dec, &copy, &res, NULL), 0);
+    assert_int_equal(res.resets, 0);
+    assert_table_equals(&p.dec, &s);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
+static void test_delta_encoder_rejects_bad_samples(void **state)
+{
+    (void)state;
+    pw_delta_enc_t e;
+    pw_delta_enc_init(&e, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    s.seq = 5;
+    add(&s, "File", PW_POOL_NONPAGED, 10, 4, 100);
+    add(&s, "File", PW_POOL_PAGED, 10, 4, 100); /* case16: same tag, other pool: fine */
+    assert_int_equal(pw_delta_encode(&e, &s, 0, &msg, &d), 0);
+    s.seq = 6;
+    add(&s, "File", PW_POOL_PAGED, 11, 4, 100); /* the same (tag, pool) twice */
+    assert_int_equal(pw_delta_encode(&e, &s, 0, &msg, &d), PW_EINVAL);
+    assert_non_null(strstr(d.msg, "twice"));
+    s.n = 2;
+    s.seq = 5; /* seq must grow */
+    assert_int_equal(pw_delta_encode(&e, &s, 0, &msg, &d), PW_ESEQ);
+    s.seq = 7;
+    s.entries[0].diff = 7; /* != allocs - frees */
+    assert_int_equal(pw_delta_encode(&e, &s, 0, &msg, &d), PW_EINVAL);
+    s.entries[0].diff = 6;
+    s.entries[0].allocs = 1ull << 32; /* wider than 32 bits */
+    assert_int_equal(pw_delta_encode(&e, &s, 0, &msg, &d), PW_EINVAL);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+}
+
+static void test_delta_alloc_failures_are_clean(void **state)
+{
+    (void)state;
+    /* Fail each allocation in turn: every failure is PW_ENOMEM (or a clean success) and
+     * nothing leaks (LeakSanitizer checks at exit). */
+    for (unsigned long n = 1; n < 60; n++) {
+        pw_delta_enc_t e;
+        pw_delta_dec_t dec;
+        pw_sample_t s;
+        pw_sample_init(&s);
+        pw_delta_enc_init(&e, 32);
+        pw_delta_dec_init(&dec, 32, 0);
+        for (int i = 0; i < 300; i++) {
+            char tag[4] = {(char)('A' + i % 26), (char)('a' + i / 26), 'x', ' '};
+            add(&s, tag, PW_POOL_NONPAGED, (uint64_t)i + 10, 5, 1000);
+        }
+        s.seq = 1;
+        pw_alloc_fail_after(n);
+        const Poolwatch__V1__Sample *msg;
+        int r = pw_delta_encode(&e, &s, 0, &msg, NULL);
+        if (r == 0) {
+            Poolwatch__V1__Sample copy = *msg;
+            r = pw_delta_apply(&dec, &copy, NULL, NULL);
+            if (r == 0)
+                assert_int_equal(dec.n, 300);
+            else
+                assert_false(dec.have_base);
+        }
+        pw_alloc_fail_after(0);
+        assert_true(r == 0 || r == PW_ENOMEM);
+        pw_delta_enc_close(&e);
+        pw_delta_dec_close(&dec);
+        pw_sample_close(&s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_delta_counter_wrap_and_reset_table),
+        cmocka_unit_test(test_delta_encodes_only_changes),
+        cmocka_unit_test(test_delta_linux_rows_without_allocs),
+        cmocka_unit_test(test_delta_wrong_base_and_malformed_leave_state),
+        cmocka_unit_test(test_delta_reset_is_reported_not_a_huge_delta),
+        cmocka_unit_test(test_delta_encoder_rejects_bad_samples),
+        cmocka_unit_test(test_delta_alloc_failures_are_clean),
+        cmocka_unit_test(test_delta_random_walk_roundtrips_exactly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
