@@ -1,1 +1,847 @@
-/* placeholder: being written (see the sources issue) */
+/* poolmon_text.c: saved poolmon screens -> screens of rows (see poolmon_text.h for the formats).
+ *
+ * The input is decoded once into a private NUL-terminated copy (UTF-16 -> UTF-8); lines are then
+ * cut in place, so titles and mapped-driver strings point into that copy and cost no
+ * allocation. Each line is classified (row, header, title, column header, time stamp,
+ * separator, noise); a screen's parts come in a fixed order, so a part that does not come
+ * after the previous one starts the next screen (that is how concatenated screens split). */
+#include "poolmon_text.h"
+#include "alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { R_NONE = 0, R_MEM = 1, R_COMMIT = 2, R_TITLE = 3, R_COLHDR = 4, R_ROW = 5 };
+
+typedef struct parser_s {
+    pw_poolmon_doc_t *doc;
+    pw_diag_t *diag;
+    const char *text;
+    size_t max_line;
+    uint64_t start_ms;
+    uint64_t interval_ms;
+    int open;        /* a screen is open: parts may still be added to the last one */
+    int last_rank;   /* R_* of the last part added to the open screen */
+    size_t rows_cap; /* capacity of the open screen's rows */
+    int pending_ts;  /* a time-stamp line was seen for the next screen */
+    uint64_t pending_ms;
+    uint32_t first_nonblank; /* for the "not poolmon" diagnostic */
+    /* the line being handled */
+    uint32_t line;
+    uint64_t offset;
+    int terminated; /* the line ended with a newline (else: the input's last, maybe cut) */
+} parser_t;
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static char lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+static const char *skip_blanks(const char *p, const char *e)
+{
+    while (p < e && is_blank(*p))
+        p++;
+    return p;
+}
+
+static const char *token_end(const char *p, const char *e)
+{
+    while (p < e && !is_blank(*p))
+        p++;
+    return p;
+}
+
+/* Case-insensitive: does [p, e) start with the NUL-terminated `w`? */
+static int starts_with_ci(const char *p, const char *e, const char *w)
+{
+    size_t n = strlen(w);
+    if ((size_t)(e - p) < n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (lower(p[i]) != lower(w[i]))
+            return 0;
+    return 1;
+}
+
+static int token_eq_ci(const char *p, const char *e, const char *w)
+{
+    return (size_t)(e - p) == strlen(w) && starts_with_ci(p, e, w);
+}
+
+/* Compares a header key with `w`, any run of blanks in the key matching one space in `w`. */
+static int key_eq(const char *p, const char *e, const char *w)
+{
+    while (p < e && *w) {
+        if (is_blank(*p)) {
+            if (*w != ' ')
+                return 0;
+            p = skip_blanks(p, e);
+            w++;
+            continue;
+        }
+        if (*p++ != *w++)
+            return 0;
+    }
+    return p == e && *w == '\0';
+}
+
+/* Fills the diag for the current line; `at` (in the line, may be NULL) gives the offset. */
+static int fail(parser_t *P, int code, const char *at, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int fail(parser_t *P, int code, const char *at, const char *field, const char *fmt, ...)
+{
+    char msg[PW_DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    uint64_t off = P->offset + (uint64_t)(at ? (size_t)(at - (P->text + P->offset)) : 0);
+    return pw_diag_set(P->diag, code, P->line, off, field, "%s", msg);
+}
+
+/* ---- screens ----------------------------------------------------------------------------- */
+
+static pw_poolmon_screen_t *cur(parser_t *P)
+{
+    return &P->doc->screens[P->doc->n_screens - 1];
+}
+
+static int new_screen(parser_t *P)
+{
+    pw_poolmon_doc_t *doc = P->doc;
+    if (doc->n_screens == doc->screens_cap_) {
+        size_t ncap = doc->screens_cap_ ? doc->screens_cap_ * 2 : 8;
+        pw_poolmon_screen_t *s = pw_realloc(doc->screens, ncap * sizeof(*s));
+        if (s == NULL)
+            return pw_diag_set(P->diag, PW_ENOMEM, P->line, P->offset, "", "out of memory");
+        doc->screens = s;
+        doc->screens_cap_ = ncap;
+    }
+    pw_poolmon_screen_t *s = &doc->screens[doc->n_screens++];
+    memset(s, 0, sizeof(*s));
+    s->session = PW_POOLMON_SESSION_NONE;
+    s->line = P->line;
+    if (P->pending_ts) {
+        s->timestamp_ms = P->pending_ms;
+        s->has_file_time = 1;
+        P->pending_ts = 0;
+    } else if (doc->n_screens > 1) {
+        s->timestamp_ms = doc->screens[doc->n_screens - 2].timestamp_ms + P->interval_ms;
+    } else {
+        s->timestamp_ms = P->start_ms;
+    }
+    P->open = 1;
+    P->last_rank = R_NONE;
+    P->rows_cap = 0;
+    return 0;
+}
+
+/* Makes sure the part of rank `rank` goes to a screen, starting a new one when the part cannot
+ * follow what the open screen already has. */
+static int screen_for(parser_t *P, int rank)
+{
+    if (!P->open || rank < P->last_rank || (rank == P->last_rank && rank != R_ROW)) {
+        int r = new_screen(P);
+        if (r != 0)
+            return r;
+    }
+    P->last_rank = rank;
+    return 0;
+}
+
+/* ---- rows -------------------------------------------------------------------------------- */
+
+static int parse_u64(parser_t *P, const char **pp, const char *e, const char *field, uint64_t *out)
+{
+    const char *p = skip_blanks(*pp, e);
+    if (p >= e || !is_digit(*p))
+        return fail(P, (p >= e && !P->terminated) ? PW_ETRUNCATED : PW_EPARSE, p, field,
+                    "expected a number in column %s", field);
+    uint64_t v = 0;
+    while (p < e && is_digit(*p)) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return fail(P, PW_ERANGE, p, field, "number in column %s exceeds 2^64-1", field);
+        v = v * 10 + d;
+        p++;
+    }
+    if (p < e && !is_blank(*p) && *p != '(')
+        return fail(P, PW_EPARSE, p, field, "unexpected character after the number in column %s",
+                    field);
+    *pp = p;
+    *out = v;
+    return 0;
+}
+
+/* Optional `( n)` delta column after a number. Returns 1 when present, 0 when not, < 0. */
+static int parse_delta(parser_t *P, const char **pp, const char *e, const char *field, int64_t *out)
+{
+    const char *p = skip_blanks(*pp, e);
+    if (p >= e || *p != '(')
+        return 0;
+    p = skip_blanks(p + 1, e);
+    int neg = 0;
+    if (p < e && (*p == '+' || *p == '-')) {
+        neg = *p == '-';
+        p = skip_blanks(p + 1, e);
+    }
+    if (p >= e || !is_digit(*p))
+        return fail(P, p >= e && !P->terminated ? PW_ETRUNCATED : PW_EPARSE, p, field,
+                    "expected a number in the delta of column %s", field);
+    uint64_t v = 0;
+    while (p < e && is_digit(*p)) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > (uint64_t)INT64_MAX)
+            return fail(P, PW_ERANGE, p, field, "delta of column %s is out of range", field);
+        p++;
+    }
+    p = skip_blanks(p, e);
+    if (p >= e || *p != ')')
+        return fail(P, p >= e && !P->terminated ? PW_ETRUNCATED : PW_EPARSE, p, field,
+                    "missing ')' after the delta of column %s", field);
+    *pp = p + 1;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 1;
+}
+
+static int pool_of(const char *p, const char *e)
+{
+    if (token_eq_ci(p, e, "Paged"))
+        return PW_POOL_PAGED;
+    if (token_eq_ci(p, e, "Nonp") || token_eq_ci(p, e, "Nonpaged"))
+        return PW_POOL_NONPAGED;
+    return -1;
+}
+
+/* Returns 1 when [s, e) (trimmed, NUL at e) is a row and was added, 0 when it is not a row,
+ * < 0 on a malformed row. */
+static int try_row(parser_t *P, const char *s, char *e)
+{
+    /* The type is the first Paged/Nonp token after the first token (a tag may be "Nonp"). */
+    const char *ts = NULL, *te = NULL;
+    int pool = -1;
+    const char *p = token_end(s, e);
+    while (p < e) {
+        ts = skip_blanks(p, e);
+        te = token_end(ts, e);
+        if ((pool = pool_of(ts, te)) >= 0)
+            break;
+        if (ts - s > 8)
+            return 0; /* past any 4-byte tag and its padding */
+        p = te;
+    }
+    if (pool < 0)
+        return 0;
+    const char *tag_end = ts;
+    while (tag_end > s && is_blank(tag_end[-1]))
+        tag_end--;
+    size_t tag_len = (size_t)(tag_end - s);
+    const char *n = skip_blanks(te, e);
+    if (tag_len == 0 || tag_len > 4 || n >= e || !is_digit(*n))
+        return 0;
+
+    pw_poolmon_row_t row;
+    memset(&row, 0, sizeof(row));
+    memset(row.tag, ' ', 4);
+    for (size_t i = 0; i < tag_len; i++)
+        row.tag[i] = is_blank(s[i]) ? ' ' : (uint8_t)s[i];
+    row.pool = (uint8_t)pool;
+    row.line = P->line;
+    p = te;
+    int r, deltas = 0;
+    if ((r = parse_u64(P, &p, e, "allocs", &row.allocs)) < 0)
+        return r;
+    if ((r = parse_delta(P, &p, e, "allocs", &row.allocs_delta)) < 0)
+        return r;
+    deltas |= r;
+    if ((r = parse_u64(P, &p, e, "frees", &row.frees)) < 0)
+        return r;
+    if ((r = parse_delta(P, &p, e, "frees", &row.frees_delta)) < 0)
+        return r;
+    deltas |= r;
+    if ((r = parse_u64(P, &p, e, "diff", &row.diff)) < 0)
+        return r;
+    if ((r = parse_u64(P, &p, e, "bytes", &row.bytes)) < 0)
+        return r;
+    if ((r = parse_delta(P, &p, e, "bytes", &row.bytes_delta)) < 0)
+        return r;
+    deltas |= r;
+    if ((r = parse_u64(P, &p, e, "per_alloc", &row.file_per_alloc)) < 0)
+        return r;
+    if (deltas)
+        row.flags |= PW_POOLMON_ROW_HAS_DELTAS;
+    p = skip_blanks(p, e);
+    if (p < e) {
+        row.mapped_driver = p; /* e is already NUL: the string ends at the trimmed line end */
+        if (*p == '[' && e[-1] != ']')
+            row.flags |= PW_POOLMON_ROW_DRIVER_CUT;
+    }
+    row.per_alloc = pw_per_alloc(row.bytes, row.diff);
+
+    if ((r = screen_for(P, R_ROW)) != 0)
+        return r;
+    pw_poolmon_screen_t *sc = cur(P);
+    if (row.per_alloc != row.file_per_alloc) {
+        row.flags |= PW_POOLMON_ROW_PER_ALLOC_MISMATCH;
+        sc->per_alloc_mismatches++;
+    }
+    uint64_t d = row.allocs - row.frees;
+    int wrap32 =
+        row.allocs <= UINT32_MAX && row.frees <= UINT32_MAX && (d & 0xffffffffu) == row.diff;
+    if (d != row.diff && !wrap32) {
+        row.flags |= PW_POOLMON_ROW_DIFF_MISMATCH;
+        sc->diff_mismatches++;
+    }
+    if (sc->n_rows == P->rows_cap) {
+        size_t ncap = P->rows_cap ? P->rows_cap * 2 : 16;
+        pw_poolmon_row_t *rows = pw_realloc(sc->rows, ncap * sizeof(*rows));
+        if (rows == NULL)
+            return pw_diag_set(P->diag, PW_ENOMEM, P->line, P->offset, "", "out of memory");
+        sc->rows = rows;
+        P->rows_cap = ncap;
+    }
+    sc->rows[sc->n_rows++] = row;
+    return 1;
+}
+
+/* ---- header, title, column header --------------------------------------------------------- */
+
+static int parse_header(parser_t *P, const char *s, const char *e, int rank)
+{
+    int r = screen_for(P, rank);
+    if (r != 0)
+        return r;
+    pw_poolmon_header_t *h = &cur(P)->header;
+    const char *p = s;
+    for (;;) {
+        p = skip_blanks(p, e);
+        if (p >= e)
+            break;
+        const char *colon = memchr(p, ':', (size_t)(e - p));
+        if (colon == NULL)
+            return fail(P, P->terminated ? PW_EPARSE : PW_ETRUNCATED, p, "header",
+                        "expected 'Name: value' in the header line");
+        const char *ke = colon;
+        while (ke > p && is_blank(ke[-1]))
+            ke--;
+        if (ke == p || ke - p > 24)
+            return fail(P, PW_EPARSE, p, "header", "bad field name in the header line");
+        const char *v = skip_blanks(colon + 1, e);
+        if (v >= e || !is_digit(*v))
+            return fail(P, P->terminated ? PW_EPARSE : PW_ETRUNCATED, v, "header",
+                        "expected a number after a header field");
+        uint64_t val = 0;
+        while (v < e && is_digit(*v)) {
+            unsigned d = (unsigned)(*v - '0');
+            if (val > (UINT64_MAX - d) / 10)
+                return fail(P, PW_ERANGE, v, "header", "header value exceeds 2^64-1");
+            val = val * 10 + d;
+            v++;
+        }
+        if (v < e && (*v == 'K' || *v == 'k'))
+            v++;
+        if (v < e && !is_blank(*v))
+            return fail(P, PW_EPARSE, v, "header", "unexpected character after a header value");
+        uint64_t *dst = NULL;
+        uint32_t bit = 0;
+        if (rank == R_MEM) {
+            if (key_eq(p, ke, "Memory"))
+                dst = &h->memory_kb, bit = PW_POOLMON_HAS_MEMORY;
+            else if (key_eq(p, ke, "Avail"))
+                dst = &h->avail_kb, bit = PW_POOLMON_HAS_AVAIL;
+            else if (key_eq(p, ke, "PageFlts"))
+                dst = &h->page_faults, bit = PW_POOLMON_HAS_PAGE_FAULTS;
+            else if (key_eq(p, ke, "InRam Krnl"))
+                dst = &h->inram_krnl_kb, bit = PW_POOLMON_HAS_INRAM_KRNL;
+            else if (key_eq(p, ke, "P"))
+                dst = &h->inram_paged_kb, bit = PW_POOLMON_HAS_INRAM_PAGED;
+        } else {
+            if (key_eq(p, ke, "Commit"))
+                dst = &h->commit_kb, bit = PW_POOLMON_HAS_COMMIT;
+            else if (key_eq(p, ke, "Limit"))
+                dst = &h->commit_limit_kb, bit = PW_POOLMON_HAS_COMMIT_LIMIT;
+            else if (key_eq(p, ke, "Peak"))
+                dst = &h->commit_peak_kb, bit = PW_POOLMON_HAS_COMMIT_PEAK;
+            else if (key_eq(p, ke, "Pool N"))
+                dst = &h->pool_nonpaged_kb, bit = PW_POOLMON_HAS_POOL_NONPAGED;
+            else if (key_eq(p, ke, "P"))
+                dst = &h->pool_paged_kb, bit = PW_POOLMON_HAS_POOL_PAGED;
+        }
+        if (dst != NULL) { /* unknown fields of other poolmon versions are skipped */
+            *dst = val;
+            h->has |= bit;
+        }
+        p = v;
+    }
+    return 0;
+}
+
+static int parse_title(parser_t *P, const char *s, const char *e)
+{
+    int r = screen_for(P, R_TITLE);
+    if (r != 0)
+        return r;
+    pw_poolmon_screen_t *sc = cur(P);
+    sc->title = s;
+    if (starts_with_ci(s, e, "All sessions")) {
+        sc->session = PW_POOLMON_SESSION_ALL;
+    } else if (starts_with_ci(s, e, "Session ")) {
+        const char *p = skip_blanks(s + 8, e);
+        int64_t id = 0;
+        int any = 0;
+        while (p < e && is_digit(*p) && id <= INT32_MAX) {
+            id = id * 10 + (*p++ - '0');
+            any = 1;
+        }
+        if (any && id <= INT32_MAX)
+            sc->session = (int32_t)id;
+        else
+            sc->session = PW_POOLMON_SESSION_ALL; /* a session screen whose number is unreadable */
+    }
+    return 0;
+}
+
+/* `s` starts with the token "Tag": poolmon's column header or another tool's table. */
+static int parse_column_header(parser_t *P, const char *s, const char *e)
+{
+    const char *t2 = skip_blanks(token_end(s, e), e);
+    const char *t2e = token_end(t2, e);
+    const char *t3 = skip_blanks(t2e, e);
+    const char *t3e = token_end(t3, e);
+    if (!token_eq_ci(t2, t2e, "Type") || !token_eq_ci(t3, t3e, "Allocs"))
+        return fail(P, PW_ENOTPOOLMON, s, "columns",
+                    "table header is not poolmon's 'Tag Type Allocs Frees Diff Bytes Per "
+                    "Alloc'");
+    int r = screen_for(P, R_COLHDR);
+    if (r != 0)
+        return r;
+    pw_poolmon_screen_t *sc = cur(P);
+    sc->has_column_header = 1;
+    for (const char *p = t3e; p + 13 <= e; p++)
+        if (starts_with_ci(p, e, "Mapped_Driver")) {
+            sc->has_mapped_driver = 1;
+            break;
+        }
+    return 0;
+}
+
+/* ---- time stamps ------------------------------------------------------------------------- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* Reads exactly 1..`max` digits. */
+static int digits(const char **pp, const char *e, unsigned max, unsigned *out)
+{
+    const char *p = *pp;
+    unsigned v = 0, n = 0;
+    while (p < e && is_digit(*p) && n < max) {
+        v = v * 10 + (unsigned)(*p++ - '0');
+        n++;
+    }
+    if (n == 0 || (p < e && is_digit(*p)))
+        return -1;
+    *pp = p;
+    *out = v;
+    return 0;
+}
+
+/* hh:mm[:ss[.frac]] [AM|PM] [Z|UTC|+hh:mm|-hh:mm] up to e: *out = ms of day minus the UTC
+ * offset (may be negative). Returns 0, or -1 when [p, e) is not a clock time. */
+static int parse_clock(const char *p, const char *e, int64_t *out)
+{
+    unsigned hh, mm, ss = 0, ms = 0;
+    if (digits(&p, e, 2, &hh) || p >= e || *p != ':')
+        return -1;
+    p++;
+    if (digits(&p, e, 2, &mm))
+        return -1;
+    if (p < e && *p == ':') {
+        p++;
+        if (digits(&p, e, 2, &ss))
+            return -1;
+        if (p < e && (*p == '.' || *p == ',')) {
+            p++;
+            unsigned scale = 100, n = 0;
+            while (p < e && is_digit(*p)) {
+                if (n++ < 3) {
+                    ms += (unsigned)(*p - '0') * scale;
+                    scale /= 10;
+                }
+                p++;
+            }
+            if (n == 0)
+                return -1;
+        }
+    }
+    p = skip_blanks(p, e);
+    if (e - p >= 2 && (starts_with_ci(p, e, "AM") || starts_with_ci(p, e, "PM"))) {
+        if (hh < 1 || hh > 12)
+            return -1;
+        hh = (hh % 12) + (lower(*p) == 'p' ? 12 : 0);
+        p = skip_blanks(p + 2, e);
+    }
+    int64_t off_ms = 0;
+    if (p < e && (*p == 'Z' || *p == 'z')) {
+        p++;
+    } else if (starts_with_ci(p, e, "UTC")) {
+        p += 3;
+    } else if (p < e && (*p == '+' || *p == '-')) {
+        int neg = *p == '-';
+        unsigned oh, om = 0;
+        p++;
+        if (digits(&p, e, 2, &oh))
+            return -1;
+        if (p < e && *p == ':')
+            p++;
+        if (p < e && digits(&p, e, 2, &om))
+            return -1;
+        if (oh > 23 || om > 59)
+            return -1;
+        off_ms = ((int64_t)oh * 60 + om) * 60000;
+        if (neg)
+            off_ms = -off_ms;
+    }
+    if (skip_blanks(p, e) != e || hh > 23 || mm > 59 || ss > 60)
+        return -1;
+    /* the offset is subtracted: 10:00+02:00 is 08:00Z */
+    *out = (((int64_t)hh * 60 + mm) * 60 + ss) * 1000 + ms - off_ms;
+    return 0;
+}
+
+/* A line that is only a date-time (see poolmon_text.h). Returns 1 with *out set, else 0. */
+static int parse_timestamp(const char *s, const char *e, uint64_t *out)
+{
+    const char *p = s;
+    unsigned y, mo, d;
+    if (e - p < 10)
+        return 0;
+    if (is_digit(p[0]) && is_digit(p[1]) && is_digit(p[2]) && is_digit(p[3]) && p[4] == '-') {
+        if (digits(&p, e, 4, &y) || *p++ != '-' || digits(&p, e, 2, &mo) || p >= e || *p++ != '-' ||
+            digits(&p, e, 2, &d))
+            return 0;
+        if (p >= e || (*p != 'T' && *p != 't' && !is_blank(*p)))
+            return 0;
+        p = skip_blanks(p + 1, e);
+    } else {
+        /* cmd's en-US %date%: [Ddd ]MM/DD/YYYY */
+        if (!is_digit(*p)) {
+            const char *we = token_end(p, e);
+            if (we - p != 3)
+                return 0;
+            p = skip_blanks(we, e);
+        }
+        if (digits(&p, e, 2, &mo) || p >= e || *p++ != '/' || digits(&p, e, 2, &d) || p >= e ||
+            *p++ != '/' || digits(&p, e, 4, &y) || p >= e || !is_blank(*p))
+            return 0;
+        p = skip_blanks(p, e);
+    }
+    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31)
+        return 0;
+    int64_t tod;
+    if (parse_clock(p, e, &tod) != 0)
+        return 0;
+    int64_t t = days_from_civil((int64_t)y, mo, d) * 86400000 + tod;
+    if (t < 0)
+        return 0;
+    *out = (uint64_t)t;
+    return 1;
+}
+
+/* ---- lines ------------------------------------------------------------------------------- */
+
+static int only_chars(const char *p, const char *e, char c, int min)
+{
+    int n = 0;
+    for (; p < e; p++) {
+        if (*p == c)
+            n++;
+        else if (!is_blank(*p))
+            return 0;
+    }
+    return n >= min;
+}
+
+static int handle_line(parser_t *P, char *line, size_t len)
+{
+    char *e = line + len;
+    while (e > line && is_blank(e[-1]))
+        e--;
+    *e = '\0';
+    const char *s = skip_blanks(line, e);
+    if (s == e)
+        return 0;
+    if (P->first_nonblank == 0)
+        P->first_nonblank = P->line;
+
+    int r = try_row(P, s, e);
+    if (r != 0)
+        return r < 0 ? r : 0;
+
+    /* markdown artefacts: "## Tag Type ...", "| Tag | ..." */
+    const char *s2 = s;
+    while (s2 < e && *s2 == '#')
+        s2++;
+    s2 = (s2 > s && s2 < e && is_blank(*s2)) ? skip_blanks(s2, e) : s;
+
+    if (starts_with_ci(s2, e, "Memory:"))
+        return parse_header(P, s2, e, R_MEM);
+    if (starts_with_ci(s2, e, "Commit:"))
+        return parse_header(P, s2, e, R_COMMIT);
+    if (e - s2 >= 16 && starts_with_ci(e - 16, e, "pool information") && e - s2 <= 80)
+        return parse_title(P, s2, e);
+    const char *t = s2;
+    if (t < e && *t == '|')
+        t = skip_blanks(t + 1, e);
+    const char *te = t;
+    while (te < e && !is_blank(*te) && *te != '|')
+        te++;
+    if (te - t == 3 && starts_with_ci(t, te, "Tag"))
+        return parse_column_header(P, t, e);
+    uint64_t ts;
+    if (parse_timestamp(s2, e, &ts)) {
+        P->pending_ts = 1;
+        P->pending_ms = ts;
+        P->open = 0; /* whatever follows belongs to the next screen */
+        return 0;
+    }
+    if (only_chars(s, e, '.', 3)) {
+        if (P->open)
+            cur(P)->elided = 1;
+        return 0;
+    }
+    if (only_chars(s, e, '-', 3) || only_chars(s, e, '=', 3))
+        return 0;
+    P->doc->ignored_lines++;
+    if (P->doc->first_ignored_line == 0)
+        P->doc->first_ignored_line = P->line;
+    return 0;
+}
+
+/* ---- decoding ---------------------------------------------------------------------------- */
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decodes into a new NUL-terminated buffer (*out, *out_len). Unpaired surrogates become
+ * U+FFFD. */
+static int decode(const unsigned char *d, size_t len, pw_poolmon_doc_t *doc, char **out,
+                  size_t *out_len, pw_diag_t *diag)
+{
+    int be = 0;
+    if (len >= 2 && ((d[0] == 0xFF && d[1] == 0xFE) || (d[0] == 0xFE && d[1] == 0xFF))) {
+        be = d[0] == 0xFE;
+        doc->encoding = be ? PW_POOLMON_ENC_UTF16BE : PW_POOLMON_ENC_UTF16LE;
+        if (len % 2)
+            return pw_diag_set(diag, PW_ETRUNCATED, 0, len - 1, "encoding",
+                               "UTF-16 input has an odd number of bytes (cut in a character)");
+        size_t units = (len - 2) / 2;
+        char *o = pw_malloc(units * 3 + 1);
+        if (o == NULL)
+            return pw_diag_set(diag, PW_ENOMEM, 0, 0, "", "out of memory");
+        size_t n = 0;
+        const unsigned char *p = d + 2;
+        for (size_t i = 0; i < units; i++) {
+            uint32_t u = be ? ((uint32_t)p[2 * i] << 8 | p[2 * i + 1])
+                            : ((uint32_t)p[2 * i + 1] << 8 | p[2 * i]);
+            if (u >= 0xD800 && u <= 0xDBFF && i + 1 < units) {
+                uint32_t u2 = be ? ((uint32_t)p[2 * i + 2] << 8 | p[2 * i + 3])
+                                 : ((uint32_t)p[2 * i + 3] << 8 | p[2 * i + 2]);
+                if (u2 >= 0xDC00 && u2 <= 0xDFFF) {
+                    n += put_utf8(o + n, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00));
+                    i++;
+                    continue;
+                }
+            }
+            if (u >= 0xD800 && u <= 0xDFFF)
+                u = 0xFFFD;
+            n += put_utf8(o + n, u);
+        }
+        o[n] = '\0';
+        *out = o;
+        *out_len = n;
+        return 0;
+    }
+    size_t skip = 0;
+    if (len >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) {
+        skip = 3;
+        doc->encoding = PW_POOLMON_ENC_UTF8_BOM;
+    }
+    char *o = pw_malloc(len - skip + 1);
+    if (o == NULL)
+        return pw_diag_set(diag, PW_ENOMEM, 0, 0, "", "out of memory");
+    if (len > skip)
+        memcpy(o, d + skip, len - skip);
+    o[len - skip] = '\0';
+    *out = o;
+    *out_len = len - skip;
+    return 0;
+}
+
+/* ---- public ------------------------------------------------------------------------------ */
+
+int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts,
+                     pw_poolmon_doc_t *out, pw_diag_t *diag)
+{
+    if (out == NULL)
+        return pw_diag_set(diag, PW_EINVAL, 0, 0, "", "no output document");
+    memset(out, 0, sizeof(*out));
+    if (data == NULL && len > 0)
+        return pw_diag_set(diag, PW_EINVAL, 0, 0, "", "no input");
+    static const pw_poolmon_opts_t defaults;
+    if (opts == NULL)
+        opts = &defaults;
+    size_t max_in = opts->max_input_bytes ? opts->max_input_bytes : PW_POOLMON_MAX_INPUT_DEFAULT;
+    if (len > max_in)
+        return pw_diag_set(diag, PW_ETOOBIG, 0, max_in, "input",
+                           "input of %zu bytes exceeds the limit of %zu bytes", len, max_in);
+
+    char *text = NULL;
+    size_t tlen = 0;
+    int r = decode((const unsigned char *)data, len, out, &text, &tlen, diag);
+    if (r != 0)
+        return r;
+    out->text_ = text;
+
+    parser_t P;
+    memset(&P, 0, sizeof(P));
+    P.doc = out;
+    P.diag = diag;
+    P.text = text;
+    P.max_line = opts->max_line_bytes ? opts->max_line_bytes : PW_POOLMON_MAX_LINE_DEFAULT;
+    P.start_ms = opts->start_ms;
+    P.interval_ms = opts->interval_ms ? opts->interval_ms : PW_POOLMON_INTERVAL_DEFAULT_MS;
+
+    size_t pos = 0;
+    while (pos < tlen) {
+        char *line = text + pos;
+        char *nl = memchr(line, '\n', tlen - pos);
+        size_t n = nl ? (size_t)(nl - line) : tlen - pos;
+        P.line = ++out->lines;
+        P.offset = pos;
+        P.terminated = nl != NULL;
+        if (n > P.max_line) {
+            r = pw_diag_set(diag, PW_ETOOBIG, P.line, pos, "line",
+                            "line longer than the limit of %zu bytes", P.max_line);
+            goto fail;
+        }
+        if (n > 0 && line[n - 1] == '\r') {
+            out->crlf = 1;
+            n--;
+        }
+        if (memchr(line, '\0', n) != NULL) {
+            r = pw_diag_set(diag, PW_EPARSE, P.line, pos, "encoding",
+                            "NUL byte in the text (UTF-16 without a byte-order mark?)");
+            goto fail;
+        }
+        line[n] = '\0';
+        if ((r = handle_line(&P, line, n)) < 0)
+            goto fail;
+        pos += (nl ? (size_t)(nl - line) + 1 : tlen - pos);
+    }
+    if (out->n_screens == 0) {
+        uint32_t at = P.first_nonblank ? P.first_nonblank : 1;
+        r = pw_diag_set(diag, PW_ENOTPOOLMON, at, 0, "",
+                        "no poolmon screen (header, column header or row) found");
+        goto fail;
+    }
+    return 0;
+fail:
+    pw_poolmon_doc_close(out);
+    return r;
+}
+
+void pw_poolmon_doc_close(pw_poolmon_doc_t *doc)
+{
+    if (doc == NULL)
+        return;
+    for (size_t i = 0; i < doc->n_screens; i++)
+        pw_free(doc->screens[i].rows);
+    pw_free(doc->screens);
+    pw_free(doc->text_);
+    memset(doc, 0, sizeof(*doc));
+}
+
+/* KiB -> bytes, saturating (a hostile header must not wrap to a small total). */
+static uint64_t kib(uint64_t kb)
+{
+    return kb > UINT64_MAX / 1024 ? UINT64_MAX : kb * 1024;
+}
+
+int pw_poolmon_screen_to_sample(const pw_poolmon_screen_t *screen, pw_sample_t *out)
+{
+    for (size_t i = 0; i < screen->n_rows; i++) {
+        const pw_poolmon_row_t *row = &screen->rows[i];
+        pw_pool_t pool = row->pool == PW_POOL_NONPAGED ? PW_POOL_NONPAGED : PW_POOL_PAGED;
+        if (pool == PW_POOL_PAGED && screen->session != PW_POOLMON_SESSION_NONE)
+            pool = PW_POOL_SESSION;
+        int r =
+            pw_sample_add(out, row->tag, 4, pool, row->allocs, row->frees, row->diff, row->bytes);
+        if (r != 0)
+            return r;
+    }
+    const pw_poolmon_header_t *h = &screen->header;
+    pw_totals_t *t = &out->totals;
+    if (h->has & PW_POOLMON_HAS_POOL_PAGED)
+        t->paged_bytes = kib(h->pool_paged_kb);
+    if (h->has & PW_POOLMON_HAS_POOL_NONPAGED)
+        t->nonpaged_bytes = kib(h->pool_nonpaged_kb);
+    if (h->has & PW_POOLMON_HAS_MEMORY)
+        t->physical_memory_bytes = kib(h->memory_kb);
+    if (h->has & PW_POOLMON_HAS_AVAIL)
+        t->available_bytes = kib(h->avail_kb);
+    if (h->has & PW_POOLMON_HAS_COMMIT)
+        t->commit_bytes = kib(h->commit_kb);
+    if (h->has & PW_POOLMON_HAS_COMMIT_LIMIT)
+        t->commit_limit_bytes = kib(h->commit_limit_kb);
+    if (h->has & PW_POOLMON_HAS_COMMIT_PEAK)
+        t->commit_peak_bytes = kib(h->commit_peak_kb);
+    out->timestamp_ms = screen->timestamp_ms;
+    return 0;
+}
+
+const char *pw_poolmon_type_name(int pool)
+{
+    return pool == PW_POOL_NONPAGED ? "nonpaged" : pool == PW_POOL_PAGED ? "paged" : "?";
+}
