@@ -118,7 +118,9 @@ typedef struct pw_delta_dec_s {
     pw_row_t *rows; /* current table, sorted by key */
     size_t n;
     pw_row_t *scratch;
-    size_t cap; /* of both arrays */
+    size_t cap;    /* of both arrays */
+    uint32_t *idx; /* fast path: row index of each change */
+    size_t idx_cap;
     size_t max_rows;
 } pw_delta_dec_t;
 
