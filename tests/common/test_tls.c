@@ -6,6 +6,7 @@
 
 #include <uv.h>
 
+#include "alloc.h"
 #include "net.h"
 #include "tls.h"
 
@@ -607,6 +608,144 @@ static void test_tls_ctx_errors(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---- a raw (non-TLS) client against the TLS server -------------------------------------- */
+
+typedef struct raw_s {
+    uv_loop_t loop;
+    uv_tcp_t listener, client;
+    uv_connect_t creq;
+    uv_write_t wreq;
+    pw_tls_ctx_t *sctx;
+    const char *send; /* bytes the raw client writes, then it closes */
+    side_t server;
+    int accepted;
+} raw_t;
+
+static void raw_srv_close(pw_tls_conn_t *conn, int status, const char *msg)
+{
+    raw_t *raw = pw_tls_data(conn);
+    assert_int_equal(raw->server.closed, 0);
+    raw->server.closed = 1;
+    raw->server.status = status;
+    snprintf(raw->server.msg, sizeof(raw->server.msg), "%s", msg);
+}
+
+static void raw_on_connection(uv_stream_t *server, int status)
+{
+    raw_t *raw = server->data;
+    assert_int_equal(status, 0);
+    pw_tls_cbs_t cbs = {NULL, on_unused_data, raw_srv_close};
+    assert_int_equal(pw_tls_accept(&raw->server.conn, server, raw->sctx, &cbs, raw, NULL), 0);
+    raw->accepted = 1;
+    uv_close((uv_handle_t *)server, NULL);
+}
+
+static void raw_on_write(uv_write_t *req, int status)
+{
+    (void)status;
+    /* A half close (FIN): the server reads our bytes, then end of file. */
+    uv_close((uv_handle_t *)req->handle, NULL);
+}
+
+static void raw_on_connect(uv_connect_t *req, int status)
+{
+    raw_t *raw = req->data;
+    assert_int_equal(status, 0);
+    if (raw->send == NULL) {
+        uv_close((uv_handle_t *)&raw->client, NULL);
+        return;
+    }
+    uv_buf_t b = uv_buf_init((char *)(uintptr_t)raw->send, (unsigned int)strlen(raw->send));
+    assert_int_equal(uv_write(&raw->wreq, (uv_stream_t *)&raw->client, &b, 1, raw_on_write), 0);
+}
+
+static void run_raw(raw_t *raw)
+{
+    raw->sctx = make_ctx(PW_TLS_SERVER, path_in("a", "ca.pem"), path_in("a", "collector.pem"),
+                         path_in("a", "collector.key"));
+    assert_int_equal(uv_loop_init(&raw->loop), 0);
+    struct sockaddr_storage ss;
+    assert_int_equal(pw_net_addr_from_literal("127.0.0.1", 0, &ss), 0);
+    assert_int_equal(uv_tcp_init(&raw->loop, &raw->listener), 0);
+    raw->listener.data = raw;
+    assert_int_equal(uv_tcp_bind(&raw->listener, (struct sockaddr *)&ss, 0), 0);
+    assert_int_equal(uv_listen((uv_stream_t *)&raw->listener, 8, raw_on_connection), 0);
+    int port = pw_net_bound_port(&raw->listener);
+    assert_int_equal(pw_net_addr_from_literal("127.0.0.1", (uint16_t)port, &ss), 0);
+    assert_int_equal(uv_tcp_init(&raw->loop, &raw->client), 0);
+    raw->creq.data = raw;
+    assert_int_equal(
+        uv_tcp_connect(&raw->creq, &raw->client, (struct sockaddr *)&ss, raw_on_connect), 0);
+    uv_run(&raw->loop, UV_RUN_DEFAULT);
+    pw_tls_ctx_free(raw->sctx);
+    assert_int_equal(uv_loop_close(&raw->loop), 0);
+    assert_true(raw->accepted);
+    assert_true(raw->server.closed);
+}
+
+static void test_tls_server_rejects_plaintext(void **state)
+{
+    (void)state;
+    raw_t raw;
+    memset(&raw, 0, sizeof(raw));
+    raw.send = "GET / HTTP/1.0\r\n\r\n";
+    run_raw(&raw);
+    assert_int_equal(raw.server.status, PW_ETLS);
+    assert_non_null(strstr(raw.server.msg, "handshake: "));
+}
+
+static void test_tls_server_reports_eof_during_handshake(void **state)
+{
+    (void)state;
+    raw_t raw;
+    memset(&raw, 0, sizeof(raw));
+    run_raw(&raw); /* connects and closes without a byte */
+    assert_int_equal(raw.server.status, PW_ECLOSED);
+    assert_string_equal(raw.server.msg, "peer closed the connection during the handshake");
+}
+
+/* Every allocation of ours in pw_tls_ctx_new / pw_tls_connect failing in turn: a clean
+ * PW_ENOMEM, no callback, no leak (LeakSanitizer), the loop closes. */
+static void test_tls_alloc_failures_are_clean(void **state)
+{
+    (void)state;
+    pw_tls_ctx_opts_t o = {.role = PW_TLS_CLIENT,
+                           .ca_file = path_in("a", "ca.pem"),
+                           .cert_file = path_in("a", "cli.pem"),
+                           .key_file = path_in("a", "cli.key")};
+    int saw_enomem = 0, saw_ok = 0;
+    for (unsigned long n = 1; n <= 4; n++) {
+        uv_loop_t loop;
+        assert_int_equal(uv_loop_init(&loop), 0);
+        pw_tls_ctx_t *ctx = NULL;
+        pw_tls_conn_t *conn = NULL;
+        int result[2] = {0, 0};
+        struct sockaddr_storage ss;
+        assert_int_equal(pw_net_addr_from_literal("127.0.0.1", 9, &ss), 0);
+        pw_tls_cbs_t cbs = {NULL, on_unused_data, on_refused_close};
+        pw_alloc_fail_after(n);
+        int r = pw_tls_ctx_new(&ctx, &o, NULL);
+        if (r == 0)
+            r = pw_tls_connect(&conn, &loop, ctx, (struct sockaddr *)&ss, "localhost", &cbs, result,
+                               NULL);
+        pw_alloc_fail_after(0);
+        if (r == 0) {
+            saw_ok = 1;
+            pw_tls_close(conn);
+        } else {
+            assert_int_equal(r, PW_ENOMEM);
+            assert_null(conn);
+            saw_enomem = 1;
+        }
+        pw_tls_ctx_free(ctx);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        assert_int_equal(result[1], r == 0 ? 1 : 0);
+        assert_int_equal(uv_loop_close(&loop), 0);
+    }
+    assert_true(saw_enomem);
+    assert_true(saw_ok);
+}
+
 /* ---- net.h ------------------------------------------------------------------------------ */
 
 static void test_net_split_host_port(void **state)
@@ -678,6 +817,9 @@ int main(void)
         cmocka_unit_test(test_tls_connect_refused_reports_once),
         cmocka_unit_test(test_tls_close_before_connect_completes),
         cmocka_unit_test(test_tls_ctx_errors),
+        cmocka_unit_test(test_tls_server_rejects_plaintext),
+        cmocka_unit_test(test_tls_server_reports_eof_during_handshake),
+        cmocka_unit_test(test_tls_alloc_failures_are_clean),
         cmocka_unit_test(test_net_split_host_port),
         cmocka_unit_test(test_net_addr_literal_and_format),
     };
