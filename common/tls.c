@@ -18,6 +18,7 @@
 #define READ_BUF_SIZE  65536
 #define PLAIN_BUF_SIZE 16384 /* one TLS record's maximum plaintext */
 #define MSG_MAX        256
+#define WRITE_REQ_MAX  (4u << 20) /* ciphertext per uv_write request; big writes take several */
 
 struct pw_tls_ctx_s {
     SSL_CTX *ssl_ctx;
@@ -319,6 +320,8 @@ static int flush(pw_tls_conn_t *conn)
 {
     size_t pending;
     while (!conn->closing && (pending = BIO_ctrl_pending(conn->wbio)) > 0) {
+        if (pending > WRITE_REQ_MAX)
+            pending = WRITE_REQ_MAX;
         write_req_t *wr = pw_malloc(sizeof(*wr) + pending);
         if (wr == NULL) {
             fail(conn, PW_ENOMEM, "out of memory queueing %zu bytes", pending);
