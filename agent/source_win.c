@@ -349,7 +349,9 @@ static int win_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
         if (r == 0)
             r = pw_win_parse_session_pooltags(priv->session_buf, len, (unsigned)sizeof(void *), -1,
                                               out, &sd);
-        if (r == PW_ENOPOOLINFO)
+        /* Missing or refused (e.g. access denied): session rows are secondary, so stop asking
+         * rather than lose the system-wide table. A malformed buffer is still an error. */
+        if (r == PW_ENOPOOLINFO || r == PW_EIO)
             priv->sessions_unavailable = 1;
         else if (r < 0)
             return pw_diag_set(d, r, sd.line, sd.offset, sd.field, "%s", sd.msg);
