@@ -271,6 +271,11 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
     msg->timestamp_ms = s->timestamp_ms;
     msg->keyframe = keyframe;
     msg->base_seq = keyframe ? 0 : e->prev_seq;
+    if (!e->have_prev) {
+        /* A fresh encoder's ids mean nothing to a decoder of an earlier encoder. */
+        msg->dict_reset = 1;
+        flags |= PW_DELTA_WITH_DICT;
+    }
     const pw_totals_t *t = &s->totals;
     e->totals.paged_bytes = t->paged_bytes;
     e->totals.nonpaged_bytes = t->nonpaged_bytes;
@@ -655,6 +660,15 @@ int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delt
                                "delta changes the counter model of its base");
     }
 
+    if (msg->dict_reset && !msg->keyframe)
+        return pw_diag_set(d, PW_EBADFRAME, 0, 0, "dict_reset", "dict_reset on a delta");
+    /* dict_reset: the ids start over. Build the new dictionary aside so a failure below
+     * leaves the old one in place. */
+    pw_tagdict_t saved = {0};
+    if (msg->dict_reset) {
+        saved = dd->dict;
+        pw_tagdict_init(&dd->dict, 0);
+    }
     uint32_t dict_n0 = pw_tagdict_count(&dd->dict);
     int r = apply_defs(dd, msg, d);
     int in_place = !msg->keyframe && nrows == 0 && msg->n_vanished_gap == 0;
@@ -664,9 +678,16 @@ int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delt
     else if (r == 0)
         n = dec_merge(dd, msg, with_allocs, &local, d);
     if (n < 0) {
-        pw_tagdict_truncate(&dd->dict, dict_n0);
+        if (msg->dict_reset) {
+            pw_tagdict_close(&dd->dict);
+            dd->dict = saved;
+        } else {
+            pw_tagdict_truncate(&dd->dict, dict_n0);
+        }
         return (int)n;
     }
+    if (msg->dict_reset)
+        pw_tagdict_close(&saved);
     if (!in_place) {
         pw_row_t *tmp = dd->rows;
         dd->rows = dd->scratch;

@@ -87,13 +87,14 @@ int pw_delta_enc_init(pw_delta_enc_t *e, unsigned width_bits);
 void pw_delta_enc_close(pw_delta_enc_t *e);
 
 /* Encodes sample `s` (seq must grow) against the previous one, or as a keyframe when there
- * is none, when `flags` has PW_DELTA_KEYFRAME, or when the sample's PW_SAMPLE_NO_ALLOCS flag
- * changed. On success *out points to a message owned by the encoder, valid until the next
- * call on it, and the encoder's base becomes `s`. Returns 0; PW_EINVAL when a row is
- * invalid (pool type, a counter >= 2^width, diff != allocs - frees, the same (tag, pool)
- * twice, allocs/frees set on a PW_SAMPLE_NO_ALLOCS sample: `d` names the row); PW_ESEQ when
- * seq does not grow; PW_ETOOBIG / PW_ENOMEM. On failure the base is unchanged (tags met in
- * the sample may stay in the dictionary: harmless, they are sent with the next sample). */
+ * is none (that first keyframe carries the whole dictionary with dict_reset set, so a decoder
+ * that knew an earlier encoder of the same agent starts over), when `flags` has PW_DELTA_KEYFRAME,
+ * or when the sample's PW_SAMPLE_NO_ALLOCS flag changed. On success *out points to a message owned
+ * by the encoder, valid until the next call on it, and the encoder's base becomes `s`. Returns 0;
+ * PW_EINVAL when a row is invalid (pool type, a counter >= 2^width, diff != allocs - frees, the
+ * same (tag, pool) twice, allocs/frees set on a PW_SAMPLE_NO_ALLOCS sample: `d` names the row);
+ * PW_ESEQ when seq does not grow; PW_ETOOBIG / PW_ENOMEM. On failure the base is unchanged (tags
+ * met in the sample may stay in the dictionary: harmless, they are sent with the next sample). */
 int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
                     const Poolwatch__V1__Sample **out, pw_diag_t *d);
 

@@ -507,6 +507,48 @@ static void test_delta_changes_only_fast_path_is_all_or_nothing(void **state)
     pair_close(&p);
 }
 
+static void test_delta_new_encoder_resets_the_dictionary(void **state)
+{
+    (void)state;
+    /* An agent restarts (or reconnects with a fresh encoder): its ids now mean other tags.
+     * Its first keyframe carries dict_reset, so the decoder starts over instead of refusing
+     * the redefinitions. */
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    add(&s, "Thre", PW_POOL_NONPAGED, 10, 5, 500);
+    add(&s, "Proc", PW_POOL_NONPAGED, 20, 5, 1500);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    pw_delta_enc_close(&p.enc);
+    pw_delta_enc_init(&p.enc, 32);
+    pw_sample_reset(&s);
+    s.seq = 2;
+    add(&s, "Proc", PW_POOL_NONPAGED, 21, 5, 1600); /* now id 0 */
+    add(&s, "Toke", PW_POOL_PAGED, 3, 0, 300);
+    const Poolwatch__V1__Sample *msg;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    assert_true(msg->keyframe);
+    assert_true(msg->dict_reset);
+    Poolwatch__V1__Sample copy = *msg;
+    assert_int_equal(pw_delta_apply(&p.dec, &copy, &res, NULL), 0);
+    assert_int_equal(pw_tagdict_count(&p.dec.dict), 2);
+    assert_table_equals(&p.dec, &s);
+    assert_null(pw_delta_dec_find(&p.dec, (const uint8_t *)"Thre", 4, PW_POOL_NONPAGED));
+    /* dict_reset on a delta is malformed. */
+    s.seq = 3;
+    s.entries[0].allocs = 22;
+    s.entries[0].diff = 17;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    copy = *msg;
+    copy.dict_reset = 1;
+    assert_int_equal(pw_delta_apply(&p.dec, &copy, &res, NULL), PW_EBADFRAME);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
 static void test_delta_reset_is_reported_not_a_huge_delta(void **state)
 {
     (void)state;
@@ -628,6 +670,7 @@ int main(void)
         cmocka_unit_test(test_delta_linux_rows_without_allocs),
         cmocka_unit_test(test_delta_wrong_base_and_malformed_leave_state),
         cmocka_unit_test(test_delta_changes_only_fast_path_is_all_or_nothing),
+        cmocka_unit_test(test_delta_new_encoder_resets_the_dictionary),
         cmocka_unit_test(test_delta_reset_is_reported_not_a_huge_delta),
         cmocka_unit_test(test_delta_encoder_rejects_bad_samples),
         cmocka_unit_test(test_delta_alloc_failures_are_clean),
