@@ -1,5 +1,6 @@
 #include "delta.h"
 #include "alloc.h"
+#include "codec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -754,4 +755,74 @@ int pw_delta_dec_to_sample(const pw_delta_dec_t *dd, pw_sample_t *out)
             return r;
     }
     return 0;
+}
+
+int pw_delta_dec_pack_keyframe(const pw_delta_dec_t *dd, uint64_t gap_before, size_t max_payload,
+                               pw_buf_t *out)
+{
+    if (!dd->have_base)
+        return PW_EINVAL;
+    int with_allocs = (dd->flags & PW_SAMPLE_NO_ALLOCS) == 0;
+    uint32_t nd = pw_tagdict_count(&dd->dict);
+    size_t n = dd->n;
+    /* One allocation for every column; freed before returning. */
+    size_t bytes = n * (sizeof(uint32_t) + 3 * sizeof(uint64_t)) +
+                   nd * (sizeof(Poolwatch__V1__TagDef) + sizeof(Poolwatch__V1__TagDef *));
+    uint8_t *mem = pw_malloc(bytes ? bytes : 1);
+    if (mem == NULL)
+        return PW_ENOMEM;
+    uint64_t *allocs = (uint64_t *)(void *)mem, *diff = allocs + n, *bts = diff + n;
+    Poolwatch__V1__TagDef *defs = (Poolwatch__V1__TagDef *)(void *)(bts + n);
+    Poolwatch__V1__TagDef **defp = (Poolwatch__V1__TagDef **)(void *)(defs + nd);
+    uint32_t *gaps = (uint32_t *)(void *)(defp + nd);
+    uint32_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        gaps[i] = dd->rows[i].key - last;
+        last = dd->rows[i].key;
+        allocs[i] = dd->rows[i].allocs;
+        diff[i] = dd->rows[i].diff;
+        bts[i] = dd->rows[i].bytes;
+    }
+    for (uint32_t i = 0; i < nd; i++) {
+        poolwatch__v1__tag_def__init(&defs[i]);
+        size_t len;
+        const uint8_t *t = pw_tagdict_get(&dd->dict, i, &len);
+        defs[i].id = i;
+        defs[i].tag.data = (uint8_t *)(uintptr_t)t;
+        defs[i].tag.len = len;
+        defp[i] = &defs[i];
+    }
+    Poolwatch__V1__Rows rows = POOLWATCH__V1__ROWS__INIT;
+    rows.n_key_gap = rows.n_diff = rows.n_bytes = n;
+    rows.key_gap = gaps;
+    rows.diff = diff;
+    rows.bytes = bts;
+    rows.n_allocs = with_allocs ? n : 0;
+    rows.allocs = allocs;
+    Poolwatch__V1__HostTotals tot = POOLWATCH__V1__HOST_TOTALS__INIT;
+    const pw_totals_t *t = &dd->totals;
+    tot.paged_bytes = t->paged_bytes;
+    tot.nonpaged_bytes = t->nonpaged_bytes;
+    tot.paged_limit_bytes = t->paged_limit_bytes;
+    tot.nonpaged_limit_bytes = t->nonpaged_limit_bytes;
+    tot.physical_memory_bytes = t->physical_memory_bytes;
+    tot.available_bytes = t->available_bytes;
+    tot.commit_bytes = t->commit_bytes;
+    tot.commit_limit_bytes = t->commit_limit_bytes;
+    tot.commit_peak_bytes = t->commit_peak_bytes;
+    tot.slab_reclaimable_bytes = t->slab_reclaimable_bytes;
+    tot.slab_unreclaimable_bytes = t->slab_unreclaimable_bytes;
+    Poolwatch__V1__Sample msg = POOLWATCH__V1__SAMPLE__INIT;
+    msg.seq = dd->seq;
+    msg.timestamp_ms = dd->timestamp_ms;
+    msg.keyframe = 1;
+    msg.dict_reset = 1;
+    msg.totals = &tot;
+    msg.n_dict = nd;
+    msg.dict = nd ? defp : NULL;
+    msg.rows = n ? &rows : NULL;
+    msg.gap_before = gap_before;
+    int r = pw_codec_pack_sample(&msg, max_payload, out);
+    pw_free(mem);
+    return r;
 }

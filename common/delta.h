@@ -25,6 +25,7 @@
 #include "error.h"
 #include "sample.h"
 #include "tagdict.h"
+#include "buf.h"
 #include "poolwatch.pb-c.h"
 
 typedef struct pw_row_s {
@@ -148,6 +149,14 @@ int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delt
  * the next apply. */
 const pw_row_t *pw_delta_dec_find(const pw_delta_dec_t *dd, const uint8_t *tag, size_t len,
                                   pw_pool_t pool);
+
+/* Appends to `out` one frame holding a keyframe Sample of the decoder's table as it is (seq,
+ * timestamp, totals, every row) with dict_reset and the whole dictionary, so that a fresh
+ * decoder reading it ends in exactly this state and can take the deltas that followed it in
+ * the original stream. `gap_before` is copied into the message. Returns 0, PW_EINVAL (no
+ * base), PW_EFRAMETOOBIG (over max_payload), PW_ENOMEM. */
+int pw_delta_dec_pack_keyframe(const pw_delta_dec_t *dd, uint64_t gap_before, size_t max_payload,
+                               pw_buf_t *out);
 
 /* Writes the decoder's table into `out` (entries with tag bytes; seq, timestamp, flags and
  * totals copied). Returns 0 or PW_ENOMEM. */

@@ -549,6 +549,56 @@ static void test_delta_new_encoder_resets_the_dictionary(void **state)
     pair_close(&p);
 }
 
+static void test_delta_rebase_keyframe_lets_a_fresh_decoder_follow(void **state)
+{
+    (void)state;
+    /* The agent's reconnect path: a decoder that replayed the spool packs its state as a
+     * keyframe; a fresh collector-side decoder takes it and then the original deltas. */
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 41;
+    s.timestamp_ms = 1764400000000ull;
+    s.totals.nonpaged_bytes = 31u << 20;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 5000, 4000, 600 * 1024);
+    add(&s, "Dh 1", PW_POOL_SESSION, 7, 2, 912);
+    add(&s, "Toke", PW_POOL_PAGED, 300, 100, 200 * 1024);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    pw_buf_t kf;
+    pw_buf_init(&kf, 1 << 20);
+    assert_int_equal(pw_delta_dec_pack_keyframe(&p.dec, 3, 1 << 20, &kf), 0);
+    pw_delta_dec_t fresh;
+    pw_delta_dec_init(&fresh, 32, 0);
+    const uint8_t *pl;
+    size_t plen;
+    assert_int_equal(pw_frame_parse(kf.data, kf.len, 1 << 20, &pl, &plen, NULL), (int64_t)kf.len);
+    Poolwatch__V1__Envelope *env;
+    assert_int_equal(pw_codec_unpack(pl, plen, &env, NULL), 0);
+    assert_int_equal(env->sample->gap_before, 3);
+    assert_int_equal(pw_delta_apply(&fresh, env->sample, &res, NULL), 0);
+    pw_codec_free(env);
+    assert_table_equals(&fresh, &s);
+    /* The next original delta applies on the fresh decoder. */
+    s.seq = 42;
+    s.entries[0].allocs = 5100;
+    s.entries[0].diff = 1100;
+    const Poolwatch__V1__Sample *msg;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, NULL), 0);
+    Poolwatch__V1__Sample copy = *msg;
+    assert_int_equal(pw_delta_apply(&fresh, &copy, &res, NULL), 0);
+    assert_table_equals(&fresh, &s);
+    pw_delta_dec_t empty;
+    pw_delta_dec_init(&empty, 32, 0);
+    assert_int_equal(pw_delta_dec_pack_keyframe(&empty, 0, 1 << 20, &kf), PW_EINVAL);
+    pw_delta_dec_close(&empty);
+    pw_delta_dec_close(&fresh);
+    pw_buf_close(&kf);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
 static void test_delta_reset_is_reported_not_a_huge_delta(void **state)
 {
     (void)state;
@@ -671,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_delta_wrong_base_and_malformed_leave_state),
         cmocka_unit_test(test_delta_changes_only_fast_path_is_all_or_nothing),
         cmocka_unit_test(test_delta_new_encoder_resets_the_dictionary),
+        cmocka_unit_test(test_delta_rebase_keyframe_lets_a_fresh_decoder_follow),
         cmocka_unit_test(test_delta_reset_is_reported_not_a_huge_delta),
         cmocka_unit_test(test_delta_encoder_rejects_bad_samples),
         cmocka_unit_test(test_delta_alloc_failures_are_clean),
