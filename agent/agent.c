@@ -1,0 +1,795 @@
+#include "agent.h"
+#include "alloc.h"
+#include "codec.h"
+#include "delta.h"
+#include "frame.h"
+#include "log.h"
+#include "source.h"
+#include "spool.h"
+#include "uplink.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <uv.h>
+
+#define MOD               "agent"
+#define PW_AGENT_VERSION  "0.1.0"
+#define RESEND_HIGH_WATER (1u << 20) /* bytes queued before the resend pauses */
+#define MAX_ENDPOINTS     16
+
+typedef enum { SESS_DOWN, SESS_HELLO_SENT, SESS_STREAMING } sess_state_t;
+
+typedef struct pw_agent_s {
+    const pw_agent_cfg_t *cfg;
+    uv_loop_t loop;
+    uv_timer_t sample_timer;
+    uv_timer_t pump_timer; /* resend batches while the backlog drains */
+    uv_signal_t sigint, sigterm;
+    pw_source_t *src;
+    pw_spool_t *spool;
+    pw_uplink_t *up;
+    pw_delta_enc_t enc; /* the spool's chain */
+    pw_sample_t sample;
+    pw_buf_t frame;
+    char host_name[256];
+    uint8_t agent_id[16], boot_id[16];
+    uint64_t seq; /* last seq appended */
+    uint64_t since_keyframe;
+    int force_keyframe;
+    uint64_t *kf_seqs; /* seqs of spooled keyframes, ascending (rebase points) */
+    size_t n_kf, kf_cap;
+    /* session */
+    sess_state_t sess;
+    uint64_t sent_seq;  /* highest seq sent in this session */
+    uint64_t acked_seq; /* highest seq the collector stored */
+    pw_spool_iter_t *it;
+    int source_done;
+    uint64_t interval_ms; /* current (live mode changes it) */
+    uint64_t live_until_ms;
+    pw_complaint_t c_source, c_spool, c_send;
+    char *endpoints_buf;
+    const char *endpoints[MAX_ENDPOINTS];
+    size_t n_endpoints;
+    int stopping;
+} pw_agent_t;
+
+static uint64_t now_ms(void)
+{
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+/* ============================================================================================
+ * Identity
+ * ========================================================================================== */
+
+static void fnv_bytes(uint8_t out[16], const char *a, const char *b)
+{
+    uint64_t h1 = 1469598103934665603ull, h2 = 0x84222325cbf29ce4ull;
+    for (const char *s = a; *s; s++)
+        h1 = (h1 ^ (uint8_t)*s) * 1099511628211ull;
+    for (const char *s = b; *s; s++)
+        h2 = (h2 ^ (uint8_t)*s) * 1099511628211ull;
+    h2 ^= h1;
+    memcpy(out, &h1, 8);
+    memcpy(out + 8, &h2, 8);
+}
+
+/* The agent id is random once per installation and kept beside the spool. */
+static int load_agent_id(pw_agent_t *a, pw_diag_t *d)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/agent_id", a->cfg->spool_dir);
+    FILE *f = fopen(path, "rb");
+    if (f != NULL) {
+        size_t n = fread(a->agent_id, 1, 16, f);
+        fclose(f);
+        if (n == 16)
+            return 0;
+    }
+    uv_random(NULL, NULL, a->agent_id, 16, 0, NULL);
+    f = fopen(path, "wb");
+    if (f == NULL || fwrite(a->agent_id, 1, 16, f) != 16) {
+        if (f)
+            fclose(f);
+        return pw_diag_set(d, PW_EIO, 0, 0, "spool_dir", "cannot write %s", path);
+    }
+    fclose(f);
+    return 0;
+}
+
+/* One agent instance per host boot: the kernel's boot id where there is one, else the
+ * source's identity (replay files and simulated hosts are their own "boots"). */
+static void load_boot_id(pw_agent_t *a)
+{
+    char buf[64] = "";
+    if (a->src->info.kind == PW_SOURCE_LINUX_SLAB) {
+        char path[512];
+        const char *root = a->cfg->proc_root && *a->cfg->proc_root ? a->cfg->proc_root : "";
+        snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", root);
+        FILE *f = fopen(path, "r");
+        if (f != NULL) {
+            if (fgets(buf, sizeof(buf), f) == NULL)
+                buf[0] = '\0';
+            fclose(f);
+        }
+    }
+    if (buf[0] == '\0')
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)a->src->info.boot_time_ms);
+    fnv_bytes(a->boot_id, a->cfg->source, buf);
+}
+
+/* ============================================================================================
+ * Sending
+ * ========================================================================================== */
+
+static void send_hello(pw_agent_t *a)
+{
+    const pw_source_info_t *in = &a->src->info;
+    Poolwatch__V1__Hello h = POOLWATCH__V1__HELLO__INIT;
+    Poolwatch__V1__PoolLimit np = POOLWATCH__V1__POOL_LIMIT__INIT,
+                             pp = POOLWATCH__V1__POOL_LIMIT__INIT;
+    h.protocol_major = PW_PROTOCOL_MAJOR;
+    h.protocol_minor = PW_PROTOCOL_MINOR;
+    h.agent_id.data = a->agent_id;
+    h.agent_id.len = 16;
+    h.boot_id.data = a->boot_id;
+    h.boot_id.len = 16;
+    h.host_name = a->host_name;
+    h.os_family = (char *)(uintptr_t)in->os_family;
+    h.os_version = (char *)(uintptr_t)in->os_version;
+    h.os_build = in->os_build;
+    h.arch = (char *)(uintptr_t)in->arch;
+    h.agent_version = PW_AGENT_VERSION;
+    h.source_kind = (Poolwatch__V1__SourceKind)in->kind;
+    h.counter_width = in->counter_width ? in->counter_width : 64;
+    h.physical_memory_bytes = in->physical_memory_bytes;
+    np.bytes = in->nonpaged_limit.bytes;
+    np.source = (Poolwatch__V1__LimitSource)in->nonpaged_limit.source;
+    np.detail = (char *)(uintptr_t)in->nonpaged_limit.detail;
+    pp.bytes = in->paged_limit.bytes;
+    pp.source = (Poolwatch__V1__LimitSource)in->paged_limit.source;
+    pp.detail = (char *)(uintptr_t)in->paged_limit.detail;
+    h.nonpaged_limit = &np;
+    h.paged_limit = &pp;
+    h.resume_seq = pw_spool_acked_seq(a->spool);
+    h.boot_time_ms = in->boot_time_ms;
+    h.interval_ms = (uint32_t)a->interval_ms;
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    int r = pw_uplink_send(a->up, &env);
+    if (r != 0) {
+        PW_LOG_WARN(MOD, "cannot send hello: %s", pw_strerror(r));
+        return;
+    }
+    a->sess = SESS_HELLO_SENT;
+}
+
+/* Sends spooled frames after sent_seq while the TLS queue is short; a timer continues. */
+static void pump(pw_agent_t *a)
+{
+    if (a->sess != SESS_STREAMING || a->it == NULL)
+        return;
+    pw_spool_rec_t rec;
+    pw_diag_t d;
+    int r;
+    while (pw_uplink_queued_bytes(a->up) < RESEND_HIGH_WATER &&
+           (r = pw_spool_iter_next(a->it, &rec, &d)) != 0) {
+        if (r < 0) {
+            pw_complain(&a->c_spool, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                        "spool read: %s (%s)", pw_strerror(r), d.msg);
+            if (r == PW_ECORRUPT)
+                continue;
+            return;
+        }
+        if (rec.seq <= a->sent_seq)
+            continue;
+        if (rec.seq != a->sent_seq + 1 && !(rec.flags & PW_SPOOL_KEYFRAME)) {
+            /* A hole in the spool (corrupt segment): the collector cannot follow; start a
+             * new session that rebases after it. */
+            pw_uplink_drop(a->up, "spool hole: rebasing");
+            return;
+        }
+        r = pw_uplink_send_frame(a->up, rec.payload, rec.len);
+        if (r != 0) {
+            pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                        "send: %s", pw_strerror(r));
+            return;
+        }
+        a->sent_seq = rec.seq;
+    }
+}
+
+static void on_pump_timer(uv_timer_t *t)
+{
+    pump(t->data);
+}
+
+static void end_session(pw_agent_t *a)
+{
+    a->sess = SESS_DOWN;
+    pw_spool_iter_close(a->it);
+    a->it = NULL;
+    uv_timer_stop(&a->pump_timer);
+}
+
+/* The largest spooled keyframe seq <= s, or 0. */
+static uint64_t keyframe_at_or_before(const pw_agent_t *a, uint64_t s)
+{
+    uint64_t best = 0;
+    for (size_t i = 0; i < a->n_kf && a->kf_seqs[i] <= s; i++)
+        best = a->kf_seqs[i];
+    return best;
+}
+
+/* Rebuilds the table at the rebase point from the spool and sends it as a keyframe, then
+ * streams the spooled frames after it. `stored` is the collector's last stored seq. */
+static int start_stream(pw_agent_t *a, uint64_t stored)
+{
+    uint64_t first_kf = a->n_kf ? a->kf_seqs[0] : 0;
+    if (first_kf == 0) { /* nothing spooled yet: the next sample starts the stream */
+        a->sess = SESS_STREAMING;
+        a->sent_seq = a->seq;
+        return pw_spool_iter_open(a->spool, a->seq + 1, &a->it);
+    }
+    /* Rebase at the collector's last stored seq when the spool still holds it, else at the
+     * oldest spooled keyframe (the collector then learns of the gap). */
+    uint64_t target = stored >= first_kf ? stored : first_kf;
+    if (target > a->seq)
+        target = a->seq;
+    uint64_t from = keyframe_at_or_before(a, target);
+    pw_spool_iter_t *it;
+    int r = pw_spool_iter_open(a->spool, from, &it);
+    if (r != 0)
+        return r;
+    pw_delta_dec_t dec;
+    pw_delta_dec_init(&dec, a->src->info.counter_width ? a->src->info.counter_width : 64, 0);
+    pw_spool_rec_t rec;
+    pw_diag_t d;
+    uint64_t gap = 0;
+    while ((r = pw_spool_iter_next(it, &rec, &d)) == 1 && rec.seq <= target) {
+        const uint8_t *p;
+        size_t plen;
+        Poolwatch__V1__Envelope *env = NULL;
+        if (pw_frame_parse(rec.payload, rec.len, PW_FRAME_MAX_DEFAULT, &p, &plen, &d) <= 0 ||
+            pw_codec_unpack(p, plen, &env, &d) != 0 ||
+            env->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE ||
+            pw_delta_apply(&dec, env->sample, NULL, &d) != 0) {
+            PW_LOG_WARN(MOD, "spool record %llu unreadable: %s", (unsigned long long)rec.seq,
+                        d.msg);
+            pw_codec_free(env);
+            continue;
+        }
+        pw_codec_free(env);
+        gap += rec.gap_before;
+    }
+    pw_spool_iter_close(it);
+    if (r < 0 && r != PW_ECORRUPT) {
+        pw_delta_dec_close(&dec);
+        return r;
+    }
+    if (!dec.have_base) {
+        pw_delta_dec_close(&dec);
+        return PW_ENOBASE;
+    }
+    if (stored < first_kf && stored > 0)
+        gap += first_kf - stored - 1;
+    pw_buf_reset(&a->frame);
+    r = pw_delta_dec_pack_keyframe(&dec, gap, PW_FRAME_MAX_DEFAULT, &a->frame);
+    uint64_t base_seq = dec.seq;
+    pw_delta_dec_close(&dec);
+    if (r != 0)
+        return r;
+    if ((r = pw_uplink_send_frame(a->up, a->frame.data, a->frame.len)) != 0)
+        return r;
+    a->sent_seq = base_seq;
+    a->sess = SESS_STREAMING;
+    PW_LOG_INFO(MOD, "streaming to %s from seq %llu (collector has %llu, %llu spooled after)",
+                pw_uplink_endpoint(a->up), (unsigned long long)base_seq, (unsigned long long)stored,
+                (unsigned long long)(a->seq - base_seq));
+    if ((r = pw_spool_iter_open(a->spool, base_seq + 1, &a->it)) != 0)
+        return r;
+    pump(a);
+    uv_timer_start(&a->pump_timer, on_pump_timer, 50, 50);
+    return 0;
+}
+
+/* ============================================================================================
+ * Collector messages
+ * ========================================================================================== */
+
+static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
+{
+    if (ack->seq > a->seq) {
+        pw_uplink_drop(a->up, "collector acked a seq this agent never wrote");
+        return;
+    }
+    if (ack->seq > a->acked_seq)
+        a->acked_seq = ack->seq;
+    if (a->sess == SESS_HELLO_SENT) {
+        int r = start_stream(a, ack->seq);
+        if (r != 0) {
+            PW_LOG_ERROR(MOD, "cannot resend from the spool: %s", pw_strerror(r));
+            pw_uplink_drop(a->up, "resend failed");
+        }
+    } else if (ack->need_keyframe) {
+        pw_uplink_drop(a->up, "collector lost the base: rebasing");
+    }
+    /* Keep the spool from the last keyframe at or before the ack: the next session may
+     * have to rebuild the table there. */
+    uint64_t kf = keyframe_at_or_before(a, a->acked_seq);
+    if (kf > 1) {
+        pw_diag_t d;
+        int r = pw_spool_ack(a->spool, kf - 1, &d);
+        if (r != 0)
+            PW_LOG_WARN(MOD, "spool ack: %s (%s)", pw_strerror(r), d.msg);
+        size_t k = 0;
+        while (k < a->n_kf && a->kf_seqs[k] < kf)
+            k++;
+        memmove(a->kf_seqs, a->kf_seqs + k, (a->n_kf - k) * sizeof(*a->kf_seqs));
+        a->n_kf -= k;
+    }
+    if (a->cfg->exit_when_done && a->source_done && a->acked_seq >= a->seq) {
+        PW_LOG_INFO(MOD, "source exhausted and every sample acked: exiting");
+        uv_stop(&a->loop);
+    }
+}
+
+static void set_interval(pw_agent_t *a, uint64_t ms)
+{
+    if (ms < 100)
+        ms = 100;
+    a->interval_ms = ms;
+    if (!a->source_done)
+        uv_timer_start(&a->sample_timer, a->sample_timer.timer_cb, ms, ms);
+}
+
+typedef struct {
+    Poolwatch__V1__DriverMatch *m;
+    Poolwatch__V1__DriverMatch **mp;
+    size_t n, cap;
+} matches_t;
+
+static void on_match(const char *name, uint64_t size, void *arg)
+{
+    matches_t *ms = arg;
+    if (ms->n == ms->cap) {
+        size_t nc = ms->cap ? ms->cap * 2 : 8;
+        void *p1 = pw_realloc(ms->m, nc * sizeof(*ms->m));
+        if (p1 == NULL)
+            return;
+        ms->m = p1;
+        void *p2 = pw_realloc(ms->mp, nc * sizeof(*ms->mp));
+        if (p2 == NULL)
+            return;
+        ms->mp = p2;
+        ms->cap = nc;
+    }
+    Poolwatch__V1__DriverMatch *dm = &ms->m[ms->n++];
+    poolwatch__v1__driver_match__init(dm);
+    dm->file = pw_strdup(name);
+    dm->size_bytes = size;
+    dm->file_version = "";
+}
+
+static const char *default_drivers_dir(char *buf, size_t n)
+{
+#ifdef _WIN32
+    const char *root = getenv("SystemRoot");
+    snprintf(buf, n, "%s\\System32\\drivers", root ? root : "C:\\Windows");
+#else
+    uv_utsname_t u;
+    if (uv_os_uname(&u) == 0)
+        snprintf(buf, n, "/lib/modules/%s/kernel", u.release);
+    else
+        snprintf(buf, n, "/lib/modules");
+#endif
+    return buf;
+}
+
+static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
+{
+    Poolwatch__V1__CommandResult res = POOLWATCH__V1__COMMAND_RESULT__INIT;
+    char msg[256] = "ok";
+    matches_t ms = {0};
+    res.id = c->id;
+    switch (c->kind) {
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_SET_INTERVAL:
+        set_interval(a, c->interval_ms);
+        a->live_until_ms = 0;
+        snprintf(msg, sizeof(msg), "interval %u ms", c->interval_ms);
+        break;
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_LIVE_MODE: {
+        uint64_t dur = c->duration_ms ? c->duration_ms : a->cfg->live_max_ms;
+        if (dur > a->cfg->live_max_ms)
+            dur = a->cfg->live_max_ms; /* expires by itself, at most 10 minutes */
+        a->live_until_ms = uv_now(&a->loop) + dur;
+        set_interval(a, 1000);
+        snprintf(msg, sizeof(msg), "live mode for %llu ms", (unsigned long long)dur);
+        break;
+    }
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_KEYFRAME:
+        a->force_keyframe = 1;
+        break;
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG: {
+        char dir[1024];
+        const char *d = a->cfg->drivers_dir && *a->cfg->drivers_dir
+                            ? a->cfg->drivers_dir
+                            : default_drivers_dir(dir, sizeof(dir));
+        int r = pw_agent_find_tag(d, c->tag.data, c->tag.len, on_match, &ms);
+        if (r < 0) {
+            res.status = r;
+            snprintf(msg, sizeof(msg), "cannot read %s: %s", d, pw_strerror(r));
+        } else {
+            snprintf(msg, sizeof(msg), "%d file(s) in %s contain the tag", r, d);
+        }
+        res.n_matches = ms.n;
+        res.matches = ms.mp;
+        break;
+    }
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS:
+        snprintf(msg, sizeof(msg),
+                 "source %s, seq %llu, acked %llu, spool %llu bytes, interval %llu ms%s",
+                 pw_source_name(a->src), (unsigned long long)a->seq,
+                 (unsigned long long)a->acked_seq, (unsigned long long)pw_spool_bytes(a->spool),
+                 (unsigned long long)a->interval_ms, a->live_until_ms ? ", live" : "");
+        break;
+    default:
+        res.status = PW_ENOTSUP;
+        snprintf(msg, sizeof(msg), "unknown command %d", (int)c->kind);
+    }
+    res.message = msg;
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_COMMAND_RESULT;
+    env.command_result = &res;
+    pw_uplink_send(a->up, &env);
+    for (size_t i = 0; i < ms.n; i++)
+        pw_free(ms.m[i].file);
+    pw_free(ms.m);
+    pw_free(ms.mp);
+}
+
+static void on_envelope(pw_uplink_t *up, const Poolwatch__V1__Envelope *env, void *arg)
+{
+    pw_agent_t *a = arg;
+    (void)up;
+    switch (env->msg_case) {
+    case POOLWATCH__V1__ENVELOPE__MSG_ACK:
+        handle_ack(a, env->ack);
+        break;
+    case POOLWATCH__V1__ENVELOPE__MSG_COMMAND:
+        handle_command(a, env->command);
+        break;
+    case POOLWATCH__V1__ENVELOPE__MSG_ERROR:
+        PW_LOG_ERROR(MOD, "collector refused us: %s (code %d%s)", env->error->message,
+                     env->error->code,
+                     env->error->supported_major ? ", it speaks another protocol major" : "");
+        break;
+    case POOLWATCH__V1__ENVELOPE__MSG_HEARTBEAT:
+        break;
+    default:
+        pw_uplink_drop(a->up, "unexpected message from the collector");
+    }
+}
+
+static void on_connected(pw_uplink_t *up, void *arg)
+{
+    pw_agent_t *a = arg;
+    PW_LOG_INFO(MOD, "connected to %s", pw_uplink_endpoint(up));
+    end_session(a);
+    send_hello(a);
+}
+
+static void on_disconnected(pw_uplink_t *up, int status, const char *msg, uint64_t retry_ms,
+                            void *arg)
+{
+    pw_agent_t *a = arg;
+    end_session(a);
+    pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                "collector %s: %s (%s); retrying in %llu ms", pw_uplink_endpoint(up),
+                status ? pw_strerror(status) : "closed", msg ? msg : "",
+                (unsigned long long)retry_ms);
+}
+
+/* ============================================================================================
+ * Sampling
+ * ========================================================================================== */
+
+static int note_keyframe(pw_agent_t *a, uint64_t seq)
+{
+    if (a->n_kf == a->kf_cap) {
+        size_t nc = a->kf_cap ? a->kf_cap * 2 : 64;
+        uint64_t *p = pw_realloc(a->kf_seqs, nc * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        a->kf_seqs = p;
+        a->kf_cap = nc;
+    }
+    a->kf_seqs[a->n_kf++] = seq;
+    return 0;
+}
+
+static void on_sample_timer(uv_timer_t *t)
+{
+    pw_agent_t *a = t->data;
+    pw_diag_t d;
+    if (a->live_until_ms && uv_now(&a->loop) >= a->live_until_ms) {
+        a->live_until_ms = 0;
+        PW_LOG_INFO(MOD, "live mode expired");
+        set_interval(a, a->cfg->interval_ms);
+    }
+    int r = pw_source_sample(a->src, &a->sample, &d);
+    if (r == PW_EAGAIN)
+        return;
+    if (r == PW_EOF) {
+        a->source_done = 1;
+        uv_timer_stop(&a->sample_timer);
+        PW_LOG_INFO(MOD, "source %s exhausted after seq %llu", pw_source_name(a->src),
+                    (unsigned long long)a->seq);
+        if (a->cfg->exit_when_done && a->acked_seq >= a->seq)
+            uv_stop(&a->loop);
+        return;
+    }
+    if (r != 0) {
+        pw_complain(&a->c_source, uv_now(&a->loop), 10000, 3600000, PW_LOG_LVL_ERROR, MOD,
+                    "source %s: %s (%s)", pw_source_name(a->src), pw_strerror(r), d.msg);
+        return;
+    }
+    pw_complain_release(&a->c_source, MOD, "source");
+    a->sample.seq = a->seq + 1;
+    if (a->sample.timestamp_ms == 0)
+        a->sample.timestamp_ms = now_ms();
+    unsigned flags = 0;
+    if (a->force_keyframe || a->since_keyframe + 1 >= a->cfg->keyframe_every)
+        flags |= PW_DELTA_KEYFRAME | PW_DELTA_WITH_DICT;
+    const Poolwatch__V1__Sample *msg;
+    r = pw_delta_encode(&a->enc, &a->sample, flags, &msg, &d);
+    if (r != 0) {
+        pw_complain(&a->c_source, uv_now(&a->loop), 10000, 3600000, PW_LOG_LVL_ERROR, MOD,
+                    "sample rejected: %s (%s)", pw_strerror(r), d.msg);
+        return;
+    }
+    pw_buf_reset(&a->frame);
+    if ((r = pw_codec_pack_sample(msg, PW_FRAME_MAX_DEFAULT, &a->frame)) != 0) {
+        PW_LOG_ERROR(MOD, "sample too large to send: %s", pw_strerror(r));
+        return;
+    }
+    uint32_t sflags = msg->keyframe ? PW_SPOOL_KEYFRAME : 0;
+    r = pw_spool_append(a->spool, a->sample.seq, sflags, a->frame.data, a->frame.len, &d);
+    if (r != 0) {
+        /* The encoder has moved on: the next sample must be a keyframe. */
+        a->force_keyframe = 1;
+        pw_complain(&a->c_spool, uv_now(&a->loop), 10000, 3600000, PW_LOG_LVL_ERROR, MOD,
+                    "spool append: %s (%s)", pw_strerror(r), d.msg);
+        return;
+    }
+    pw_complain_release(&a->c_spool, MOD, "spool");
+    a->seq = a->sample.seq;
+    if (msg->keyframe) {
+        note_keyframe(a, a->seq);
+        a->since_keyframe = 0;
+        a->force_keyframe = 0;
+    } else {
+        a->since_keyframe++;
+    }
+    pump(a);
+}
+
+/* ============================================================================================
+ * Start and stop
+ * ========================================================================================== */
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    pw_agent_t *a = s->data;
+    PW_LOG_INFO(MOD, "signal %d: stopping", signum);
+    uv_stop(&a->loop);
+}
+
+static int split_endpoints(pw_agent_t *a, pw_diag_t *d)
+{
+    a->endpoints_buf = pw_strdup(a->cfg->collectors ? a->cfg->collectors : "");
+    if (a->endpoints_buf == NULL)
+        return PW_ENOMEM;
+    char *save = NULL;
+    for (char *tok = strtok_r(a->endpoints_buf, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        if (a->n_endpoints == MAX_ENDPOINTS)
+            return pw_diag_set(d, PW_ECONFIG, 0, 0, "collectors", "more than %d endpoints",
+                               MAX_ENDPOINTS);
+        a->endpoints[a->n_endpoints++] = tok;
+    }
+    if (a->n_endpoints == 0)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "collectors", "no collector endpoint configured");
+    return 0;
+}
+
+/* Seqs of the keyframes still in the spool, for rebase points after a restart. */
+static int scan_spool(pw_agent_t *a)
+{
+    pw_spool_iter_t *it;
+    int r = pw_spool_iter_open(a->spool, 0, &it);
+    if (r != 0)
+        return r;
+    pw_spool_rec_t rec;
+    pw_diag_t d;
+    while ((r = pw_spool_iter_next(it, &rec, &d)) != 0) {
+        if (r < 0) {
+            if (r == PW_ECORRUPT)
+                continue;
+            break;
+        }
+        if (rec.flags & PW_SPOOL_KEYFRAME)
+            note_keyframe(a, rec.seq);
+    }
+    pw_spool_iter_close(it);
+    return r < 0 ? r : 0;
+}
+
+static void walk_close(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
+{
+    pw_agent_t *a = pw_calloc(1, sizeof(*a));
+    if (a == NULL)
+        return PW_ENOMEM;
+    a->cfg = cfg;
+    int r = uv_loop_init(&a->loop);
+    if (r != 0) {
+        pw_free(a);
+        return r;
+    }
+    pw_sample_init(&a->sample);
+    pw_buf_init(&a->frame, PW_FRAME_MAX_DEFAULT + 16);
+    pw_source_config_t scfg;
+    memset(&scfg, 0, sizeof(scfg));
+    scfg.proc_root = cfg->proc_root;
+    scfg.nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
+    scfg.paged_limit_bytes = cfg->paged_limit_bytes;
+    scfg.replay_interval_ms = cfg->replay_interval_ms;
+    scfg.replay_start_ms = cfg->replay_start_ms;
+    scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    scfg.sim_start_ms = cfg->sim_start_ms;
+    if ((r = pw_source_open(cfg->source, &scfg, &a->src, d)) != 0)
+        goto fail;
+    snprintf(a->host_name, sizeof(a->host_name), "%s",
+             cfg->host_name && *cfg->host_name ? cfg->host_name : a->src->info.host_name);
+    if (a->host_name[0] == '\0') {
+        size_t n = sizeof(a->host_name);
+        if (uv_os_gethostname(a->host_name, &n) != 0)
+            snprintf(a->host_name, sizeof(a->host_name), "unknown");
+    }
+    if ((r = pw_delta_enc_init(&a->enc,
+                               a->src->info.counter_width ? a->src->info.counter_width : 64)) != 0)
+        goto fail;
+    pw_spool_opts_t so;
+    memset(&so, 0, sizeof(so));
+    so.max_bytes = cfg->spool_max_bytes;
+    pw_spool_report_t rep;
+    if ((r = pw_spool_open(cfg->spool_dir, &so, &a->spool, &rep, d)) != 0)
+        goto fail;
+    if (rep.torn_bytes_cut || rep.corrupt_segments || rep.quarantined)
+        PW_LOG_WARN(MOD, "spool repaired: %llu torn bytes cut, %u corrupt segments, %u quarantined",
+                    (unsigned long long)rep.torn_bytes_cut, rep.corrupt_segments, rep.quarantined);
+    if ((r = load_agent_id(a, d)) != 0 || (r = scan_spool(a)) != 0)
+        goto fail;
+    load_boot_id(a);
+    a->seq = pw_spool_last_seq(a->spool);
+    a->acked_seq = pw_spool_acked_seq(a->spool);
+    if ((r = split_endpoints(a, d)) != 0)
+        goto fail;
+    pw_uplink_opts_t uo;
+    memset(&uo, 0, sizeof(uo));
+    uo.endpoints = a->endpoints;
+    uo.n_endpoints = a->n_endpoints;
+    uo.server_name = cfg->server_name && *cfg->server_name ? cfg->server_name : NULL;
+    uo.ca_file = cfg->ca_file;
+    uo.cert_file = cfg->cert_file;
+    uo.key_file = cfg->key_file;
+    uo.backoff_min_ms = cfg->backoff_min_ms;
+    uo.backoff_max_ms = cfg->backoff_max_ms;
+    pw_uplink_cbs_t cbs = {on_connected, on_envelope, on_disconnected};
+    if ((r = pw_uplink_new(&a->loop, &uo, &cbs, a, &a->up, d)) != 0)
+        goto fail;
+    a->interval_ms = cfg->interval_ms;
+    uv_timer_init(&a->loop, &a->sample_timer);
+    a->sample_timer.data = a;
+    uv_timer_init(&a->loop, &a->pump_timer);
+    a->pump_timer.data = a;
+    uv_signal_init(&a->loop, &a->sigint);
+    uv_signal_init(&a->loop, &a->sigterm);
+    a->sigint.data = a->sigterm.data = a;
+    uv_signal_start(&a->sigint, on_signal, SIGINT);
+    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    uint64_t pace = a->src->info.kind == PW_SOURCE_POOLMON_REPLAY && cfg->replay_pace_ms
+                        ? cfg->replay_pace_ms
+                        : cfg->interval_ms;
+    uv_timer_start(&a->sample_timer, on_sample_timer, 0, pace);
+    a->interval_ms = pace;
+    pw_uplink_start(a->up);
+    PW_LOG_INFO(MOD, "host %s, source %s, spool %s (seq %llu, acked %llu), collector %s",
+                a->host_name, pw_source_name(a->src), cfg->spool_dir, (unsigned long long)a->seq,
+                (unsigned long long)a->acked_seq, cfg->collectors);
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    r = 0;
+    end_session(a);
+    pw_uplink_close(a->up);
+    a->up = NULL;
+fail:
+    if (a->up)
+        pw_uplink_close(a->up);
+    uv_walk(&a->loop, walk_close, NULL);
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&a->loop);
+    pw_spool_close(a->spool);
+    pw_source_close(a->src);
+    pw_delta_enc_close(&a->enc);
+    pw_sample_close(&a->sample);
+    pw_buf_close(&a->frame);
+    pw_free(a->kf_seqs);
+    pw_free(a->endpoints_buf);
+    pw_free(a);
+    return r;
+}
+
+/* ============================================================================================
+ * Find tag
+ * ========================================================================================== */
+
+static int file_contains(const char *path, const uint8_t *tag, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return 0;
+    /* Read in blocks, keeping the last len-1 bytes so a match across blocks is found. */
+    uint8_t buf[65536 + PW_TAG_MAX];
+    size_t keep = 0, n;
+    int found = 0;
+    while (!found && (n = fread(buf + keep, 1, 65536, f)) > 0) {
+        size_t total = keep + n;
+        for (size_t i = 0; i + len <= total; i++)
+            if (buf[i] == tag[0] && memcmp(buf + i, tag, len) == 0) {
+                found = 1;
+                break;
+            }
+        keep = len - 1 < total ? len - 1 : total;
+        memmove(buf, buf + total - keep, keep);
+    }
+    fclose(f);
+    return found;
+}
+
+int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
+                      void *arg)
+{
+    if (tag_len == 0 || tag_len > PW_TAG_MAX)
+        return PW_EINVAL;
+    DIR *dp = opendir(dir);
+    if (dp == NULL)
+        return PW_ENOENT;
+    struct dirent *de;
+    int matches = 0;
+    while ((de = readdir(dp)) != NULL) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (256 << 20))
+            continue;
+        if (file_contains(path, tag, tag_len)) {
+            matches++;
+            cb(de->d_name, (uint64_t)st.st_size, arg);
+        }
+    }
+    closedir(dp);
+    return matches;
+}

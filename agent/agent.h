@@ -1,0 +1,62 @@
+/* agent.h: the agent's wiring (STYLE.md 4.1): a libuv loop with a sampling timer that reads
+ * the configured source, delta-encodes against the previous sample, appends the frame to the
+ * durable spool and streams it to the collector over mutual TLS; acks trim the spool; after a
+ * reconnect everything after the collector's last stored seq is sent again.
+ *
+ * Stream rules (docs/protocol.md): every session starts with Hello; the collector answers
+ * with an Ack naming the last seq it stored for this agent instance; the agent then sends a
+ * keyframe rebuilt from its spool at that point (dict_reset, whole dictionary) followed by
+ * the spooled frames after it, byte for byte, then live samples.
+ */
+#ifndef PW_AGENT_H
+#define PW_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Configuration: the agent's option table (agent_config.c) fills it. Strings are owned by
+ * the config layer. Times in ms, sizes in bytes. */
+typedef struct pw_agent_cfg_s {
+    char *source;             /* "linux", "win", "replay:FILE,...", "sim:PRESET/N" */
+    char *host_name;          /* "" = the source's or the OS's name */
+    uint64_t interval_ms;     /* sampling interval, default 10 s */
+    uint64_t keyframe_every;  /* samples between keyframes in the spool, default 360 */
+    uint64_t live_max_ms;     /* live mode cap, 10 min */
+    char *spool_dir;          /* durable spool directory */
+    uint64_t spool_max_bytes; /* default 256 MiB */
+    char *collectors;         /* "host:port[,host:port...]" tried in turn */
+    char *server_name;        /* name in the collector's certificate ("" = endpoint host) */
+    char *ca_file;
+    char *cert_file;
+    char *key_file;
+    uint64_t backoff_min_ms;       /* 1 s */
+    uint64_t backoff_max_ms;       /* 5 min */
+    char *proc_root;               /* linux source: prefix of /proc */
+    uint64_t nonpaged_limit_bytes; /* > 0 overrides the estimate */
+    uint64_t paged_limit_bytes;
+    uint64_t replay_interval_ms; /* replay: spacing of unstamped screens (15 min) */
+    uint64_t replay_start_ms;    /* replay: time of the first screen (0 = now) */
+    uint64_t replay_pace_ms;     /* replay: wall time between samples (0 = interval_ms) */
+    uint64_t sim_interval_ms;    /* sim: simulated time between samples (0 = interval) */
+    uint64_t sim_start_ms;       /* sim: simulated time of the first sample (0 = now) */
+    char *drivers_dir;           /* find-tag: where driver files are ("" = OS default) */
+    char *log_level;             /* error, warn, info, debug */
+    int exit_when_done;          /* finite source (replay): exit once all is acked */
+} pw_agent_cfg_t;
+
+/* Runs the agent until SIGINT/SIGTERM (or, with exit_when_done, until a finite source is
+ * exhausted and acked). Returns 0, or a negative error when start-up fails (`d` says what:
+ * source, spool, certificates, endpoints). */
+int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d);
+
+/* Scans the regular files of `dir` (not recursing) for the bytes of `tag`, as
+ * `findstr /m /l TAG %SystemRoot%\System32\drivers\*.sys` does by hand. Calls `cb` for each
+ * file that contains them with its name and size in bytes. Files larger than 256 MiB are
+ * skipped. Returns the number of matches or a negative error (the directory cannot be read). */
+typedef void (*pw_findtag_cb)(const char *name, uint64_t size_bytes, void *arg);
+int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
+                      void *arg);
+
+#endif /* PW_AGENT_H */

@@ -1,0 +1,43 @@
+/* collector.h: the collector's wiring: a libuv loop with the mutual-TLS listener for agents,
+ * per-connection sessions (Hello -> Ack -> samples), ingest into the in-memory fleet state and
+ * the SQLite store with group commit (acks only after commit: "acks mean on disk"), and the
+ * timers for retention and analysis.
+ */
+#ifndef PW_COLLECTOR_H
+#define PW_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Configuration, filled by the option table in collector_config.c. Times in ms, sizes in
+ * bytes; strings owned by the config layer. */
+typedef struct pw_collector_cfg_s {
+    char *listen;    /* agents: "host:port", e.g. "0.0.0.0:7070" */
+    char *ca_file;   /* CA that signs agent (and CLI) certificates */
+    char *cert_file; /* the collector's server certificate */
+    char *key_file;
+    char *db_path;                  /* SQLite file (":memory:" for tests) */
+    uint64_t commit_interval_ms;    /* group commit, default 200 ms */
+    uint64_t handshake_timeout_ms;  /* TLS + Hello, default 10 s */
+    uint64_t idle_timeout_ms;       /* no frame for this long: close, default 5 min */
+    int64_t max_connections;        /* overall, default 20,000 */
+    int64_t max_connections_per_ip; /* default 64 */
+    uint64_t max_frame_bytes;       /* after Hello, default 4 MiB */
+    uint64_t hello_max_frame_bytes; /* before Hello is verified, default 64 KiB */
+    uint64_t raw_retention_ms;      /* 48 h */
+    uint64_t m1_retention_ms;       /* 30 d */
+    uint64_t m15_retention_ms;      /* 400 d */
+    char *http_listen;              /* query API and dashboard, "host:port" ("" = off) */
+    char *tokens_file;              /* bearer tokens (hashes) with roles */
+    char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */
+    char *log_level;
+} pw_collector_cfg_t;
+
+/* Runs the collector until SIGINT/SIGTERM. Returns 0, or a negative error when start-up
+ * fails (`d` says what: certificates, listen address, database). */
+int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d);
+
+#endif /* PW_COLLECTOR_H */

@@ -1,0 +1,57 @@
+/* collector_internal.h: the collector's state, shared by collector.c (ingest), http.c (query
+ * API and dashboard) and analysis_run.c (analysis on ingest and on a timer). Only the loop's
+ * thread touches it. */
+#ifndef PW_COLLECTOR_INTERNAL_H
+#define PW_COLLECTOR_INTERNAL_H
+
+#include <uv.h>
+
+#include "buf.h"
+#include "collector.h"
+#include "fleet.h"
+#include "log.h"
+#include "poolwatch.pb-c.h"
+#include "store.h"
+#include "tls.h"
+
+struct conn_s;
+struct pw_http_s;
+struct pw_analysis_run_s;
+
+typedef struct pw_collector_s {
+    const pw_collector_cfg_t *cfg;
+    uv_loop_t loop;
+    uv_tcp_t server;
+    int agent_port;
+    pw_tls_ctx_t *tls_ctx;
+    pw_store_t *store;
+    pw_fleet_t fleet;
+    struct conn_s *conns;
+    size_t n_conns;
+    void *iptab;
+    uint64_t uncommitted; /* samples put since the last commit */
+    pw_sample_t scratch;
+    pw_buf_t out;
+    uv_timer_t commit_timer, retention_timer;
+    uv_signal_t sigint, sigterm;
+    pw_complaint_t c_store, c_conns;
+    struct pw_http_s *http;
+    struct pw_analysis_run_s *analysis;
+} pw_collector_t;
+
+/* Sends a command to the host's agent. Returns 0 or PW_ECLOSED (not connected). */
+int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd);
+
+/* http.c: the query API and dashboard listener (cfg->http_listen). */
+int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d);
+void pw_collector_http_stop(pw_collector_t *c);
+/* A CommandResult from an agent, handed to the API request waiting for it. */
+void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
+                                 const Poolwatch__V1__CommandResult *res);
+
+/* analysis_run.c */
+void pw_collector_analysis_start(pw_collector_t *c);
+void pw_collector_analysis_stop(pw_collector_t *c);
+void pw_collector_analysis_on_sample(pw_collector_t *c, pw_host_t *h);
+
+#endif /* PW_COLLECTOR_INTERNAL_H */
