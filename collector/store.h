@@ -1,0 +1,203 @@
+/* store.h: the collector's history store on embedded SQLite (DESIGN §4,
+ * docs/internals/store.md).
+ *
+ * The collector puts every accepted sample (the host's full table after the sample was
+ * applied) and then, at most every 200 ms, calls pw_store_commit(): when it returns 0,
+ * every sample put before is on disk (WAL, synchronous=FULL: the WAL is fsync'ed at each
+ * commit, https://sqlite.org/pragma.html#pragma_synchronous) and may be acked. History is
+ * kept as chunks per host and time window (a keyframe then deltas of the project's codec,
+ * common/delta.h; closed chunks compressed with zstd), with rollups at 1 min and 15 min per
+ * (host, tag, pool) and retention per level.
+ *
+ * A store is used from one thread (the collector's loop). Every function returns 0 (or a
+ * non-negative value where said) or a negative poolwatch code; `d` (may be NULL) says what
+ * and where. A failed put or commit rolls back every sample put since the last successful
+ * commit: none of them is stored, the last seq per agent instance is the committed one
+ * again, so resent samples are accepted; a later put + commit works once space is back.
+ */
+#ifndef PW_STORE_H
+#define PW_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "sample.h"
+
+/* Returned (positive) by pw_store_put for a sample whose seq is already stored for the same
+ * (agent_id, boot_id): nothing was written; the collector may ack it. */
+#define PW_STORE_DUPLICATE 1
+
+/* Rollup levels, and the level of a series answer. */
+typedef enum {
+    PW_STORE_RAW = 0, /* every sample */
+    PW_STORE_1MIN = 1,
+    PW_STORE_15MIN = 2
+} pw_store_level_t;
+
+#define PW_STORE_DEFAULT_RAW_RETENTION_MS   (48ull * 3600 * 1000)
+#define PW_STORE_DEFAULT_1MIN_RETENTION_MS  (30ull * 86400 * 1000)
+#define PW_STORE_DEFAULT_15MIN_RETENTION_MS (400ull * 86400 * 1000)
+#define PW_STORE_DEFAULT_CHUNK_WINDOW_MS    (3600ull * 1000)
+#define PW_STORE_DEFAULT_CHUNK_MAX_SAMPLES  4096u
+#define PW_STORE_DEFAULT_ZSTD_LEVEL         9
+#define PW_STORE_DEFAULT_BUSY_TIMEOUT_MS    5000
+
+/* Options; zero fields take the defaults above. */
+typedef struct pw_store_opts_s {
+    uint64_t raw_retention_ms;  /* raw chunks kept this long after their last sample */
+    uint64_t m1_retention_ms;   /* 1-min rollups */
+    uint64_t m15_retention_ms;  /* 15-min rollups */
+    uint64_t chunk_window_ms;   /* chunks cover aligned windows of this length (>= 60000,
+                                   a multiple of 900000 or a divisor of it; default 1 h) */
+    uint32_t chunk_max_samples; /* a chunk also closes when it holds this many samples */
+    int zstd_level;             /* 1..19 for closed chunks and rollups */
+    int busy_timeout_ms;        /* sqlite3_busy_timeout */
+    uint64_t max_db_bytes;      /* 0 = no ceiling; else PRAGMA max_page_count: writes past it
+                                   fail with PW_ENOSPC exactly as on a full disk */
+} pw_store_opts_t;
+
+/* Who sent a sample (from the agent's Hello), borrowed for the call. */
+typedef struct pw_store_host_s {
+    const char *name;        /* host name, 1..255 bytes, NUL-terminated */
+    const uint8_t *agent_id; /* 1..64 bytes */
+    size_t agent_id_len;
+    const uint8_t *boot_id; /* 1..64 bytes */
+    size_t boot_id_len;
+    const char *os;         /* e.g. "windows 10.0.19045"; may be NULL */
+    unsigned counter_width; /* bits of allocs/frees: 32 (Windows) or 64 */
+} pw_store_host_t;
+
+/* One point of a series. For raw points min == max == the value. For a rollup or a step
+ * wider than one sample: ts_ms is the start of the step (ts - ts % step), bytes/diff/allocs/
+ * frees the last values in the step, the min and max fields over the samples in it, `samples` how
+ * many samples it covers. */
+typedef struct pw_store_point_s {
+    uint64_t ts_ms;
+    uint64_t bytes, diff, allocs, frees;
+    uint64_t bytes_min, bytes_max, diff_min, diff_max;
+    uint32_t samples;
+} pw_store_point_t;
+
+typedef struct pw_store_series_s {
+    pw_store_point_t *points; /* owned, sorted by ts_ms, `n` used */
+    size_t n, cap;
+    pw_store_level_t level; /* the level that answered */
+} pw_store_series_t;
+
+typedef struct pw_store_host_info_s {
+    char *name;                        /* owned */
+    char *os;                          /* owned, "" when unknown */
+    uint8_t agent_id[64], boot_id[64]; /* of the last sample */
+    size_t agent_id_len, boot_id_len;
+    unsigned counter_width;
+    uint64_t last_seen_ms; /* timestamp of the newest sample */
+    uint64_t last_seq;     /* seq of the newest sample (of agent_id/boot_id) */
+} pw_store_host_info_t;
+
+typedef struct pw_store_stats_s {
+    uint64_t bytes_on_disk;  /* database file + WAL (page_count * page_size for :memory:) */
+    uint64_t samples;        /* samples stored in chunks (closed and open) */
+    uint64_t chunks;         /* chunks (closed and open) */
+    uint64_t closed_chunks;  /* chunks compressed into one blob */
+    uint64_t rollup_windows; /* rollup blobs, both levels */
+    uint64_t raw_bytes;      /* compressed chunk blobs + open rows */
+    uint64_t rollup_bytes;   /* compressed rollup blobs */
+    uint64_t tags;           /* distinct tags */
+    uint64_t hosts;
+    /* Counters of this process (pw_store_t), not of the file. */
+    uint64_t puts, duplicates, commits, failed_commits, updates;
+    uint64_t commit_us_total, commit_us_max; /* wall time in pw_store_commit, microseconds */
+} pw_store_stats_t;
+
+typedef struct pw_store_s pw_store_t;
+
+/* Opens (creating when missing) the store at `path` ("file.db", or ":memory:" for tests),
+ * applies pending schema migrations, sets WAL, synchronous=FULL, foreign keys and the busy
+ * timeout. `opts` may be NULL (defaults). On success *out is owned by the caller (close with
+ * pw_store_close). Returns 0; PW_EINVAL (bad option); PW_ESTORE (cannot open, not a
+ * database, schema newer than this build: `d` has sqlite3_errmsg); PW_ENOSPC; PW_ENOMEM. */
+int pw_store_open(const char *path, const pw_store_opts_t *opts, pw_store_t **out, pw_diag_t *d);
+
+/* Rolls back anything not committed, closes the database and frees `st`. Open chunks stay
+ * open on disk and are closed when the host's next sample arrives. Accepts NULL. */
+void pw_store_close(pw_store_t *st);
+
+/* Adds sample `s` (borrowed: the host's full table after the sample, seq and timestamp_ms
+ * set, PW_SAMPLE_NO_ALLOCS when it has no allocs/frees) of `host`, with `gap_before` samples
+ * the agent reported lost just before it (0 = none; recorded in the gap table). Durable only
+ * after pw_store_commit. Samples of a host must come in increasing timestamp order (an
+ * older one than the host's newest is stored but may close the open chunk).
+ * Returns 0; PW_STORE_DUPLICATE when seq <= the stored last seq of (agent_id, boot_id);
+ * PW_EINVAL (bad host fields, width, or a row the codec refuses: diff != allocs - frees mod
+ * 2^width, a counter >= 2^width, a repeated (tag, pool)); PW_ENOSPC (disk or db ceiling
+ * full); PW_ESTORE (other SQLite error); PW_ENOMEM. On a negative return the whole
+ * uncommitted transaction was rolled back (see the header comment). */
+int pw_store_put(pw_store_t *st, const pw_store_host_t *host, const pw_sample_t *s,
+                 uint64_t gap_before, pw_diag_t *d);
+
+/* Makes every sample put since the last commit durable (COMMIT with the WAL fsync'ed).
+ * Returns 0 (also when there was nothing to commit); PW_ENOSPC / PW_ESTORE / PW_ENOMEM with
+ * everything since the last commit rolled back. */
+int pw_store_commit(pw_store_t *st, pw_diag_t *d);
+
+/* Deletes, per level, what is entirely older than the level's retention at `now_ms` (ms
+ * since the epoch, injected): closed raw chunks whose newest sample is < now - raw
+ * retention, 1-min and 15-min rollup windows whose newest bucket starts before now - their
+ * retention, and gap records older than the 15-min retention. Commits its own transaction
+ * when none is open (else joins the open one). Returns the number of items deleted (>= 0)
+ * or a negative code as pw_store_commit. */
+int64_t pw_store_retention(pw_store_t *st, uint64_t now_ms, pw_diag_t *d);
+
+/* Series of (host, tag, pool) for samples with from_ms <= ts <= to_ms. step_ms picks the
+ * level: < 60000 reads raw chunks (0 = one point per sample), < 900000 the 1-min rollups,
+ * else the 15-min rollups; points are then merged into steps of step_ms (aligned on the
+ * epoch). The host's open chunk, not yet rolled up, is read raw and merged the same way.
+ * `out` must be zeroed or a previous answer (it is emptied first; free with
+ * pw_store_series_free). Returns the number of points (>= 0; 0 for an unknown host or tag);
+ * PW_EINVAL (from > to, bad tag length or pool); PW_ECORRUPT (a stored blob fails to
+ * decode); PW_ESTORE; PW_ENOMEM. */
+int64_t pw_store_series(pw_store_t *st, const char *host, const uint8_t *tag, size_t tag_len,
+                        pw_pool_t pool, uint64_t from_ms, uint64_t to_ms, uint64_t step_ms,
+                        pw_store_series_t *out, pw_diag_t *d);
+
+/* Frees the points of `s` and zeroes it. Accepts NULL. */
+void pw_store_series_free(pw_store_series_t *s);
+
+/* Rebuilds the newest stored table of `host` into `out` (initialised with pw_sample_init;
+ * reset first) from its newest chunk: entries, seq, timestamp_ms, flags and totals as put.
+ * Entries are sorted by (tag, pool) in the chunk's first-use order, not the put order.
+ * Returns 0; PW_ENOENT (host unknown or nothing stored); PW_ECORRUPT; PW_ESTORE; PW_ENOMEM. */
+int pw_store_latest(pw_store_t *st, const char *host, pw_sample_t *out, pw_diag_t *d);
+
+/* Lists every host sorted by name into *out (owned array of *n entries; free with
+ * pw_store_hosts_free). Returns 0, PW_ESTORE or PW_ENOMEM. */
+int pw_store_hosts(pw_store_t *st, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
+
+/* Frees a list from pw_store_hosts. Accepts NULL. */
+void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n);
+
+/* The highest seq stored for the agent instance (agent_id, boot_id), including samples put
+ * but not yet committed. Returns 0 with *seq set, PW_ENOENT (never seen), PW_EINVAL,
+ * PW_ESTORE. */
+int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
+                      const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
+
+/* Sizes and counters (see pw_store_stats_t). Returns 0 or PW_ESTORE. */
+int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d);
+
+/* Closes every open chunk (compress + rollups) inside the current or a new transaction,
+ * committing when it opened one: for shutdown tools and benchmarks. Returns 0 or as
+ * pw_store_commit. */
+int pw_store_flush(pw_store_t *st, pw_diag_t *d);
+
+/* Checkpoints the WAL into the database file and truncates it (PRAGMA
+ * wal_checkpoint(TRUNCATE)); outside a transaction only. Returns 0, PW_EAGAIN (readers
+ * prevented a full checkpoint, or a transaction is open) or PW_ESTORE. */
+int pw_store_checkpoint(pw_store_t *st, pw_diag_t *d);
+
+/* Changes the database ceiling at run time (0 = none), as the option max_db_bytes.
+ * Returns 0 or PW_ESTORE. */
+int pw_store_set_max_bytes(pw_store_t *st, uint64_t max_db_bytes, pw_diag_t *d);
+
+#endif /* PW_STORE_H */

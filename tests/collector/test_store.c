@@ -1,0 +1,567 @@
+/* test_store.c: the collector's history store (collector/store.h).
+ *
+ * Every expected value comes from the tables the test builds itself (formulas below, or
+ * numbers written by hand), never from the store's own output.
+ */
+#include "test_util.h"
+
+#include <unistd.h>
+
+#include "store.h"
+
+#define T0 1700001000000ull /* a multiple of 15 min (900000 ms) */
+
+static const uint8_t AGENT[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const uint8_t BOOT1[16] = {0xb0, 1};
+static const uint8_t BOOT2[16] = {0xb0, 2};
+
+typedef struct {
+    char dir[64];
+    char path[128];
+} tmp_t;
+
+static void tmp_make(tmp_t *t)
+{
+    strcpy(t->dir, "/tmp/pw_store_XXXXXX");
+    assert_non_null(mkdtemp(t->dir));
+    snprintf(t->path, sizeof(t->path), "%s/store.db", t->dir);
+}
+
+static void tmp_remove(tmp_t *t)
+{
+    char p[160];
+    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
+        unlink(p);
+    }
+    rmdir(t->dir);
+}
+
+static pw_store_host_t host_of(const char *name, const uint8_t *boot, unsigned width)
+{
+    pw_store_host_t h = {name, AGENT, sizeof(AGENT), boot, 16, "windows 10.0", width};
+    return h;
+}
+
+/* Tags with a space, NUL bytes and bytes >= 0x80, as they come from pool tags. */
+static const struct {
+    const char *b;
+    uint8_t len;
+    pw_pool_t pool;
+} TAGS[] = {
+    {"Ntfx", 4, PW_POOL_PAGED},
+    {"Ntfx", 4, PW_POOL_NONPAGED},
+    {"Ab c", 4, PW_POOL_NONPAGED},
+    {"\0x\0y", 4, PW_POOL_PAGED},
+    {"\x80\xff\x81z", 4, PW_POOL_SESSION},
+    {"kmalloc-64", 10, PW_POOL_NONPAGED},
+};
+#define NTAGS (sizeof(TAGS) / sizeof(TAGS[0]))
+
+/* Row i of sample k, or 0 when the row is absent (tag 2 vanishes in samples 5 and 6). */
+static int row_of(size_t i, unsigned k, uint64_t *allocs, uint64_t *frees, uint64_t *diff,
+                  uint64_t *bytes)
+{
+    if (i == 2 && (k == 5 || k == 6))
+        return 0;
+    uint64_t a = 1000 * (i + 1) + 7 * k * (i + 1) + (k * k) % 5;
+    uint64_t df = 10 + (k * (i + 3)) % 7;
+    if (i == 0 && k >= 8)
+        a = 100 + k; /* a counter reset (host reboot of the counters) */
+    *allocs = a;
+    *frees = a - df;
+    *diff = df;
+    *bytes = df * 64 * (i + 1) + (k % 3) * 16;
+    return 1;
+}
+
+static void build(pw_sample_t *s, unsigned k)
+{
+    pw_sample_reset(s);
+    s->seq = 100 + k;
+    s->timestamp_ms = T0 + 10000ull * k;
+    s->totals.nonpaged_bytes = 5000000 + k;
+    s->totals.nonpaged_limit_bytes = 128ull << 20;
+    for (size_t i = 0; i < NTAGS; i++) {
+        uint64_t a, f, df, b;
+        if (row_of(i, k, &a, &f, &df, &b))
+            assert_int_equal(pw_sample_add(s, TAGS[i].b, TAGS[i].len, TAGS[i].pool, a, f, df, b),
+                             0);
+    }
+}
+
+static const pw_entry_t *find_entry(const pw_sample_t *s, size_t i)
+{
+    for (size_t j = 0; j < s->n; j++)
+        if (s->entries[j].tag_len == TAGS[i].len && s->entries[j].pool == TAGS[i].pool &&
+            memcmp(s->entries[j].tag, TAGS[i].b, TAGS[i].len) == 0)
+            return &s->entries[j];
+    return NULL;
+}
+
+/* `got` holds exactly the rows of sample k. */
+static void check_table(const pw_sample_t *got, unsigned k)
+{
+    size_t want = 0;
+    for (size_t i = 0; i < NTAGS; i++) {
+        uint64_t a, f, df, b;
+        if (!row_of(i, k, &a, &f, &df, &b)) {
+            assert_null(find_entry(got, i));
+            continue;
+        }
+        want++;
+        const pw_entry_t *e = find_entry(got, i);
+        assert_non_null(e);
+        assert_int_equal(e->allocs, a);
+        assert_int_equal(e->frees, f);
+        assert_int_equal(e->diff, df);
+        assert_int_equal(e->bytes, b);
+    }
+    assert_int_equal(got->n, want);
+    assert_int_equal(got->seq, 100 + k);
+    assert_int_equal(got->timestamp_ms, T0 + 10000ull * k);
+    assert_int_equal(got->totals.nonpaged_bytes, 5000000 + k);
+    assert_int_equal(got->totals.nonpaged_limit_bytes, 128ull << 20);
+}
+
+#define NSAMPLES 10u
+
+/* Every (tag, pool) read back raw equals every sample, value for value. */
+static void check_series_raw(pw_store_t *st, const char *host)
+{
+    for (size_t i = 0; i < NTAGS; i++) {
+        pw_store_series_t sr = {0};
+        pw_diag_t d;
+        int64_t n = pw_store_series(st, host, (const uint8_t *)TAGS[i].b, TAGS[i].len, TAGS[i].pool,
+                                    T0, T0 + 10000ull * NSAMPLES, 0, &sr, &d);
+        size_t p = 0;
+        for (unsigned k = 0; k < NSAMPLES; k++) {
+            uint64_t a, f, df, b;
+            if (!row_of(i, k, &a, &f, &df, &b))
+                continue;
+            assert_true(p < sr.n);
+            assert_int_equal(sr.points[p].ts_ms, T0 + 10000ull * k);
+            assert_int_equal(sr.points[p].allocs, a);
+            assert_int_equal(sr.points[p].frees, f);
+            assert_int_equal(sr.points[p].diff, df);
+            assert_int_equal(sr.points[p].bytes, b);
+            assert_int_equal(sr.points[p].samples, 1);
+            p++;
+        }
+        assert_int_equal(n, (int64_t)p);
+        assert_int_equal(sr.n, p);
+        assert_int_equal(sr.level, PW_STORE_RAW);
+        pw_store_series_free(&sr);
+    }
+}
+
+static void put_all(pw_store_t *st, const char *host, const uint8_t *boot, unsigned from,
+                    unsigned to)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of(host, boot, 64);
+    pw_diag_t d;
+    for (unsigned k = from; k < to; k++) {
+        build(&s, k);
+        int rc = pw_store_put(st, &h, &s, k == 3 ? 2 : 0, &d);
+        if (rc != 0)
+            fail_msg("put %u: %d %s", k, rc, d.msg);
+        if (k % 3 == 2)
+            assert_int_equal(pw_store_commit(st, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_sample_close(&s);
+}
+
+/* Chunks of at most 4 samples: 10 samples make 3 chunks, the last one open. */
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 3);
+    assert_int_equal(ss.closed_chunks, 2);
+    assert_int_equal(ss.samples, NSAMPLES);
+    assert_int_equal(ss.hosts, 1);
+    check_series_raw(st, "win-01");
+
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    /* Closing every chunk changes nothing that can be read back. */
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 3);
+    check_series_raw(st, "win-01");
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+
+    assert_int_equal(pw_store_latest(st, "nobody", &got, &d), PW_ENOENT);
+    pw_store_series_t sr = {0};
+    assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)"Nope", 4, PW_POOL_PAGED, T0,
+                                     T0 + 100000, 0, &sr, &d),
+                     0);
+    assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)"Nope", 4, PW_POOL_PAGED,
+                                     T0 + 1, T0, 0, &sr, &d),
+                     PW_EINVAL);
+    pw_store_series_free(&sr);
+    pw_sample_close(&got);
+    pw_store_close(st);
+}
+
+static void test_duplicates(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 4);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("win-01", BOOT1, 64);
+    build(&s, 2); /* seq 102: stored already */
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
+    build(&s, 3);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    uint64_t seq = 0;
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT1, 16, &seq), 0);
+    assert_int_equal(seq, 103);
+    /* A new boot starts its seq again: not a duplicate. */
+    pw_store_host_t h2 = host_of("win-01", BOOT2, 64);
+    build(&s, 4);
+    s.seq = 1;
+    assert_int_equal(pw_store_put(st, &h2, &s, 0, &d), 0);
+    assert_int_equal(pw_store_put(st, &h2, &s, 0, &d), PW_STORE_DUPLICATE);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), 0);
+    assert_int_equal(seq, 1);
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT1, 16, &seq), 0);
+    assert_int_equal(seq, 103);
+    assert_int_equal(pw_store_last_seq(st, BOOT1, 16, BOOT1, 16, &seq), PW_ENOENT);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.samples, 5);
+    assert_int_equal(ss.duplicates, 3);
+    /* A row the codec refuses (diff != allocs - frees) is refused, the rest stays. */
+    build(&s, 5);
+    s.entries[0].diff += 1;
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_EINVAL);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT1, 16, &seq), 0);
+    assert_int_equal(seq, 103);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
+static void test_restart(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 6);
+    put_all(st, "lnx-02", BOOT2, 0, 3);
+    pw_store_close(st); /* leaves open chunks on disk */
+
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, 5);
+    assert_int_equal(pw_store_latest(st, "lnx-02", &got, &d), 0);
+    check_table(&got, 2);
+    uint64_t seq = 0;
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT1, 16, &seq), 0);
+    assert_int_equal(seq, 105);
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), 0);
+    assert_int_equal(seq, 102);
+    pw_store_host_info_t *hosts;
+    size_t nh;
+    assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
+    assert_int_equal(nh, 2);
+    assert_string_equal(hosts[0].name, "lnx-02");
+    assert_string_equal(hosts[1].name, "win-01");
+    assert_int_equal(hosts[1].last_seq, 105);
+    assert_int_equal(hosts[1].last_seen_ms, T0 + 50000);
+    assert_int_equal(hosts[1].boot_id_len, 16);
+    assert_memory_equal(hosts[1].boot_id, BOOT1, 16);
+    assert_string_equal(hosts[1].os, "windows 10.0");
+    pw_store_hosts_free(hosts, nh);
+
+    /* Continue after the restart: the reloaded open chunk is closed, a new one starts. */
+    put_all(st, "win-01", BOOT1, 6, NSAMPLES);
+    check_series_raw(st, "win-01");
+    pw_store_close(st);
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    check_series_raw(st, "win-01");
+    pw_sample_close(&got);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* A small series written by hand: bytes per sample and where the 1-min / 15-min buckets
+ * cut it. diff = bytes / 10, allocs = 1000 + 10 * k, frees = allocs - diff. */
+static const uint64_t HB_TS[] = {0, 20000, 40000, 60000, 80000, 100000, 900000, 920000};
+static const uint64_t HB_BYTES[] = {100, 300, 50, 400, 10, 250, 700, 600};
+#define HB_N 8
+
+static void check_point(const pw_store_point_t *p, uint64_t ts, uint64_t last, uint64_t min,
+                        uint64_t max, uint32_t n, unsigned last_k)
+{
+    assert_int_equal(p->ts_ms, ts);
+    assert_int_equal(p->bytes, last);
+    assert_int_equal(p->bytes_min, min);
+    assert_int_equal(p->bytes_max, max);
+    assert_int_equal(p->diff, last / 10);
+    assert_int_equal(p->diff_min, min / 10);
+    assert_int_equal(p->diff_max, max / 10);
+    assert_int_equal(p->allocs, 1000 + 10 * last_k);
+    assert_int_equal(p->frees, 1000 + 10 * last_k - last / 10);
+    assert_int_equal(p->samples, n);
+}
+
+static void check_rollups(pw_store_t *st)
+{
+    pw_store_series_t sr = {0};
+    pw_diag_t d;
+    /* 1 min: [100 300 50] [400 10 250] [700 600] */
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Leak", 4, PW_POOL_NONPAGED, T0,
+                                     T0 + 3600000, 60000, &sr, &d),
+                     3);
+    assert_int_equal(sr.level, PW_STORE_1MIN);
+    check_point(&sr.points[0], T0, 50, 50, 300, 3, 2);
+    check_point(&sr.points[1], T0 + 60000, 250, 10, 400, 3, 5);
+    check_point(&sr.points[2], T0 + 900000, 600, 600, 700, 2, 7);
+    /* 15 min: [100 300 50 400 10 250] [700 600] */
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Leak", 4, PW_POOL_NONPAGED, T0,
+                                     T0 + 3600000, 900000, &sr, &d),
+                     2);
+    assert_int_equal(sr.level, PW_STORE_15MIN);
+    check_point(&sr.points[0], T0, 250, 10, 400, 6, 5);
+    check_point(&sr.points[1], T0 + 900000, 600, 600, 700, 2, 7);
+    /* 5-min steps over 1-min buckets: the same groups as 15 min here except the cut. */
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Leak", 4, PW_POOL_NONPAGED,
+                                     T0 + 60000, T0 + 3600000, 300000, &sr, &d),
+                     2);
+    check_point(&sr.points[0], T0, 250, 10, 400, 3, 5);
+    pw_store_series_free(&sr);
+}
+
+static void test_rollups(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("h", BOOT1, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (unsigned k = 0; k < HB_N; k++) {
+        pw_sample_reset(&s);
+        s.seq = k + 1;
+        s.timestamp_ms = T0 + HB_TS[k];
+        uint64_t a = 1000 + 10 * k, df = HB_BYTES[k] / 10;
+        assert_int_equal(pw_sample_add(&s, "Leak", 4, PW_POOL_NONPAGED, a, a - df, df, HB_BYTES[k]),
+                         0);
+        assert_int_equal(pw_sample_add(&s, "Othr", 4, PW_POOL_PAGED, 5, 1, 4, 4096), 0);
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    check_rollups(st); /* from the open chunk, read raw */
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    check_rollups(st); /* from the rollup blobs */
+    /* Raw gone after 48 h: the rollups still answer, raw does not. */
+    assert_int_equal(
+        pw_store_retention(st, T0 + 920000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d), 1);
+    check_rollups(st);
+    pw_store_series_t sr = {0};
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Leak", 4, PW_POOL_NONPAGED, T0,
+                                     T0 + 3600000, 0, &sr, &d),
+                     0);
+    pw_store_series_free(&sr);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
+/* Three chunks of two samples each, one hour apart; each level deletes exactly what is
+ * older than its limit (a chunk's or window's newest sample < now - limit). */
+static void test_retention(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("h", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (unsigned k = 0; k < 6; k++) {
+        pw_sample_reset(&s);
+        s.seq = k + 1;
+        s.timestamp_ms = T0 + 3600000ull * (k / 2) + 10000ull * (k % 2);
+        assert_int_equal(pw_sample_add(&s, "Tag1", 4, PW_POOL_PAGED, 10 + k, 5, 5 + k, 100), 0);
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 3);
+    assert_int_equal(ss.rollup_windows, 6);
+    const uint64_t H = 3600000, newest_a = T0 + 10000, newest_b = T0 + H + 10000;
+    const uint64_t RAW = PW_STORE_DEFAULT_RAW_RETENTION_MS, M1 = PW_STORE_DEFAULT_1MIN_RETENTION_MS,
+                   M15 = PW_STORE_DEFAULT_15MIN_RETENTION_MS;
+    /* Exactly at the limit nothing goes; one ms later chunk a goes, then b. */
+    assert_int_equal(pw_store_retention(st, newest_a + RAW, &d), 0);
+    assert_int_equal(pw_store_retention(st, newest_a + RAW + 1, &d), 1);
+    assert_int_equal(pw_store_retention(st, newest_b + RAW, &d), 0);
+    assert_int_equal(pw_store_retention(st, newest_b + RAW + 1, &d), 1);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 1);
+    assert_int_equal(ss.samples, 2);
+    pw_store_series_t sr = {0};
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
+                                     T0 + 3 * H, 0, &sr, &d),
+                     2);
+    assert_int_equal(sr.points[0].ts_ms, T0 + 2 * H);
+    /* 1-min level of window a. */
+    assert_int_equal(pw_store_retention(st, newest_a + M1, &d), 1); /* raw chunk c */
+    assert_int_equal(pw_store_retention(st, newest_a + M1 + 1, &d), 1);
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
+                                     T0 + 3 * H, 60000, &sr, &d),
+                     2); /* windows b and c: one bucket each */
+    assert_int_equal(sr.points[0].ts_ms, T0 + H);
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
+                                     T0 + 3 * H, 900000, &sr, &d),
+                     3);
+    assert_int_equal(sr.points[0].ts_ms, T0);
+    assert_int_equal(sr.points[0].allocs, 11);
+    /* Everything else. */
+    assert_int_equal(pw_store_retention(st, newest_b + 2 * H + M1 + 1, &d), 2);
+    assert_int_equal(pw_store_retention(st, newest_a + M15 + 1, &d), 1);
+    assert_int_equal(pw_store_retention(st, newest_b + 2 * H + M15 + 1, &d), 2);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.rollup_windows, 0);
+    assert_int_equal(ss.chunks, 0);
+    pw_store_series_free(&sr);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
+/* A database ceiling (PRAGMA max_page_count) fails writes with SQLITE_FULL exactly as a
+ * full disk does: PW_ENOSPC, the committed data intact, and writes work again once the
+ * ceiling is raised. */
+static void test_disk_full(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 6);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(pw_store_set_max_bytes(st, 1, &d), 0); /* the current size, no more */
+
+    /* Big tables of new tags until the database is full. */
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("big", BOOT2, 64);
+    int rc = 0;
+    unsigned k, last_ok = 0;
+    for (k = 0; k < 200 && rc >= 0; k++) {
+        pw_sample_reset(&s);
+        s.seq = k + 1;
+        s.timestamp_ms = T0 + 10000ull * k;
+        for (unsigned i = 0; i < 500; i++) {
+            char tag[16];
+            int n = snprintf(tag, sizeof(tag), "T%u.%u", k, i);
+            assert_int_equal(pw_sample_add(&s, tag, (size_t)n, PW_POOL_PAGED, 10, 1, 9, 99), 0);
+        }
+        rc = pw_store_put(st, &h, &s, 0, &d);
+        if (rc == 0)
+            rc = pw_store_commit(st, &d);
+        if (rc == 0)
+            last_ok = k + 1;
+    }
+    assert_int_equal(rc, PW_ENOSPC);
+    assert_int_equal(d.code, PW_ENOSPC);
+    assert_non_null(strstr(d.msg, "full"));
+    uint64_t seq = 0;
+    if (last_ok == 0) {
+        assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), PW_ENOENT);
+    } else {
+        assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), 0);
+        assert_int_equal(seq, last_ok);
+    }
+
+    /* What was committed before is intact, also after a reopen. */
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, 5);
+    assert_int_equal(pw_store_set_max_bytes(st, 0, &d), 0);
+    put_all(st, "win-01", BOOT1, 6, NSAMPLES);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), 0);
+    assert_int_equal(seq, k);
+    pw_store_close(st);
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    check_series_raw(st, "win-01");
+    assert_int_equal(pw_store_latest(st, "big", &got, &d), 0);
+    assert_int_equal(got.n, 500);
+    assert_int_equal(got.seq, k);
+    pw_sample_close(&got);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+static void test_bad_args(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    pw_store_opts_t o = {.chunk_window_ms = 70000};
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), PW_EINVAL);
+    assert_int_equal(pw_store_open("/nonexistent-dir/x/y.db", NULL, &st, &d), PW_ESTORE);
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("h", BOOT1, 48);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_EINVAL);
+    h = host_of("", BOOT1, 64);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_EINVAL);
+    h = host_of("h", BOOT1, 64);
+    h.agent_id_len = 0;
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_EINVAL);
+    pw_store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_restart),   cmocka_unit_test(test_rollups),
+        cmocka_unit_test(test_retention), cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_bad_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
