@@ -1,0 +1,790 @@
+/* analysis.c: see analysis.h for the formulas and their sources. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* helpers */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of an already sorted array. */
+static double sorted_median(const double *s, size_t n)
+{
+    if (n % 2)
+        return s[n / 2];
+    return (s[n / 2 - 1] + s[n / 2]) / 2.0;
+}
+
+/* Type 7 quantile of an already sorted array. */
+static double sorted_quantile(const double *s, size_t n, double p)
+{
+    double h = (double)(n - 1) * p;
+    size_t lo = (size_t)floor(h);
+    if (lo >= n - 1)
+        return s[n - 1];
+    return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
+}
+
+/* Index of the i-th of m evenly spaced points among n (m <= n, m >= 2). */
+static size_t decimate_index(size_t i, size_t n, size_t m)
+{
+    return (size_t)(((uint64_t)i * (uint64_t)(n - 1)) / (uint64_t)(m - 1));
+}
+
+/* Number of points used by the O(n^2) statistics. */
+static size_t capped(size_t n)
+{
+    return n > PW_ANALYSIS_MAX_POINTS ? PW_ANALYSIS_MAX_POINTS : n;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* basic statistics */
+
+double pw_stats_norm_cdf(double z)
+{
+    return 0.5 * erfc(-z / sqrt(2.0));
+}
+
+double pw_stats_norm_quantile(double p)
+{
+    if (!(p > 0.0))
+        return -INFINITY;
+    if (!(p < 1.0))
+        return INFINITY;
+    double lo = -40.0, hi = 40.0;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2.0;
+        if (pw_stats_norm_cdf(mid) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2.0;
+}
+
+int pw_stats_median(const double *x, size_t n, double *out)
+{
+    if (x == NULL || n == 0 || out == NULL)
+        return PW_EINVAL;
+    double *s = pw_malloc(n * sizeof(*s));
+    if (s == NULL)
+        return PW_ENOMEM;
+    memcpy(s, x, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    *out = sorted_median(s, n);
+    pw_free(s);
+    return 0;
+}
+
+int pw_stats_quantile(const double *x, size_t n, double p, double *out)
+{
+    if (x == NULL || n == 0 || out == NULL || !(p >= 0.0 && p <= 1.0))
+        return PW_EINVAL;
+    double *s = pw_malloc(n * sizeof(*s));
+    if (s == NULL)
+        return PW_ENOMEM;
+    memcpy(s, x, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    *out = sorted_quantile(s, n, p);
+    pw_free(s);
+    return 0;
+}
+
+int pw_stats_mad(const double *x, size_t n, double *median_out, double *mad_out)
+{
+    if (x == NULL || n == 0)
+        return PW_EINVAL;
+    double med, mad;
+    int rc = pw_stats_median(x, n, &med);
+    if (rc < 0)
+        return rc;
+    double *d = pw_malloc(n * sizeof(*d));
+    if (d == NULL)
+        return PW_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        d[i] = fabs(x[i] - med);
+    qsort(d, n, sizeof(*d), cmp_double);
+    mad = sorted_median(d, n);
+    pw_free(d);
+    if (median_out)
+        *median_out = med;
+    if (mad_out)
+        *mad_out = mad;
+    return 0;
+}
+
+int pw_stats_robust_z(const double *x, size_t n, double *z)
+{
+    if (z == NULL)
+        return PW_EINVAL;
+    double med, mad;
+    int rc = pw_stats_mad(x, n, &med, &mad);
+    if (rc < 0)
+        return rc;
+    if (mad > 0.0) {
+        for (size_t i = 0; i < n; i++)
+            z[i] = 0.6745 * (x[i] - med) / mad;
+        return 0;
+    }
+    /* MAD = 0 (more than half the values equal): fall back to the mean absolute deviation. */
+    double mean_ad = 0.0;
+    for (size_t i = 0; i < n; i++)
+        mean_ad += fabs(x[i] - med);
+    mean_ad /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        z[i] = mean_ad > 0.0 ? (x[i] - med) / (1.253314 * mean_ad) : 0.0;
+    return 0;
+}
+
+/* Ties-corrected Var(S) for the values y[0..n) (any order). */
+static int mk_variance(const double *y, size_t n, double *var_out)
+{
+    double *s = pw_malloc(n * sizeof(*s));
+    if (s == NULL)
+        return PW_ENOMEM;
+    memcpy(s, y, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    double dn = (double)n;
+    double var = dn * (dn - 1.0) * (2.0 * dn + 5.0);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && s[j] == s[i])
+            j++;
+        double t = (double)(j - i);
+        if (t > 1.0)
+            var -= t * (t - 1.0) * (2.0 * t + 5.0);
+        i = j;
+    }
+    pw_free(s);
+    *var_out = var / 18.0;
+    return 0;
+}
+
+/* Mann-Kendall on already decimated values. */
+static int mk_raw(const double *y, size_t n, pw_mk_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->n = n;
+    out->p = 1.0;
+    if (n < 3)
+        return 0;
+    int64_t s = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            s += (y[j] > y[i]) - (y[j] < y[i]);
+    double var;
+    int rc = mk_variance(y, n, &var);
+    if (rc < 0)
+        return rc;
+    out->s = s;
+    out->var = var;
+    if (var > 0.0) {
+        if (s > 0)
+            out->z = ((double)s - 1.0) / sqrt(var);
+        else if (s < 0)
+            out->z = ((double)s + 1.0) / sqrt(var);
+        out->p = erfc(fabs(out->z) / sqrt(2.0));
+    }
+    return 0;
+}
+
+int pw_stats_mann_kendall(const double *y, size_t n, pw_mk_t *out)
+{
+    if ((y == NULL && n > 0) || out == NULL)
+        return PW_EINVAL;
+    size_t m = capped(n);
+    if (m == n)
+        return mk_raw(y, n, out);
+    double *d = pw_malloc(m * sizeof(*d));
+    if (d == NULL)
+        return PW_ENOMEM;
+    for (size_t i = 0; i < m; i++)
+        d[i] = y[decimate_index(i, n, m)];
+    int rc = mk_raw(d, m, out);
+    pw_free(d);
+    return rc;
+}
+
+/* Value of 1-based fractional rank r among sorted s[0..n), clamped to [1, n]. */
+static double rank_value(const double *s, size_t n, double r)
+{
+    if (r <= 1.0)
+        return s[0];
+    if (r >= (double)n)
+        return s[n - 1];
+    size_t k = (size_t)floor(r); /* 1 <= k < n */
+    double f = r - (double)k;
+    return s[k - 1] + f * (s[k] - s[k - 1]);
+}
+
+/* Theil-Sen on already decimated points. */
+static int theil_sen_raw(const double *x, const double *y, size_t n, double alpha,
+                         pw_theilsen_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->n = n;
+    if (n < 2)
+        return 0;
+    size_t cap = n * (n - 1) / 2;
+    double *sl = pw_malloc(cap * sizeof(*sl));
+    if (sl == NULL)
+        return PW_ENOMEM;
+    size_t np = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (x[j] != x[i])
+                sl[np++] = (y[j] - y[i]) / (x[j] - x[i]);
+    if (np == 0) {
+        pw_free(sl);
+        return 0;
+    }
+    qsort(sl, np, sizeof(*sl), cmp_double);
+    out->pairs = np;
+    out->slope = sorted_median(sl, np);
+
+    double var;
+    int rc = mk_variance(y, n, &var);
+    if (rc < 0) {
+        pw_free(sl);
+        return rc;
+    }
+    double c = pw_stats_norm_quantile(1.0 - alpha / 2.0) * sqrt(var);
+    double m1 = ((double)np - c) / 2.0;
+    double m2 = ((double)np + c) / 2.0;
+    out->low = rank_value(sl, np, m1);
+    out->high = rank_value(sl, np, m2 + 1.0);
+
+    /* intercept: median of y - b x, reusing the slope buffer (cap >= n for n >= 3; n == 2
+     * gives cap 1, so allocate in that case) */
+    double *r = n <= cap ? sl : pw_malloc(n * sizeof(*r));
+    if (r == NULL) {
+        pw_free(sl);
+        return PW_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        r[i] = y[i] - out->slope * x[i];
+    qsort(r, n, sizeof(*r), cmp_double);
+    out->intercept = sorted_median(r, n);
+    if (r != sl)
+        pw_free(r);
+    pw_free(sl);
+    return 0;
+}
+
+int pw_stats_theil_sen(const double *x, const double *y, size_t n, double alpha, pw_theilsen_t *out)
+{
+    if (out == NULL || (n > 0 && (x == NULL || y == NULL)) || !(alpha > 0.0 && alpha < 1.0))
+        return PW_EINVAL;
+    size_t m = capped(n);
+    if (m == n)
+        return theil_sen_raw(x, y, n, alpha, out);
+    double *dx = pw_malloc(2 * m * sizeof(*dx));
+    if (dx == NULL)
+        return PW_ENOMEM;
+    double *dy = dx + m;
+    for (size_t i = 0; i < m; i++) {
+        size_t k = decimate_index(i, n, m);
+        dx[i] = x[k];
+        dy[i] = y[k];
+    }
+    int rc = theil_sen_raw(dx, dy, m, alpha, out);
+    pw_free(dx);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* pressure */
+
+void pw_pressure_opts_default(pw_pressure_opts_t *o)
+{
+    o->warn_ratio = 0.70;
+    o->critical_ratio = 0.85;
+    o->window_ms = 2 * 3600 * 1000LL;
+    o->alpha = 0.05;
+    o->min_points = 6;
+}
+
+static int64_t hours_to_ms(double h)
+{
+    double ms = h * PW_MS_PER_HOUR;
+    if (!(ms < 9.0e18))
+        return INT64_MAX;
+    return (int64_t)ceil(ms);
+}
+
+int pw_pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit_bytes,
+                     const pw_pressure_opts_t *opts, pw_pressure_t *out)
+{
+    pw_pressure_opts_t def;
+    if (opts == NULL) {
+        pw_pressure_opts_default(&def);
+        opts = &def;
+    }
+    if (pts == NULL || n == 0 || out == NULL || opts->window_ms <= 0 ||
+        !(opts->alpha > 0.0 && opts->alpha < 1.0) || !(opts->warn_ratio > 0.0) ||
+        !(opts->critical_ratio >= opts->warn_ratio))
+        return PW_EINVAL;
+    for (size_t i = 1; i < n; i++)
+        if (pts[i].ts_ms < pts[i - 1].ts_ms)
+            return PW_EINVAL;
+
+    memset(out, 0, sizeof(*out));
+    out->eta_ms = out->eta_soon_ms = out->eta_late_ms = -1;
+    out->mk_p = 1.0;
+    double used = pts[n - 1].v < 0 ? 0.0 : pts[n - 1].v;
+    out->used_bytes = (uint64_t)used;
+    out->limit_bytes = limit_bytes;
+    if (limit_bytes == 0) {
+        out->level = PW_LEVEL_UNKNOWN;
+    } else {
+        out->ratio = used / (double)limit_bytes;
+        out->level = out->ratio >= opts->critical_ratio ? PW_LEVEL_CRITICAL
+                     : out->ratio >= opts->warn_ratio   ? PW_LEVEL_WARN
+                                                        : PW_LEVEL_OK;
+    }
+
+    int64_t t_end = pts[n - 1].ts_ms;
+    int64_t t_start = t_end - opts->window_ms;
+    size_t first = n;
+    while (first > 0 && pts[first - 1].ts_ms >= t_start)
+        first--;
+    size_t w = n - first;
+    out->n_window = w;
+    if (w < opts->min_points || w < 3)
+        return 0;
+
+    size_t m = capped(w);
+    double *x = pw_malloc(2 * m * sizeof(*x));
+    if (x == NULL)
+        return PW_ENOMEM;
+    double *y = x + m;
+    for (size_t i = 0; i < m; i++) {
+        const pw_point_t *p = &pts[first + (m == w ? i : decimate_index(i, w, m))];
+        x[i] = (double)(p->ts_ms - pts[first].ts_ms) / PW_MS_PER_HOUR;
+        y[i] = p->v;
+    }
+    pw_theilsen_t ts;
+    pw_mk_t mk;
+    int rc = theil_sen_raw(x, y, m, opts->alpha, &ts);
+    if (rc == 0)
+        rc = mk_raw(y, m, &mk);
+    pw_free(x);
+    if (rc < 0)
+        return rc;
+
+    out->slope_bytes_per_h = ts.slope;
+    out->slope_low_bytes_per_h = ts.low;
+    out->slope_high_bytes_per_h = ts.high;
+    out->mk_p = mk.p;
+    out->trend_up = ts.slope > 0.0 && mk.s > 0 && mk.p < opts->alpha;
+    if (!out->trend_up || limit_bytes == 0)
+        return 0;
+    double room = (double)limit_bytes - used;
+    if (room <= 0.0) {
+        out->eta_ms = out->eta_soon_ms = out->eta_late_ms = 0;
+        return 0;
+    }
+    out->eta_ms = hours_to_ms(room / ts.slope);
+    out->eta_soon_ms = hours_to_ms(room / (ts.high > ts.slope ? ts.high : ts.slope));
+    out->eta_late_ms = ts.low > 0.0 ? hours_to_ms(room / ts.low) : -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* leak suspects */
+
+void pw_leak_opts_default(pw_leak_opts_t *o)
+{
+    o->window_ms = 30 * 60 * 1000LL;
+    o->parts = 3;
+    o->min_parts_up = 2;
+    o->alpha = 0.01;
+    o->min_points = 12;
+    o->min_points_part = 4;
+    o->min_span_ms = 20 * 60 * 1000LL;
+    o->min_rate_bytes_per_h = 16384.0;
+    o->require_diff = true;
+}
+
+/* Significant upward MK on y[0..n)? */
+static int mk_up(const double *y, size_t n, double alpha, bool *up, double *p)
+{
+    pw_mk_t mk;
+    int rc = pw_stats_mann_kendall(y, n, &mk);
+    if (rc < 0)
+        return rc;
+    *up = mk.s > 0 && mk.p < alpha;
+    if (p)
+        *p = mk.p;
+    return 0;
+}
+
+int pw_leak_eval(const pw_leak_input_t *in, const pw_leak_opts_t *opts, pw_leak_t *out)
+{
+    pw_leak_opts_t def;
+    if (opts == NULL) {
+        pw_leak_opts_default(&def);
+        opts = &def;
+    }
+    if (in == NULL || out == NULL || (in->pts == NULL && in->n > 0) ||
+        (in->host == NULL && in->n_host > 0) || opts->parts < 2 || opts->parts > 16 ||
+        opts->min_parts_up > opts->parts || opts->window_ms <= 0 ||
+        !(opts->alpha > 0.0 && opts->alpha < 1.0))
+        return PW_EINVAL;
+    for (size_t i = 1; i < in->n; i++)
+        if (in->pts[i].ts_ms < in->pts[i - 1].ts_ms)
+            return PW_EINVAL;
+    for (size_t i = 1; i < in->n_host; i++)
+        if (in->host[i].ts_ms < in->host[i - 1].ts_ms)
+            return PW_EINVAL;
+
+    memset(out, 0, sizeof(*out));
+    out->share = -1.0;
+    out->last_part_p = 1.0;
+    out->verdict = PW_LEAK_TOO_FEW_POINTS;
+    if (in->n == 0)
+        return 0;
+
+    size_t n = in->n;
+    int64_t t_end = in->pts[n - 1].ts_ms;
+    size_t first = n;
+    while (first > 0 && in->pts[first - 1].ts_ms >= t_end - opts->window_ms)
+        first--;
+    const pw_row_point_t *p = in->pts + first;
+    size_t w = n - first;
+    int64_t t0 = p[0].ts_ms;
+    out->n_window = w;
+    out->span_ms = t_end - t0;
+    out->last_bytes = in->pts[n - 1].bytes;
+    out->first_bytes = in->has_first ? in->first_bytes : in->pts[0].bytes;
+    out->growth_ratio = out->first_bytes > 0 ? (double)out->last_bytes / (double)out->first_bytes
+                                             : (out->last_bytes > 0 ? INFINITY : 1.0);
+    if (w < opts->min_points || w < 3)
+        return 0;
+
+    double *x = pw_malloc(3 * w * sizeof(*x));
+    if (x == NULL)
+        return PW_ENOMEM;
+    double *yb = x + w, *yd = x + 2 * w;
+    for (size_t i = 0; i < w; i++) {
+        x[i] = (double)(p[i].ts_ms - t0) / PW_MS_PER_HOUR;
+        yb[i] = (double)p[i].bytes;
+        yd[i] = (double)p[i].diff;
+    }
+
+    int rc = 0;
+    pw_theilsen_t ts, tsd;
+    pw_mk_t mk;
+    rc = pw_stats_theil_sen(x, yb, w, opts->alpha, &ts);
+    if (rc == 0)
+        rc = pw_stats_theil_sen(x, yd, w, opts->alpha, &tsd);
+    if (rc == 0)
+        rc = pw_stats_mann_kendall(yb, w, &mk);
+    if (rc < 0)
+        goto done;
+    out->rate_bytes_per_h = ts.slope;
+    out->rate_low_bytes_per_h = ts.low;
+    out->rate_high_bytes_per_h = ts.high;
+    out->diff_rate_per_h = tsd.slope;
+    out->mk_z = mk.z;
+
+    /* parts of equal duration; the last one includes t_end */
+    bool parts_ok = true, last_up = false;
+    size_t start = 0;
+    for (size_t k = 0; k < opts->parts; k++) {
+        size_t end = start;
+        if (k + 1 == opts->parts) {
+            end = w;
+        } else {
+            double bound = (double)out->span_ms * (double)(k + 1) / (double)opts->parts;
+            while (end < w && (double)(p[end].ts_ms - t0) < bound)
+                end++;
+        }
+        size_t cnt = end - start;
+        if (cnt < opts->min_points_part || cnt < 3) {
+            parts_ok = false;
+        } else {
+            bool up_b, up_d;
+            double pb;
+            rc = mk_up(yb + start, cnt, opts->alpha, &up_b, &pb);
+            if (rc == 0)
+                rc = mk_up(yd + start, cnt, opts->alpha, &up_d, NULL);
+            if (rc < 0)
+                goto done;
+            out->parts_up_bytes += up_b;
+            out->parts_up_diff += up_d;
+            if (k + 1 == opts->parts) {
+                out->last_part_p = pb;
+                last_up = up_b;
+            }
+        }
+        start = end;
+    }
+    out->consistency = (double)out->parts_up_bytes / (double)opts->parts;
+
+    /* host rate over the same time range */
+    if (in->n_host > 0) {
+        size_t hs = 0, he = in->n_host;
+        while (hs < he && in->host[hs].ts_ms < t0)
+            hs++;
+        while (he > hs && in->host[he - 1].ts_ms > t_end)
+            he--;
+        if (he - hs >= 3) {
+            size_t hw = he - hs;
+            double *hx = pw_malloc(2 * hw * sizeof(*hx));
+            if (hx == NULL) {
+                rc = PW_ENOMEM;
+                goto done;
+            }
+            for (size_t i = 0; i < hw; i++) {
+                hx[i] = (double)(in->host[hs + i].ts_ms - t0) / PW_MS_PER_HOUR;
+                hx[hw + i] = in->host[hs + i].v;
+            }
+            pw_theilsen_t th;
+            rc = pw_stats_theil_sen(hx, hx + hw, hw, opts->alpha, &th);
+            pw_free(hx);
+            if (rc < 0)
+                goto done;
+            out->host_rate_bytes_per_h = th.slope;
+            if (th.slope > 0.0) {
+                double s = ts.slope / th.slope;
+                out->share = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+            }
+        }
+    }
+
+    /* verdict: the first failing check */
+    if (!parts_ok)
+        out->verdict = PW_LEAK_TOO_FEW_POINTS;
+    else if (out->span_ms < opts->min_span_ms)
+        out->verdict = PW_LEAK_SPAN_TOO_SHORT;
+    else if (out->parts_up_bytes < opts->min_parts_up)
+        out->verdict = PW_LEAK_NOT_SUSTAINED;
+    else if (!last_up)
+        out->verdict = PW_LEAK_PLATEAU;
+    else if (opts->require_diff && out->parts_up_diff < opts->min_parts_up)
+        out->verdict = PW_LEAK_DIFF_FLAT;
+    else if (!(ts.slope >= opts->min_rate_bytes_per_h))
+        out->verdict = PW_LEAK_RATE_TOO_LOW;
+    else
+        out->verdict = PW_LEAK_SUSPECT;
+
+    if (out->verdict == PW_LEAK_SUSPECT) {
+        out->suspect = true;
+        double ratio = out->growth_ratio > 1e6 ? 1e6 : out->growth_ratio;
+        if (ratio < 1.0)
+            ratio = 1.0;
+        double share = out->share > 0.0 ? out->share : 0.0;
+        out->score = log10(1.0 + ts.slope / 1024.0) * (0.5 + 0.5 * out->consistency) *
+                     (1.0 + share) * (1.0 + log10(ratio));
+    }
+done:
+    pw_free(x);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* fleet */
+
+int pw_fleet_dist(const double *v, size_t n, pw_dist_t *out)
+{
+    if (v == NULL || n == 0 || out == NULL)
+        return PW_EINVAL;
+    double *s = pw_malloc(n * sizeof(*s));
+    if (s == NULL)
+        return PW_ENOMEM;
+    memcpy(s, v, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    out->n = n;
+    out->min = s[0];
+    out->max = s[n - 1];
+    out->p50 = sorted_quantile(s, n, 0.5);
+    out->p90 = sorted_quantile(s, n, 0.9);
+    pw_free(s);
+    return 0;
+}
+
+/* qsort context for index sorts (qsort has no user pointer in C11). */
+typedef struct {
+    size_t idx;
+    uint32_t group;
+} grp_ix_t;
+
+static int cmp_grp(const void *a, const void *b)
+{
+    const grp_ix_t *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+int pw_fleet_outliers(const double *v, const uint32_t *group, size_t n, double threshold, double *z,
+                      bool *outlier)
+{
+    if (v == NULL || group == NULL || z == NULL || n == 0)
+        return PW_EINVAL;
+    grp_ix_t *ix = pw_malloc(n * sizeof(*ix));
+    double *gv = pw_malloc(2 * n * sizeof(*gv));
+    if (ix == NULL || gv == NULL) {
+        pw_free(ix);
+        pw_free(gv);
+        return PW_ENOMEM;
+    }
+    double *gz = gv + n;
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (grp_ix_t){i, group[i]};
+    qsort(ix, n, sizeof(*ix), cmp_grp);
+    int count = 0, rc = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && ix[j].group == ix[i].group)
+            j++;
+        size_t m = j - i;
+        for (size_t k = 0; k < m; k++)
+            gv[k] = v[ix[i + k].idx];
+        if (m >= 3) {
+            rc = pw_stats_robust_z(gv, m, gz);
+            if (rc < 0)
+                break;
+        } else {
+            for (size_t k = 0; k < m; k++)
+                gz[k] = 0.0;
+        }
+        for (size_t k = 0; k < m; k++) {
+            size_t h = ix[i + k].idx;
+            z[h] = gz[k];
+            bool o = gz[k] >= threshold;
+            if (outlier)
+                outlier[h] = o;
+            count += o;
+        }
+        i = j;
+    }
+    pw_free(ix);
+    pw_free(gv);
+    return rc < 0 ? rc : count;
+}
+
+/* log of the binomial coefficient C(n, k). */
+static double lchoose(double n, double k)
+{
+    return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
+}
+
+/* P(X >= a) for X ~ Hypergeometric(N population, K successes, n draws). */
+static double hyper_upper(size_t N, size_t K, size_t n, size_t a)
+{
+    size_t hi = K < n ? K : n;
+    double denom = lchoose((double)N, (double)n), p = 0.0;
+    for (size_t x = a; x <= hi; x++) {
+        if (n - x > N - K)
+            continue;
+        p += exp(lchoose((double)K, (double)x) + lchoose((double)(N - K), (double)(n - x)) - denom);
+    }
+    return p > 1.0 ? 1.0 : p;
+}
+
+typedef struct {
+    const char *value;
+    bool suspect;
+} val_ix_t;
+
+static int cmp_val(const void *a, const void *b)
+{
+    const val_ix_t *x = a, *y = b;
+    return strcmp(x->value, y->value);
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+    const pw_attr_share_t *x = a, *y = b;
+    if (x->p != y->p)
+        return x->p < y->p ? -1 : 1;
+    if (x->lift != y->lift)
+        return x->lift > y->lift ? -1 : 1;
+    if (x->attr != y->attr)
+        return x->attr < y->attr ? -1 : 1;
+    return strcmp(x->value, y->value);
+}
+
+int pw_fleet_shared_attrs(const char *const *attrs, size_t n_hosts, size_t n_attrs,
+                          const bool *suspect, size_t min_suspects, pw_attr_share_t **out,
+                          size_t *n_out)
+{
+    if (out == NULL || n_out == NULL || (n_hosts > 0 && (attrs == NULL || suspect == NULL)))
+        return PW_EINVAL;
+    *out = NULL;
+    *n_out = 0;
+    if (n_hosts == 0 || n_attrs == 0)
+        return 0;
+    val_ix_t *vals = pw_malloc(n_hosts * sizeof(*vals));
+    if (vals == NULL)
+        return PW_ENOMEM;
+    pw_attr_share_t *res = NULL;
+    size_t nres = 0, cap = 0;
+    int rc = 0;
+    for (size_t j = 0; j < n_attrs && rc == 0; j++) {
+        size_t m = 0, sus = 0;
+        for (size_t i = 0; i < n_hosts; i++) {
+            const char *val = attrs[i * n_attrs + j];
+            if (val == NULL)
+                continue;
+            vals[m++] = (val_ix_t){val, suspect[i]};
+            sus += suspect[i];
+        }
+        if (sus == 0)
+            continue;
+        qsort(vals, m, sizeof(*vals), cmp_val);
+        for (size_t i = 0; i < m;) {
+            size_t k = i, sw = 0;
+            while (k < m && strcmp(vals[k].value, vals[i].value) == 0)
+                sw += vals[k++].suspect;
+            size_t hw = k - i;
+            double fs = (double)sw / (double)sus, fh = (double)hw / (double)m;
+            if (sw >= min_suspects && sw > 0 && fs > fh) {
+                if (nres == cap) {
+                    size_t nc = cap ? cap * 2 : 8;
+                    pw_attr_share_t *r = pw_realloc(res, nc * sizeof(*r));
+                    if (r == NULL) {
+                        rc = PW_ENOMEM;
+                        break;
+                    }
+                    res = r;
+                    cap = nc;
+                }
+                res[nres++] = (pw_attr_share_t){
+                    .attr = j,
+                    .value = vals[i].value,
+                    .suspects_with = sw,
+                    .suspects = sus,
+                    .hosts_with = hw,
+                    .hosts = m,
+                    .frac_suspects = fs,
+                    .frac_hosts = fh,
+                    .lift = fs / fh,
+                    .p = hyper_upper(m, hw, sus, sw),
+                };
+            }
+            i = k;
+        }
+    }
+    pw_free(vals);
+    if (rc < 0) {
+        pw_free(res);
+        return rc;
+    }
+    if (nres > 1)
+        qsort(res, nres, sizeof(*res), cmp_share);
+    *out = res;
+    *n_out = nres;
+    return 0;
+}
