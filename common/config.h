@@ -78,14 +78,14 @@ typedef enum {
     PW_CONFIG_LIST        /* pw_config_list_t  */
 } pw_config_type_t;
 
-/* Row flags. */
-#define PW_CONFIG_REQUIRED                                                                         \
-    0x1u /* STRING/LIST without default: pw_config_check fails while it                            \
-            is NULL/empty */
-#define PW_CONFIG_PATH                                                                             \
-    0x2u /* STRING naming a file: a relative path read from a file is                              \
-            taken relative to that file's directory (systemd starts us                             \
-            in /); on the command line it stays relative to the cwd */
+/* Row flags.
+ * PW_CONFIG_REQUIRED: a STRING or LIST without default; pw_config_check fails while it is
+ *   NULL / empty.
+ * PW_CONFIG_PATH: a STRING naming a file; a relative path read from a file is taken relative
+ *   to that file's directory (systemd starts us in /); on the command line it stays relative
+ *   to the working directory. */
+#define PW_CONFIG_REQUIRED 0x1u
+#define PW_CONFIG_PATH     0x2u
 
 /* A LIST value: `n` strings. items (and the strings) live in one allocation owned by the
  * config; NULL when n == 0. */
