@@ -595,7 +595,8 @@ static int rollup_encode(pw_buf_t *out, const gk_t *gk, size_t nrows, const acc_
             rc = put_varint(rowbuf, zz(x[k].b - pb));
             rc = rc ? rc : put_varint(rowbuf, zz(x[k].df - pd));
             rc = rc ? rc : put_varint(rowbuf, zz(x[k].a - pa));
-            rc = rc ? rc : put_varint(rowbuf, zz(x[k].f - pf));
+            /* frees follow from allocs - diff: store only the departure from that */
+            rc = rc ? rc : put_varint(rowbuf, zz((x[k].f - pf) - ((x[k].a - pa) - (x[k].df - pd))));
             rc = rc ? rc : put_varint(rowbuf, x[k].b - x[k].bmin);
             rc = rc ? rc : put_varint(rowbuf, x[k].bmax - x[k].b);
             rc = rc ? rc : put_varint(rowbuf, x[k].df - x[k].dmin);
@@ -662,7 +663,7 @@ static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, cons
             rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "rollups", "out of memory");
     }
     for (size_t i = 0; rc == 0 && i < r.nrows; i++) {
-        uint32_t gid;
+        uint32_t gid = 0;
         rc = intern_tag(q, r.tagb[i], r.tagl[i], &gid, d);
         gk[i].gkey = PW_ROW_KEY(gid, PW_ROW_POOL(r.rkey[i]));
         gk[i].row = (uint32_t)i;
@@ -1163,7 +1164,8 @@ static int series_rollup(series_t *sr, const uint8_t *p, size_t len, uint32_t gk
         for (int j = 0; j < 8; j++)
             if (get_varint(rp, rlen, &ro, &v[j]))
                 return pw_diag_set(d, PW_ECORRUPT, 0, off + skip + ro, "rollup", "row truncated");
-        pb += unzz(v[0]), pd += unzz(v[1]), pa += unzz(v[2]), pf += unzz(v[3]);
+        pb += unzz(v[0]), pd += unzz(v[1]), pa += unzz(v[2]);
+        pf += unzz(v[3]) + (unzz(v[2]) - unzz(v[1]));
         uint64_t ts = (b0 + k) * bucket_ms;
         if (ts > sr->to || ts + bucket_ms <= sr->from)
             continue;
