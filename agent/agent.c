@@ -312,6 +312,7 @@ static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
     if (ack->seq > a->acked_seq)
         a->acked_seq = ack->seq;
     if (a->sess == SESS_HELLO_SENT) {
+        pw_uplink_mark_healthy(a->up);
         int r = start_stream(a, ack->seq);
         if (r != 0) {
             PW_LOG_ERROR(MOD, "cannot resend from the spool: %s", pw_strerror(r));
@@ -545,7 +546,7 @@ static void on_sample_timer(uv_timer_t *t)
     if (a->sample.timestamp_ms == 0)
         a->sample.timestamp_ms = now_ms();
     unsigned flags = 0;
-    if (a->force_keyframe || a->since_keyframe + 1 >= a->cfg->keyframe_every)
+    if (a->force_keyframe || a->since_keyframe + 1 >= (uint64_t)a->cfg->keyframe_every)
         flags |= PW_DELTA_KEYFRAME | PW_DELTA_WITH_DICT;
     const Poolwatch__V1__Sample *msg;
     r = pw_delta_encode(&a->enc, &a->sample, flags, &msg, &d);

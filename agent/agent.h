@@ -11,9 +11,11 @@
 #ifndef PW_AGENT_H
 #define PW_AGENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "error.h"
 
 /* Configuration: the agent's option table (agent_config.c) fills it. Strings are owned by
@@ -22,7 +24,7 @@ typedef struct pw_agent_cfg_s {
     char *source;             /* "linux", "win", "replay:FILE,...", "sim:PRESET/N" */
     char *host_name;          /* "" = the source's or the OS's name */
     uint64_t interval_ms;     /* sampling interval, default 10 s */
-    uint64_t keyframe_every;  /* samples between keyframes in the spool, default 360 */
+    int64_t keyframe_every;   /* samples between keyframes in the spool, default 360 */
     uint64_t live_max_ms;     /* live mode cap, 10 min */
     char *spool_dir;          /* durable spool directory */
     uint64_t spool_max_bytes; /* default 256 MiB */
@@ -43,8 +45,11 @@ typedef struct pw_agent_cfg_s {
     uint64_t sim_start_ms;       /* sim: simulated time of the first sample (0 = now) */
     char *drivers_dir;           /* find-tag: where driver files are ("" = OS default) */
     char *log_level;             /* error, warn, info, debug */
-    int exit_when_done;          /* finite source (replay): exit once all is acked */
+    bool exit_when_done;         /* finite source (replay): exit once all is acked */
 } pw_agent_cfg_t;
+
+/* The agent's option table (agent_config.c), for pw_config_* (common/config.h). */
+extern const pw_config_opt_t pw_agent_options[];
 
 /* Runs the agent until SIGINT/SIGTERM (or, with exit_when_done, until a finite source is
  * exhausted and acked). Returns 0, or a negative error when start-up fails (`d` says what:

@@ -209,7 +209,7 @@ static void connect_next(pw_uplink_t *up)
     up->next_ep = (up->next_ep + 1) % up->opts.n_endpoints;
     snprintf(up->endpoint, sizeof(up->endpoint), "%s", ep);
     uint16_t port;
-    if (pw_net_split_host_port(ep, 7070, up->host, sizeof(up->host), &port) != 0) {
+    if (pw_net_split_host_port(ep, 7070, up->host, sizeof(up->host), &port, NULL) != 0) {
         schedule_retry(up, PW_EINVAL, "bad endpoint");
         return;
     }
@@ -242,14 +242,17 @@ int pw_uplink_new(uv_loop_t *loop, const pw_uplink_opts_t *opts, const pw_uplink
     for (size_t i = 0; i < opts->n_endpoints; i++) {
         char host[256];
         uint16_t port;
-        if (pw_net_split_host_port(opts->endpoints[i], 7070, host, sizeof(host), &port) != 0)
+        if (pw_net_split_host_port(opts->endpoints[i], 7070, host, sizeof(host), &port, NULL) != 0)
             return pw_diag_set(d, PW_EINVAL, 0, 0, "collector", "endpoint '%s' is not host:port",
                                opts->endpoints[i]);
     }
     pw_uplink_t *up = pw_calloc(1, sizeof(*up));
     if (up == NULL)
         return PW_ENOMEM;
-    pw_tls_ctx_opts_t to = {PW_TLS_CLIENT, opts->ca_file, opts->cert_file, opts->key_file};
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_CLIENT,
+                            .ca_file = opts->ca_file,
+                            .cert_file = opts->cert_file,
+                            .key_file = opts->key_file};
     int r = pw_tls_ctx_new(&up->ctx, &to, d);
     if (r != 0) {
         pw_free(up);
@@ -300,6 +303,11 @@ int pw_uplink_is_up(const pw_uplink_t *up)
 size_t pw_uplink_queued_bytes(const pw_uplink_t *up)
 {
     return up->conn ? pw_tls_write_queue_bytes(up->conn) : 0;
+}
+
+void pw_uplink_mark_healthy(pw_uplink_t *up)
+{
+    pw_backoff_reset(&up->backoff);
 }
 
 void pw_uplink_drop(pw_uplink_t *up, const char *why)

@@ -84,6 +84,10 @@ int pw_uplink_is_up(const pw_uplink_t *up);
 /* Bytes queued for the collector and not yet written to the socket. */
 size_t pw_uplink_queued_bytes(const pw_uplink_t *up);
 
+/* The session proved healthy (the collector acked our Hello): the next reconnect starts
+ * again from the shortest delay. */
+void pw_uplink_mark_healthy(pw_uplink_t *up);
+
 /* Ends the current session (the collector misbehaved) and schedules a reconnect. */
 void pw_uplink_drop(pw_uplink_t *up, const char *why);
 
