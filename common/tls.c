@@ -157,6 +157,9 @@ int pw_tls_ctx_new(pw_tls_ctx_t **out, const pw_tls_ctx_opts_t *opts, pw_diag_t 
     if (opts->role == PW_TLS_SERVER && (opts->cert_file == NULL || opts->cert_file[0] == '\0'))
         return pw_diag_set(diag, PW_EINVAL, 0, 0, "cert_file",
                            "a server needs a certificate and key");
+    if (opts->no_client_cert && opts->role != PW_TLS_SERVER)
+        return pw_diag_set(diag, PW_EINVAL, 0, 0, "no_client_cert",
+                           "no_client_cert applies to server contexts only");
     if ((opts->cert_file == NULL) != (opts->key_file == NULL))
         return pw_diag_set(diag, PW_EINVAL, 0, 0, "key_file",
                            "certificate and key must be given together");
@@ -206,11 +209,17 @@ int pw_tls_ctx_new(pw_tls_ctx_t **out, const pw_tls_ctx_opts_t *opts, pw_diag_t 
     }
 
     if (opts->role == PW_TLS_SERVER) {
-        SSL_CTX_set_verify(sc, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-        /* Tell clients which CA we accept, so one holding several certificates picks ours. */
-        STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(opts->ca_file);
-        if (names != NULL)
-            SSL_CTX_set_client_CA_list(sc, names);
+        if (opts->no_client_cert) {
+            /* No CertificateRequest at all: the peer stays anonymous at the TLS layer. */
+            SSL_CTX_set_verify(sc, SSL_VERIFY_NONE, NULL);
+        } else {
+            SSL_CTX_set_verify(sc, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+            /* Tell clients which CA we accept, so one holding several certificates picks
+             * ours. */
+            STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(opts->ca_file);
+            if (names != NULL)
+                SSL_CTX_set_client_CA_list(sc, names);
+        }
         /* No resumption: every connection presents and verifies a full certificate chain, and
          * no ticket bytes are spent on agents that reconnect rarely. */
         SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF);

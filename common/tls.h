@@ -11,7 +11,9 @@
  * Policy (not configurable, on purpose): TLS 1.2 minimum, TLS 1.3 preferred; a server REQUIRES
  * a client certificate and verifies it against its CA file; a client verifies the server's
  * certificate against its CA file and the expected host name (DNS SAN, or IP SAN for an IP
- * literal). There is no switch that turns verification off.
+ * literal). There is no switch that turns verification off. One exception, opted into per
+ * context: a server context with `no_client_cert` set does not ask for a client certificate
+ * (the collector's HTTP API, where bearer tokens authenticate browsers and scripts).
  *
  * Life cycle (libuv's rules): a pw_tls_conn_t embeds its uv_tcp_t and is freed only after the
  * handle's close callback, right after the user's on_close returns. on_close is called exactly
@@ -46,6 +48,9 @@ typedef struct pw_tls_ctx_opts_s {
     const char *ca_file;   /* trusted CA certificate(s); required */
     const char *cert_file; /* own certificate (chain, leaf first); required for a server */
     const char *key_file;  /* private key of cert_file; required when cert_file is set */
+    int no_client_cert;    /* server only: 1 = do not request a client certificate (the HTTP
+                              API authenticates with bearer tokens); 0 (default) = require and
+                              verify one. PW_EINVAL on a client context. */
 } pw_tls_ctx_opts_t;
 
 /* Callbacks of one connection. `conn` is valid during each call. Any callback may call
