@@ -1,0 +1,122 @@
+/* api.h: the query API's request model, shared by http.c (transport: TLS, HTTP/1.1 parsing
+ * with http-parser, keep-alive, limits), api_v1.c (routing table, auth, /api/v1 handlers with
+ * jansson) and metrics_prom.c (/metrics). The contract is docs/openapi.json (served at
+ * /api/v1/openapi.json) and notes/api_v1.md.
+ *
+ * Handlers run on the collector's loop thread and are synchronous, except a command to an
+ * agent, whose answer arrives later (pw_collector_command_result). Everything here can run
+ * without sockets: tests, the fuzz target and the benchmark call pw_api_handle directly.
+ */
+#ifndef PW_API_H
+#define PW_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "collector_internal.h"
+#include "pooltag.h"
+#include "tokens.h"
+
+#define PW_API_MAX_HEADER_BYTES   (16u << 10)  /* request line + headers */
+#define PW_API_MAX_BODY_BYTES     (1u << 20)   /* body of any request but /import */
+#define PW_API_MAX_IMPORT_BYTES   (256u << 20) /* body of POST /api/v1/import */
+#define PW_API_REQUEST_TIMEOUT_MS 30000        /* first byte of a request to its response */
+#define PW_API_IDLE_TIMEOUT_MS    60000        /* keep-alive connection without a request */
+#define PW_API_MAX_CONNS          256          /* HTTP connections at once; more are refused */
+#define PW_API_COMMAND_TIMEOUT_MS 10000        /* wait for an agent's CommandResult, then 504 */
+#define PW_API_METRICS_TOP_N      20           /* per-host (tag, pool) series in /metrics */
+
+/* HTTP methods the router knows (values of http-parser's enum http_method). */
+typedef enum { PW_API_GET = 1, PW_API_POST = 3 } pw_api_method_t;
+
+/* One parsed request; every pointer borrowed for the call. */
+typedef struct pw_api_req_s {
+    int method;        /* http-parser's enum http_method */
+    const char *path;  /* raw (still percent-encoded) path, NUL-terminated, no query */
+    const char *query; /* raw query string without '?', "" when none */
+    const char *auth;  /* value of the Authorization header, NULL when absent */
+    const uint8_t *body;
+    size_t body_len;
+    uint64_t now_ms; /* wall clock, ms since the epoch */
+} pw_api_req_t;
+
+/* One response. body is owned (pw_buf_t, no ceiling beyond memory). */
+typedef struct pw_api_resp_s {
+    int status;               /* HTTP status */
+    const char *content_type; /* static string */
+    pw_buf_t body;
+    int pending;     /* 1: a command was sent; the answer comes with cmd_id (or a timeout) */
+    uint64_t cmd_id; /* with pending */
+    char cmd_host[256];
+} pw_api_resp_t;
+
+/* Counters of the API for /metrics. */
+typedef struct pw_api_stats_s {
+    uint64_t requests;                /* answered requests */
+    uint64_t by_class[6];             /* by status class: [2] 2xx ... [5] 5xx */
+    uint64_t unauthorized, forbidden; /* 401s and 403s */
+    uint64_t handler_us_total;        /* time in handlers, microseconds */
+    uint64_t connections, refused;    /* accepted / refused at the cap */
+    uint64_t open_connections;
+} pw_api_stats_t;
+
+/* The API's state: borrowed collector, loaded tokens and tag descriptions. */
+typedef struct pw_api_s {
+    pw_collector_t *c;
+    pw_tokens_t *tokens;   /* owned; NULL = nobody is let in */
+    pw_pooltag_t *pooltag; /* owned; NULL = no descriptions */
+    uint64_t next_cmd_id;
+    pw_api_stats_t stats;
+} pw_api_t;
+
+/* A route: method, pattern with {name} segments, the role it needs, and its handler. */
+typedef struct pw_api_route_s {
+    int method;
+    const char *pattern;
+    pw_role_t role;
+    int (*handler)(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp);
+} pw_api_route_t;
+
+/* The routing table (static) and its length: for the OpenAPI consistency test. */
+const pw_api_route_t *pw_api_routes(size_t *n);
+
+/* Initialises resp (status 500, empty body). */
+void pw_api_resp_init(pw_api_resp_t *resp);
+/* Frees resp's body. */
+void pw_api_resp_close(pw_api_resp_t *resp);
+
+/* Routes, authenticates (401 without or with an unknown bearer token, 403 when the token's
+ * role is too low) and runs the handler. Always fills resp (status, JSON body or the error
+ * object {"error":{"code","message"}}): 404 for an unknown path, 405 for a known path with
+ * another method, 400 for a bad parameter or body, 503 for a command to a disconnected host.
+ * Returns resp->status. */
+int pw_api_handle(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
+
+/* Fills resp with the error object. code is the short name ("ENOENT", "EINVAL" ...).
+ * Returns status. */
+int pw_api_error(pw_api_resp_t *resp, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The JSON body of a command's answer ({"status","message","matches"}) into resp (200). */
+void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResult *res);
+
+/* /metrics: the Prometheus text exposition of the fleet and the collector (metrics_prom.c).
+ * Returns 0 or PW_ENOMEM. */
+int pw_api_metrics(pw_api_t *api, pw_buf_t *out);
+
+/* The embedded docs/openapi.json (generated at build time) and its length. */
+extern const char pw_openapi_json[];
+extern const size_t pw_openapi_json_len;
+
+/* The HTTP listener's bound port (1..65535), or 0 when it is off: how tests that listen on
+ * port 0 learn it. */
+int pw_collector_http_port(const pw_collector_t *c);
+
+/* The API state of a started listener (NULL when off): tests and /metrics use it. */
+pw_api_t *pw_collector_http_api(pw_collector_t *c);
+
+/* Reason phrase of an HTTP status ("OK", "Not Found" ...). */
+const char *pw_api_reason(int status);
+
+#endif /* PW_API_H */

@@ -1,0 +1,569 @@
+/* http.c: the collector's HTTP listener for the query API (issue 7 item 1).
+ *
+ * TLS with the collector's certificate through pw_tls (server context with no_client_cert:
+ * browsers and scripts authenticate with bearer tokens, api_v1.c), HTTP/1.1 parsed by
+ * http-parser (Debian libhttp-parser-dev), keep-alive and pipelining (one request at a time:
+ * the parser is paused after each message until its response is written), and limits:
+ * request line + headers 16 KiB (431), body 1 MiB or 256 MiB for /api/v1/import (413), a
+ * request must arrive complete within 30 s (408), idle keep-alive connections close after
+ * 60 s, at most PW_API_MAX_CONNS connections (more are refused at accept).
+ */
+#include "api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <http_parser.h>
+
+#include "alloc.h"
+#include "log.h"
+#include "net.h"
+
+#define MOD          "http"
+#define DEFAULT_PORT 8443
+
+enum { T_IDLE, T_REQUEST, T_COMMAND, T_DRAIN };
+
+typedef struct hconn_s {
+    struct pw_http_s *srv;
+    pw_tls_conn_t *tls;
+    uv_timer_t timer;
+    int timer_mode;
+    uint64_t drain_started;
+    http_parser parser;
+    pw_buf_t in;   /* received and not parsed yet (the parser is paused between requests) */
+    pw_buf_t url;  /* request target */
+    pw_buf_t auth; /* Authorization value */
+    pw_buf_t body;
+    char field[32];
+    size_t field_len;  /* real length of the current header name (may exceed the buffer) */
+    int field_is_auth; /* the current header is Authorization */
+    int in_value;      /* the last header callback was a value */
+    size_t header_bytes;
+    int error_status; /* set by a callback that refuses the request (413, 431) */
+    int keep_alive;
+    int waiting; /* a command was sent; the answer or the timeout resumes the connection */
+    uint64_t cmd_id;
+    char cmd_host[256];
+    int closing;
+    struct hconn_s *next, *prev;
+} hconn_t;
+
+typedef struct pw_http_s {
+    pw_collector_t *c;
+    uv_tcp_t server;
+    int port;
+    pw_tls_ctx_t *tls;
+    pw_api_t api;
+    hconn_t *conns;
+    size_t n_conns;
+} pw_http_t;
+
+static http_parser_settings settings;
+
+static uint64_t wall_ms(void)
+{
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+static void on_timer(uv_timer_t *t);
+
+static void arm(hconn_t *k, int mode, uint64_t ms, uint64_t repeat)
+{
+    k->timer_mode = mode;
+    uv_timer_start(&k->timer, on_timer, ms, repeat);
+}
+
+static void conn_close(hconn_t *k)
+{
+    if (k->closing)
+        return;
+    k->closing = 1;
+    uv_timer_stop(&k->timer);
+    if (k->tls)
+        pw_tls_close(k->tls);
+}
+
+/* Closes once libuv has handed every queued byte to the kernel (pw_tls_close would cancel
+ * writes still queued), or after the request time limit. */
+static void close_after_flush(hconn_t *k)
+{
+    if (k->tls == NULL || pw_tls_write_queue_bytes(k->tls) == 0) {
+        conn_close(k);
+        return;
+    }
+    k->drain_started = uv_now(&k->srv->c->loop);
+    arm(k, T_DRAIN, 10, 10);
+}
+
+/* Writes resp as one HTTP/1.1 response. */
+static void send_resp(hconn_t *k, pw_api_resp_t *resp)
+{
+    pw_http_t *s = k->srv;
+    s->api.stats.requests++;
+    int cls = resp->status / 100;
+    if (cls >= 1 && cls <= 5)
+        s->api.stats.by_class[cls]++;
+    if (k->tls == NULL || k->closing)
+        return;
+    char head[512];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Cache-Control: no-store\r\n%sConnection: %s\r\n\r\n",
+                     resp->status, pw_api_reason(resp->status), resp->content_type, resp->body.len,
+                     resp->status == 401 ? "WWW-Authenticate: Bearer realm=\"poolwatch\"\r\n" : "",
+                     k->keep_alive ? "keep-alive" : "close");
+    pw_buf_t out;
+    pw_buf_init(&out, SIZE_MAX);
+    if (pw_buf_append(&out, head, (size_t)n) != 0 ||
+        pw_buf_append(&out, resp->body.data ? resp->body.data : (const uint8_t *)"",
+                      resp->body.len) != 0 ||
+        pw_tls_write(k->tls, out.data, out.len) != 0) {
+        pw_buf_close(&out);
+        conn_close(k);
+        return;
+    }
+    pw_buf_close(&out);
+    if (!k->keep_alive)
+        close_after_flush(k);
+    else
+        arm(k, T_IDLE, PW_API_IDLE_TIMEOUT_MS, 0);
+}
+
+/* An error response from the transport (parse errors, limits); closes the connection. */
+static void send_error(hconn_t *k, int status, const char *code, const char *msg)
+{
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    pw_api_error(&resp, status, code, "%s", msg);
+    k->keep_alive = 0;
+    send_resp(k, &resp);
+    pw_api_resp_close(&resp);
+}
+
+static void process(hconn_t *k);
+
+/* ---- http-parser callbacks ---------------------------------------------------------------- */
+
+static int on_message_begin(http_parser *p)
+{
+    hconn_t *k = p->data;
+    pw_buf_reset(&k->url);
+    pw_buf_reset(&k->auth);
+    pw_buf_close(&k->body);
+    pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
+    k->field_len = 0;
+    k->field_is_auth = 0;
+    k->in_value = 0;
+    k->header_bytes = 0;
+    k->error_status = 0;
+    arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0);
+    return 0;
+}
+
+static int count_header(hconn_t *k, size_t len)
+{
+    k->header_bytes += len;
+    if (k->header_bytes > PW_API_MAX_HEADER_BYTES) {
+        k->error_status = 431;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+    hconn_t *k = p->data;
+    if (count_header(k, len) || pw_buf_append(&k->url, at, len) != 0)
+        return k->error_status = 431, 1;
+    return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+    hconn_t *k = p->data;
+    if (count_header(k, len + 4)) /* ": " and CRLF */
+        return 1;
+    if (k->in_value || k->field_len == 0) {
+        k->field_len = 0;
+        k->in_value = 0;
+    }
+    for (size_t i = 0; i < len; i++, k->field_len++)
+        if (k->field_len < sizeof(k->field))
+            k->field[k->field_len] = at[i];
+    k->field_is_auth = k->field_len == 13 && strncasecmp(k->field, "authorization", 13) == 0;
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    hconn_t *k = p->data;
+    if (count_header(k, len))
+        return 1;
+    if (!k->in_value && k->field_is_auth)
+        pw_buf_reset(&k->auth); /* a repeated header: the last one counts */
+    k->in_value = 1;
+    if (k->field_is_auth && pw_buf_append(&k->auth, at, len) != 0)
+        return k->error_status = 431, 1;
+    return 0;
+}
+
+static int is_import(const hconn_t *k)
+{
+    static const char pfx[] = "/api/v1/import";
+    size_t n = sizeof(pfx) - 1;
+    return k->url.len >= n && memcmp(k->url.data, pfx, n) == 0 &&
+           (k->url.len == n || k->url.data[n] == '?');
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    hconn_t *k = p->data;
+    size_t max = is_import(k) ? PW_API_MAX_IMPORT_BYTES : PW_API_MAX_BODY_BYTES;
+    k->body.max = max;
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > max) {
+        k->error_status = 413;
+        return 3; /* anything but 0, 1, 2 is an error for http-parser */
+    }
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    hconn_t *k = p->data;
+    if (pw_buf_append(&k->body, at, len) != 0) {
+        k->error_status = 413;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    hconn_t *k = p->data;
+    k->keep_alive = http_should_keep_alive(p);
+    http_parser_pause(p, 1); /* one request at a time: resumed after the response */
+    return 0;
+}
+
+/* ---- requests --------------------------------------------------------------------------- */
+
+static void dispatch(hconn_t *k)
+{
+    pw_http_t *s = k->srv;
+    struct http_parser_url u;
+    http_parser_url_init(&u);
+    char *url = pw_strndup(k->url.data ? (const char *)k->url.data : "", k->url.len);
+    if (url == NULL) {
+        send_error(k, 500, "ENOMEM", "out of memory");
+        return;
+    }
+    if (k->url.len == 0 || http_parser_parse_url(url, k->url.len, 0, &u) != 0 ||
+        !(u.field_set & (1 << UF_PATH))) {
+        pw_free(url);
+        send_error(k, 400, "EINVAL", "bad request target");
+        return;
+    }
+    char *path = url + u.field_data[UF_PATH].off;
+    path[u.field_data[UF_PATH].len] = '\0';
+    const char *query = "";
+    if (u.field_set & (1 << UF_QUERY)) {
+        char *q = url + u.field_data[UF_QUERY].off;
+        q[u.field_data[UF_QUERY].len] = '\0';
+        query = q;
+    }
+    char *auth = k->auth.len ? pw_strndup((const char *)k->auth.data, k->auth.len) : NULL;
+    pw_api_req_t req = {(int)k->parser.method, path,        query,    auth,
+                        k->body.data,          k->body.len, wall_ms()};
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    uint64_t t0 = uv_hrtime();
+    pw_api_handle(&s->api, &req, &resp);
+    s->api.stats.handler_us_total += (uv_hrtime() - t0) / 1000;
+    pw_free(auth);
+    pw_free(url);
+    pw_buf_close(&k->body);
+    pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
+    if (resp.pending) {
+        k->waiting = 1;
+        k->cmd_id = resp.cmd_id;
+        snprintf(k->cmd_host, sizeof(k->cmd_host), "%s", resp.cmd_host);
+        arm(k, T_COMMAND, PW_API_COMMAND_TIMEOUT_MS, 0);
+    } else {
+        send_resp(k, &resp);
+    }
+    pw_api_resp_close(&resp);
+}
+
+/* Parses what is buffered, one request at a time. */
+static void process(hconn_t *k)
+{
+    while (!k->waiting && !k->closing && k->tls != NULL && k->in.len > 0) {
+        size_t n = http_parser_execute(&k->parser, &settings, (const char *)k->in.data, k->in.len);
+        enum http_errno e = HTTP_PARSER_ERRNO(&k->parser);
+        pw_buf_consume(&k->in, n);
+        if (e == HPE_PAUSED) {
+            http_parser_pause(&k->parser, 0);
+            dispatch(k);
+            continue;
+        }
+        if (e != HPE_OK) {
+            if (k->error_status == 431)
+                send_error(k, 431, "ETOOBIG", "request line and headers over 16 KiB");
+            else if (k->error_status == 413)
+                send_error(k, 413, "ETOOBIG", "request body too large");
+            else {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "malformed HTTP request: %s", http_errno_description(e));
+                send_error(k, 400, "EPARSE", msg);
+            }
+            return;
+        }
+        if (n == 0)
+            break;
+    }
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+static void on_timer(uv_timer_t *t)
+{
+    hconn_t *k = t->data;
+    switch (k->timer_mode) {
+    case T_IDLE:
+        conn_close(k);
+        break;
+    case T_REQUEST:
+        send_error(k, 408, "ETIMEDOUT", "request not received within 30 s");
+        break;
+    case T_COMMAND: {
+        k->waiting = 0;
+        pw_api_resp_t resp;
+        pw_api_resp_init(&resp);
+        pw_api_error(&resp, 504, "ETIMEDOUT", "host '%s' did not answer within 10 s", k->cmd_host);
+        send_resp(k, &resp);
+        pw_api_resp_close(&resp);
+        process(k);
+        break;
+    }
+    case T_DRAIN:
+        if (k->tls == NULL || pw_tls_write_queue_bytes(k->tls) == 0 ||
+            uv_now(&k->srv->c->loop) - k->drain_started > PW_API_REQUEST_TIMEOUT_MS)
+            conn_close(k);
+        break;
+    }
+}
+
+static void on_data(pw_tls_conn_t *tls, const uint8_t *data, size_t len)
+{
+    hconn_t *k = pw_tls_data(tls);
+    if (k->closing)
+        return;
+    if (pw_buf_append(&k->in, data, len) != 0) {
+        /* Only a client that pipelines megabytes behind a waiting command gets here. */
+        conn_close(k);
+        return;
+    }
+    process(k);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    hconn_t *k = h->data;
+    pw_buf_close(&k->in);
+    pw_buf_close(&k->url);
+    pw_buf_close(&k->auth);
+    pw_buf_close(&k->body);
+    pw_free(k);
+}
+
+static void on_close(pw_tls_conn_t *tls, int status, const char *msg)
+{
+    hconn_t *k = pw_tls_data(tls);
+    pw_http_t *s = k->srv;
+    if (status != 0 && status != PW_ECLOSED)
+        PW_LOG_DEBUG(MOD, "connection closed: %s: %s", pw_strerror(status), msg ? msg : "");
+    k->tls = NULL;
+    k->closing = 1;
+    if (s != NULL) { /* NULL once the listener stopped (pw_collector_http_stop) */
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            s->conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        s->n_conns--;
+        s->api.stats.open_connections = s->n_conns;
+    }
+    uv_timer_stop(&k->timer);
+    uv_close((uv_handle_t *)&k->timer, on_timer_closed);
+}
+
+static const pw_tls_cbs_t cbs = {NULL, on_data, on_close};
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    pw_http_t *s = server->data;
+    if (status != 0)
+        return;
+    if (s->n_conns >= PW_API_MAX_CONNS) {
+        s->api.stats.refused++;
+        pw_net_reject(server);
+        return;
+    }
+    hconn_t *k = pw_calloc(1, sizeof(*k));
+    if (k == NULL) {
+        pw_net_reject(server);
+        return;
+    }
+    k->srv = s;
+    pw_diag_t d;
+    if (pw_tls_accept(&k->tls, server, s->tls, &cbs, k, &d) != 0) {
+        pw_free(k);
+        pw_net_reject(server);
+        return;
+    }
+    http_parser_init(&k->parser, HTTP_REQUEST);
+    k->parser.data = k;
+    pw_buf_init(&k->in, PW_API_MAX_HEADER_BYTES + PW_API_MAX_BODY_BYTES);
+    pw_buf_init(&k->url, PW_API_MAX_HEADER_BYTES);
+    pw_buf_init(&k->auth, PW_API_MAX_HEADER_BYTES);
+    pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
+    uv_timer_init(&s->c->loop, &k->timer);
+    k->timer.data = k;
+    /* The TLS handshake and the first request share the request time limit. */
+    arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0);
+    k->next = s->conns;
+    if (s->conns)
+        s->conns->prev = k;
+    s->conns = k;
+    s->n_conns++;
+    s->api.stats.connections++;
+    s->api.stats.open_connections = s->n_conns;
+}
+
+/* ---- collector interface ---------------------------------------------------------------- */
+
+void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
+                                 const Poolwatch__V1__CommandResult *res)
+{
+    pw_http_t *s = c->http;
+    if (s == NULL || h == NULL || res == NULL)
+        return;
+    for (hconn_t *k = s->conns; k != NULL; k = k->next) {
+        if (!k->waiting || k->cmd_id != res->id || strcmp(k->cmd_host, h->name) != 0)
+            continue;
+        k->waiting = 0;
+        uv_timer_stop(&k->timer);
+        pw_api_resp_t resp;
+        pw_api_resp_init(&resp);
+        pw_api_command_result(&resp, res);
+        send_resp(k, &resp);
+        pw_api_resp_close(&resp);
+        process(k);
+        return;
+    }
+    /* The request timed out or its client left: nothing waits for this answer. */
+}
+
+static void on_server_closed(uv_handle_t *h)
+{
+    pw_http_t *s = h->data;
+    pw_tls_ctx_free(s->tls);
+    pw_tokens_free(s->api.tokens);
+    pw_pooltag_free(s->api.pooltag);
+    pw_free(s);
+}
+
+int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d)
+{
+    const pw_collector_cfg_t *cfg = c->cfg;
+    if (cfg->http_listen == NULL || cfg->http_listen[0] == '\0')
+        return 0;
+    settings.on_message_begin = on_message_begin;
+    settings.on_url = on_url;
+    settings.on_header_field = on_header_field;
+    settings.on_header_value = on_header_value;
+    settings.on_headers_complete = on_headers_complete;
+    settings.on_body = on_body;
+    settings.on_message_complete = on_message_complete;
+    pw_http_t *s = pw_calloc(1, sizeof(*s));
+    if (s == NULL)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
+    s->c = c;
+    s->api.c = c;
+    int r = 0;
+    if (cfg->tokens_file && cfg->tokens_file[0]) {
+        if ((r = pw_tokens_load(cfg->tokens_file, &s->api.tokens, d)) != 0)
+            goto fail;
+    } else {
+        PW_LOG_WARN(MOD, "no tokens_file: every API request will get 401");
+    }
+    if (cfg->pooltag_file && cfg->pooltag_file[0] &&
+        (r = pw_pooltag_load(cfg->pooltag_file, NULL, &s->api.pooltag, d)) != 0)
+        goto fail;
+    pw_tls_ctx_opts_t to = {PW_TLS_SERVER, cfg->ca_file, cfg->cert_file, cfg->key_file, 1};
+    if ((r = pw_tls_ctx_new(&s->tls, &to, d)) != 0)
+        goto fail;
+    char host[PW_NET_HOST_MAX];
+    uint16_t port;
+    struct sockaddr_storage ss;
+    if (pw_net_split_host_port(cfg->http_listen, DEFAULT_PORT, host, sizeof(host), &port, NULL) !=
+            0 ||
+        pw_net_addr_from_literal(host, port, &ss) != 0) {
+        r = pw_diag_set(d, PW_ECONFIG, 0, 0, "http_listen", "http_listen '%s' is not IP:port",
+                        cfg->http_listen);
+        goto fail;
+    }
+    uv_tcp_init(&c->loop, &s->server);
+    s->server.data = s;
+    if ((r = uv_tcp_bind(&s->server, (struct sockaddr *)&ss, 0)) != 0 ||
+        (r = uv_listen((uv_stream_t *)&s->server, 128, on_connection)) != 0) {
+        pw_diag_set(d, r, 0, 0, "http_listen", "cannot listen on %s: %s", cfg->http_listen,
+                    uv_strerror(r));
+        uv_close((uv_handle_t *)&s->server, on_server_closed); /* frees s */
+        return r;
+    }
+    s->port = pw_net_bound_port(&s->server);
+    c->http = s;
+    PW_LOG_INFO(MOD, "query API on https://%s (port %d), %zu tokens", cfg->http_listen, s->port,
+                pw_tokens_count(s->api.tokens));
+    return 0;
+fail:
+    pw_tls_ctx_free(s->tls);
+    pw_tokens_free(s->api.tokens);
+    pw_pooltag_free(s->api.pooltag);
+    pw_free(s);
+    return r;
+}
+
+void pw_collector_http_stop(pw_collector_t *c)
+{
+    pw_http_t *s = c->http;
+    if (s == NULL)
+        return;
+    c->http = NULL;
+    for (hconn_t *k = s->conns; k != NULL; k = k->next)
+        conn_close(k);
+    /* Connections hold their own TLS context reference; the state goes with the listener.
+     * Their close callbacks still use s: detach them first. */
+    while (s->conns) {
+        hconn_t *k = s->conns;
+        s->conns = k->next;
+        k->prev = k->next = NULL;
+        k->srv = NULL;
+    }
+    uv_close((uv_handle_t *)&s->server, on_server_closed);
+}
+
+int pw_collector_http_port(const pw_collector_t *c)
+{
+    return c->http ? c->http->port : 0;
+}
+
+pw_api_t *pw_collector_http_api(pw_collector_t *c)
+{
+    return c->http ? &c->http->api : NULL;
+}

@@ -1,0 +1,252 @@
+/* metrics_prom.c: GET /metrics in the Prometheus text exposition format 0.0.4
+ * (https://prometheus.io/docs/instrumenting/exposition_formats/).
+ *
+ * Series and cardinality: per host 9 series (pool used/limit for nonpaged and paged,
+ * samples, connected, last seen, suspects, and the table size), plus, per host, the
+ * PW_API_METRICS_TOP_N (20) (tag, pool) rows with the most bytes as two gauges
+ * (poolwatch_tag_bytes, poolwatch_tag_allocations): at most 9 + 40 series per host, so a
+ * 10,000-host fleet exposes about 490,000 series. The full table stays in the API
+ * (/api/v1/hosts/{host}/pool); scrape the API, not /metrics, for every tag.
+ * Collector self-metrics: hosts, HTTP requests by status class, 401/403 counts, handler time,
+ * HTTP connections, store counters (pw_store_stats). */
+#include "api.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+
+static int out(pw_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int out(pw_buf_t *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return PW_EINVAL;
+    return pw_buf_append(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* A label value escaped as the format says: backslash, double quote and line feed. Other
+ * bytes pass (label values are UTF-8; tags are printable ASCII after pw_tag_format). */
+static const char *esc(const char *s, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (; *s && o + 3 < size; s++) {
+        if (*s == '\\' || *s == '"') {
+            buf[o++] = '\\';
+            buf[o++] = *s;
+        } else if (*s == '\n') {
+            buf[o++] = '\\';
+            buf[o++] = 'n';
+        } else {
+            buf[o++] = *s;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static int help(pw_buf_t *b, const char *name, const char *type, const char *text)
+{
+    return out(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+typedef struct top_s {
+    const uint8_t *tag;
+    size_t len;
+    int pool;
+    uint64_t bytes, diff;
+} top_t;
+
+/* The host's rows with the most bytes (largest first; ties by table order). */
+static size_t host_top(const pw_host_t *h, top_t *top, size_t cap)
+{
+    size_t n = 0, rows = h->dec.have_base ? h->dec.n : h->snapshot.n;
+    for (size_t i = 0; i < rows; i++) {
+        top_t t;
+        if (h->dec.have_base) {
+            const pw_row_t *r = &h->dec.rows[i];
+            t.tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &t.len);
+            t.pool = (int)PW_ROW_POOL(r->key);
+            t.bytes = r->bytes;
+            t.diff = r->diff;
+        } else {
+            const pw_entry_t *e = &h->snapshot.entries[i];
+            t.tag = e->tag;
+            t.len = e->tag_len;
+            t.pool = e->pool;
+            t.bytes = e->bytes;
+            t.diff = e->diff;
+        }
+        if (n == cap && t.bytes <= top[n - 1].bytes)
+            continue;
+        size_t j = n < cap ? n++ : cap - 1;
+        while (j > 0 && top[j - 1].bytes < t.bytes) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = t;
+    }
+    return n;
+}
+
+int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
+{
+    const pw_fleet_t *f = &api->c->fleet;
+    char hn[600], tn[PW_TAG_MAX * 4 + 1], te[2 * sizeof(tn)];
+    int r = 0;
+    static const struct {
+        const char *name, *type, *help;
+    } hm[] = {
+        {"poolwatch_pool_bytes", "gauge", "Pool bytes in use (host totals)."},
+        {"poolwatch_pool_limit_bytes", "gauge", "Pool limit in bytes (0 = unknown)."},
+        {"poolwatch_host_samples_total", "counter", "Samples received from the host's agent."},
+        {"poolwatch_host_connected", "gauge", "1 when the host's agent is connected."},
+        {"poolwatch_host_last_seen_seconds", "gauge", "Time of the newest sample, Unix seconds."},
+        {"poolwatch_host_suspects", "gauge", "Leak suspects of the host."},
+        {"poolwatch_host_table_rows", "gauge", "Rows (tag, pool type) in the host's table."},
+    };
+    const pw_suspect_t *sp;
+    size_t ns = pw_collector_suspects(api->c, &sp);
+    for (size_t m = 0; m < sizeof(hm) / sizeof(hm[0]) && r == 0; m++) {
+        r = help(b, hm[m].name, hm[m].type, hm[m].help);
+        for (size_t i = 0; i < f->n && r == 0; i++) {
+            const pw_host_t *h = f->hosts[i];
+            const pw_totals_t *t = h->dec.have_base ? &h->dec.totals : &h->snapshot.totals;
+            esc(h->name, hn, sizeof(hn));
+            switch (m) {
+            case 0:
+                r = out(b,
+                        "%s{host=\"%s\",pool=\"nonpaged\"} %" PRIu64
+                        "\n%s{host=\"%s\",pool=\"paged\"} %" PRIu64 "\n",
+                        hm[m].name, hn, t->nonpaged_bytes, hm[m].name, hn, t->paged_bytes);
+                break;
+            case 1: {
+                uint64_t np =
+                    h->nonpaged_limit_bytes ? h->nonpaged_limit_bytes : t->nonpaged_limit_bytes;
+                uint64_t pg = h->paged_limit_bytes ? h->paged_limit_bytes : t->paged_limit_bytes;
+                r = out(b,
+                        "%s{host=\"%s\",pool=\"nonpaged\"} %" PRIu64
+                        "\n%s{host=\"%s\",pool=\"paged\"} %" PRIu64 "\n",
+                        hm[m].name, hn, np, hm[m].name, hn, pg);
+                break;
+            }
+            case 2:
+                r = out(b, "%s{host=\"%s\"} %" PRIu64 "\n", hm[m].name, hn, h->samples);
+                break;
+            case 3:
+                r = out(b, "%s{host=\"%s\"} %d\n", hm[m].name, hn, h->conn != NULL);
+                break;
+            case 4:
+                r = out(b, "%s{host=\"%s\"} %" PRIu64 ".%03u\n", hm[m].name, hn,
+                        h->last_seen_ms / 1000, (unsigned)(h->last_seen_ms % 1000));
+                break;
+            case 5: {
+                size_t k = 0;
+                for (size_t j = 0; j < ns; j++)
+                    k += strcmp(sp[j].host, h->name) == 0;
+                r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn, k);
+                break;
+            }
+            default:
+                r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn,
+                        h->dec.have_base ? h->dec.n : h->snapshot.n);
+            }
+        }
+    }
+    /* Top rows per host: both gauges from one selection. */
+    top_t top[PW_API_METRICS_TOP_N];
+    pw_buf_t second;
+    pw_buf_init(&second, SIZE_MAX);
+    if (r == 0)
+        r = help(b, "poolwatch_tag_bytes", "gauge",
+                 "Bytes outstanding of a (host, tag, pool) row; the 20 largest rows per host.");
+    if (r == 0)
+        r = help(&second, "poolwatch_tag_allocations", "gauge",
+                 "Allocations outstanding (diff) of the same rows as poolwatch_tag_bytes.");
+    for (size_t i = 0; i < f->n && r == 0; i++) {
+        const pw_host_t *h = f->hosts[i];
+        esc(h->name, hn, sizeof(hn));
+        size_t n = host_top(h, top, PW_API_METRICS_TOP_N);
+        for (size_t j = 0; j < n && r == 0; j++) {
+            pw_tag_format(top[j].tag, top[j].len, tn, sizeof(tn));
+            esc(tn, te, sizeof(te));
+            r = out(b, "poolwatch_tag_bytes{host=\"%s\",tag=\"%s\",pool=\"%s\"} %" PRIu64 "\n", hn,
+                    te, pw_pool_name(top[j].pool), top[j].bytes);
+            if (r == 0)
+                r = out(&second,
+                        "poolwatch_tag_allocations{host=\"%s\",tag=\"%s\",pool=\"%s\"} %" PRIu64
+                        "\n",
+                        hn, te, pw_pool_name(top[j].pool), top[j].diff);
+        }
+    }
+    if (r == 0)
+        r = pw_buf_append(b, second.data ? second.data : (const uint8_t *)"", second.len);
+    pw_buf_close(&second);
+    /* Self-metrics. */
+    const pw_api_stats_t *st = &api->stats;
+    if (r == 0)
+        r = help(b, "poolwatch_collector_hosts", "gauge", "Hosts known to the collector.");
+    if (r == 0)
+        r = out(b, "poolwatch_collector_hosts %zu\n", f->n);
+    if (r == 0)
+        r = help(b, "poolwatch_collector_agent_connections", "gauge", "Agent sessions open.");
+    if (r == 0)
+        r = out(b, "poolwatch_collector_agent_connections %zu\n", api->c->n_conns);
+    if (r == 0)
+        r = help(b, "poolwatch_http_requests_total", "counter",
+                 "HTTP requests answered, by status class.");
+    for (int k = 2; k <= 5 && r == 0; k++)
+        r = out(b, "poolwatch_http_requests_total{code=\"%dxx\"} %" PRIu64 "\n", k,
+                st->by_class[k]);
+    if (r == 0)
+        r = help(b, "poolwatch_http_auth_failures_total", "counter",
+                 "Requests refused: 401 (no or unknown token), 403 (role too low).");
+    if (r == 0)
+        r = out(b,
+                "poolwatch_http_auth_failures_total{code=\"401\"} %" PRIu64 "\n"
+                "poolwatch_http_auth_failures_total{code=\"403\"} %" PRIu64 "\n",
+                st->unauthorized, st->forbidden);
+    if (r == 0)
+        r = help(b, "poolwatch_http_handler_seconds_total", "counter",
+                 "Time spent in API handlers.");
+    if (r == 0)
+        r = out(b, "poolwatch_http_handler_seconds_total %" PRIu64 ".%06u\n",
+                st->handler_us_total / 1000000, (unsigned)(st->handler_us_total % 1000000));
+    if (r == 0)
+        r = help(b, "poolwatch_http_connections", "gauge", "HTTP connections open.");
+    if (r == 0)
+        r = out(b, "poolwatch_http_connections %" PRIu64 "\n", st->open_connections);
+    if (r == 0)
+        r = help(b, "poolwatch_http_connections_refused_total", "counter",
+                 "HTTP connections refused at the connection cap.");
+    if (r == 0)
+        r = out(b, "poolwatch_http_connections_refused_total %" PRIu64 "\n", st->refused);
+    pw_store_stats_t ss;
+    if (r == 0 && api->c->store && pw_store_stats(api->c->store, &ss, NULL) == 0) {
+        const struct {
+            const char *name, *type, *help;
+            uint64_t v;
+        } sm[] = {
+            {"poolwatch_store_bytes", "gauge", "Database file + WAL size.", ss.bytes_on_disk},
+            {"poolwatch_store_samples", "gauge", "Samples stored in chunks.", ss.samples},
+            {"poolwatch_store_chunks", "gauge", "Chunks stored.", ss.chunks},
+            {"poolwatch_store_commits_total", "counter", "Commits.", ss.commits},
+            {"poolwatch_store_failed_commits_total", "counter", "Failed commits.",
+             ss.failed_commits},
+            {"poolwatch_store_puts_total", "counter", "Samples put.", ss.puts},
+        };
+        for (size_t i = 0; i < sizeof(sm) / sizeof(sm[0]) && r == 0; i++) {
+            r = help(b, sm[i].name, sm[i].type, sm[i].help);
+            if (r == 0)
+                r = out(b, "%s %" PRIu64 "\n", sm[i].name, sm[i].v);
+        }
+    }
+    return r;
+}
