@@ -19,7 +19,7 @@
 #define IPTAB_SIZE 65536
 
 typedef struct {
-    char ip[48];
+    char ip[64];
     uint32_t count;
 } ipslot_t;
 
@@ -424,8 +424,8 @@ static void on_connection(uv_stream_t *server, int status)
     int sl = sizeof(ss);
     if (uv_tcp_getpeername(pw_tls_tcp(k->tls), (struct sockaddr *)&ss, &sl) == 0)
         pw_net_addr_format((struct sockaddr *)&ss, k->peer, sizeof(k->peer));
-    char ip[48];
-    snprintf(ip, sizeof(ip), "%s", k->peer);
+    char ip[sizeof(k->peer)];
+    memcpy(ip, k->peer, sizeof(ip));
     char *colon = strrchr(ip, ':');
     if (colon && ip[0] != '[')
         *colon = '\0';
@@ -542,14 +542,17 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     so.raw_retention_ms = cfg->raw_retention_ms;
     so.m1_retention_ms = cfg->m1_retention_ms;
     so.m15_retention_ms = cfg->m15_retention_ms;
-    pw_tls_ctx_opts_t to = {PW_TLS_SERVER, cfg->ca_file, cfg->cert_file, cfg->key_file};
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
+                            .ca_file = cfg->ca_file,
+                            .cert_file = cfg->cert_file,
+                            .key_file = cfg->key_file};
     char host[256];
     uint16_t port;
     struct sockaddr_storage ss;
     if ((r = pw_store_open(cfg->db_path, &so, &c->store, d)) != 0 || (r = load_fleet(c, d)) != 0 ||
         (r = pw_tls_ctx_new(&c->tls_ctx, &to, d)) != 0)
         goto out;
-    if (pw_net_split_host_port(cfg->listen, 7070, host, sizeof(host), &port) != 0 ||
+    if (pw_net_split_host_port(cfg->listen, 7070, host, sizeof(host), &port, NULL) != 0 ||
         pw_net_addr_from_literal(host, port, &ss) != 0) {
         r = pw_diag_set(d, PW_ECONFIG, 0, 0, "listen", "listen address '%s' is not IP:port",
                         cfg->listen);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "error.h"
 
 /* Configuration, filled by the option table in collector_config.c. Times in ms, sizes in
@@ -35,6 +36,9 @@ typedef struct pw_collector_cfg_s {
     char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */
     char *log_level;
 } pw_collector_cfg_t;
+
+/* The collector's option table (collector_config.c), for pw_config_* (common/config.h). */
+extern const pw_config_opt_t pw_collector_options[];
 
 /* Runs the collector until SIGINT/SIGTERM. Returns 0, or a negative error when start-up
  * fails (`d` says what: certificates, listen address, database). */

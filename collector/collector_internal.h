@@ -6,6 +6,8 @@
 
 #include <uv.h>
 
+#include "alert.h"
+#include "analysis.h"
 #include "buf.h"
 #include "collector.h"
 #include "fleet.h"
@@ -49,9 +51,32 @@ void pw_collector_http_stop(pw_collector_t *c);
 void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
                                  const Poolwatch__V1__CommandResult *res);
 
-/* analysis_run.c */
+/* analysis_run.c: pressure per host and leak suspects, on a timer over the fleet and the
+ * store; alerts through the state machine of alert.h. */
+typedef struct pw_base_row_s {
+    uint8_t tag[PW_TAG_MAX];
+    uint8_t tag_len;
+    uint8_t pool;
+    uint64_t bytes;
+} pw_base_row_t;
+
+typedef struct pw_suspect_s {
+    char host[256];
+    uint8_t tag[PW_TAG_MAX];
+    uint8_t tag_len;
+    uint8_t pool;
+    uint64_t found_ms; /* sample time when first flagged */
+    pw_leak_t leak;    /* the numbers that justify it */
+} pw_suspect_t;
+
 void pw_collector_analysis_start(pw_collector_t *c);
 void pw_collector_analysis_stop(pw_collector_t *c);
 void pw_collector_analysis_on_sample(pw_collector_t *c, pw_host_t *h);
+/* Runs one analysis pass now (the timer's work; tests and the API's ?refresh use it). */
+void pw_collector_analysis_run(pw_collector_t *c);
+/* Current suspects, sorted by score descending; borrowed until the next pass. */
+size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out);
+/* Current alerts (pending, firing, recently resolved). */
+const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c);
 
 #endif /* PW_COLLECTOR_INTERNAL_H */

@@ -16,6 +16,7 @@ static void host_free(pw_host_t *h)
     pw_free(h->prev_rows);
     pw_sample_close(&h->snapshot);
     pw_free(h->hist);
+    pw_free(h->baseline);
     pw_free(h);
 }
 

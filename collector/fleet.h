@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis.h"
 #include "delta.h"
 #include "sample.h"
 
@@ -48,6 +49,12 @@ typedef struct pw_host_s {
     void *conn;             /* the current session, NULL when disconnected */
     pw_fleet_point_t *hist; /* ring of PW_FLEET_HISTORY points */
     size_t hist_n, hist_head;
+    /* analysis (analysis_run.c) */
+    pw_pressure_t np_pressure, pg_pressure;
+    int have_pressure;
+    struct pw_base_row_s *baseline; /* rows at the start of the agent instance, sorted */
+    size_t n_baseline;
+    uint32_t n_suspects;
 } pw_host_t;
 
 typedef struct pw_fleet_s {

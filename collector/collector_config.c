@@ -1,0 +1,48 @@
+/* collector_config.c: the collector's options, one row each (STYLE.md pattern 9);
+ * deploy/config/collector.conf.example is generated from them (`--print-example`). */
+#include "collector.h"
+#include "config.h"
+
+#define T pw_collector_cfg_t
+
+const pw_config_opt_t pw_collector_options[] = {
+    PW_CONFIG_OPT_STRING("agents", "listen", "0.0.0.0:7070", T, listen, 0,
+                         "address:port for agent connections (mutual TLS)"),
+    PW_CONFIG_OPT_STRING("agents", "ca_file", NULL, T, ca_file, PW_CONFIG_REQUIRED | PW_CONFIG_PATH,
+                         "CA that signs agent and CLI client certificates"),
+    PW_CONFIG_OPT_STRING("agents", "cert_file", NULL, T, cert_file,
+                         PW_CONFIG_REQUIRED | PW_CONFIG_PATH, "the collector's certificate"),
+    PW_CONFIG_OPT_STRING("agents", "key_file", NULL, T, key_file,
+                         PW_CONFIG_REQUIRED | PW_CONFIG_PATH, "private key of cert_file"),
+    PW_CONFIG_OPT_DURATION("agents", "handshake_timeout", "10s", 100, 600000, T,
+                           handshake_timeout_ms, "TLS handshake plus a verified Hello"),
+    PW_CONFIG_OPT_DURATION("agents", "idle_timeout", "5m", 1000, 86400000, T, idle_timeout_ms,
+                           "a session that sends nothing for this long is closed"),
+    PW_CONFIG_OPT_INT("agents", "max_connections", "20000", 1, 1000000, T, max_connections,
+                      "agent sessions at once"),
+    PW_CONFIG_OPT_INT("agents", "max_connections_per_ip", "64", 1, 1000000, T,
+                      max_connections_per_ip, "agent sessions from one address"),
+    PW_CONFIG_OPT_SIZE("agents", "max_frame", "4MiB", 1024, 64 << 20, T, max_frame_bytes,
+                       "largest frame after the Hello is verified"),
+    PW_CONFIG_OPT_SIZE("agents", "hello_max_frame", "64KiB", 256, 4 << 20, T, hello_max_frame_bytes,
+                       "largest frame before the Hello is verified"),
+    PW_CONFIG_OPT_STRING("store", "path", "/var/lib/poolwatch-collector/poolwatch.db", T, db_path,
+                         PW_CONFIG_PATH, "SQLite database (history)"),
+    PW_CONFIG_OPT_DURATION("store", "commit_interval", "200ms", 10, 10000, T, commit_interval_ms,
+                           "group commit period; acks follow commits"),
+    PW_CONFIG_OPT_DURATION("store", "raw_retention", "48h", 3600000, INT64_C(3153600000000), T,
+                           raw_retention_ms, "keep raw samples this long"),
+    PW_CONFIG_OPT_DURATION("store", "rollup_1m_retention", "30d", 3600000, INT64_C(3153600000000),
+                           T, m1_retention_ms, "keep 1-minute rollups this long"),
+    PW_CONFIG_OPT_DURATION("store", "rollup_15m_retention", "400d", 3600000, INT64_C(3153600000000),
+                           T, m15_retention_ms, "keep 15-minute rollups this long"),
+    PW_CONFIG_OPT_STRING("http", "listen", "127.0.0.1:7443", T, http_listen, 0,
+                         "address:port of the query API and dashboard (HTTPS); empty = off"),
+    PW_CONFIG_OPT_STRING("http", "tokens_file", "", T, tokens_file, PW_CONFIG_PATH,
+                         "bearer tokens: lines '<sha256 hex> <read|admin> <name>'"),
+    PW_CONFIG_OPT_STRING("analysis", "pooltag_file", "", T, pooltag_file, PW_CONFIG_PATH,
+                         "pooltag.txt-format tag descriptions (Debugging Tools for Windows)"),
+    PW_CONFIG_OPT_STRING("collector", "log_level", "info", T, log_level, 0,
+                         "error, warn, info or debug"),
+    PW_CONFIG_END,
+};

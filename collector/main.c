@@ -1,0 +1,77 @@
+/* main.c: poolwatch-collector's command line: configuration (file + flags), --check-config,
+ * --print-example, then pw_collector_run. */
+#include "collector.h"
+#include "config.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: poolwatch-collector [--config FILE] [--section.option=VALUE ...]\n"
+                 "       poolwatch-collector --check-config [--config FILE] [options]\n"
+                 "       poolwatch-collector --print-example\n"
+                 "\n"
+                 "Receives pool-tag samples from poolwatch agents over mutual TLS, stores their\n"
+                 "history, finds leaking tags and serves the query API, dashboard and metrics.\n"
+                 "Every option of the file can be given as a flag, e.g. --store.path=pw.db.\n"
+                 "Options are documented in deploy/config/collector.conf.example.\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
+    pw_collector_cfg_t cfg;
+    pw_diag_t d;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--print-example") == 0)
+            return pw_config_write_example(pw_collector_options, "poolwatch-collector", stdout) == 0
+                       ? 0
+                       : 1;
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    pw_diag_clear(&d);
+    int optind = 0;
+    if (pw_config_find_flag(argc, argv, "config", &path) < 0 ||
+        pw_config_defaults(pw_collector_options, &cfg, &d) < 0 ||
+        (path != NULL && pw_config_load_file(pw_collector_options, &cfg, path, &d) < 0) ||
+        pw_config_apply_args(pw_collector_options, &cfg, argc, argv, own, &optind, &d) < 0 ||
+        pw_config_check(pw_collector_options, &cfg, &d) < 0) {
+        fprintf(stderr, "poolwatch-collector: %s\n", d.msg[0] ? d.msg : "bad --config");
+        pw_config_free(pw_collector_options, &cfg);
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "poolwatch-collector: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        pw_config_free(pw_collector_options, &cfg);
+        return 2;
+    }
+    int lvl = pw_log_parse_level(cfg.log_level ? cfg.log_level : "info");
+    if (lvl < 0) {
+        fprintf(stderr,
+                "poolwatch-collector: collector.log_level: '%s' is not error, warn, info or "
+                "debug\n",
+                cfg.log_level);
+        pw_config_free(pw_collector_options, &cfg);
+        return 2;
+    }
+    pw_log_level = lvl;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--check-config") == 0) {
+            pw_config_dump(pw_collector_options, &cfg, stdout);
+            pw_config_free(pw_collector_options, &cfg);
+            return 0;
+        }
+    int r = pw_collector_run(&cfg, &d);
+    if (r != 0)
+        fprintf(stderr, "poolwatch-collector: %s: %s\n", pw_strerror(r), d.msg);
+    pw_config_free(pw_collector_options, &cfg);
+    return r == 0 ? 0 : 1;
+}

@@ -1,0 +1,313 @@
+/* test_e2e.c: real processes on loopback: poolwatch-collector and several poolwatch-agents
+ * (simulated Windows host, replay of a saved poolmon capture, Linux on a fake /proc), mutual
+ * TLS with a CA made by deploy/pki.sh, a kill -9 of the collector in the middle, refusals.
+ * The stored series are checked value for value against what the sources produce, computed
+ * independently here: the simulator is run again with the same seed and clock, the capture's
+ * values are read from the fixture, the slab values from the fake slabinfo.
+ */
+#include "test_util.h"
+#include "source.h"
+#include "source_sim.h"
+#include "store.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SIM_START_MS 1764400000000ull
+#define SIM_STEP_MS  10000ull
+
+static char dir[256];
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t l = sizeof(a);
+    getsockname(s, (struct sockaddr *)&a, &l);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+/* Starts argv[0] with its output appended to `log`. */
+static pid_t spawn(char *const argv[], const char *log)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int stop(pid_t pid, int sig)
+{
+    int st = 0;
+    kill(pid, sig);
+    waitpid(pid, &st, 0);
+    return st;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+    size_t n;
+    char *s = pw_test_read_file(path, &n);
+    int r = strstr(s, needle) != NULL;
+    free(s);
+    return r;
+}
+
+static char coll_port[16], listen_arg[64], db_arg[300], ca_arg[300], cert_arg[300], key_arg[300];
+
+static pid_t start_collector(void)
+{
+    char log[300];
+    snprintf(log, sizeof(log), "%s/collector.log", dir);
+    char *argv[] = {PW_COLLECTOR_BIN,
+                    listen_arg,
+                    db_arg,
+                    ca_arg,
+                    cert_arg,
+                    key_arg,
+                    "--http.listen=",
+                    "--collector.log_level=debug",
+                    NULL};
+    return spawn(argv, log);
+}
+
+static pid_t start_agent(const char *name, const char *source, const char *host, const char *cert,
+                         const char *extra1, const char *extra2)
+{
+    char log[300], a_src[600], a_host[300], a_spool[300], a_ep[64], a_ca[300], a_cert[300],
+        a_key[300];
+    snprintf(log, sizeof(log), "%s/agent-%s.log", dir, name);
+    snprintf(a_src, sizeof(a_src), "--agent.source=%s", source);
+    snprintf(a_host, sizeof(a_host), "--agent.host_name=%s", host);
+    snprintf(a_spool, sizeof(a_spool), "--spool.dir=%s/spool-%s", dir, name);
+    snprintf(a_ep, sizeof(a_ep), "--collector.endpoints=127.0.0.1:%s", coll_port);
+    snprintf(a_ca, sizeof(a_ca), "--collector.ca_file=%s/pki/ca.pem", dir);
+    snprintf(a_cert, sizeof(a_cert), "--collector.cert_file=%s/%s.pem", dir, cert);
+    snprintf(a_key, sizeof(a_key), "--collector.key_file=%s/%s.key", dir, cert);
+    char *argv[] = {PW_AGENT_BIN,
+                    a_src,
+                    a_host,
+                    a_spool,
+                    a_ep,
+                    a_ca,
+                    a_cert,
+                    a_key,
+                    "--collector.server_name=localhost",
+                    "--collector.backoff_min=200ms",
+                    "--collector.backoff_max=1s",
+                    "--agent.interval=100ms",
+                    (char *)(uintptr_t)extra1,
+                    (char *)(uintptr_t)extra2,
+                    NULL};
+    return spawn(argv, log);
+}
+
+static void run_pki(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "%s/deploy/pki.sh %s/pki --agent sim-leak-linear-0 --agent HOST01 --agent linuxhost "
+             "--agent imposter-cert >/dev/null 2>&1 && %s/deploy/pki.sh %s/otherca --agent "
+             "sim-leak-linear-0 >/dev/null 2>&1",
+             PW_SOURCE_DIR, dir, PW_SOURCE_DIR, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Checks every stored sample of the simulated host against a second run of the simulator. */
+static uint64_t check_sim_host(pw_store_t *st, uint64_t last_seq)
+{
+    pw_source_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.sim_start_ms = SIM_START_MS;
+    cfg.sim_interval_ms = SIM_STEP_MS;
+    pw_sim_t *sim;
+    assert_int_equal(pw_sim_new("leak-linear", 0, &cfg, &sim, NULL), 0);
+    pw_sample_t *samples = calloc(last_seq, sizeof(*samples));
+    assert_non_null(samples);
+    for (uint64_t k = 0; k < last_seq; k++) {
+        pw_sample_init(&samples[k]);
+        assert_int_equal(pw_sim_next(sim, &samples[k]), 0);
+        assert_int_equal(samples[k].timestamp_ms, SIM_START_MS + k * SIM_STEP_MS);
+    }
+    /* Every row of the table: its stored series has one point per seq 1..last_seq (no gap,
+     * no duplicate) with exactly the generated values. */
+    pw_store_series_t ser;
+    memset(&ser, 0, sizeof(ser));
+    uint64_t checked = 0;
+    const pw_sample_t *first = &samples[0];
+    for (size_t i = 0; i < first->n; i++) {
+        const pw_entry_t *e = &first->entries[i];
+        int64_t n =
+            pw_store_series(st, "sim-leak-linear-0", e->tag, e->tag_len, (pw_pool_t)e->pool,
+                            SIM_START_MS, SIM_START_MS + last_seq * SIM_STEP_MS, 0, &ser, NULL);
+        if (n != (int64_t)last_seq)
+            fail_msg("row %zu: %lld points stored, want %llu", i, (long long)n,
+                     (unsigned long long)last_seq);
+        for (uint64_t k = 0; k < last_seq; k++) {
+            const pw_entry_t *g = &samples[k].entries[i];
+            assert_memory_equal(g->tag, e->tag, e->tag_len);
+            const pw_store_point_t *pt = &ser.points[k];
+            if (pt->ts_ms != samples[k].timestamp_ms || pt->bytes != g->bytes ||
+                pt->diff != g->diff || pt->allocs != g->allocs || pt->frees != g->frees)
+                fail_msg("row %zu seq %llu: stored %llu/%llu/%llu/%llu at %llu, generated "
+                         "%llu/%llu/%llu/%llu",
+                         i, (unsigned long long)k + 1, (unsigned long long)pt->allocs,
+                         (unsigned long long)pt->frees, (unsigned long long)pt->diff,
+                         (unsigned long long)pt->bytes, (unsigned long long)pt->ts_ms,
+                         (unsigned long long)g->allocs, (unsigned long long)g->frees,
+                         (unsigned long long)g->diff, (unsigned long long)g->bytes);
+            checked++;
+        }
+    }
+    pw_store_series_free(&ser);
+    for (uint64_t k = 0; k < last_seq; k++)
+        pw_sample_close(&samples[k]);
+    free(samples);
+    pw_sim_free(sim);
+    return checked;
+}
+
+static void test_e2e_agents_collector_store(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/pw-e2e-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    run_pki();
+    snprintf(coll_port, sizeof(coll_port), "%d", free_port());
+    snprintf(listen_arg, sizeof(listen_arg), "--agents.listen=127.0.0.1:%s", coll_port);
+    snprintf(db_arg, sizeof(db_arg), "--store.path=%s/pw.db", dir);
+    snprintf(ca_arg, sizeof(ca_arg), "--agents.ca_file=%s/pki/ca.pem", dir);
+    snprintf(cert_arg, sizeof(cert_arg), "--agents.cert_file=%s/pki/collector.pem", dir);
+    snprintf(key_arg, sizeof(key_arg), "--agents.key_file=%s/pki/collector.key", dir);
+
+    pid_t coll = start_collector();
+    char replay_src[600], proc_arg[600], sim_start[64];
+    snprintf(sim_start, sizeof(sim_start), "--sim.start=%llums", (unsigned long long)SIM_START_MS);
+    pid_t sim = start_agent("sim", "sim:leak-linear/0", "sim-leak-linear-0",
+                            "pki/agent-sim-leak-linear-0", sim_start, "--sim.interval=10s");
+    snprintf(replay_src, sizeof(replay_src), "replay:%s",
+             pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"));
+    pid_t rep = start_agent("replay", replay_src, "HOST01", "pki/agent-HOST01",
+                            "--replay.exit_when_done", "--replay.start=1764400000000ms");
+    snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s",
+             pw_test_fixture("proc/case25_2.6.8"));
+    pid_t lin = start_agent("linux", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg,
+                            "--agent.log_level=info");
+    /* Refusals: a certificate from another CA; a certificate for another host name. */
+    pid_t bad_ca = start_agent("otherca", "sim:leak-linear/0", "sim-leak-linear-0",
+                               "otherca/agent-sim-leak-linear-0", "--agent.log_level=info", NULL);
+    pid_t bad_name = start_agent("imposter", "sim:leak-linear/0", "sim-leak-linear-0",
+                                 "pki/agent-imposter-cert", "--agent.log_level=info", NULL);
+
+    sleep_ms(2500);
+    /* kill -9 in the middle: acked samples must be on disk, the rest resent. */
+    stop(coll, SIGKILL);
+    sleep_ms(700);
+    coll = start_collector();
+    sleep_ms(3000);
+    int st = 0;
+    /* The replay agent exits by itself once both screens are acked. */
+    for (int i = 0; i < 50 && waitpid(rep, &st, WNOHANG) == 0; i++)
+        sleep_ms(100);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    stop(sim, SIGTERM);
+    stop(lin, SIGTERM);
+    stop(bad_ca, SIGTERM);
+    stop(bad_name, SIGTERM);
+    sleep_ms(300); /* a last group commit */
+    stop(coll, SIGTERM);
+
+    char log[300];
+    snprintf(log, sizeof(log), "%s/collector.log", dir);
+    assert_true(file_contains(log, "Hello names host 'sim-leak-linear-0' but the client "
+                                   "certificate is for CN 'imposter-cert'"));
+    snprintf(log, sizeof(log), "%s/agent-otherca.log", dir);
+    assert_true(file_contains(log, "certificate"));
+
+    pw_store_t *stp;
+    char db[300];
+    snprintf(db, sizeof(db), "%s/pw.db", dir);
+    assert_int_equal(pw_store_open(db, NULL, &stp, NULL), 0);
+    pw_store_host_info_t *hosts;
+    size_t nh;
+    assert_int_equal(pw_store_hosts(stp, &hosts, &nh, NULL), 0);
+    assert_int_equal(nh, 3); /* the refused agents stored nothing */
+    uint64_t sim_last = 0, lin_last = 0;
+    for (size_t i = 0; i < nh; i++) {
+        if (strcmp(hosts[i].name, "sim-leak-linear-0") == 0)
+            sim_last = hosts[i].last_seq;
+        if (strcmp(hosts[i].name, "linuxhost") == 0)
+            lin_last = hosts[i].last_seq;
+        if (strcmp(hosts[i].name, "HOST01") == 0)
+            assert_int_equal(hosts[i].last_seq, 2);
+    }
+    pw_store_hosts_free(hosts, nh);
+    assert_true(sim_last >= 20); /* 100 ms sampling for > 5 s, minus the outage */
+    assert_true(lin_last >= 5);
+    uint64_t checked = check_sim_host(stp, sim_last);
+    assert_true(checked >= 1000 * 20);
+
+    /* Replay: case09's two screens, Drsd paged: 560/539/21/17472 then 737/710/27/22464,
+     * stamped 15 min apart from the configured start. */
+    pw_store_series_t ser;
+    memset(&ser, 0, sizeof(ser));
+    assert_int_equal(pw_store_series(stp, "HOST01", (const uint8_t *)"Drsd", 4, PW_POOL_PAGED, 0,
+                                     UINT64_MAX / 2, 0, &ser, NULL),
+                     2);
+    assert_int_equal(ser.points[0].ts_ms, 1764400000000ull);
+    assert_int_equal(ser.points[1].ts_ms, 1764400000000ull + 900000);
+    assert_int_equal(ser.points[0].allocs, 560);
+    assert_int_equal(ser.points[0].frees, 539);
+    assert_int_equal(ser.points[0].diff, 21);
+    assert_int_equal(ser.points[0].bytes, 17472);
+    assert_int_equal(ser.points[1].allocs, 737);
+    assert_int_equal(ser.points[1].diff, 27);
+    assert_int_equal(ser.points[1].bytes, 22464);
+    /* Linux on the case25 fake /proc: ext3_inode_cache 1,328,526 objects x 416 B in every
+     * sample; all nonpaged; no allocs/frees. */
+    int64_t n = pw_store_series(stp, "linuxhost", (const uint8_t *)"ext3_inode_cache", 16,
+                                PW_POOL_NONPAGED, 0, UINT64_MAX / 2, 0, &ser, NULL);
+    assert_int_equal(n, (int64_t)lin_last);
+    for (int64_t i = 0; i < n; i++) {
+        assert_int_equal(ser.points[i].diff, 1328526);
+        assert_int_equal(ser.points[i].bytes, 1328526ull * 416);
+        assert_int_equal(ser.points[i].allocs, 0);
+    }
+    pw_store_series_free(&ser);
+    pw_store_close(stp);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (getenv("PW_KEEP_E2E") == NULL)
+        assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_agents_collector_store),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
