@@ -1,0 +1,370 @@
+/* cli.c: global options, dispatch, the request helper and small formatting helpers. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+
+typedef struct command_s {
+    const char *name;
+    int (*run)(pw_cli_t *cli);
+} command_t;
+
+static const command_t commands[] = {
+    {"parse", pw_cmd_parse},   {"hosts", pw_cmd_hosts},   {"tags", pw_cmd_tags},
+    {"leaks", pw_cmd_leaks},   {"alerts", pw_cmd_alerts}, {"series", pw_cmd_series},
+    {"lookup", pw_cmd_lookup}, {"top", pw_cmd_top},       {"import", pw_cmd_import},
+};
+
+void pw_cli_usage(FILE *f)
+{
+    fputs("usage: poolwatch [--url URL] [--token TOKEN] [--ca FILE] [--json [--compact]] COMMAND "
+          "...\n"
+          "\n"
+          "Commands:\n"
+          "  parse FILE [--format auto|poolmon|slabinfo]   show what a saved capture holds\n"
+          "  hosts                                         hosts by nonpaged pressure\n"
+          "  tags [TAG] [--fleet] [--type T] [--limit N]   per-tag fleet aggregates\n"
+          "  leaks                                         leak suspects by score\n"
+          "  alerts                                        alerts (pending, firing, resolved)\n"
+          "  series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n"
+          "                                                a tag's history on a host\n"
+          "  lookup TAG [--host HOST]                      pooltag description; with --host,\n"
+          "                                                ask that agent which drivers hold TAG\n"
+          "  top HOST                                      poolmon-like live screen\n"
+          "  import FILE... --host NAME [--interval 15m] [--start T]\n"
+          "                                                upload saved poolmon captures\n"
+          "\n"
+          "Connection: --url (POOLWATCH_URL, e.g. https://collector:8443), --token\n"
+          "(POOLWATCH_TOKEN, bearer token), --ca (POOLWATCH_CA, PEM file to verify the server;\n"
+          "default: the system store). --json prints the server's JSON (indented; --compact: one\n"
+          "line) for every listing; with parse, the documented parse JSON.\n"
+          "Times: ms since the epoch, now, -2h, or 2024-03-14T10:00:00Z. Durations: 500ms 30s 15m\n"
+          "2h 1d (a bare number is seconds).\n"
+          "\n"
+          "Exit codes: 0 ok, 1 server or network error, 2 usage or input error, 3 not found,\n"
+          "4 authentication or authorisation refused.\n",
+          f);
+}
+
+int pw_cli_opt(pw_cli_t *cli, int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(cli->err, "poolwatch: %s needs a value\n", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err)
+{
+    pw_cli_t cli;
+    memset(&cli, 0, sizeof(cli));
+    cli.out = out;
+    cli.err = err;
+    cli.url = env("POOLWATCH_URL");
+    cli.token = env("POOLWATCH_TOKEN");
+    cli.ca = env("POOLWATCH_CA");
+    /* Global options may appear anywhere; the rest (command and its options) is kept. */
+    char **rest = pw_calloc((size_t)argc + 1, sizeof(char *));
+    if (rest == NULL) {
+        fputs("poolwatch: out of memory\n", err);
+        return PW_EXIT_SERVER;
+    }
+    int n = 0, only_args = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (only_args) {
+            rest[n++] = argv[i];
+        } else if (strcmp(argv[i], "--") == 0) {
+            only_args = 1;
+            rest[n++] = argv[i];
+        } else if ((r = pw_cli_opt(&cli, argc, argv, &i, "--url", &v)) != 0) {
+            if (r < 0)
+                goto usage;
+            cli.url = v;
+        } else if ((r = pw_cli_opt(&cli, argc, argv, &i, "--token", &v)) != 0) {
+            if (r < 0)
+                goto usage;
+            cli.token = v;
+        } else if ((r = pw_cli_opt(&cli, argc, argv, &i, "--ca", &v)) != 0) {
+            if (r < 0)
+                goto usage;
+            cli.ca = v;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            cli.json = 1;
+        } else if (strcmp(argv[i], "--compact") == 0) {
+            cli.compact = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            pw_free(rest);
+            pw_cli_usage(out);
+            return PW_EXIT_OK;
+        } else {
+            rest[n++] = argv[i];
+        }
+    }
+    if (n == 0) {
+        fputs("poolwatch: no command\n", err);
+        goto usage;
+    }
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+        if (strcmp(rest[0], commands[k].name) == 0) {
+            cli.argc = n;
+            cli.argv = rest;
+            int rc = commands[k].run(&cli);
+            pw_free(rest);
+            return rc;
+        }
+    }
+    fprintf(err, "poolwatch: unknown command '%s'\n", rest[0]);
+usage:
+    pw_free(rest);
+    pw_cli_usage(err);
+    return PW_EXIT_USAGE;
+}
+
+int pw_cli_client(pw_cli_t *cli, pw_client_t *client)
+{
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    memset(client, 0, sizeof(*client));
+    if (pw_url_parse(cli->url, &client->url, &d) < 0) {
+        fprintf(cli->err, "poolwatch: %s\n", d.msg);
+        return PW_EXIT_USAGE;
+    }
+    client->token = cli->token;
+    client->ca_file = cli->ca;
+    return 0;
+}
+
+int pw_cli_exit_for_status(int status)
+{
+    if (status >= 200 && status < 300)
+        return PW_EXIT_OK;
+    if (status == 401 || status == 403)
+        return PW_EXIT_AUTH;
+    if (status == 404)
+        return PW_EXIT_NOTFOUND;
+    if (status == 400 || status == 413 || status == 422)
+        return PW_EXIT_USAGE;
+    return PW_EXIT_SERVER;
+}
+
+int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char *ctype,
+                const void *body, size_t body_len, pw_client_progress_cb progress, void *arg,
+                json_t **root)
+{
+    pw_client_t client;
+    *root = NULL;
+    int ex = pw_cli_client(cli, &client);
+    if (ex != 0)
+        return ex;
+    pw_client_resp_t resp;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int rc =
+        pw_client_request(&client, method, path, ctype, body, body_len, progress, arg, &resp, &d);
+    if (rc < 0) {
+        fprintf(cli->err, "poolwatch: %s\n", d.msg[0] ? d.msg : pw_strerror(rc));
+        return PW_EXIT_SERVER; /* TLS refusals included: the server was not trusted */
+    }
+    json_error_t je;
+    json_t *j = json_loadb(resp.body, resp.body_len, 0, &je);
+    ex = pw_cli_exit_for_status(resp.status);
+    if (ex != 0) {
+        json_t *e = j ? json_object_get(j, "error") : NULL;
+        const char *code = json_string_value(json_object_get(e, "code"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        fprintf(cli->err, "poolwatch: %s %s: HTTP %d%s%s%s%s\n", method, path, resp.status,
+                code ? " " : "", code ? code : "", msg ? ": " : "", msg ? msg : "");
+        json_decref(j);
+        pw_client_resp_close(&resp);
+        return ex;
+    }
+    if (j == NULL) {
+        fprintf(cli->err, "poolwatch: %s %s: response is not JSON (line %d: %s)\n", method, path,
+                je.line, je.text);
+        pw_client_resp_close(&resp);
+        return PW_EXIT_SERVER;
+    }
+    pw_client_resp_close(&resp);
+    *root = j;
+    return 0;
+}
+
+void pw_cli_print_json(pw_cli_t *cli, const json_t *root)
+{
+    size_t flags = JSON_PRESERVE_ORDER | (cli->compact ? JSON_COMPACT : JSON_INDENT(2));
+    json_dumpf(root, cli->out, flags);
+    fputc('\n', cli->out);
+}
+
+int pw_cli_parse_duration(const char *s, uint64_t *ms)
+{
+    if (s == NULL || !isdigit((unsigned char)*s))
+        return PW_EINVAL;
+    uint64_t v = 0;
+    const char *p = s;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (v > UINT64_MAX / 10 / 86400000u)
+            return PW_EINVAL;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    uint64_t mul;
+    if (strcmp(p, "ms") == 0)
+        mul = 1;
+    else if (*p == '\0' || strcmp(p, "s") == 0)
+        mul = 1000;
+    else if (strcmp(p, "m") == 0)
+        mul = 60000;
+    else if (strcmp(p, "h") == 0)
+        mul = 3600000;
+    else if (strcmp(p, "d") == 0)
+        mul = 86400000;
+    else
+        return PW_EINVAL;
+    *ms = v * mul;
+    return 0;
+}
+
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms)
+{
+    if (s == NULL || *s == '\0')
+        return PW_EINVAL;
+    if (strcmp(s, "now") == 0) {
+        *ms = now_ms;
+        return 0;
+    }
+    if (*s == '-') {
+        uint64_t d;
+        if (pw_cli_parse_duration(s + 1, &d) < 0 || d > now_ms)
+            return PW_EINVAL;
+        *ms = now_ms - d;
+        return 0;
+    }
+    size_t digits = strspn(s, "0123456789");
+    if (digits == strlen(s)) {
+        if (digits > 19)
+            return PW_EINVAL;
+        *ms = strtoull(s, NULL, 10);
+        return 0;
+    }
+    unsigned y, mo, d, h = 0, mi = 0, sec = 0;
+    int used = 0;
+    if (sscanf(s, "%4u-%2u-%2u%n", &y, &mo, &d, &used) != 3 || used != 10)
+        return PW_EINVAL;
+    const char *p = s + 10;
+    if (*p == 'T' || *p == ' ') {
+        int u2 = 0;
+        if (sscanf(p + 1, "%2u:%2u:%2u%n", &h, &mi, &sec, &u2) != 3 || u2 != 8)
+            return PW_EINVAL;
+        p += 9;
+    }
+    if (*p == 'Z')
+        p++;
+    if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
+        y < 1970)
+        return PW_EINVAL;
+    int64_t days = days_from_civil(y, mo, d);
+    *ms = ((uint64_t)days * 86400u + h * 3600u + mi * 60u + sec) * 1000u;
+    return 0;
+}
+
+void pw_cli_format_time(uint64_t ms, char *out, size_t size)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || strftime(out, size, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
+        snprintf(out, size, "?");
+}
+
+void pw_cli_format_bytes(uint64_t bytes, char *out, size_t size)
+{
+    static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) {
+        snprintf(out, size, "%llu B", (unsigned long long)bytes);
+        return;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(out, size, "%.1f %s", v, units[u]);
+}
+
+int pw_cli_read_file(const char *path, size_t max, char **data, size_t *len, pw_diag_t *diag)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return pw_diag_set(diag, -errno, 0, 0, "file", "cannot open: %s", strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *buf = pw_malloc(cap);
+    if (buf == NULL) {
+        fclose(f);
+        return pw_diag_set(diag, PW_ENOMEM, 0, 0, "file", "out of memory");
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap > max) {
+                pw_free(buf);
+                fclose(f);
+                return pw_diag_set(diag, PW_ETOOBIG, 0, 0, "file", "larger than %zu bytes", max);
+            }
+            char *nb = pw_realloc(buf, cap * 2);
+            if (nb == NULL) {
+                pw_free(buf);
+                fclose(f);
+                return pw_diag_set(diag, PW_ENOMEM, 0, 0, "file", "out of memory");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        pw_free(buf);
+        return pw_diag_set(diag, PW_EIO, 0, 0, "file", "read error");
+    }
+    if (n > max) {
+        pw_free(buf);
+        return pw_diag_set(diag, PW_ETOOBIG, 0, 0, "file", "larger than %zu bytes", max);
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}

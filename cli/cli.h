@@ -1,0 +1,201 @@
+/* cli.h: declarations shared by the files of the `poolwatch` CLI (the cli directory) and its tests.
+ *
+ * Every command is `int pw_cmd_<name>(pw_cli_t *cli)` returning an exit code (PW_EXIT_*) and
+ * writing to cli->out / cli->err, so tests run commands in-process on memory streams. The
+ * formatting of each listing is a separate function from JSON to text, tested on canned
+ * server responses.
+ */
+#ifndef PW_CLI_H
+#define PW_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "client.h"
+#include "error.h"
+#include "poolmon_text.h"
+#include "slabinfo_text.h"
+
+/* Exit codes (docs/cli.md, `poolwatch --help`). */
+#define PW_EXIT_OK       0 /* success */
+#define PW_EXIT_SERVER   1 /* server or network error (connect, TLS, 5xx, bad response) */
+#define PW_EXIT_USAGE    2 /* usage or input error (bad option, unreadable/invalid file, 400) */
+#define PW_EXIT_NOTFOUND 3 /* host, tag or resource not found (404) */
+#define PW_EXIT_AUTH     4 /* authentication or authorisation refused (401, 403) */
+
+typedef struct pw_cli_s {
+    const char *url;   /* --url or POOLWATCH_URL */
+    const char *token; /* --token or POOLWATCH_TOKEN */
+    const char *ca;    /* --ca or POOLWATCH_CA */
+    int json;          /* --json: print the server's JSON */
+    int compact;       /* --compact: with --json, one line instead of indented */
+    FILE *out;
+    FILE *err;
+    int argc; /* the command's arguments, argv[0] = the command name */
+    char **argv;
+} pw_cli_t;
+
+/* Global option handling and dispatch (cli.c). `env` supplies the environment (getenv in
+ * main; a table in tests): returns the value of a name or NULL. Returns the exit code. */
+typedef const char *(*pw_cli_getenv_fn)(const char *name);
+int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err);
+
+/* Usage text of `poolwatch --help`. */
+void pw_cli_usage(FILE *f);
+
+/* Builds a client from cli->url/token/ca. Returns 0, or PW_EXIT_USAGE after printing why. */
+int pw_cli_client(pw_cli_t *cli, pw_client_t *client);
+
+/* Runs one request and decodes a JSON body. On success (2xx with a JSON body) returns 0 and
+ * sets *root (caller json_decref's it). Otherwise prints "poolwatch: ..." with the server's
+ * error code and message to cli->err and returns the exit code (PW_EXIT_*). */
+int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char *ctype,
+                const void *body, size_t body_len, pw_client_progress_cb progress, void *arg,
+                json_t **root);
+
+/* Exit code for an HTTP status: 2xx 0, 400/413/422 2, 404 3, 401/403 4, others 1. */
+int pw_cli_exit_for_status(int status);
+
+/* Prints `root` per --json / --compact, with a final newline. */
+void pw_cli_print_json(pw_cli_t *cli, const json_t *root);
+
+/* Option helper: if argv[*i] is `--name VALUE` or `--name=VALUE`, stores VALUE, advances *i
+ * past it and returns 1; returns -1 (after printing) when the value is missing; else 0. */
+int pw_cli_opt(pw_cli_t *cli, int argc, char **argv, int *i, const char *name, const char **value);
+
+/* Durations: "500ms", "30s", "15m", "2h", "1d"; a bare number is seconds. Returns 0 and
+ * *ms, or PW_EINVAL. */
+int pw_cli_parse_duration(const char *s, uint64_t *ms);
+
+/* Times: ms since the epoch ("1764400000000"), "now", "-2h" (relative to now_ms), or ISO-8601
+ * UTC "2024-03-14T10:00:00Z" / "2024-03-14 10:00:00". Returns 0 and *ms, or PW_EINVAL. */
+int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms);
+
+/* "2024-03-14 10:15:00Z" for ms since the epoch, into out (>= 24 bytes). */
+void pw_cli_format_time(uint64_t ms, char *out, size_t size);
+
+/* Bytes as "812 B", "91.9 KiB", "1.5 MiB", ... into out. */
+void pw_cli_format_bytes(uint64_t bytes, char *out, size_t size);
+
+/* ---- parse (cmd_parse.c) ------------------------------------------------------------------ */
+
+/* The stable `poolwatch parse --json` documents (README "poolwatch parse --json"). Return a
+ * new reference, NULL on allocation failure. */
+json_t *pw_parse_poolmon_json(const pw_poolmon_doc_t *doc);
+json_t *pw_parse_slabinfo_json(const pw_slabinfo_doc_t *doc);
+
+/* Human-readable tables. */
+void pw_parse_poolmon_print(const pw_poolmon_doc_t *doc, FILE *out);
+void pw_parse_slabinfo_print(const pw_slabinfo_doc_t *doc, FILE *out);
+
+/* Reads a whole file (at most max bytes) into a pw_malloc'd buffer. Returns 0, or a negative
+ * code with a message in diag. */
+int pw_cli_read_file(const char *path, size_t max, char **data, size_t *len, pw_diag_t *diag);
+
+/* ---- listings (cmd_query.c): JSON of each endpoint to text. Return 0, or PW_EPARSE when the
+ * document does not have the endpoint's shape (nothing printed then). ---------------------- */
+int pw_fmt_hosts(const json_t *root, FILE *out);
+int pw_fmt_tags(const json_t *root, int fleet, FILE *out);
+int pw_fmt_tag(const json_t *root, FILE *out);
+int pw_fmt_leaks(const json_t *root, FILE *out);
+int pw_fmt_alerts(const json_t *root, FILE *out);
+int pw_fmt_series(const json_t *root, FILE *out);
+int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out);
+
+/* ---- top (cmd_top.c) ---------------------------------------------------------------------- */
+
+typedef enum {
+    PW_TOP_SORT_TAG = 0,
+    PW_TOP_SORT_ALLOCS,
+    PW_TOP_SORT_FREES,
+    PW_TOP_SORT_DIFF,
+    PW_TOP_SORT_BYTES,
+    PW_TOP_SORT_PER_ALLOC
+} pw_top_sort_t;
+
+typedef enum { PW_TOP_POOL_BOTH = 0, PW_TOP_POOL_NONPAGED, PW_TOP_POOL_PAGED } pw_top_pools_t;
+
+typedef struct pw_top_row_s {
+    char tag[PW_TAG_MAX * 4 + 1]; /* printable form (pw_tag_format), as the API sends it */
+    int pool;                     /* pw_pool_t */
+    uint64_t allocs, frees, diff, bytes, per_alloc;
+    int64_t allocs_change, frees_change, diff_change, bytes_change;
+} pw_top_row_t;
+
+typedef struct pw_top_table_s {
+    char host[256];
+    uint64_t timestamp_ms;
+    int has_prev; /* prev_timestamp_ms not null: the changes are meaningful */
+    /* totals in bytes, 0 = not given */
+    uint64_t physical_memory, available, commit, commit_limit, commit_peak, paged, nonpaged;
+    pw_top_row_t *rows; /* pw_malloc'd */
+    size_t n_rows;
+    size_t total_rows;
+} pw_top_table_t;
+
+typedef struct pw_top_view_s {
+    pw_top_sort_t sort;
+    int by_change; /* S: sort by the change of the sort column */
+    int reverse;   /* pressing the sort key again reverses its default order */
+    pw_top_pools_t pools;
+    int totals;        /* E */
+    int highlight;     /* L */
+    char include[256]; /* comma-separated * ? patterns, "" = all */
+    char exclude[256];
+    char note[256]; /* status note (live mode refused, last error), "" = none */
+} pw_top_view_t;
+
+typedef struct pw_top_lines_s {
+    char **text;         /* n lines, each pw_malloc'd, no newline */
+    unsigned char *attr; /* per line: PW_TOP_ATTR_* */
+    size_t n;
+} pw_top_lines_t;
+
+#define PW_TOP_ATTR_NONE      0
+#define PW_TOP_ATTR_HEADER    1 /* the column header: shown reversed */
+#define PW_TOP_ATTR_HIGHLIGHT 2 /* a changed row with L on: shown bold */
+
+/* The default view: sort by bytes descending, both pools, no totals, no highlight. */
+void pw_top_view_init(pw_top_view_t *v);
+
+/* Decodes GET /hosts/{host}/pool. Returns 0 or PW_EPARSE (diag says which key). */
+int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *diag);
+void pw_top_table_close(pw_top_table_t *t);
+
+/* The request path for the view: /api/v1/hosts/HOST/pool?sort=..&by_change=..&order=..
+ * &pool=..[&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */
+int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t size);
+
+/* Applies a key (poolmon's letters, either case). Returns PW_TOP_KEY_* . */
+#define PW_TOP_KEY_NONE    0
+#define PW_TOP_KEY_CHANGED 1 /* view changed: refetch/redraw */
+#define PW_TOP_KEY_QUIT    2
+#define PW_TOP_KEY_INCLUDE 3 /* ask for include patterns */
+#define PW_TOP_KEY_EXCLUDE 4 /* ask for exclude patterns */
+int pw_top_key(pw_top_view_t *v, int key);
+
+/* Does `tag` match one of the comma-separated patterns (`*`, `?`, case-sensitive)? */
+int pw_top_match(const char *patterns, const char *tag);
+
+/* Renders the screen for a `width` x `height` terminal: header lines, status, column header,
+ * optional totals, rows (filtered by pools and patterns, sorted per the view) cut to fit.
+ * Returns 0 or PW_ENOMEM; free with pw_top_lines_close. */
+int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, int height,
+                  pw_top_lines_t *out);
+void pw_top_lines_close(pw_top_lines_t *l);
+
+/* ---- commands ----------------------------------------------------------------------------- */
+int pw_cmd_parse(pw_cli_t *cli);
+int pw_cmd_hosts(pw_cli_t *cli);
+int pw_cmd_tags(pw_cli_t *cli);
+int pw_cmd_leaks(pw_cli_t *cli);
+int pw_cmd_alerts(pw_cli_t *cli);
+int pw_cmd_series(pw_cli_t *cli);
+int pw_cmd_lookup(pw_cli_t *cli);
+int pw_cmd_top(pw_cli_t *cli);
+int pw_cmd_import(pw_cli_t *cli);
+
+#endif /* PW_CLI_H */

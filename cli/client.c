@@ -1,0 +1,511 @@
+/* client.c: blocking HTTP(S) client of the CLI (see client.h). */
+#include "client.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <http_parser.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "alloc.h"
+#include "buf.h"
+
+/* ---- URL ---------------------------------------------------------------------------------- */
+
+int pw_url_parse(const char *url, pw_url_t *out, pw_diag_t *diag)
+{
+    memset(out, 0, sizeof(*out));
+    if (url == NULL || *url == '\0')
+        return pw_diag_set(diag, PW_EINVAL, 0, 0, "url",
+                           "no server URL (set POOLWATCH_URL or --url)");
+    const char *p;
+    if (strncasecmp(url, "https://", 8) == 0) {
+        out->tls = 1;
+        p = url + 8;
+        memcpy(out->port, "443", 4);
+    } else if (strncasecmp(url, "http://", 7) == 0) {
+        p = url + 7;
+        memcpy(out->port, "80", 3);
+    } else {
+        return pw_diag_set(diag, PW_EINVAL, 0, 0, "url",
+                           "URL must start with https:// or http://: %s", url);
+    }
+    size_t auth_len = strcspn(p, "/?#");
+    if (memchr(p, '@', auth_len) != NULL)
+        return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(p - url), "url",
+                           "user info in the URL is not supported (use POOLWATCH_TOKEN)");
+    const char *host = p, *host_end, *port = NULL, *end = p + auth_len;
+    if (*host == '[') {
+        host++;
+        host_end = memchr(host, ']', (size_t)(end - host));
+        if (host_end == NULL)
+            return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(p - url), "url",
+                               "IPv6 address without ']'");
+        if (host_end + 1 < end) {
+            if (host_end[1] != ':')
+                return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(host_end - url), "url",
+                                   "junk after IPv6 address");
+            port = host_end + 2;
+        }
+    } else {
+        host_end = memchr(host, ':', (size_t)(end - host));
+        if (host_end != NULL)
+            port = host_end + 1;
+        else
+            host_end = end;
+    }
+    size_t hlen = (size_t)(host_end - host);
+    if (hlen == 0 || hlen >= sizeof(out->host))
+        return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(host - url), "url",
+                           "empty or too long host name");
+    memcpy(out->host, host, hlen);
+    out->host[hlen] = '\0';
+    if (port != NULL) {
+        size_t plen = (size_t)(end - port);
+        unsigned long v = 0;
+        if (plen == 0 || plen > 5)
+            return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(port - url), "port", "bad port");
+        for (size_t i = 0; i < plen; i++) {
+            if (port[i] < '0' || port[i] > '9')
+                return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(port - url), "port", "bad port");
+            v = v * 10 + (unsigned long)(port[i] - '0');
+        }
+        if (v == 0 || v > 65535)
+            return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(port - url), "port",
+                               "port out of range 1..65535");
+        snprintf(out->port, sizeof(out->port), "%lu", v);
+    }
+    const char *path = end;
+    if (strpbrk(path, "?#") != NULL)
+        return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(path - url), "url",
+                           "query or fragment in the server URL");
+    size_t plen = strlen(path);
+    while (plen > 0 && path[plen - 1] == '/')
+        plen--;
+    if (plen >= sizeof(out->base))
+        return pw_diag_set(diag, PW_EINVAL, 0, (uint64_t)(path - url), "url", "path too long");
+    memcpy(out->base, path, plen);
+    out->base[plen] = '\0';
+    return 0;
+}
+
+int pw_url_escape(char *out, size_t out_size, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        int plain = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~';
+        size_t need = plain ? 1 : 3;
+        if (n + need >= out_size) {
+            out[n] = '\0';
+            return PW_ETOOBIG;
+        }
+        if (plain) {
+            out[n++] = (char)*p;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        }
+    }
+    out[n] = '\0';
+    return (int)n;
+}
+
+/* ---- response parsing (http-parser) -------------------------------------------------------- */
+
+typedef struct reader_s {
+    http_parser parser;
+    http_parser_settings settings;
+    pw_buf_t body;
+    pw_client_resp_t *resp;
+    int in_ctype; /* the header being read is Content-Type */
+    int done;
+    int err; /* PW_ETOOBIG / PW_ENOMEM from a callback */
+} reader_t;
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+    reader_t *r = p->data;
+    /* A field name split across reads arrives in pieces; Content-Type is short enough that a
+     * split one just loses the content type, which only decorates errors. */
+    r->in_ctype = (len == 12 && strncasecmp(at, "Content-Type", 12) == 0);
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    reader_t *r = p->data;
+    if (r->in_ctype) {
+        size_t have = strlen(r->resp->content_type);
+        size_t room = sizeof(r->resp->content_type) - 1 - have;
+        if (len > room)
+            len = room;
+        memcpy(r->resp->content_type + have, at, len);
+        r->resp->content_type[have + len] = '\0';
+    }
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    reader_t *r = p->data;
+    int rc = pw_buf_append(&r->body, at, len);
+    if (rc < 0) {
+        r->err = rc;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    reader_t *r = p->data;
+    r->done = 1;
+    /* Stop here: anything after the response is not ours. */
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static void reader_init(reader_t *r, pw_client_resp_t *resp)
+{
+    memset(r, 0, sizeof(*r));
+    memset(resp, 0, sizeof(*resp));
+    http_parser_init(&r->parser, HTTP_RESPONSE);
+    r->parser.data = r;
+    http_parser_settings_init(&r->settings);
+    r->settings.on_header_field = on_header_field;
+    r->settings.on_header_value = on_header_value;
+    r->settings.on_body = on_body;
+    r->settings.on_message_complete = on_message_complete;
+    pw_buf_init(&r->body, PW_CLIENT_MAX_BODY);
+    r->resp = resp;
+}
+
+/* Feeds `len` bytes (0 = end of stream). Returns 0 or a negative code. */
+static int reader_feed(reader_t *r, const char *data, size_t len, pw_diag_t *diag)
+{
+    if (r->done)
+        return 0;
+    size_t used = http_parser_execute(&r->parser, &r->settings, data, len);
+    enum http_errno e = HTTP_PARSER_ERRNO(&r->parser);
+    if (r->err != 0)
+        return pw_diag_set(diag, r->err, 0, used, "body", "response body: %s", pw_strerror(r->err));
+    if (e != HPE_OK && e != HPE_PAUSED)
+        return pw_diag_set(diag, PW_EPROTO, 0, used, "http", "malformed HTTP response: %s",
+                           http_errno_description(e));
+    if (len == 0 && !r->done)
+        return pw_diag_set(diag, PW_EPROTO, 0, 0, "http",
+                           "connection closed before the end of the response");
+    return 0;
+}
+
+static int reader_finish(reader_t *r, pw_diag_t *diag)
+{
+    pw_client_resp_t *resp = r->resp;
+    if (pw_buf_append(&r->body, "", 1) < 0) {
+        pw_buf_close(&r->body);
+        return pw_diag_set(diag, PW_ENOMEM, 0, 0, "body", "out of memory");
+    }
+    resp->status = (int)r->parser.status_code;
+    resp->body_len = r->body.len - 1;
+    resp->body = (char *)r->body.data; /* handed over */
+    return 0;
+}
+
+int pw_client_response_parse(const char *data, size_t len, pw_client_resp_t *resp, pw_diag_t *diag)
+{
+    reader_t r;
+    reader_init(&r, resp);
+    int rc = reader_feed(&r, data, len, diag);
+    if (rc == 0)
+        rc = reader_feed(&r, NULL, 0, diag);
+    if (rc == 0)
+        return reader_finish(&r, diag);
+    pw_buf_close(&r.body);
+    memset(resp, 0, sizeof(*resp));
+    return rc;
+}
+
+void pw_client_resp_close(pw_client_resp_t *resp)
+{
+    if (resp == NULL)
+        return;
+    pw_free(resp->body);
+    memset(resp, 0, sizeof(*resp));
+}
+
+/* ---- transport ---------------------------------------------------------------------------- */
+
+typedef struct conn_s {
+    int fd;
+    SSL_CTX *ctx;
+    SSL *ssl;
+} conn_t;
+
+static int tls_error(pw_diag_t *diag, int code, const char *what)
+{
+    char buf[200] = "";
+    unsigned long e = ERR_get_error();
+    if (e != 0)
+        ERR_error_string_n(e, buf, sizeof(buf));
+    ERR_clear_error();
+    return pw_diag_set(diag, code, 0, 0, "tls", "%s%s%s", what, buf[0] ? ": " : "", buf);
+}
+
+static int connect_tcp(const pw_url_t *u, int timeout_ms, int *fd_out, pw_diag_t *diag)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int g = getaddrinfo(u->host, u->port, &hints, &res);
+    if (g != 0)
+        return pw_diag_set(diag, PW_EIO, 0, 0, "host", "cannot resolve %s: %s", u->host,
+                           gai_strerror(g));
+    int last = ECONNREFUSED;
+    int timed_out = 0;
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            last = errno;
+            continue;
+        }
+        int fl = fcntl(fd, F_GETFL, 0);
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (rc < 0 && errno == EINPROGRESS) {
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            int pr = poll(&pfd, 1, timeout_ms);
+            if (pr == 0) {
+                timed_out = 1;
+                close(fd);
+                continue;
+            }
+            int soerr = 0;
+            socklen_t sl = sizeof(soerr);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+            rc = (pr < 0 || soerr != 0) ? -1 : 0;
+            errno = pr < 0 ? errno : soerr;
+        }
+        if (rc < 0) {
+            last = errno;
+            close(fd);
+            continue;
+        }
+        fcntl(fd, F_SETFL, fl);
+        /* Reads and writes block with a bound, so a stuck server cannot hang the CLI. */
+        struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        freeaddrinfo(res);
+        *fd_out = fd;
+        return 0;
+    }
+    freeaddrinfo(res);
+    if (timed_out)
+        return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "host", "connect to %s:%s timed out", u->host,
+                           u->port);
+    return pw_diag_set(diag, PW_EIO, 0, 0, "host", "cannot connect to %s:%s: %s", u->host, u->port,
+                       strerror(last));
+}
+
+static int is_ip_literal(const char *host)
+{
+    unsigned char tmp[16];
+    return inet_pton(AF_INET, host, tmp) == 1 || inet_pton(AF_INET6, host, tmp) == 1;
+}
+
+static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t *diag)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    int rc = connect_tcp(&cl->url, timeout_ms, &c->fd, diag);
+    if (rc < 0 || !cl->url.tls)
+        return rc;
+    c->ctx = SSL_CTX_new(TLS_client_method());
+    if (c->ctx == NULL)
+        return tls_error(diag, PW_ETLS, "SSL_CTX_new");
+    SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
+    if (cl->ca_file != NULL && cl->ca_file[0] != '\0') {
+        if (SSL_CTX_load_verify_locations(c->ctx, cl->ca_file, NULL) != 1)
+            return pw_diag_set(diag, PW_EAUTH, 0, 0, "ca", "cannot load CA file %s", cl->ca_file);
+    } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
+        return tls_error(diag, PW_ETLS, "cannot load the system CA store");
+    }
+    c->ssl = SSL_new(c->ctx);
+    if (c->ssl == NULL)
+        return tls_error(diag, PW_ETLS, "SSL_new");
+    X509_VERIFY_PARAM *vp = SSL_get0_param(c->ssl);
+    if (is_ip_literal(cl->url.host)) {
+        /* An IP literal is checked against the certificate's IP SANs, not its DNS names. */
+        if (X509_VERIFY_PARAM_set1_ip_asc(vp, cl->url.host) != 1)
+            return tls_error(diag, PW_ETLS, "bad IP address for verification");
+    } else {
+        X509_VERIFY_PARAM_set_hostflags(vp, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        if (X509_VERIFY_PARAM_set1_host(vp, cl->url.host, 0) != 1)
+            return tls_error(diag, PW_ETLS, "bad host name for verification");
+        SSL_set_tlsext_host_name(c->ssl, cl->url.host);
+    }
+    SSL_set_fd(c->ssl, c->fd);
+    if (SSL_connect(c->ssl) != 1) {
+        long v = SSL_get_verify_result(c->ssl);
+        if (v != X509_V_OK)
+            return pw_diag_set(diag, PW_EAUTH, 0, 0, "tls",
+                               "server certificate of %s not accepted: %s", cl->url.host,
+                               X509_verify_cert_error_string(v));
+        return tls_error(diag, PW_ETLS, "TLS handshake failed");
+    }
+    return 0;
+}
+
+static void conn_close(conn_t *c)
+{
+    if (c->ssl != NULL) {
+        SSL_shutdown(c->ssl);
+        SSL_free(c->ssl);
+    }
+    if (c->ctx != NULL)
+        SSL_CTX_free(c->ctx);
+    if (c->fd >= 0)
+        close(c->fd);
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+}
+
+static int conn_write(conn_t *c, const void *data, size_t len, pw_diag_t *diag)
+{
+    const char *p = data;
+    while (len > 0) {
+        size_t chunk = len > (64u << 10) ? (64u << 10) : len;
+        ssize_t n;
+        if (c->ssl != NULL) {
+            int w = SSL_write(c->ssl, p, (int)chunk);
+            if (w <= 0)
+                return tls_error(diag, PW_EIO, "send failed");
+            n = w;
+        } else {
+            n = send(c->fd, p, chunk, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return pw_diag_set(diag, errno == EAGAIN ? PW_ETIMEDOUT : PW_EIO, 0, 0, "send",
+                                   "send failed: %s", strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Reads into buf; returns bytes read, 0 at end of stream, or a negative code. */
+static ssize_t conn_read(conn_t *c, char *buf, size_t cap, pw_diag_t *diag)
+{
+    for (;;) {
+        if (c->ssl != NULL) {
+            errno = 0;
+            int n = SSL_read(c->ssl, buf, (int)cap);
+            if (n > 0)
+                return n;
+            int e = SSL_get_error(c->ssl, n);
+            if (e == SSL_ERROR_ZERO_RETURN)
+                return 0;
+            if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0)
+                return 0; /* closed without close_notify: http-parser decides if complete */
+            if (e == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "recv",
+                                   "server did not answer in time");
+            return tls_error(diag, PW_EIO, "receive failed");
+        }
+        ssize_t n = recv(c->fd, buf, cap, 0);
+        if (n >= 0)
+            return n;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "recv", "server did not answer in time");
+        return pw_diag_set(diag, PW_EIO, 0, 0, "recv", "receive failed: %s", strerror(errno));
+    }
+}
+
+int pw_client_request(const pw_client_t *cl, const char *method, const char *path,
+                      const char *content_type, const void *body, size_t body_len,
+                      pw_client_progress_cb progress, void *arg, pw_client_resp_t *resp,
+                      pw_diag_t *diag)
+{
+    memset(resp, 0, sizeof(*resp));
+    int timeout = cl->timeout_ms > 0 ? cl->timeout_ms : PW_CLIENT_TIMEOUT_MS;
+    char head[2048];
+    char hostport[PW_CLIENT_HOST_MAX + 16];
+    int v6 = strchr(cl->url.host, ':') != NULL;
+    int default_port = strcmp(cl->url.port, cl->url.tls ? "443" : "80") == 0;
+    snprintf(hostport, sizeof(hostport), "%s%s%s%s%s", v6 ? "[" : "", cl->url.host, v6 ? "]" : "",
+             default_port ? "" : ":", default_port ? "" : cl->url.port);
+    int hl = snprintf(head, sizeof(head),
+                      "%s %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: poolwatch-cli/0.1\r\n"
+                      "Accept: application/json\r\nConnection: close\r\n",
+                      method, cl->url.base, path, hostport);
+    if (hl < 0 || (size_t)hl >= sizeof(head))
+        return pw_diag_set(diag, PW_ETOOBIG, 0, 0, "path", "request line too long");
+    if (cl->token != NULL && cl->token[0] != '\0') {
+        if (strpbrk(cl->token, "\r\n") != NULL)
+            return pw_diag_set(diag, PW_EINVAL, 0, 0, "token", "token contains a line break");
+        hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "Authorization: Bearer %s\r\n",
+                       cl->token);
+    }
+    if (body != NULL || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0)
+        hl += snprintf(head + hl, sizeof(head) - (size_t)hl,
+                       "Content-Type: %s\r\nContent-Length: %zu\r\n",
+                       content_type ? content_type : "application/json", body_len);
+    hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "\r\n");
+    if ((size_t)hl >= sizeof(head))
+        return pw_diag_set(diag, PW_ETOOBIG, 0, 0, "token", "request head too long");
+
+    conn_t c;
+    int rc = conn_open(&c, cl, timeout, diag);
+    if (rc < 0) {
+        conn_close(&c);
+        return rc;
+    }
+    rc = conn_write(&c, head, (size_t)hl, diag);
+    for (size_t off = 0; rc == 0 && off < body_len;) {
+        size_t chunk = body_len - off > (256u << 10) ? (256u << 10) : body_len - off;
+        rc = conn_write(&c, (const char *)body + off, chunk, diag);
+        off += chunk;
+        if (rc == 0 && progress != NULL)
+            progress(off, body_len, arg);
+    }
+    reader_t r;
+    reader_init(&r, resp);
+    char buf[16384];
+    while (rc == 0 && !r.done) {
+        ssize_t n = conn_read(&c, buf, sizeof(buf), diag);
+        if (n < 0) {
+            rc = (int)n;
+            break;
+        }
+        rc = reader_feed(&r, buf, (size_t)n, diag);
+        if (n == 0)
+            break;
+    }
+    conn_close(&c);
+    if (rc == 0)
+        return reader_finish(&r, diag);
+    pw_buf_close(&r.body);
+    memset(resp, 0, sizeof(*resp));
+    return rc;
+}

@@ -1,0 +1,160 @@
+/* cmd_import.c: `poolwatch import FILE... --host NAME [--interval 15m] [--start T]`.
+ *
+ * Each file is checked locally with the same parser the server uses (common/poolmon_text), so
+ * a bad capture fails fast with FILE:LINE before any upload, then POSTed to /api/v1/import.
+ * Files without time stamps follow each other: file k+1 starts one interval after the last
+ * screen the server stored for file k.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+
+#define PROGRESS_MIN_BYTES ((size_t)1 << 20) /* smaller uploads finish too fast for a bar */
+
+typedef struct progress_s {
+    FILE *err;
+    const char *file;
+    int shown;
+} progress_t;
+
+static void on_progress(uint64_t sent, uint64_t total, void *arg)
+{
+    progress_t *p = arg;
+    const int width = 30;
+    int fill = total ? (int)(sent * (uint64_t)width / total) : width;
+    char bar[64];
+    memset(bar, '#', (size_t)fill);
+    memset(bar + fill, ' ', (size_t)(width - fill));
+    bar[width] = '\0';
+    fprintf(p->err, "\r%s [%s] %3d%% %.1f/%.1f MiB", p->file, bar,
+            total ? (int)(sent * 100 / total) : 100, (double)sent / 1048576.0,
+            (double)total / 1048576.0);
+    fflush(p->err);
+    p->shown = 1;
+}
+
+int pw_cmd_import(pw_cli_t *cli)
+{
+    const char *host = NULL, *interval = NULL, *start = NULL;
+    const char **files = pw_calloc((size_t)cli->argc, sizeof(char *));
+    size_t nf = 0;
+    if (files == NULL)
+        return PW_EXIT_SERVER;
+    int ex = PW_EXIT_OK;
+    for (int i = 1; i < cli->argc; i++) {
+        int r;
+        if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--host", &host)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--interval", &interval)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--start", &start)) != 0) {
+            if (r < 0)
+                ex = PW_EXIT_USAGE;
+        } else if (cli->argv[i][0] == '-') {
+            fprintf(cli->err, "poolwatch import: unknown option %s\n", cli->argv[i]);
+            ex = PW_EXIT_USAGE;
+        } else {
+            files[nf++] = cli->argv[i];
+        }
+    }
+    uint64_t interval_ms = PW_POOLMON_INTERVAL_DEFAULT_MS, start_ms = 0;
+    if (ex == 0 && interval != NULL &&
+        (pw_cli_parse_duration(interval, &interval_ms) < 0 || interval_ms == 0)) {
+        fprintf(cli->err, "poolwatch import: bad --interval '%s' (e.g. 15m, 30s)\n", interval);
+        ex = PW_EXIT_USAGE;
+    }
+    if (ex == 0 && start != NULL) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (pw_cli_parse_time(start, (uint64_t)now.tv_sec * 1000u, &start_ms) < 0) {
+            fprintf(cli->err, "poolwatch import: bad --start '%s'\n", start);
+            ex = PW_EXIT_USAGE;
+        }
+    }
+    if (ex == 0 && (host == NULL || host[0] == '\0' || nf == 0)) {
+        fputs("usage: poolwatch import FILE... --host NAME [--interval 15m] [--start T]\n",
+              cli->err);
+        ex = PW_EXIT_USAGE;
+    }
+    pw_client_t probe;
+    if (ex == 0)
+        ex = pw_cli_client(cli, &probe); /* URL errors before reading big files */
+    json_t *results = json_array();
+    for (size_t k = 0; ex == 0 && k < nf; k++) {
+        char *data;
+        size_t len;
+        pw_diag_t d;
+        pw_diag_clear(&d);
+        int rc = pw_cli_read_file(files[k], PW_POOLMON_MAX_INPUT_DEFAULT, &data, &len, &d);
+        if (rc < 0) {
+            fprintf(cli->err, "%s: %s\n", files[k], d.msg);
+            ex = PW_EXIT_USAGE;
+            break;
+        }
+        pw_poolmon_opts_t opts = {.start_ms = start_ms, .interval_ms = interval_ms};
+        pw_poolmon_doc_t doc;
+        rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
+        if (rc < 0) {
+            if (d.line > 0)
+                fprintf(cli->err, "%s:%" PRIu32 ": %s\n", files[k], d.line, d.msg);
+            else
+                fprintf(cli->err, "%s: %s\n", files[k], d.msg[0] ? d.msg : pw_strerror(rc));
+            pw_free(data);
+            ex = PW_EXIT_USAGE;
+            break;
+        }
+        size_t screens = doc.n_screens;
+        pw_poolmon_doc_close(&doc);
+        char path[1024] = "/api/v1/import?host=";
+        pw_url_escape(path, sizeof(path), host);
+        size_t n = strlen(path);
+        snprintf(path + n, sizeof(path) - n, "&interval_ms=%" PRIu64, interval_ms);
+        if (start != NULL || k > 0) {
+            n = strlen(path);
+            snprintf(path + n, sizeof(path) - n, "&start_ms=%" PRIu64, start_ms);
+        }
+        progress_t pg = {.err = cli->err, .file = files[k], .shown = 0};
+        int bar = len >= PROGRESS_MIN_BYTES && cli->err == stderr && isatty(STDERR_FILENO);
+        json_t *root;
+        ex = pw_cli_call(cli, "POST", path, "text/plain", data, len, bar ? on_progress : NULL, &pg,
+                         &root);
+        if (pg.shown)
+            fputc('\n', cli->err);
+        pw_free(data);
+        if (ex != 0)
+            break;
+        uint64_t last = 0;
+        json_t *lv = json_object_get(root, "last_ts_ms");
+        if (json_is_integer(lv) && json_integer_value(lv) >= 0)
+            last = (uint64_t)json_integer_value(lv);
+        start_ms = last + interval_ms;
+        if (cli->json) {
+            json_object_set_new(root, "file", json_string(files[k]));
+            json_array_append(results, root);
+        } else {
+            char a[32], b[32];
+            pw_cli_format_time(last, b, sizeof(b));
+            json_t *fv = json_object_get(root, "first_ts_ms");
+            pw_cli_format_time(json_is_integer(fv) ? (uint64_t)json_integer_value(fv) : 0, a,
+                               sizeof(a));
+            fprintf(cli->out,
+                    "%s: %zu screens (server stored %" JSON_INTEGER_FORMAT
+                    " screens, %" JSON_INTEGER_FORMAT " rows) as %s, %s .. %s\n",
+                    files[k], screens, json_integer_value(json_object_get(root, "screens")),
+                    json_integer_value(json_object_get(root, "rows")), host, a, b);
+        }
+        json_decref(root);
+    }
+    if (ex == 0 && cli->json) {
+        json_t *doc = json_pack("{s:O}", "imports", results);
+        if (doc != NULL)
+            pw_cli_print_json(cli, doc);
+        json_decref(doc);
+    }
+    json_decref(results);
+    pw_free(files);
+    return ex;
+}

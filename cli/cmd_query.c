@@ -1,0 +1,498 @@
+/* cmd_query.c: the listing commands (hosts, tags, leaks, alerts, series, lookup) and their
+ * text formats. Each formatter reads the JSON of one endpoint of notes/api_v1.md. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* ---- JSON helpers: missing or null values print as "-" ------------------------------------ */
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "-";
+}
+
+static int jhas_num(const json_t *o, const char *key)
+{
+    return json_is_number(json_object_get(o, key));
+}
+
+static double jdbl(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+static uint64_t ju64(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return json_integer_value(v) < 0 ? 0 : (uint64_t)json_integer_value(v);
+    if (json_is_real(v))
+        return json_real_value(v) < 0 ? 0 : (uint64_t)json_real_value(v);
+    return 0;
+}
+
+static void fmt_bytes_or_dash(const json_t *o, const char *key, char *out, size_t size)
+{
+    if (jhas_num(o, key))
+        pw_cli_format_bytes(ju64(o, key), out, size);
+    else
+        snprintf(out, size, "-");
+}
+
+static void fmt_time_or_dash(const json_t *o, const char *key, char *out, size_t size)
+{
+    if (jhas_num(o, key))
+        pw_cli_format_time(ju64(o, key), out, size);
+    else
+        snprintf(out, size, "-");
+}
+
+static void fmt_pct_or_dash(const json_t *o, const char *key, char *out, size_t size)
+{
+    if (jhas_num(o, key))
+        snprintf(out, size, "%.1f%%", jdbl(o, key) * 100.0);
+    else
+        snprintf(out, size, "-");
+}
+
+/* The array under `key`, or NULL when the document does not have one. */
+static const json_t *jarr(const json_t *root, const char *key)
+{
+    const json_t *a = json_object_get(root, key);
+    return json_is_array(a) ? a : NULL;
+}
+
+/* ---- formatters --------------------------------------------------------------------------- */
+
+int pw_fmt_hosts(const json_t *root, FILE *out)
+{
+    const json_t *hosts = jarr(root, "hosts");
+    if (hosts == NULL)
+        return PW_EPARSE;
+    fprintf(out, "%-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8s %s\n", "HOST", "OS", "CONN",
+            "NONPAGED", "NP LIMIT", "NP%", "LEVEL", "NP ETA", "PAGED", "SUSPECTS", "LAST SEEN");
+    size_t i;
+    const json_t *h;
+    json_array_foreach(hosts, i, h)
+    {
+        char np[24], lim[24], pct[16], eta[32], pg[24], seen[32];
+        fmt_bytes_or_dash(h, "nonpaged_bytes", np, sizeof(np));
+        fmt_bytes_or_dash(h, "nonpaged_limit_bytes", lim, sizeof(lim));
+        fmt_pct_or_dash(h, "nonpaged_ratio", pct, sizeof(pct));
+        fmt_time_or_dash(h, "nonpaged_eta_ms", eta, sizeof(eta));
+        fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
+        fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));
+        json_t *c = json_object_get(h, "connected");
+        fprintf(out, "%-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8" PRIu64 " %s\n",
+                jstr(h, "name"), jstr(h, "os"),
+                json_is_boolean(c) ? (json_is_true(c) ? "yes" : "no") : "-", np, lim, pct,
+                jstr(h, "nonpaged_level"), eta, pg, ju64(h, "suspects"), seen);
+    }
+    return 0;
+}
+
+int pw_fmt_tags(const json_t *root, int fleet, FILE *out)
+{
+    const json_t *tags = jarr(root, "tags");
+    if (tags == NULL)
+        return PW_EPARSE;
+    if (fleet)
+        fprintf(out, "%-8s %-8s %6s %11s %11s %11s %11s %11s  %s\n", "TAG", "TYPE", "HOSTS",
+                "TOTAL", "MIN", "P50", "P90", "MAX", "TOP HOSTS");
+    else
+        fprintf(out, "%-8s %-8s %6s %11s  %-16s %s\n", "TAG", "TYPE", "HOSTS", "TOTAL", "DRIVER",
+                "DESCRIPTION");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tags, i, t)
+    {
+        char tag[80];
+        /* Quote the tag so its padding spaces show ("Io  "). */
+        snprintf(tag, sizeof(tag), "\"%s\"", jstr(t, "tag"));
+        char total[24];
+        fmt_bytes_or_dash(t, "bytes_total", total, sizeof(total));
+        if (!fleet) {
+            fprintf(out, "%-8s %-8s %6" PRIu64 " %11s  %-16s %s\n", tag, jstr(t, "type"),
+                    ju64(t, "hosts"), total, jstr(t, "driver"), jstr(t, "description"));
+            continue;
+        }
+        char mn[24], p50[24], p90[24], mx[24];
+        fmt_bytes_or_dash(t, "bytes_min", mn, sizeof(mn));
+        fmt_bytes_or_dash(t, "bytes_p50", p50, sizeof(p50));
+        fmt_bytes_or_dash(t, "bytes_p90", p90, sizeof(p90));
+        fmt_bytes_or_dash(t, "bytes_max", mx, sizeof(mx));
+        fprintf(out, "%-8s %-8s %6" PRIu64 " %11s %11s %11s %11s %11s ", tag, jstr(t, "type"),
+                ju64(t, "hosts"), total, mn, p50, p90, mx);
+        const json_t *top = jarr(t, "top_hosts");
+        size_t k;
+        const json_t *th;
+        int first = 1;
+        if (top != NULL) {
+            json_array_foreach(top, k, th)
+            {
+                char b[24];
+                fmt_bytes_or_dash(th, "bytes", b, sizeof(b));
+                fprintf(out, "%s%s (%s)", first ? " " : ", ", jstr(th, "host"), b);
+                first = 0;
+            }
+        }
+        fputs(first ? " -\n" : "\n", out);
+    }
+    return 0;
+}
+
+int pw_fmt_tag(const json_t *root, FILE *out)
+{
+    const json_t *hosts = jarr(root, "hosts");
+    if (!json_is_object(root) || hosts == NULL)
+        return PW_EPARSE;
+    char total[24];
+    fmt_bytes_or_dash(root, "bytes_total", total, sizeof(total));
+    fprintf(out, "Tag \"%s\" %s: %s on %" PRIu64 " hosts; driver %s; %s\n", jstr(root, "tag"),
+            jstr(root, "type"), total, (uint64_t)json_array_size(hosts), jstr(root, "driver"),
+            jstr(root, "description"));
+    fprintf(out, "%-20s %-8s %11s %10s %8s %-7s %s\n", "HOST", "TYPE", "BYTES", "DIFF", "ROBUST_Z",
+            "OUTLIER", "OS BUILD");
+    size_t i;
+    const json_t *h;
+    json_array_foreach(hosts, i, h)
+    {
+        char b[24], z[16];
+        fmt_bytes_or_dash(h, "bytes", b, sizeof(b));
+        if (jhas_num(h, "robust_z"))
+            snprintf(z, sizeof(z), "%.2f", jdbl(h, "robust_z"));
+        else
+            snprintf(z, sizeof(z), "-");
+        fprintf(out, "%-20s %-8s %11s %10" PRIu64 " %8s %-7s %" PRIu64 "\n", jstr(h, "host"),
+                jstr(h, "type"), b, ju64(h, "diff"), z,
+                json_is_true(json_object_get(h, "outlier")) ? "yes" : "no", ju64(h, "os_build"));
+    }
+    return 0;
+}
+
+int pw_fmt_leaks(const json_t *root, FILE *out)
+{
+    const json_t *s = jarr(root, "suspects");
+    if (s == NULL)
+        return PW_EPARSE;
+    fprintf(out, "%-20s %-8s %-8s %7s %13s %6s %11s %11s  %s\n", "HOST", "TAG", "TYPE", "SCORE",
+            "GROWTH/H", "SHARE", "FIRST", "CURRENT", "DRIVER / DESCRIPTION");
+    size_t i;
+    const json_t *l;
+    json_array_foreach(s, i, l)
+    {
+        char tag[80], g[24], share[16], first[24], cur[24];
+        snprintf(tag, sizeof(tag), "\"%s\"", jstr(l, "tag"));
+        if (jhas_num(l, "growth_bytes_per_h")) {
+            double v = jdbl(l, "growth_bytes_per_h");
+            pw_cli_format_bytes(v < 0 ? (uint64_t)-v : (uint64_t)v, g + 1, sizeof(g) - 1);
+            g[0] = v < 0 ? '-' : '+';
+        } else {
+            snprintf(g, sizeof(g), "-");
+        }
+        fmt_pct_or_dash(l, "share_of_host_growth", share, sizeof(share));
+        fmt_bytes_or_dash(l, "first_bytes", first, sizeof(first));
+        fmt_bytes_or_dash(l, "current_bytes", cur, sizeof(cur));
+        fprintf(out, "%-20s %-8s %-8s %7.2f %13s %6s %11s %11s  %s / %s\n", jstr(l, "host"), tag,
+                jstr(l, "type"), jdbl(l, "score"), g, share, first, cur, jstr(l, "driver"),
+                jstr(l, "description"));
+    }
+    return 0;
+}
+
+int pw_fmt_alerts(const json_t *root, FILE *out)
+{
+    const json_t *a = jarr(root, "alerts");
+    if (a == NULL)
+        return PW_EPARSE;
+    fprintf(out, "%-9s %-9s %-24s %-20s %-8s %-21s %s\n", "STATE", "SEVERITY", "NAME", "HOST",
+            "TAG", "SINCE", "SUMMARY");
+    size_t i;
+    const json_t *al;
+    json_array_foreach(a, i, al)
+    {
+        const json_t *labels = json_object_get(al, "labels");
+        char tag[80], since[32];
+        const char *t = json_string_value(json_object_get(labels, "tag"));
+        if (t)
+            snprintf(tag, sizeof(tag), "\"%s\"", t);
+        else
+            snprintf(tag, sizeof(tag), "-");
+        fmt_time_or_dash(al, "since_ms", since, sizeof(since));
+        fprintf(out, "%-9s %-9s %-24s %-20s %-8s %-21s %s\n", jstr(al, "state"),
+                jstr(al, "severity"), jstr(al, "name"), jstr(labels, "host"), tag, since,
+                jstr(al, "summary"));
+    }
+    return 0;
+}
+
+int pw_fmt_series(const json_t *root, FILE *out)
+{
+    const json_t *p = jarr(root, "points");
+    if (p == NULL)
+        return PW_EPARSE;
+    fprintf(out, "%s \"%s\" %s (%s, %zu points)\n", jstr(root, "host"), jstr(root, "tag"),
+            jstr(root, "pool"), jstr(root, "level"), json_array_size(p));
+    fprintf(out, "%-21s %14s %10s %12s %12s %14s %14s\n", "TIME", "BYTES", "DIFF", "ALLOCS",
+            "FREES", "BYTES_MIN", "BYTES_MAX");
+    size_t i;
+    const json_t *pt;
+    json_array_foreach(p, i, pt)
+    {
+        char ts[32];
+        fmt_time_or_dash(pt, "ts_ms", ts, sizeof(ts));
+        fprintf(out,
+                "%-21s %14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64
+                " %14" PRIu64 "\n",
+                ts, ju64(pt, "bytes"), ju64(pt, "diff"), ju64(pt, "allocs"), ju64(pt, "frees"),
+                ju64(pt, "bytes_min"), ju64(pt, "bytes_max"));
+    }
+    return 0;
+}
+
+int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
+{
+    if (!json_is_object(pooltag))
+        return PW_EPARSE;
+    int known = json_is_true(json_object_get(pooltag, "known"));
+    fprintf(out, "Tag \"%s\": %s\n", jstr(pooltag, "tag"),
+            known ? "listed in pooltag.txt" : "not in pooltag.txt");
+    if (known) {
+        fprintf(out, "  driver:      %s\n", jstr(pooltag, "driver"));
+        fprintf(out, "  description: %s\n", jstr(pooltag, "description"));
+    }
+    if (find == NULL)
+        return 0;
+    const json_t *m = jarr(find, "matches");
+    fprintf(out, "Agent: %s\n", jstr(find, "message"));
+    if (m == NULL || json_array_size(m) == 0) {
+        fputs("  no driver file contains the tag\n", out);
+        return 0;
+    }
+    size_t i;
+    const json_t *f;
+    json_array_foreach(m, i, f)
+    {
+        fprintf(out, "  %s  %" PRIu64 " bytes  version %s\n", jstr(f, "file"),
+                ju64(f, "size_bytes"), jstr(f, "file_version"));
+    }
+    return 0;
+}
+
+/* ---- commands ----------------------------------------------------------------------------- */
+
+typedef int (*fmt_fn)(const json_t *root, FILE *out);
+
+/* GET path, then --json or the formatter. */
+static int get_and_print(pw_cli_t *cli, const char *path, fmt_fn fmt, int fleet)
+{
+    json_t *root;
+    int ex = pw_cli_call(cli, "GET", path, NULL, NULL, 0, NULL, NULL, &root);
+    if (ex != 0)
+        return ex;
+    int rc = 0;
+    if (cli->json)
+        pw_cli_print_json(cli, root);
+    else if (fmt != NULL)
+        rc = fmt(root, cli->out);
+    else
+        rc = pw_fmt_tags(root, fleet, cli->out);
+    json_decref(root);
+    if (rc < 0) {
+        fprintf(cli->err, "poolwatch: GET %s: unexpected response shape\n", path);
+        return PW_EXIT_SERVER;
+    }
+    return PW_EXIT_OK;
+}
+
+static int no_args(pw_cli_t *cli, const char *usage)
+{
+    if (cli->argc > 1) {
+        fprintf(cli->err, "usage: %s\n", usage);
+        return PW_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int pw_cmd_hosts(pw_cli_t *cli)
+{
+    if (no_args(cli, "poolwatch hosts [--json]"))
+        return PW_EXIT_USAGE;
+    return get_and_print(cli, "/api/v1/hosts", pw_fmt_hosts, 0);
+}
+
+int pw_cmd_leaks(pw_cli_t *cli)
+{
+    if (no_args(cli, "poolwatch leaks [--json]"))
+        return PW_EXIT_USAGE;
+    return get_and_print(cli, "/api/v1/leaks", pw_fmt_leaks, 0);
+}
+
+int pw_cmd_alerts(pw_cli_t *cli)
+{
+    if (no_args(cli, "poolwatch alerts [--json]"))
+        return PW_EXIT_USAGE;
+    return get_and_print(cli, "/api/v1/alerts", pw_fmt_alerts, 0);
+}
+
+static int append_param(char *path, size_t size, const char *name, const char *value)
+{
+    size_t n = strlen(path);
+    int w = snprintf(path + n, size - n, "%s%s=", strchr(path, '?') ? "&" : "?", name);
+    if (w < 0 || (size_t)w >= size - n)
+        return PW_ETOOBIG;
+    return pw_url_escape(path, size, value) < 0 ? PW_ETOOBIG : 0;
+}
+
+int pw_cmd_tags(pw_cli_t *cli)
+{
+    const char *tag = NULL, *type = NULL, *limit = NULL;
+    int fleet = 0;
+    for (int i = 1; i < cli->argc; i++) {
+        int r;
+        if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--type", &type)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--limit", &limit)) != 0) {
+            if (r < 0)
+                return PW_EXIT_USAGE;
+        } else if (strcmp(cli->argv[i], "--fleet") == 0) {
+            fleet = 1;
+        } else if (tag == NULL && (cli->argv[i][0] != '-' || strcmp(cli->argv[i], "-") == 0)) {
+            tag = cli->argv[i];
+        } else {
+            fputs("usage: poolwatch tags [TAG] [--fleet] [--type T] [--limit N] [--json]\n",
+                  cli->err);
+            return PW_EXIT_USAGE;
+        }
+    }
+    char path[1024] = "/api/v1/tags";
+    if (tag != NULL) {
+        strcat(path, "/");
+        if (pw_url_escape(path, sizeof(path), tag) < 0)
+            return PW_EXIT_USAGE;
+        return get_and_print(cli, path, pw_fmt_tag, 0);
+    }
+    if ((type && append_param(path, sizeof(path), "type", type) < 0) ||
+        (limit && append_param(path, sizeof(path), "limit", limit) < 0))
+        return PW_EXIT_USAGE;
+    return get_and_print(cli, path, NULL, fleet);
+}
+
+int pw_cmd_series(pw_cli_t *cli)
+{
+    const char *host = NULL, *tag = NULL, *pool = NULL, *from = NULL, *to = NULL, *step = NULL;
+    for (int i = 1; i < cli->argc; i++) {
+        int r;
+        if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--pool", &pool)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--from", &from)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--to", &to)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--step", &step)) != 0) {
+            if (r < 0)
+                return PW_EXIT_USAGE;
+        } else if (host == NULL) {
+            host = cli->argv[i];
+        } else if (tag == NULL) {
+            tag = cli->argv[i];
+        } else {
+            host = NULL;
+            break;
+        }
+    }
+    if (host == NULL || tag == NULL) {
+        fputs("usage: poolwatch series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n",
+              cli->err);
+        return PW_EXIT_USAGE;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    char path[2048] = "/api/v1/hosts/";
+    char num[32];
+    uint64_t v;
+    if (pw_url_escape(path, sizeof(path), host) < 0 || strlen(path) + 8 >= sizeof(path))
+        return PW_EXIT_USAGE;
+    strcat(path, "/series");
+    if (append_param(path, sizeof(path), "tag", tag) < 0 ||
+        (pool && append_param(path, sizeof(path), "pool", pool) < 0))
+        return PW_EXIT_USAGE;
+    const char *names[3] = {"from", "to", "step"};
+    const char *vals[3] = {from, to, step};
+    for (int k = 0; k < 3; k++) {
+        if (vals[k] == NULL)
+            continue;
+        int rc =
+            k < 2 ? pw_cli_parse_time(vals[k], now_ms, &v) : pw_cli_parse_duration(vals[k], &v);
+        if (rc < 0) {
+            fprintf(cli->err, "poolwatch series: bad --%s '%s'\n", names[k], vals[k]);
+            return PW_EXIT_USAGE;
+        }
+        snprintf(num, sizeof(num), "%" PRIu64, v);
+        if (append_param(path, sizeof(path), names[k], num) < 0)
+            return PW_EXIT_USAGE;
+    }
+    return get_and_print(cli, path, pw_fmt_series, 0);
+}
+
+int pw_cmd_lookup(pw_cli_t *cli)
+{
+    const char *tag = NULL, *host = NULL;
+    for (int i = 1; i < cli->argc; i++) {
+        int r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--host", &host);
+        if (r < 0)
+            return PW_EXIT_USAGE;
+        if (r == 0 && tag == NULL) {
+            tag = cli->argv[i];
+        } else if (r == 0) {
+            tag = NULL;
+            break;
+        }
+    }
+    if (tag == NULL) {
+        fputs("usage: poolwatch lookup TAG [--host HOST] [--json]\n", cli->err);
+        return PW_EXIT_USAGE;
+    }
+    char path[1024] = "/api/v1/pooltag/";
+    if (pw_url_escape(path, sizeof(path), tag) < 0)
+        return PW_EXIT_USAGE;
+    json_t *pt = NULL, *find = NULL;
+    int ex = pw_cli_call(cli, "GET", path, NULL, NULL, 0, NULL, NULL, &pt);
+    if (ex != 0)
+        return ex;
+    if (host != NULL) {
+        char cpath[1024] = "/api/v1/hosts/";
+        if (pw_url_escape(cpath, sizeof(cpath), host) < 0 || strlen(cpath) + 10 >= sizeof(cpath)) {
+            json_decref(pt);
+            return PW_EXIT_USAGE;
+        }
+        strcat(cpath, "/commands");
+        json_t *body = json_pack("{s:s, s:s}", "kind", "find_tag", "tag", tag);
+        char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        json_decref(body);
+        if (text == NULL) {
+            json_decref(pt);
+            fputs("poolwatch lookup: out of memory\n", cli->err);
+            return PW_EXIT_SERVER;
+        }
+        ex = pw_cli_call(cli, "POST", cpath, "application/json", text, strlen(text), NULL, NULL,
+                         &find);
+        free(text);
+        if (ex != 0) {
+            json_decref(pt);
+            return ex;
+        }
+    }
+    if (cli->json) {
+        /* One document: the pooltag answer, plus the agent's under "find_tag". */
+        if (find != NULL)
+            json_object_set(pt, "find_tag", find);
+        pw_cli_print_json(cli, pt);
+    } else if (pw_fmt_lookup(pt, find, cli->out) < 0) {
+        ex = PW_EXIT_SERVER;
+    }
+    json_decref(pt);
+    json_decref(find);
+    return ex;
+}

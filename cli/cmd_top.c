@@ -1,0 +1,698 @@
+/* cmd_top.c: `poolwatch top HOST`, poolmon's screen for a remote host.
+ *
+ * The model (decoding, filtering, sorting, keys, rendering to lines) is plain functions over
+ * pw_top_table_t / pw_top_view_t, tested without a terminal; only top_loop() touches ncurses.
+ * Keys follow poolmon.exe (Windows Driver Kit "PoolMon Display"/"PoolMon Commands"): P cycles
+ * the pool types, B M T A F D pick the sort column, S sorts by the column's change, E shows
+ * totals, L highlights changed rows, I/X ask for include/exclude tag patterns, Q quits.
+ */
+#include "cli.h"
+
+#include <curses.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "sample.h"
+
+#define LIVE_DURATION_MS 600000u /* asked for on open; renewed every LIVE_RENEW_MS */
+#define LIVE_RENEW_MS    300000u
+#define REFRESH_MS       1000
+
+void pw_top_view_init(pw_top_view_t *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->sort = PW_TOP_SORT_BYTES;
+    v->pools = PW_TOP_POOL_BOTH;
+}
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+static int get_u64(const json_t *o, const char *key, uint64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v)) {
+        *out = 0;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return -1;
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+static int get_i64(const json_t *o, const char *key, int64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v)) {
+        *out = 0;
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return -1;
+    *out = (int64_t)json_integer_value(v);
+    return 0;
+}
+
+int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *diag)
+{
+    memset(t, 0, sizeof(*t));
+    const json_t *rows = json_object_get(root, "rows");
+    if (!json_is_object(root) || !json_is_array(rows))
+        return pw_diag_set(diag, PW_EPARSE, 0, 0, "rows", "no rows array in the pool table");
+    const char *host = json_string_value(json_object_get(root, "host"));
+    snprintf(t->host, sizeof(t->host), "%s", host ? host : "?");
+    const json_t *prev = json_object_get(root, "prev_timestamp_ms");
+    t->has_prev = json_is_integer(prev);
+    uint64_t total_rows;
+    if (get_u64(root, "timestamp_ms", &t->timestamp_ms) < 0 ||
+        get_u64(root, "total_rows", &total_rows) < 0)
+        return pw_diag_set(diag, PW_EPARSE, 0, 0, "timestamp_ms", "bad number");
+    const json_t *tot = json_object_get(root, "totals");
+    if (json_is_object(tot)) {
+        static const char *keys[] = {"physical_memory_bytes", "available_bytes",   "commit_bytes",
+                                     "commit_limit_bytes",    "commit_peak_bytes", "paged_bytes",
+                                     "nonpaged_bytes"};
+        uint64_t *dst[] = {&t->physical_memory, &t->available, &t->commit,  &t->commit_limit,
+                           &t->commit_peak,     &t->paged,     &t->nonpaged};
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            if (get_u64(tot, keys[k], dst[k]) < 0)
+                return pw_diag_set(diag, PW_EPARSE, 0, 0, "totals", "bad totals.%s", keys[k]);
+    }
+    size_t n = json_array_size(rows);
+    t->rows = n ? pw_calloc(n, sizeof(*t->rows)) : NULL;
+    if (n && t->rows == NULL)
+        return pw_diag_set(diag, PW_ENOMEM, 0, 0, "rows", "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = json_array_get(rows, i);
+        pw_top_row_t *o = &t->rows[i];
+        const char *tag = json_string_value(json_object_get(r, "tag"));
+        const char *type = json_string_value(json_object_get(r, "type"));
+        if (tag == NULL || type == NULL || strlen(tag) >= sizeof(o->tag)) {
+            pw_top_table_close(t);
+            return pw_diag_set(diag, PW_EPARSE, 0, i, "rows", "row %zu: bad tag or type", i);
+        }
+        memcpy(o->tag, tag, strlen(tag) + 1);
+        if (strcmp(type, "nonpaged") == 0)
+            o->pool = PW_POOL_NONPAGED;
+        else if (strcmp(type, "paged") == 0)
+            o->pool = PW_POOL_PAGED;
+        else if (strcmp(type, "session") == 0)
+            o->pool = PW_POOL_SESSION;
+        else {
+            pw_top_table_close(t);
+            return pw_diag_set(diag, PW_EPARSE, 0, i, "type", "row %zu: unknown type %s", i, type);
+        }
+        if (get_u64(r, "allocs", &o->allocs) < 0 || get_u64(r, "frees", &o->frees) < 0 ||
+            get_u64(r, "diff", &o->diff) < 0 || get_u64(r, "bytes", &o->bytes) < 0 ||
+            get_u64(r, "per_alloc", &o->per_alloc) < 0 ||
+            get_i64(r, "allocs_change", &o->allocs_change) < 0 ||
+            get_i64(r, "frees_change", &o->frees_change) < 0 ||
+            get_i64(r, "diff_change", &o->diff_change) < 0 ||
+            get_i64(r, "bytes_change", &o->bytes_change) < 0) {
+            pw_top_table_close(t);
+            return pw_diag_set(diag, PW_EPARSE, 0, i, "rows", "row %zu: bad number", i);
+        }
+        t->n_rows++;
+    }
+    t->total_rows = total_rows ? (size_t)total_rows : n;
+    return 0;
+}
+
+void pw_top_table_close(pw_top_table_t *t)
+{
+    if (t == NULL)
+        return;
+    pw_free(t->rows);
+    t->rows = NULL;
+    t->n_rows = 0;
+}
+
+/* ---- view ---------------------------------------------------------------------------------- */
+
+static const char *sort_names[] = {"tag", "allocs", "frees", "diff", "bytes", "per_alloc"};
+static const char *sort_titles[] = {"Tag", "Allocs", "Frees", "Diff", "Bytes", "Per Alloc"};
+static const char *pool_names[] = {"both", "nonpaged", "paged"};
+
+/* Tags sort ascending by default, numbers descending (largest first), as in poolmon. */
+static int view_ascending(const pw_top_view_t *v)
+{
+    int asc = v->sort == PW_TOP_SORT_TAG;
+    return v->reverse ? !asc : asc;
+}
+
+static int has_change(pw_top_sort_t s)
+{
+    return s != PW_TOP_SORT_TAG && s != PW_TOP_SORT_PER_ALLOC;
+}
+
+int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t size)
+{
+    if (size == 0)
+        return PW_ETOOBIG;
+    out[0] = '\0';
+    if (snprintf(out, size, "/api/v1/hosts/") >= (int)size || pw_url_escape(out, size, host) < 0)
+        return PW_ETOOBIG;
+    size_t n = strlen(out);
+    int w = snprintf(out + n, size - n, "/pool?sort=%s&by_change=%d&order=%s&pool=%s",
+                     sort_names[v->sort], v->by_change && has_change(v->sort),
+                     view_ascending(v) ? "asc" : "desc", pool_names[v->pools]);
+    if (w < 0 || (size_t)w >= size - n)
+        return PW_ETOOBIG;
+    const char *pats[2] = {v->include, v->exclude};
+    const char *names[2] = {"include", "exclude"};
+    for (int k = 0; k < 2; k++) {
+        if (pats[k][0] == '\0')
+            continue;
+        n = strlen(out);
+        w = snprintf(out + n, size - n, "&%s=", names[k]);
+        if (w < 0 || (size_t)w >= size - n || pw_url_escape(out, size, pats[k]) < 0)
+            return PW_ETOOBIG;
+    }
+    return 0;
+}
+
+int pw_top_key(pw_top_view_t *v, int key)
+{
+    pw_top_sort_t s;
+    switch (key) {
+    case 'q':
+    case 'Q':
+        return PW_TOP_KEY_QUIT;
+    case 'p':
+    case 'P':
+        v->pools = (pw_top_pools_t)((v->pools + 1) % 3);
+        return PW_TOP_KEY_CHANGED;
+    case 'b':
+    case 'B':
+        s = PW_TOP_SORT_BYTES;
+        break;
+    case 'm':
+    case 'M':
+        s = PW_TOP_SORT_PER_ALLOC;
+        break;
+    case 't':
+    case 'T':
+        s = PW_TOP_SORT_TAG;
+        break;
+    case 'a':
+    case 'A':
+        s = PW_TOP_SORT_ALLOCS;
+        break;
+    case 'f':
+    case 'F':
+        s = PW_TOP_SORT_FREES;
+        break;
+    case 'd':
+    case 'D':
+        s = PW_TOP_SORT_DIFF;
+        break;
+    case 's':
+    case 'S':
+        v->by_change = !v->by_change;
+        return PW_TOP_KEY_CHANGED;
+    case 'e':
+    case 'E':
+        v->totals = !v->totals;
+        return PW_TOP_KEY_CHANGED;
+    case 'l':
+    case 'L':
+        v->highlight = !v->highlight;
+        return PW_TOP_KEY_CHANGED;
+    case 'i':
+    case 'I':
+        return PW_TOP_KEY_INCLUDE;
+    case 'x':
+    case 'X':
+        return PW_TOP_KEY_EXCLUDE;
+    default:
+        return PW_TOP_KEY_NONE;
+    }
+    if (v->sort == s) {
+        v->reverse = !v->reverse;
+    } else {
+        v->sort = s;
+        v->reverse = 0;
+    }
+    return PW_TOP_KEY_CHANGED;
+}
+
+int pw_top_match(const char *patterns, const char *tag)
+{
+    char trimmed[PW_TAG_MAX * 4 + 1];
+    snprintf(trimmed, sizeof(trimmed), "%s", tag);
+    size_t n = strlen(trimmed);
+    while (n > 0 && trimmed[n - 1] == ' ')
+        trimmed[--n] = '\0';
+    const char *p = patterns;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char pat[256];
+        if (len > 0 && len < sizeof(pat)) {
+            memcpy(pat, p, len);
+            pat[len] = '\0';
+            /* "Io" must match "Io  ": the pattern applies to the tag with or without the
+             * padding poolmon adds to short tags. */
+            if (fnmatch(pat, tag, FNM_NOESCAPE) == 0 || fnmatch(pat, trimmed, FNM_NOESCAPE) == 0)
+                return 1;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+static int row_visible(const pw_top_view_t *v, const pw_top_row_t *r)
+{
+    if (v->pools == PW_TOP_POOL_NONPAGED && r->pool != PW_POOL_NONPAGED)
+        return 0;
+    if (v->pools == PW_TOP_POOL_PAGED && r->pool == PW_POOL_NONPAGED)
+        return 0;
+    if (v->include[0] && !pw_top_match(v->include, r->tag))
+        return 0;
+    if (v->exclude[0] && pw_top_match(v->exclude, r->tag))
+        return 0;
+    return 1;
+}
+
+static int64_t sort_key(const pw_top_view_t *v, const pw_top_row_t *r, uint64_t *ukey)
+{
+    int ch = v->by_change;
+    switch (v->sort) {
+    case PW_TOP_SORT_ALLOCS:
+        if (ch)
+            return r->allocs_change;
+        *ukey = r->allocs;
+        break;
+    case PW_TOP_SORT_FREES:
+        if (ch)
+            return r->frees_change;
+        *ukey = r->frees;
+        break;
+    case PW_TOP_SORT_DIFF:
+        if (ch)
+            return r->diff_change;
+        *ukey = r->diff;
+        break;
+    case PW_TOP_SORT_BYTES:
+        if (ch)
+            return r->bytes_change;
+        *ukey = r->bytes;
+        break;
+    case PW_TOP_SORT_PER_ALLOC:
+        *ukey = r->per_alloc;
+        break;
+    case PW_TOP_SORT_TAG:
+        *ukey = 0;
+        break;
+    }
+    return INT64_MIN; /* use ukey */
+}
+
+static const pw_top_view_t *cmp_view; /* qsort has no context argument in C11 */
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const pw_top_row_t *x = *(const pw_top_row_t *const *)a;
+    const pw_top_row_t *y = *(const pw_top_row_t *const *)b;
+    const pw_top_view_t *v = cmp_view;
+    int c = 0;
+    if (v->sort != PW_TOP_SORT_TAG) {
+        uint64_t ux = 0, uy = 0;
+        int64_t sx = sort_key(v, x, &ux), sy = sort_key(v, y, &uy);
+        if (sx != INT64_MIN || sy != INT64_MIN)
+            c = sx < sy ? -1 : sx > sy;
+        else
+            c = ux < uy ? -1 : ux > uy;
+        if (!view_ascending(v))
+            c = -c;
+        if (c != 0)
+            return c;
+        c = strcmp(x->tag, y->tag); /* ties: by tag, then nonpaged first */
+    } else {
+        c = strcmp(x->tag, y->tag);
+        if (!view_ascending(v))
+            c = -c;
+    }
+    if (c != 0)
+        return c;
+    return y->pool - x->pool;
+}
+
+/* ---- rendering ----------------------------------------------------------------------------- */
+
+static int add_line(pw_top_lines_t *l, int width, unsigned char attr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int add_line(pw_top_lines_t *l, int width, unsigned char attr, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (width > 0 && (size_t)width < sizeof(buf))
+        buf[width] = '\0';
+    char **nt = pw_realloc(l->text, (l->n + 1) * sizeof(char *));
+    if (nt == NULL)
+        return PW_ENOMEM;
+    l->text = nt;
+    unsigned char *na = pw_realloc(l->attr, l->n + 1);
+    if (na == NULL)
+        return PW_ENOMEM;
+    l->attr = na;
+    l->text[l->n] = pw_strdup(buf);
+    if (l->text[l->n] == NULL)
+        return PW_ENOMEM;
+    l->attr[l->n++] = attr;
+    return 0;
+}
+
+void pw_top_lines_close(pw_top_lines_t *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        pw_free(l->text[i]);
+    pw_free(l->text);
+    pw_free(l->attr);
+    memset(l, 0, sizeof(*l));
+}
+
+/* KiB as poolmon prints them, or "-" when the API did not give the value. */
+static void kb(char *out, size_t size, uint64_t bytes)
+{
+    if (bytes == 0)
+        snprintf(out, size, "-");
+    else
+        snprintf(out, size, "%" PRIu64 "K", bytes / 1024);
+}
+
+static const char *type_word(int pool)
+{
+    return pool == PW_POOL_NONPAGED ? "Nonp" : pool == PW_POOL_SESSION ? "Sess" : "Paged";
+}
+
+int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, int height,
+                  pw_top_lines_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = 0;
+    char a[24], b[24], c[24], d[24], e[24], ts[32];
+    kb(a, sizeof(a), t->physical_memory);
+    kb(b, sizeof(b), t->available);
+    pw_cli_format_time(t->timestamp_ms, ts, sizeof(ts));
+    rc |= add_line(out, width, 0, " Memory: %9s Avail: %9s   Host: %s  %s", a, b, t->host, ts);
+    kb(a, sizeof(a), t->commit);
+    kb(b, sizeof(b), t->commit_limit);
+    kb(c, sizeof(c), t->commit_peak);
+    kb(d, sizeof(d), t->nonpaged);
+    kb(e, sizeof(e), t->paged);
+    rc |= add_line(out, width, 0, " Commit: %9s Limit: %9s Peak: %9s  Pool N: %9s P: %9s", a, b, c,
+                   d, e);
+
+    size_t cap = t->n_rows;
+    const pw_top_row_t **vis = cap ? pw_calloc(cap, sizeof(*vis)) : NULL;
+    if (cap && vis == NULL)
+        return PW_ENOMEM;
+    size_t nv = 0;
+    int tw = 4;
+    for (size_t i = 0; i < t->n_rows; i++) {
+        if (!row_visible(v, &t->rows[i]))
+            continue;
+        vis[nv++] = &t->rows[i];
+        int l = (int)strlen(t->rows[i].tag);
+        if (l > tw)
+            tw = l > 32 ? 32 : l;
+    }
+    cmp_view = v;
+    if (nv > 1)
+        qsort(vis, nv, sizeof(*vis), cmp_rows);
+    rc |= add_line(
+        out, width, 0, " Sort: %s%s (%s)  Pool: %s  Include: %s  Exclude: %s  Rows: %zu/%zu%s%s",
+        sort_titles[v->sort], v->by_change && has_change(v->sort) ? " change" : "",
+        view_ascending(v) ? "asc" : "desc", pool_names[v->pools], v->include[0] ? v->include : "*",
+        v->exclude[0] ? v->exclude : "-", nv, t->total_rows, v->note[0] ? "  " : "", v->note);
+    rc |= add_line(out, width, 0, "%s", "");
+    rc |= add_line(out, width, PW_TOP_ATTR_HEADER,
+                   " %-*s %-5s %10s (%5s) %10s (%5s) %9s (%5s) %11s (%7s) %9s", tw, "Tag", "Type",
+                   "Allocs", "", "Frees", "", "Diff", "", "Bytes", "", "Per Alloc");
+    if (v->totals) {
+        /* Sums of the visible rows per pool type, changes included. */
+        static const int pools[] = {PW_POOL_NONPAGED, PW_POOL_PAGED, PW_POOL_SESSION};
+        for (size_t k = 0; k < 3; k++) {
+            pw_top_row_t s;
+            memset(&s, 0, sizeof(s));
+            size_t cnt = 0;
+            for (size_t i = 0; i < nv; i++) {
+                if (vis[i]->pool != pools[k])
+                    continue;
+                cnt++;
+                s.allocs += vis[i]->allocs;
+                s.frees += vis[i]->frees;
+                s.diff += vis[i]->diff;
+                s.bytes += vis[i]->bytes;
+                s.allocs_change += vis[i]->allocs_change;
+                s.frees_change += vis[i]->frees_change;
+                s.diff_change += vis[i]->diff_change;
+                s.bytes_change += vis[i]->bytes_change;
+            }
+            if (cnt == 0 && pools[k] == PW_POOL_SESSION)
+                continue;
+            rc |= add_line(out, width, 0,
+                           " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64
+                           ") %9" PRIu64 " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64,
+                           tw, "Sum", type_word(pools[k]), s.allocs, s.allocs_change, s.frees,
+                           s.frees_change, s.diff, s.diff_change, s.bytes, s.bytes_change,
+                           pw_per_alloc(s.bytes, s.diff));
+        }
+    }
+    for (size_t i = 0; i < nv && rc == 0; i++) {
+        if (height > 0 && out->n >= (size_t)height)
+            break;
+        const pw_top_row_t *r = vis[i];
+        int changed = r->allocs_change || r->frees_change || r->diff_change || r->bytes_change;
+        rc |= add_line(
+            out, width, v->highlight && changed ? PW_TOP_ATTR_HIGHLIGHT : PW_TOP_ATTR_NONE,
+            " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64 ") %9" PRIu64
+            " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64,
+            tw, r->tag, type_word(r->pool), r->allocs, r->allocs_change, r->frees, r->frees_change,
+            r->diff, r->diff_change, r->bytes, r->bytes_change, r->per_alloc);
+    }
+    pw_free(vis);
+    if (rc != 0) {
+        pw_top_lines_close(out);
+        return PW_ENOMEM;
+    }
+    return 0;
+}
+
+/* ---- the terminal loop --------------------------------------------------------------------- */
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Fetches the table for the view. Returns 0, or an exit code with a message in `msg`. */
+static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v, pw_top_table_t *t,
+                 char *msg, size_t msg_size)
+{
+    char path[2048];
+    if (pw_top_query(v, host, path, sizeof(path)) < 0) {
+        snprintf(msg, msg_size, "patterns too long");
+        return PW_EXIT_USAGE;
+    }
+    pw_client_resp_t resp;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int rc = pw_client_request(cl, "GET", path, NULL, NULL, 0, NULL, NULL, &resp, &d);
+    if (rc < 0) {
+        snprintf(msg, msg_size, "%s", d.msg[0] ? d.msg : pw_strerror(rc));
+        return PW_EXIT_SERVER;
+    }
+    json_t *j = json_loadb(resp.body, resp.body_len, 0, NULL);
+    int ex = pw_cli_exit_for_status(resp.status);
+    if (ex != 0) {
+        const char *m = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+        snprintf(msg, msg_size, "HTTP %d%s%s", resp.status, m ? ": " : "", m ? m : "");
+    } else if (j == NULL || pw_top_table_from_json(j, t, &d) < 0) {
+        snprintf(msg, msg_size, "bad pool table from the server%s%s", j ? ": " : "",
+                 j ? d.msg : "");
+        ex = PW_EXIT_SERVER;
+    }
+    json_decref(j);
+    pw_client_resp_close(&resp);
+    return ex;
+}
+
+/* Asks the agent for live mode; on refusal the note says why and top goes on without it. */
+static void ask_live(const pw_client_t *cl, const char *host, pw_top_view_t *v)
+{
+    char path[1024] = "/api/v1/hosts/";
+    if (pw_url_escape(path, sizeof(path), host) < 0 || strlen(path) + 10 >= sizeof(path))
+        return;
+    strcat(path, "/commands");
+    char body[64];
+    int n =
+        snprintf(body, sizeof(body), "{\"kind\":\"live\",\"duration_ms\":%u}", LIVE_DURATION_MS);
+    pw_client_resp_t resp;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int rc = pw_client_request(cl, "POST", path, "application/json", body, (size_t)n, NULL, NULL,
+                               &resp, &d);
+    if (rc < 0)
+        snprintf(v->note, sizeof(v->note), "live mode not set: %.200s", d.msg);
+    else if (resp.status == 401 || resp.status == 403)
+        snprintf(v->note, sizeof(v->note),
+                 "live mode refused (admin token needed): refreshing at the agent's interval");
+    else if (resp.status == 503)
+        snprintf(v->note, sizeof(v->note), "agent not connected: showing its last sample");
+    else if (resp.status >= 300)
+        snprintf(v->note, sizeof(v->note), "live mode not set: HTTP %d", resp.status);
+    else
+        snprintf(v->note, sizeof(v->note), "[live]");
+    pw_client_resp_close(&resp);
+}
+
+static void draw(const pw_top_lines_t *l)
+{
+    erase();
+    for (size_t i = 0; i < l->n && (int)i < LINES; i++) {
+        int at = l->attr[i] == PW_TOP_ATTR_HEADER      ? A_REVERSE
+                 : l->attr[i] == PW_TOP_ATTR_HIGHLIGHT ? A_BOLD
+                                                       : A_NORMAL;
+        attrset(at);
+        mvaddnstr((int)i, 0, l->text[i], COLS);
+    }
+    attrset(A_NORMAL);
+    refresh();
+}
+
+static void prompt(const char *label, char *buf, size_t size)
+{
+    char tmp[256] = "";
+    move(LINES - 1, 0);
+    clrtoeol();
+    attrset(A_BOLD);
+    addstr(label);
+    attrset(A_NORMAL);
+    echo();
+    curs_set(1);
+    timeout(-1);
+    getnstr(tmp, (int)sizeof(tmp) - 1);
+    noecho();
+    curs_set(0);
+    timeout(REFRESH_MS);
+    snprintf(buf, size, "%s", tmp);
+}
+
+static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, pw_top_table_t *t)
+{
+    initscr();
+    cbreak();
+    noecho();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    timeout(REFRESH_MS);
+    uint64_t last_fetch = mono_ms(), last_live = last_fetch;
+    char live_note[sizeof(v->note)];
+    snprintf(live_note, sizeof(live_note), "%s", v->note);
+    for (;;) {
+        pw_top_lines_t lines;
+        if (pw_top_render(t, v, COLS, LINES, &lines) == 0) {
+            draw(&lines);
+            pw_top_lines_close(&lines);
+        }
+        int ch = getch();
+        int action = ch == ERR ? PW_TOP_KEY_NONE : pw_top_key(v, ch);
+        if (action == PW_TOP_KEY_QUIT)
+            break;
+        if (action == PW_TOP_KEY_INCLUDE)
+            prompt("Include tags (e.g. Nt*,Io??; empty = all): ", v->include, sizeof(v->include));
+        if (action == PW_TOP_KEY_EXCLUDE)
+            prompt("Exclude tags (e.g. Ntf?; empty = none): ", v->exclude, sizeof(v->exclude));
+        uint64_t now = mono_ms();
+        if (now - last_live >= LIVE_RENEW_MS && strcmp(live_note, "[live]") == 0) {
+            ask_live(cl, host, v);
+            snprintf(live_note, sizeof(live_note), "%s", v->note);
+            last_live = now;
+        }
+        if (action != PW_TOP_KEY_NONE || now - last_fetch >= REFRESH_MS) {
+            pw_top_table_t nt;
+            char msg[200];
+            if (fetch(cl, host, v, &nt, msg, sizeof(msg)) == 0) {
+                pw_top_table_close(t);
+                *t = nt;
+                snprintf(v->note, sizeof(v->note), "%s", live_note);
+            } else {
+                /* Keep the last table on screen and say what went wrong. */
+                snprintf(v->note, sizeof(v->note), "%s", msg);
+            }
+            last_fetch = now;
+        }
+    }
+    endwin();
+    return PW_EXIT_OK;
+}
+
+int pw_cmd_top(pw_cli_t *cli)
+{
+    const char *host = NULL;
+    int once = 0, no_live = 0;
+    for (int i = 1; i < cli->argc; i++) {
+        if (strcmp(cli->argv[i], "--once") == 0) {
+            once = 1;
+        } else if (strcmp(cli->argv[i], "--no-live") == 0) {
+            no_live = 1;
+        } else if (host == NULL && cli->argv[i][0] != '-') {
+            host = cli->argv[i];
+        } else {
+            host = NULL;
+            break;
+        }
+    }
+    if (host == NULL) {
+        fputs("usage: poolwatch top HOST [--once] [--no-live]\n", cli->err);
+        return PW_EXIT_USAGE;
+    }
+    pw_client_t cl;
+    int ex = pw_cli_client(cli, &cl);
+    if (ex != 0)
+        return ex;
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_table_t t;
+    char msg[200];
+    /* The first fetch happens before the screen is taken, so a wrong host or token is a plain
+     * error message with its exit code. */
+    ex = fetch(&cl, host, &v, &t, msg, sizeof(msg));
+    if (ex != 0) {
+        fprintf(cli->err, "poolwatch top: %s: %s\n", host, msg);
+        return ex;
+    }
+    if (once || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO) || cli->out != stdout) {
+        /* Not a terminal: one screen as text (like top -b -n 1). */
+        pw_top_lines_t lines;
+        if (pw_top_render(&t, &v, 0, 0, &lines) == 0) {
+            for (size_t i = 0; i < lines.n; i++)
+                fprintf(cli->out, "%s\n", lines.text[i]);
+            pw_top_lines_close(&lines);
+        }
+        pw_top_table_close(&t);
+        return PW_EXIT_OK;
+    }
+    if (!no_live)
+        ask_live(&cl, host, &v);
+    ex = top_loop(&cl, host, &v, &t);
+    pw_top_table_close(&t);
+    return ex;
+}

@@ -1,0 +1,1265 @@
+/* test_cli_parse.c: the poolwatch CLI in-process: `parse` (JSON values and shape, errors),
+ * `top` rendering and keys, URL and environment handling, canned HTTP responses, the listing
+ * formatters, and requests against a one-shot fake HTTP server (fork).
+ *
+ * Expected numbers come from shared/data/README.md (quoted next to each check) or were worked
+ * out by hand from the fixture text and the documented column widths, never from the code.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#include "cli.h"
+
+/* ---- running the CLI in-process ------------------------------------------------------------ */
+
+static const char *env_url, *env_token, *env_ca;
+
+static const char *fake_env(const char *name)
+{
+    if (strcmp(name, "POOLWATCH_URL") == 0)
+        return env_url;
+    if (strcmp(name, "POOLWATCH_TOKEN") == 0)
+        return env_token;
+    if (strcmp(name, "POOLWATCH_CA") == 0)
+        return env_ca;
+    return NULL;
+}
+
+typedef struct run_s {
+    int rc;
+    char *out;
+    char *err;
+} run_t;
+
+static run_t run(int argc, const char **argv)
+{
+    run_t r;
+    size_t olen, elen;
+    FILE *out = open_memstream(&r.out, &olen);
+    FILE *err = open_memstream(&r.err, &elen);
+    assert_non_null(out);
+    assert_non_null(err);
+    char *av[64];
+    assert_true(argc < 64);
+    for (int i = 0; i < argc; i++)
+        av[i] = strdup(argv[i]);
+    av[argc] = NULL;
+    r.rc = pw_cli_run(argc, av, fake_env, out, err);
+    for (int i = 0; i < argc; i++)
+        free(av[i]);
+    fclose(out);
+    fclose(err);
+    return r;
+}
+
+static void run_free(run_t *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+#define RUN(...)                                                                                   \
+    ({                                                                                             \
+        const char *argv_[] = {"poolwatch", __VA_ARGS__};                                          \
+        run(sizeof(argv_) / sizeof(argv_[0]), argv_);                                              \
+    })
+
+static void reset_env(void)
+{
+    env_url = env_token = env_ca = NULL;
+}
+
+/* ---- parse --json: values ---------------------------------------------------------------------
+ */
+
+static void test_parse_case02_header_and_rows(void **state)
+{
+    (void)state;
+    run_t r = RUN("parse", "--json", "--compact",
+                  pw_test_fixture("poolmon/case02_poolmon_xp_msdocs_display_sort_alloc.txt"));
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    /* README case02: Memory 260620K, Avail 96364K, PageFlts 0, Commit 203500K, Limit 640916K,
+     * Peak 260632K, Pool N 8332K, Pool P 27220K; InRam fields are not part of the JSON. */
+    assert_non_null(strstr(r.out, "\"header\":{\"memory_kb\":260620,\"avail_kb\":96364,"
+                                  "\"page_faults\":0,\"commit_kb\":203500,"
+                                  "\"commit_limit_kb\":640916,\"commit_peak_kb\":260632,"
+                                  "\"pool_nonpaged_kb\":8332,\"pool_paged_kb\":27220}"));
+    assert_non_null(strstr(r.out, "{\"format\":\"poolmon\",\"screens\":[{\"title\":"
+                                  "\"System pool information\",\"header\""));
+    /* README: Max Bytes `Io  ` Nonp 91912; the file row: 1021112 1020985 127 91912 723. */
+    assert_non_null(strstr(r.out, "{\"tag\":\"Io  \",\"type\":\"nonpaged\",\"allocs\":1021112,"
+                                  "\"frees\":1020985,\"diff\":127,\"bytes\":91912,"
+                                  "\"per_alloc\":723,\"mapped_driver\":null}"));
+    /* Key Paged 954821 953979 842 87528 103 (87528/842 = 103.95 -> 103). */
+    assert_non_null(strstr(r.out, "{\"tag\":\"Key \",\"type\":\"paged\",\"allocs\":954821,"
+                                  "\"frees\":953979,\"diff\":842,\"bytes\":87528,"
+                                  "\"per_alloc\":103,\"mapped_driver\":null}"));
+    /* ObSt Diff 0 Bytes 0 PerAlloc 0. */
+    assert_non_null(strstr(r.out, "\"tag\":\"ObSt\",\"type\":\"nonpaged\",\"allocs\":2791258,"
+                                  "\"frees\":2791258,\"diff\":0,\"bytes\":0,\"per_alloc\":0"));
+    run_free(&r);
+}
+
+static void test_parse_case08_per_alloc_floor_and_driver(void **state)
+{
+    (void)state;
+    run_t r = RUN("parse", "--compact", "--json",
+                  pw_test_fixture("poolmon/case08_poolmon_xp_msdocs_ip_double_mapped.txt"));
+    assert_int_equal(r.rc, 0);
+    /* README case08: IpSI Nonp 1027/0 Diff 1027 Bytes 53272 PerAlloc 51 (floor); the mapped
+     * driver text is two bracket groups with the original typo. */
+    assert_non_null(strstr(r.out, "{\"tag\":\"IpSI\",\"type\":\"nonpaged\",\"allocs\":1027,"
+                                  "\"frees\":0,\"diff\":1027,\"bytes\":53272,\"per_alloc\":51,"
+                                  "\"mapped_driver\":\"[ipsec][ipsec.sys    - initial "
+                                  "allcoations]\"}"));
+    /* IpFI 26/0 7408/284. */
+    assert_non_null(strstr(r.out, "\"tag\":\"IpFI\",\"type\":\"nonpaged\",\"allocs\":26,"
+                                  "\"frees\":0,\"diff\":26,\"bytes\":7408,\"per_alloc\":284,"));
+    /* Header P: 9532K is InRam paged (not in the JSON); Pool N 8372K P 13384K. */
+    assert_non_null(strstr(r.out, "\"pool_nonpaged_kb\":8372,\"pool_paged_kb\":13384}"));
+    run_free(&r);
+}
+
+static void test_parse_case05_case_sensitive_tags(void **state)
+{
+    (void)state;
+    run_t r = RUN("parse", "--json", "--compact", "--format", "poolmon",
+                  pw_test_fixture("poolmon/case05_poolmon_xp_msdocs_ntf_mapped_driver.txt"));
+    assert_int_equal(r.rc, 0);
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *rows = json_object_get(json_array_get(json_object_get(j, "screens"), 0), "rows");
+    /* README case05: 13 rows; NtFs Nonp 48825/47226 Diff 1599 Bytes 64536 PerAlloc 40; NtFC
+     * Paged 1579279/1579269 Bytes 640. */
+    assert_int_equal(json_array_size(rows), 13);
+    int seen_ntfs = 0, seen_ntfc = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *tag = json_string_value(json_object_get(row, "tag"));
+        if (strcmp(tag, "NtFs") == 0) {
+            seen_ntfs++;
+            assert_string_equal(json_string_value(json_object_get(row, "type")), "nonpaged");
+            assert_int_equal(json_integer_value(json_object_get(row, "allocs")), 48825);
+            assert_int_equal(json_integer_value(json_object_get(row, "frees")), 47226);
+            assert_int_equal(json_integer_value(json_object_get(row, "diff")), 1599);
+            assert_int_equal(json_integer_value(json_object_get(row, "bytes")), 64536);
+            assert_int_equal(json_integer_value(json_object_get(row, "per_alloc")), 40);
+        }
+        if (strcmp(tag, "NtFC") == 0) {
+            seen_ntfc++;
+            assert_string_equal(json_string_value(json_object_get(row, "type")), "paged");
+            assert_int_equal(json_integer_value(json_object_get(row, "bytes")), 640);
+        }
+    }
+    assert_int_equal(seen_ntfs, 1);
+    assert_int_equal(seen_ntfc, 1);
+    json_decref(j);
+    run_free(&r);
+}
+
+static void test_parse_case10_sessions_and_space_tags(void **state)
+{
+    (void)state;
+    run_t r = RUN("parse", "--json",
+                  pw_test_fixture("poolmon/case10_poolmon_2003_msdocs_session_pools_dh_space.txt"));
+    assert_int_equal(r.rc, 0);
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *screens = json_object_get(j, "screens");
+    /* README case10: two screens, 16 rows each, titles "All sessions pool information" and
+     * "Session 0 pool information"; tags "Dh 1" / "Dh 2" keep their inner space. */
+    assert_int_equal(json_array_size(screens), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(screens, 0), "title")),
+                        "All sessions pool information");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(screens, 1), "title")),
+                        "Session 0 pool information");
+    assert_int_equal(json_array_size(json_object_get(json_array_get(screens, 0), "rows")), 16);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(screens, 1), "rows")), 16);
+    /* Limit:1279764K fused to its label (first line of the file). */
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(json_array_get(screens, 0), "header"), "commit_limit_kb")),
+                     1279764);
+    assert_non_null(strstr(r.out, "\"tag\": \"Dh 1\""));
+    json_decref(j);
+    run_free(&r);
+}
+
+static void test_parse_slabinfo_case20_inode_cache(void **state)
+{
+    (void)state;
+    run_t r =
+        RUN("parse", "--json", "--compact",
+            pw_test_fixture("slabinfo/case20_slabinfo_1.1_2004_inode_dentry_growth_2.4.26.txt"));
+    assert_int_equal(r.rc, 0);
+    /* README case20: version 1.1, 69 caches; inode_cache 369522/491666 x 512 B, 70238 slabs.
+     * The row is `inode_cache 369522 491666 512 70224 70238 1` (active_slabs 70224,
+     * pagesperslab 1); 1.1 prints no objperslab, derived as 491666 / 70238 = 7 exactly. */
+    assert_non_null(strstr(r.out, "{\"format\":\"slabinfo\",\"version\":\"1.1\",\"caches\":["));
+    assert_non_null(strstr(r.out, "{\"name\":\"inode_cache\",\"active_objs\":369522,"
+                                  "\"num_objs\":491666,\"objsize\":512,\"objperslab\":7,"
+                                  "\"pagesperslab\":1,\"active_slabs\":70224,"
+                                  "\"num_slabs\":70238,\"partial\":false}"));
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "caches")), 69);
+    json_decref(j);
+    run_free(&r);
+}
+
+static void test_parse_slabinfo_case28_partial(void **state)
+{
+    (void)state;
+    run_t r =
+        RUN("parse", "--json", "--compact", "--format=slabinfo",
+            pw_test_fixture("slabinfo/case28_slabinfo_2.1_2016_partial_quoted_wrapped_header.txt"));
+    assert_int_equal(r.rc, 0);
+    /* README case28: 4 rows with only the first 5 numbers; kmalloc-8192 268/268 objsize 8192
+     * objperslab 4 pagesperslab 8; slabdata absent, so active_slabs/num_slabs are omitted. */
+    assert_non_null(strstr(r.out, "{\"name\":\"kmalloc-8192\",\"active_objs\":268,"
+                                  "\"num_objs\":268,\"objsize\":8192,\"objperslab\":4,"
+                                  "\"pagesperslab\":8,\"partial\":true}"));
+    assert_non_null(strstr(r.out, "{\"name\":\"kmalloc-1024\",\"active_objs\":2505,"
+                                  "\"num_objs\":2976,"));
+    assert_null(strstr(r.out, "active_slabs"));
+    run_free(&r);
+}
+
+/* Every object has exactly the documented keys, in the documented order. */
+static void check_keys(json_t *o, const char *const *keys, size_t n, int subset)
+{
+    assert_true(json_is_object(o));
+    const char *k;
+    json_t *v;
+    size_t pos = 0;
+    json_object_foreach(o, k, v)
+    {
+        while (pos < n && strcmp(keys[pos], k) != 0) {
+            assert_true(subset); /* a key may be absent only where absence is allowed */
+            pos++;
+        }
+        if (pos == n)
+            fail_msg("unexpected or misordered key %s", k);
+        pos++;
+    }
+    if (!subset)
+        assert_int_equal(pos, n);
+}
+
+static void test_parse_json_shape(void **state)
+{
+    (void)state;
+    static const char *const top[] = {"format", "screens"};
+    static const char *const screen[] = {"title", "header", "rows"};
+    static const char *const header[] = {"memory_kb",        "avail_kb",        "page_faults",
+                                         "commit_kb",        "commit_limit_kb", "commit_peak_kb",
+                                         "pool_nonpaged_kb", "pool_paged_kb"};
+    static const char *const row[] = {"tag",  "type",  "allocs",    "frees",
+                                      "diff", "bytes", "per_alloc", "mapped_driver"};
+    const char *files[] = {"poolmon/case02_poolmon_xp_msdocs_display_sort_alloc.txt",
+                           "poolmon/case06_poolmon_xp_msdocs_mem_unknown_driver_noheader.txt",
+                           "poolmon/case19_poolmon_win10_msdocs_hid_mapped_truncated_col.txt",
+                           "poolmon/variant_case10_utf16le_bom_crlf.txt"};
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        run_t r = RUN("parse", "--json", pw_test_fixture(files[f]));
+        assert_int_equal(r.rc, 0);
+        json_t *j = json_loads(r.out, 0, NULL);
+        assert_non_null(j);
+        check_keys(j, top, 2, 0);
+        assert_string_equal(json_string_value(json_object_get(j, "format")), "poolmon");
+        size_t i, k;
+        json_t *s, *rw;
+        json_array_foreach(json_object_get(j, "screens"), i, s)
+        {
+            check_keys(s, screen, 3, 0);
+            json_t *t = json_object_get(s, "title");
+            assert_true(json_is_string(t) || json_is_null(t));
+            check_keys(json_object_get(s, "header"), header, 8, 1);
+            json_array_foreach(json_object_get(s, "rows"), k, rw)
+            {
+                check_keys(rw, row, 8, 0);
+                const char *type = json_string_value(json_object_get(rw, "type"));
+                assert_true(strcmp(type, "paged") == 0 || strcmp(type, "nonpaged") == 0);
+                json_t *md = json_object_get(rw, "mapped_driver");
+                assert_true(json_is_string(md) || json_is_null(md));
+                assert_int_equal(strlen(json_string_value(json_object_get(rw, "tag"))), 4);
+            }
+        }
+        json_decref(j);
+        run_free(&r);
+    }
+    static const char *const stop[] = {"format", "version", "caches"};
+    static const char *const cache[] = {"name",         "active_objs", "num_objs",
+                                        "objsize",      "objperslab",  "pagesperslab",
+                                        "active_slabs", "num_slabs",   "partial"};
+    const char *sfiles[] = {
+        "slabinfo/case22_slabinfo_1.1stats_2002_swapoff_leak_2.4.19.txt",
+        "slabinfo/case25_slabinfo_2.0_2004_dcache_ext3_inode_growth_2.6.8.txt",
+        "slabinfo/case31_slabinfo_2.1_grep_dentry_single_line_plus_dentry_state.txt"};
+    for (size_t f = 0; f < sizeof(sfiles) / sizeof(sfiles[0]); f++) {
+        run_t r = RUN("parse", "--json", pw_test_fixture(sfiles[f]));
+        assert_int_equal(r.rc, 0);
+        json_t *j = json_loads(r.out, 0, NULL);
+        assert_non_null(j);
+        check_keys(j, stop, 3, 1);
+        assert_true(json_array_size(json_object_get(j, "caches")) > 0);
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(j, "caches"), i, c)
+        {
+            check_keys(c, cache, 9, 1);
+            assert_true(json_is_string(json_object_get(c, "name")));
+            assert_true(json_is_boolean(json_object_get(c, "partial")));
+        }
+        json_decref(j);
+        run_free(&r);
+    }
+}
+
+static void test_parse_case31_headerless(void **state)
+{
+    (void)state;
+    run_t r =
+        RUN("parse", "--json", "--compact",
+            pw_test_fixture(
+                "slabinfo/case31_slabinfo_2.1_grep_dentry_single_line_plus_dentry_state.txt"));
+    assert_int_equal(r.rc, 0);
+    /* README case31: dentry 2,369,308/2,369,325 x 192 B, 112,825 slabs; no version line. */
+    assert_non_null(strstr(r.out, "{\"format\":\"slabinfo\",\"caches\":[{\"name\":\"dentry\","
+                                  "\"active_objs\":2369308,\"num_objs\":2369325,"
+                                  "\"objsize\":192,"));
+    assert_non_null(strstr(r.out, "\"num_slabs\":112825,"));
+    run_free(&r);
+}
+
+/* ---- parse: errors --------------------------------------------------------------------------- */
+
+static void test_parse_rejects_with_file_line(void **state)
+{
+    (void)state;
+    const char *f =
+        pw_test_fixture("poolmon/case18_pooltags_alt_wsl41296_markdown_not_poolmon.txt");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", f);
+    run_t r = RUN("parse", "--format", "poolmon", path);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.out, "");
+    /* The file's line 3 is its "| Tag | ..." table header (README: rejected with the line). */
+    char want[4200];
+    snprintf(want, sizeof(want), "%s:3: ", path);
+    assert_memory_equal(r.err, want, strlen(want));
+    assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1); /* one line only */
+    run_free(&r);
+
+    /* auto: both parsers' errors, each as FILE:LINE. */
+    r = RUN("parse", path);
+    assert_int_equal(r.rc, 2);
+    snprintf(want, sizeof(want), "%s:3: not poolmon: ", path);
+    assert_memory_equal(r.err, want, strlen(want));
+    snprintf(want, sizeof(want), "\n%s:", path);
+    assert_non_null(strstr(r.err, want));
+    assert_non_null(strstr(r.err, "not slabinfo: "));
+    run_free(&r);
+
+    r = RUN("parse", "/nonexistent/capture.txt");
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.err,
+                        "/nonexistent/capture.txt: cannot open: No such file or directory\n");
+    run_free(&r);
+
+    r = RUN("parse", "--format", "csv", path);
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+    r = RUN("parse");
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+}
+
+static void test_parse_truncated_row(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/pw_cli_badXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    /* Line 3 starts like a row but its Frees column is not a number. */
+    const char text[] =
+        " Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+        " Wait Nonp    3971107 (   0)   3971077 (   0)       30    8456 (     0)    281\n"
+        " Io   Nonp    1021112 (   1)   10x0985 (   1)      127   91912 (     0)    723\n";
+    assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+    close(fd);
+    run_t r = RUN("parse", "--format", "poolmon", path);
+    unlink(path);
+    assert_int_equal(r.rc, 2);
+    char want[128];
+    snprintf(want, sizeof(want), "%s:3: ", path);
+    assert_memory_equal(r.err, want, strlen(want));
+    run_free(&r);
+}
+
+static void test_parse_human_table(void **state)
+{
+    (void)state;
+    run_t r =
+        RUN("parse", pw_test_fixture("poolmon/case08_poolmon_xp_msdocs_ip_double_mapped.txt"));
+    assert_int_equal(r.rc, 0);
+    /* Columns: " %-4s %-5s %10s %10s %9s %10s %9s  driver" (tag, type, allocs, frees, diff,
+     * bytes, per alloc), values of the IpSI row. */
+    assert_non_null(strstr(r.out, "\n IpSI Nonp        1027          0      1027      53272"
+                                  "        51  [ipsec][ipsec.sys    - initial allcoations]\n"));
+    run_free(&r);
+    r = RUN("parse",
+            pw_test_fixture("slabinfo/case28_slabinfo_2.1_2016_partial_quoted_wrapped_header.txt"));
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "slabinfo version 2.1, 4 caches"));
+    /* name padded to 12 (longest name), then %11 %11 %8 %10 %12, '-' for the absent slabs. */
+    assert_non_null(strstr(r.out, "\nkmalloc-8192         268         268     8192          4"
+                                  "            8            -          -  partial\n"));
+    run_free(&r);
+}
+
+/* ---- top: rendering and keys ------------------------------------------------------------------
+ */
+
+static const char canned_pool[] =
+    "{\"host\":\"HOST01\",\"timestamp_ms\":1710411300000,\"prev_timestamp_ms\":1710411299000,"
+    "\"totals\":{\"physical_memory_bytes\":268435456,\"available_bytes\":104857600,"
+    "\"commit_limit_bytes\":671088640,\"nonpaged_bytes\":8531968,\"paged_bytes\":27873280},"
+    "\"rows\":["
+    "{\"tag\":\"Wait\",\"type\":\"nonpaged\",\"allocs\":3971107,\"frees\":3971077,\"diff\":30,"
+    "\"bytes\":8456,\"per_alloc\":281,\"allocs_change\":0,\"frees_change\":0,\"diff_change\":2,"
+    "\"bytes_change\":512,\"driver\":null,\"description\":null},"
+    "{\"tag\":\"Io  \",\"type\":\"nonpaged\",\"allocs\":1021112,\"frees\":1020985,\"diff\":127,"
+    "\"bytes\":91912,\"per_alloc\":723,\"allocs_change\":1,\"frees_change\":1,\"diff_change\":0,"
+    "\"bytes_change\":0,\"driver\":\"io.sys\",\"description\":\"I/O\"},"
+    "{\"tag\":\"Key \",\"type\":\"paged\",\"allocs\":954821,\"frees\":953979,\"diff\":842,"
+    "\"bytes\":87528,\"per_alloc\":103,\"allocs_change\":0,\"frees_change\":0,\"diff_change\":0,"
+    "\"bytes_change\":0,\"driver\":null,\"description\":null}],"
+    "\"count\":3,\"total_rows\":10}";
+
+/* The three rows as the documented format prints them:
+ * " %-4s %-5s %10u (%5d) %10u (%5d) %9u (%5d) %11u (%7d) %9u". */
+#define ROW_IO                                                                                     \
+    " Io   Nonp     1021112 (    1)    1020985 (    1)       127 (    0)       91912 (      0)   " \
+    "    723"
+#define ROW_KEY                                                                                    \
+    " Key  Paged     954821 (    0)     953979 (    0)       842 (    0)       87528 (      0)   " \
+    "    103"
+#define ROW_WAIT                                                                                   \
+    " Wait Nonp     3971107 (    0)    3971077 (    0)        30 (    2)        8456 (    512)   " \
+    "    281"
+#define COL_HDR                                                                                    \
+    " Tag  Type      Allocs (     )      Frees (     )      Diff (     )       Bytes (       ) "   \
+    "Per Alloc"
+
+static void load_table(pw_top_table_t *t)
+{
+    json_t *j = json_loads(canned_pool, 0, NULL);
+    assert_non_null(j);
+    pw_diag_t d;
+    assert_int_equal(pw_top_table_from_json(j, t, &d), 0);
+    json_decref(j);
+}
+
+static void test_top_render_default(void **state)
+{
+    (void)state;
+    pw_top_table_t t;
+    load_table(&t);
+    assert_int_equal(t.n_rows, 3);
+    assert_int_equal(t.total_rows, 10);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    const char *want[] = {
+        /* 268435456 B = 262144K, 104857600 B = 102400K; 1710411300 s = 2024-03-14 10:15:00 UTC */
+        " Memory:   262144K Avail:   102400K   Host: HOST01  2024-03-14 10:15:00Z",
+        /* commit and peak not given -> "-"; 671088640 B = 655360K, 8531968 = 8332K,
+         * 27873280 = 27220K */
+        " Commit:         - Limit:   655360K Peak:         -  Pool N:     8332K P:    27220K",
+        " Sort: Bytes (desc)  Pool: both  Include: *  Exclude: -  Rows: 3/10", "", COL_HDR,
+        ROW_IO,   /* 91912 bytes */
+        ROW_KEY,  /* 87528 */
+        ROW_WAIT, /* 8456 */
+    };
+    assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < l.n; i++)
+        assert_string_equal(l.text[i], want[i]);
+    assert_int_equal(l.attr[4], PW_TOP_ATTR_HEADER);
+    assert_int_equal(l.attr[5], PW_TOP_ATTR_NONE); /* L is off */
+    pw_top_lines_close(&l);
+
+    /* A 6-line terminal keeps the header and one row; 40 columns cut every line. */
+    assert_int_equal(pw_top_render(&t, &v, 40, 6, &l), 0);
+    assert_int_equal(l.n, 6);
+    assert_string_equal(l.text[5], " Io   Nonp     1021112 (    1)    102098");
+    pw_top_lines_close(&l);
+    pw_top_table_close(&t);
+}
+
+static void test_top_keys(void **state)
+{
+    (void)state;
+    pw_top_table_t t;
+    load_table(&t);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+
+    /* P: both -> nonpaged: Io and Wait only. */
+    assert_int_equal(pw_top_key(&v, 'P'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 7);
+    assert_string_equal(l.text[2],
+                        " Sort: Bytes (desc)  Pool: nonpaged  Include: *  Exclude: -  Rows: 2/10");
+    assert_string_equal(l.text[5], ROW_IO);
+    assert_string_equal(l.text[6], ROW_WAIT);
+    pw_top_lines_close(&l);
+
+    /* S: by the change of Bytes: Wait (+512) before Io (0). */
+    assert_int_equal(pw_top_key(&v, 's'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(
+        l.text[2],
+        " Sort: Bytes change (desc)  Pool: nonpaged  Include: *  Exclude: -  Rows: 2/10");
+    assert_string_equal(l.text[5], ROW_WAIT);
+    assert_string_equal(l.text[6], ROW_IO);
+    pw_top_lines_close(&l);
+
+    /* P again: paged only (Key); P a third time: both. */
+    pw_top_key(&v, 'p');
+    assert_int_equal(v.pools, PW_TOP_POOL_PAGED);
+    pw_top_key(&v, 'p');
+    assert_int_equal(v.pools, PW_TOP_POOL_BOTH);
+    pw_top_key(&v, 'S');
+
+    /* T: tags ascending (ASCII: "Io  " < "Key " < "Wait"); T again: descending. */
+    pw_top_key(&v, 'T');
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[5], ROW_IO);
+    assert_string_equal(l.text[6], ROW_KEY);
+    assert_string_equal(l.text[7], ROW_WAIT);
+    pw_top_lines_close(&l);
+    pw_top_key(&v, 't');
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2],
+                        " Sort: Tag (desc)  Pool: both  Include: *  Exclude: -  Rows: 3/10");
+    assert_string_equal(l.text[5], ROW_WAIT);
+    pw_top_lines_close(&l);
+
+    /* A: allocs descending: Wait 3971107, Io 1021112, Key 954821. M: per alloc: Io 723, Wait
+     * 281, Key 103. F, D pick their columns. */
+    pw_top_key(&v, 'A');
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[5], ROW_WAIT);
+    assert_string_equal(l.text[6], ROW_IO);
+    assert_string_equal(l.text[7], ROW_KEY);
+    pw_top_lines_close(&l);
+    pw_top_key(&v, 'M');
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[5], ROW_IO);
+    assert_string_equal(l.text[6], ROW_WAIT);
+    assert_string_equal(l.text[7], ROW_KEY);
+    pw_top_lines_close(&l);
+    pw_top_key(&v, 'D'); /* diff: Key 842, Io 127, Wait 30 */
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[5], ROW_KEY);
+    assert_string_equal(l.text[7], ROW_WAIT);
+    pw_top_lines_close(&l);
+    pw_top_key(&v, 'F');
+    assert_int_equal(v.sort, PW_TOP_SORT_FREES);
+
+    /* E: Sum lines per type after the column header; L: changed rows highlighted. */
+    pw_top_key(&v, 'B');
+    pw_top_key(&v, 'E');
+    pw_top_key(&v, 'L');
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 10);
+    /* Nonp: Io + Wait: allocs 4992219 (+1), frees 4992062 (+1), diff 157 (+2), bytes 100368
+     * (+512), per alloc floor(100368 / 157) = 639. Paged: Key alone. */
+    assert_string_equal(l.text[5], " Sum  Nonp     4992219 (    1)    4992062 (    1)       157 (  "
+                                   "  2)      100368 (    512)       639");
+    assert_string_equal(l.text[6], " Sum  Paged     954821 (    0)     953979 (    0)       842 (  "
+                                   "  0)       87528 (      0)       103");
+    assert_string_equal(l.text[7], ROW_IO);
+    assert_int_equal(l.attr[7], PW_TOP_ATTR_HIGHLIGHT); /* Io: allocs/frees changed */
+    assert_int_equal(l.attr[8], PW_TOP_ATTR_NONE);      /* Key: nothing changed */
+    assert_int_equal(l.attr[9], PW_TOP_ATTR_HIGHLIGHT); /* Wait: diff/bytes changed */
+    pw_top_lines_close(&l);
+
+    /* I / X ask for patterns; patterns match the padded or the trimmed tag. */
+    assert_int_equal(pw_top_key(&v, 'i'), PW_TOP_KEY_INCLUDE);
+    assert_int_equal(pw_top_key(&v, 'X'), PW_TOP_KEY_EXCLUDE);
+    assert_int_equal(pw_top_key(&v, 'q'), PW_TOP_KEY_QUIT);
+    assert_int_equal(pw_top_key(&v, 'z'), PW_TOP_KEY_NONE);
+    pw_top_key(&v, 'E');
+    snprintf(v.include, sizeof(v.include), "Io,W*");
+    snprintf(v.exclude, sizeof(v.exclude), "Wa?t");
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 6);
+    assert_string_equal(l.text[5], ROW_IO);
+    pw_top_lines_close(&l);
+    assert_true(pw_top_match("Io", "Io  "));
+    assert_true(pw_top_match("Io??", "Io  "));
+    assert_false(pw_top_match("io*", "Io  ")); /* case-sensitive, as poolmon /i */
+    assert_true(pw_top_match("Nt*,Dh ?", "Dh 1"));
+    assert_false(pw_top_match("", "Io  "));
+    pw_top_table_close(&t);
+}
+
+static void test_top_query(void **state)
+{
+    (void)state;
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    char q[512];
+    assert_int_equal(pw_top_query(&v, "HOST 01", q, sizeof(q)), 0);
+    assert_string_equal(q,
+                        "/api/v1/hosts/HOST%2001/pool?sort=bytes&by_change=0&order=desc&pool=both");
+    pw_top_key(&v, 'T');
+    pw_top_key(&v, 'P');
+    pw_top_key(&v, 'S'); /* no change column for tags: by_change stays 0 in the query */
+    snprintf(v.include, sizeof(v.include), "Io*,Nt?");
+    assert_int_equal(pw_top_query(&v, "h", q, sizeof(q)), 0);
+    assert_string_equal(q, "/api/v1/hosts/h/pool?sort=tag&by_change=0&order=asc&pool=nonpaged"
+                           "&include=Io%2A%2CNt%3F");
+    pw_top_key(&v, 'D');
+    snprintf(v.exclude, sizeof(v.exclude), "Dh 1");
+    assert_int_equal(pw_top_query(&v, "h", q, sizeof(q)), 0);
+    assert_string_equal(q, "/api/v1/hosts/h/pool?sort=diff&by_change=1&order=desc&pool=nonpaged"
+                           "&include=Io%2A%2CNt%3F&exclude=Dh%201");
+    assert_int_equal(pw_top_query(&v, "h", q, 40), PW_ETOOBIG);
+}
+
+static void test_top_table_rejects_bad_json(void **state)
+{
+    (void)state;
+    const char *bad[] = {"{\"host\":\"h\"}", "{\"rows\":[{\"tag\":\"Io  \",\"type\":\"weird\"}]}",
+                         "{\"rows\":[{\"tag\":\"Io  \",\"type\":\"paged\",\"bytes\":\"12\"}]}",
+                         "{\"rows\":[{\"type\":\"paged\"}]}", "[]"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *j = json_loads(bad[i], 0, NULL);
+        assert_non_null(j);
+        pw_top_table_t t;
+        pw_diag_t d;
+        assert_int_equal(pw_top_table_from_json(j, &t, &d), PW_EPARSE);
+        pw_top_table_close(&t);
+        json_decref(j);
+    }
+}
+
+/* ---- URLs, environment, helpers ---------------------------------------------------------------
+ */
+
+static void test_url_parse(void **state)
+{
+    (void)state;
+    pw_url_t u;
+    pw_diag_t d;
+    assert_int_equal(pw_url_parse("https://collector.example:8443/pw/", &u, &d), 0);
+    assert_int_equal(u.tls, 1);
+    assert_string_equal(u.host, "collector.example");
+    assert_string_equal(u.port, "8443");
+    assert_string_equal(u.base, "/pw");
+    assert_int_equal(pw_url_parse("HTTPS://h", &u, &d), 0);
+    assert_string_equal(u.port, "443");
+    assert_string_equal(u.base, "");
+    assert_int_equal(pw_url_parse("http://[::1]:8080", &u, &d), 0);
+    assert_int_equal(u.tls, 0);
+    assert_string_equal(u.host, "::1");
+    assert_string_equal(u.port, "8080");
+    assert_int_equal(pw_url_parse("http://127.0.0.1", &u, &d), 0);
+    assert_string_equal(u.port, "80");
+    const char *bad[] = {"",
+                         "ftp://h",
+                         "https://",
+                         "https://h:0",
+                         "https://h:65536",
+                         "https://h:8x",
+                         "https://u@h",
+                         "https://h/?q=1",
+                         "https://[::1",
+                         "collector:8443",
+                         "https://h:"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(pw_url_parse(bad[i], &u, &d), PW_EINVAL);
+    assert_int_equal(pw_url_parse(NULL, &u, &d), PW_EINVAL);
+
+    char e[32] = "/x/";
+    assert_int_equal(pw_url_escape(e, sizeof(e), "Io  "), 11);
+    assert_string_equal(e, "/x/Io%20%20");
+    e[0] = '\0';
+    pw_url_escape(e, sizeof(e), "a/b?c&d=e~_.-\\\xe9");
+    assert_string_equal(e, "a%2Fb%3Fc%26d%3De~_.-%5C%E9");
+    char small[6] = "";
+    assert_int_equal(pw_url_escape(small, sizeof(small), "Io  "), PW_ETOOBIG);
+    assert_string_equal(small, "Io%20"); /* 5 bytes + NUL fill 6; the 2nd space would not */
+}
+
+static void test_env_and_flags(void **state)
+{
+    (void)state;
+    reset_env();
+    run_t r = RUN("hosts");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "POOLWATCH_URL"));
+    run_free(&r);
+
+    env_url = "ftp://collector";
+    r = RUN("hosts");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "https://"));
+    run_free(&r);
+
+    /* --url wins over the environment: port 1 on loopback refuses -> network error, exit 1. */
+    r = RUN("--url", "http://127.0.0.1:1", "hosts");
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.err, "127.0.0.1:1"));
+    run_free(&r);
+    r = RUN("hosts", "--url=http://127.0.0.1:1");
+    assert_int_equal(r.rc, 1);
+    run_free(&r);
+
+    r = RUN("hosts", "--url");
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+    r = RUN("frobnicate");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
+    run_free(&r);
+    r = RUN();
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+    r = RUN("--help");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out,
+                           "Exit codes: 0 ok, 1 server or network error, 2 usage or input "
+                           "error, 3 not found,\n4 authentication or authorisation refused."));
+    run_free(&r);
+    r = RUN("series", "HOST01");
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+    r = RUN("import", "x.txt");
+    assert_int_equal(r.rc, 2); /* no --host */
+    run_free(&r);
+    r = RUN("top");
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+    reset_env();
+}
+
+static void test_exit_codes_and_units(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_cli_exit_for_status(200), 0);
+    assert_int_equal(pw_cli_exit_for_status(204), 0);
+    assert_int_equal(pw_cli_exit_for_status(400), 2);
+    assert_int_equal(pw_cli_exit_for_status(413), 2);
+    assert_int_equal(pw_cli_exit_for_status(401), 4);
+    assert_int_equal(pw_cli_exit_for_status(403), 4);
+    assert_int_equal(pw_cli_exit_for_status(404), 3);
+    assert_int_equal(pw_cli_exit_for_status(405), 1);
+    assert_int_equal(pw_cli_exit_for_status(500), 1);
+    assert_int_equal(pw_cli_exit_for_status(503), 1);
+
+    uint64_t ms;
+    assert_int_equal(pw_cli_parse_duration("15m", &ms), 0);
+    assert_int_equal(ms, 900000);
+    assert_int_equal(pw_cli_parse_duration("500ms", &ms), 0);
+    assert_int_equal(ms, 500);
+    assert_int_equal(pw_cli_parse_duration("30", &ms), 0);
+    assert_int_equal(ms, 30000);
+    assert_int_equal(pw_cli_parse_duration("2h", &ms), 0);
+    assert_int_equal(ms, 7200000);
+    assert_int_equal(pw_cli_parse_duration("1d", &ms), 0);
+    assert_int_equal(ms, 86400000);
+    assert_int_equal(pw_cli_parse_duration("15x", &ms), PW_EINVAL);
+    assert_int_equal(pw_cli_parse_duration("m", &ms), PW_EINVAL);
+    assert_int_equal(pw_cli_parse_duration("-5m", &ms), PW_EINVAL);
+    assert_int_equal(pw_cli_parse_duration("99999999999999999999s", &ms), PW_EINVAL);
+
+    assert_int_equal(pw_cli_parse_time("2024-03-14T10:15:00Z", 0, &ms), 0);
+    assert_int_equal(ms, 1710411300000ull); /* date -u -d @1710411300 */
+    assert_int_equal(pw_cli_parse_time("2024-03-14 10:15:00", 0, &ms), 0);
+    assert_int_equal(ms, 1710411300000ull);
+    assert_int_equal(pw_cli_parse_time("2024-03-14", 0, &ms), 0);
+    assert_int_equal(ms, 1710374400000ull); /* 10:15 earlier: 36900 s */
+    assert_int_equal(pw_cli_parse_time("1764400000000", 0, &ms), 0);
+    assert_int_equal(ms, 1764400000000ull);
+    assert_int_equal(pw_cli_parse_time("now", 5000, &ms), 0);
+    assert_int_equal(ms, 5000);
+    assert_int_equal(pw_cli_parse_time("-2h", 10000000, &ms), 0);
+    assert_int_equal(ms, 10000000 - 7200000);
+    assert_int_equal(pw_cli_parse_time("-2h", 1000, &ms), PW_EINVAL);
+    assert_int_equal(pw_cli_parse_time("2024-13-01", 0, &ms), PW_EINVAL);
+    assert_int_equal(pw_cli_parse_time("yesterday", 0, &ms), PW_EINVAL);
+
+    char b[32];
+    pw_cli_format_bytes(812, b, sizeof(b));
+    assert_string_equal(b, "812 B");
+    pw_cli_format_bytes(91912, b, sizeof(b));
+    assert_string_equal(b, "89.8 KiB"); /* 91912 / 1024 = 89.76 */
+    pw_cli_format_bytes(1572864, b, sizeof(b));
+    assert_string_equal(b, "1.5 MiB");
+    pw_cli_format_time(1710411300123ull, b, sizeof(b));
+    assert_string_equal(b, "2024-03-14 10:15:00Z");
+}
+
+/* ---- canned HTTP responses (http-parser) ------------------------------------------------------
+ */
+
+static void test_response_parse(void **state)
+{
+    (void)state;
+    pw_client_resp_t r;
+    pw_diag_t d;
+    const char ok[] = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+                      "Content-Length: 44\r\n\r\n" /* 9+8+9+10+6+2 bytes below */
+                      "{\"error\":{\"code\":\"ENOENT\",\"message\":\"host\"}}";
+    assert_int_equal(pw_client_response_parse(ok, sizeof(ok) - 1, &r, &d), 0);
+    assert_int_equal(r.status, 404);
+    assert_string_equal(r.content_type, "application/json");
+    assert_int_equal(r.body_len, 44);
+    assert_string_equal(r.body, "{\"error\":{\"code\":\"ENOENT\",\"message\":\"host\"}}");
+    pw_client_resp_close(&r);
+
+    const char chunked[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    assert_int_equal(pw_client_response_parse(chunked, sizeof(chunked) - 1, &r, &d), 0);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "hello world");
+    assert_string_equal(r.content_type, "");
+    pw_client_resp_close(&r);
+
+    const char eof[] = "HTTP/1.0 200 OK\r\n\r\nabc";
+    assert_int_equal(pw_client_response_parse(eof, sizeof(eof) - 1, &r, &d), 0);
+    assert_string_equal(r.body, "abc");
+    pw_client_resp_close(&r);
+
+    const char *bad[] = {"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+                         "SSH-2.0-OpenSSH_9.2\r\n", "HTTP/1.1 200 OK\r\nContent-Le", "",
+                         "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\nabc"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(pw_client_response_parse(bad[i], strlen(bad[i]), &r, &d), PW_EPROTO);
+        assert_null(r.body);
+    }
+}
+
+/* ---- listing formatters on canned API documents -----------------------------------------------
+ */
+
+static char *fmt_with(int (*fn)(const json_t *, FILE *), const char *doc, int want_rc)
+{
+    json_t *j = json_loads(doc, 0, NULL);
+    assert_non_null(j);
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(fn(j, f), want_rc);
+    fclose(f);
+    json_decref(j);
+    return buf;
+}
+
+static int fmt_tags_fleet(const json_t *j, FILE *f)
+{
+    return pw_fmt_tags(j, 1, f);
+}
+
+static int fmt_tags_plain(const json_t *j, FILE *f)
+{
+    return pw_fmt_tags(j, 0, f);
+}
+
+static int fmt_lookup_only(const json_t *j, FILE *f)
+{
+    return pw_fmt_lookup(json_object_get(j, "pt"), json_object_get(j, "find"), f);
+}
+
+static void test_fmt_listings(void **state)
+{
+    (void)state;
+    char *s =
+        fmt_with(pw_fmt_hosts,
+                 "{\"hosts\":[{\"name\":\"HOST01\",\"os\":\"windows 5.2\",\"os_build\":3790,"
+                 "\"connected\":true,\"last_seen_ms\":1710411300000,"
+                 "\"nonpaged_bytes\":220200960,\"nonpaged_limit_bytes\":268435456,"
+                 "\"nonpaged_ratio\":0.82,\"nonpaged_level\":\"warn\",\"nonpaged_eta_ms\":null,"
+                 "\"paged_bytes\":104857600,\"suspects\":2},{\"name\":\"HOST02\"}]}",
+                 0);
+    /* 220200960 B = 210.0 MiB, 268435456 = 256.0 MiB, 104857600 = 100.0 MiB; columns
+     * %-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8s %s. */
+    assert_non_null(strstr(s, "\nHOST01               windows 5.2    yes    210.0 MiB   256.0 MiB "
+                              " 82.0% warn  -                       100.0 MiB        2 "
+                              "2024-03-14 10:15:00Z\n"));
+    assert_non_null(strstr(s, "\nHOST02               -              -              -           - "
+                              "     - -     -                               -        0 -\n"));
+    free(s);
+    s = fmt_with(pw_fmt_hosts, "{\"tags\":[]}", PW_EPARSE);
+    assert_string_equal(s, "");
+    free(s);
+
+    s = fmt_with(fmt_tags_fleet,
+                 "{\"tags\":[{\"tag\":\"Ddk \",\"type\":\"nonpaged\",\"hosts\":2,"
+                 "\"bytes_total\":1536,\"bytes_min\":512,\"bytes_p50\":512,\"bytes_p90\":1024,"
+                 "\"bytes_max\":1024,\"top_hosts\":[{\"host\":\"H1\",\"bytes\":1024},"
+                 "{\"host\":\"H2\",\"bytes\":512}]}]}",
+                 0);
+    assert_non_null(strstr(s, "\n\"Ddk \"   nonpaged      2     1.5 KiB       512 B       512 B "
+                              "    1.0 KiB     1.0 KiB  H1 (1.0 KiB), H2 (512 B)\n"));
+    free(s);
+    s = fmt_with(fmt_tags_plain,
+                 "{\"tags\":[{\"tag\":\"Io  \",\"type\":\"nonpaged\",\"hosts\":1,"
+                 "\"bytes_total\":91912,\"driver\":\"io.sys\",\"description\":\"general I/O\"}]}",
+                 0);
+    assert_non_null(
+        strstr(s, "\n\"Io  \"   nonpaged      1    89.8 KiB  io.sys           general I/O\n"));
+    free(s);
+
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"HOST01\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
+                 "\"score\":0.9,\"growth_bytes_per_h\":1048576,\"share_of_host_growth\":0.5,"
+                 "\"first_bytes\":1024,\"current_bytes\":2048,\"driver\":null,"
+                 "\"description\":\"Default for driver allocated memory\"}]}",
+                 0);
+    assert_non_null(
+        strstr(s, "\nHOST01               \"Ddk \"   nonpaged    0.90      +1.0 MiB  50.0% "
+                  "    1.0 KiB     2.0 KiB  - / Default for driver allocated memory\n"));
+    free(s);
+
+    s = fmt_with(pw_fmt_alerts,
+                 "{\"alerts\":[{\"name\":\"NonpagedPoolNearLimit\",\"state\":\"firing\","
+                 "\"severity\":\"critical\",\"labels\":{\"host\":\"HOST01\",\"pool\":\"nonpaged\"},"
+                 "\"since_ms\":1710411300000,\"value\":0.93,\"summary\":\"93% of limit\"}]}",
+                 0);
+    assert_non_null(strstr(s,
+                           "\nfiring    critical  NonpagedPoolNearLimit    HOST01               -  "
+                           "      2024-03-14 10:15:00Z  93% of limit\n"));
+    free(s);
+
+    s = fmt_with(pw_fmt_series,
+                 "{\"host\":\"HOST01\",\"tag\":\"Io  \",\"pool\":\"nonpaged\",\"level\":\"raw\","
+                 "\"points\":[{\"ts_ms\":1710411300000,\"bytes\":91912,\"diff\":127,"
+                 "\"allocs\":1021112,\"frees\":1020985,\"bytes_min\":91912,\"bytes_max\":91912}]}",
+                 0);
+    assert_string_equal(s, "HOST01 \"Io  \" nonpaged (raw, 1 points)\n"
+                           "TIME                           BYTES       DIFF       ALLOCS        "
+                           "FREES      BYTES_MIN      BYTES_MAX\n"
+                           "2024-03-14 10:15:00Z           91912        127      1021112      "
+                           "1020985          91912          91912\n");
+    free(s);
+
+    s = fmt_with(pw_fmt_tag,
+                 "{\"tag\":\"Ddk \",\"type\":\"nonpaged\",\"bytes_total\":2048,\"driver\":null,"
+                 "\"description\":\"Default\",\"hosts\":[{\"host\":\"H1\",\"type\":\"nonpaged\","
+                 "\"bytes\":2048,\"diff\":4,\"robust_z\":3.5,\"outlier\":true,\"os_build\":3790}]}",
+                 0);
+    assert_string_equal(
+        s, "Tag \"Ddk \" nonpaged: 2.0 KiB on 1 hosts; driver -; Default\n"
+           "HOST                 TYPE           BYTES       DIFF ROBUST_Z OUTLIER OS BUILD\n"
+           "H1                   nonpaged     2.0 KiB          4     3.50 yes     3790\n");
+    free(s);
+
+    s = fmt_with(
+        fmt_lookup_only,
+        "{\"pt\":{\"tag\":\"Ddk \",\"driver\":null,\"description\":\"Default for driver "
+        "allocated memory\",\"known\":true},\"find\":{\"status\":0,\"message\":\"1 match\","
+        "\"matches\":[{\"file\":\"C:\\\\Windows\\\\System32\\\\drivers\\\\x.sys\","
+        "\"size_bytes\":12345,\"file_version\":\"5.2.3790.0\"}]}}",
+        0);
+    assert_string_equal(
+        s, "Tag \"Ddk \": listed in pooltag.txt\n"
+           "  driver:      -\n"
+           "  description: Default for driver allocated memory\n"
+           "Agent: 1 match\n"
+           "  C:\\Windows\\System32\\drivers\\x.sys  12345 bytes  version 5.2.3790.0\n");
+    free(s);
+}
+
+/* ---- a one-shot fake HTTP server (child process) ----------------------------------------------
+ */
+
+typedef struct fake_s {
+    pid_t pid;
+    int port;
+    int pipe_rd;
+} fake_t;
+
+static void fake_start(fake_t *f, const char *response)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s, 4), 0);
+    socklen_t al = sizeof(a);
+    getsockname(s, (struct sockaddr *)&a, &al);
+    f->port = ntohs(a.sin_port);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    fflush(NULL);
+    f->pid = fork();
+    assert_true(f->pid >= 0);
+    if (f->pid == 0) {
+        close(p[0]);
+        alarm(20);
+        int c = accept(s, NULL, NULL);
+        size_t cap = 1 << 20, n = 0;
+        char *buf = malloc(cap);
+        for (;;) {
+            if (n == cap) {
+                cap *= 2;
+                buf = realloc(buf, cap);
+            }
+            ssize_t r = recv(c, buf + n, cap - n, 0);
+            if (r <= 0)
+                break;
+            n += (size_t)r;
+            char *end = memmem(buf, n, "\r\n\r\n", 4);
+            if (end == NULL)
+                continue;
+            size_t head = (size_t)(end - buf) + 4, cl = 0;
+            char *h = memmem(buf, head, "Content-Length: ", 16);
+            if (h != NULL)
+                cl = strtoul(h + 16, NULL, 10);
+            if (n >= head + cl)
+                break;
+        }
+        if (write(p[1], buf, n) < 0)
+            _exit(1);
+        if (write(c, response, strlen(response)) < 0)
+            _exit(1);
+        close(c);
+        _exit(0);
+    }
+    close(s);
+    close(p[1]);
+    f->pipe_rd = p[0];
+}
+
+/* Returns the request the server received (malloc'd, NUL-terminated). */
+static char *fake_finish(fake_t *f, size_t *len_out)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+        }
+        ssize_t r = read(f->pipe_rd, buf + n, cap - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    close(f->pipe_rd);
+    int st;
+    waitpid(f->pid, &st, 0);
+    if (len_out)
+        *len_out = n;
+    return buf;
+}
+
+static char url_buf[64];
+
+static const char *fake_url(const fake_t *f)
+{
+    snprintf(url_buf, sizeof(url_buf), "http://127.0.0.1:%d", f->port);
+    return url_buf;
+}
+
+static void test_fake_server_hosts(void **state)
+{
+    (void)state;
+    reset_env();
+    fake_t f;
+    const char *doc = "{\"hosts\":[{\"name\":\"HOST01\",\"connected\":false}]}";
+    char resp[512];
+    snprintf(resp, sizeof(resp),
+             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(doc), doc);
+    fake_start(&f, resp);
+    env_url = fake_url(&f);
+    env_token = "tok-read";
+    run_t r = RUN("hosts");
+    char *req = fake_finish(&f, NULL);
+    assert_int_equal(r.rc, 0);
+    assert_memory_equal(req, "GET /api/v1/hosts HTTP/1.1\r\n", 28);
+    assert_non_null(strstr(req, "\r\nAuthorization: Bearer tok-read\r\n"));
+    char host_hdr[64];
+    snprintf(host_hdr, sizeof(host_hdr), "\r\nHost: 127.0.0.1:%d\r\n", f.port);
+    assert_non_null(strstr(req, host_hdr));
+    assert_non_null(strstr(r.out, "\nHOST01               -              no "));
+    free(req);
+    run_free(&r);
+
+    /* --json --compact prints the document itself. */
+    fake_start(&f, resp);
+    env_url = fake_url(&f);
+    r = RUN("--json", "--compact", "hosts");
+    free(fake_finish(&f, NULL));
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "{\"hosts\":[{\"name\":\"HOST01\",\"connected\":false}]}\n");
+    run_free(&r);
+    reset_env();
+}
+
+static void test_fake_server_status_codes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *status;
+        int exit;
+    } cases[] = {{"404 Not Found", 3},   {"401 Unauthorized", 4},
+                 {"403 Forbidden", 4},   {"500 Internal Server Error", 1},
+                 {"400 Bad Request", 2}, {"503 Unavailable", 1}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *doc = "{\"error\":{\"code\":\"ENOENT\",\"message\":\"no such host\"}}";
+        char resp[512];
+        snprintf(resp, sizeof(resp), "HTTP/1.1 %s\r\nContent-Length: %zu\r\n\r\n%s",
+                 cases[i].status, strlen(doc), doc);
+        fake_t f;
+        fake_start(&f, resp);
+        reset_env();
+        env_url = fake_url(&f);
+        /* series: also checks the escaped path and the parsed times */
+        run_t r = RUN("series", "HOST 01", "Io  ", "--pool", "nonpaged", "--from",
+                      "2024-03-14T10:00:00Z", "--to=1710411300000", "--step", "1m");
+        char *req = fake_finish(&f, NULL);
+        assert_int_equal(r.rc, cases[i].exit);
+        assert_string_equal(req + strlen(req) - 4, "\r\n\r\n");
+        assert_memory_equal(req,
+                            "GET /api/v1/hosts/HOST%2001/series?tag=Io%20%20&pool=nonpaged"
+                            "&from=1710410400000&to=1710411300000&step=60000 HTTP/1.1\r\n",
+                            strlen("GET /api/v1/hosts/HOST%2001/series?tag=Io%20%20&pool=nonpaged"
+                                   "&from=1710410400000&to=1710411300000&step=60000 HTTP/1.1\r\n"));
+        assert_null(strstr(req, "Authorization:")); /* no token configured */
+        assert_non_null(strstr(r.err, "ENOENT: no such host"));
+        free(req);
+        run_free(&r);
+    }
+    reset_env();
+}
+
+static void test_fake_server_import(void **state)
+{
+    (void)state;
+    reset_env();
+    const char *file =
+        pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", file);
+    size_t flen;
+    char *content = pw_test_read_file(path, &flen);
+    const char *doc = "{\"host\":\"OLD01\",\"screens\":2,\"rows\":4,\"first_ts_ms\":0,"
+                      "\"last_ts_ms\":900000}";
+    char resp[512];
+    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(doc),
+             doc);
+    fake_t f;
+    fake_start(&f, resp);
+    env_url = fake_url(&f);
+    env_token = "tok-admin";
+    run_t r = RUN("import", path, "--host", "OLD 01", "--interval", "10m");
+    size_t rlen;
+    char *req = fake_finish(&f, &rlen);
+    assert_int_equal(r.rc, 0);
+    const char *want = "POST /api/v1/import?host=OLD%2001&interval_ms=600000 HTTP/1.1\r\n";
+    assert_memory_equal(req, want, strlen(want));
+    char cl[64];
+    snprintf(cl, sizeof(cl), "\r\nContent-Length: %zu\r\n", flen);
+    assert_non_null(strstr(req, cl));
+    assert_non_null(strstr(req, "\r\nContent-Type: text/plain\r\n"));
+    /* The body is the file, byte for byte. */
+    assert_true(rlen >= flen);
+    assert_memory_equal(req + rlen - flen, content, flen);
+    assert_non_null(strstr(r.out, "server stored 2 screens, 4 rows"));
+    free(req);
+    run_free(&r);
+
+    /* A file that is not poolmon is refused locally (exit 2, FILE:LINE), nothing is sent. */
+    char bad[4096];
+    snprintf(bad, sizeof(bad), "%s",
+             pw_test_fixture("poolmon/case32_pooltags_alt_wsl41296_npmb_share_not_poolmon.txt"));
+    env_url = "http://127.0.0.1:1";
+    r = RUN("import", bad, "--host", "H");
+    assert_int_equal(r.rc, 2);
+    char want_err[4200];
+    snprintf(want_err, sizeof(want_err), "%s:", bad);
+    assert_memory_equal(r.err, want_err, strlen(want_err));
+    assert_true(r.err[strlen(want_err)] >= '1' && r.err[strlen(want_err)] <= '9');
+    run_free(&r);
+    r = RUN("import", path, "--host", "H", "--interval", "0m");
+    assert_int_equal(r.rc, 2);
+    run_free(&r);
+    free(content);
+    reset_env();
+}
+
+static void test_fake_server_top_once(void **state)
+{
+    (void)state;
+    reset_env();
+    char resp[4096];
+    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(canned_pool), canned_pool);
+    fake_t f;
+    fake_start(&f, resp);
+    env_url = fake_url(&f);
+    run_t r = RUN("top", "HOST01", "--once");
+    char *req = fake_finish(&f, NULL);
+    assert_int_equal(r.rc, 0);
+    const char *want =
+        "GET /api/v1/hosts/HOST01/pool?sort=bytes&by_change=0&order=desc&pool=both HTTP/1.1\r\n";
+    assert_memory_equal(req, want, strlen(want));
+    assert_non_null(strstr(r.out, "\n" COL_HDR "\n" ROW_IO "\n" ROW_KEY "\n" ROW_WAIT "\n"));
+    free(req);
+    run_free(&r);
+    reset_env();
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_case02_header_and_rows),
+        cmocka_unit_test(test_parse_case08_per_alloc_floor_and_driver),
+        cmocka_unit_test(test_parse_case05_case_sensitive_tags),
+        cmocka_unit_test(test_parse_case10_sessions_and_space_tags),
+        cmocka_unit_test(test_parse_slabinfo_case20_inode_cache),
+        cmocka_unit_test(test_parse_slabinfo_case28_partial),
+        cmocka_unit_test(test_parse_case31_headerless),
+        cmocka_unit_test(test_parse_json_shape),
+        cmocka_unit_test(test_parse_rejects_with_file_line),
+        cmocka_unit_test(test_parse_truncated_row),
+        cmocka_unit_test(test_parse_human_table),
+        cmocka_unit_test(test_top_render_default),
+        cmocka_unit_test(test_top_keys),
+        cmocka_unit_test(test_top_query),
+        cmocka_unit_test(test_top_table_rejects_bad_json),
+        cmocka_unit_test(test_url_parse),
+        cmocka_unit_test(test_env_and_flags),
+        cmocka_unit_test(test_exit_codes_and_units),
+        cmocka_unit_test(test_response_parse),
+        cmocka_unit_test(test_fmt_listings),
+        cmocka_unit_test(test_fake_server_hosts),
+        cmocka_unit_test(test_fake_server_status_codes),
+        cmocka_unit_test(test_fake_server_import),
+        cmocka_unit_test(test_fake_server_top_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
