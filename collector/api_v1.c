@@ -1717,6 +1717,12 @@ int pw_api_handle(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     const pw_api_route_t *hit = NULL;
     int path_known = 0, r;
+    for (size_t i = 0; i < plen; i++)
+        if (req->path[i] == '%' && (i + 2 >= plen || hexval((unsigned char)req->path[i + 1]) < 0 ||
+                                    hexval((unsigned char)req->path[i + 2]) < 0)) {
+            pw_free(mem);
+            return pw_api_error(resp, 400, "EINVAL", "bad percent-encoding in the path");
+        }
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         int m = route_match(routes[i].pattern, req->path, params, mem, plen + MAX_PARAMS + 1);
         if (m < 0) {

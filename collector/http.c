@@ -510,9 +510,15 @@ int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d)
     char host[PW_NET_HOST_MAX];
     uint16_t port;
     struct sockaddr_storage ss;
-    if (pw_net_split_host_port(cfg->http_listen, DEFAULT_PORT, host, sizeof(host), &port, NULL) !=
-            0 ||
-        pw_net_addr_from_literal(host, port, &ss) != 0) {
+    /* "IP:0" asks for any free port (tests); pw_net_split_host_port wants 1..65535. */
+    char ep[PW_NET_HOST_MAX + 8];
+    snprintf(ep, sizeof(ep), "%s", cfg->http_listen);
+    size_t el = strlen(ep);
+    int any_port = el > 2 && strcmp(ep + el - 2, ":0") == 0;
+    if (any_port)
+        ep[el - 2] = '\0';
+    if (pw_net_split_host_port(ep, DEFAULT_PORT, host, sizeof(host), &port, NULL) != 0 ||
+        pw_net_addr_from_literal(host, any_port ? 0 : port, &ss) != 0) {
         r = pw_diag_set(d, PW_ECONFIG, 0, 0, "http_listen", "http_listen '%s' is not IP:port",
                         cfg->http_listen);
         goto fail;

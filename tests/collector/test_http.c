@@ -1,0 +1,1032 @@
+/* test_http.c: the collector's query API (issue 7 item 1).
+ *
+ * A fake collector state is built by hand: HOST01 streams (two samples through the delta
+ * codec, so it has a previous table for the change columns), HOST02 and HOST03 only have a
+ * snapshot (no stream since start). Every expected value below is computed by hand from
+ * those tables (comments show the arithmetic). Handlers are checked through pw_api_handle;
+ * the transport (TLS without client certificate, HTTP/1.1 parsing, limits, keep-alive) through
+ * the real listener on loopback port 0 with the curl and openssl CLIs, the loop running in a
+ * second thread. Analysis results (suspects, alerts) and agent commands are link-time fakes
+ * defined here (collectd plugin_mock.c pattern). */
+#include "test_util.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "alloc.h"
+#include "api.h"
+#include "delta.h"
+
+/* ---- fakes of collector.c / analysis_run.c ------------------------------------------------ */
+
+static pw_suspect_t g_suspects[2];
+static size_t g_n_suspects;
+static pw_alert_set_t *g_alerts;
+static uv_timer_t g_cmd_timer;
+static uint64_t g_cmd_id;
+static pw_host_t *g_cmd_host;
+static int g_cmd_kind;
+static pw_collector_t *g_cmd_c;
+
+size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
+{
+    (void)c;
+    *out = g_suspects;
+    return g_n_suspects;
+}
+
+const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
+{
+    (void)c;
+    return g_alerts;
+}
+
+static void on_cmd_timer(uv_timer_t *t)
+{
+    (void)t;
+    /* The agent's answer, as collector.c hands it over. */
+    Poolwatch__V1__CommandResult res = POOLWATCH__V1__COMMAND_RESULT__INIT;
+    Poolwatch__V1__DriverMatch m = POOLWATCH__V1__DRIVER_MATCH__INIT;
+    Poolwatch__V1__DriverMatch *mp[1] = {&m};
+    m.file = "C:\\Windows\\System32\\drivers\\x.sys";
+    m.size_bytes = 12345;
+    m.file_version = "1.2.3";
+    res.id = g_cmd_id;
+    res.status = 0;
+    res.message = "found";
+    res.n_matches = 1;
+    res.matches = mp;
+    pw_collector_command_result(g_cmd_c, g_cmd_host, &res);
+}
+
+int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
+{
+    if (h->conn == NULL)
+        return PW_ECLOSED;
+    g_cmd_id = cmd->id;
+    g_cmd_host = h;
+    g_cmd_kind = cmd->kind;
+    g_cmd_c = c;
+    if (uv_is_active((uv_handle_t *)&g_cmd_timer) == 0 && g_cmd_timer.loop != NULL)
+        uv_timer_start(&g_cmd_timer, on_cmd_timer, 1, 0);
+    return 0;
+}
+
+/* ---- the fake collector ------------------------------------------------------------------- */
+
+static pw_collector_t g_c;
+static pw_collector_cfg_t g_cfg;
+static pw_api_t g_api;
+static char g_dir[256];
+static const char *READ_TOK = "read-token-1";
+static const char *ADMIN_TOK = "admin-token-1";
+static const char *CA;
+
+static void add(pw_sample_t *s, const char *tag, pw_pool_t pool, uint64_t a, uint64_t f,
+                uint64_t bytes)
+{
+    assert_int_equal(pw_sample_add(s, tag, strlen(tag), pool, a, f, a - f, bytes), 0);
+}
+
+static void apply(pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)
+{
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    assert_int_equal(pw_delta_encode(e, s, 0, &msg, &d), 0);
+    if (h->dec.have_base)
+        assert_int_equal(pw_fleet_save_prev(h), 0);
+    assert_int_equal(pw_delta_apply(&h->dec, msg, NULL, &d), 0);
+    h->samples++;
+    h->last_seen_ms = s->timestamp_ms;
+    pw_fleet_note_totals(h, s->timestamp_ms, s->totals.nonpaged_bytes, s->totals.paged_bytes);
+}
+
+static void build_fleet(void)
+{
+    pw_fleet_init(&g_c.fleet);
+    pw_host_t *h1 = pw_fleet_get(&g_c.fleet, "HOST01", 32);
+    assert_non_null(h1);
+    snprintf(h1->os_family, sizeof(h1->os_family), "windows");
+    snprintf(h1->os_version, sizeof(h1->os_version), "5.2");
+    snprintf(h1->arch, sizeof(h1->arch), "x86");
+    snprintf(h1->agent_version, sizeof(h1->agent_version), "0.1.0");
+    h1->os_build = 3790;
+    h1->nonpaged_limit_bytes = 200000;
+    h1->nonpaged_limit_source = PW_LIMIT_COMPUTED;
+    snprintf(h1->nonpaged_limit_detail, sizeof(h1->nonpaged_limit_detail), "rule x86 3 GB");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    s.timestamp_ms = 1000000;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 900, 350, 55000);
+    add(&s, "Io  ", PW_POOL_PAGED, 500, 100, 8000);
+    add(&s, "NtFs", PW_POOL_PAGED, 250, 90, 32000);
+    add(&s, "Mm  ", PW_POOL_NONPAGED, 20, 0, 100000);
+    add(&s, "Gone", PW_POOL_PAGED, 10, 5, 50);
+    s.totals.nonpaged_bytes = 155000;
+    s.totals.paged_bytes = 40050;
+    apply(&e, h1, &s);
+    pw_sample_reset(&s);
+    s.seq = 2;
+    s.timestamp_ms = 1010000;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 1000, 400, 60000);
+    add(&s, "Io  ", PW_POOL_PAGED, 500, 100, 8000);
+    add(&s, "NtFs", PW_POOL_PAGED, 300, 100, 40000);
+    add(&s, "Ntfx", PW_POOL_NONPAGED, 50, 10, 4000);
+    add(&s, "Mm  ", PW_POOL_NONPAGED, 20, 0, 100000);
+    s.totals.nonpaged_bytes = 164000; /* 60000 + 4000 + 100000 */
+    s.totals.paged_bytes = 48000;     /* 8000 + 40000 */
+    apply(&e, h1, &s);
+    pw_delta_enc_close(&e);
+
+    pw_host_t *h2 = pw_fleet_get(&g_c.fleet, "HOST02", 32);
+    pw_sample_reset(&s);
+    s.timestamp_ms = 900000;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 300, 100, 20000);
+    add(&s, "Io  ", PW_POOL_PAGED, 20, 10, 1000);
+    s.totals.nonpaged_bytes = 20000;
+    assert_int_equal(pw_sample_copy(&h2->snapshot, &s), 0);
+    h2->os_build = 3790;
+
+    pw_host_t *h3 = pw_fleet_get(&g_c.fleet, "HOST03", 32);
+    pw_sample_reset(&s);
+    s.timestamp_ms = 950000;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 1500, 500, 100000);
+    add(&s, "Mm  ", PW_POOL_NONPAGED, 1, 0, 1000);
+    s.totals.nonpaged_bytes = 101000;
+    s.totals.nonpaged_limit_bytes = 1000000;
+    assert_int_equal(pw_sample_copy(&h3->snapshot, &s), 0);
+    h3->os_build = 7601;
+    pw_sample_close(&s);
+}
+
+static void sh(const char *cmd)
+{
+    int r = system(cmd);
+    if (r != 0)
+        fail_msg("command failed (%d): %s", r, cmd);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof(g_dir), "/tmp/pw_test_http.XXXXXX");
+    if (mkdtemp(g_dir) == NULL)
+        return -1;
+    char cmd[1024], path[512], h1[65], h2[65];
+    snprintf(cmd, sizeof(cmd),
+             "bash '%s/deploy/pki.sh' '%s' --collector-name coll.example >/dev/null", PW_SOURCE_DIR,
+             g_dir);
+    sh(cmd);
+    if (pw_tokens_hash(READ_TOK, h1) != 0 || pw_tokens_hash(ADMIN_TOK, h2) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/tokens", g_dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# test tokens\n%s read alice\n%s admin bob\n", h1, h2);
+    fclose(f);
+    static char ca[512], cert[512], key[512], tokens[512];
+    snprintf(ca, sizeof(ca), "%s/ca.pem", g_dir);
+    snprintf(cert, sizeof(cert), "%s/collector.pem", g_dir);
+    snprintf(key, sizeof(key), "%s/collector.key", g_dir);
+    snprintf(tokens, sizeof(tokens), "%s", path);
+    CA = ca;
+    g_cfg.ca_file = ca;
+    g_cfg.cert_file = cert;
+    g_cfg.key_file = key;
+    g_cfg.tokens_file = tokens;
+    static char pooltag[4096];
+    snprintf(pooltag, sizeof(pooltag), "%s", pw_test_fixture("http/pooltag_small.txt"));
+    g_cfg.pooltag_file = pooltag;
+    static char listen[] = "127.0.0.1:0";
+    g_cfg.http_listen = listen;
+    g_c.cfg = &g_cfg;
+    if (pw_store_open(":memory:", NULL, &g_c.store, NULL) != 0)
+        return -1;
+    build_fleet();
+    /* The API state used by the direct (no network) tests. */
+    g_api.c = &g_c;
+    if (pw_tokens_load(tokens, &g_api.tokens, NULL) != 0 ||
+        pw_pooltag_load(g_cfg.pooltag_file, NULL, &g_api.pooltag, NULL) != 0)
+        return -1;
+    /* Suspects and alerts as analysis_run.c would publish them. */
+    memset(g_suspects, 0, sizeof(g_suspects));
+    snprintf(g_suspects[0].host, sizeof(g_suspects[0].host), "HOST01");
+    memcpy(g_suspects[0].tag, "Ddk ", 4);
+    g_suspects[0].tag_len = 4;
+    g_suspects[0].pool = PW_POOL_NONPAGED;
+    g_suspects[0].found_ms = 1005000;
+    g_suspects[0].leak.score = 2.5;
+    g_suspects[0].leak.rate_bytes_per_h = 1048576.0;
+    g_suspects[0].leak.share = 0.5;
+    g_suspects[0].leak.first_bytes = 1000;
+    g_suspects[0].leak.last_bytes = 60000;
+    g_suspects[0].leak.growth_ratio = 60.0;
+    g_suspects[0].leak.span_ms = 1800000;
+    g_suspects[0].leak.mk_z = 4.25;
+    g_suspects[0].leak.consistency = 1.0;
+    g_suspects[1] = g_suspects[0];
+    snprintf(g_suspects[1].host, sizeof(g_suspects[1].host), "HOST03");
+    memcpy(g_suspects[1].tag, "Mm  ", 4);
+    g_suspects[1].leak.score = 1.0;
+    g_suspects[1].leak.share = -1; /* unknown -> null */
+    g_n_suspects = 2;
+    if (pw_alert_set_new(&g_alerts) != 0)
+        return -1;
+    pw_alert_key_t k;
+    memset(&k, 0, sizeof(k));
+    snprintf(k.host, sizeof(k.host), "HOST01");
+    snprintf(k.pool, sizeof(k.pool), "nonpaged");
+    snprintf(k.severity, sizeof(k.severity), "warning");
+    pw_alert_rule_t rule = {0.7, 0.02, 0, 900000};
+    if (pw_alert_eval(g_alerts, &rule, &k, 0.82, 1010000, NULL) != 1)
+        return -1;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    pw_tokens_free(g_api.tokens);
+    pw_pooltag_free(g_api.pooltag);
+    pw_alert_set_free(g_alerts);
+    pw_fleet_close(&g_c.fleet);
+    pw_store_close(g_c.store);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- direct calls ------------------------------------------------------------------------ */
+
+/* Runs one request through the router; returns the parsed JSON body (NULL when not JSON). */
+static json_t *call(int method, const char *path, const char *query, const char *token,
+                    const char *body, int *status)
+{
+    char auth[128];
+    snprintf(auth, sizeof(auth), "Bearer %s", token ? token : "");
+    pw_api_req_t req = {method,
+                        path,
+                        query ? query : "",
+                        token ? auth : NULL,
+                        (const uint8_t *)body,
+                        body ? strlen(body) : 0,
+                        1020000};
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    *status = pw_api_handle(&g_api, &req, &resp);
+    assert_int_equal(*status, resp.status);
+    json_t *j = json_loadb((const char *)resp.body.data, resp.body.len, 0, NULL);
+    pw_api_resp_close(&resp);
+    return j;
+}
+
+static json_t *get_ok(const char *path, const char *query)
+{
+    int st;
+    json_t *j = call(PW_API_GET, path, query, READ_TOK, NULL, &st);
+    if (st != 200)
+        fail_msg("%s?%s: status %d", path, query ? query : "", st);
+    assert_non_null(j);
+    return j;
+}
+
+static void assert_error(json_t *j, const char *code)
+{
+    assert_non_null(j);
+    const char *c = json_string_value(json_object_get(json_object_get(j, "error"), "code"));
+    assert_non_null(c);
+    assert_string_equal(c, code);
+    assert_non_null(json_string_value(json_object_get(json_object_get(j, "error"), "message")));
+}
+
+static json_int_t geti(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v))
+        fail_msg("field %s is not an integer", k);
+    return json_integer_value(v);
+}
+
+static const char *gets(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    if (s == NULL)
+        fail_msg("field %s is not a string", k);
+    return s;
+}
+
+static void test_tokens_and_roles(void **state)
+{
+    (void)state;
+    char hx[65];
+    /* FIPS 180-2 example: SHA-256("abc"). */
+    assert_int_equal(pw_tokens_hash("abc", hx), 0);
+    assert_string_equal(hx, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    int st;
+    json_t *j = call(PW_API_GET, "/api/v1/hosts", NULL, NULL, NULL, &st);
+    assert_int_equal(st, 401);
+    assert_error(j, "EACCES");
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts", NULL, "wrong-token", NULL, &st);
+    assert_int_equal(st, 401);
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts", NULL, ADMIN_TOK, NULL, &st);
+    assert_int_equal(st, 200);
+    json_decref(j);
+    j = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, READ_TOK, "{\"kind\":\"status\"}",
+             &st);
+    assert_int_equal(st, 403);
+    assert_error(j, "EACCES");
+    json_decref(j);
+    j = call(PW_API_POST, "/api/v1/import", "host=X", READ_TOK, "x", &st);
+    assert_int_equal(st, 403);
+    json_decref(j);
+    /* Unknown route, wrong method, bad percent-encoding. */
+    j = call(PW_API_GET, "/api/v1/nope", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
+    assert_error(j, "ENOENT");
+    json_decref(j);
+    j = call(PW_API_POST, "/api/v1/hosts", NULL, ADMIN_TOK, NULL, &st);
+    assert_int_equal(st, 405);
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/HOST%zz", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "EINVAL");
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/pool", "include=%4", READ_TOK, NULL, &st);
+    assert_int_equal(st, 400);
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/NOPE", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
+    json_decref(j);
+}
+
+static void test_tokens_file_errors(void **state)
+{
+    (void)state;
+    pw_tokens_t *t = NULL;
+    pw_diag_t d;
+    const char *bad[] = {
+        "abcd read x\n",                                                              /* short */
+        "zz7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad read x\n",  /* hex */
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad root x\n",  /* role */
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad read\n",    /* name */
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad read a b\n" /* extra */
+    };
+    const char *field[] = {"hash", "hash", "role", "name", "name"};
+    for (size_t i = 0; i < 5; i++) {
+        char buf[256];
+        snprintf(buf, sizeof(buf), "# c\n\n%s", bad[i]);
+        assert_int_equal(pw_tokens_parse(buf, strlen(buf), &t, &d), PW_EPARSE);
+        assert_int_equal(d.line, 3);
+        assert_string_equal(d.field, field[i]);
+    }
+    const char ok[] = "  # comment\r\n"
+                      "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD\tadmin "
+                      "carol\r\n";
+    assert_int_equal(pw_tokens_parse(ok, strlen(ok), &t, &d), 0);
+    assert_int_equal(pw_tokens_count(t), 1);
+    const char *name;
+    assert_int_equal(pw_tokens_check(t, "abc", 3, &name), PW_ROLE_ADMIN);
+    assert_string_equal(name, "carol");
+    assert_int_equal(pw_tokens_check(t, "abd", 3, &name), PW_ROLE_NONE);
+    assert_null(name);
+    assert_int_equal(pw_tokens_check(t, "ab", 2, NULL), PW_ROLE_NONE);
+    pw_tokens_free(t);
+}
+
+static void test_hosts(void **state)
+{
+    (void)state;
+    json_t *j = get_ok("/api/v1/hosts", NULL);
+    json_t *hs = json_object_get(j, "hosts");
+    assert_int_equal(json_array_size(hs), 3);
+    /* nonpaged_ratio: HOST01 164000/200000 = 0.82, HOST03 101000/1000000 = 0.101, HOST02 0. */
+    json_t *h = json_array_get(hs, 0);
+    assert_string_equal(gets(h, "name"), "HOST01");
+    assert_string_equal(gets(json_array_get(hs, 1), "name"), "HOST03");
+    assert_string_equal(gets(json_array_get(hs, 2), "name"), "HOST02");
+    assert_string_equal(gets(h, "os"), "windows 5.2");
+    assert_int_equal(geti(h, "os_build"), 3790);
+    assert_string_equal(gets(h, "arch"), "x86");
+    assert_false(json_is_true(json_object_get(h, "connected")));
+    assert_int_equal(geti(h, "last_seen_ms"), 1010000);
+    assert_int_equal(geti(h, "nonpaged_bytes"), 164000);
+    assert_int_equal(geti(h, "nonpaged_limit_bytes"), 200000);
+    assert_string_equal(gets(h, "nonpaged_limit_source"), "computed");
+    assert_string_equal(gets(h, "nonpaged_limit_detail"), "rule x86 3 GB");
+    assert_float_equal(json_real_value(json_object_get(h, "nonpaged_ratio")), 0.82, 1e-12);
+    /* 0.82 >= warn 0.70, < critical 0.85 (analysis.h defaults). Two points are fewer than the
+     * 6 a trend needs: no ETA. */
+    assert_string_equal(gets(h, "nonpaged_level"), "warn");
+    assert_true(json_is_null(json_object_get(h, "nonpaged_eta_ms")));
+    assert_int_equal(geti(h, "paged_bytes"), 48000);
+    assert_string_equal(gets(h, "paged_level"), "unknown"); /* no paged limit */
+    assert_int_equal(geti(h, "samples"), 2);
+    assert_int_equal(geti(h, "suspects"), 1);
+    json_t *h3 = json_array_get(hs, 1);
+    assert_int_equal(geti(h3, "nonpaged_limit_bytes"), 1000000); /* from the table's totals */
+    assert_string_equal(gets(h3, "nonpaged_level"), "ok");
+    json_decref(j);
+
+    j = get_ok("/api/v1/hosts/HOST01", NULL);
+    assert_int_equal(geti(json_object_get(j, "totals"), "nonpaged_bytes"), 164000);
+    json_t *hist = json_object_get(j, "history");
+    assert_int_equal(json_array_size(hist), 2);
+    assert_int_equal(geti(json_array_get(hist, 0), "ts_ms"), 1000000);
+    assert_int_equal(geti(json_array_get(hist, 0), "nonpaged_bytes"), 155000);
+    assert_int_equal(geti(json_array_get(hist, 1), "paged_bytes"), 48000);
+    json_decref(j);
+}
+
+/* Tags of the rows of a pool answer, joined with '|'. */
+static const char *row_tags(json_t *j, char *buf, size_t size)
+{
+    json_t *rows = json_object_get(j, "rows");
+    buf[0] = '\0';
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        strncat(buf, gets(json_array_get(rows, i), "tag"), size - strlen(buf) - 2);
+        if (i + 1 < json_array_size(rows))
+            strncat(buf, "|", size - strlen(buf) - 1);
+    }
+    return buf;
+}
+
+static void check_order(const char *query, const char *expect)
+{
+    char buf[256];
+    json_t *j = get_ok("/api/v1/hosts/HOST01/pool", query);
+    if (strcmp(row_tags(j, buf, sizeof(buf)), expect) != 0)
+        fail_msg("pool?%s: got %s, want %s", query, buf, expect);
+    json_decref(j);
+}
+
+static void test_pool_table(void **state)
+{
+    (void)state;
+    json_t *j = get_ok("/api/v1/hosts/HOST01/pool", "");
+    assert_string_equal(gets(j, "host"), "HOST01");
+    assert_int_equal(geti(j, "timestamp_ms"), 1010000);
+    assert_int_equal(geti(j, "prev_timestamp_ms"), 1000000);
+    assert_int_equal(geti(j, "count"), 5);
+    assert_int_equal(geti(j, "total_rows"), 5);
+    assert_int_equal(geti(json_object_get(j, "totals"), "paged_bytes"), 48000);
+    json_t *rows = json_object_get(j, "rows");
+    /* Default: bytes descending. Mm 100000, Ddk 60000, NtFs 40000, Io 8000, Ntfx 4000. */
+    json_t *ddk = json_array_get(rows, 1);
+    assert_string_equal(gets(ddk, "tag"), "Ddk ");
+    assert_string_equal(gets(ddk, "type"), "nonpaged");
+    assert_int_equal(geti(ddk, "allocs"), 1000);
+    assert_int_equal(geti(ddk, "frees"), 400);
+    assert_int_equal(geti(ddk, "diff"), 600);
+    assert_int_equal(geti(ddk, "bytes"), 60000);
+    assert_int_equal(geti(ddk, "per_alloc"), 100);     /* 60000 / 600 */
+    assert_int_equal(geti(ddk, "allocs_change"), 100); /* 1000 - 900 */
+    assert_int_equal(geti(ddk, "frees_change"), 50);   /* 400 - 350 */
+    assert_int_equal(geti(ddk, "diff_change"), 50);    /* 600 - 550 */
+    assert_int_equal(geti(ddk, "bytes_change"), 5000); /* 60000 - 55000 */
+    assert_string_equal(gets(ddk, "driver"), "<unknown>");
+    assert_string_equal(gets(ddk, "description"),
+                        "Default for driver allocated memory (user's of ntddk.h)");
+    json_t *ntfx = json_array_get(rows, 4);
+    assert_string_equal(gets(ntfx, "tag"), "Ntfx");
+    assert_int_equal(geti(ntfx, "bytes_change"), 4000); /* new row: its whole value */
+    assert_int_equal(geti(ntfx, "allocs_change"), 50);
+    assert_true(json_is_null(json_object_get(ntfx, "driver"))); /* NtF? is case-sensitive */
+    json_t *ntfs = json_array_get(rows, 2);
+    assert_string_equal(gets(ntfs, "driver"), "ntfs.sys"); /* the NtF? wildcard */
+    assert_int_equal(geti(ntfs, "per_alloc"), 200);
+    json_decref(j);
+
+    check_order("sort=bytes", "Mm  |Ddk |NtFs|Io  |Ntfx");
+    check_order("sort=bytes&order=asc", "Ntfx|Io  |NtFs|Ddk |Mm  ");
+    check_order("sort=tag", "Ddk |Io  |Mm  |NtFs|Ntfx");
+    check_order("sort=tag&order=desc", "Ntfx|NtFs|Mm  |Io  |Ddk ");
+    check_order("sort=allocs", "Ddk |Io  |NtFs|Ntfx|Mm  ");    /* 1000 500 300 50 20 */
+    check_order("sort=frees", "Ddk |Io  |NtFs|Ntfx|Mm  ");     /* 400 100 100 10 0: Io<NtFs */
+    check_order("sort=diff", "Ddk |Io  |NtFs|Ntfx|Mm  ");      /* 600 400 200 40 20 */
+    check_order("sort=per_alloc", "Mm  |NtFs|Ddk |Ntfx|Io  "); /* 5000 200 100 100 20 */
+    check_order("sort=bytes&by_change=1", "NtFs|Ddk |Ntfx|Io  |Mm  "); /* 8000 5000 4000 0 0 */
+    /* 100 50 50 0 0; the tie NtFs/Ntfx goes by tag bytes: 'F' (0x46) < 'f' (0x66). */
+    check_order("sort=allocs&by_change=1", "Ddk |NtFs|Ntfx|Io  |Mm  ");
+    check_order("pool=nonpaged", "Mm  |Ddk |Ntfx");
+    check_order("pool=paged&sort=tag", "Io  |NtFs");
+    check_order("include=Nt*", "NtFs|Ntfx");
+    check_order("include=Nt%3Fs", "NtFs");
+    check_order("include=Nt?s,D*", "Ddk |NtFs");
+    check_order("exclude=%3Fo*,M*", "Ddk |NtFs|Ntfx");
+    check_order("include=*%20%20", "Mm  |Io  "); /* tags ending in two spaces */
+    check_order("limit=2", "Mm  |Ddk ");
+    check_order("pool=session", "");
+    j = get_ok("/api/v1/hosts/HOST01/pool", "limit=2&pool=nonpaged");
+    assert_int_equal(geti(j, "count"), 2);
+    assert_int_equal(geti(j, "total_rows"), 3);
+    json_decref(j);
+
+    /* A snapshot host: no previous table, changes 0. */
+    j = get_ok("/api/v1/hosts/HOST02/pool", "sort=tag");
+    assert_true(json_is_null(json_object_get(j, "prev_timestamp_ms")));
+    assert_int_equal(geti(j, "timestamp_ms"), 900000);
+    json_t *r0 = json_array_get(json_object_get(j, "rows"), 0);
+    assert_string_equal(gets(r0, "tag"), "Ddk ");
+    assert_int_equal(geti(r0, "bytes"), 20000);
+    assert_int_equal(geti(r0, "bytes_change"), 0);
+    json_decref(j);
+
+    int st;
+    const char *bad[] = {"sort=size", "order=up", "pool=x", "by_change=2", "limit=-1"};
+    for (size_t i = 0; i < 5; i++) {
+        j = call(PW_API_GET, "/api/v1/hosts/HOST01/pool", bad[i], READ_TOK, NULL, &st);
+        assert_int_equal(st, 400);
+        assert_error(j, "EINVAL");
+        json_decref(j);
+    }
+}
+
+static void test_tags(void **state)
+{
+    (void)state;
+    json_t *j = get_ok("/api/v1/tags", NULL);
+    json_t *tags = json_object_get(j, "tags");
+    /* bytes_total: Ddk/np 60000+20000+100000 = 180000, Mm/np 100000+1000 = 101000, NtFs/p
+     * 40000, Io/p 8000+1000 = 9000, Ntfx/np 4000. */
+    assert_int_equal(json_array_size(tags), 5);
+    const char *order[] = {"Ddk ", "Mm  ", "NtFs", "Io  ", "Ntfx"};
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(gets(json_array_get(tags, i), "tag"), order[i]);
+    json_t *d = json_array_get(tags, 0);
+    assert_string_equal(gets(d, "type"), "nonpaged");
+    assert_int_equal(geti(d, "hosts"), 3);
+    assert_int_equal(geti(d, "bytes_total"), 180000);
+    assert_int_equal(geti(d, "bytes_min"), 20000);
+    assert_int_equal(geti(d, "bytes_max"), 100000);
+    /* Sorted 20000, 60000, 100000: p50 at h = 1 -> 60000; p90 at h = 1.8 -> 60000 + 0.8 *
+     * 40000 = 92000. */
+    assert_float_equal(json_number_value(json_object_get(d, "bytes_p50")), 60000.0, 1e-6);
+    assert_float_equal(json_number_value(json_object_get(d, "bytes_p90")), 92000.0, 1e-6);
+    json_t *top = json_object_get(d, "top_hosts");
+    assert_int_equal(json_array_size(top), 3);
+    assert_string_equal(gets(json_array_get(top, 0), "host"), "HOST03");
+    assert_int_equal(geti(json_array_get(top, 0), "bytes"), 100000);
+    assert_string_equal(gets(json_array_get(top, 2), "host"), "HOST02");
+    assert_string_equal(gets(d, "driver"), "<unknown>");
+    json_t *mm = json_array_get(tags, 1);
+    /* 1000, 100000: p50 at h = 0.5 -> 50500; p90 at h = 0.9 -> 1000 + 0.9 * 99000 = 90100. */
+    assert_float_equal(json_number_value(json_object_get(mm, "bytes_p50")), 50500.0, 1e-6);
+    assert_float_equal(json_number_value(json_object_get(mm, "bytes_p90")), 90100.0, 1e-6);
+    assert_true(json_is_null(json_object_get(mm, "description")));
+    json_decref(j);
+
+    j = get_ok("/api/v1/tags", "limit=2");
+    assert_int_equal(json_array_size(json_object_get(j, "tags")), 2);
+    json_decref(j);
+    j = get_ok("/api/v1/tags", "type=paged");
+    tags = json_object_get(j, "tags");
+    assert_int_equal(json_array_size(tags), 2);
+    assert_string_equal(gets(json_array_get(tags, 0), "tag"), "NtFs");
+    assert_int_equal(geti(json_array_get(tags, 1), "bytes_total"), 9000);
+    json_decref(j);
+
+    j = get_ok("/api/v1/tags/Ddk%20", NULL);
+    assert_int_equal(geti(j, "bytes_total"), 180000);
+    json_t *hosts = json_object_get(j, "hosts");
+    assert_int_equal(json_array_size(hosts), 3);
+    assert_string_equal(gets(json_array_get(hosts, 0), "host"), "HOST01");
+    assert_int_equal(geti(json_array_get(hosts, 0), "diff"), 600);
+    assert_int_equal(geti(json_array_get(hosts, 2), "os_build"), 7601);
+    /* Groups (os_build, pool) of fewer than 3 hosts get z = 0 (analysis.h). */
+    assert_float_equal(json_number_value(json_object_get(json_array_get(hosts, 0), "robust_z")),
+                       0.0, 0);
+    json_t *sus = json_object_get(j, "suspects");
+    assert_int_equal(json_array_size(sus), 1);
+    assert_string_equal(gets(json_array_get(sus, 0), "host"), "HOST01");
+    json_decref(j);
+    int st;
+    j = call(PW_API_GET, "/api/v1/tags/Zzzz", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
+    json_decref(j);
+}
+
+static void test_leaks_alerts_pooltag(void **state)
+{
+    (void)state;
+    json_t *j = get_ok("/api/v1/leaks", NULL);
+    json_t *s = json_object_get(j, "suspects");
+    assert_int_equal(json_array_size(s), 2);
+    json_t *a = json_array_get(s, 0);
+    assert_string_equal(gets(a, "host"), "HOST01");
+    assert_string_equal(gets(a, "tag"), "Ddk ");
+    assert_string_equal(gets(a, "type"), "nonpaged");
+    assert_float_equal(json_real_value(json_object_get(a, "score")), 2.5, 0);
+    assert_float_equal(json_real_value(json_object_get(a, "growth_bytes_per_h")), 1048576.0, 0);
+    assert_float_equal(json_real_value(json_object_get(a, "share_of_host_growth")), 0.5, 0);
+    assert_int_equal(geti(a, "first_bytes"), 1000);
+    assert_int_equal(geti(a, "current_bytes"), 60000);
+    assert_int_equal(geti(a, "window_ms"), 1800000);
+    assert_string_equal(gets(a, "driver"), "<unknown>");
+    assert_true(json_is_null(json_object_get(json_array_get(s, 1), "share_of_host_growth")));
+    json_decref(j);
+
+    j = get_ok("/api/v1/alerts", NULL);
+    json_t *al = json_object_get(j, "alerts");
+    assert_int_equal(json_array_size(al), 1);
+    a = json_array_get(al, 0);
+    assert_string_equal(gets(a, "name"), "NonpagedPoolPressure");
+    assert_string_equal(gets(a, "state"), "firing"); /* for = 0: straight to firing */
+    assert_string_equal(gets(a, "severity"), "warning");
+    assert_string_equal(gets(json_object_get(a, "labels"), "host"), "HOST01");
+    assert_int_equal(geti(a, "since_ms"), 1010000);
+    assert_float_equal(json_real_value(json_object_get(a, "value")), 0.82, 0);
+    json_decref(j);
+
+    j = get_ok("/api/v1/pooltag/Io%20%20", NULL);
+    assert_string_equal(gets(j, "tag"), "Io  ");
+    assert_string_equal(gets(j, "driver"), "nt!io");
+    assert_string_equal(gets(j, "description"), "general IO allocations");
+    assert_true(json_is_true(json_object_get(j, "known")));
+    json_decref(j);
+    j = get_ok("/api/v1/pooltag/Zzzz", NULL);
+    assert_true(json_is_false(json_object_get(j, "known")));
+    assert_true(json_is_null(json_object_get(j, "driver")));
+    json_decref(j);
+    j = get_ok("/api/v1/pooltag/%5Cx01ab", NULL); /* "\x01ab": escapes round-trip */
+    assert_string_equal(gets(j, "tag"), "\\x01ab");
+    json_decref(j);
+}
+
+static void test_series_from_store(void **state)
+{
+    (void)state;
+    pw_store_host_t sh = {
+        "HOST01", (const uint8_t *)"agent1", 6, (const uint8_t *)"boot1", 5, "windows 5.2", 32};
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int i = 1; i <= 3; i++) {
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)i;
+        s.timestamp_ms = 2000000 + (uint64_t)i * 10000;
+        add(&s, "Ddk ", PW_POOL_NONPAGED, 100u * (unsigned)i, 10, 1000u * (unsigned)i);
+        add(&s, "Ddk ", PW_POOL_PAGED, 5, 1, 77);
+        assert_int_equal(pw_store_put(g_c.store, &sh, &s, 0, NULL), 0);
+    }
+    assert_int_equal(pw_store_commit(g_c.store, NULL), 0);
+    pw_sample_close(&s);
+    json_t *j = get_ok("/api/v1/hosts/HOST01/series", "tag=Ddk%20&pool=nonpaged&from=0&to=3000000");
+    assert_string_equal(gets(j, "level"), "raw");
+    assert_string_equal(gets(j, "tag"), "Ddk ");
+    assert_string_equal(gets(j, "pool"), "nonpaged");
+    json_t *p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *pt = json_array_get(p, i);
+        assert_int_equal(geti(pt, "ts_ms"), 2000000 + (json_int_t)(i + 1) * 10000);
+        assert_int_equal(geti(pt, "bytes"), 1000 * (json_int_t)(i + 1));
+        assert_int_equal(geti(pt, "allocs"), 100 * (json_int_t)(i + 1));
+        assert_int_equal(geti(pt, "diff"), 100 * (json_int_t)(i + 1) - 10);
+    }
+    json_decref(j);
+    /* from/to window: only the second sample. "+" is a space in a query string. */
+    j = get_ok("/api/v1/hosts/HOST01/series", "tag=Ddk+&pool=nonpaged&from=2015000&to=2025000");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 1);
+    json_decref(j);
+    int st;
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/series", "tag=Ddk%20&from=5&to=4", READ_TOK, NULL,
+             &st);
+    assert_int_equal(st, 400);
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/series", "pool=paged", READ_TOK, NULL, &st);
+    assert_int_equal(st, 400); /* tag missing */
+    json_decref(j);
+}
+
+static void test_import(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = pw_test_read_file(pw_test_fixture("http/import_two_screens.txt"), &len);
+    int st;
+    json_t *j =
+        call(PW_API_POST, "/api/v1/import",
+             "host=IMPORTED&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, body, &st);
+    assert_int_equal(st, 200);
+    assert_string_equal(gets(j, "host"), "IMPORTED");
+    assert_int_equal(geti(j, "screens"), 2);
+    assert_int_equal(geti(j, "rows"), 4);
+    assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
+    assert_int_equal(geti(j, "last_ts_ms"), 1700000060000);
+    json_decref(j);
+    free(body);
+    j = get_ok("/api/v1/hosts/IMPORTED/series",
+               "tag=Abcd&pool=nonpaged&from=1600000000000&to=1800000000000");
+    json_t *p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 2);
+    assert_int_equal(geti(json_array_get(p, 0), "bytes"), 6000);
+    assert_int_equal(geti(json_array_get(p, 1), "bytes"), 10000);
+    assert_int_equal(geti(json_array_get(p, 1), "diff"), 100);
+    json_decref(j);
+    /* The fleet shows the last screen. */
+    j = get_ok("/api/v1/hosts/IMPORTED/pool", "sort=tag");
+    assert_int_equal(geti(j, "count"), 2);
+    assert_int_equal(geti(json_object_get(j, "totals"), "nonpaged_bytes"), 4100 * 1024);
+    json_decref(j);
+    j = call(PW_API_POST, "/api/v1/import", "host=X", ADMIN_TOK, "hello world\n", &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "ENOTPOOLMON");
+    json_decref(j);
+    j = call(PW_API_POST, "/api/v1/import", "", ADMIN_TOK, "x", &st);
+    assert_int_equal(st, 400);
+    json_decref(j);
+}
+
+static void test_commands_direct(void **state)
+{
+    (void)state;
+    int st;
+    json_t *j = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, ADMIN_TOK,
+                     "{\"kind\":\"keyframe\"}", &st);
+    assert_int_equal(st, 503); /* not connected */
+    assert_error(j, "ECLOSED");
+    json_decref(j);
+    const char *bad[] = {"{",
+                         "[1]",
+                         "{\"kind\":\"reboot\"}",
+                         "{\"kind\":\"live\",\"duration_ms\":5}",
+                         "{\"kind\":\"interval\"}",
+                         "{\"kind\":\"find_tag\",\"tag\":\"\"}"};
+    for (size_t i = 0; i < 6; i++) {
+        j = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, ADMIN_TOK, bad[i], &st);
+        assert_int_equal(st, 400);
+        assert_error(j, "EINVAL");
+        json_decref(j);
+    }
+}
+
+static void test_openapi_lists_every_route(void **state)
+{
+    (void)state;
+    json_t *doc = json_loadb(pw_openapi_json, pw_openapi_json_len, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(gets(doc, "openapi"), "3.0.3");
+    json_t *paths = json_object_get(doc, "paths");
+    size_t n;
+    const pw_api_route_t *r = pw_api_routes(&n);
+    assert_true(n >= 13);
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = json_object_get(paths, r[i].pattern);
+        if (p == NULL)
+            fail_msg("route %s is not in docs/openapi.json", r[i].pattern);
+        const char *m = r[i].method == PW_API_GET ? "get" : "post";
+        if (json_object_get(p, m) == NULL)
+            fail_msg("route %s %s is not in docs/openapi.json", m, r[i].pattern);
+    }
+    /* And the other way round: every documented operation is routed. */
+    const char *key;
+    json_t *val;
+    size_t ops = 0;
+    json_object_foreach(paths, key, val) ops += json_object_size(val);
+    assert_int_equal(ops, n);
+    json_decref(doc);
+}
+
+static void test_metrics_direct(void **state)
+{
+    (void)state;
+    pw_buf_t b;
+    pw_buf_init(&b, SIZE_MAX);
+    assert_int_equal(pw_api_metrics(&g_api, &b), 0);
+    assert_int_equal(pw_buf_append(&b, "", 1), 0);
+    const char *t = (const char *)b.data;
+    assert_non_null(strstr(t, "# TYPE poolwatch_pool_bytes gauge\n"));
+    assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST01\",pool=\"nonpaged\"} 164000\n"));
+    assert_non_null(
+        strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"nonpaged\"} 200000\n"));
+    assert_non_null(strstr(t, "poolwatch_host_samples_total{host=\"HOST01\"} 2\n"));
+    assert_non_null(strstr(t, "poolwatch_host_connected{host=\"HOST01\"} 0\n"));
+    assert_non_null(strstr(t, "poolwatch_host_last_seen_seconds{host=\"HOST01\"} 1010.000\n"));
+    assert_non_null(
+        strstr(t, "poolwatch_tag_bytes{host=\"HOST01\",tag=\"Mm  \",pool=\"nonpaged\"} 100000\n"));
+    assert_non_null(strstr(
+        t, "poolwatch_tag_allocations{host=\"HOST01\",tag=\"Ddk \",pool=\"nonpaged\"} 600\n"));
+    assert_non_null(strstr(t, "poolwatch_host_suspects{host=\"HOST03\"} 1\n"));
+    pw_buf_close(&b);
+}
+
+/* ---- over the network --------------------------------------------------------------------- */
+
+static pthread_t g_thread;
+static uv_async_t g_stop;
+static int g_port;
+
+static void on_stop(uv_async_t *a)
+{
+    pw_collector_http_stop(&g_c);
+    uv_close((uv_handle_t *)a, NULL);
+    if (uv_is_active((uv_handle_t *)&g_cmd_timer))
+        uv_timer_stop(&g_cmd_timer);
+    uv_close((uv_handle_t *)&g_cmd_timer, NULL);
+}
+
+static void *loop_main(void *arg)
+{
+    (void)arg;
+    uv_run(&g_c.loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+static int net_setup(void **state)
+{
+    (void)state;
+    if (uv_loop_init(&g_c.loop) != 0)
+        return -1;
+    pw_diag_t d;
+    if (pw_collector_http_start(&g_c, &d) != 0) {
+        fprintf(stderr, "http_start: %s\n", d.msg);
+        return -1;
+    }
+    g_port = pw_collector_http_port(&g_c);
+    uv_async_init(&g_c.loop, &g_stop, on_stop);
+    uv_timer_init(&g_c.loop, &g_cmd_timer);
+    return pthread_create(&g_thread, NULL, loop_main, NULL) == 0 ? 0 : -1;
+}
+
+static int net_teardown(void **state)
+{
+    (void)state;
+    uv_async_send(&g_stop);
+    pthread_join(g_thread, NULL);
+    uv_run(&g_c.loop, UV_RUN_DEFAULT);
+    memset(&g_cmd_timer, 0, sizeof(g_cmd_timer));
+    return uv_loop_close(&g_c.loop) == 0 ? 0 : -1;
+}
+
+/* Runs curl with `args` against the server; returns the status, the body in `body`. */
+static int curl(const char *args, const char *path, char *body, size_t size)
+{
+    char out[512];
+    size_t csize = strlen(args) + 2048;
+    char *cmd = malloc(csize);
+    assert_non_null(cmd);
+    snprintf(out, sizeof(out), "%s/curl.out", g_dir);
+    snprintf(cmd, csize,
+             "curl -s -o '%s' -w '%%{http_code}' --max-time 20 --cacert '%s' %s "
+             "'https://127.0.0.1:%d%s'",
+             out, CA, args, g_port, path);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    assert_non_null(p);
+    int status = 0;
+    if (fscanf(p, "%d", &status) != 1)
+        status = -1;
+    pclose(p);
+    FILE *f = fopen(out, "rb");
+    size_t n = f ? fread(body, 1, size - 1, f) : 0;
+    body[n] = '\0';
+    if (f)
+        fclose(f);
+    return status;
+}
+
+static void test_net_auth_and_routes(void **state)
+{
+    (void)state;
+    char body[65536], args[256];
+    /* No client certificate is asked for; no token: 401. */
+    assert_int_equal(curl("", "/api/v1/hosts", body, sizeof(body)), 401);
+    assert_non_null(strstr(body, "\"code\":\"EACCES\""));
+    snprintf(args, sizeof(args), "-H 'Authorization: Bearer %s'", READ_TOK);
+    assert_int_equal(curl(args, "/api/v1/hosts", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "\"name\":\"HOST01\""));
+    assert_int_equal(curl(args, "/api/v1/nothing", body, sizeof(body)), 404);
+    assert_int_equal(curl(args, "/api/v1/openapi.json", body, sizeof(body)), 200);
+    json_t *doc = json_loads(body, 0, NULL);
+    assert_non_null(doc);
+    assert_non_null(json_object_get(json_object_get(doc, "paths"), "/api/v1/hosts/{host}/pool"));
+    json_decref(doc);
+    assert_int_equal(curl(args, "/metrics", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "poolwatch_collector_hosts "));
+    char a2[512];
+    snprintf(a2, sizeof(a2), "%s -X POST -d '{\"kind\":\"status\"}'", args);
+    assert_int_equal(curl(a2, "/api/v1/hosts/HOST01/commands", body, sizeof(body)), 403);
+    snprintf(a2, sizeof(a2), "-H 'Authorization: Bearer %s' -X POST -d '{\"kind\":\"status\"}'",
+             ADMIN_TOK);
+    assert_int_equal(curl(a2, "/api/v1/hosts/HOST01/commands", body, sizeof(body)), 503);
+    snprintf(a2, sizeof(a2), "%s -X DELETE", args);
+    assert_int_equal(curl(a2, "/api/v1/hosts", body, sizeof(body)), 405);
+    /* Bad JSON body. */
+    snprintf(a2, sizeof(a2), "-H 'Authorization: Bearer %s' -X POST -d '{\"kind\":'", ADMIN_TOK);
+    assert_int_equal(curl(a2, "/api/v1/hosts/HOST01/commands", body, sizeof(body)), 400);
+    /* Oversize header: 20 KiB. */
+    char *big = malloc(21000);
+    strcpy(big, "-H 'X-Big: ");
+    memset(big + strlen(big), 'a', 20480);
+    strcpy(big + 11 + 20480, "'");
+    assert_int_equal(curl(big, "/api/v1/hosts", body, sizeof(body)), 431);
+    free(big);
+    /* Body over 1 MiB on a non-import route: 413 from Content-Length alone. */
+    snprintf(a2, sizeof(a2), "%s -X POST -H 'Content-Length: 2000000' --data-binary ''", args);
+    int st = curl(a2, "/api/v1/hosts/HOST01/commands", body, sizeof(body));
+    assert_int_equal(st, 413);
+}
+
+static void test_net_keepalive_and_command(void **state)
+{
+    (void)state;
+    /* Two requests on one connection: curl reuses it (num_connects 0 for the second). */
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "curl -s --cacert '%s' -H 'Authorization: Bearer %s' -w '[%%{http_code} "
+             "%%{num_connects}]' 'https://127.0.0.1:%d/api/v1/leaks' "
+             "'https://127.0.0.1:%d/api/v1/alerts' -o /dev/null -o /dev/null",
+             CA, READ_TOK, g_port, g_port);
+    FILE *p = popen(cmd, "r");
+    char buf[256] = {0};
+    size_t n = fread(buf, 1, sizeof(buf) - 1, p);
+    buf[n] = '\0';
+    pclose(p);
+    assert_string_equal(buf, "[200 1][200 0]");
+    /* A command to a connected host: answered by the (fake) agent through
+     * pw_collector_command_result on the loop. */
+    pw_host_t *h = pw_fleet_find(&g_c.fleet, "HOST02");
+    h->conn = (void *)h; /* any non-NULL session */
+    char body[4096], a2[512];
+    snprintf(a2, sizeof(a2),
+             "-H 'Authorization: Bearer %s' -X POST -d '{\"kind\":\"find_tag\",\"tag\":\"Ddk \"}'",
+             ADMIN_TOK);
+    assert_int_equal(curl(a2, "/api/v1/hosts/HOST02/commands", body, sizeof(body)), 200);
+    h->conn = NULL;
+    assert_int_equal(g_cmd_kind, POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG);
+    json_t *j = json_loads(body, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(geti(j, "status"), 0);
+    assert_string_equal(gets(j, "message"), "found");
+    json_t *m = json_array_get(json_object_get(j, "matches"), 0);
+    assert_string_equal(gets(m, "file"), "C:\\Windows\\System32\\drivers\\x.sys");
+    assert_int_equal(geti(m, "size_bytes"), 12345);
+    assert_string_equal(gets(m, "file_version"), "1.2.3");
+    json_decref(j);
+}
+
+/* Raw bytes through openssl s_client: what curl will not send. */
+static void raw(const char *request, char *out, size_t size)
+{
+    char in[512], cmd[1024];
+    snprintf(in, sizeof(in), "%s/raw.in", g_dir);
+    FILE *f = fopen(in, "wb");
+    fwrite(request, 1, strlen(request), f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "timeout 20 openssl s_client -quiet -connect 127.0.0.1:%d -CAfile '%s' < '%s' "
+             "2>/dev/null",
+             g_port, CA, in);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    pclose(p);
+}
+
+static void test_net_malformed(void **state)
+{
+    (void)state;
+    char out[8192];
+    raw("BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", out, sizeof(out));
+    assert_non_null(strstr(out, "HTTP/1.1 400 Bad Request\r\n"));
+    assert_non_null(strstr(out, "\"code\":\"EPARSE\""));
+    raw("GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", out, sizeof(out));
+    assert_non_null(strstr(out, "HTTP/1.1 400 "));
+    raw("GET /api/v1/ho%zzsts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", out, sizeof(out));
+    assert_non_null(strstr(out, "HTTP/1.1 400 "));
+    /* Pipelined: two requests in one write, answered in order; the second closes. */
+    raw("GET /api/v1/nope HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n"
+        "Connection: close\r\n\r\n",
+        out, sizeof(out));
+    char *a = strstr(out, "HTTP/1.1 404 "), *b = strstr(out, "HTTP/1.1 401 ");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a < b);
+    assert_non_null(strstr(out, "WWW-Authenticate: Bearer"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest direct[] = {
+        cmocka_unit_test(test_tokens_and_roles),
+        cmocka_unit_test(test_tokens_file_errors),
+        cmocka_unit_test(test_hosts),
+        cmocka_unit_test(test_pool_table),
+        cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_leaks_alerts_pooltag),
+        cmocka_unit_test(test_series_from_store),
+        cmocka_unit_test(test_commands_direct),
+        cmocka_unit_test(test_openapi_lists_every_route),
+        cmocka_unit_test(test_metrics_direct),
+        cmocka_unit_test_setup_teardown(test_net_auth_and_routes, net_setup, net_teardown),
+        cmocka_unit_test_setup_teardown(test_net_keepalive_and_command, net_setup, net_teardown),
+        cmocka_unit_test_setup_teardown(test_net_malformed, net_setup, net_teardown),
+        cmocka_unit_test(test_import),
+    };
+    return cmocka_run_group_tests(direct, group_setup, group_teardown);
+}
