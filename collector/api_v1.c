@@ -644,7 +644,8 @@ static int h_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     for (size_t i = 0; i < f->n; i++)
         host_sum(f->hosts[i], &hs[i]);
-    qsort(hs, f->n, sizeof(*hs), cmp_hostsum);
+    if (f->n > 1)
+        qsort(hs, f->n, sizeof(*hs), cmp_hostsum);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < f->n; i++)
         json_array_append_new(arr, host_json(api, &hs[i]));
@@ -793,7 +794,8 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     g_sort = sort;
     g_by_change = (int)by_change;
     g_desc = desc;
-    qsort(rows, m, sizeof(*rows), cmp_vrow);
+    if (m > 1)
+        qsort(rows, m, sizeof(*rows), cmp_vrow);
     size_t out_n = m < limit ? m : (size_t)limit;
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < out_n; i++) {
@@ -1184,7 +1186,8 @@ static int h_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         aggset_free(&s);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
-    qsort(s.v, s.n, sizeof(*s.v), cmp_agg_total);
+    if (s.n > 1)
+        qsort(s.v, s.n, sizeof(*s.v), cmp_agg_total);
     size_t n = s.n < limit ? s.n : (size_t)limit;
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
@@ -1239,7 +1242,8 @@ static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
         aggset_free(&s);
         return pw_api_error(resp, 404, "ENOENT", "no host has tag '%s'", params[0]);
     }
-    qsort(s.v, s.n, sizeof(*s.v), cmp_agg_total);
+    if (s.n > 1)
+        qsort(s.v, s.n, sizeof(*s.v), cmp_agg_total);
     json_t *o = agg_json(api, &s.v[0], vals); /* the pool type with the most bytes */
     json_t *aggs = json_array();
     for (size_t i = 0; aggs && i < s.n; i++)
@@ -1369,7 +1373,8 @@ static int h_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         pw_free(a.v);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
-    qsort(a.v, a.n, sizeof(*a.v), cmp_alert);
+    if (a.n > 1)
+        qsort(a.v, a.n, sizeof(*a.v), cmp_alert);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < a.n; i++) {
         const pw_alert_transition_t *t = &a.v[i];

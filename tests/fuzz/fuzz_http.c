@@ -1,0 +1,221 @@
+/* fuzz_http.c: the query API on raw request bytes. The input goes through http-parser with
+ * the same limits as collector/http.c (16 KiB of request line and headers, 1 MiB of body),
+ * and every complete message through pw_api_handle, against a fake collector: one streaming
+ * host built with the delta codec, one snapshot host, a store on ":memory:", an admin token
+ * "t" (so seeds reach the handlers with `Authorization: Bearer t`), a read token "r".
+ * Suspects, alerts and agent commands are link-time fakes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <http_parser.h>
+
+#include "alloc.h"
+#include "api.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
+{
+    (void)c;
+    static pw_suspect_t s[1] = {{.host = "H1",
+                                 .tag = "Ddk ",
+                                 .tag_len = 4,
+                                 .pool = 1,
+                                 .leak = {.score = 1.0, .share = -1, .growth_ratio = 1e300}}};
+    *out = s;
+    return 1;
+}
+
+const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
+{
+    (void)c;
+    return NULL;
+}
+
+int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
+{
+    (void)c;
+    (void)cmd;
+    return h->conn ? 0 : PW_ECLOSED;
+}
+
+void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
+                                 const Poolwatch__V1__CommandResult *res)
+{
+    (void)c, (void)h, (void)res;
+}
+
+static pw_collector_t g_c;
+static pw_api_t g_api;
+
+static void init_once(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    pw_fleet_init(&g_c.fleet);
+    pw_store_open(":memory:", NULL, &g_c.store, NULL);
+    pw_host_t *h1 = pw_fleet_get(&g_c.fleet, "H1", 32);
+    pw_host_t *h2 = pw_fleet_get(&g_c.fleet, "H2", 64);
+    pw_delta_enc_t e;
+    pw_delta_enc_init(&e, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 1; k <= 2; k++) {
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k;
+        s.timestamp_ms = 1000u * (unsigned)k;
+        pw_sample_add(&s, "Ddk ", 4, PW_POOL_NONPAGED, 10u * k, 1, 10u * k - 1, 100u * k);
+        pw_sample_add(&s, "Io  ", 4, PW_POOL_PAGED, 5, 5, 0, 0);
+        pw_sample_add(&s, "a\\b\x01", 4, PW_POOL_SESSION, 7, 2, 5, 70);
+        s.totals.nonpaged_bytes = 100u * k;
+        const Poolwatch__V1__Sample *msg;
+        if (pw_delta_encode(&e, &s, 0, &msg, NULL) == 0) {
+            if (h1->dec.have_base)
+                pw_fleet_save_prev(h1);
+            pw_delta_apply(&h1->dec, msg, NULL, NULL);
+            pw_fleet_note_totals(h1, s.timestamp_ms, s.totals.nonpaged_bytes, 0);
+        }
+    }
+    h1->nonpaged_limit_bytes = 1000;
+    pw_sample_copy(&h2->snapshot, &s);
+    h2->conn = h2; /* "connected": commands are accepted (pending) */
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    char a[65], r[65], file[200];
+    pw_tokens_hash("t", a);
+    pw_tokens_hash("r", r);
+    snprintf(file, sizeof(file), "%s admin fuzz\n%s read fuzz\n", a, r);
+    pw_tokens_parse(file, strlen(file), &g_api.tokens, NULL);
+    static const char pt[] = "Ddk  - <unknown> - Default\nIo?? - nt!io - io\n";
+    pw_pooltag_parse(pt, sizeof(pt) - 1, NULL, &g_api.pooltag, NULL);
+    g_api.c = &g_c;
+}
+
+typedef struct req_s {
+    pw_buf_t url, auth, body;
+    char field[32];
+    size_t field_len, hdr;
+    int in_value, is_auth, done;
+} req_t;
+
+static int m_begin(http_parser *p)
+{
+    req_t *q = p->data;
+    pw_buf_reset(&q->url);
+    pw_buf_reset(&q->auth);
+    pw_buf_reset(&q->body);
+    q->field_len = q->hdr = 0;
+    q->in_value = q->is_auth = 0;
+    return 0;
+}
+
+static int m_url(http_parser *p, const char *at, size_t n)
+{
+    req_t *q = p->data;
+    q->hdr += n;
+    return q->hdr > PW_API_MAX_HEADER_BYTES || pw_buf_append(&q->url, at, n) != 0;
+}
+
+static int m_field(http_parser *p, const char *at, size_t n)
+{
+    req_t *q = p->data;
+    q->hdr += n;
+    if (q->in_value)
+        q->field_len = 0, q->in_value = 0;
+    for (size_t i = 0; i < n; i++, q->field_len++)
+        if (q->field_len < sizeof(q->field))
+            q->field[q->field_len] = at[i];
+    q->is_auth = q->field_len == 13 && strncasecmp(q->field, "authorization", 13) == 0;
+    return q->hdr > PW_API_MAX_HEADER_BYTES;
+}
+
+static int m_value(http_parser *p, const char *at, size_t n)
+{
+    req_t *q = p->data;
+    q->hdr += n;
+    q->in_value = 1;
+    if (q->is_auth && pw_buf_append(&q->auth, at, n) != 0)
+        return 1;
+    return q->hdr > PW_API_MAX_HEADER_BYTES;
+}
+
+static int m_body(http_parser *p, const char *at, size_t n)
+{
+    req_t *q = p->data;
+    return pw_buf_append(&q->body, at, n) != 0;
+}
+
+static int m_complete(http_parser *p)
+{
+    req_t *q = p->data;
+    q->done = 1;
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static void run(req_t *q, int method)
+{
+    struct http_parser_url u;
+    http_parser_url_init(&u);
+    char *url = pw_strndup(q->url.data ? (const char *)q->url.data : "", q->url.len);
+    char *auth = pw_strndup(q->auth.data ? (const char *)q->auth.data : "", q->auth.len);
+    if (url && auth && q->url.len && http_parser_parse_url(url, q->url.len, 0, &u) == 0 &&
+        (u.field_set & (1 << UF_PATH))) {
+        char *path = url + u.field_data[UF_PATH].off;
+        path[u.field_data[UF_PATH].len] = '\0';
+        const char *query = "";
+        if (u.field_set & (1 << UF_QUERY)) {
+            url[u.field_data[UF_QUERY].off + u.field_data[UF_QUERY].len] = '\0';
+            query = url + u.field_data[UF_QUERY].off;
+        }
+        pw_api_req_t req = {method,       path,        query, q->auth.len ? auth : NULL,
+                            q->body.data, q->body.len, 5000};
+        pw_api_resp_t resp;
+        pw_api_resp_init(&resp);
+        int st = pw_api_handle(&g_api, &req, &resp);
+        if (st < 200 || st > 599 || (resp.body.len == 0 && !resp.pending))
+            __builtin_trap(); /* every answer has a status and a body */
+        pw_api_resp_close(&resp);
+    }
+    pw_free(url);
+    pw_free(auth);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    init_once();
+    static http_parser_settings st = {.on_message_begin = m_begin,
+                                      .on_url = m_url,
+                                      .on_header_field = m_field,
+                                      .on_header_value = m_value,
+                                      .on_body = m_body,
+                                      .on_message_complete = m_complete};
+    req_t q;
+    memset(&q, 0, sizeof(q));
+    pw_buf_init(&q.url, PW_API_MAX_HEADER_BYTES);
+    pw_buf_init(&q.auth, PW_API_MAX_HEADER_BYTES);
+    pw_buf_init(&q.body, PW_API_MAX_BODY_BYTES);
+    http_parser p;
+    http_parser_init(&p, HTTP_REQUEST);
+    p.data = &q;
+    const char *in = (const char *)data;
+    size_t left = size;
+    for (int guard = 0; guard < 64 && left > 0; guard++) {
+        size_t n = http_parser_execute(&p, &st, in, left);
+        in += n;
+        left -= n;
+        if (HTTP_PARSER_ERRNO(&p) == HPE_PAUSED) {
+            http_parser_pause(&p, 0);
+            run(&q, (int)p.method);
+            continue;
+        }
+        break; /* a parse error (the server answers 400 and closes) or all consumed */
+    }
+    pw_buf_close(&q.url);
+    pw_buf_close(&q.auth);
+    pw_buf_close(&q.body);
+    return 0;
+}
