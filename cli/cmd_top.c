@@ -463,7 +463,8 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
                 s.diff_change += vis[i]->diff_change;
                 s.bytes_change += vis[i]->bytes_change;
             }
-            if (cnt == 0 && pools[k] == PW_POOL_SESSION)
+            /* Empty sums only for the types the view shows (poolmon prints both). */
+            if (cnt == 0 && (pools[k] == PW_POOL_SESSION || v->pools != PW_TOP_POOL_BOTH))
                 continue;
             rc |= add_line(out, width, 0,
                            " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64
