@@ -8,12 +8,16 @@
 #include "spool.h"
 #include "uplink.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <uv.h>
+#ifdef _WIN32
+#include <windows.h> /* after uv.h, which includes winsock2.h first */
+#else
+#include <dirent.h>
+#include <sys/stat.h>
+#endif
 
 #define MOD               "agent"
 #define PW_AGENT_VERSION  "0.1.0"
@@ -28,6 +32,7 @@ typedef struct pw_agent_s {
     uv_timer_t sample_timer;
     uv_timer_t pump_timer; /* resend batches while the backlog drains */
     uv_signal_t sigint, sigterm;
+    uv_async_t stop_async; /* pw_agent_stop from another thread (Windows service control) */
     pw_source_t *src;
     pw_spool_t *spool;
     pw_uplink_t *up;
@@ -170,15 +175,19 @@ static void send_hello(pw_agent_t *a)
     a->sess = SESS_HELLO_SENT;
 }
 
-/* Sends spooled frames after sent_seq while the TLS queue is short; a timer continues. */
+static void on_pump_timer(uv_timer_t *t);
+
+/* Sends spooled frames after sent_seq while the TLS queue is short; the pump timer continues
+ * while a backlog remains and stops once the spool is drained, so a streaming agent wakes up
+ * only for its samples (a 50 ms timer left running cost more CPU than the sampling). */
 static void pump(pw_agent_t *a)
 {
     if (a->sess != SESS_STREAMING || a->it == NULL)
         return;
     pw_spool_rec_t rec;
     pw_diag_t d;
-    int r;
-    while (pw_uplink_queued_bytes(a->up) < RESEND_HIGH_WATER &&
+    int r = 1;
+    while ((pw_uplink_queued_bytes(a->up) < RESEND_HIGH_WATER || (r = 1, 0)) &&
            (r = pw_spool_iter_next(a->it, &rec, &d)) != 0) {
         if (r < 0) {
             pw_complain(&a->c_spool, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
@@ -203,6 +212,10 @@ static void pump(pw_agent_t *a)
         }
         a->sent_seq = rec.seq;
     }
+    if (r == 0)
+        uv_timer_stop(&a->pump_timer); /* drained: the next sample calls pump() */
+    else if (!uv_is_active((uv_handle_t *)&a->pump_timer))
+        uv_timer_start(&a->pump_timer, on_pump_timer, 50, 50); /* backlog above high water */
 }
 
 static void on_pump_timer(uv_timer_t *t)
@@ -570,6 +583,10 @@ static void on_sample_timer(uv_timer_t *t)
         return;
     }
     pw_complain_release(&a->c_spool, MOD, "spool");
+    /* A source whose clock is behind (a simulated backfill) catches up at once. */
+    if (a->src->info.kind == PW_SOURCE_SIMULATED && a->cfg->sim_backfill_ms &&
+        a->sample.timestamp_ms + a->interval_ms < now_ms())
+        uv_timer_start(&a->sample_timer, on_sample_timer, 1, a->interval_ms);
     a->seq = a->sample.seq;
     if (msg->keyframe) {
         note_keyframe(a, a->seq);
@@ -590,6 +607,49 @@ static void on_signal(uv_signal_t *s, int signum)
     pw_agent_t *a = s->data;
     PW_LOG_INFO(MOD, "signal %d: stopping", signum);
     uv_stop(&a->loop);
+}
+
+/* pw_agent_stop: the running agent's async handle, published under a mutex so that a stop from
+ * another thread never touches a handle being closed; a stop that comes before the agent runs
+ * is remembered. */
+static uv_once_t stop_once = UV_ONCE_INIT;
+static uv_mutex_t stop_mu;
+static uv_async_t *stop_handle;
+static int stop_pending;
+
+static void stop_init(void)
+{
+    uv_mutex_init(&stop_mu);
+}
+
+static void on_stop_async(uv_async_t *h)
+{
+    pw_agent_t *a = h->data;
+    PW_LOG_INFO(MOD, "stop requested: stopping");
+    uv_stop(&a->loop);
+}
+
+/* Publishes (h) or withdraws (NULL) the running agent's stop handle. */
+static void stop_publish(uv_async_t *h)
+{
+    uv_once(&stop_once, stop_init);
+    uv_mutex_lock(&stop_mu);
+    stop_handle = h;
+    if (h != NULL && stop_pending)
+        uv_async_send(h);
+    stop_pending = 0;
+    uv_mutex_unlock(&stop_mu);
+}
+
+void pw_agent_stop(void)
+{
+    uv_once(&stop_once, stop_init);
+    uv_mutex_lock(&stop_mu);
+    if (stop_handle != NULL)
+        uv_async_send(stop_handle);
+    else
+        stop_pending = 1;
+    uv_mutex_unlock(&stop_mu);
 }
 
 static int split_endpoints(pw_agent_t *a, pw_diag_t *d)
@@ -661,6 +721,8 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     scfg.replay_start_ms = cfg->replay_start_ms;
     scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
     scfg.sim_start_ms = cfg->sim_start_ms;
+    if (scfg.sim_start_ms == 0 && cfg->sim_backfill_ms)
+        scfg.sim_start_ms = now_ms() - cfg->sim_backfill_ms;
     if ((r = pw_source_open(cfg->source, &scfg, &a->src, d)) != 0)
         goto fail;
     snprintf(a->host_name, sizeof(a->host_name), "%s",
@@ -712,6 +774,10 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     a->sigint.data = a->sigterm.data = a;
     uv_signal_start(&a->sigint, on_signal, SIGINT);
     uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    uv_async_init(&a->loop, &a->stop_async, on_stop_async);
+    a->stop_async.data = a;
+    uv_unref((uv_handle_t *)&a->stop_async);
+    stop_publish(&a->stop_async);
     uint64_t pace = a->src->info.kind == PW_SOURCE_POOLMON_REPLAY && cfg->replay_pace_ms
                         ? cfg->replay_pace_ms
                         : cfg->interval_ms;
@@ -722,6 +788,7 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
                 a->host_name, pw_source_name(a->src), cfg->spool_dir, (unsigned long long)a->seq,
                 (unsigned long long)a->acked_seq, cfg->collectors);
     uv_run(&a->loop, UV_RUN_DEFAULT);
+    stop_publish(NULL);
     r = 0;
     end_session(a);
     pw_uplink_close(a->up);
@@ -770,6 +837,37 @@ static int file_contains(const char *path, const uint8_t *tag, size_t len)
     return found;
 }
 
+#ifdef _WIN32
+/* Windows: FindFirstFile gives names, sizes and the directory bit in one pass (no dirent.h in
+ * MSVC's C runtime). Narrow (ANSI) names, as the drivers directory has. */
+int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
+                      void *arg)
+{
+    if (tag_len == 0 || tag_len > PW_TAG_MAX)
+        return PW_EINVAL;
+    char pat[4096];
+    snprintf(pat, sizeof(pat), "%s\\*", dir);
+    WIN32_FIND_DATAA fd;
+    HANDLE h = FindFirstFileA(pat, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        return PW_ENOENT;
+    int matches = 0;
+    do {
+        uint64_t size = ((uint64_t)fd.nFileSizeHigh << 32) | fd.nFileSizeLow;
+        if (fd.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE) ||
+            size > (256u << 20))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s\\%s", dir, fd.cFileName);
+        if (file_contains(path, tag, tag_len)) {
+            matches++;
+            cb(fd.cFileName, size, arg);
+        }
+    } while (FindNextFileA(h, &fd));
+    FindClose(h);
+    return matches;
+}
+#else
 int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
                       void *arg)
 {
@@ -794,3 +892,4 @@ int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_fi
     closedir(dp);
     return matches;
 }
+#endif

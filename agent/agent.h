@@ -43,6 +43,7 @@ typedef struct pw_agent_cfg_s {
     uint64_t replay_pace_ms;     /* replay: wall time between samples (0 = interval_ms) */
     uint64_t sim_interval_ms;    /* sim: simulated time between samples (0 = interval) */
     uint64_t sim_start_ms;       /* sim: simulated time of the first sample (0 = now) */
+    uint64_t sim_backfill_ms;    /* sim: start this long before now, then catch up at once */
     char *drivers_dir;           /* find-tag: where driver files are ("" = OS default) */
     char *log_level;             /* error, warn, info, debug */
     bool exit_when_done;         /* finite source (replay): exit once all is acked */
@@ -55,6 +56,11 @@ extern const pw_config_opt_t pw_agent_options[];
  * exhausted and acked). Returns 0, or a negative error when start-up fails (`d` says what:
  * source, spool, certificates, endpoints). */
 int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d);
+
+/* Asks the running pw_agent_run to stop as SIGTERM does (it then returns 0). Callable from any
+ * thread: the Windows service's control handler (service_win.c) calls it on SERVICE_CONTROL_STOP,
+ * where no signal exists. A call made before the agent runs stops it as soon as it starts. */
+void pw_agent_stop(void);
 
 /* Scans the regular files of `dir` (not recursing) for the bytes of `tag`, as
  * `findstr /m /l TAG %SystemRoot%\System32\drivers\*.sys` does by hand. Calls `cb` for each

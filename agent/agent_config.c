@@ -61,6 +61,9 @@ const pw_config_opt_t pw_agent_options[] = {
                            "simulated time between samples (0 = the sampling interval)"),
     PW_CONFIG_OPT_DURATION("sim", "start", "0", 0, 0, T, sim_start_ms,
                            "simulated time of the first sample, ms since the epoch (0 = now)"),
+    PW_CONFIG_OPT_DURATION("sim", "backfill", "0", 0, INT64_C(31536000000), T, sim_backfill_ms,
+                           "start the simulated clock this long before now and sample as fast "
+                           "as possible until it catches up (history for demos)"),
     PW_CONFIG_OPT_STRING("commands", "drivers_dir", "", T, drivers_dir, PW_CONFIG_PATH,
                          "where find-tag looks for driver files (empty: "
                          "%SystemRoot%\\System32\\drivers or /lib/modules/RELEASE/kernel)"),

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# The main job: a poolwatch collector with agents on real data, on this machine.
+#
+#   ./deploy/quickstart.sh            run until Ctrl-C
+#   ./deploy/quickstart.sh --detach   leave it running; writes .poolwatch-demo/env
+#   ./deploy/quickstart.sh --stop     stop a detached demo
+#
+# It installs dependencies, builds (release), makes a throw-away CA and certificates
+# (deploy/pki.sh), starts the collector with its embedded SQLite store, an agent on this
+# machine's real /proc/slabinfo (needs root: without it, it says so and goes on), one agent per
+# bundled public poolmon capture (replayed as extra hosts), and a small simulated Windows fleet
+# with six hours of history, one host leaking nonpaged pool, so the analysis has something to
+# find. Then it prints where the API, the dashboard and the CLI are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DEMO=${POOLWATCH_DEMO_DIR:-$ROOT/.poolwatch-demo}
+AGENT_PORT=${POOLWATCH_AGENT_PORT:-7070}
+HTTP_PORT=${POOLWATCH_HTTP_PORT:-7443}
+MODE=run
+case "${1:-}" in
+  "") ;;
+  --detach) MODE=detach ;;
+  --stop) MODE=stop ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "quickstart.sh: unknown argument '$1' (use --detach, --stop or nothing)" >&2; exit 2 ;;
+esac
+
+stop_demo() {
+  [ -f "$DEMO/pids" ] || return 0
+  while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$DEMO/pids"
+  sleep 1
+  while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$DEMO/pids"
+  rm -f "$DEMO/pids"
+}
+
+if [ "$MODE" = stop ]; then
+  if [ -f "$DEMO/pids" ]; then stop_demo; echo "poolwatch demo stopped."; else echo "no poolwatch demo is running."; fi
+  exit 0
+fi
+if [ -f "$DEMO/pids" ] && kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; then
+  echo "a poolwatch demo is already running (./deploy/quickstart.sh --stop first)" >&2
+  exit 1
+fi
+
+echo "==> installing dependencies"
+./deploy/install-deps.sh
+echo "==> building (release)"
+JOBS=$(nproc 2>/dev/null || echo 2)
+cmake --preset release -DPW_BUILD_TESTS=OFF -DPW_BUILD_BENCH=OFF >/dev/null
+cmake --build build/release -j"$JOBS" --target poolwatch-collector poolwatch-agent poolwatch >/dev/null
+BIN=$ROOT/build/release
+COLLECTOR=$BIN/collector/poolwatch-collector
+AGENT=$BIN/agent/poolwatch-agent
+CLI=$BIN/cli/poolwatch
+
+mkdir -p "$DEMO/logs" "$DEMO/spool"
+: >"$DEMO/pids"
+
+# Hosts: replayed captures (the bundled public poolmon screens with tables), a simulated fleet.
+CAPTURES=()
+for f in "$ROOT"/tests/fixtures/poolmon/case{02,03,05,08,09,10,11,15,16,19}_*.txt; do
+  [ -f "$f" ] && CAPTURES+=("$f")
+done
+SIM_PRESET=fleet-small
+SIM_HOSTS=8
+names=(--agent "$(hostname)")
+for f in "${CAPTURES[@]}"; do
+  c=$(basename "$f" | cut -d_ -f1)
+  names+=(--agent "capture-$c")
+done
+for i in $(seq 0 $((SIM_HOSTS - 1))); do names+=(--agent "sim-$SIM_PRESET-$i"); done
+
+echo "==> certificates (throw-away CA in $DEMO/pki)"
+./deploy/pki.sh "$DEMO/pki" --collector-name localhost "${names[@]}" --cli cli >"$DEMO/logs/pki.log"
+
+# Bearer tokens: the file keeps SHA-256 hashes only.
+if [ ! -f "$DEMO/tokens.secret" ]; then
+  umask 077
+  echo "read $(openssl rand -hex 24)" >"$DEMO/tokens.secret"
+  echo "admin $(openssl rand -hex 24)" >>"$DEMO/tokens.secret"
+fi
+READ_TOKEN=$(awk '$1=="read"{print $2}' "$DEMO/tokens.secret")
+ADMIN_TOKEN=$(awk '$1=="admin"{print $2}' "$DEMO/tokens.secret")
+{
+  echo "# sha256(token) role name"
+  echo "$(printf %s "$READ_TOKEN" | sha256sum | cut -d' ' -f1) read demo-read"
+  echo "$(printf %s "$ADMIN_TOKEN" | sha256sum | cut -d' ' -f1) admin demo-admin"
+} >"$DEMO/tokens"
+
+cat >"$DEMO/collector.conf" <<EOF
+[agents]
+listen = 127.0.0.1:$AGENT_PORT
+ca_file = pki/ca.pem
+cert_file = pki/collector.pem
+key_file = pki/collector.key
+
+[store]
+path = poolwatch.db
+
+[http]
+listen = 127.0.0.1:$HTTP_PORT
+tokens_file = tokens
+EOF
+
+start() { # name, then the command
+  local name=$1; shift
+  "$@" >>"$DEMO/logs/$name.log" 2>&1 &
+  echo $! >>"$DEMO/pids"
+}
+
+echo "==> collector on 127.0.0.1:$AGENT_PORT (agents) and https://127.0.0.1:$HTTP_PORT (API, dashboard)"
+start collector "$COLLECTOR" --config "$DEMO/collector.conf"
+for _ in $(seq 1 50); do
+  grep -q "agents: " "$DEMO/logs/collector.log" 2>/dev/null && break
+  if ! kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; then
+    echo "the collector did not start:" >&2; tail -n 20 "$DEMO/logs/collector.log" >&2; exit 1
+  fi
+  sleep 0.2
+done
+
+agent() { # name, source, then extra flags
+  local name=$1 src=$2; shift 2
+  start "agent-$name" "$AGENT" --agent.source="$src" --agent.host_name="$name" \
+    --spool.dir="$DEMO/spool/$name" --collector.endpoints=127.0.0.1:"$AGENT_PORT" \
+    --collector.server_name=localhost --collector.ca_file="$DEMO/pki/ca.pem" \
+    --collector.cert_file="$DEMO/pki/agent-$name.pem" --collector.key_file="$DEMO/pki/agent-$name.key" "$@"
+}
+
+LOCAL=$(hostname)
+if [ -r /proc/slabinfo ]; then
+  echo "==> agent on this machine's /proc/slabinfo: $LOCAL"
+  agent "$LOCAL" linux --agent.interval=10s
+else
+  echo "==> NOTE: /proc/slabinfo is readable by root only; run as root to add this machine ($LOCAL)."
+  echo "         Going on with the replayed and simulated hosts."
+fi
+
+now_ms=$(($(date +%s) * 1000))
+for f in "${CAPTURES[@]}"; do
+  c=$(basename "$f" | cut -d_ -f1)
+  # Screens are 15 minutes apart (the documented procedure), ending about now.
+  screens=$(grep -c -E '^ *Memory:|^ *Tag +Type' "$f" || true)
+  agent "capture-$c" "replay:$f" --replay.start=$((now_ms - screens * 900000))ms \
+    --replay.exit_when_done --agent.interval=1s
+done
+echo "==> replaying ${#CAPTURES[@]} saved poolmon captures as hosts capture-caseNN"
+
+for i in $(seq 0 $((SIM_HOSTS - 1))); do
+  agent "sim-$SIM_PRESET-$i" "sim:$SIM_PRESET/$i" --agent.interval=10s --sim.backfill=6h
+done
+echo "==> simulated fleet: $SIM_HOSTS Windows hosts ($SIM_PRESET: host sim-$SIM_PRESET-3 leaks nonpaged pool), 6 h of history"
+
+URL="https://127.0.0.1:$HTTP_PORT"
+cat >"$DEMO/env" <<EOF
+POOLWATCH_URL=$URL
+POOLWATCH_TOKEN=$ADMIN_TOKEN
+POOLWATCH_READ_TOKEN=$READ_TOKEN
+POOLWATCH_CA=$DEMO/pki/ca.pem
+POOLWATCH_AGENT_PORT=$AGENT_PORT
+export POOLWATCH_URL POOLWATCH_TOKEN POOLWATCH_CA
+EOF
+
+cat <<EOF
+
+poolwatch is running.
+  dashboard   $URL/   (CA: $DEMO/pki/ca.pem; read token: $READ_TOKEN)
+  API         $URL/api/v1/hosts   (Authorization: Bearer <token>; OpenAPI: $URL/api/v1/openapi.json)
+  metrics     $URL/metrics
+  agents      127.0.0.1:$AGENT_PORT (mutual TLS)
+  logs        $DEMO/logs/
+  CLI         . $DEMO/env
+              $CLI hosts
+              $CLI leaks
+              $CLI top sim-$SIM_PRESET-3
+EOF
+
+if [ "$MODE" = detach ]; then
+  echo "  stop with  ./deploy/quickstart.sh --stop"
+  exit 0
+fi
+echo "Press Ctrl-C to stop."
+trap 'echo; echo "stopping..."; stop_demo; exit 0' INT TERM
+while kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; do sleep 1; done
+echo "the collector exited; see $DEMO/logs/collector.log" >&2
+stop_demo
+exit 1
