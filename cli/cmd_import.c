@@ -38,6 +38,39 @@ static void on_progress(uint64_t sent, uint64_t total, void *arg)
     p->shown = 1;
 }
 
+/* Reads and parses one capture; prints FILE:LINE on failure. Returns 0 or PW_EXIT_USAGE, and
+ * the number of screens and of screens without a time stamp of their own. */
+static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, size_t *screens,
+                      size_t *unstamped)
+{
+    char *data;
+    size_t len;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int rc = pw_cli_read_file(file, PW_POOLMON_MAX_INPUT_DEFAULT, &data, &len, &d);
+    if (rc < 0) {
+        fprintf(cli->err, "%s: %s\n", file, d.msg);
+        return PW_EXIT_USAGE;
+    }
+    pw_poolmon_opts_t opts = {.interval_ms = interval_ms};
+    pw_poolmon_doc_t doc;
+    rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
+    pw_free(data);
+    if (rc < 0) {
+        if (d.line > 0)
+            fprintf(cli->err, "%s:%" PRIu32 ": %s\n", file, d.line, d.msg);
+        else
+            fprintf(cli->err, "%s: %s\n", file, d.msg[0] ? d.msg : pw_strerror(rc));
+        return PW_EXIT_USAGE;
+    }
+    *screens = doc.n_screens;
+    *unstamped = 0;
+    for (size_t i = 0; i < doc.n_screens; i++)
+        *unstamped += !doc.screens[i].has_file_time;
+    pw_poolmon_doc_close(&doc);
+    return 0;
+}
+
 int pw_cmd_import(pw_cli_t *cli)
 {
     const char *host = NULL, *interval = NULL, *start = NULL;
@@ -83,39 +116,39 @@ int pw_cmd_import(pw_cli_t *cli)
     if (ex == 0)
         ex = pw_cli_client(cli, &probe); /* URL errors before reading big files */
     json_t *results = json_array();
+    /* Every file is checked before the first upload: a bad file uploads nothing. */
+    size_t *screens = pw_calloc(nf ? nf : 1, sizeof(size_t));
+    size_t unstamped_total = 0;
+    if (screens == NULL)
+        ex = PW_EXIT_SERVER;
+    for (size_t k = 0; ex == 0 && k < nf; k++) {
+        size_t u = 0;
+        ex = check_file(cli, files[k], interval_ms, &screens[k], &u);
+        unstamped_total += u;
+    }
+    if (ex == 0 && start == NULL) {
+        /* Without --start, unstamped screens end now: saved captures are the past. */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+        uint64_t span = unstamped_total > 1 ? (uint64_t)(unstamped_total - 1) * interval_ms : 0;
+        start_ms = span < now_ms ? now_ms - span : 0;
+    }
     for (size_t k = 0; ex == 0 && k < nf; k++) {
         char *data;
         size_t len;
         pw_diag_t d;
         pw_diag_clear(&d);
-        int rc = pw_cli_read_file(files[k], PW_POOLMON_MAX_INPUT_DEFAULT, &data, &len, &d);
-        if (rc < 0) {
+        if (pw_cli_read_file(files[k], PW_POOLMON_MAX_INPUT_DEFAULT, &data, &len, &d) < 0) {
             fprintf(cli->err, "%s: %s\n", files[k], d.msg);
             ex = PW_EXIT_USAGE;
             break;
         }
-        pw_poolmon_opts_t opts = {.start_ms = start_ms, .interval_ms = interval_ms};
-        pw_poolmon_doc_t doc;
-        rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
-        if (rc < 0) {
-            if (d.line > 0)
-                fprintf(cli->err, "%s:%" PRIu32 ": %s\n", files[k], d.line, d.msg);
-            else
-                fprintf(cli->err, "%s: %s\n", files[k], d.msg[0] ? d.msg : pw_strerror(rc));
-            pw_free(data);
-            ex = PW_EXIT_USAGE;
-            break;
-        }
-        size_t screens = doc.n_screens;
-        pw_poolmon_doc_close(&doc);
         char path[1024] = "/api/v1/import?host=";
         pw_url_escape(path, sizeof(path), host);
         size_t n = strlen(path);
-        snprintf(path + n, sizeof(path) - n, "&interval_ms=%" PRIu64, interval_ms);
-        if (start != NULL || k > 0) {
-            n = strlen(path);
-            snprintf(path + n, sizeof(path) - n, "&start_ms=%" PRIu64, start_ms);
-        }
+        snprintf(path + n, sizeof(path) - n, "&interval_ms=%" PRIu64 "&start_ms=%" PRIu64,
+                 interval_ms, start_ms);
         progress_t pg = {.err = cli->err, .file = files[k], .shown = 0};
         int bar = len >= PROGRESS_MIN_BYTES && cli->err == stderr && isatty(STDERR_FILENO);
         json_t *root;
@@ -143,7 +176,7 @@ int pw_cmd_import(pw_cli_t *cli)
             fprintf(cli->out,
                     "%s: %zu screens (server stored %" JSON_INTEGER_FORMAT
                     " screens, %" JSON_INTEGER_FORMAT " rows) as %s, %s .. %s\n",
-                    files[k], screens, json_integer_value(json_object_get(root, "screens")),
+                    files[k], screens[k], json_integer_value(json_object_get(root, "screens")),
                     json_integer_value(json_object_get(root, "rows")), host, a, b);
         }
         json_decref(root);
@@ -155,6 +188,7 @@ int pw_cmd_import(pw_cli_t *cli)
         json_decref(doc);
     }
     json_decref(results);
+    pw_free(screens);
     pw_free(files);
     return ex;
 }

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -1174,12 +1175,19 @@ static void test_fake_server_import(void **state)
     fake_start(&f, resp);
     env_url = fake_url(&f);
     env_token = "tok-admin";
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_REALTIME, &t0);
     run_t r = RUN("import", path, "--host", "OLD 01", "--interval", "10m");
+    clock_gettime(CLOCK_REALTIME, &t1);
     size_t rlen;
     char *req = fake_finish(&f, &rlen);
     assert_int_equal(r.rc, 0);
-    const char *want = "POST /api/v1/import?host=OLD%2001&interval_ms=600000 HTTP/1.1\r\n";
+    /* No --start: case09's two unstamped screens end now, so the first is 10 min before. */
+    const char *want = "POST /api/v1/import?host=OLD%2001&interval_ms=600000&start_ms=";
     assert_memory_equal(req, want, strlen(want));
+    unsigned long long start = strtoull(req + strlen(want), NULL, 10);
+    assert_true(start >= (unsigned long long)t0.tv_sec * 1000u - 600000u);
+    assert_true(start <= (unsigned long long)t1.tv_sec * 1000u + 1000u - 600000u);
     char cl[64];
     snprintf(cl, sizeof(cl), "\r\nContent-Length: %zu\r\n", flen);
     assert_non_null(strstr(req, cl));
@@ -1205,6 +1213,23 @@ static void test_fake_server_import(void **state)
     run_free(&r);
     r = RUN("import", path, "--host", "H", "--interval", "0m");
     assert_int_equal(r.rc, 2);
+    run_free(&r);
+    /* Every file is checked before any upload: with nothing listening, a good file followed
+     * by a bad one gives 2 (input), not 1 (network). */
+    r = RUN("import", path, bad, "--host", "H");
+    assert_int_equal(r.rc, 2);
+    assert_memory_equal(r.err, want_err, strlen(want_err));
+    run_free(&r);
+
+    /* --start: the first unstamped screen at that time (2024-03-14T10:00:00Z = 1710410400 s). */
+    fake_start(&f, resp);
+    env_url = fake_url(&f);
+    r = RUN("import", "--start", "2024-03-14T10:00:00Z", path, "--host", "H");
+    req = fake_finish(&f, NULL);
+    assert_int_equal(r.rc, 0);
+    want = "POST /api/v1/import?host=H&interval_ms=900000&start_ms=1710410400000 HTTP/1.1\r\n";
+    assert_memory_equal(req, want, strlen(want));
+    free(req);
     run_free(&r);
     free(content);
     reset_env();
