@@ -177,23 +177,36 @@ static void send_hello(pw_agent_t *a)
 
 static void on_pump_timer(uv_timer_t *t);
 
-/* Sends spooled frames after sent_seq while the TLS queue is short; the pump timer continues
+/* Keeps the pump timer running (a backlog remains, or a failure is to be retried). */
+static void pump_later(pw_agent_t *a)
+{
+    if (!uv_is_active((uv_handle_t *)&a->pump_timer))
+        uv_timer_start(&a->pump_timer, on_pump_timer, 50, 50);
+}
+
+/* Sends spooled frames after sent_seq while the TLS queue is short. The pump timer runs only
  * while a backlog remains and stops once the spool is drained, so a streaming agent wakes up
- * only for its samples (a 50 ms timer left running cost more CPU than the sampling). */
+ * only for its samples (a 50 ms timer left running cost more CPU than the sampling itself). */
 static void pump(pw_agent_t *a)
 {
     if (a->sess != SESS_STREAMING || a->it == NULL)
         return;
     pw_spool_rec_t rec;
     pw_diag_t d;
-    int r = 1;
-    while ((pw_uplink_queued_bytes(a->up) < RESEND_HIGH_WATER || (r = 1, 0)) &&
-           (r = pw_spool_iter_next(a->it, &rec, &d)) != 0) {
+    for (;;) {
+        if (pw_uplink_queued_bytes(a->up) >= RESEND_HIGH_WATER) {
+            pump_later(a);
+            return;
+        }
+        int r = pw_spool_iter_next(a->it, &rec, &d);
+        if (r == 0)
+            break;
         if (r < 0) {
             pw_complain(&a->c_spool, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
                         "spool read: %s (%s)", pw_strerror(r), d.msg);
             if (r == PW_ECORRUPT)
                 continue;
+            pump_later(a);
             return;
         }
         if (rec.seq <= a->sent_seq)
@@ -208,14 +221,12 @@ static void pump(pw_agent_t *a)
         if (r != 0) {
             pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
                         "send: %s", pw_strerror(r));
+            pump_later(a);
             return;
         }
         a->sent_seq = rec.seq;
     }
-    if (r == 0)
-        uv_timer_stop(&a->pump_timer); /* drained: the next sample calls pump() */
-    else if (!uv_is_active((uv_handle_t *)&a->pump_timer))
-        uv_timer_start(&a->pump_timer, on_pump_timer, 50, 50); /* backlog above high water */
+    uv_timer_stop(&a->pump_timer); /* drained: the next sample calls pump() again */
 }
 
 static void on_pump_timer(uv_timer_t *t)
@@ -307,8 +318,7 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
                 (unsigned long long)(a->seq - base_seq));
     if ((r = pw_spool_iter_open(a->spool, base_seq + 1, &a->it)) != 0)
         return r;
-    pump(a);
-    uv_timer_start(&a->pump_timer, on_pump_timer, 50, 50);
+    pump(a); /* starts the pump timer when a backlog remains */
     return 0;
 }
 
@@ -442,6 +452,9 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
         } else {
             snprintf(msg, sizeof(msg), "%d file(s) in %s contain the tag", r, d);
         }
+        /* The pointer array is filled last: m may have moved while growing. */
+        for (size_t i = 0; i < ms.n; i++)
+            ms.mp[i] = &ms.m[i];
         res.n_matches = ms.n;
         res.matches = ms.mp;
         break;

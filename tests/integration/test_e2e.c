@@ -37,11 +37,25 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
+/* Every child started, so a failing assertion does not leave processes behind. */
+static pid_t children[32];
+static size_t n_children;
+
+static void kill_children(void)
+{
+    for (size_t i = 0; i < n_children; i++)
+        if (children[i] > 0 && kill(children[i], SIGKILL) == 0)
+            waitpid(children[i], NULL, 0);
+    n_children = 0;
+}
+
 /* Starts argv[0] with its output appended to `log`. */
 static pid_t spawn(char *const argv[], const char *log)
 {
     pid_t pid = fork();
     assert_true(pid >= 0);
+    if (pid > 0 && n_children < 32)
+        children[n_children++] = pid;
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         dup2(fd, 1);
@@ -75,7 +89,11 @@ static int file_contains(const char *path, const char *needle)
     return r;
 }
 
-static char coll_port[16], listen_arg[64], db_arg[300], ca_arg[300], cert_arg[300], key_arg[300];
+static char coll_port[16], listen_arg[64], db_arg[300], ca_arg[300], cert_arg[300], key_arg[300],
+    http_port[16], http_arg[64], tokens_arg[300];
+
+/* The admin token of the test; the tokens file holds its SHA-256. */
+#define ADMIN_TOKEN "e2e-admin-token-0123456789"
 
 static pid_t start_collector(void)
 {
@@ -87,7 +105,8 @@ static pid_t start_collector(void)
                     ca_arg,
                     cert_arg,
                     key_arg,
-                    "--http.listen=",
+                    http_arg,
+                    tokens_arg,
                     "--collector.log_level=debug",
                     NULL};
     return spawn(argv, log);
@@ -201,6 +220,16 @@ static void test_e2e_agents_collector_store(void **state)
     snprintf(ca_arg, sizeof(ca_arg), "--agents.ca_file=%s/pki/ca.pem", dir);
     snprintf(cert_arg, sizeof(cert_arg), "--agents.cert_file=%s/pki/collector.pem", dir);
     snprintf(key_arg, sizeof(key_arg), "--agents.key_file=%s/pki/collector.key", dir);
+    snprintf(http_port, sizeof(http_port), "%d", free_port());
+    snprintf(http_arg, sizeof(http_arg), "--http.listen=127.0.0.1:%s", http_port);
+    snprintf(tokens_arg, sizeof(tokens_arg), "--http.tokens_file=%s/tokens", dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "printf '%%s %%s\\n' $(printf %%s %s | sha256sum | cut -d' ' -f1) 'admin e2e' > "
+             "%s/tokens && mkdir -p %s/drivers && printf 'MZ..Ddk ..' > %s/drivers/ddk.sys && "
+             "printf 'MZ....' > %s/drivers/other.sys",
+             ADMIN_TOKEN, dir, dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
 
     pid_t coll = start_collector();
     char replay_src[600], proc_arg[600], sim_start[64];
@@ -213,20 +242,50 @@ static void test_e2e_agents_collector_store(void **state)
                             "--replay.exit_when_done", "--replay.start=1764400000000ms");
     snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s",
              pw_test_fixture("proc/case25_2.6.8"));
-    pid_t lin = start_agent("linux", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg,
-                            "--agent.log_level=info");
+    char drivers_arg[300];
+    snprintf(drivers_arg, sizeof(drivers_arg), "--commands.drivers_dir=%s/drivers", dir);
+    pid_t lin =
+        start_agent("linux", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg, drivers_arg);
     /* Refusals: a certificate from another CA; a certificate for another host name. */
     pid_t bad_ca = start_agent("otherca", "sim:leak-linear/0", "sim-leak-linear-0",
                                "otherca/agent-sim-leak-linear-0", "--agent.log_level=info", NULL);
     pid_t bad_name = start_agent("imposter", "sim:leak-linear/0", "sim-leak-linear-0",
                                  "pki/agent-imposter-cert", "--agent.log_level=info", NULL);
 
-    sleep_ms(2500);
-    /* kill -9 in the middle: acked samples must be on disk, the rest resent. */
+    sleep_ms(1500);
+    /* kill -9 of an agent: its spool holds what was not acked; the restarted agent (a new
+     * process, same spool) sends exactly that, then goes on. */
+    stop(lin, SIGKILL);
+    sleep_ms(300);
+    lin = start_agent("linux", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg, drivers_arg);
+    sleep_ms(1000);
+    /* kill -9 of the collector in the middle: acked samples must be on disk, the rest resent. */
     stop(coll, SIGKILL);
     sleep_ms(700);
     coll = start_collector();
-    sleep_ms(3000);
+    sleep_ms(2500);
+    /* Commands through the API: find-tag on the agent's drivers directory, and live mode,
+     * which must expire by itself. */
+    char out[400];
+    snprintf(out, sizeof(out), "%s/cmd.json", dir);
+    snprintf(cmd, sizeof(cmd),
+             "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
+             "'{\"kind\":\"find_tag\",\"tag\":\"Ddk \"}' "
+             "https://localhost:%s/api/v1/hosts/linuxhost/commands > %s",
+             dir, ADMIN_TOKEN, http_port, out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(file_contains(out, "\"file\":\"ddk.sys\""));
+    assert_false(file_contains(out, "other.sys"));
+    snprintf(cmd, sizeof(cmd),
+             "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
+             "'{\"kind\":\"live\",\"duration_ms\":1500}' "
+             "https://localhost:%s/api/v1/hosts/linuxhost/commands > %s",
+             dir, ADMIN_TOKEN, http_port, out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(file_contains(out, "live mode for 1500 ms"));
+    sleep_ms(2500);
+    snprintf(out, sizeof(out), "%s/agent-linux.log", dir);
+    assert_true(file_contains(out, "live mode expired"));
     int st = 0;
     /* The replay agent exits by itself once both screens are acked. */
     for (int i = 0; i < 50 && waitpid(rep, &st, WNOHANG) == 0; i++)
@@ -297,7 +356,6 @@ static void test_e2e_agents_collector_store(void **state)
     }
     pw_store_series_free(&ser);
     pw_store_close(stp);
-    char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (getenv("PW_KEEP_E2E") == NULL)
         assert_int_equal(system(cmd), 0);
@@ -309,5 +367,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_agents_collector_store),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int r = cmocka_run_group_tests(tests, NULL, NULL);
+    kill_children();
+    return r;
 }
