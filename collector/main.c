@@ -1,6 +1,9 @@
 /* main.c: poolwatch-collector's command line: configuration (file + flags), --check-config,
  * --print-example, then pw_collector_run. */
 #include "collector.h"
+#include "tokens.h"
+
+#include <openssl/rand.h>
 #include "config.h"
 #include "log.h"
 
@@ -16,11 +19,39 @@ static void usage(FILE *out)
                  "Receives pool-tag samples from poolwatch agents over mutual TLS, stores their\n"
                  "history, finds leaking tags and serves the query API, dashboard and metrics.\n"
                  "Every option of the file can be given as a flag, e.g. --store.path=pw.db.\n"
-                 "Options are documented in deploy/config/collector.conf.example.\n");
+                 "Options are documented in deploy/config/collector.conf.example.\n"
+                 "\n"
+                 "       poolwatch-collector --new-token ROLE NAME\n"
+                 "prints a fresh bearer token (ROLE read or admin) on stderr and the line to add\n"
+                 "to the tokens file (its SHA-256, role and name) on stdout.\n");
+}
+
+/* Makes a random token and prints its tokens-file line: the file never holds the token. */
+static int new_token(const char *role, const char *name)
+{
+    if (strcmp(role, "read") != 0 && strcmp(role, "admin") != 0) {
+        fprintf(stderr, "poolwatch-collector: role must be read or admin, not '%s'\n", role);
+        return 2;
+    }
+    unsigned char raw[24];
+    char token[49], hash[65];
+    if (RAND_bytes(raw, sizeof(raw)) != 1) {
+        fprintf(stderr, "poolwatch-collector: no random bytes\n");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(token + 2 * i, 3, "%02x", raw[i]);
+    if (pw_tokens_hash(token, hash) != 0)
+        return 1;
+    fprintf(stderr, "token (give it to the user; it is not stored): %s\n", token);
+    printf("%s %s %s\n", hash, role, name);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--new-token") == 0)
+        return new_token(argv[2], argv[3]);
     static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
     pw_collector_cfg_t cfg;
     pw_diag_t d;
