@@ -78,7 +78,8 @@ void pw_delta_enc_close(pw_delta_enc_t *e)
     pw_tagdict_close(&e->dict);
     pw_free(e->prev);
     pw_free(e->cur);
-    pw_free(e->pos_id);
+    pw_free(e->pos_key);
+    pw_free(e->pos_rank);
     pw_free(e->c_key_gap);
     pw_free(e->r_key_gap);
     pw_free(e->v_gap);
@@ -141,70 +142,112 @@ static int enc_reserve_cols(pw_delta_enc_t *e, size_t n)
     return 0;
 }
 
-/* Maps the sample's entries to keyed rows in e->cur, sorted. */
+/* Checks entry i of `s` and finds its tag id: the previous sample's id at this position when
+ * the tag bytes still match, else by hashing. Returns the key, or a negative error. */
+static int64_t enc_entry_key(pw_delta_enc_t *e, const pw_sample_t *s, size_t i, uint64_t m,
+                             int no_allocs, pw_diag_t *d)
+{
+    const pw_entry_t *en = &s->entries[i];
+    if (en->pool >= PW_POOL__COUNT || en->tag_len == 0 || en->tag_len > PW_TAG_MAX)
+        return pw_diag_set(d, PW_EINVAL, 0, i, "pool", "entry %zu: bad pool type or tag", i);
+    if (no_allocs ? (en->allocs | en->frees) != 0
+                  : (en->allocs > m || en->frees > m || en->diff != ((en->allocs - en->frees) & m)))
+        return pw_diag_set(d, PW_EINVAL, 0, i, "diff",
+                           "entry %zu: counters do not fit the %u-bit counter model", i, e->width);
+    if (en->diff > m)
+        return pw_diag_set(d, PW_EINVAL, 0, i, "diff", "entry %zu: diff too large", i);
+    int64_t id = -1;
+    if (i < e->npos) {
+        size_t len;
+        uint32_t pid = PW_ROW_ID(e->pos_key[i]);
+        const uint8_t *t = pw_tagdict_get(&e->dict, pid, &len);
+        if (t != NULL && len == en->tag_len && memcmp(t, en->tag, len) == 0)
+            id = pid;
+    }
+    if (id < 0) {
+        id = pw_tagdict_intern(&e->dict, en->tag, en->tag_len, NULL);
+        if (id < 0)
+            return pw_diag_set(d, (int)id, 0, i, "tag", "entry %zu: %s", i, pw_strerror((int)id));
+    }
+    return (int64_t)PW_ROW_KEY(id, en->pool);
+}
+
+static void enc_put_row(pw_row_t *row, uint32_t key, const pw_entry_t *en)
+{
+    row->key = key;
+    row->reserved = 0;
+    row->allocs = en->allocs;
+    row->frees = en->frees;
+    row->diff = en->diff;
+    row->bytes = en->bytes;
+}
+
+/* Maps the sample's entries to keyed rows in e->cur, sorted. Fast path: when every entry has
+ * the key it had at the same index in the previous sample (a source's stable order), each row
+ * goes straight to its sorted place (pos_rank), with no hashing and no sort. */
 static int enc_build_rows(pw_delta_enc_t *e, const pw_sample_t *s, pw_diag_t *d)
 {
     uint64_t m = width_mask(e->width);
     int no_allocs = (s->flags & PW_SAMPLE_NO_ALLOCS) != 0;
     int r = enc_reserve_rows(e, s->n);
     if (r == 0)
-        r = grow_array((void **)&e->pos_id, &e->pos_cap, s->n, sizeof(*e->pos_id));
+        r = grow_array((void **)&e->pos_key, &e->pos_cap, s->n, sizeof(*e->pos_key));
+    if (r == 0)
+        r = grow_array((void **)&e->pos_rank, &e->rank_cap, s->n, sizeof(*e->pos_rank));
     if (r != 0)
         return r;
+    if (e->rank_valid && s->n == e->npos) {
+        size_t i;
+        for (i = 0; i < s->n; i++) {
+            int64_t key = enc_entry_key(e, s, i, m, no_allocs, d);
+            if (key < 0)
+                return (int)key; /* the cache stays valid: nothing in it changed */
+            if ((uint32_t)key != e->pos_key[i])
+                break;
+            enc_put_row(&e->cur[e->pos_rank[i]], (uint32_t)key, &s->entries[i]);
+        }
+        if (i == s->n) {
+            e->ncur = s->n;
+            return 0; /* same keys as the previous sample: sorted, and no duplicates */
+        }
+    }
+    /* Slow path: keys in entry order, then a sort that records each entry's rank. */
+    e->rank_valid = 0;
     int sorted = 1;
     for (size_t i = 0; i < s->n; i++) {
-        const pw_entry_t *en = &s->entries[i];
-        if (en->pool >= PW_POOL__COUNT || en->tag_len == 0 || en->tag_len > PW_TAG_MAX)
-            return pw_diag_set(d, PW_EINVAL, 0, i, "pool", "entry %zu: bad pool type or tag", i);
-        if (no_allocs
-                ? (en->allocs | en->frees) != 0
-                : (en->allocs > m || en->frees > m || en->diff != ((en->allocs - en->frees) & m)))
-            return pw_diag_set(d, PW_EINVAL, 0, i, "diff",
-                               "entry %zu: counters do not fit the %u-bit counter model", i,
-                               e->width);
-        if (en->diff > m)
-            return pw_diag_set(d, PW_EINVAL, 0, i, "diff", "entry %zu: diff too large", i);
-        /* Sources list tags in a stable order: reuse the previous id at this position when
-         * the bytes still match, and hash only when they do not. */
-        int64_t id = -1;
-        if (i < e->npos) {
-            size_t len;
-            const uint8_t *t = pw_tagdict_get(&e->dict, e->pos_id[i], &len);
-            if (t != NULL && len == en->tag_len && memcmp(t, en->tag, len) == 0)
-                id = e->pos_id[i];
+        int64_t key = enc_entry_key(e, s, i, m, no_allocs, d);
+        if (key < 0) {
+            e->npos = 0;
+            return (int)key;
         }
-        if (id < 0) {
-            id = pw_tagdict_intern(&e->dict, en->tag, en->tag_len, NULL);
-            if (id < 0) {
-                e->npos = 0;
-                return pw_diag_set(d, (int)id, 0, i, "tag", "entry %zu: %s", i,
-                                   pw_strerror((int)id));
-            }
-        }
-        e->pos_id[i] = (uint32_t)id;
         pw_row_t *row = &e->cur[i];
-        row->key = PW_ROW_KEY(id, en->pool);
-        row->reserved = 0;
-        row->allocs = en->allocs;
-        row->frees = en->frees;
-        row->diff = en->diff;
-        row->bytes = en->bytes;
+        enc_put_row(row, (uint32_t)key, &s->entries[i]);
+        row->reserved = (uint32_t)i; /* entry index, while sorting */
         if (i > 0 && row->key <= e->cur[i - 1].key)
             sorted = 0;
     }
-    e->npos = s->n;
     e->ncur = s->n;
     if (!sorted)
         qsort(e->cur, e->ncur, sizeof(*e->cur), cmp_row);
-    for (size_t i = 1; i < e->ncur; i++)
-        if (e->cur[i].key == e->cur[i - 1].key) {
+    for (size_t i = 0; i < e->ncur; i++) {
+        pw_row_t *row = &e->cur[i];
+        if (i > 0 && row->key == e->cur[i - 1].key) {
             size_t len;
-            const uint8_t *t = pw_tagdict_get(&e->dict, PW_ROW_ID(e->cur[i].key), &len);
+            const uint8_t *t = pw_tagdict_get(&e->dict, PW_ROW_ID(row->key), &len);
             char shown[PW_TAG_MAX * 4 + 1];
             pw_tag_format(t, len, shown, sizeof(shown));
+            e->npos = 0;
+            for (size_t j = 0; j < e->ncur; j++)
+                e->cur[j].reserved = 0;
             return pw_diag_set(d, PW_EINVAL, 0, i, "tag", "tag '%s' (%s) appears twice", shown,
-                               pw_pool_name((int)PW_ROW_POOL(e->cur[i].key)));
+                               pw_pool_name((int)PW_ROW_POOL(row->key)));
         }
+        e->pos_key[row->reserved] = row->key;
+        e->pos_rank[row->reserved] = (uint32_t)i;
+        row->reserved = 0;
+    }
+    e->npos = s->n;
+    e->rank_valid = 1;
     return 0;
 }
 

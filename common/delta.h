@@ -64,9 +64,12 @@ typedef struct pw_delta_enc_s {
     uint32_t prev_flags;
     pw_row_t *prev, *cur; /* double-buffered tables, sorted by key */
     size_t nprev, ncur, rows_cap;
-    uint32_t *pos_id; /* entry index -> id of the previous sample, to skip hashing */
-    size_t pos_cap;
-    size_t npos;
+    /* Sources list rows in a stable order: per entry index, the key it had in the previous
+     * sample (to skip hashing) and its index in the sorted table (to skip sorting). */
+    uint32_t *pos_key, *pos_rank;
+    size_t pos_cap, rank_cap;
+    size_t npos;    /* entries of the previous sample (0: no cache) */
+    int rank_valid; /* pos_rank holds the previous sample's order */
     /* Scratch for the message: reused across samples, so steady state allocates nothing. */
     uint32_t *c_key_gap, *r_key_gap, *v_gap;
     int64_t *c_allocs, *c_diff, *c_bytes;
