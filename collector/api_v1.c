@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "alloc.h"
+#include "fleet_agg.h"
 #include "poolmon_text.h"
 
 #define MAX_PARAMS   4  /* {name} segments in a route */
@@ -898,7 +899,7 @@ typedef struct agg_s {
     uint8_t tag_len, pool;
     uint32_t hosts;
     uint64_t total, min, max;
-    size_t off; /* into the values array */
+    size_t off; /* the aggregate in the fleet index (PW_ROW_KEY(global tag id, pool)) */
     uint32_t top_n;
     uint32_t top_host[TOP_HOSTS];
     uint64_t top_bytes[TOP_HOSTS];
@@ -911,91 +912,11 @@ typedef struct aggset_s {
     size_t nslots;
 } aggset_t;
 
-static uint32_t tag_hash(const uint8_t *t, size_t n, int pool)
-{
-    uint32_t h = 2166136261u ^ (uint32_t)pool;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ t[i]) * 16777619u;
-    return h ^ (h >> 15);
-}
-
-static int aggset_grow(aggset_t *s)
-{
-    size_t ns = s->nslots ? s->nslots * 2 : 1024;
-    uint32_t *sl = pw_calloc(ns, sizeof(*sl));
-    if (sl == NULL)
-        return PW_ENOMEM;
-    for (size_t i = 0; i < s->n; i++) {
-        size_t k = tag_hash(s->v[i].tag, s->v[i].tag_len, s->v[i].pool) & (ns - 1);
-        while (sl[k])
-            k = (k + 1) & (ns - 1);
-        sl[k] = (uint32_t)i + 1;
-    }
-    pw_free(s->slots);
-    s->slots = sl;
-    s->nslots = ns;
-    return 0;
-}
-
-/* The aggregate of (tag, pool), created when missing; -1 on allocation failure. */
-static ssize_t aggset_get(aggset_t *s, const uint8_t *t, size_t n, int pool)
-{
-    if (s->n * 2 >= s->nslots && aggset_grow(s) != 0)
-        return -1;
-    size_t k = tag_hash(t, n, pool) & (s->nslots - 1);
-    while (s->slots[k]) {
-        agg_t *a = &s->v[s->slots[k] - 1];
-        if (a->tag_len == n && a->pool == pool && memcmp(a->tag, t, n) == 0)
-            return (ssize_t)(s->slots[k] - 1);
-        k = (k + 1) & (s->nslots - 1);
-    }
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 512;
-        agg_t *v = pw_realloc(s->v, nc * sizeof(*v));
-        if (v == NULL)
-            return -1;
-        s->v = v;
-        s->cap = nc;
-    }
-    agg_t *a = &s->v[s->n];
-    memset(a, 0, sizeof(*a));
-    memcpy(a->tag, t, n);
-    a->tag_len = (uint8_t)n;
-    a->pool = (uint8_t)pool;
-    a->min = UINT64_MAX;
-    s->slots[k] = (uint32_t)s->n + 1;
-    return (ssize_t)s->n++;
-}
-
 static void aggset_free(aggset_t *s)
 {
     pw_free(s->v);
     pw_free(s->slots);
     memset(s, 0, sizeof(*s));
-}
-
-static void agg_add(agg_t *a, uint32_t host, uint64_t bytes)
-{
-    a->hosts++;
-    a->total += bytes;
-    if (bytes < a->min)
-        a->min = bytes;
-    if (bytes > a->max)
-        a->max = bytes;
-    /* Top hosts, largest first; ties keep the earlier host. */
-    uint32_t n = a->top_n;
-    if (n == TOP_HOSTS && bytes <= a->top_bytes[n - 1])
-        return;
-    uint32_t i = n < TOP_HOSTS ? n : TOP_HOSTS - 1;
-    while (i > 0 && a->top_bytes[i - 1] < bytes) {
-        a->top_bytes[i] = a->top_bytes[i - 1];
-        a->top_host[i] = a->top_host[i - 1];
-        i--;
-    }
-    a->top_bytes[i] = bytes;
-    a->top_host[i] = host;
-    if (n < TOP_HOSTS)
-        a->top_n++;
 }
 
 /* k-th smallest of v[0..n) (reorders v): Hoare's selection. */
@@ -1060,89 +981,84 @@ static int cmp_agg_total(const void *a, const void *b)
     return c ? c : (int)x->pool - (int)y->pool;
 }
 
-/* Aggregates the fleet's current tables (rows of `pool`, 3 = all; `only` restricts to one
- * tag when not NULL). Fills s (aggregates with their values laid out in *vals). */
+/* The fleet's per-(tag, pool) aggregates (rows of `pool`, 3 = all; `only` restricts to one
+ * tag when not NULL) from the fleet's index (fleet_agg.h), with hosts and total only: the
+ * order statistics are computed by agg_json for the aggregates returned. Fills s. */
 static int fleet_aggregate(pw_api_t *api, int pool, const uint8_t *only, size_t only_len,
-                           aggset_t *s, uint64_t **vals)
+                           aggset_t *s, const pw_fleet_agg_t **ixp)
 {
-    const pw_fleet_t *f = &api->c->fleet;
-    size_t total_rows = 0;
-    for (size_t i = 0; i < f->n; i++)
-        total_rows += host_nrows(f->hosts[i]);
-    uint32_t *which = pw_malloc((total_rows ? total_rows : 1) * sizeof(*which));
-    if (which == NULL)
+    const pw_fleet_agg_t *ix;
+    if (pw_fleet_agg_sync(&api->c->fleet, &ix) != 0)
         return PW_ENOMEM;
-    size_t w = 0;
-    vrow_t r;
-    for (size_t i = 0; i < f->n; i++) {
-        const pw_host_t *h = f->hosts[i];
-        size_t n = host_nrows(h);
-        for (size_t j = 0; j < n; j++) {
-            const uint8_t *tag;
-            size_t tl;
-            int rp;
-            uint64_t bytes;
-            if (h->dec.have_base) {
-                const pw_row_t *row = &h->dec.rows[j];
-                tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(row->key), &tl);
-                rp = (int)PW_ROW_POOL(row->key);
-                bytes = row->bytes;
-            } else {
-                host_row(h, j, &r);
-                tag = r.tag;
-                tl = r.tag_len;
-                rp = r.pool;
-                bytes = r.bytes;
-            }
-            if ((pool != 3 && rp != pool) ||
-                (only && (tl != only_len || memcmp(tag, only, tl) != 0))) {
-                which[w++] = UINT32_MAX;
-                continue;
-            }
-            ssize_t k = aggset_get(s, tag, tl, rp);
-            if (k < 0) {
-                pw_free(which);
+    *ixp = ix;
+    size_t lo = 0, hi = ix->naggs;
+    if (only != NULL) {
+        int64_t gid = pw_tagdict_find(&ix->tags, only, only_len);
+        if (gid < 0)
+            return 0;
+        lo = PW_ROW_KEY(gid, 0);
+        hi = lo + 4 < ix->naggs ? lo + 4 : ix->naggs;
+    }
+    for (size_t k = lo; k < hi; k++) {
+        const pw_agg_t *g = &ix->aggs[k];
+        if (g->n == 0 || (pool != 3 && (int)PW_ROW_POOL(k) != pool))
+            continue;
+        if (s->n == s->cap) {
+            size_t nc = s->cap ? s->cap * 2 : 512;
+            agg_t *v = pw_realloc(s->v, nc * sizeof(*v));
+            if (v == NULL)
                 return PW_ENOMEM;
-            }
-            agg_add(&s->v[k], (uint32_t)i, bytes);
-            which[w++] = (uint32_t)k;
+            s->v = v;
+            s->cap = nc;
         }
+        agg_t *a = &s->v[s->n++];
+        memset(a, 0, sizeof(*a));
+        size_t tl = 0;
+        const uint8_t *t = pw_tagdict_get(&ix->tags, PW_ROW_ID(k), &tl);
+        memcpy(a->tag, t, tl);
+        a->tag_len = (uint8_t)tl;
+        a->pool = (uint8_t)PW_ROW_POOL(k);
+        a->hosts = g->n;
+        a->total = g->total;
+        a->off = k; /* the index's aggregate */
     }
-    /* Second pass: each aggregate's values, contiguous, for the quantiles. */
-    size_t off = 0;
-    for (size_t k = 0; k < s->n; k++) {
-        s->v[k].off = off;
-        off += s->v[k].hosts;
-    }
-    uint64_t *v = pw_malloc((off ? off : 1) * sizeof(*v));
-    uint32_t *fill = pw_calloc(s->n ? s->n : 1, sizeof(*fill));
-    if (v == NULL || fill == NULL) {
-        pw_free(v);
-        pw_free(fill);
-        pw_free(which);
-        return PW_ENOMEM;
-    }
-    w = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        const pw_host_t *h = f->hosts[i];
-        size_t n = host_nrows(h);
-        for (size_t j = 0; j < n; j++, w++) {
-            uint32_t k = which[w];
-            if (k == UINT32_MAX)
-                continue;
-            uint64_t bytes = h->dec.have_base ? h->dec.rows[j].bytes : h->snapshot.entries[j].bytes;
-            v[s->v[k].off + fill[k]++] = bytes;
-        }
-    }
-    pw_free(fill);
-    pw_free(which);
-    *vals = v;
     return 0;
 }
 
-static json_t *agg_json(pw_api_t *api, agg_t *a, uint64_t *vals)
+static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
 {
     const pw_fleet_t *f = &api->c->fleet;
+    const pw_agg_t *g = &ix->aggs[a->off];
+    /* min, max and the top hosts (largest first, ties: the earlier host) over the entries,
+     * which are in no order; the quantiles over a copy of the values. */
+    uint64_t *vals = pw_malloc((g->n ? g->n : 1) * sizeof(*vals));
+    if (vals == NULL)
+        return NULL;
+    a->min = UINT64_MAX;
+    a->max = 0;
+    a->top_n = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        uint64_t b = g->v[i].bytes;
+        uint32_t host = g->v[i].host;
+        vals[i] = b;
+        a->min = b < a->min ? b : a->min;
+        a->max = b > a->max ? b : a->max;
+        uint32_t n = a->top_n;
+        if (n == TOP_HOSTS && (b < a->top_bytes[n - 1] ||
+                               (b == a->top_bytes[n - 1] && host > a->top_host[n - 1])))
+            continue;
+        uint32_t j = n < TOP_HOSTS ? n : TOP_HOSTS - 1;
+        while (j > 0 && (a->top_bytes[j - 1] < b ||
+                         (a->top_bytes[j - 1] == b && a->top_host[j - 1] > host))) {
+            a->top_bytes[j] = a->top_bytes[j - 1];
+            a->top_host[j] = a->top_host[j - 1];
+            j--;
+        }
+        a->top_bytes[j] = b;
+        a->top_host[j] = host;
+        if (n < TOP_HOSTS)
+            a->top_n++;
+    }
     char tt[TAG_TEXT_MAX];
     const char *drv, *desc;
     describe(api, a->tag, a->tag_len, &drv, &desc);
@@ -1151,8 +1067,9 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, uint64_t *vals)
         json_array_append_new(top,
                               json_pack("{s:o,s:o}", "host", jstr(f->hosts[a->top_host[i]]->name),
                                         "bytes", ju64(a->top_bytes[i])));
-    double p50 = quantile7(vals + a->off, a->hosts, 0.5);
-    double p90 = quantile7(vals + a->off, a->hosts, 0.9);
+    double p50 = quantile7(vals, a->hosts, 0.5);
+    double p90 = quantile7(vals, a->hosts, 0.9);
+    pw_free(vals);
     return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag",
                      tag_text(a->tag, a->tag_len, tt), "type", pw_pool_name(a->pool), "hosts",
                      (int)a->hosts, "bytes_total", ju64(a->total), "bytes_min", ju64(a->min),
@@ -1181,8 +1098,8 @@ static int h_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     query_free(&q);
     aggset_t s;
     memset(&s, 0, sizeof(s));
-    uint64_t *vals = NULL;
-    if (fleet_aggregate(api, pool, NULL, 0, &s, &vals) != 0) {
+    const pw_fleet_agg_t *ix = NULL;
+    if (fleet_aggregate(api, pool, NULL, 0, &s, &ix) != 0) {
         aggset_free(&s);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
@@ -1191,8 +1108,7 @@ static int h_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     size_t n = s.n < limit ? s.n : (size_t)limit;
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
-        json_array_append_new(arr, agg_json(api, &s.v[i], vals));
-    pw_free(vals);
+        json_array_append_new(arr, agg_json(api, &s.v[i], ix));
     aggset_free(&s);
     return send_json(resp, 200, arr ? json_pack("{s:o}", "tags", arr) : NULL);
 }
@@ -1232,23 +1148,21 @@ static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     query_free(&q);
     aggset_t s;
     memset(&s, 0, sizeof(s));
-    uint64_t *vals = NULL;
-    if (fleet_aggregate(api, pool, tag, (size_t)tl, &s, &vals) != 0) {
+    const pw_fleet_agg_t *ix = NULL;
+    if (fleet_aggregate(api, pool, tag, (size_t)tl, &s, &ix) != 0) {
         aggset_free(&s);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
     if (s.n == 0) {
-        pw_free(vals);
         aggset_free(&s);
         return pw_api_error(resp, 404, "ENOENT", "no host has tag '%s'", params[0]);
     }
     if (s.n > 1)
         qsort(s.v, s.n, sizeof(*s.v), cmp_agg_total);
-    json_t *o = agg_json(api, &s.v[0], vals); /* the pool type with the most bytes */
+    json_t *o = agg_json(api, &s.v[0], ix); /* the pool type with the most bytes */
     json_t *aggs = json_array();
     for (size_t i = 0; aggs && i < s.n; i++)
-        json_array_append_new(aggs, agg_json(api, &s.v[i], vals));
-    pw_free(vals);
+        json_array_append_new(aggs, agg_json(api, &s.v[i], ix));
     aggset_free(&s);
     if (o == NULL) {
         json_decref(aggs);

@@ -2,6 +2,7 @@
 #include "collector_internal.h"
 #include "alloc.h"
 #include "codec.h"
+#include "fleet_agg.h"
 #include "frame.h"
 #include "log.h"
 #include "net.h"
@@ -284,6 +285,9 @@ static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s)
     }
     if (s->dict_reset)
         h->prev_n = 0;
+    /* Keep the fleet's per-tag index current (GET /tags reads it); on ENOMEM it is dropped
+     * and rebuilt at the next query. */
+    pw_fleet_agg_note(&c->fleet, h);
     h->samples++;
     h->last_seen_ms = s->timestamp_ms;
     h->resets += res.resets;

@@ -1,6 +1,7 @@
 #include "fleet.h"
 #include "alloc.h"
 #include "error.h"
+#include "fleet_agg.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,7 @@ void pw_fleet_close(pw_fleet_t *f)
     for (size_t i = 0; i < f->n; i++)
         host_free(f->hosts[i]);
     pw_free(f->hosts);
+    pw_fleet_agg_free(f->agg);
     memset(f, 0, sizeof(*f));
 }
 
@@ -63,6 +65,7 @@ pw_host_t *pw_fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
     h->counter_width = counter_width == 32 ? 32 : 64;
     pw_delta_dec_init(&h->dec, h->counter_width, 0);
     pw_sample_init(&h->snapshot);
+    h->index = (uint32_t)f->n;
     f->hosts[f->n++] = h;
     return h;
 }

@@ -55,11 +55,13 @@ typedef struct pw_host_s {
     struct pw_base_row_s *baseline; /* rows at the start of the agent instance, sorted */
     size_t n_baseline;
     uint32_t n_suspects;
+    uint32_t index; /* position in pw_fleet_t.hosts (hosts are never removed) */
 } pw_host_t;
 
 typedef struct pw_fleet_s {
     pw_host_t **hosts;
     size_t n, cap;
+    struct pw_fleet_agg_s *agg; /* per-tag index (fleet_agg.h), NULL until first used */
 } pw_fleet_t;
 
 /* Initialises an empty fleet. */

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "api.h"
+#include "fleet_agg.h"
 
 size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
 {
@@ -61,6 +62,13 @@ static void feed(pw_host_t *h, pw_delta_enc_t *e, const pw_sample_t *s)
     if (pw_delta_apply(&h->dec, msg, NULL, NULL) != 0)
         abort();
     pw_fleet_note_totals(h, s->timestamp_ms, s->totals.nonpaged_bytes, s->totals.paged_bytes);
+}
+
+/* What collector.c's handle_sample does after applying a sample. */
+static void feed_fleet(pw_fleet_t *f, pw_host_t *h, pw_delta_enc_t *e, const pw_sample_t *s)
+{
+    feed(h, e, s);
+    pw_fleet_agg_note(f, h);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -155,7 +163,7 @@ int main(void)
             uint64_t a = 100 + rnd() % 10000, f = a - rnd() % 100;
             pw_sample_add(&s, tag, 4, (pw_pool_t)(id & 1), a, f, a - f, (a - f) * 64);
         }
-        feed(host, &e, &s);
+        feed_fleet(&c.fleet, host, &e, &s);
         pw_delta_enc_close(&e);
     }
     double sum = 0;
