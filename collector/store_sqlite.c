@@ -29,10 +29,13 @@
 
 #define BLOB_MAX    (1024u * 1024u * 1024u) /* ceiling of any in-memory blob */
 #define FRAME_MAX   (64u * 1024u * 1024u)
-#define SCHEMA_LAST 1
+#define SCHEMA_LAST 2
 #define M1_MS       60000ull
 #define M15_MS      900000ull
 #define ROLLUP_VER  1
+/* Rows per rollup page: a series query decompresses one page of a window, not the whole
+ * host (~10 KB raw at 4 buckets per row, vs ~120 KB for 3,000 rows). */
+#define PAGE_ROWS 256
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -71,6 +74,16 @@ static const migration_t migrations[] = {
      "CREATE TABLE gaps(host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
      " ts_ms INTEGER NOT NULL, seq INTEGER NOT NULL, missed INTEGER NOT NULL);"
      "CREATE INDEX gaps_host_ts ON gaps(host_id, ts_ms);"},
+    /* Rollup blobs become pages of rows with their key range [k0, k1] (older blobs hold
+     * every row: 0 .. 2^32-1). 1-min rollups are written when a raw chunk expires, not
+     * when it closes: chunks.m1 says whether a chunk's 1-min rollup exists (1 for chunks
+     * closed before this step, which were rolled up eagerly). */
+    {2, "rollup pages, lazy 1-min rollups",
+     "ALTER TABLE rollups ADD COLUMN k0 INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE rollups ADD COLUMN k1 INTEGER NOT NULL DEFAULT 4294967295;"
+     "DROP INDEX rollups_key;"
+     "CREATE INDEX rollups_page ON rollups(host_id, level, t0_ms, k0, k1);"
+     "ALTER TABLE chunks ADD COLUMN m1 INTEGER NOT NULL DEFAULT 1;"},
 };
 
 enum {
@@ -94,6 +107,8 @@ enum {
     S_ROLLUP_INS,
     S_ROLLUP_RANGE,
     S_CHUNK_RANGE,
+    S_CHUNK_RANGE_M1,
+    S_RET_EXPIRING,
     S_CHUNK_LAST,
     S_GAP_INS,
     S_RET_CHUNKS,
@@ -123,7 +138,7 @@ static const char *const sql_text[S__COUNT] = {
     [S_TAG_INS] = "INSERT INTO tags(id, tag) VALUES(?1, ?2)",
     [S_TAG_ALL] = "SELECT id, tag FROM tags ORDER BY id",
     [S_CHUNK_INS] = "INSERT INTO chunks(host_id, window_ms, t0_ms, t1_ms, nsamples, counter_width,"
-                    " first_seq, last_seq) VALUES(?1, ?2, ?3, ?3, 0, ?4, ?5, ?5)",
+                    " first_seq, last_seq, m1) VALUES(?1, ?2, ?3, ?3, 0, ?4, ?5, ?5, 0)",
     [S_CHUNK_OPEN] = "SELECT id, counter_width, window_ms FROM chunks"
                      " WHERE host_id=?1 AND data IS NULL ORDER BY id",
     [S_CHUNK_CLOSE] = "UPDATE chunks SET t0_ms=?2, t1_ms=?3, nsamples=?4, first_seq=?5,"
@@ -132,13 +147,20 @@ static const char *const sql_text[S__COUNT] = {
     [S_ROWS_INS] = "INSERT INTO chunk_rows(chunk_id, idx, seq, ts_ms, data) VALUES(?1,?2,?3,?4,?5)",
     [S_ROWS_GET] = "SELECT seq, ts_ms, data FROM chunk_rows WHERE chunk_id=?1 ORDER BY idx",
     [S_ROWS_DEL] = "DELETE FROM chunk_rows WHERE chunk_id=?1",
-    [S_ROLLUP_INS] = "INSERT INTO rollups(host_id, level, t0_ms, t1_ms, raw_size, data)"
-                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_ROLLUP_INS] = "INSERT INTO rollups(host_id, level, t0_ms, t1_ms, raw_size, data, k0, k1)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_ROLLUP_RANGE] = "SELECT raw_size, data FROM rollups WHERE host_id=?1 AND level=?2"
-                       " AND t0_ms BETWEEN ?3 AND ?4 AND t1_ms >= ?5 ORDER BY t0_ms, id",
+                       " AND t0_ms BETWEEN ?3 AND ?4 AND k0 <= ?6 AND k1 >= ?6 AND t1_ms >= ?5"
+                       " ORDER BY t0_ms, id",
     [S_CHUNK_RANGE] = "SELECT id, counter_width, raw_size, data FROM chunks WHERE host_id=?1"
                       " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
                       " ORDER BY t0_ms, id",
+    [S_CHUNK_RANGE_M1] = "SELECT id, counter_width, raw_size, data FROM chunks WHERE host_id=?1"
+                         " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
+                         " AND m1=0 ORDER BY t0_ms, id",
+    [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data FROM chunks"
+                       " WHERE data IS NOT NULL AND m1=0 AND t1_ms < ?1 AND t1_ms >= ?2"
+                       " ORDER BY id",
     [S_CHUNK_LAST] = "SELECT id, counter_width, raw_size, data FROM chunks WHERE host_id=?1"
                      " ORDER BY id DESC LIMIT 1",
     [S_GAP_INS] = "INSERT INTO gaps(host_id, ts_ms, seq, missed) VALUES(?1, ?2, ?3, ?4)",
@@ -626,25 +648,41 @@ static int intern_tag(pw_store_sql_t *q, const uint8_t *t, size_t len, uint32_t 
     return 0;
 }
 
+/* Encodes one level of rows gk[0..nrows) x nb buckets (acc, bucket_ms from index b0) as
+ * pages of PAGE_ROWS rows, each compressed and inserted with its key range. */
 static int rollup_write(pw_store_sql_t *q, int64_t host_id, int level, uint64_t t0, uint64_t t1,
-                        pw_diag_t *d)
+                        const gk_t *gk, size_t nrows, const acc_t *acc, uint64_t nb,
+                        uint64_t bucket_ms, uint64_t b0, pw_buf_t *rowbuf, pw_diag_t *d)
 {
-    int rc = zcompress(q, q->tmp.data, q->tmp.len, d);
-    if (rc != 0)
-        return rc;
-    sqlite3_stmt *s = stmt(q, S_ROLLUP_INS);
-    sqlite3_bind_int64(s, 1, host_id);
-    sqlite3_bind_int(s, 2, level);
-    sqlite3_bind_int64(s, 3, (int64_t)t0);
-    sqlite3_bind_int64(s, 4, (int64_t)t1);
-    sqlite3_bind_int64(s, 5, (int64_t)q->tmp.len);
-    sqlite3_bind_blob(s, 6, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
-    return run(q, s, d, "insert rollup");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nrows; i += PAGE_ROWS) {
+        size_t n = nrows - i < PAGE_ROWS ? nrows - i : PAGE_ROWS;
+        rc = rollup_encode(&q->tmp, gk + i, n, acc, nb, bucket_ms, b0, rowbuf);
+        if (rc != 0)
+            return pw_diag_set(d, rc, 0, 0, "rollups", "encoding: %s", pw_strerror(rc));
+        rc = zcompress(q, q->tmp.data, q->tmp.len, d);
+        if (rc != 0)
+            return rc;
+        sqlite3_stmt *s = stmt(q, S_ROLLUP_INS);
+        sqlite3_bind_int64(s, 1, host_id);
+        sqlite3_bind_int(s, 2, level);
+        sqlite3_bind_int64(s, 3, (int64_t)t0);
+        sqlite3_bind_int64(s, 4, (int64_t)t1);
+        sqlite3_bind_int64(s, 5, (int64_t)q->tmp.len);
+        sqlite3_bind_blob(s, 6, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 7, gk[i].gkey);
+        sqlite3_bind_int64(s, 8, gk[i + n - 1].gkey);
+        rc = run(q, s, d, "insert rollup");
+    }
+    return rc;
 }
 
-/* Computes and writes the 1-min and 15-min rollups of a closed chunk's records. */
+#define ROLL_M1  1 /* rollup_chunk: write the 1-min level */
+#define ROLL_M15 2 /* and/or the 15-min level */
+
+/* Computes and writes the `levels` (ROLL_*) rollups of a chunk's records. */
 static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, const pw_buf_t *recs,
-                        uint64_t t0, uint64_t t1, pw_diag_t *d)
+                        uint64_t t0, uint64_t t1, int levels, pw_diag_t *d)
 {
     rollup_t r;
     memset(&r, 0, sizeof(r));
@@ -668,15 +706,12 @@ static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, cons
         gk[i].gkey = PW_ROW_KEY(gid, PW_ROW_POOL(r.rkey[i]));
         gk[i].row = (uint32_t)i;
     }
-    if (rc == 0 && r.nrows > 0) {
+    if (rc == 0 && r.nrows > 0)
         qsort(gk, r.nrows, sizeof(*gk), gk_cmp);
-        rc = rollup_encode(&q->tmp, gk, r.nrows, r.acc, r.nb, M1_MS, r.b0, &rowbuf);
-        if (rc != 0)
-            rc = pw_diag_set(d, rc, 0, 0, "rollups", "encoding: %s", pw_strerror(rc));
-        else
-            rc = rollup_write(q, host_id, PW_STORE_1MIN, t0, t1, d);
-    }
-    if (rc == 0 && r.nrows > 0) {
+    if (rc == 0 && r.nrows > 0 && (levels & ROLL_M1))
+        rc = rollup_write(q, host_id, PW_STORE_1MIN, t0, t1, gk, r.nrows, r.acc, r.nb, M1_MS, r.b0,
+                          &rowbuf, d);
+    if (rc == 0 && r.nrows > 0 && (levels & ROLL_M15)) {
         uint64_t c0 = t0 / M15_MS, nc = t1 / M15_MS - c0 + 1;
         acc15 = pw_calloc(r.nrows * nc, sizeof(*acc15));
         if (acc15 == NULL)
@@ -690,13 +725,9 @@ static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, cons
                 acc_add(&acc15[i * nc + c], x->b, x->df, x->a, x->f, x->cnt, x->bmin, x->bmax,
                         x->dmin, x->dmax);
             }
-        if (rc == 0) {
-            rc = rollup_encode(&q->tmp, gk, r.nrows, acc15, nc, M15_MS, c0, &rowbuf);
-            if (rc != 0)
-                rc = pw_diag_set(d, rc, 0, 0, "rollups", "encoding: %s", pw_strerror(rc));
-            else
-                rc = rollup_write(q, host_id, PW_STORE_15MIN, t0, t1, d);
-        }
+        if (rc == 0)
+            rc = rollup_write(q, host_id, PW_STORE_15MIN, t0, t1, gk, r.nrows, acc15, nc, M15_MS,
+                              c0, &rowbuf, d);
     }
     pw_free(acc15);
     pw_free(gk);
@@ -721,7 +752,8 @@ static void chunk_reset(hstate_t *hs)
     pw_buf_reset(&hs->recs);
 }
 
-/* Compresses the open chunk into its blob, drops its rows and writes its rollups. */
+/* Compresses the open chunk into its blob, drops its rows and writes its 15-min rollups (the
+ * 1-min ones wait until the chunk expires: until then 1-min queries read it raw). */
 static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
 {
     int rc = 0;
@@ -753,7 +785,7 @@ static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
         rc = run(q, s, d, "delete chunk rows");
     }
     if (rc == 0)
-        rc = rollup_chunk(q, hs->id, hs->width, &hs->recs, hs->t0, hs->t1, d);
+        rc = rollup_chunk(q, hs->id, hs->width, &hs->recs, hs->t0, hs->t1, ROLL_M15, d);
     if (rc == 0)
         chunk_reset(hs);
     return rc;
@@ -1033,11 +1065,41 @@ static uint64_t cutoff(uint64_t now, uint64_t keep)
     return now > keep ? now - keep : 0;
 }
 
+/* Writes the 1-min rollups of the closed chunks that expire at `raw_cut` (deleted next, in the
+ * same transaction), unless the 1-min level would already be gone (t1 < m1_cut). */
+static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut, pw_diag_t *d)
+{
+    sqlite3_stmt *s = stmt(q, S_RET_EXPIRING);
+    sqlite3_bind_int64(s, 1, (int64_t)raw_cut);
+    sqlite3_bind_int64(s, 2, (int64_t)m1_cut);
+    pw_buf_t recs;
+    pw_buf_init(&recs, BLOB_MAX);
+    int r = 0, rc;
+    /* The cursor stays on chunks while rollups and tags are inserted (other tables). */
+    while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t hid = sqlite3_column_int64(s, 0);
+        unsigned width = (unsigned)sqlite3_column_int(s, 1);
+        uint64_t t0 = (uint64_t)sqlite3_column_int64(s, 2), t1 = (uint64_t)sqlite3_column_int64(s, 3);
+        r = zdecompress(q, sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5),
+                        (uint64_t)sqlite3_column_int64(s, 4), &recs, d);
+        if (r == 0)
+            r = rollup_chunk(q, hid, width, &recs, t0, t1, ROLL_M1, d);
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = sqlfail(q, rc, d, "read expiring chunks");
+    sqlite3_reset(s);
+    pw_buf_close(&recs);
+    return r;
+}
+
 int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d)
 {
     int own = !q->in_txn;
     int rc = begin(q, d);
     int64_t total = 0, n = 0;
+    if (rc == 0)
+        rc = rollup_expiring(q, cutoff(now_ms, q->opts.raw_retention_ms),
+                             cutoff(now_ms, q->opts.m1_retention_ms), d);
     if (rc == 0) {
         sqlite3_stmt *s = stmt(q, S_RET_CHUNKS);
         sqlite3_bind_int64(s, 1, (int64_t)cutoff(now_ms, q->opts.raw_retention_ms));
@@ -1194,11 +1256,13 @@ static int host_id_of(pw_store_sql_t *q, const char *name, int64_t *id, pw_diag_
 }
 
 /* Reads raw chunks of host `hid` overlapping [from, to]; open ones only when `open_only`. */
-static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_only, pw_diag_t *d)
+static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_only,
+                         int not_m1, pw_diag_t *d)
 {
     /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
-     * before it. Rows are collected first: replay runs other statements. */
-    sqlite3_stmt *s = stmt(q, S_CHUNK_RANGE);
+     * before it. Rows are collected first: replay runs other statements. `not_m1`: only
+     * chunks whose 1-min rollup is not written yet. */
+    sqlite3_stmt *s = stmt(q, not_m1 ? S_CHUNK_RANGE_M1 : S_CHUNK_RANGE);
     sqlite3_bind_int64(s, 1, hid);
     sqlite3_bind_int64(s, 2, (int64_t)cutoff(sr->from, q->opts.chunk_window_ms));
     sqlite3_bind_int64(s, 3, (int64_t)sr->to);
@@ -1243,7 +1307,7 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
         return rc;
     if (step_ms < M1_MS) {
         out->level = PW_STORE_RAW;
-        rc = series_chunks(q, &sr, hid, 0, d);
+        rc = series_chunks(q, &sr, hid, 0, 0, d);
         return rc != 0 ? rc : (int64_t)out->n;
     }
     int level = step_ms < M15_MS ? PW_STORE_1MIN : PW_STORE_15MIN;
@@ -1257,6 +1321,7 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
         sqlite3_bind_int64(s, 3, (int64_t)cutoff(from_ms, q->opts.chunk_window_ms));
         sqlite3_bind_int64(s, 4, (int64_t)to_ms);
         sqlite3_bind_int64(s, 5, (int64_t)cutoff(from_ms, level == PW_STORE_1MIN ? M1_MS : M15_MS));
+        sqlite3_bind_int64(s, 6, gkey);
         int r;
         while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
             rc = zdecompress(q, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
@@ -1268,9 +1333,10 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
             rc = sqlfail(q, r, d, "read rollups");
         sqlite3_reset(s);
     }
-    /* The open chunk is not rolled up yet: read it raw (its tag may be new to `tags`). */
+    /* The open chunk is not rolled up yet: read it raw (its tag may be new to `tags`); at the
+     * 1-min level so are the closed chunks that have not expired yet. */
     if (rc == 0)
-        rc = series_chunks(q, &sr, hid, 1, d);
+        rc = series_chunks(q, &sr, hid, level == PW_STORE_15MIN, level == PW_STORE_1MIN, d);
     return rc != 0 ? rc : (int64_t)out->n;
 }
 

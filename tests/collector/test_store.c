@@ -397,6 +397,77 @@ static void test_rollups(void **state)
     pw_store_close(st);
 }
 
+/* 600 rows (the rollups are paged by 256 rows): row r of sample k (k = 0..3, at T0 + 15 s * k)
+ * has bytes 1000 * r + 7 * k, diff = r + k, allocs = 10 * r + k + 100 (one minute). The 1-min answer is
+ * read raw while the chunk lives, from the rollups written when it expires, and both equal
+ * the values above; the 15-min answer comes from the rollup page that holds the row. */
+static void check_paged(pw_store_t *st, int level, uint64_t step)
+{
+    static const unsigned rows[] = {0, 255, 256, 511, 599};
+    pw_store_series_t sr = {0};
+    pw_diag_t d;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        unsigned r = rows[i];
+        char tag[5];
+        snprintf(tag, sizeof(tag), "P%03u", r);
+        assert_int_equal(pw_store_series(st, "pg", (const uint8_t *)tag, 4, PW_POOL_NONPAGED, T0,
+                                         T0 + 3600000, step, &sr, &d),
+                         1);
+        assert_int_equal(sr.level, level);
+        const pw_store_point_t *p = &sr.points[0];
+        assert_int_equal(p->ts_ms, T0);
+        assert_int_equal(p->samples, 4);
+        assert_int_equal(p->bytes, 1000ull * r + 21);
+        assert_int_equal(p->bytes_min, 1000ull * r);
+        assert_int_equal(p->bytes_max, 1000ull * r + 21);
+        assert_int_equal(p->diff, r + 3);
+        assert_int_equal(p->diff_min, r);
+        assert_int_equal(p->allocs, 10ull * r + 103);
+        assert_int_equal(p->frees, 10ull * r + 103 - (r + 3));
+    }
+    pw_store_series_free(&sr);
+}
+
+static void test_paged_lazy_rollups(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("pg", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (unsigned k = 0; k < 4; k++) {
+        pw_sample_reset(&s);
+        s.seq = k + 1;
+        s.timestamp_ms = T0 + 15000ull * k;
+        for (unsigned r = 0; r < 600; r++) {
+            char tag[5];
+            snprintf(tag, sizeof(tag), "P%03u", r);
+            uint64_t a = 10ull * r + k + 100, df = r + k;
+            assert_int_equal(
+                pw_sample_add(&s, tag, 4, PW_POOL_NONPAGED, a, a - df, df, 1000ull * r + 7 * k), 0);
+        }
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.rollup_windows, 3); /* 15 min: pages of 256, 256 and 88 rows */
+    check_paged(st, PW_STORE_1MIN, 60000);  /* raw */
+    check_paged(st, PW_STORE_15MIN, 900000);
+    /* The chunk expires: its 1-min rollup (3 pages) replaces it. */
+    assert_int_equal(
+        pw_store_retention(st, T0 + 60000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d), 1);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 0);
+    assert_int_equal(ss.rollup_windows, 6);
+    check_paged(st, PW_STORE_1MIN, 60000);
+    check_paged(st, PW_STORE_15MIN, 900000);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
 /* Three chunks of two samples each, one hour apart; each level deletes exactly what is
  * older than its limit (a chunk's or window's newest sample < now - limit). */
 static void test_retention(void **state)
@@ -419,7 +490,8 @@ static void test_retention(void **state)
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.closed_chunks, 3);
-    assert_int_equal(ss.rollup_windows, 6);
+    /* 15-min windows only: a chunk's 1-min rollup is written when its raw data expires. */
+    assert_int_equal(ss.rollup_windows, 3);
     const uint64_t H = 3600000, newest_a = T0 + 10000, newest_b = T0 + H + 10000;
     const uint64_t RAW = PW_STORE_DEFAULT_RAW_RETENTION_MS, M1 = PW_STORE_DEFAULT_1MIN_RETENTION_MS,
                    M15 = PW_STORE_DEFAULT_15MIN_RETENTION_MS;
@@ -431,6 +503,7 @@ static void test_retention(void **state)
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.closed_chunks, 1);
     assert_int_equal(ss.samples, 2);
+    assert_int_equal(ss.rollup_windows, 5); /* 3 at 15 min + 1 min of a and b */
     pw_store_series_t sr = {0};
     assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
                                      T0 + 3 * H, 0, &sr, &d),
@@ -560,7 +633,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_restart),   cmocka_unit_test(test_rollups),
-        cmocka_unit_test(test_retention), cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_retention), cmocka_unit_test(test_paged_lazy_rollups),
+        cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_bad_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
