@@ -10,6 +10,7 @@ PKGS=(
   libcmocka-dev libsqlite3-dev sqlite3 libinih-dev libjansson-dev libzstd-dev
   libhttp-parser-dev libncurses-dev zlib1g-dev
   curl ca-certificates procps python3 tmux
+  nodejs npm # the dashboard's npm packages (deploy/web-deps.sh, run by the build)
 )
 # Extra groups, asked for by the scripts that need them.
 for arg in "$@"; do
@@ -24,6 +25,8 @@ done
 missing=()
 for p in "${PKGS[@]}"; do
   st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  # Some nodejs builds (NodeSource) bring npm and conflict with Debian's npm package.
+  [ "$p" = npm ] && command -v npm >/dev/null && continue
   [[ "$st" == ii* ]] || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
