@@ -49,6 +49,10 @@ typedef struct pw_api_resp_s {
     int pending;     /* 1: a command was sent; the answer comes with cmd_id (or a timeout) */
     uint64_t cmd_id; /* with pending */
     char cmd_host[256];
+    /* Set by the dashboard's static files (web.h); empty/NULL for API responses. */
+    char etag[24];             /* ETag header value (quoted), "" for none */
+    const char *cache_control; /* static string; NULL means "no-store" */
+    const char *extra_headers; /* static "Name: value\r\n" lines, or NULL */
 } pw_api_resp_t;
 
 /* Counters of the API for /metrics. */

@@ -44,6 +44,8 @@ const char *pw_api_reason(int status)
     switch (status) {
     case 200:
         return "OK";
+    case 304:
+        return "Not Modified";
     case 400:
         return "Bad Request";
     case 401:

@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "log.h"
 #include "net.h"
+#include "web.h"
 
 #define MOD          "http"
 #define DEFAULT_PORT 8443
@@ -34,10 +35,12 @@ typedef struct hconn_s {
     pw_buf_t in;   /* received and not parsed yet (the parser is paused between requests) */
     pw_buf_t url;  /* request target */
     pw_buf_t auth; /* Authorization value */
+    pw_buf_t inm;  /* If-None-Match value (the dashboard's static files) */
     pw_buf_t body;
     char field[32];
     size_t field_len;  /* real length of the current header name (may exceed the buffer) */
     int field_is_auth; /* the current header is Authorization */
+    int field_is_inm;  /* the current header is If-None-Match */
     int in_value;      /* the last header callback was a value */
     size_t header_bytes;
     int error_status; /* set by a callback that refuses the request (413, 431) */
@@ -108,13 +111,21 @@ static void send_resp(hconn_t *k, pw_api_resp_t *resp)
         s->api.stats.by_class[cls]++;
     if (k->tls == NULL || k->closing)
         return;
-    char head[512];
+    char head[1024], etag[40] = "";
+    if (resp->etag[0])
+        snprintf(etag, sizeof(etag), "ETag: %s\r\n", resp->etag);
     int n = snprintf(head, sizeof(head),
                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                     "Cache-Control: no-store\r\n%sConnection: %s\r\n\r\n",
+                     "Cache-Control: %s\r\n%s%s%sConnection: %s\r\n\r\n",
                      resp->status, pw_api_reason(resp->status), resp->content_type, resp->body.len,
+                     resp->cache_control ? resp->cache_control : "no-store", etag,
+                     resp->extra_headers ? resp->extra_headers : "",
                      resp->status == 401 ? "WWW-Authenticate: Bearer realm=\"poolwatch\"\r\n" : "",
                      k->keep_alive ? "keep-alive" : "close");
+    if (n < 0 || (size_t)n >= sizeof(head)) {
+        conn_close(k);
+        return;
+    }
     pw_buf_t out;
     pw_buf_init(&out, SIZE_MAX);
     if (pw_buf_append(&out, head, (size_t)n) != 0 ||
@@ -152,10 +163,12 @@ static int on_message_begin(http_parser *p)
     hconn_t *k = p->data;
     pw_buf_reset(&k->url);
     pw_buf_reset(&k->auth);
+    pw_buf_reset(&k->inm);
     pw_buf_close(&k->body);
     pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
     k->field_len = 0;
     k->field_is_auth = 0;
+    k->field_is_inm = 0;
     k->in_value = 0;
     k->header_bytes = 0;
     k->error_status = 0;
@@ -194,6 +207,7 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
         if (k->field_len < sizeof(k->field))
             k->field[k->field_len] = at[i];
     k->field_is_auth = k->field_len == 13 && strncasecmp(k->field, "authorization", 13) == 0;
+    k->field_is_inm = k->field_len == 13 && strncasecmp(k->field, "if-none-match", 13) == 0;
     return 0;
 }
 
@@ -204,8 +218,12 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         return 1;
     if (!k->in_value && k->field_is_auth)
         pw_buf_reset(&k->auth); /* a repeated header: the last one counts */
+    if (!k->in_value && k->field_is_inm)
+        pw_buf_reset(&k->inm);
     k->in_value = 1;
     if (k->field_is_auth && pw_buf_append(&k->auth, at, len) != 0)
+        return k->error_status = 431, 1;
+    if (k->field_is_inm && pw_buf_append(&k->inm, at, len) != 0)
         return k->error_status = 431, 1;
     return 0;
 }
@@ -280,8 +298,11 @@ static void dispatch(hconn_t *k)
     pw_api_resp_t resp;
     pw_api_resp_init(&resp);
     uint64_t t0 = uv_hrtime();
-    pw_api_handle(&s->api, &req, &resp);
+    char *inm = k->inm.len ? pw_strndup((const char *)k->inm.data, k->inm.len) : NULL;
+    if (pw_web_handle(req.method, path, inm, &resp) == 0) /* the dashboard, else the API */
+        pw_api_handle(&s->api, &req, &resp);
     s->api.stats.handler_us_total += (uv_hrtime() - t0) / 1000;
+    pw_free(inm);
     pw_free(auth);
     pw_free(url);
     pw_buf_close(&k->body);
@@ -375,6 +396,7 @@ static void on_timer_closed(uv_handle_t *h)
     pw_buf_close(&k->in);
     pw_buf_close(&k->url);
     pw_buf_close(&k->auth);
+    pw_buf_close(&k->inm);
     pw_buf_close(&k->body);
     pw_free(k);
 }
@@ -430,6 +452,7 @@ static void on_connection(uv_stream_t *server, int status)
     pw_buf_init(&k->in, PW_API_MAX_HEADER_BYTES + PW_API_MAX_BODY_BYTES);
     pw_buf_init(&k->url, PW_API_MAX_HEADER_BYTES);
     pw_buf_init(&k->auth, PW_API_MAX_HEADER_BYTES);
+    pw_buf_init(&k->inm, PW_API_MAX_HEADER_BYTES);
     pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
     uv_timer_init(&s->c->loop, &k->timer);
     k->timer.data = k;

@@ -1,0 +1,229 @@
+// test_dashboard.js ENV_FILE OUT_DIR: the web dashboard in headless Chromium (Debian's
+// /usr/bin/chromium driven by playwright-core, no browser download) against the collector
+// and agents that fleet.sh started. Checks what is on screen; writes screenshots to OUT_DIR.
+// Expected values come from the capture file and the simulator's documented preset, not from
+// the dashboard: case09's second screen is "Drsd Paged 737 (..) 710 (..) 27 22464 (..) 832"
+// and its first "560 539 21 17472", so the changes are +177 / +171 / +6 / +4992; the preset
+// fleet-small makes host 3 leak nonpaged pool in tag NtFC (agent/source_sim.c).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require(path.join(__dirname, '../../web/node_modules/playwright-core'));
+
+const env = Object.fromEntries(fs.readFileSync(process.argv[2], 'utf8').trim().split('\n')
+  .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const OUT = process.argv[3];
+const URL = env.POOLWATCH_URL, TOKEN = env.POOLWATCH_READ_TOKEN;
+const LEAKER = 'sim-fleet-small-3';
+const HOSTS = ['sim-fleet-small-0', 'sim-fleet-small-1', 'sim-fleet-small-2', LEAKER, 'capture-case09'];
+
+let failures = 0;
+function check(name, ok, detail) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok ? '' : ': ' + detail}`);
+  if (!ok) failures++;
+}
+function eq(name, want, got) {
+  check(name, JSON.stringify(want) === JSON.stringify(got),
+    `expected ${JSON.stringify(want)} got ${JSON.stringify(got)}`);
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function apiGet(p) { // node's fetch trusts POOLWATCH_CA through NODE_EXTRA_CA_CERTS
+  const r = await fetch(URL + p, { headers: { Authorization: 'Bearer ' + TOKEN } });
+  if (!r.ok) throw new Error(`${p}: ${r.status}`);
+  return r.json();
+}
+
+// The data the checks need: every host with a table, case09's two screens, and the analysis
+// pass (every 30 s) having found the leak.
+async function waitForData() {
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      const { hosts } = await apiGet('/api/v1/hosts');
+      const names = hosts.map((h) => h.name);
+      const c9 = hosts.find((h) => h.name === 'capture-case09');
+      const { suspects } = await apiGet('/api/v1/leaks');
+      if (HOSTS.every((n) => names.includes(n)) && c9 && c9.samples >= 2 &&
+          suspects.some((s) => s.host === LEAKER && s.tag === 'NtFC')) return;
+    } catch (e) { /* not up yet */ }
+    if (Date.now() - t0 > 120000) throw new Error('fleet not ready after 120 s');
+    await sleep(1000);
+  }
+}
+
+async function shot(page, name, fullPage = true) {
+  const f = path.join(OUT, name);
+  await page.screenshot({ path: f, fullPage });
+  console.log(`     screenshot ${f}`);
+}
+
+// Polls fn in the page. (playwright's waitForFunction evaluates a string in the page, which the
+// dashboard's Content-Security-Policy forbids; page.evaluate goes through the DevTools protocol.)
+async function waitFor(page, fn, arg, timeoutMs = 15000) {
+  const t0 = Date.now();
+  for (;;) {
+    if (await page.evaluate(fn, arg)) return;
+    if (Date.now() - t0 > timeoutMs) throw new Error('timed out waiting for ' + String(fn).slice(0, 120));
+    await sleep(50);
+  }
+}
+
+const ready = (page, view) => waitFor(page, 
+  (v) => document.body.dataset.view === v && document.body.dataset.state === 'ready', view);
+
+async function main() {
+  await waitForData();
+  // playwright gives the browser a fresh --user-data-dir of its own (and refuses one in args).
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      // Trust exactly the test collector's key (fleet.sh's throw-away PKI).
+      `--ignore-certificate-errors-spki-list=${env.POOLWATCH_SPKI}`],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+
+    // Static files: no token needed, right types, ETag.
+    const r = await page.goto(URL + '/');
+    eq('GET / status', 200, r.status());
+    eq('GET / content type', 'text/html; charset=utf-8', r.headers()['content-type']);
+    check('GET / has an ETag', /^"[0-9a-f]{16}"$/.test(r.headers().etag || ''), r.headers().etag);
+
+    // Login box; a wrong token is refused, the read token lets us in.
+    await page.waitForSelector('#login:not([hidden])');
+    await page.fill('#token', 'not-a-token');
+    await page.click('#login button');
+    await waitFor(page, () => document.querySelector('#login-msg').textContent !== '');
+    eq('wrong token refused', 'the server refused this token', await page.textContent('#login-msg'));
+    await page.fill('#token', TOKEN);
+    await page.click('#login button');
+    await ready(page, 'fleet');
+    check('login box hidden', await page.isHidden('#login'), 'still shown');
+    errors.length = 0; // the wrong token's 401 is logged by the browser: expected
+
+    // Fleet: every host, ordered by nonpaged pressure. The expected order is computed here
+    // from the API's bytes and limits (ratio = used / limit, 0 without a limit; ties by name).
+    let shown, want;
+    for (let attempt = 0; attempt < 3; attempt++) { // values move every 10 s: retry a race
+      shown = await page.$$eval('#hosts tbody tr', (trs) => trs.map((t) => t.dataset.host));
+      const { hosts } = await apiGet('/api/v1/hosts');
+      const ratio = (h) => (h.nonpaged_limit_bytes ? h.nonpaged_bytes / h.nonpaged_limit_bytes : 0);
+      want = hosts.slice().sort((a, b) => ratio(b) - ratio(a) || (a.name < b.name ? -1 : 1))
+        .map((h) => h.name);
+      if (JSON.stringify(shown) === JSON.stringify(want)) break;
+      await page.reload();
+      await ready(page, 'fleet');
+    }
+    eq('fleet lists the hosts by pressure', want, shown);
+    eq('fleet has the five hosts', HOSTS.slice().sort(), shown.slice().sort());
+    const pcts = await page.$$eval('#hosts tbody td.pct', (tds) => tds.map((t) => parseFloat(t.textContent) || 0));
+    check('fleet % column is non-increasing', pcts.every((p, i) => i === 0 || p <= pcts[i - 1]), pcts.join(' '));
+    const leakRow = `#hosts tr[data-host="${LEAKER}"]`;
+    check('leaking host has suspects', parseInt(await page.textContent(`${leakRow} td.suspects`), 10) >= 1,
+      await page.textContent(`${leakRow} td.suspects`));
+    check('fleet suspects panel lists NtFC on the leaking host',
+      await page.isVisible(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"]`), 'not listed');
+    await page.waitForSelector(`${leakRow} svg.spark polyline`, { timeout: 10000 });
+    check('sparkline drawn', true);
+    await shot(page, 'dashboard_fleet.png');
+
+    // Host page of the replayed capture: case09's second screen, changes against the first.
+    await page.click('#hosts tr[data-host="capture-case09"] td.host a');
+    await ready(page, 'host');
+    const row = async (tag) => page.$eval(`#pool tbody tr[data-tag="${tag}"]`, (tr) =>
+      Object.fromEntries([...tr.cells].map((c) => [c.classList[0], c.textContent.trim()])));
+    const d = await row('Drsd');
+    eq('case09 Drsd row', { tag: 'Drsd', type: 'paged', allocs: '737', allocs_change: '+177',
+      frees: '710', frees_change: '+171', diff: '27', diff_change: '+6', bytes: '22464',
+      bytes_change: '+4992', per_alloc: '832' },
+    Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'driver')));
+    await page.fill('#include', 'Drs*');
+    await page.waitForTimeout(300);
+    await ready(page, 'host');
+    eq('include Drs* keeps Drsd', ['Drsd'], await page.$$eval('#pool tbody tr', (t) => t.map((x) => x.dataset.tag)));
+    await page.fill('#include', 'Xyz?');
+    await waitFor(page, () => document.querySelectorAll('#pool tbody tr').length === 0);
+    eq('include Xyz? keeps nothing', '0 rows', (await page.textContent('#pool-count')).split(',')[0]);
+    await page.fill('#include', '');
+    await waitFor(page, () => document.querySelectorAll('#pool tbody tr').length === 1);
+    await shot(page, 'dashboard_host_case09.png');
+
+    // Host page of the leaking host: suspects, sorting by header clicks, filters.
+    await page.goto(`${URL}/#/host/${LEAKER}`);
+    await ready(page, 'host');
+    check('host suspects list NtFC',
+      await page.isVisible(`#host-suspects tr[data-tag="NtFC"]`), 'not listed');
+    const col = (cls) => page.$$eval(`#pool tbody td.${cls}`, (tds) => tds.map((t) => t.textContent));
+    const nums = async (cls) => (await col(cls)).map(Number);
+    const isSorted = (a, cmp) => a.every((x, i) => i === 0 || cmp(a[i - 1], x) <= 0);
+    let bytes = await nums('bytes');
+    check('pool table has many rows', bytes.length > 20, bytes.length);
+    check('default sort: bytes descending', isSorted(bytes, (a, b) => b - a), bytes.slice(0, 5));
+    const first = await page.getAttribute('#pool tbody tr', 'data-tag');
+    await page.click('#pool th[data-sort="bytes"]'); // same header: flips the order
+    await waitFor(page, (f) => document.querySelector('#pool tbody tr').dataset.tag !== f, first);
+    await ready(page, 'host');
+    bytes = await nums('bytes');
+    check('click Bytes: ascending', isSorted(bytes, (a, b) => a - b), bytes.slice(0, 5));
+    await page.click('#pool th[data-sort="allocs"]');
+    await page.waitForSelector('#pool th.sorted[data-sort="allocs"]');
+    const allocs = await nums('allocs');
+    check('click Allocs: descending', isSorted(allocs, (a, b) => b - a), allocs.slice(0, 5));
+    await page.click('#pool th[data-sort="tag"]');
+    await page.waitForSelector('#pool th.sorted[data-sort="tag"]');
+    const tags = (await page.$$eval('#pool tbody tr', (t) => t.map((x) => x.dataset.tag + '/' + x.dataset.type)));
+    const bytewise = (a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    check('click Tag: by tag ascending', isSorted(tags.map((t) => t.split('/')[0]), bytewise), tags.slice(0, 5));
+    await page.fill('#include', 'NtF?');
+    await waitFor(page, () => [...document.querySelectorAll('#pool tbody tr')].every((t) => /^NtF.$/.test(t.dataset.tag)));
+    const ntf = await page.$$eval('#pool tbody tr', (t) => t.map((x) => x.dataset.tag));
+    check('include NtF? keeps NtF. tags only, NtFC among them', ntf.length >= 1 && ntf.includes('NtFC') &&
+      ntf.every((t) => /^NtF.$/.test(t)), ntf.join(','));
+    await page.fill('#exclude', 'NtFC');
+    await waitFor(page, () => ![...document.querySelectorAll('#pool tbody tr')].some((t) => t.dataset.tag === 'NtFC'));
+    const ex = await page.$$eval('#pool tbody tr', (t) => t.map((x) => x.dataset.tag));
+    check('exclude NtFC removes it', ex.every((t) => /^NtF.$/.test(t) && t !== 'NtFC'), ex.join(','));
+    await page.fill('#include', '');
+    await page.fill('#exclude', '');
+    await page.selectOption('#pool-sel', 'nonpaged');
+    await waitFor(page, () => [...document.querySelectorAll('#pool tbody tr')].every((t) => t.dataset.type === 'nonpaged'));
+    check('pool selector: nonpaged rows only', true);
+    await page.uncheck('#changes');
+    check('change columns hidden', await page.isHidden('#pool th.chg'), 'still visible');
+    await page.check('#changes');
+    await page.waitForSelector('#np-chart canvas');
+    check('nonpaged chart drawn', true);
+    await shot(page, 'dashboard_host_leaker.png', false);
+
+    // Tag page: NtFC across the fleet, the leaking host among its suspects.
+    await page.click(`#host-suspects tr[data-tag="NtFC"] a.tagtxt`);
+    await ready(page, 'tag');
+    eq('tag page title', 'NtFC', await page.textContent('#tag-name'));
+    const th = await page.$$eval('#tag-hosts tbody tr', (t) => t.map((x) => x.dataset.host).sort());
+    check('tag page lists the sim hosts', ['sim-fleet-small-0', 'sim-fleet-small-1', 'sim-fleet-small-2', LEAKER]
+      .every((h) => th.includes(h)), th.join(','));
+    check('tag page suspects list the leaking host',
+      await page.isVisible(`#tag-suspects tr[data-host="${LEAKER}"]`), 'not listed');
+    await page.waitForSelector('#dist canvas');
+    await shot(page, 'dashboard_tag_ntfc.png');
+
+    // #token= in the URL (the quickstart's link) logs in a fresh tab and leaves the URL.
+    const p2 = await browser.newPage();
+    await p2.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
+    await ready(p2, 'fleet');
+    check('#token= link logs in and is removed from the URL', !p2.url().includes('token'), p2.url());
+    eq('no script errors', [], errors);
+  } finally {
+    await browser.close();
+  }
+}
+
+main().then(() => {
+  console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
+  process.exit(failures ? 1 : 0);
+}, (e) => { console.error('FAIL', e); process.exit(1); });
