@@ -1080,7 +1080,7 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
     r.fd = os_open(path, is_last, 0);
     if (r.fd < 0)
         return pw_diag_set(d, os_err(), 0, 0, "segment", "cannot open %s", path);
-    uint64_t fsize;
+    uint64_t fsize = 0; /* set by os_filesize; mingw -O2 cannot see that */
     int rc = os_filesize(r.fd, &fsize);
     if (rc != 0) {
         reader_free(&r);

@@ -1036,6 +1036,12 @@ int pw_config_load_file(const pw_config_opt_t *tab, void *cfg, const char *path,
     } else {
         /* Directory part of the path, for PATH options ("." when there is none). */
         const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+        /* Windows paths separate with a backslash too (C:\ProgramData\poolwatch\agent.conf). */
+        const char *bs = strrchr(path, '\\');
+        if (bs != NULL && (slash == NULL || bs > slash))
+            slash = bs;
+#endif
         if (slash == NULL) {
             strcpy(dir, ".");
         } else {

@@ -12,6 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* printf format checking: on mingw-w64, GCC's "printf" means Microsoft's msvcrt dialect (no %zu);
+ * poolwatch's Windows build uses mingw's C99 printf (__USE_MINGW_ANSI_STDIO, CMakeLists.txt),
+ * which is "gnu_printf". */
+#ifndef PW_PRINTF_FORMAT
+#ifdef __MINGW32__
+#define PW_PRINTF_FORMAT gnu_printf
+#else
+#define PW_PRINTF_FORMAT printf
+#endif
+#endif
+
 /* OS conditions: negated errno (libuv's values on Unix). */
 #define PW_ENOMEM  (-ENOMEM)
 #define PW_EINVAL  (-EINVAL)
@@ -78,7 +89,7 @@ const char *pw_err_name(int err);
 /* Fills `d` (when not NULL) with code, location and a printf-formatted message; returns `code`
  * so that callers can write `return pw_diag_set(d, PW_EPARSE, line, off, "allocs", "...")`. */
 int pw_diag_set(pw_diag_t *d, int code, uint32_t line, uint64_t offset, const char *field,
-                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+                const char *fmt, ...) __attribute__((format(PW_PRINTF_FORMAT, 6, 7)));
 
 /* Clears `d` (when not NULL). */
 void pw_diag_clear(pw_diag_t *d);

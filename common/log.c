@@ -6,6 +6,12 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#endif
 
 int pw_log_level = PW_LOG_LVL_INFO;
 
@@ -40,7 +46,17 @@ static void vlog(int level, const char *module, const char *fmt, va_list ap)
     struct timespec ts;
     struct tm tm;
     char when[32];
+#ifdef _WIN32
+    /* msvcrt, mingw-w64's default C runtime, has no timespec_get. FILETIME counts 100 ns
+     * intervals since 1601-01-01, 11644473600 s before the Unix epoch. */
+    FILETIME ft;
+    GetSystemTimeAsFileTime(&ft);
+    uint64_t t100 = ((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime;
+    ts.tv_sec = (time_t)(t100 / 10000000u - 11644473600u);
+    ts.tv_nsec = (long)(t100 % 10000000u) * 100;
+#else
     timespec_get(&ts, TIME_UTC);
+#endif
     time_t secs = ts.tv_sec;
 #ifdef _WIN32
     gmtime_s(&tm, &secs);

@@ -7,6 +7,17 @@
 
 #include <stdint.h>
 
+/* printf format checking: on mingw-w64, GCC's "printf" means Microsoft's msvcrt dialect (no %zu);
+ * poolwatch's Windows build uses mingw's C99 printf (__USE_MINGW_ANSI_STDIO, CMakeLists.txt),
+ * which is "gnu_printf". */
+#ifndef PW_PRINTF_FORMAT
+#ifdef __MINGW32__
+#define PW_PRINTF_FORMAT gnu_printf
+#else
+#define PW_PRINTF_FORMAT printf
+#endif
+#endif
+
 typedef enum {
     PW_LOG_LVL_ERROR = 0,
     PW_LOG_LVL_WARN = 1,
@@ -27,7 +38,7 @@ void pw_log_set_sink(pw_log_sink_cb cb, void *arg);
 int pw_log_parse_level(const char *name);
 
 void pw__log(int level, const char *module, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(PW_PRINTF_FORMAT, 3, 4)));
 
 #define PW_LOG(lvl, mod, ...)                                                                      \
     do {                                                                                           \
@@ -50,7 +61,8 @@ typedef struct pw_complaint_s {
 /* Logs `fmt` at `level` if the complaint's interval has passed at `now_ms` (ms, any
  * monotonic clock). base_ms/cap_ms: first and largest repeat interval. */
 void pw_complain(pw_complaint_t *c, uint64_t now_ms, uint64_t base_ms, uint64_t cap_ms, int level,
-                 const char *module, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+                 const char *module, const char *fmt, ...)
+    __attribute__((format(PW_PRINTF_FORMAT, 7, 8)));
 
 /* Ends a complaint: logs "`what` recovered" at INFO once if one was active. */
 void pw_complain_release(pw_complaint_t *c, const char *module, const char *what);

@@ -98,7 +98,7 @@ static int key_eq(const char *p, const char *e, const char *w)
 
 /* Fills the diag for the current line; `at` (in the line, may be NULL) gives the offset. */
 static int fail(parser_t *P, int code, const char *at, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    __attribute__((format(PW_PRINTF_FORMAT, 5, 6)));
 
 static int fail(parser_t *P, int code, const char *at, const char *field, const char *fmt, ...)
 {

@@ -130,7 +130,7 @@ static int translate_ssl(SSL *ssl, int ret, const char *what, char *msg, size_t 
 
 /* Context-creation failure: what we were doing, then OpenSSL's text. */
 static int ctx_fail(pw_diag_t *diag, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(PW_PRINTF_FORMAT, 3, 4)));
 
 static int ctx_fail(pw_diag_t *diag, const char *field, const char *fmt, ...)
 {
@@ -293,7 +293,7 @@ static void start_close(pw_tls_conn_t *conn)
 }
 
 static void fail(pw_tls_conn_t *conn, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(PW_PRINTF_FORMAT, 3, 4)));
 
 /* Records the first error (the one on_close reports) and starts the close. */
 static void fail(pw_tls_conn_t *conn, int code, const char *fmt, ...)

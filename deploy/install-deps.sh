@@ -17,7 +17,7 @@ for arg in "$@"; do
   case "$arg" in
     --alertmanager) PKGS+=(prometheus-alertmanager) ;;
     --browser) PKGS+=(chromium nodejs npm) ;;
-    --windows) PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 dpkg-dev zip) ;;
+    --windows) PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64 dpkg-dev zip) ;;
     *) echo "install-deps.sh: unknown group '$arg'" >&2; exit 2 ;;
   esac
 done
