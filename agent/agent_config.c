@@ -6,8 +6,17 @@
 
 #define T pw_agent_cfg_t
 
+/* Platform defaults: the Windows service keeps its state under %ProgramData% (service_win.h). */
+#ifdef _WIN32
+#define PW_AGENT_DEFAULT_SOURCE "win"
+#define PW_AGENT_DEFAULT_SPOOL  "C:\\ProgramData\\poolwatch\\spool"
+#else
+#define PW_AGENT_DEFAULT_SOURCE "linux"
+#define PW_AGENT_DEFAULT_SPOOL  "/var/lib/poolwatch-agent/spool"
+#endif
+
 const pw_config_opt_t pw_agent_options[] = {
-    PW_CONFIG_OPT_STRING("agent", "source", "linux", T, source, 0,
+    PW_CONFIG_OPT_STRING("agent", "source", PW_AGENT_DEFAULT_SOURCE, T, source, 0,
                          "where samples come from: win, linux, replay:FILE[,FILE...], "
                          "sim:PRESET[/N]"),
     PW_CONFIG_OPT_STRING("agent", "host_name", "", T, host_name, 0,
@@ -21,7 +30,7 @@ const pw_config_opt_t pw_agent_options[] = {
                            "longest live mode (1 s sampling) a collector may ask for"),
     PW_CONFIG_OPT_STRING("agent", "log_level", "info", T, log_level, 0,
                          "error, warn, info or debug"),
-    PW_CONFIG_OPT_STRING("spool", "dir", "/var/lib/poolwatch-agent/spool", T, spool_dir,
+    PW_CONFIG_OPT_STRING("spool", "dir", PW_AGENT_DEFAULT_SPOOL, T, spool_dir,
                          PW_CONFIG_PATH, "durable spool directory (samples not yet acked)"),
     PW_CONFIG_OPT_SIZE("spool", "max_size", "256MiB", 65536, INT64_C(1) << 40, T, spool_max_bytes,
                        "spool size limit; past it the oldest samples are dropped and the gap "

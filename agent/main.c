@@ -3,6 +3,9 @@
 #include "agent.h"
 #include "config.h"
 #include "log.h"
+#ifdef _WIN32
+#include "service_win.h"
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +20,13 @@ static void usage(FILE *out)
                  "collector over mutual TLS. Every option of the file can be given as a flag,\n"
                  "e.g. --agent.source=sim:steady/0 --collector.endpoints=127.0.0.1:7070.\n"
                  "Options are documented in deploy/config/agent.conf.example.\n");
+#ifdef _WIN32
+    fprintf(out, "\nWindows service: poolwatch-agent install [--config FILE] [--name NAME]\n"
+                 "                 poolwatch-agent uninstall [--name NAME]\n");
+#endif
 }
 
-int main(int argc, char **argv)
+static int agent_main(int argc, char **argv)
 {
     static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
     pw_agent_cfg_t cfg;
@@ -73,4 +80,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "poolwatch-agent: %s: %s\n", pw_strerror(r), d.msg);
     pw_config_free(pw_agent_options, &cfg);
     return r == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef _WIN32
+    /* install / uninstall / service subcommands (service_win.c); the service runs agent_main. */
+    int rc;
+    if (pw_service_dispatch(argc, argv, agent_main, &rc))
+        return rc;
+#endif
+    return agent_main(argc, argv);
 }
