@@ -34,6 +34,8 @@ typedef struct pw_collector_cfg_s {
     char *http_listen;              /* query API and dashboard, "host:port" ("" = off) */
     char *tokens_file;              /* bearer tokens (hashes) with roles */
     char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */
+    char *webhook_url;              /* alerts: JSON POST per transition ("" = off), notify.h */
+    char *alertmanager_url;         /* alerts: Alertmanager base URL ("" = off), notify.h */
     char *log_level;
 } pw_collector_cfg_t;
 

@@ -4,7 +4,7 @@
 # Exits non-zero on any failure. Extra arguments go to ctest (e.g. -L common, -R delta).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./deploy/install-deps.sh --browser # chromium for tests/web (headless dashboard test)
+./deploy/install-deps.sh --browser --alertmanager # chromium for tests/web; alertmanager for test_notify
 JOBS=$(nproc 2>/dev/null || echo 2)
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$JOBS"

@@ -1,0 +1,660 @@
+/* notify.c: webhook and Alertmanager v2 delivery on the libuv loop (see notify.h). */
+#include "notify.h"
+
+#include <http_parser.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "log.h"
+#include "net.h"
+
+#define MOD "notify"
+
+enum { T_WEBHOOK = 0, T_AM = 1 };
+
+typedef struct target_s {
+    int on;
+    char host[PW_NET_HOST_MAX];
+    char port[8];
+    char *path; /* request path, "/..." */
+} target_t;
+
+typedef struct msg_s {
+    struct msg_s *next;
+    int target;
+    json_t *body; /* object (webhook) or array (Alertmanager) */
+    uint32_t attempts;
+    uint64_t not_before; /* uv_now() ms */
+} msg_t;
+
+struct pw_notify_s {
+    uv_loop_t *loop;
+    pw_notify_opts_t o;
+    char *gen_url;
+    target_t t[2];
+    msg_t *head, *tail;
+    size_t queued;
+    pw_notify_stats_t st;
+    uv_timer_t timer; /* backoff wait and the attempt's timeout */
+    int closing;
+    int handles; /* open handles: timer + connection */
+    /* the attempt in flight */
+    msg_t *cur;
+    uv_getaddrinfo_t gai;
+    int gai_busy;
+    uv_connect_t conn_req;
+    uv_tcp_t *tcp; /* NULL when no connection */
+    uv_write_t wreq;
+    char *req; /* request bytes */
+    http_parser parser;
+    int status, complete, finished;
+};
+
+static http_parser_settings rsp_settings;
+
+static void pump(pw_notify_t *n);
+
+/* ---- JSON -------------------------------------------------------------------------------- */
+
+char *pw_notify_rfc3339(int64_t ms, char *out, size_t size)
+{
+    time_t s = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+    int frac = (int)(ms - (int64_t)s * 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    return out;
+}
+
+static json_t *str_or_empty(const char *s)
+{
+    return json_string(s ? s : "");
+}
+
+char *pw_notify_webhook_json(const pw_alert_transition_t *tr, const char *alertname,
+                             const char *summary, const char *description)
+{
+    char a[40], b[40], c[40];
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    json_object_set_new(o, "alertname", str_or_empty(alertname));
+    json_object_set_new(o, "host", json_string(tr->key.host));
+    json_object_set_new(o, "tag", json_string(tr->key.tag));
+    json_object_set_new(o, "pool", json_string(tr->key.pool));
+    json_object_set_new(o, "severity", json_string(tr->key.severity));
+    json_object_set_new(o, "state", json_string(pw_alert_state_name(tr->to)));
+    json_object_set_new(o, "previous_state", json_string(pw_alert_state_name(tr->from)));
+    json_object_set_new(o, "value", json_real(tr->value));
+    json_object_set_new(o, "summary", str_or_empty(summary));
+    json_object_set_new(o, "description", str_or_empty(description));
+    json_object_set_new(o, "startsAt",
+                        json_string(pw_notify_rfc3339(tr->active_since_ms, a, sizeof(a))));
+    json_object_set_new(o, "endsAt",
+                        tr->to == PW_ALERT_RESOLVED || tr->to == PW_ALERT_INACTIVE
+                            ? json_string(pw_notify_rfc3339(tr->at_ms, b, sizeof(b)))
+                            : json_null());
+    json_object_set_new(o, "at", json_string(pw_notify_rfc3339(tr->at_ms, c, sizeof(c))));
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (txt == NULL)
+        return NULL;
+    char *r = pw_strdup(txt);
+    free(txt);
+    return r;
+}
+
+static json_t *am_alert(const pw_alert_transition_t *tr, const char *alertname, const char *summary,
+                        const char *description, const char *gen)
+{
+    char a[40], b[40];
+    json_t *o = json_object(), *l = json_object(), *an = json_object();
+    if (o == NULL || l == NULL || an == NULL) {
+        json_decref(o);
+        json_decref(l);
+        json_decref(an);
+        return NULL;
+    }
+    json_object_set_new(l, "alertname", str_or_empty(alertname));
+    json_object_set_new(l, "host", json_string(tr->key.host));
+    if (tr->key.tag[0] != '\0')
+        json_object_set_new(l, "tag", json_string(tr->key.tag));
+    json_object_set_new(l, "pool", json_string(tr->key.pool));
+    json_object_set_new(l, "severity", json_string(tr->key.severity));
+    json_object_set_new(an, "summary", str_or_empty(summary));
+    json_object_set_new(an, "description", str_or_empty(description));
+    json_object_set_new(o, "labels", l);
+    json_object_set_new(o, "annotations", an);
+    json_object_set_new(o, "startsAt",
+                        json_string(pw_notify_rfc3339(tr->active_since_ms, a, sizeof(a))));
+    if (tr->to == PW_ALERT_RESOLVED || tr->to == PW_ALERT_INACTIVE)
+        json_object_set_new(o, "endsAt", json_string(pw_notify_rfc3339(tr->at_ms, b, sizeof(b))));
+    if (gen != NULL && gen[0] != '\0')
+        json_object_set_new(o, "generatorURL", json_string(gen));
+    return o;
+}
+
+char *pw_notify_alertmanager_json(const pw_alert_transition_t *const *trs, size_t n,
+                                  const char *const *alertnames, const char *const *summaries,
+                                  const char *const *descriptions, const char *generator_url)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *a = am_alert(trs[i], alertnames[i], summaries ? summaries[i] : NULL,
+                             descriptions ? descriptions[i] : NULL, generator_url);
+        if (a == NULL || json_array_append_new(arr, a) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    char *txt = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    if (txt == NULL)
+        return NULL;
+    char *r = pw_strdup(txt);
+    free(txt);
+    return r;
+}
+
+/* ---- configuration ----------------------------------------------------------------------- */
+
+static int parse_url(const char *url, const char *opt, int am, target_t *t, pw_diag_t *d)
+{
+    memset(t, 0, sizeof(*t));
+    if (url == NULL || url[0] == '\0')
+        return 0;
+    struct http_parser_url u;
+    http_parser_url_init(&u);
+    size_t len = strlen(url);
+    if (http_parser_parse_url(url, len, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)) ||
+        !(u.field_set & (1 << UF_HOST)))
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, opt, "%s: not an http://host[:port][/path] URL",
+                           url);
+    const char *sch = url + u.field_data[UF_SCHEMA].off;
+    size_t schl = u.field_data[UF_SCHEMA].len;
+    if (schl != 4 || strncasecmp(sch, "http", 4) != 0)
+        return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_SCHEMA].off, opt,
+                           "%s: only http:// is supported (put a TLS proxy on loopback for "
+                           "https)",
+                           url);
+    if (u.field_data[UF_HOST].len >= sizeof(t->host) || (u.field_set & (1 << UF_USERINFO)))
+        return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_HOST].off, opt,
+                           "%s: host too long or user info given", url);
+    memcpy(t->host, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len);
+    snprintf(t->port, sizeof(t->port), "%u", (u.field_set & (1 << UF_PORT)) ? u.port : 80u);
+    const char *path = "";
+    size_t pl = 0;
+    if (u.field_set & (1 << UF_PATH)) {
+        path = url + u.field_data[UF_PATH].off;
+        /* path and query as written */
+        pl = len - u.field_data[UF_PATH].off;
+        if (u.field_set & (1 << UF_FRAGMENT))
+            pl = u.field_data[UF_FRAGMENT].off - 1 - u.field_data[UF_PATH].off;
+    }
+    if (am) {
+        while (pl > 0 && path[pl - 1] == '/')
+            pl--;
+        t->path = pw_malloc(pl + sizeof("/api/v2/alerts"));
+        if (t->path == NULL)
+            return PW_ENOMEM;
+        memcpy(t->path, path, pl);
+        memcpy(t->path + pl, "/api/v2/alerts", sizeof("/api/v2/alerts"));
+    } else {
+        t->path = pl ? pw_strndup(path, pl) : pw_strdup("/");
+        if (t->path == NULL)
+            return PW_ENOMEM;
+    }
+    for (const char *p = t->path; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
+            return pw_diag_set(d, PW_ECONFIG, 0, 0, opt, "%s: control byte or space in path", url);
+    t->on = 1;
+    return 0;
+}
+
+int pw_notify_new(uv_loop_t *loop, const pw_notify_opts_t *opts, pw_notify_t **out, pw_diag_t *d)
+{
+    if (loop == NULL || opts == NULL || out == NULL)
+        return PW_EINVAL;
+    pw_notify_t *n = pw_calloc(1, sizeof(*n));
+    if (n == NULL)
+        return PW_ENOMEM;
+    n->loop = loop;
+    n->o = *opts;
+    n->o.webhook_url = n->o.alertmanager_url = n->o.generator_url = NULL;
+    if (n->o.timeout_ms == 0)
+        n->o.timeout_ms = 5000;
+    if (n->o.max_attempts == 0)
+        n->o.max_attempts = 5;
+    if (n->o.backoff_initial_ms == 0)
+        n->o.backoff_initial_ms = 500;
+    if (n->o.backoff_max_ms == 0)
+        n->o.backoff_max_ms = 30000;
+    if (n->o.max_queue == 0)
+        n->o.max_queue = 1024;
+    if (n->o.batch == 0)
+        n->o.batch = 64;
+    int r = parse_url(opts->webhook_url, "webhook_url", 0, &n->t[T_WEBHOOK], d);
+    if (r == 0)
+        r = parse_url(opts->alertmanager_url, "alertmanager_url", 1, &n->t[T_AM], d);
+    if (r == 0 && opts->generator_url && (n->gen_url = pw_strdup(opts->generator_url)) == NULL)
+        r = PW_ENOMEM;
+    if (r != 0) {
+        pw_free(n->t[0].path);
+        pw_free(n->t[1].path);
+        pw_free(n->gen_url);
+        pw_free(n);
+        return r;
+    }
+    uv_timer_init(loop, &n->timer);
+    n->timer.data = n;
+    n->handles = 1;
+    *out = n;
+    return 0;
+}
+
+void pw_notify_get_stats(const pw_notify_t *n, pw_notify_stats_t *out)
+{
+    *out = n->st;
+    out->queued = n->queued;
+}
+
+/* ---- queue ------------------------------------------------------------------------------- */
+
+static void msg_free(msg_t *m)
+{
+    if (m == NULL)
+        return;
+    json_decref(m->body);
+    pw_free(m);
+}
+
+static void unlink_msg(pw_notify_t *n, msg_t *m)
+{
+    msg_t **pp = &n->head, *prev = NULL;
+    while (*pp && *pp != m) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (*pp == NULL)
+        return;
+    *pp = m->next;
+    if (n->tail == m)
+        n->tail = prev;
+    n->queued--;
+}
+
+static int enqueue(pw_notify_t *n, int target, json_t *alert)
+{
+    /* Alertmanager alerts join the last waiting batch that is not in flight. */
+    if (target == T_AM) {
+        msg_t *m = n->tail;
+        if (m != NULL && m->target == T_AM && m != n->cur && m->attempts == 0 &&
+            json_array_size(m->body) < n->o.batch)
+            return json_array_append_new(m->body, alert) == 0 ? 0 : PW_ENOMEM;
+    }
+    if (n->queued >= n->o.max_queue) {
+        msg_t *old = n->head;
+        if (old == n->cur)
+            old = old->next;
+        if (old == NULL) {
+            json_decref(alert);
+            n->st.dropped++;
+            return 0;
+        }
+        unlink_msg(n, old);
+        msg_free(old);
+        n->st.dropped++;
+    }
+    msg_t *m = pw_calloc(1, sizeof(*m));
+    json_t *body = alert;
+    if (m != NULL && target == T_AM) {
+        body = json_array();
+        if (body == NULL || json_array_append_new(body, alert) != 0) {
+            json_decref(body);
+            pw_free(m);
+            return PW_ENOMEM;
+        }
+    }
+    if (m == NULL) {
+        json_decref(alert);
+        return PW_ENOMEM;
+    }
+    m->target = target;
+    m->body = body;
+    if (n->tail)
+        n->tail->next = m;
+    else
+        n->head = m;
+    n->tail = m;
+    n->queued++;
+    return 0;
+}
+
+int pw_notify_alert(pw_notify_t *n, const pw_alert_transition_t *tr, const char *alertname,
+                    const char *summary, const char *description, int only_alertmanager)
+{
+    if (n == NULL || tr == NULL || alertname == NULL)
+        return PW_EINVAL;
+    if (n->closing)
+        return 0;
+    int queued = 0;
+    if (n->t[T_WEBHOOK].on && !only_alertmanager) {
+        char *txt = pw_notify_webhook_json(tr, alertname, summary, description);
+        json_t *o = txt ? json_loads(txt, 0, NULL) : NULL;
+        pw_free(txt);
+        if (o == NULL || enqueue(n, T_WEBHOOK, o) != 0)
+            return PW_ENOMEM;
+        queued++;
+    }
+    if (n->t[T_AM].on && tr->to != PW_ALERT_PENDING) {
+        json_t *a = am_alert(tr, alertname, summary, description, n->gen_url);
+        if (a == NULL || enqueue(n, T_AM, a) != 0)
+            return PW_ENOMEM;
+        queued++;
+    }
+    if (queued)
+        pump(n);
+    return queued;
+}
+
+/* ---- one attempt ------------------------------------------------------------------------- */
+
+static void on_tcp_closed(uv_handle_t *h)
+{
+    pw_notify_t *n = h->data;
+    pw_free(h);
+    n->handles--;
+    if (n->closing) {
+        if (n->handles == 0) {
+            pw_free(n->t[0].path);
+            pw_free(n->t[1].path);
+            pw_free(n->gen_url);
+            pw_free(n);
+        }
+        return;
+    }
+    pump(n);
+}
+
+/* Ends the attempt in flight: r == 0 success, > 0 permanent failure, < 0 retryable. */
+static void finish(pw_notify_t *n, int r)
+{
+    if (n->finished)
+        return;
+    n->finished = 1;
+    uv_timer_stop(&n->timer);
+    msg_t *m = n->cur;
+    n->cur = NULL;
+    pw_free(n->req);
+    n->req = NULL;
+    if (m != NULL) {
+        const char *tn = m->target == T_AM ? "alertmanager" : "webhook";
+        if (r == 0) {
+            n->st.sent++;
+            unlink_msg(n, m);
+            msg_free(m);
+        } else {
+            n->st.last_error = r < 0 ? r : 0;
+            if (r > 0 || m->attempts >= n->o.max_attempts) {
+                PW_LOG_WARN(MOD, "%s: giving up after %u attempt(s) (status %d, %s)", tn,
+                            m->attempts, n->status, r < 0 ? pw_strerror(r) : "refused");
+                n->st.failed++;
+                unlink_msg(n, m);
+                msg_free(m);
+            } else {
+                uint64_t delay = n->o.backoff_initial_ms;
+                for (uint32_t i = 1; i < m->attempts && delay < n->o.backoff_max_ms; i++)
+                    delay *= 2;
+                if (delay > n->o.backoff_max_ms)
+                    delay = n->o.backoff_max_ms;
+                m->not_before = uv_now(n->loop) + delay;
+                PW_LOG_DEBUG(MOD, "%s: attempt %u failed (%s), retry in %llu ms", tn, m->attempts,
+                             r < 0 ? pw_strerror(r) : "status", (unsigned long long)delay);
+            }
+        }
+    }
+    if (n->tcp != NULL) {
+        uv_tcp_t *t = n->tcp;
+        n->tcp = NULL;
+        uv_close((uv_handle_t *)t, on_tcp_closed); /* pump() runs when it is closed */
+    } else if (!n->gai_busy) {
+        pump(n);
+    }
+}
+
+static int on_status(http_parser *p)
+{
+    pw_notify_t *n = p->data;
+    n->status = (int)p->status_code;
+    return 0;
+}
+
+static int on_done(http_parser *p)
+{
+    pw_notify_t *n = p->data;
+    n->status = (int)p->status_code;
+    n->complete = 1;
+    return 0;
+}
+
+static void on_alloc(uv_handle_t *h, size_t sz, uv_buf_t *b)
+{
+    (void)h;
+    static char buf[16384]; /* one read at a time on the loop thread */
+    (void)sz;
+    *b = uv_buf_init(buf, sizeof(buf));
+}
+
+static int verdict(int status)
+{
+    if (status >= 200 && status < 300)
+        return 0;
+    if (status >= 400 && status < 500 && status != 408 && status != 429)
+        return 1;
+    return PW_EPROTO;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+{
+    pw_notify_t *n = s->data;
+    if (n->tcp != (uv_tcp_t *)s || n->finished)
+        return;
+    if (nread > 0) {
+        size_t k = http_parser_execute(&n->parser, &rsp_settings, b->base, (size_t)nread);
+        if (n->complete) {
+            n->st.last_status = n->status;
+            finish(n, verdict(n->status));
+        } else if (k != (size_t)nread || HTTP_PARSER_ERRNO(&n->parser) != HPE_OK) {
+            finish(n, PW_EPROTO);
+        }
+    } else if (nread < 0) {
+        /* EOF ends a response without Content-Length */
+        if (nread == UV_EOF)
+            http_parser_execute(&n->parser, &rsp_settings, NULL, 0);
+        if (n->complete) {
+            n->st.last_status = n->status;
+            finish(n, verdict(n->status));
+        } else {
+            finish(n, PW_ECLOSED);
+        }
+    }
+}
+
+static void on_written(uv_write_t *w, int status)
+{
+    pw_notify_t *n = w->data;
+    if (status < 0 && w->handle == (uv_stream_t *)n->tcp && !n->finished)
+        finish(n, PW_ECLOSED);
+}
+
+static void on_connect(uv_connect_t *c, int status)
+{
+    pw_notify_t *n = c->data;
+    if (status == UV_ECANCELED || n->finished || c->handle != (uv_stream_t *)n->tcp)
+        return;
+    if (status < 0) {
+        finish(n, PW_ECLOSED);
+        return;
+    }
+    http_parser_init(&n->parser, HTTP_RESPONSE);
+    n->parser.data = n;
+    uv_buf_t b = uv_buf_init(n->req, (unsigned)strlen(n->req));
+    n->wreq.data = n;
+    if (uv_write(&n->wreq, (uv_stream_t *)n->tcp, &b, 1, on_written) != 0 ||
+        uv_read_start((uv_stream_t *)n->tcp, on_alloc, on_read) != 0)
+        finish(n, PW_ECLOSED);
+}
+
+static void on_resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
+{
+    pw_notify_t *n = g->data;
+    n->gai_busy = 0;
+    if (n->closing || n->finished) {
+        uv_freeaddrinfo(ai);
+        if (n->closing && n->handles == 0) {
+            pw_free(n->t[0].path);
+            pw_free(n->t[1].path);
+            pw_free(n->gen_url);
+            pw_free(n);
+        } else if (!n->closing) {
+            pump(n);
+        }
+        return;
+    }
+    if (status < 0 || ai == NULL) {
+        uv_freeaddrinfo(ai);
+        finish(n, PW_ECLOSED);
+        return;
+    }
+    n->tcp = pw_malloc(sizeof(*n->tcp));
+    if (n->tcp == NULL) {
+        uv_freeaddrinfo(ai);
+        finish(n, PW_ENOMEM);
+        return;
+    }
+    uv_tcp_init(n->loop, n->tcp);
+    n->tcp->data = n;
+    n->handles++;
+    n->conn_req.data = n;
+    int r = uv_tcp_connect(&n->conn_req, n->tcp, ai->ai_addr, on_connect);
+    uv_freeaddrinfo(ai);
+    if (r != 0)
+        finish(n, PW_ECLOSED);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    pw_notify_t *n = t->data;
+    if (n->cur != NULL)
+        finish(n, PW_ETIMEDOUT); /* the attempt's timeout */
+    else
+        pump(n); /* a backoff wait is over */
+}
+
+static int build_request(pw_notify_t *n, msg_t *m)
+{
+    const target_t *t = &n->t[m->target];
+    char *body = json_dumps(m->body, JSON_COMPACT);
+    if (body == NULL)
+        return PW_ENOMEM;
+    size_t bl = strlen(body);
+    size_t cap = bl + strlen(t->path) + strlen(t->host) + 256;
+    n->req = pw_malloc(cap);
+    if (n->req == NULL) {
+        free(body);
+        return PW_ENOMEM;
+    }
+    snprintf(n->req, cap,
+             "POST %s HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: poolwatch-collector\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
+             "%s",
+             t->path, t->host, t->port, bl, body);
+    free(body);
+    return 0;
+}
+
+/* Starts the head message when it is due, else arms the timer for it. Strictly in order, so
+ * a "resolved" never overtakes the "firing" of the same alert that waits for a retry. */
+static void pump(pw_notify_t *n)
+{
+    if (n->closing || n->cur != NULL || n->tcp != NULL || n->gai_busy || n->head == NULL)
+        return;
+    uv_update_time(n->loop);
+    uint64_t now = uv_now(n->loop);
+    msg_t *m = n->head;
+    if (m->not_before > now) {
+        uv_timer_start(&n->timer, on_timer, m->not_before - now, 0);
+        return;
+    }
+    n->cur = m;
+    n->finished = 0;
+    n->status = n->complete = 0;
+    if (m->attempts++ > 0)
+        n->st.retries++;
+    if (build_request(n, m) != 0) {
+        finish(n, PW_ENOMEM);
+        return;
+    }
+    uv_timer_start(&n->timer, on_timer, n->o.timeout_ms, 0);
+    const target_t *t = &n->t[m->target];
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    n->gai.data = n;
+    n->gai_busy = 1;
+    int r = uv_getaddrinfo(n->loop, &n->gai, on_resolved, t->host, t->port, &hints);
+    if (r != 0) {
+        n->gai_busy = 0;
+        finish(n, PW_ECLOSED);
+    }
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    pw_notify_t *n = h->data;
+    n->handles--;
+    if (n->handles == 0 && !n->gai_busy) {
+        pw_free(n->t[0].path);
+        pw_free(n->t[1].path);
+        pw_free(n->gen_url);
+        pw_free(n);
+    }
+}
+
+void pw_notify_close(pw_notify_t *n)
+{
+    if (n == NULL || n->closing)
+        return;
+    n->closing = 1;
+    while (n->head) {
+        msg_t *m = n->head;
+        n->head = m->next;
+        msg_free(m);
+    }
+    n->tail = n->cur = NULL;
+    n->queued = 0;
+    pw_free(n->req);
+    n->req = NULL;
+    if (n->gai_busy)
+        uv_cancel((uv_req_t *)&n->gai);
+    if (n->tcp) {
+        uv_tcp_t *t = n->tcp;
+        n->tcp = NULL;
+        uv_close((uv_handle_t *)t, on_tcp_closed);
+    }
+    uv_timer_stop(&n->timer);
+    uv_close((uv_handle_t *)&n->timer, on_timer_closed);
+}
+
+static http_parser_settings rsp_settings = {
+    .on_status = NULL,
+    .on_headers_complete = on_status,
+    .on_message_complete = on_done,
+};
