@@ -164,7 +164,9 @@ EOF
 cat <<EOF
 
 poolwatch is running.
-  dashboard   $URL/   (CA: $DEMO/pki/ca.pem; read token: $READ_TOKEN)
+  dashboard   $URL/#token=$READ_TOKEN
+              (logs in with the read token, kept in that tab only; the certificate is from the
+              demo CA $DEMO/pki/ca.pem: import it or accept the browser's warning)
   API         $URL/api/v1/hosts   (Authorization: Bearer <token>; OpenAPI: $URL/api/v1/openapi.json)
   metrics     $URL/metrics
   agents      127.0.0.1:$AGENT_PORT (mutual TLS)

@@ -53,6 +53,7 @@ function fmtBytes(n) {
   while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
   return (i ? v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0) : String(v)) + ' ' + u[i];
 }
+function limitText(l) { return l ? fmtBytes(l) : '<span class="mute">no limit</span>'; }
 function fmtPct(r) { return r == null ? '—' : (r * 100).toFixed(1) + '%'; }
 function fmtDur(ms) {
   if (ms <= 0) return 'now';
@@ -215,6 +216,7 @@ function fleetView() {
     const leaksP = api('/api/v1/leaks');
     leaksP.catch(() => {});
     const { hosts } = await hostsP;
+    performance.mark('poolwatch-hosts-fetched');
     hostsByName = new Map(hosts.map((h) => [h.name, h]));
     const n = { ok: 0, warn: 0, critical: 0 };
     for (const h of hosts) if (h.nonpaged_level in n) n[h.nonpaged_level]++;
@@ -226,7 +228,7 @@ function fleetView() {
     const rows = hosts.map((h) => {
       const lvl = h.nonpaged_level;
       const used = `${bar(h.nonpaged_ratio, lvl)}${fmtBytes(h.nonpaged_bytes)} / ` +
-        (h.nonpaged_limit_bytes ? fmtBytes(h.nonpaged_limit_bytes) : '<span class="mute">no limit</span>');
+        limitText(h.nonpaged_limit_bytes);
       const sp = h.suspects || 0;
       return `<tr data-host="${esc(h.name)}" class="lvl-${esc(lvl)}">` +
         `<td class="host">${level(lvl)}${hostLink(h.name)}</td>` +
@@ -240,12 +242,16 @@ function fleetView() {
     });
     const tb = $('#hosts tbody');
     tb.innerHTML = rows.join('');
-    $('#host-filter').dispatchEvent(new Event('input'));
+    performance.mark('poolwatch-rows-rendered');
+    if ($('#host-filter').value) $('#host-filter').dispatchEvent(new Event('input'));
     /* Refresh the sparklines of visible rows too (new points), lazily as rows scroll in. */
     queue = [];
-    for (const cell of tb.querySelectorAll('td.spark-cell')) io.observe(cell);
     ready();
     markPainted();
+    /* After the first frame: observing a thousand cells costs a layout pass of its own. */
+    requestAnimationFrame(() => setTimeout(() => {
+      for (const cell of tb.querySelectorAll('td.spark-cell')) io.observe(cell);
+    }, 0));
     try {
       const { suspects } = await leaksP;
       $('#suspects').innerHTML = suspects.length ? suspectTable(suspects.slice(0, 20), true) +
@@ -390,9 +396,9 @@ function hostView(name) {
     $('#host-os').textContent = [h.os, h.arch, h.connected ? 'connected' : 'offline'].filter(Boolean).join(' · ');
     const tot = h.totals || {};
     $('#host-cards').innerHTML =
-      `<div class="card"><b>${fmtPct(h.nonpaged_ratio)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${fmtBytes(h.nonpaged_limit_bytes)}</div>` +
+      `<div class="card"><b>${fmtPct(h.nonpaged_ratio)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
       `<div class="card"><b>${fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
-      `<div class="card"><b>${fmtPct(h.paged_ratio)}</b>paged ${fmtBytes(h.paged_bytes)} / ${fmtBytes(h.paged_limit_bytes)}</div>` +
+      `<div class="card"><b>${fmtPct(h.paged_ratio)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
       `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ${fmtBytes(tot.available_bytes)} available</div>` +
       `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>`;
     const mine = leaks.suspects.filter((s) => s.host === name);

@@ -30,8 +30,13 @@ const [URL, TOKEN, SPKI, RUNS] = process.argv.slice(2);
       fp: window.poolwatchFirstPaintMs,
       fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime,
       rows: document.querySelectorAll('#hosts tbody tr').length,
+      marks: Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name.replace('poolwatch-', ''), Math.round(m.startTime)])),
+      dcl: Math.round(performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd),
     }));
-    if (i > 0) console.log(`${r.fp} ${r.fcp ?? -1} ${r.rows}`);
+    if (i > 0) {
+      console.log(`${r.fp} ${r.fcp ?? -1} ${r.rows}`);
+      console.error(`# load: DOMContentLoaded ${r.dcl} ms, ${JSON.stringify(r.marks)}`);
+    }
     await ctx.close();
   }
   await browser.close();
