@@ -70,6 +70,11 @@ RECIPE=$(cat "$0" "$TOOLCHAIN" "$ROOT"/deploy/windows/inih-compat/* | sha256sum 
 KEY=$(printf '%s %s %s %s' "$VERSIONS" "$INIH_DSC" "$RECIPE" "$($TRIPLE-gcc -dumpversion)" |
   sha256sum | cut -c1-16)
 PREFIX=$CACHE_ROOT/$KEY
+# Two builds at once (two clones, two CI jobs) must not share a half-built prefix: the second
+# waits for the first and then takes its result from the cache.
+mkdir -p "$CACHE_ROOT"
+exec 9>"$CACHE_ROOT/.lock"
+flock 9
 if [ -f "$PREFIX/.complete" ]; then
   log "cached: $PREFIX ($(cat "$PREFIX/.complete"))"
   echo "$PREFIX"
