@@ -8,7 +8,7 @@
  *    instance started, the 16 largest growths per host), then pw_leak_eval on each
  *    candidate's raw series of the last hour from the store; alert "PoolTagLeak". Only the
  *    change points of a series are judged (the first point of each run of equal values, and
- *    the last point): rows that change every few samples are piecewise constant, and
+ *    the last point; short pass only): rows that change every few samples are piecewise constant, and
  *    Mann-Kendall on the repeated values finds "trends" in pure noise (bench_detect: 75 false
  *    suspects a day on one host without this, 0 with it). Every LONG_EVERY passes a long
  *    pass judges the last 24 h at 15-min steps (slow and intermittent leaks: 1 MB/day, a leak
@@ -249,7 +249,9 @@ static int eval_row(run_t *rn, pw_host_t *h, const uint8_t *t, size_t len, int p
         rn->rpts[i].bytes = rn->series.points[i].bytes;
         rn->rpts[i].diff = rn->series.points[i].diff;
     }
-    size_t m = change_points(rn->rpts, (size_t)n);
+    /* Short pass only: at 15-min steps noise differs from step to step already, while a leak
+     * that lands in steps (every 4 h) is flat in between and would lose its points. */
+    size_t m = lp ? (size_t)n : change_points(rn->rpts, (size_t)n);
     /* The host's total of the same pool, from the ring (thinned for the long pass). */
     if (grow_pts(rn, h->hist_n) != 0)
         return PW_ENOMEM;

@@ -243,9 +243,9 @@ static size_t host_series(case_t *c, int pool, int64_t from)
     return k;
 }
 
-/* analysis_run.c's change points: a run of equal (bytes, diff) values carries one piece of
- * evidence, not one per sample (a piecewise-constant series makes Mann-Kendall's S large while
- * only a few changes happened); the first point of each run and the last point are kept. */
+/* analysis_run.c's change points (short pass only): a run of equal (bytes, diff) values carries one
+ * piece of evidence, not one per sample (a piecewise-constant series makes Mann-Kendall's S large
+ * while only a few changes happened); the first point of each run and the last point are kept. */
 static size_t change_points(pw_row_point_t *p, size_t n)
 {
     size_t k = 0;
@@ -366,7 +366,9 @@ static void pass(case_t *c, int64_t now, int final)
         for (int pass_i = 0; pass_i < 2; pass_i++) {
             ring_t *ring = pass_i ? &r->l : &r->s;
             int64_t from = now - (pass_i ? LONG_MS : SHORT_MS);
-            size_t n = change_points(c->tmp, ring_copy(ring, from, c->tmp));
+            size_t n = ring_copy(ring, from, c->tmp);
+            if (!pass_i) /* 15-min steps are coarse already: a step leak is flat in between */
+                n = change_points(c->tmp, n);
             size_t hn = host_series(c, pool, from);
             if (pass_i)
                 hn = thin(c->htmp, hn, 128);
