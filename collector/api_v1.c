@@ -110,18 +110,27 @@ static json_t *jreal(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* json_dump_callback's sink: appends to the pw_buf_t `data`. jansson hands over a few bytes
+ * at a time, so the common case (room left) is a plain copy. */
+static int dump_to_buf(const char *buf, size_t size, void *data)
+{
+    pw_buf_t *b = data;
+    if (b->data != NULL && size <= b->cap - b->len) {
+        memcpy(b->data + b->len, buf, size);
+        b->len += size;
+        return 0;
+    }
+    return pw_buf_append(b, buf, size) == 0 ? 0 : -1;
+}
+
 /* Serialises j (stolen) into resp with status. */
 static int send_json(pw_api_resp_t *resp, int status, json_t *j)
 {
     if (j == NULL)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     pw_buf_reset(&resp->body);
-    size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT | JSON_REAL_PRECISION(10));
-    int r = pw_buf_reserve(&resp->body, n + 1);
-    if (r == 0) {
-        json_dumpb(j, (char *)resp->body.data, n, JSON_COMPACT | JSON_REAL_PRECISION(10));
-        resp->body.len = n;
-    }
+    /* One pass straight into the body (json_dumpb would serialise twice: size, then text). */
+    int r = json_dump_callback(j, dump_to_buf, &resp->body, JSON_COMPACT | JSON_REAL_PRECISION(10));
     json_decref(j);
     if (r != 0)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
@@ -328,47 +337,85 @@ static int pool_word(const char *s)
     return -1;
 }
 
-/* poolmon /i /x patterns: `*` any run, `?` one byte; case-sensitive. */
-static int glob_match(const char *p, const char *s)
+/* poolmon /i /x patterns: `*` any run, `?` one byte; case-sensitive. p and s are counted
+ * (no copies per row). A pattern byte equal to the text byte is taken literally before `*` is
+ * tried, so a `*` in a tag is matched by a `*` in the pattern as one byte. */
+static int glob_match(const char *p, size_t pn, const char *s, size_t sn)
 {
-    const char *star = NULL, *ss = NULL;
-    while (*s) {
-        if (*p == '?' || (*p && *p == *s)) {
-            p++;
-            s++;
-        } else if (*p == '*') {
-            star = p++;
-            ss = s;
-        } else if (star) {
-            p = star + 1;
-            s = ++ss;
+    size_t pi = 0, si = 0, star = SIZE_MAX, ss = 0;
+    while (si < sn) {
+        if (pi < pn && (p[pi] == '?' || p[pi] == s[si])) {
+            pi++;
+            si++;
+        } else if (pi < pn && p[pi] == '*') {
+            star = pi++;
+            ss = si;
+        } else if (star != SIZE_MAX) {
+            pi = star + 1;
+            si = ++ss;
         } else {
             return 0;
         }
     }
-    while (*p == '*')
-        p++;
-    return *p == '\0';
+    while (pi < pn && p[pi] == '*')
+        pi++;
+    return pi == pn;
 }
 
-/* Matches s against a comma-separated pattern list. */
-static int glob_list(const char *list, const char *s)
+/* A comma-separated pattern list split once per request, not once per row. */
+typedef struct pat_s {
+    const char *p;
+    size_t n;
+} pat_t;
+
+typedef struct patlist_s {
+    int present; /* the parameter was given (an empty list then matches nothing) */
+    size_t n;
+    pat_t *v; /* owned */
+} patlist_t;
+
+/* Splits `list` (NULL: absent) into l. Empty patterns and patterns longer than any tag text
+ * could need are left out. Returns 0 or PW_ENOMEM. */
+static int patlist_init(patlist_t *l, const char *list)
 {
-    char pat[TAG_TEXT_MAX + 8];
-    const char *p = list;
-    for (;;) {
+    memset(l, 0, sizeof(*l));
+    if (list == NULL)
+        return 0;
+    l->present = 1;
+    size_t cap = 1;
+    for (const char *c = list; (c = strchr(c, ',')) != NULL; c++)
+        cap++;
+    if ((l->v = pw_malloc(cap * sizeof(*l->v))) == NULL)
+        return PW_ENOMEM;
+    for (const char *p = list;;) {
         const char *c = strchr(p, ',');
         size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (n < sizeof(pat)) {
-            memcpy(pat, p, n);
-            pat[n] = '\0';
-            if (n > 0 && glob_match(pat, s))
-                return 1;
-        }
+        if (n > 0 && n < TAG_TEXT_MAX + 8)
+            l->v[l->n++] = (pat_t){p, n};
         if (c == NULL)
             return 0;
         p = c + 1;
     }
+}
+
+static void patlist_free(patlist_t *l)
+{
+    pw_free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+/* Whether the text s (sn bytes) matches any pattern of l. */
+static int patlist_match(const patlist_t *l, const char *s, size_t sn)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const pat_t *p = &l->v[i];
+        /* A literal first byte that differs: no match (what glob_match would find). */
+        if (p->p[0] != '*' && p->p[0] != '?' && (sn == 0 || p->p[0] != s[0]))
+            continue;
+        if (glob_match(p->p, p->n, s, sn))
+            return 1;
+    }
+    return 0;
 }
 
 static const char *limit_source_name(int s)
@@ -457,10 +504,24 @@ static const pw_row_t *prev_find(const pw_host_t *h, uint32_t key)
     return (lo < h->prev_n && h->prev_rows[lo].key == key) ? &h->prev_rows[lo] : NULL;
 }
 
-/* Row i of the host's table into v. Change columns: against the previous table when there
- * is one (a row new since then changes by its whole value); 0 without a previous table.
- * allocs/frees changes are taken modulo the counter width (they wrap). */
-static void host_row(const pw_host_t *h, size_t i, vrow_t *v)
+static uint64_t counter_mask(const pw_host_t *h)
+{
+    return h->counter_width >= 64 ? UINT64_MAX : ((1ull << h->counter_width) - 1);
+}
+
+/* cur - prev of a counter that wraps at mask + 1. A move of more than half the range is a
+ * backwards step (reset): signed. */
+static int64_t wrap_change(uint64_t cur, uint64_t prev, uint64_t mask)
+{
+    uint64_t d = (cur - prev) & mask;
+    return d > mask / 2 ? -(int64_t)((prev - cur) & mask) : (int64_t)d;
+}
+
+/* Row i of the host's table into v, p being its row in the previous table (NULL when it is
+ * new). Change columns: against the previous table when there is one (a row new since then
+ * changes by its whole value); 0 without a previous table. allocs/frees changes are taken
+ * modulo the counter width (they wrap). */
+static void host_row_at(const pw_host_t *h, size_t i, const pw_row_t *p, vrow_t *v)
 {
     memset(v, 0, sizeof(*v));
     if (h->dec.have_base) {
@@ -474,13 +535,9 @@ static void host_row(const pw_host_t *h, size_t i, vrow_t *v)
         v->diff = r->diff;
         v->bytes = r->bytes;
         if (h->prev_n > 0) {
-            const pw_row_t *p = prev_find(h, r->key);
-            uint64_t mask = h->counter_width >= 64 ? UINT64_MAX : ((1ull << h->counter_width) - 1);
-            uint64_t pa = p ? p->allocs : 0, pf = p ? p->frees : 0;
-            uint64_t da = (r->allocs - pa) & mask, df = (r->frees - pf) & mask;
-            /* A move of more than half the range is a backwards step (reset): signed. */
-            v->ch_allocs = da > mask / 2 ? -(int64_t)((pa - r->allocs) & mask) : (int64_t)da;
-            v->ch_frees = df > mask / 2 ? -(int64_t)((pf - r->frees) & mask) : (int64_t)df;
+            uint64_t mask = counter_mask(h);
+            v->ch_allocs = wrap_change(r->allocs, p ? p->allocs : 0, mask);
+            v->ch_frees = wrap_change(r->frees, p ? p->frees : 0, mask);
             v->ch_diff = (int64_t)(r->diff - (p ? p->diff : 0));
             v->ch_bytes = (int64_t)(r->bytes - (p ? p->bytes : 0));
             v->has_prev = 1;
@@ -496,6 +553,15 @@ static void host_row(const pw_host_t *h, size_t i, vrow_t *v)
         v->bytes = e->bytes;
     }
     v->per_alloc = pw_per_alloc(v->bytes, v->diff);
+}
+
+/* Row i of the host's table into v (host_row_at with the previous row looked up). */
+static void host_row(const pw_host_t *h, size_t i, vrow_t *v)
+{
+    const pw_row_t *p = NULL;
+    if (h->dec.have_base && h->prev_n > 0)
+        p = prev_find(h, h->dec.rows[i].key);
+    host_row_at(h, i, p, v);
 }
 
 /* Pressure of one pool: the analysis pass's result when it ran, else computed now from the
@@ -679,55 +745,214 @@ static int h_host(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     return send_json(resp, 200, o);
 }
 
-/* Sort of the pool table. */
+/* Sort of the pool table. The order is total: the column (or the tag), then the tag bytes,
+ * then the pool type, then the position in the host's table. Each row that passes the
+ * filters becomes an item whose two integer keys decide almost every comparison, so sorting
+ * and top-k selection rarely look at the rows themselves. */
 enum { SORT_TAG, SORT_ALLOCS, SORT_FREES, SORT_DIFF, SORT_BYTES, SORT_PER_ALLOC };
-static int g_sort, g_by_change, g_desc; /* the loop is single-threaded: qsort's context */
 
-static int cmp_tag(const vrow_t *x, const vrow_t *y)
+typedef struct pitem_s {
+    uint64_t k1; /* the column, order applied (or the tag's first 8 bytes for sort=tag) */
+    uint64_t k2; /* the tag's first 8 bytes (0 for sort=tag) */
+    uint32_t i;  /* row in the host's table */
+} pitem_t;
+
+/* qsort's context and the item scratch, kept between requests so that a stream of top
+ * screens does not allocate and fault in a table-sized array each time: the API runs on the
+ * loop thread only. */
+static const pw_host_t *g_host;
+static int g_tag_desc;
+static pitem_t *g_items;
+static size_t g_items_cap;
+#define POOL_ITEMS_KEEP 65536 /* items kept between requests at most (1.5 MB) */
+
+/* Tag bytes and pool of row i of the host's table. */
+static const uint8_t *row_tag(const pw_host_t *h, size_t i, size_t *len, int *pool)
 {
-    size_t n = x->tag_len < y->tag_len ? x->tag_len : y->tag_len;
-    int c = memcmp(x->tag, y->tag, n);
+    if (h->dec.have_base) {
+        uint32_t key = h->dec.rows[i].key;
+        *pool = (int)PW_ROW_POOL(key);
+        return pw_tagdict_get(&h->dec.dict, PW_ROW_ID(key), len);
+    }
+    const pw_entry_t *e = &h->snapshot.entries[i];
+    *pool = e->pool;
+    *len = e->tag_len;
+    return e->tag;
+}
+
+/* The tag's first 8 bytes, big-endian, zero padded: ordered as the tags are (memcmp, then
+ * the shorter first) whenever they differ. */
+static uint64_t tag_prefix(const uint8_t *tag, size_t len)
+{
+    uint64_t k = 0;
+    for (size_t j = 0; j < 8; j++)
+        k = k << 8 | (j < len ? tag[j] : 0);
+    return k;
+}
+
+static int cmp_tag(const uint8_t *xt, size_t xl, int xp, const uint8_t *yt, size_t yl, int yp)
+{
+    int c = memcmp(xt, yt, xl < yl ? xl : yl);
     if (c == 0)
-        c = (int)x->tag_len - (int)y->tag_len;
+        c = (int)xl - (int)yl;
     if (c == 0)
-        c = (int)x->pool - (int)y->pool;
+        c = xp - yp;
     return c;
 }
 
-static int cmp_vrow(const void *a, const void *b)
+static int cmp_item(const void *a, const void *b)
 {
-    const vrow_t *x = a, *y = b;
-    int c = 0;
-    if (g_sort == SORT_TAG) {
-        c = cmp_tag(x, y);
-        return g_desc ? -c : c;
+    const pitem_t *x = a, *y = b;
+    if (x->k1 != y->k1)
+        return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2)
+        return x->k2 < y->k2 ? -1 : 1;
+    size_t xl, yl;
+    int xp, yp;
+    const uint8_t *xt = row_tag(g_host, x->i, &xl, &xp), *yt = row_tag(g_host, y->i, &yl, &yp);
+    int c = cmp_tag(xt, xl, xp, yt, yl, yp);
+    if (c != 0)
+        return g_tag_desc ? -c : c;
+    return x->i < y->i ? -1 : x->i > y->i; /* a repeated (tag, pool) row: table order */
+}
+
+/* The sort column of a row as an unsigned key (by_change: the change columns, signed), from
+ * the row itself (host_row_at) ... */
+static uint64_t vrow_column(const vrow_t *v, int sort, int by_change)
+{
+    if (by_change && sort != SORT_PER_ALLOC) {
+        int64_t c = sort == SORT_ALLOCS  ? v->ch_allocs
+                    : sort == SORT_FREES ? v->ch_frees
+                    : sort == SORT_DIFF  ? v->ch_diff
+                                         : v->ch_bytes;
+        return (uint64_t)c ^ (1ull << 63); /* signed order as unsigned */
     }
-    if (g_by_change && g_sort != SORT_PER_ALLOC) {
-        int64_t u = g_sort == SORT_ALLOCS  ? x->ch_allocs
-                    : g_sort == SORT_FREES ? x->ch_frees
-                    : g_sort == SORT_DIFF  ? x->ch_diff
-                                           : x->ch_bytes;
-        int64_t v = g_sort == SORT_ALLOCS  ? y->ch_allocs
-                    : g_sort == SORT_FREES ? y->ch_frees
-                    : g_sort == SORT_DIFF  ? y->ch_diff
-                                           : y->ch_bytes;
-        c = u < v ? -1 : u > v;
+    return sort == SORT_ALLOCS  ? v->allocs
+           : sort == SORT_FREES ? v->frees
+           : sort == SORT_DIFF  ? v->diff
+           : sort == SORT_BYTES ? v->bytes
+                                : v->per_alloc;
+}
+
+/* ... or straight from a streamed row r and its previous row p, computing only that column
+ * (the same values as host_row_at's). */
+static uint64_t dec_column(const pw_host_t *h, const pw_row_t *r, const pw_row_t *p, int sort,
+                           int by_change)
+{
+    if (by_change && sort != SORT_PER_ALLOC) {
+        int64_t c = 0;
+        if (h->prev_n > 0) {
+            if (sort == SORT_ALLOCS)
+                c = wrap_change(r->allocs, p ? p->allocs : 0, counter_mask(h));
+            else if (sort == SORT_FREES)
+                c = wrap_change(r->frees, p ? p->frees : 0, counter_mask(h));
+            else if (sort == SORT_DIFF)
+                c = (int64_t)(r->diff - (p ? p->diff : 0));
+            else
+                c = (int64_t)(r->bytes - (p ? p->bytes : 0));
+        }
+        return (uint64_t)c ^ (1ull << 63);
+    }
+    return sort == SORT_ALLOCS  ? r->allocs
+           : sort == SORT_FREES ? r->frees
+           : sort == SORT_DIFF  ? r->diff
+           : sort == SORT_BYTES ? r->bytes
+                                : pw_per_alloc(r->bytes, r->diff);
+}
+
+/* The item of row i (tag, sort column `col`). */
+static void make_item(const uint8_t *tag, size_t len, uint64_t col, uint32_t i, int sort, int desc,
+                      pitem_t *it)
+{
+    uint64_t pre = tag_prefix(tag, len);
+    it->i = i;
+    if (sort == SORT_TAG) {
+        it->k1 = desc ? ~pre : pre;
+        it->k2 = 0;
     } else {
-        uint64_t u = g_sort == SORT_ALLOCS  ? x->allocs
-                     : g_sort == SORT_FREES ? x->frees
-                     : g_sort == SORT_DIFF  ? x->diff
-                     : g_sort == SORT_BYTES ? x->bytes
-                                            : x->per_alloc;
-        uint64_t v = g_sort == SORT_ALLOCS  ? y->allocs
-                     : g_sort == SORT_FREES ? y->frees
-                     : g_sort == SORT_DIFF  ? y->diff
-                     : g_sort == SORT_BYTES ? y->bytes
-                                            : y->per_alloc;
-        c = u < v ? -1 : u > v;
+        it->k1 = desc ? ~col : col;
+        it->k2 = pre; /* ties: by tag, ascending, whatever the order */
     }
-    if (g_desc)
-        c = -c;
-    return c ? c : cmp_tag(x, y); /* ties: by tag, ascending, whatever the order */
+}
+
+/* Whether a tag passes the include and exclude lists, matched on its printable form
+ * (pw_tag_format), which is the bytes themselves for most tags. */
+static int tag_passes(const uint8_t *tag, size_t len, const patlist_t *inc, const patlist_t *exc)
+{
+    char tt[TAG_TEXT_MAX];
+    const char *s = (const char *)tag;
+    size_t sn = len;
+    for (size_t j = 0; j < len; j++)
+        if (tag[j] < 0x20 || tag[j] >= 0x7f || tag[j] == '\\') {
+            sn = pw_tag_format(tag, len, tt, sizeof(tt));
+            s = tt;
+            break;
+        }
+    return !(inc->present && !patlist_match(inc, s, sn)) &&
+           !(exc->present && patlist_match(exc, s, sn));
+}
+
+/* Moves item `at` of the max-heap h (n items, cmp_item order) down to its place. */
+static void heap_down(pitem_t *h, size_t n, size_t at)
+{
+    for (;;) {
+        size_t l = 2 * at + 1, big = at;
+        if (l < n && cmp_item(&h[l], &h[big]) > 0)
+            big = l;
+        if (l + 1 < n && cmp_item(&h[l + 1], &h[big]) > 0)
+            big = l + 1;
+        if (big == at)
+            return;
+        pitem_t t = h[at];
+        h[at] = h[big];
+        h[big] = t;
+        at = big;
+    }
+}
+
+/* Leaves the k first items of v (n items) in v[0..k), sorted; k <= n. With a limit well
+ * below the table (a top screen) only a k-item heap is kept: O(n log k), not a full sort. */
+static void select_sorted(pitem_t *v, size_t n, size_t k)
+{
+    if (k == 0)
+        return;
+    if (k < n) {
+        for (size_t j = k / 2; j-- > 0;)
+            heap_down(v, k, j);
+        for (size_t j = k; j < n; j++)
+            if (cmp_item(&v[j], &v[0]) < 0) {
+                v[0] = v[j];
+                heap_down(v, k, 0);
+            }
+        n = k;
+    }
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_item);
+}
+
+/* The JSON object of one pool-table row. */
+static json_t *pool_row_json(const pw_api_t *api, const vrow_t *r)
+{
+    char tt[TAG_TEXT_MAX];
+    const char *drv, *desc_s;
+    describe(api, r->tag, r->tag_len, &drv, &desc_s);
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    json_object_set_new_nocheck(o, "tag", json_string_nocheck(tag_text(r->tag, r->tag_len, tt)));
+    json_object_set_new_nocheck(o, "type", json_string_nocheck(pw_pool_name(r->pool)));
+    json_object_set_new_nocheck(o, "allocs", ju64(r->allocs));
+    json_object_set_new_nocheck(o, "frees", ju64(r->frees));
+    json_object_set_new_nocheck(o, "diff", ju64(r->diff));
+    json_object_set_new_nocheck(o, "bytes", ju64(r->bytes));
+    json_object_set_new_nocheck(o, "per_alloc", ju64(r->per_alloc));
+    json_object_set_new_nocheck(o, "allocs_change", json_integer(r->ch_allocs));
+    json_object_set_new_nocheck(o, "frees_change", json_integer(r->ch_frees));
+    json_object_set_new_nocheck(o, "diff_change", json_integer(r->ch_diff));
+    json_object_set_new_nocheck(o, "bytes_change", json_integer(r->ch_bytes));
+    json_object_set_new_nocheck(o, "driver", jstr_or_null(drv));
+    json_object_set_new_nocheck(o, "description", jstr_or_null(desc_s));
+    return o;
 }
 
 static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
@@ -772,66 +997,106 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         query_free(&q);
         return resp->status;
     }
-    const char *inc = query_get(&q, "include"), *exc = query_get(&q, "exclude");
     if (desc < 0)
         desc = sort != SORT_TAG; /* poolmon: tags ascending, numbers largest first */
-
+    patlist_t inc, exc;
+    int r = patlist_init(&inc, query_get(&q, "include"));
+    if (r == 0)
+        r = patlist_init(&exc, query_get(&q, "exclude"));
+    else
+        memset(&exc, 0, sizeof(exc));
     size_t n = host_nrows(h), m = 0;
-    vrow_t *rows = pw_malloc((n ? n : 1) * sizeof(*rows));
-    if (rows == NULL) {
+    if (r == 0 && n > g_items_cap) {
+        pitem_t *t = pw_realloc(g_items, n * sizeof(*t));
+        if (t == NULL) {
+            r = PW_ENOMEM;
+        } else {
+            g_items = t;
+            g_items_cap = n;
+        }
+    }
+    if (r != 0) {
+        patlist_free(&inc);
+        patlist_free(&exc);
         query_free(&q);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
-    char tt[TAG_TEXT_MAX];
+    int filter = inc.present || exc.present;
+    /* The current and the previous tables are both sorted by key: one merge walk finds each
+     * row's previous counters; rows of one tag are adjacent, so its patterns are matched
+     * once for all its pools. */
+    int with_prev = h->dec.have_base && h->prev_n > 0;
+    size_t pj = 0;
+    uint32_t last_id = UINT32_MAX;
+    int last_ok = 0;
     for (size_t i = 0; i < n; i++) {
-        host_row(h, i, &rows[m]);
-        if (pool != 3 && rows[m].pool != pool)
+        size_t len;
+        int rp;
+        const uint8_t *tag = row_tag(h, i, &len, &rp);
+        if (pool != 3 && rp != pool)
             continue;
-        if (inc || exc) {
-            tag_text(rows[m].tag, rows[m].tag_len, tt);
-            if ((inc && !glob_list(inc, tt)) || (exc && glob_list(exc, tt)))
+        if (filter) {
+            if (h->dec.have_base) {
+                uint32_t id = PW_ROW_ID(h->dec.rows[i].key);
+                if (id != last_id) {
+                    last_id = id;
+                    last_ok = tag_passes(tag, len, &inc, &exc);
+                }
+                if (!last_ok)
+                    continue;
+            } else if (!tag_passes(tag, len, &inc, &exc)) {
                 continue;
+            }
         }
-        m++;
+        uint64_t col = 0;
+        if (sort == SORT_TAG) {
+            /* the tag is the key */
+        } else if (h->dec.have_base) {
+            const pw_row_t *cur = &h->dec.rows[i], *p = NULL;
+            if (with_prev) {
+                while (pj < h->prev_n && h->prev_rows[pj].key < cur->key)
+                    pj++;
+                if (pj < h->prev_n && h->prev_rows[pj].key == cur->key)
+                    p = &h->prev_rows[pj];
+            }
+            col = dec_column(h, cur, p, sort, (int)by_change);
+        } else {
+            vrow_t row;
+            host_row_at(h, i, NULL, &row);
+            col = vrow_column(&row, sort, (int)by_change);
+        }
+        make_item(tag, len, col, (uint32_t)i, sort, desc, &g_items[m++]);
     }
-    g_sort = sort;
-    g_by_change = (int)by_change;
-    g_desc = desc;
-    if (m > 1)
-        qsort(rows, m, sizeof(*rows), cmp_vrow);
+    patlist_free(&inc);
+    patlist_free(&exc);
     size_t out_n = m < limit ? m : (size_t)limit;
+    g_host = h;
+    g_tag_desc = sort == SORT_TAG && desc;
+    select_sorted(g_items, m, out_n);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < out_n; i++) {
-        const vrow_t *r = &rows[i];
-        const char *drv, *desc_s;
-        describe(api, r->tag, r->tag_len, &drv, &desc_s);
-        json_t *o = json_object();
+        vrow_t row;
+        host_row(h, g_items[i].i, &row);
+        json_t *o = pool_row_json(api, &row);
         if (o == NULL)
             break;
-        json_object_set_new_nocheck(o, "tag",
-                                    json_string_nocheck(tag_text(r->tag, r->tag_len, tt)));
-        json_object_set_new_nocheck(o, "type", json_string_nocheck(pw_pool_name(r->pool)));
-        json_object_set_new_nocheck(o, "allocs", ju64(r->allocs));
-        json_object_set_new_nocheck(o, "frees", ju64(r->frees));
-        json_object_set_new_nocheck(o, "diff", ju64(r->diff));
-        json_object_set_new_nocheck(o, "bytes", ju64(r->bytes));
-        json_object_set_new_nocheck(o, "per_alloc", ju64(r->per_alloc));
-        json_object_set_new_nocheck(o, "allocs_change", json_integer(r->ch_allocs));
-        json_object_set_new_nocheck(o, "frees_change", json_integer(r->ch_frees));
-        json_object_set_new_nocheck(o, "diff_change", json_integer(r->ch_diff));
-        json_object_set_new_nocheck(o, "bytes_change", json_integer(r->ch_bytes));
-        json_object_set_new_nocheck(o, "driver", jstr_or_null(drv));
-        json_object_set_new_nocheck(o, "description", jstr_or_null(desc_s));
         json_array_append_new(arr, o);
     }
-    pw_free(rows);
     query_free(&q);
+    if (g_items_cap > POOL_ITEMS_KEEP) { /* an unusually large table: do not hold on to it */
+        pw_free(g_items);
+        g_items = NULL;
+        g_items_cap = 0;
+    }
     json_t *prev_ts = (h->dec.have_base && h->prev_n > 0) ? ju64(h->prev_ts_ms) : json_null();
     json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", jstr(h->name),
                           "timestamp_ms", ju64(host_ts(h)), "prev_timestamp_ms", prev_ts, "totals",
                           totals_json(host_totals(h)), "rows", arr, "count",
                           json_integer((json_int_t)out_n), "total_rows",
                           json_integer((json_int_t)m), "table_rows", json_integer((json_int_t)n));
+    /* A row is about 220 bytes of JSON: one allocation instead of a doubling series (a hint;
+     * send_json grows the body as needed). */
+    (void)pw_buf_reserve(&resp->body, 512 + (out_n < 4096 ? out_n : 4096) * 256);
     return send_json(resp, 200, o);
 }
 
