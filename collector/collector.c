@@ -210,6 +210,7 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
         h->counter_width = hello->counter_width;
         pw_delta_dec_init(&h->dec, h->counter_width, 0);
         h->prev_n = 0;
+        h->dec_stored = 0;
     }
     snprintf(h->os_family, sizeof(h->os_family), "%s", hello->os_family);
     snprintf(h->os_version, sizeof(h->os_version), "%s", hello->os_version);
@@ -262,7 +263,8 @@ static void store_failed(pw_collector_t *c, int r, const char *msg)
     c->uncommitted = 0;
 }
 
-static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s)
+static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s, const uint8_t *payload,
+                          size_t len)
 {
     pw_collector_t *c = k->c;
     pw_host_t *h = k->host;
@@ -298,21 +300,23 @@ static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s)
         PW_LOG_WARN(MOD, "%s: the agent dropped %llu samples before seq %llu (spool full)", h->name,
                     (unsigned long long)res.gap_before, (unsigned long long)s->seq);
     }
+    /* The store can keep the agent's own frame when the decoder's state before it is what the
+     * store holds last: the previous applied sample was stored. */
+    int follows = h->dec_stored && !s->keyframe && !s->dict_reset;
+    h->dec_stored = 0;
     if (s->seq <= h->stored_seq)
         return; /* already stored: a resend after a reconnect */
-    if ((r = pw_delta_dec_to_sample(&h->dec, &c->scratch)) != 0) {
-        conn_close(k, "out of memory");
-        return;
-    }
     char os[96];
     snprintf(os, sizeof(os), "%s %s", h->os_family, h->os_version);
     pw_store_host_t sh = {h->name,        h->agent_id, h->agent_id_len, h->boot_id,
                           h->boot_id_len, os,          h->counter_width};
-    r = pw_store_put(c->store, &sh, &c->scratch, res.gap_before, &d);
+    r = pw_store_put_frame(c->store, &sh, &h->dec, payload, len, s->base_seq, follows,
+                           res.gap_before, &d);
     if (r < 0) {
         store_failed(c, r, d.msg);
         return;
     }
+    h->dec_stored = r == 0;
     h->stored_seq = s->seq;
     k->pending_seq = s->seq;
     c->uncommitted++;
@@ -333,7 +337,7 @@ static void handle_frame(conn_t *k, const uint8_t *p, size_t len)
         handle_hello(k, env->hello);
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_SAMPLE:
-        handle_sample(k, env->sample);
+        handle_sample(k, env->sample, p, len);
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_COMMAND_RESULT:
         pw_collector_command_result(k->c, k->host, env->command_result);

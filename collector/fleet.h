@@ -42,6 +42,7 @@ typedef struct pw_host_s {
     uint64_t prev_ts_ms;
     pw_sample_t snapshot;     /* last stored table, when no stream has started since start */
     uint64_t stored_seq;      /* last seq put into the store for this agent instance */
+    int dec_stored;           /* dec's table is the last sample put (pw_store_put_frame) */
     uint64_t committed_seq;   /* last seq made durable */
     uint64_t last_seen_ms;    /* timestamp of the newest sample */
     uint64_t last_contact_ms; /* wall clock of the last frame */

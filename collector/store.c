@@ -87,11 +87,8 @@ static int check_id(const uint8_t *id, size_t len, const char *what, pw_diag_t *
     return 0;
 }
 
-int pw_store_put(pw_store_t *st, const pw_store_host_t *host, const pw_sample_t *s,
-                 uint64_t gap_before, pw_diag_t *d)
+static int check_host(const pw_store_host_t *host, pw_diag_t *d)
 {
-    if (st == NULL || host == NULL || s == NULL)
-        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
     size_t nl = host->name ? strlen(host->name) : 0;
     if (nl == 0 || nl > 255)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "host", "host name must be 1..255 bytes");
@@ -103,12 +100,51 @@ int pw_store_put(pw_store_t *st, const pw_store_host_t *host, const pw_sample_t 
     if (host->counter_width != 32 && host->counter_width != 64)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width", "counter width %u not 32 or 64",
                            host->counter_width);
+    return 0;
+}
+
+int pw_store_put(pw_store_t *st, const pw_store_host_t *host, const pw_sample_t *s,
+                 uint64_t gap_before, pw_diag_t *d)
+{
+    if (st == NULL || host == NULL || s == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int rc = check_host(host, d);
+    if (rc != 0)
+        return rc;
     if (s->n > 0 && s->entries == NULL)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "entries", "entries missing");
     rc = pw__store_sql_put(st->sql, host, s, gap_before, d);
     if (rc == 0) {
         st->puts++;
         st->updates += s->n;
+    } else if (rc == PW_STORE_DUPLICATE) {
+        st->duplicates++;
+    }
+    return rc;
+}
+
+int pw_store_put_frame(pw_store_t *st, const pw_store_host_t *host, const pw_delta_dec_t *dec,
+                       const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                       uint64_t gap_before, pw_diag_t *d)
+{
+    if (st == NULL || host == NULL || dec == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int rc = check_host(host, d);
+    if (rc != 0)
+        return rc;
+    if (!dec->have_base)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "dec", "the decoder holds no table");
+    if (dec->width != host->counter_width)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width",
+                           "decoder counters are %u-bit, the host's %u-bit", dec->width,
+                           host->counter_width);
+    if (payload != NULL && (len == 0 || len > UINT32_MAX))
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "payload", "frame payload of %zu bytes", len);
+    rc =
+        pw__store_sql_put_frame(st->sql, host, dec, payload, len, base_seq, follows, gap_before, d);
+    if (rc == 0) {
+        st->puts++;
+        st->updates += dec->n;
     } else if (rc == PW_STORE_DUPLICATE) {
         st->duplicates++;
     }

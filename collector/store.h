@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delta.h"
 #include "error.h"
 #include "sample.h"
 
@@ -135,6 +136,26 @@ void pw_store_close(pw_store_t *st);
  * uncommitted transaction was rolled back (see the header comment). */
 int pw_store_put(pw_store_t *st, const pw_store_host_t *host, const pw_sample_t *s,
                  uint64_t gap_before, pw_diag_t *d);
+
+/* Adds the sample an agent's frame just made of the host's stream, as pw_store_put does for
+ * the full table but without re-encoding it: `dec` (borrowed) is the host's decoder after it
+ * applied the frame (seq, timestamp_ms and table of the sample; dec->width must equal
+ * host->counter_width); `payload`/`len` the frame's payload as received (an Envelope holding
+ * that Sample, without the 4-byte frame header; may be NULL), `base_seq` the Sample's
+ * base_seq. `follows` is 1 when the frame is a delta (not a keyframe, no dict_reset) and
+ * `dec`, just before applying it, held the table of the previous sample stored for this host
+ * through this function (no sample applied and left unstored in between); else 0.
+ * When `follows` is 1, the payload is given and the host's open chunk ends with that previous
+ * sample (same agent instance, codec seq == base_seq), the payload is stored as is: a chunk
+ * row costs what the agent sent. Otherwise (a chunk's first sample, a keyframe, a chain that
+ * broke) the record is a keyframe packed from `dec` (pw_delta_dec_pack_keyframe), so every
+ * chunk still decodes on its own and reads back the same values as pw_store_put would.
+ * Returns as pw_store_put (PW_STORE_DUPLICATE on dec->seq <= the stored last seq of the
+ * instance; PW_EINVAL also for a decoder without a table); any negative return rolls back
+ * the uncommitted transaction. */
+int pw_store_put_frame(pw_store_t *st, const pw_store_host_t *host, const pw_delta_dec_t *dec,
+                       const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                       uint64_t gap_before, pw_diag_t *d);
 
 /* Makes every sample put since the last commit durable (COMMIT with the WAL fsync'ed).
  * Returns 0 (also when there was nothing to commit); PW_ENOSPC / PW_ESTORE / PW_ENOMEM with

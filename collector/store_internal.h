@@ -19,6 +19,9 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
 void pw__store_sql_close(pw_store_sql_t *q);
 int pw__store_sql_put(pw_store_sql_t *q, const pw_store_host_t *host, const pw_sample_t *s,
                       uint64_t gap_before, pw_diag_t *d);
+int pw__store_sql_put_frame(pw_store_sql_t *q, const pw_store_host_t *h, const pw_delta_dec_t *dec,
+                            const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                            uint64_t gap_before, pw_diag_t *d);
 int pw__store_sql_commit(pw_store_sql_t *q, pw_diag_t *d);
 int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d);
 int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t *tag,

@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "codec.h"
 #include "delta.h"
+#include "frame.h"
 #include "store_internal.h"
 #include "tagdict.h"
 
@@ -201,7 +202,11 @@ typedef struct hstate_s {
     unsigned width;
     uint64_t window_start, t0, t1, first_seq, last_seq;
     uint32_t nsamples;
-    pw_buf_t recs; /* records: varint seq, frame */
+    /* The open chunk's last record is a frame of the agent's own chain (pw_store_put_frame),
+     * holding the decoder state at codec seq chain_seq: the next delta of that chain on it
+     * can be stored as received. */
+    int chain;
+    uint64_t chain_seq;
 } hstate_t;
 
 struct pw_store_sql_s {
@@ -218,6 +223,7 @@ struct pw_store_sql_s {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
     pw_buf_t frame, zbuf, tmp;
+    pw_buf_t recs; /* a closing chunk's records, read back from chunk_rows */
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -300,7 +306,6 @@ static void hstate_free(hstate_t *hs)
         return;
     if (hs->enc_live)
         pw_delta_enc_close(&hs->enc);
-    pw_buf_close(&hs->recs);
     pw_free(hs->name);
     pw_free(hs);
 }
@@ -749,11 +754,13 @@ static void chunk_reset(hstate_t *hs)
     hs->enc_live = 0;
     hs->chunk_id = 0;
     hs->nsamples = 0;
-    pw_buf_reset(&hs->recs);
+    hs->chain = 0;
 }
 
 /* Compresses the open chunk into its blob, drops its rows and writes its 15-min rollups (the
- * 1-min ones wait until the chunk expires: until then 1-min queries read it raw). */
+ * 1-min ones wait until the chunk expires: until then 1-min queries read it raw). The records
+ * are read back from chunk_rows (inside the transaction, so uncommitted ones too) rather than
+ * kept in memory: an hour of deltas is ~0.4 MB per host, 4 GB for 10,000 hosts. */
 static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
 {
     int rc = 0;
@@ -766,7 +773,8 @@ static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
         chunk_reset(hs);
         return rc;
     }
-    rc = zcompress(q, hs->recs.data, hs->recs.len, d);
+    rc = load_chunk(q, hs->chunk_id, NULL, 0, 0, &q->recs, d);
+    rc = rc ? rc : zcompress(q, q->recs.data, q->recs.len, d);
     if (rc != 0)
         return rc;
     sqlite3_stmt *s = stmt(q, S_CHUNK_CLOSE);
@@ -776,7 +784,7 @@ static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
     sqlite3_bind_int64(s, 4, hs->nsamples);
     sqlite3_bind_int64(s, 5, (int64_t)hs->first_seq);
     sqlite3_bind_int64(s, 6, (int64_t)hs->last_seq);
-    sqlite3_bind_int64(s, 7, (int64_t)hs->recs.len);
+    sqlite3_bind_int64(s, 7, (int64_t)q->recs.len);
     sqlite3_bind_blob(s, 8, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
     rc = run(q, s, d, "close chunk");
     if (rc == 0) {
@@ -785,7 +793,7 @@ static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
         rc = run(q, s, d, "delete chunk rows");
     }
     if (rc == 0)
-        rc = rollup_chunk(q, hs->id, hs->width, &hs->recs, hs->t0, hs->t1, ROLL_M15, d);
+        rc = rollup_chunk(q, hs->id, hs->width, &q->recs, hs->t0, hs->t1, ROLL_M15, d);
     if (rc == 0)
         chunk_reset(hs);
     return rc;
@@ -830,10 +838,10 @@ static int close_stale_chunks(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
         unsigned width = (unsigned)sqlite3_column_int(s, 1);
         uint64_t ws = (uint64_t)sqlite3_column_int64(s, 2);
         sqlite3_reset(s);
-        rc = load_chunk(q, id, NULL, 0, 0, &hs->recs, d);
+        rc = load_chunk(q, id, NULL, 0, 0, &q->recs, d);
         scan_t sc = {0};
         if (rc == 0)
-            rc = replay(hs->recs.data, hs->recs.len, width, scan_cb, &sc, d);
+            rc = replay(q->recs.data, q->recs.len, width, scan_cb, &sc, d);
         if (rc != 0)
             return rc;
         hs->chunk_id = id;
@@ -860,7 +868,6 @@ static int host_get(pw_store_sql_t *q, const pw_store_host_t *h, hstate_t **out,
         pw_free(hs);
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "host", "out of memory");
     }
-    pw_buf_init(&hs->recs, BLOB_MAX);
     sqlite3_stmt *s = stmt(q, S_HOST_GET);
     sqlite3_bind_text(s, 1, h->name, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
@@ -911,8 +918,11 @@ static int inst_load(pw_store_sql_t *q, hstate_t *hs, const pw_store_host_t *h, 
     return 0;
 }
 
-static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_sample_t *s,
-                      uint64_t gap_before, int *wrote, pw_diag_t *d)
+/* The first steps of a put: the host's state, its agent instance, the duplicate check, and
+ * closing the open chunk when the sample cannot join it (another window, full, older than its
+ * newest sample, another counter width). Returns 0, PW_STORE_DUPLICATE or a negative code. */
+static int put_prepare(pw_store_sql_t *q, const pw_store_host_t *h, uint64_t seq, uint64_t ts,
+                       hstate_t **out, pw_diag_t *d)
 {
     hstate_t *hs;
     int rc = host_get(q, h, &hs, d);
@@ -924,11 +934,10 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
         rc = inst_load(q, hs, h, d);
         if (rc != 0)
             return rc;
+        hs->chain = 0; /* another agent instance: another codec chain */
     }
-    if (hs->inst_has_seq && s->seq <= hs->inst_seq)
+    if (hs->inst_has_seq && seq <= hs->inst_seq)
         return PW_STORE_DUPLICATE;
-
-    uint64_t ts = s->timestamp_ms;
     uint64_t ws = ts - ts % q->opts.chunk_window_ms;
     if (hs->nsamples > 0 && (ws != hs->window_start || hs->nsamples >= q->opts.chunk_max_samples ||
                              ts < hs->t1 || h->counter_width != hs->width)) {
@@ -936,36 +945,24 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
         if (rc != 0)
             return rc;
     }
-    if (!hs->enc_live) {
-        if (pw_delta_enc_init(&hs->enc, h->counter_width) != 0)
-            return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width", "bad counter width");
-        hs->enc_live = 1;
-        hs->width = h->counter_width;
-        hs->window_start = ws;
-    }
-    /* The chunk's own numbering: agent seqs restart with every boot, the codec wants growth. */
-    pw_sample_t tmp = *s;
-    tmp.seq = (uint64_t)hs->nsamples + 1;
-    const Poolwatch__V1__Sample *msg;
-    rc = pw_delta_encode(&hs->enc, &tmp, 0, &msg, d);
-    if (rc != 0) {
-        if (hs->nsamples == 0)
-            chunk_reset(hs);
-        return rc; /* nothing written for this sample: the transaction stays good */
-    }
-    *wrote = 1; /* the encoder moved on: from here a failure must roll back */
-    pw_buf_reset(&q->frame);
-    rc = pw_codec_pack_sample(msg, FRAME_MAX, &q->frame);
-    if (rc != 0)
-        return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
+    *out = hs;
+    return 0;
+}
+
+/* Writes the record in q->frame (one codec frame) for sample `seq` at `ts` into the host's
+ * open chunk (creating the chunk row first), then the instance, host and gap rows. */
+static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, hstate_t *hs, uint64_t seq,
+                      uint64_t ts, uint64_t gap_before, pw_diag_t *d)
+{
+    int rc;
     sqlite3_stmt *st;
     if (hs->chunk_id == 0) {
         st = stmt(q, S_CHUNK_INS);
         sqlite3_bind_int64(st, 1, hs->id);
-        sqlite3_bind_int64(st, 2, (int64_t)ws);
+        sqlite3_bind_int64(st, 2, (int64_t)hs->window_start);
         sqlite3_bind_int64(st, 3, (int64_t)ts);
         sqlite3_bind_int(st, 4, (int)hs->width);
-        sqlite3_bind_int64(st, 5, (int64_t)s->seq);
+        sqlite3_bind_int64(st, 5, (int64_t)seq);
         if ((rc = run(q, st, d, "insert chunk")) != 0)
             return rc;
         hs->chunk_id = sqlite3_last_insert_rowid(q->db);
@@ -973,28 +970,24 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     st = stmt(q, S_ROWS_INS);
     sqlite3_bind_int64(st, 1, hs->chunk_id);
     sqlite3_bind_int64(st, 2, hs->nsamples);
-    sqlite3_bind_int64(st, 3, (int64_t)s->seq);
+    sqlite3_bind_int64(st, 3, (int64_t)seq);
     sqlite3_bind_int64(st, 4, (int64_t)ts);
     sqlite3_bind_blob(st, 5, q->frame.data, (int)q->frame.len, SQLITE_STATIC);
     if ((rc = run(q, st, d, "insert chunk row")) != 0)
         return rc;
-    rc = put_varint(&hs->recs, s->seq);
-    rc = rc ? rc : pw_buf_append(&hs->recs, q->frame.data, q->frame.len);
-    if (rc != 0)
-        return pw_diag_set(d, rc, 0, 0, "chunk", "open chunk: %s", pw_strerror(rc));
     if (hs->nsamples == 0) {
         hs->t0 = ts;
-        hs->first_seq = s->seq;
+        hs->first_seq = seq;
     }
     hs->t1 = ts;
-    hs->last_seq = s->seq;
+    hs->last_seq = seq;
     hs->nsamples++;
 
     st = stmt(q, S_INST_UPSERT);
     sqlite3_bind_blob(st, 1, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
     sqlite3_bind_blob(st, 2, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, hs->id);
-    sqlite3_bind_int64(st, 4, (int64_t)s->seq);
+    sqlite3_bind_int64(st, 4, (int64_t)seq);
     sqlite3_bind_int64(st, 5, (int64_t)ts);
     if ((rc = run(q, st, d, "update agent instance")) != 0)
         return rc;
@@ -1005,21 +998,99 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     sqlite3_bind_blob(st, 4, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
     sqlite3_bind_blob(st, 5, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, (int64_t)ts);
-    sqlite3_bind_int64(st, 7, (int64_t)s->seq);
+    sqlite3_bind_int64(st, 7, (int64_t)seq);
     if ((rc = run(q, st, d, "update host")) != 0)
         return rc;
     if (gap_before > 0) {
         st = stmt(q, S_GAP_INS);
         sqlite3_bind_int64(st, 1, hs->id);
         sqlite3_bind_int64(st, 2, (int64_t)ts);
-        sqlite3_bind_int64(st, 3, (int64_t)s->seq);
+        sqlite3_bind_int64(st, 3, (int64_t)seq);
         sqlite3_bind_int64(st, 4, (int64_t)gap_before);
         if ((rc = run(q, st, d, "insert gap")) != 0)
             return rc;
     }
-    hs->inst_seq = s->seq;
+    hs->inst_seq = seq;
     hs->inst_has_seq = 1;
     return 0;
+}
+
+static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_sample_t *s,
+                      uint64_t gap_before, int *wrote, pw_diag_t *d)
+{
+    hstate_t *hs;
+    uint64_t ts = s->timestamp_ms;
+    int rc = put_prepare(q, h, s->seq, ts, &hs, d);
+    if (rc != 0)
+        return rc;
+    if (!hs->enc_live) {
+        if (pw_delta_enc_init(&hs->enc, h->counter_width) != 0)
+            return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width", "bad counter width");
+        hs->enc_live = 1;
+        hs->width = h->counter_width;
+        hs->window_start = ts - ts % q->opts.chunk_window_ms;
+    }
+    /* The chunk's own numbering: agent seqs restart with every boot, the codec wants growth.
+     * A fresh encoder starts with a dict_reset keyframe, also after frames of an agent's chain
+     * (pw_store_put_frame) in the same chunk. */
+    pw_sample_t tmp = *s;
+    tmp.seq = (uint64_t)hs->nsamples + 1;
+    const Poolwatch__V1__Sample *msg;
+    rc = pw_delta_encode(&hs->enc, &tmp, 0, &msg, d);
+    if (rc != 0) {
+        if (hs->nsamples == 0)
+            chunk_reset(hs);
+        return rc; /* nothing written for this sample: the transaction stays good */
+    }
+    *wrote = 1; /* the encoder moved on: from here a failure must roll back */
+    hs->chain = 0;
+    pw_buf_reset(&q->frame);
+    rc = pw_codec_pack_sample(msg, FRAME_MAX, &q->frame);
+    if (rc != 0)
+        return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
+    return put_record(q, h, hs, s->seq, ts, gap_before, d);
+}
+
+static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_delta_dec_t *dec,
+                            const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                            uint64_t gap_before, pw_diag_t *d)
+{
+    hstate_t *hs;
+    uint64_t ts = dec->timestamp_ms;
+    int rc = put_prepare(q, h, dec->seq, ts, &hs, d);
+    if (rc != 0)
+        return rc;
+    if (hs->enc_live) {
+        /* Records of pw_store_put in this chunk: their encoder's base is not what the frames
+         * below leave in a reader's decoder, so a later pw_store_put starts over. */
+        pw_delta_enc_close(&hs->enc);
+        hs->enc_live = 0;
+    }
+    if (hs->nsamples == 0) {
+        hs->width = dec->width;
+        hs->window_start = ts - ts % q->opts.chunk_window_ms;
+        hs->chain = 0;
+    }
+    pw_buf_reset(&q->frame);
+    if (follows && hs->chain && base_seq == hs->chain_seq && payload != NULL) {
+        /* The chunk's reader holds exactly the agent's base: the frame as received. */
+        uint8_t hdr[PW_FRAME_HEADER];
+        pw_frame_put_header(hdr, (uint32_t)len);
+        rc = pw_buf_append(&q->frame, hdr, sizeof(hdr));
+        rc = rc ? rc : pw_buf_append(&q->frame, payload, len);
+    } else {
+        /* A chunk start, or the chain broke (keyframe, dict_reset, a sample not stored, a
+         * gap): a keyframe of the decoder's table, with its whole dictionary. */
+        rc = pw_delta_dec_pack_keyframe(dec, gap_before, FRAME_MAX, &q->frame);
+    }
+    if (rc != 0)
+        return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
+    rc = put_record(q, h, hs, dec->seq, ts, gap_before, d);
+    if (rc == 0) {
+        hs->chain = 1;
+        hs->chain_seq = dec->seq;
+    }
+    return rc;
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
@@ -1036,6 +1107,19 @@ int pw__store_sql_put(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     rc = put_locked(q, h, s, gap_before, &wrote, d);
     /* Codec refusals before anything was written leave the transaction as it was. */
     if (rc < 0 && (wrote || (rc != PW_EINVAL && rc != PW_ETOOBIG && rc != PW_ESEQ)))
+        abort_txn(q);
+    return rc;
+}
+
+int pw__store_sql_put_frame(pw_store_sql_t *q, const pw_store_host_t *h, const pw_delta_dec_t *dec,
+                            const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                            uint64_t gap_before, pw_diag_t *d)
+{
+    int rc = begin(q, d);
+    if (rc == 0)
+        rc = put_frame_locked(q, h, dec, payload, len, base_seq, follows, gap_before, d);
+    /* Any failure may have closed a chunk or written a row: roll everything back. */
+    if (rc < 0)
         abort_txn(q);
     return rc;
 }
@@ -1079,7 +1163,8 @@ static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut,
     while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t hid = sqlite3_column_int64(s, 0);
         unsigned width = (unsigned)sqlite3_column_int(s, 1);
-        uint64_t t0 = (uint64_t)sqlite3_column_int64(s, 2), t1 = (uint64_t)sqlite3_column_int64(s, 3);
+        uint64_t t0 = (uint64_t)sqlite3_column_int64(s, 2),
+                 t1 = (uint64_t)sqlite3_column_int64(s, 3);
         r = zdecompress(q, sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5),
                         (uint64_t)sqlite3_column_int64(s, 4), &recs, d);
         if (r == 0)
@@ -1256,8 +1341,8 @@ static int host_id_of(pw_store_sql_t *q, const char *name, int64_t *id, pw_diag_
 }
 
 /* Reads raw chunks of host `hid` overlapping [from, to]; open ones only when `open_only`. */
-static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_only,
-                         int not_m1, pw_diag_t *d)
+static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_only, int not_m1,
+                         pw_diag_t *d)
 {
     /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
      * before it. Rows are collected first: replay runs other statements. `not_m1`: only
@@ -1714,6 +1799,7 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
     pw_buf_init(&q->frame, FRAME_MAX + 16);
     pw_buf_init(&q->zbuf, BLOB_MAX);
     pw_buf_init(&q->tmp, BLOB_MAX);
+    pw_buf_init(&q->recs, BLOB_MAX);
     q->cctx = ZSTD_createCCtx();
     q->dctx = ZSTD_createDCtx();
     int rc = 0;
@@ -1783,6 +1869,7 @@ void pw__store_sql_close(pw_store_sql_t *q)
     pw_buf_close(&q->frame);
     pw_buf_close(&q->zbuf);
     pw_buf_close(&q->tmp);
+    pw_buf_close(&q->recs);
     pw_free(q->path);
     pw_free(q);
 }

@@ -7,6 +7,9 @@
 
 #include <unistd.h>
 
+#include "codec.h"
+#include "delta.h"
+#include "frame.h"
 #include "store.h"
 
 #define T0 1700001000000ull /* a multiple of 15 min (900000 ms) */
@@ -217,6 +220,91 @@ static void test_roundtrip(void **state)
     pw_store_close(st);
 }
 
+/* pw_store_put_frame: an agent's encoder makes frames, a decoder (the collector's) applies
+ * them and the store keeps them. Chunks of at most 4 samples; a keyframe from the agent at
+ * sample 6, a pw_store_put of sample 7 in the middle, and callers that claim `follows` where
+ * the store's chunk cannot continue (a new chunk at sample 4, after the pw_store_put at 8):
+ * whatever the store decides to keep (the frame or a keyframe of the decoder), every sample
+ * reads back value for value, and every chunk decodes on its own (flush, then read again). */
+static void test_put_frame(void **state)
+{
+    (void)state;
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
+    pw_delta_enc_t enc;
+    pw_delta_dec_t dec;
+    assert_int_equal(pw_delta_enc_init(&enc, 64), 0);
+    assert_int_equal(pw_delta_dec_init(&dec, 64, 0), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_buf_t frame;
+    pw_buf_init(&frame, 1 << 20);
+    pw_store_host_t h = host_of("win-01", BOOT1, 64);
+    int stored_last = 0;
+    for (unsigned k = 0; k < NSAMPLES; k++) {
+        build(&s, k);
+        const Poolwatch__V1__Sample *msg;
+        assert_int_equal(pw_delta_encode(&enc, &s, k == 6 ? PW_DELTA_KEYFRAME : 0, &msg, &d), 0);
+        pw_buf_reset(&frame);
+        assert_int_equal(pw_codec_pack_sample(msg, 1 << 20, &frame), 0);
+        Poolwatch__V1__Envelope *env;
+        const uint8_t *payload = frame.data + PW_FRAME_HEADER;
+        size_t len = frame.len - PW_FRAME_HEADER;
+        assert_int_equal(pw_codec_unpack(payload, len, &env, &d), 0);
+        const Poolwatch__V1__Sample *in = env->sample;
+        assert_int_equal(in->keyframe, k == 0 || k == 6);
+        assert_int_equal(pw_delta_apply(&dec, in, NULL, &d), 0);
+        int follows = stored_last && !in->keyframe && !in->dict_reset;
+        if (k == 4 || k == 8)
+            follows = 1; /* a new chunk (4), a chunk last written by pw_store_put (8) */
+        int rc;
+        if (k == 7) {
+            rc = pw_store_put(st, &h, &s, 0, &d);
+            stored_last = 0;
+        } else {
+            rc = pw_store_put_frame(st, &h, &dec, payload, len, in->base_seq, follows,
+                                    k == 3 ? 2 : 0, &d);
+            stored_last = rc == 0;
+        }
+        if (rc != 0)
+            fail_msg("put %u: %d %s", k, rc, d.msg);
+        pw_codec_free(env);
+        if (k % 3 == 2)
+            assert_int_equal(pw_store_commit(st, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    /* The same seq again is a duplicate: nothing written. */
+    assert_int_equal(pw_store_put_frame(st, &h, &dec, NULL, 0, 0, 0, 0, &d), PW_STORE_DUPLICATE);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.samples, NSAMPLES);
+    assert_int_equal(ss.chunks, 3);
+    check_series_raw(st, "win-01");
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    check_series_raw(st, "win-01");
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    /* A decoder of another width than the host's, or without a table, is refused. */
+    pw_store_host_t h32 = host_of("win-01", BOOT1, 32);
+    assert_int_equal(pw_store_put_frame(st, &h32, &dec, NULL, 0, 0, 0, 0, &d), PW_EINVAL);
+    pw_delta_dec_t empty;
+    assert_int_equal(pw_delta_dec_init(&empty, 64, 0), 0);
+    assert_int_equal(pw_store_put_frame(st, &h, &empty, NULL, 0, 0, 0, 0, &d), PW_EINVAL);
+    pw_delta_dec_close(&empty);
+    pw_sample_close(&got);
+    pw_sample_close(&s);
+    pw_buf_close(&frame);
+    pw_delta_enc_close(&enc);
+    pw_delta_dec_close(&dec);
+    pw_store_close(st);
+}
+
 static void test_duplicates(void **state)
 {
     (void)state;
@@ -398,9 +486,9 @@ static void test_rollups(void **state)
 }
 
 /* 600 rows (the rollups are paged by 256 rows): row r of sample k (k = 0..3, at T0 + 15 s * k)
- * has bytes 1000 * r + 7 * k, diff = r + k, allocs = 10 * r + k + 100 (one minute). The 1-min answer is
- * read raw while the chunk lives, from the rollups written when it expires, and both equal
- * the values above; the 15-min answer comes from the rollup page that holds the row. */
+ * has bytes 1000 * r + 7 * k, diff = r + k, allocs = 10 * r + k + 100 (one minute). The 1-min
+ * answer is read raw while the chunk lives, from the rollups written when it expires, and both
+ * equal the values above; the 15-min answer comes from the rollup page that holds the row. */
 static void check_paged(pw_store_t *st, int level, uint64_t step)
 {
     static const unsigned rows[] = {0, 255, 256, 511, 599};
@@ -457,8 +545,8 @@ static void test_paged_lazy_rollups(void **state)
     check_paged(st, PW_STORE_1MIN, 60000);  /* raw */
     check_paged(st, PW_STORE_15MIN, 900000);
     /* The chunk expires: its 1-min rollup (3 pages) replaces it. */
-    assert_int_equal(
-        pw_store_retention(st, T0 + 60000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d), 1);
+    assert_int_equal(pw_store_retention(st, T0 + 60000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d),
+                     1);
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 0);
     assert_int_equal(ss.rollup_windows, 6);
@@ -634,8 +722,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_restart),   cmocka_unit_test(test_rollups),
         cmocka_unit_test(test_retention), cmocka_unit_test(test_paged_lazy_rollups),
-        cmocka_unit_test(test_disk_full),
-        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_disk_full), cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_put_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
