@@ -1,0 +1,427 @@
+/* test_api_pool.c: the pool table's order, selection and filters (GET /api/v1/hosts/H/pool).
+ *
+ * The handler sorts on integer keys (the column, then the tag's first 8 bytes), falls back to
+ * the whole tag and the pool type on ties, keeps a k-item heap when a limit is given and
+ * matches include/exclude patterns once per tag on its printable form. These tests pin the
+ * cases where such shortcuts go wrong:
+ *  - host "P": ties beyond the 8-byte prefix (LongTagNameA/B), a tag that is a prefix of
+ *    another ("Ab" and "Ab\0"), one tag in two pools, escaped tags ("\x01ab", "a\b"), a 32-bit
+ *    counter that wrapped and one that was reset. Every expected order and value is worked
+ *    out by hand in the comments.
+ *  - host "R": 436 rows with many equal values; for every sort column, order and by_change,
+ *    the answer is compared with a reference order computed here from the inputs (plain
+ *    insertion sort), and every limit's rows with the first rows of that order.
+ * Analysis results and agent commands are link-time fakes (not used by this endpoint). */
+#include "test_util.h"
+
+#include <jansson.h>
+
+#include "api.h"
+#include "delta.h"
+
+size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
+{
+    (void)c;
+    *out = NULL;
+    return 0;
+}
+
+const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
+{
+    (void)c;
+    return NULL;
+}
+
+int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
+{
+    (void)c, (void)h, (void)cmd;
+    return PW_ECLOSED;
+}
+
+static pw_collector_t g_c;
+static pw_api_t g_api;
+
+static void add(pw_sample_t *s, const char *tag, size_t len, pw_pool_t pool, uint64_t a, uint64_t f,
+                uint64_t bytes)
+{
+    assert_int_equal(pw_sample_add(s, tag, len, pool, a, f, a - f, bytes), 0);
+}
+
+static void apply(pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)
+{
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    assert_int_equal(pw_delta_encode(e, s, 0, &msg, &d), 0);
+    if (h->dec.have_base)
+        assert_int_equal(pw_fleet_save_prev(h), 0);
+    assert_int_equal(pw_delta_apply(&h->dec, msg, NULL, &d), 0);
+}
+
+/* Host P (see the file comment). */
+static void build_p(void)
+{
+    pw_host_t *h = pw_fleet_get(&g_c.fleet, "P", 32);
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    s.timestamp_ms = 1000;
+    add(&s, "Wrap", 4, PW_POOL_NONPAGED, 0xFFFFFFF0u, 0xFFFFFFE0u, 100);
+    add(&s, "Rset", 4, PW_POOL_NONPAGED, 1000, 500, 5000);
+    add(&s, "LongTagNameA", 12, PW_POOL_NONPAGED, 10, 5, 300);
+    add(&s, "LongTagNameB", 12, PW_POOL_NONPAGED, 10, 5, 300);
+    add(&s, "Ab", 2, PW_POOL_PAGED, 5, 1, 64);
+    add(&s, "Same", 4, PW_POOL_PAGED, 7, 2, 700);
+    add(&s, "Same", 4, PW_POOL_NONPAGED, 7, 2, 700);
+    apply(&e, h, &s);
+    pw_sample_reset(&s);
+    s.seq = 2;
+    s.timestamp_ms = 2000;
+    add(&s, "Wrap", 4, PW_POOL_NONPAGED, 0x10, 0x08, 160);
+    add(&s, "Rset", 4, PW_POOL_NONPAGED, 10, 4, 600);
+    add(&s, "LongTagNameA", 12, PW_POOL_NONPAGED, 20, 5, 400);
+    add(&s, "LongTagNameB", 12, PW_POOL_NONPAGED, 20, 5, 400);
+    add(&s, "Ab", 2, PW_POOL_PAGED, 5, 1, 64);
+    add(&s, "Ab\0", 3, PW_POOL_PAGED, 3, 0, 64); /* new */
+    add(&s, "Same", 4, PW_POOL_PAGED, 9, 2, 900);
+    add(&s, "Same", 4, PW_POOL_NONPAGED, 9, 2, 900);
+    add(&s,
+        "\x01"
+        "ab",
+        3, PW_POOL_NONPAGED, 4, 0, 64);            /* new */
+    add(&s, "a\\b", 3, PW_POOL_NONPAGED, 2, 1, 8); /* new */
+    apply(&e, h, &s);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+}
+
+/* Host R: tags "R000".."R199" in both pools and "LongLong00".."LongLong35" (the same first 8
+ * bytes) nonpaged; values from a fixed generator over a small range (many ties); every 17th
+ * row is new in the second sample. The inputs are kept for the reference order. */
+#define R_ROWS 436
+typedef struct ref_s {
+    char tag[16];
+    size_t len;
+    int pool;
+    uint64_t v[5]; /* allocs, frees, diff, bytes, per_alloc (second sample) */
+    int64_t ch[4]; /* changes of allocs, frees, diff, bytes */
+} ref_t;
+static ref_t g_ref[R_ROWS];
+
+static uint64_t g_rng = 12345;
+static uint64_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+static void build_r(void)
+{
+    pw_host_t *h = pw_fleet_get(&g_c.fleet, "R", 32);
+    assert_non_null(h);
+    size_t n = 0;
+    for (int i = 0; i < 200; i++)
+        for (int p = 0; p < 2; p++, n++) {
+            snprintf(g_ref[n].tag, sizeof(g_ref[n].tag), "R%03d", i);
+            g_ref[n].len = 4;
+            g_ref[n].pool = p;
+        }
+    for (int i = 0; i < 36; i++, n++) {
+        snprintf(g_ref[n].tag, sizeof(g_ref[n].tag), "LongLong%02d", i);
+        g_ref[n].len = 10;
+        g_ref[n].pool = PW_POOL_NONPAGED;
+    }
+    assert_int_equal(n, R_ROWS);
+    uint64_t a1[R_ROWS], f1[R_ROWS], b1[R_ROWS];
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 1; k <= 2; k++) {
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k;
+        s.timestamp_ms = 1000u * (unsigned)k;
+        for (size_t i = 0; i < R_ROWS; i++) {
+            uint64_t a = 100 + rnd() % 4, f = rnd() % 3, b = (rnd() % 3) * 64;
+            if (k == 1) {
+                a1[i] = a, f1[i] = f, b1[i] = b;
+                if (i % 17 == 0)
+                    continue; /* new in the second sample */
+            } else {
+                ref_t *r = &g_ref[i];
+                int isnew = i % 17 == 0;
+                r->v[0] = a, r->v[1] = f, r->v[2] = a - f, r->v[3] = b;
+                r->v[4] = a - f ? b / (a - f) : 0;
+                r->ch[0] = (int64_t)a - (isnew ? 0 : (int64_t)a1[i]);
+                r->ch[1] = (int64_t)f - (isnew ? 0 : (int64_t)f1[i]);
+                r->ch[2] = (int64_t)(a - f) - (isnew ? 0 : (int64_t)(a1[i] - f1[i]));
+                r->ch[3] = (int64_t)b - (isnew ? 0 : (int64_t)b1[i]);
+            }
+            add(&s, g_ref[i].tag, g_ref[i].len, (pw_pool_t)g_ref[i].pool, a, f, b);
+        }
+        apply(&e, h, &s);
+    }
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&g_c, 0, sizeof(g_c));
+    pw_fleet_init(&g_c.fleet);
+    memset(&g_api, 0, sizeof(g_api));
+    g_api.c = &g_c;
+    char hx[65], line[128];
+    if (pw_tokens_hash("tok", hx) != 0)
+        return -1;
+    snprintf(line, sizeof(line), "%s read tester\n", hx);
+    if (pw_tokens_parse(line, strlen(line), &g_api.tokens, NULL) != 0)
+        return -1;
+    build_p();
+    build_r();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    pw_fleet_close(&g_c.fleet);
+    pw_tokens_free(g_api.tokens);
+    return 0;
+}
+
+static json_t *pool(const char *host, const char *query)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/hosts/%s/pool", host);
+    pw_api_req_t req = {PW_API_GET, path, query, "Bearer tok", NULL, 0, 0};
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    int st = pw_api_handle(&g_api, &req, &resp);
+    if (st != 200)
+        fail_msg("%s?%s: %d %.*s", path, query, st, (int)resp.body.len, resp.body.data);
+    json_t *j = json_loadb((const char *)resp.body.data, resp.body.len, 0, NULL);
+    pw_api_resp_close(&resp);
+    assert_non_null(j);
+    return j;
+}
+
+static json_int_t geti(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v))
+        fail_msg("'%s' is not an integer", k);
+    return json_integer_value(v);
+}
+
+/* "tag:p|tag:n|..." (p paged, n nonpaged, s session) of an answer's rows. */
+static const char *rows_text(json_t *j, char *buf, size_t size)
+{
+    json_t *rows = json_object_get(j, "rows");
+    buf[0] = '\0';
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *r = json_array_get(rows, i);
+        size_t o = strlen(buf);
+        snprintf(buf + o, size - o, "%s%s:%c", i ? "|" : "",
+                 json_string_value(json_object_get(r, "tag")),
+                 json_string_value(json_object_get(r, "type"))[0]);
+    }
+    return buf;
+}
+
+static void check_p(const char *query, const char *expect)
+{
+    char buf[1024];
+    json_t *j = pool("P", query);
+    if (strcmp(rows_text(j, buf, sizeof(buf)), expect) != 0)
+        fail_msg("P?%s:\n got  %s\n want %s", query, buf, expect);
+    json_decref(j);
+}
+
+static void test_p_orders(void **state)
+{
+    (void)state;
+    /* bytes: Same 900 (paged before nonpaged), Rset 600, LongTagNameA/B 400 (they differ
+     * in byte 12), Wrap 160, then 64: "\x01ab" (0x01 < 'A'), "Ab", "Ab\0" (the shorter
+     * first), and a\b 8. */
+    check_p("sort=bytes", "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Wrap:n|"
+                          "\\x01ab:n|Ab:p|Ab\\x00:p|a\\\\b:n");
+    /* Ascending: ties still by tag ascending. */
+    check_p("sort=bytes&order=asc", "a\\\\b:n|\\x01ab:n|Ab:p|Ab\\x00:p|Wrap:n|LongTagNameA:n|"
+                                    "LongTagNameB:n|Rset:n|Same:p|Same:n");
+    /* Tags by bytes: 0x01 < 'A' < 'L' < 'R' < 'S' < 'W' < 'a'. */
+    check_p("sort=tag", "\\x01ab:n|Ab:p|Ab\\x00:p|LongTagNameA:n|LongTagNameB:n|Rset:n|Same:p|"
+                        "Same:n|Wrap:n|a\\\\b:n");
+    check_p("sort=tag&order=desc", "a\\\\b:n|Wrap:n|Same:n|Same:p|Rset:n|LongTagNameB:n|"
+                                   "LongTagNameA:n|Ab\\x00:p|Ab:p|\\x01ab:n");
+    /* allocs changes: Wrap 0x10 - 0xFFFFFFF0 mod 2^32 = 32, LongTagName* 10, \x01ab 4 (new),
+     * Ab\0 3 (new), Same 2 and 2, a\b 2 (new), Ab 0, Rset 10 - 1000 = -990 (a reset). */
+    check_p("sort=allocs&by_change=1", "Wrap:n|LongTagNameA:n|LongTagNameB:n|\\x01ab:n|"
+                                       "Ab\\x00:p|Same:p|Same:n|a\\\\b:n|Ab:p|Rset:n");
+    /* frees changes: Rset 4 - 500 = -496, zeros by tag, a\b 1, Wrap 0x08 - 0xFFFFFFE0 = 40. */
+    check_p("sort=frees&by_change=1&order=asc", "Rset:n|\\x01ab:n|Ab:p|Ab\\x00:p|"
+                                                "LongTagNameA:n|LongTagNameB:n|Same:p|Same:n|"
+                                                "a\\\\b:n|Wrap:n");
+    /* diff changes: LongTagName* 15 - 5 = 10, \x01ab 4, Ab\0 3, Same 7 - 5 = 2, a\b 1, Ab 0,
+     * Wrap 8 - 16 = -8, Rset 6 - 500 = -494. */
+    check_p("sort=diff&by_change=1", "LongTagNameA:n|LongTagNameB:n|\\x01ab:n|Ab\\x00:p|Same:p|"
+                                     "Same:n|a\\\\b:n|Ab:p|Wrap:n|Rset:n");
+    /* per_alloc: Same 900/7 = 128, Rset 600/6 = 100, Ab 64/4 = 16, \x01ab 64/4 = 16,
+     * LongTagName* 400/15 = 26, Ab\0 64/3 = 21, Wrap 160/8 = 20, a\b 8/1 = 8. */
+    check_p("sort=per_alloc", "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Ab\\x00:p|"
+                              "Wrap:n|\\x01ab:n|Ab:p|a\\\\b:n");
+
+    json_t *j = pool("P", "sort=tag&include=Wrap,Rset");
+    json_t *rows = json_object_get(j, "rows");
+    json_t *rset = json_array_get(rows, 0), *wrap = json_array_get(rows, 1);
+    assert_int_equal(geti(rset, "allocs_change"), -990);
+    assert_int_equal(geti(rset, "frees_change"), -496);
+    assert_int_equal(geti(rset, "diff_change"), -494);   /* 6 - 500 */
+    assert_int_equal(geti(rset, "bytes_change"), -4400); /* 600 - 5000 */
+    assert_int_equal(geti(wrap, "allocs"), 16);
+    assert_int_equal(geti(wrap, "allocs_change"), 32);
+    assert_int_equal(geti(wrap, "frees_change"), 40);
+    assert_int_equal(geti(wrap, "diff_change"), -8);
+    assert_int_equal(geti(wrap, "bytes_change"), 60);
+    json_decref(j);
+}
+
+static void test_p_limits(void **state)
+{
+    (void)state;
+    check_p("limit=3", "Same:p|Same:n|Rset:n");
+    /* The cut falls between the two LongTagName rows: the tie is decided past byte 8. */
+    check_p("limit=4", "Same:p|Same:n|Rset:n|LongTagNameA:n");
+    check_p("limit=4&order=asc", "a\\\\b:n|\\x01ab:n|Ab:p|Ab\\x00:p");
+    check_p("sort=tag&order=desc&limit=2", "a\\\\b:n|Wrap:n");
+    check_p("limit=0", "");
+    const char *all = "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Wrap:n|\\x01ab:n|Ab:p|"
+                      "Ab\\x00:p|a\\\\b:n";
+    check_p("limit=10", all);
+    check_p("limit=11", all);
+    json_t *j = pool("P", "limit=3&pool=nonpaged");
+    assert_int_equal(geti(j, "count"), 3);
+    assert_int_equal(geti(j, "total_rows"), 7); /* nonpaged rows */
+    assert_int_equal(geti(j, "table_rows"), 10);
+    json_decref(j);
+}
+
+static void test_p_patterns(void **state)
+{
+    (void)state;
+    /* Patterns apply to the printable form: "\x01ab" is matched by \x01*, "a\b" (shown a\\b)
+     * by a\\*, "Ab\0" by Ab\x00. */
+    check_p("include=%5Cx01*", "\\x01ab:n");
+    check_p("include=a%5C%5C*", "a\\\\b:n");
+    check_p("include=Ab%5Cx00", "Ab\\x00:p");
+    check_p("include=Ab", "Ab:p");
+    check_p("include=LongTagName%3F&exclude=*B", "LongTagNameA:n");
+    check_p("include=S*,W*&pool=nonpaged&sort=tag", "Same:n|Wrap:n");
+    /* Tags with an 'a' in their text go: \x01ab, LongTagName*, Same, Wrap, a\b. */
+    check_p("exclude=*a*&sort=tag", "Ab:p|Ab\\x00:p|Rset:n");
+    /* Texts of 4 characters go: Wrap, Rset, Same twice and a\\b (a, two backslashes, b). */
+    check_p("include=*&exclude=%3F%3F%3F%3F&sort=tag",
+            "\\x01ab:n|Ab:p|Ab\\x00:p|LongTagNameA:n|LongTagNameB:n");
+    json_t *j = pool("P", "include=,");
+    assert_int_equal(geti(j, "total_rows"), 0); /* a list of empty patterns matches nothing */
+    json_decref(j);
+    j = pool("P", "exclude=");
+    assert_int_equal(geti(j, "total_rows"), 10);
+    json_decref(j);
+}
+
+/* ---- host R against a reference order ------------------------------------------------------ */
+
+static int g_sort, g_desc, g_change;
+
+static int ref_cmp_tag(const ref_t *x, const ref_t *y)
+{
+    int c = memcmp(x->tag, y->tag, x->len < y->len ? x->len : y->len);
+    if (c == 0)
+        c = (int)x->len - (int)y->len;
+    if (c == 0)
+        c = x->pool - y->pool;
+    return c;
+}
+
+/* x before y? sort 0 tag, 1..5 allocs frees diff bytes per_alloc. */
+static int ref_before(const ref_t *x, const ref_t *y)
+{
+    if (g_sort == 0)
+        return g_desc ? ref_cmp_tag(x, y) > 0 : ref_cmp_tag(x, y) < 0;
+    if (g_change && g_sort < 5) {
+        int64_t u = x->ch[g_sort - 1], v = y->ch[g_sort - 1];
+        if (u != v)
+            return g_desc ? u > v : u < v;
+    } else {
+        uint64_t u = x->v[g_sort - 1], v = y->v[g_sort - 1];
+        if (u != v)
+            return g_desc ? u > v : u < v;
+    }
+    return ref_cmp_tag(x, y) < 0;
+}
+
+static void test_r_reference(void **state)
+{
+    (void)state;
+    static const char *const sorts[] = {"tag", "allocs", "frees", "diff", "bytes", "per_alloc"};
+    static const size_t limits[] = {1, 2, 3, 7, 50, 435, 436, 437};
+    const ref_t *ord[R_ROWS];
+    static char want[R_ROWS * 16], got[R_ROWS * 16];
+    for (g_sort = 0; g_sort < 6; g_sort++)
+        for (g_desc = 0; g_desc < 2; g_desc++)
+            for (g_change = 0; g_change < 2; g_change++) {
+                for (size_t i = 0; i < R_ROWS; i++) { /* insertion sort */
+                    size_t k = i;
+                    while (k > 0 && ref_before(&g_ref[i], ord[k - 1])) {
+                        ord[k] = ord[k - 1];
+                        k--;
+                    }
+                    ord[k] = &g_ref[i];
+                }
+                size_t wl[R_ROWS + 1];
+                want[0] = '\0';
+                wl[0] = 0;
+                for (size_t i = 0; i < R_ROWS; i++) {
+                    size_t o = strlen(want);
+                    snprintf(want + o, sizeof(want) - o, "%s%s:%c", i ? "|" : "", ord[i]->tag,
+                             ord[i]->pool ? 'n' : 'p');
+                    wl[i + 1] = strlen(want);
+                }
+                char q[128];
+                snprintf(q, sizeof(q), "sort=%s&order=%s&by_change=%d", sorts[g_sort],
+                         g_desc ? "desc" : "asc", g_change);
+                json_t *j = pool("R", q);
+                if (strcmp(rows_text(j, got, sizeof(got)), want) != 0)
+                    fail_msg("R?%s:\n got  %.300s\n want %.300s", q, got, want);
+                json_decref(j);
+                for (size_t l = 0; l < sizeof(limits) / sizeof(limits[0]); l++) {
+                    char ql[160];
+                    snprintf(ql, sizeof(ql), "%s&limit=%zu", q, limits[l]);
+                    j = pool("R", ql);
+                    size_t k = limits[l] < R_ROWS ? limits[l] : R_ROWS;
+                    if (strlen(rows_text(j, got, sizeof(got))) != wl[k] ||
+                        memcmp(got, want, wl[k]) != 0)
+                        fail_msg("R?%s:\n got  %.300s\n want %.*s", ql, got, (int)wl[k], want);
+                    assert_int_equal(geti(j, "count"), k);
+                    assert_int_equal(geti(j, "total_rows"), R_ROWS);
+                    json_decref(j);
+                }
+            }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_p_orders),
+        cmocka_unit_test(test_p_limits),
+        cmocka_unit_test(test_p_patterns),
+        cmocka_unit_test(test_r_reference),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
