@@ -264,9 +264,17 @@ static void test_e2e_agents_collector_store(void **state)
     sleep_ms(700);
     coll = start_collector();
     sleep_ms(2500);
+    char out[400];
+    /* Refusal: a client without a certificate (openssl s_client) is refused by the TLS layer. */
+    snprintf(out, sizeof(out), "%s/nocert.txt", dir);
+    snprintf(cmd, sizeof(cmd),
+             "sleep 1 | timeout 10 openssl s_client -connect 127.0.0.1:%s -servername localhost "
+             "-CAfile %s/pki/ca.pem > %s 2>&1; true",
+             coll_port, dir, out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(file_contains(out, "alert certificate required"));
     /* Commands through the API: find-tag on the agent's drivers directory, and live mode,
      * which must expire by itself. */
-    char out[400];
     snprintf(out, sizeof(out), "%s/cmd.json", dir);
     snprintf(cmd, sizeof(cmd),
              "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
@@ -302,6 +310,7 @@ static void test_e2e_agents_collector_store(void **state)
     snprintf(log, sizeof(log), "%s/collector.log", dir);
     assert_true(file_contains(log, "Hello names host 'sim-leak-linear-0' but the client "
                                    "certificate is for CN 'imposter-cert'"));
+    assert_true(file_contains(log, "peer presented no certificate"));
     snprintf(log, sizeof(log), "%s/agent-otherca.log", dir);
     assert_true(file_contains(log, "certificate"));
 
