@@ -371,7 +371,9 @@ typedef struct pat_s {
 typedef struct patlist_s {
     int present; /* the parameter was given (an empty list then matches nothing) */
     size_t n;
-    pat_t *v; /* owned */
+    pat_t *v;          /* owned */
+    int any_first;     /* some pattern starts with `*` or `?` */
+    uint64_t first[4]; /* else: the set of the patterns' first bytes */
 } patlist_t;
 
 /* Splits `list` (NULL: absent) into l. Empty patterns and patterns longer than any tag text
@@ -390,8 +392,13 @@ static int patlist_init(patlist_t *l, const char *list)
     for (const char *p = list;;) {
         const char *c = strchr(p, ',');
         size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (n > 0 && n < TAG_TEXT_MAX + 8)
+        if (n > 0 && n < TAG_TEXT_MAX + 8) {
+            unsigned char c0 = (unsigned char)p[0];
             l->v[l->n++] = (pat_t){p, n};
+            if (c0 == '*' || c0 == '?')
+                l->any_first = 1;
+            l->first[c0 >> 6] |= 1ull << (c0 & 63);
+        }
         if (c == NULL)
             return 0;
         p = c + 1;
@@ -407,6 +414,11 @@ static void patlist_free(patlist_t *l)
 /* Whether the text s (sn bytes) matches any pattern of l. */
 static int patlist_match(const patlist_t *l, const char *s, size_t sn)
 {
+    if (!l->any_first) { /* every pattern starts with a literal byte: s[0] must be one */
+        unsigned char c0 = sn ? (unsigned char)s[0] : 0;
+        if (sn == 0 || !(l->first[c0 >> 6] >> (c0 & 63) & 1))
+            return 0;
+    }
     for (size_t i = 0; i < l->n; i++) {
         const pat_t *p = &l->v[i];
         /* A literal first byte that differs: no match (what glob_match would find). */
