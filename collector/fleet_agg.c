@@ -6,12 +6,15 @@
 #include "alloc.h"
 #include "error.h"
 
-/* One indexed row of a host: its local key (decoder) or pool (snapshot), and where its entry
- * sits (aggregate, slot in the aggregate's vector). */
+/* One indexed row of a host: its local key (decoder) or pool (snapshot), where its entry
+ * sits (aggregate, slot in the aggregate's vector) and the bytes it holds there (a copy, so
+ * that re-indexing a sample touches only the aggregates of rows whose bytes moved: the
+ * aggregates are scattered over the fleet's memory, one cache miss each). */
 typedef struct {
     uint32_t key;
     uint32_t agg;
     uint32_t slot;
+    uint64_t bytes;
 } contrib_t;
 
 struct pw_agg_host_s {
@@ -135,7 +138,7 @@ static int add_all(pw_fleet_agg_t *a, pw_agg_host_t *hs, const pw_host_t *h)
         }
         g->v[g->n] = (pw_agg_entry_t){h->index, hs->n, bytes};
         g->total += bytes;
-        hs->c[hs->n++] = (contrib_t){key, k, g->n++};
+        hs->c[hs->n++] = (contrib_t){key, k, g->n++, bytes};
     }
     return 0;
 }
@@ -160,7 +163,7 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
     int same = h->dec.have_base && hs->h == h && hs->base && hs->n == n;
     for (size_t i = 0; same && i < n; i++) {
         const pw_row_t *r = &h->dec.rows[i];
-        const contrib_t *c = &hs->c[i];
+        contrib_t *c = &hs->c[i];
         if (r->key != c->key || PW_ROW_POOL(c->agg) != PW_ROW_POOL(r->key)) {
             same = 0;
             break;
@@ -173,10 +176,13 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
             same = 0;
             break;
         }
+        if (r->bytes == c->bytes)
+            continue;
         pw_agg_t *g = &a->aggs[c->agg];
         pw_agg_entry_t *e = &g->v[c->slot];
         g->total += r->bytes - e->bytes;
         e->bytes = r->bytes;
+        c->bytes = r->bytes;
     }
     if (!same) {
         remove_all(a, hs);

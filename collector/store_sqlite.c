@@ -12,6 +12,7 @@
  * of a host reloads it from the database (closing the open chunk it finds there), the same
  * path as after a restart, so memory never disagrees with what is stored.
  */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +216,7 @@ struct pw_store_sql_s {
     pw_store_opts_t opts;
     char *path;
     int memory;
+    struct ckpt_s *ckpt; /* the background checkpointer, NULL for :memory: or when it failed */
     int in_txn;
     hstate_t **slots; /* open addressing by name */
     size_t nslots, nhosts;
@@ -1785,6 +1787,95 @@ static int load_tags(pw_store_sql_t *q, pw_diag_t *d)
     return r;
 }
 
+/* ---- background checkpoints ------------------------------------------------------------ */
+
+/* SQLite's automatic checkpoint runs inside the COMMIT that crosses wal_autocheckpoint pages:
+ * on the collector's loop, it copies the WAL into the database and fsyncs it while no sample
+ * is read and no ack is sent. A thread with its own connection does it instead, every
+ * CKPT_MS: a PASSIVE checkpoint never blocks the writer, and readers and the writer never
+ * wait for it (https://sqlite.org/wal.html#checkpointing, sqlite3_wal_checkpoint_v2). The WAL
+ * restarts from its beginning at the first commit after a checkpoint that caught up. */
+#define CKPT_MS 1000
+
+typedef struct ckpt_s {
+    sqlite3 *db;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+} ckpt_t;
+
+static void *ckpt_main(void *arg)
+{
+    ckpt_t *k = arg;
+    pthread_mutex_lock(&k->mu);
+    while (!k->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += CKPT_MS / 1000;
+        ts.tv_nsec += (long)(CKPT_MS % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+        if (k->stop)
+            break;
+        pthread_mutex_unlock(&k->mu);
+        /* Errors (busy, disk full) leave the WAL as it is: the next round tries again. */
+        int log = 0, done = 0;
+        sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        pthread_mutex_lock(&k->mu);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+static void ckpt_stop(ckpt_t *k)
+{
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&k->mu);
+    k->stop = 1;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->th, NULL);
+    sqlite3_close(k->db);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    pw_free(k);
+}
+
+/* Starts the checkpointer and turns the automatic checkpoint off; when it cannot start, the
+ * automatic checkpoint stays on (slower, still correct). */
+static void ckpt_start(pw_store_sql_t *q)
+{
+    ckpt_t *k = pw_calloc(1, sizeof(*k));
+    if (k == NULL)
+        return;
+    if (sqlite3_open_v2(q->path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        sqlite3_close(k->db);
+        pw_free(k);
+        return;
+    }
+    sqlite3_busy_timeout(k->db, q->opts.busy_timeout_ms);
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    if (pthread_create(&k->th, NULL, ckpt_main, k) != 0) {
+        sqlite3_close(k->db);
+        pthread_mutex_destroy(&k->mu);
+        pthread_cond_destroy(&k->cv);
+        pw_free(k);
+        return;
+    }
+    if (exec_const(q, "PRAGMA wal_autocheckpoint=0", NULL, "wal_autocheckpoint") != 0) {
+        ckpt_stop(k);
+        return;
+    }
+    q->ckpt = k;
+}
+
 int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_sql_t **out,
                        pw_diag_t *d)
 {
@@ -1842,6 +1933,8 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
             rc = sqlfail(q, r, d, sql_text[i]);
     }
     rc = rc ? rc : load_tags(q, d);
+    if (rc == 0 && !q->memory)
+        ckpt_start(q);
     if (rc == 0 && q->opts.max_db_bytes != 0)
         rc = pw__store_sql_set_max_bytes(q, q->opts.max_db_bytes, d);
     if (rc != 0) {
@@ -1856,6 +1949,7 @@ void pw__store_sql_close(pw_store_sql_t *q)
 {
     if (q == NULL)
         return;
+    ckpt_stop(q->ckpt);
     if (q->db != NULL)
         abort_txn(q);
     forget_hosts(q);
