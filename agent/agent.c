@@ -44,7 +44,8 @@ typedef struct pw_agent_s {
     uint64_t seq; /* last seq appended */
     uint64_t since_keyframe;
     int force_keyframe;
-    uint64_t *kf_seqs; /* seqs of spooled keyframes, ascending (rebase points) */
+    uint64_t last_ts_ms; /* timestamp of the last sample taken */
+    uint64_t *kf_seqs;   /* seqs of spooled keyframes, ascending (rebase points) */
     size_t n_kf, kf_cap;
     /* session */
     sess_state_t sess;
@@ -550,6 +551,13 @@ static void on_sample_timer(uv_timer_t *t)
         PW_LOG_INFO(MOD, "live mode expired");
         set_interval(a, a->cfg->interval_ms);
     }
+    /* A simulated host follows the wall clock once caught up: live mode samples faster, but
+     * the simulated clock must not run ahead of real time. */
+    if (a->src->info.kind == PW_SOURCE_SIMULATED && a->last_ts_ms) {
+        uint64_t step = a->cfg->sim_interval_ms ? a->cfg->sim_interval_ms : a->cfg->interval_ms;
+        if (a->last_ts_ms + step > now_ms() + 500)
+            return;
+    }
     int r = pw_source_sample(a->src, &a->sample, &d);
     if (r == PW_EAGAIN)
         return;
@@ -589,8 +597,10 @@ static void on_sample_timer(uv_timer_t *t)
     uint32_t sflags = msg->keyframe ? PW_SPOOL_KEYFRAME : 0;
     r = pw_spool_append(a->spool, a->sample.seq, sflags, a->frame.data, a->frame.len, &d);
     if (r != 0) {
-        /* The encoder has moved on: the next sample must be a keyframe. */
-        a->force_keyframe = 1;
+        /* The encoder has moved on past a sample the spool does not hold: start a fresh
+         * chain (a keyframe with dict_reset under the same seq) with the next sample. */
+        pw_delta_enc_close(&a->enc);
+        pw_delta_enc_init(&a->enc, a->src->info.counter_width ? a->src->info.counter_width : 64);
         pw_complain(&a->c_spool, uv_now(&a->loop), 10000, 3600000, PW_LOG_LVL_ERROR, MOD,
                     "spool append: %s (%s)", pw_strerror(r), d.msg);
         return;
@@ -601,6 +611,7 @@ static void on_sample_timer(uv_timer_t *t)
         a->sample.timestamp_ms + a->interval_ms < now_ms())
         uv_timer_start(&a->sample_timer, on_sample_timer, 1, a->interval_ms);
     a->seq = a->sample.seq;
+    a->last_ts_ms = a->sample.timestamp_ms;
     if (msg->keyframe) {
         note_keyframe(a, a->seq);
         a->since_keyframe = 0;
@@ -705,6 +716,13 @@ static int scan_spool(pw_agent_t *a)
     return r < 0 ? r : 0;
 }
 
+/* Closes a handle of ours that was initialised (the struct is zeroed until then). */
+static void close_own(uv_handle_t *h, uv_loop_t *loop)
+{
+    if (h->loop == loop && !uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
 static void walk_close(uv_handle_t *h, void *arg)
 {
     (void)arg;
@@ -807,11 +825,21 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     pw_uplink_close(a->up);
     a->up = NULL;
 fail:
+    /* The uplink closes its own handles (its TLS session may still flush); we close ours and
+     * let the loop run until everything is closed. */
     if (a->up)
         pw_uplink_close(a->up);
-    uv_walk(&a->loop, walk_close, NULL);
+    close_own((uv_handle_t *)&a->sample_timer, &a->loop);
+    close_own((uv_handle_t *)&a->pump_timer, &a->loop);
+    close_own((uv_handle_t *)&a->sigint, &a->loop);
+    close_own((uv_handle_t *)&a->sigterm, &a->loop);
+    close_own((uv_handle_t *)&a->stop_async, &a->loop);
     uv_run(&a->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&a->loop);
+    if (uv_loop_close(&a->loop) == UV_EBUSY) {
+        uv_walk(&a->loop, walk_close, NULL);
+        uv_run(&a->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&a->loop);
+    }
     pw_spool_close(a->spool);
     pw_source_close(a->src);
     pw_delta_enc_close(&a->enc);

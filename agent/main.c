@@ -7,6 +7,7 @@
 #include "service_win.h"
 #endif
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -84,6 +85,10 @@ static int agent_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+#ifndef _WIN32
+    /* A peer that hangs up mid-write must not kill the process: libuv reports EPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+#endif
 #ifdef _WIN32
     /* install / uninstall / service subcommands (service_win.c); the service runs agent_main. */
     int rc;

@@ -426,6 +426,13 @@ static int patlist_match(const patlist_t *l, const char *s, size_t sn)
             continue;
         if (glob_match(p->p, p->n, s, sn))
             return 1;
+        /* Short Windows tags are padded with spaces ("Io  "): `Io` means that tag too, as
+         * docs/cli.md says for top's I and X keys. */
+        size_t tn = sn;
+        while (tn > 0 && s[tn - 1] == ' ')
+            tn--;
+        if (tn > 0 && tn < sn && glob_match(p->p, p->n, s, tn))
+            return 1;
     }
     return 0;
 }
@@ -1323,8 +1330,8 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
         a->min = b < a->min ? b : a->min;
         a->max = b > a->max ? b : a->max;
         uint32_t n = a->top_n;
-        if (n == TOP_HOSTS && (b < a->top_bytes[n - 1] ||
-                               (b == a->top_bytes[n - 1] && host > a->top_host[n - 1])))
+        if (n == TOP_HOSTS &&
+            (b < a->top_bytes[n - 1] || (b == a->top_bytes[n - 1] && host > a->top_host[n - 1])))
             continue;
         uint32_t j = n < TOP_HOSTS ? n : TOP_HOSTS - 1;
         while (j > 0 && (a->top_bytes[j - 1] < b ||

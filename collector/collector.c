@@ -355,7 +355,7 @@ static void on_conn_data(pw_tls_conn_t *tls, const uint8_t *data, size_t len)
     conn_t *k = pw_tls_data(tls);
     pw_diag_t d;
     if (k->state == CONN_STREAMING) {
-        uv_timer_again(&k->timer);
+        uv_timer_start(&k->timer, on_conn_timer, k->c->cfg->idle_timeout_ms, 0);
         if (k->host)
             k->host->last_contact_ms = uv_now(&k->c->loop);
     }
@@ -522,6 +522,13 @@ static int load_fleet(pw_collector_t *c, pw_diag_t *d)
     return r;
 }
 
+/* Closes a handle of ours that was initialised (the struct is zeroed until then). */
+static void close_own(uv_handle_t *h, uv_loop_t *loop)
+{
+    if (h->loop == loop && !uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
 static void walk_close(uv_handle_t *h, void *arg)
 {
     (void)arg;
@@ -595,13 +602,23 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     on_commit_timer(&c->commit_timer);
     r = 0;
 out:
+    /* Sessions, the API and the analysis close their own handles (a TLS session may still
+     * flush its close_notify); we close ours, then let the loop run until all are closed. */
     for (conn_t *k = c->conns; k != NULL; k = k->next)
         conn_close(k, NULL);
     pw_collector_http_stop(c);
     pw_collector_analysis_stop(c);
-    uv_walk(&c->loop, walk_close, NULL);
+    close_own((uv_handle_t *)&c->server, &c->loop);
+    close_own((uv_handle_t *)&c->commit_timer, &c->loop);
+    close_own((uv_handle_t *)&c->retention_timer, &c->loop);
+    close_own((uv_handle_t *)&c->sigint, &c->loop);
+    close_own((uv_handle_t *)&c->sigterm, &c->loop);
     uv_run(&c->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&c->loop);
+    if (uv_loop_close(&c->loop) == UV_EBUSY) {
+        uv_walk(&c->loop, walk_close, NULL);
+        uv_run(&c->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&c->loop);
+    }
     pw_store_close(c->store);
     pw_tls_ctx_free(c->tls_ctx);
     pw_fleet_close(&c->fleet);

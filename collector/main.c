@@ -7,6 +7,7 @@
 #include "config.h"
 #include "log.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +51,10 @@ static int new_token(const char *role, const char *name)
 
 int main(int argc, char **argv)
 {
+#ifndef _WIN32
+    /* A peer that hangs up mid-write must not kill the process: libuv reports EPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+#endif
     if (argc == 4 && strcmp(argv[1], "--new-token") == 0)
         return new_token(argv[2], argv[3]);
     static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};

@@ -823,10 +823,22 @@ int pw_poolmon_screen_to_sample(const pw_poolmon_screen_t *screen, pw_sample_t *
     }
     const pw_poolmon_header_t *h = &screen->header;
     pw_totals_t *t = &out->totals;
+    /* A screen saved without its header (or with only some lines of it) still shows pool in
+     * use: the rows' sum, a lower bound when the screen was filtered (/i, /x). */
+    uint64_t sum[2] = {0, 0};
+    for (size_t i = 0; i < screen->n_rows; i++) {
+        const pw_poolmon_row_t *row = &screen->rows[i];
+        int np = row->pool == PW_POOL_NONPAGED;
+        sum[np] = sum[np] + row->bytes < sum[np] ? UINT64_MAX : sum[np] + row->bytes;
+    }
     if (h->has & PW_POOLMON_HAS_POOL_PAGED)
         t->paged_bytes = kib(h->pool_paged_kb);
+    else if (screen->session == PW_POOLMON_SESSION_NONE)
+        t->paged_bytes = sum[0];
     if (h->has & PW_POOLMON_HAS_POOL_NONPAGED)
         t->nonpaged_bytes = kib(h->pool_nonpaged_kb);
+    else if (screen->session == PW_POOLMON_SESSION_NONE)
+        t->nonpaged_bytes = sum[1];
     if (h->has & PW_POOLMON_HAS_MEMORY)
         t->physical_memory_bytes = kib(h->memory_kb);
     if (h->has & PW_POOLMON_HAS_AVAIL)

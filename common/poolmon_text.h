@@ -179,7 +179,9 @@ void pw_poolmon_doc_close(pw_poolmon_doc_t *doc);
  * PW_POOL_NONPAGED, Paged rows PW_POOL_PAGED, except in session screens (session != NONE),
  * where Paged rows are PW_POOL_SESSION (session pool is paged session space). Totals from the
  * header, KiB * 1024: paged/nonpaged pool, physical memory, available, commit, commit limit and
- * peak; absent fields stay 0 (unknown). Limits are not in a poolmon screen and stay 0.
+ * peak; absent fields stay 0 (unknown), except the pool totals of a non-session screen, which
+ * then are the sum of the screen's rows of that pool (a lower bound when the screen was
+ * filtered). Limits are not in a poolmon screen and stay 0.
  * Returns 0 or PW_ENOMEM (out may then hold part of the rows). */
 int pw_poolmon_screen_to_sample(const pw_poolmon_screen_t *screen, pw_sample_t *out);
 

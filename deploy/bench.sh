@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
 JOBS=$(nproc 2>/dev/null || echo 2)
-cmake --preset release >/dev/null
+cmake --preset release -DPW_BUILD_BENCH=ON >/dev/null
 cmake --build build/release -j"$JOBS" >/dev/null
 status=0
 for exe in build/release/tests/bench/bench_*; do

@@ -47,7 +47,7 @@ echo "==> installing dependencies"
 ./deploy/install-deps.sh
 echo "==> building (release)"
 JOBS=$(nproc 2>/dev/null || echo 2)
-cmake --preset release -DPW_BUILD_TESTS=OFF -DPW_BUILD_BENCH=OFF >/dev/null
+cmake --preset release >/dev/null
 cmake --build build/release -j"$JOBS" --target poolwatch-collector poolwatch-agent poolwatch >/dev/null
 BIN=$ROOT/build/release
 COLLECTOR=$BIN/collector/poolwatch-collector

@@ -520,6 +520,10 @@ static void test_pool_table(void **state)
     check_order("include=Nt?s,D*", "Ddk |NtFs");
     check_order("exclude=%3Fo*,M*", "Ddk |NtFs|Ntfx");
     check_order("include=*%20%20", "Mm  |Io  "); /* tags ending in two spaces */
+    check_order("include=Io", "Io  ");           /* the padding need not be typed */
+    check_order("include=Dd?", "Ddk ");
+    check_order("exclude=Io,Mm,Ddk", "NtFs|Ntfx");
+    check_order("include=I", ""); /* but a shorter prefix is no match */
     check_order("limit=2", "Mm  |Ddk ");
     check_order("pool=session", "");
     j = get_ok("/api/v1/hosts/HOST01/pool", "limit=2&pool=nonpaged");
