@@ -58,6 +58,8 @@ const char *pw_api_reason(int status)
         return "Method Not Allowed";
     case 408:
         return "Request Timeout";
+    case 409:
+        return "Conflict";
     case 413:
         return "Payload Too Large";
     case 431:
@@ -1736,6 +1738,16 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         query_free(&q);
         return r;
     }
+    /* History of a host that streams from an agent is not mixed with imported screens. */
+    const pw_host_t *live = pw_fleet_find(&api->c->fleet, host);
+    if (live != NULL && (live->conn != NULL || live->dec.have_base ||
+                         (live->agent_id_len > 0 &&
+                          (live->agent_id_len < 7 || memcmp(live->agent_id, "import:", 7) != 0)))) {
+        r = pw_api_error(resp, 409, "EEXIST",
+                         "host '%s' has samples from an agent; import under another name", host);
+        query_free(&q); /* `host` points into q */
+        return r;
+    }
     pw_poolmon_opts_t po;
     memset(&po, 0, sizeof(po));
     po.max_input_bytes = PW_API_MAX_IMPORT_BYTES;
@@ -1764,7 +1776,12 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     uint64_t first = doc.n_screens ? doc.screens[0].timestamp_ms : 0;
     char agent_id[300], boot_id[40];
     snprintf(agent_id, sizeof(agent_id), "import:%s", host);
-    snprintf(boot_id, sizeof(boot_id), "import:%" PRIu64, first);
+    /* The instance is the capture's content: importing the same file again stores nothing
+     * twice (same agent, boot and seqs), whatever times the screens were given. */
+    uint64_t fnv = 1469598103934665603ull;
+    for (size_t i = 0; i < req->body_len; i++)
+        fnv = (fnv ^ req->body[i]) * 1099511628211ull;
+    snprintf(boot_id, sizeof(boot_id), "import:%016" PRIx64, fnv);
     size_t aid = strlen(agent_id) > 64 ? 64 : strlen(agent_id);
     pw_store_host_t sh = {
         host, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), "windows",

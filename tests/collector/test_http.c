@@ -723,6 +723,16 @@ static void test_import(void **state)
     assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
     assert_int_equal(geti(j, "last_ts_ms"), 1700000060000);
     json_decref(j);
+    /* The same capture again (other start time): nothing is stored twice. */
+    j = call(PW_API_POST, "/api/v1/import",
+             "host=IMPORTED&interval_ms=60000&start_ms=1700000500000", ADMIN_TOK, body, &st);
+    assert_int_equal(st, 200);
+    json_decref(j);
+    /* A host that streams from an agent (HOST01) takes no imported history. */
+    j = call(PW_API_POST, "/api/v1/import", "host=HOST01", ADMIN_TOK, body, &st);
+    assert_int_equal(st, 409);
+    assert_error(j, "EEXIST");
+    json_decref(j);
     free(body);
     j = get_ok("/api/v1/hosts/IMPORTED/series",
                "tag=Abcd&pool=nonpaged&from=1600000000000&to=1800000000000");
