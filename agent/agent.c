@@ -4,6 +4,8 @@
 #include "delta.h"
 #include "frame.h"
 #include "log.h"
+#include "net.h"
+#include "tls.h"
 #include "source.h"
 #include "spool.h"
 #include "uplink.h"
@@ -12,6 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
+#ifndef _WIN32
+#include <unistd.h>
+#else
+#include <io.h>
+#define access _access
+#define F_OK   0
+#define W_OK   2
+#endif
 #ifdef _WIN32
 #include <windows.h> /* after uv.h, which includes winsock2.h first */
 #else
@@ -849,6 +859,69 @@ fail:
     pw_free(a->endpoints_buf);
     pw_free(a);
     return r;
+}
+
+/* ============================================================================================
+ * --check-config
+ * ========================================================================================== */
+
+static int dir_writable(const char *dir, pw_diag_t *d, const char *field)
+{
+    char parent[1024];
+    snprintf(parent, sizeof(parent), "%s", dir);
+    /* The spool creates its own directory (one level): then the parent must be writable. */
+    if (access(parent, F_OK) != 0) {
+        char *slash = strrchr(parent, '/');
+        if (slash == NULL)
+            snprintf(parent, sizeof(parent), ".");
+        else if (slash == parent)
+            parent[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    if (access(parent, W_OK) != 0)
+        return pw_diag_set(d, PW_EACCES, 0, 0, field, "%s: '%s' is missing or not writable", field,
+                           parent);
+    return 0;
+}
+
+int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d)
+{
+    pw_source_config_t scfg;
+    memset(&scfg, 0, sizeof(scfg));
+    scfg.proc_root = cfg->proc_root;
+    scfg.nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
+    scfg.paged_limit_bytes = cfg->paged_limit_bytes;
+    scfg.replay_interval_ms = cfg->replay_interval_ms;
+    scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    pw_source_t *src;
+    int r = pw_source_open(cfg->source, &scfg, &src, d);
+    if (r != 0)
+        return r;
+    pw_source_close(src);
+    char *eps = pw_strdup(cfg->collectors ? cfg->collectors : "");
+    if (eps == NULL)
+        return PW_ENOMEM;
+    char *save = NULL;
+    for (char *tok = strtok_r(eps, ", ", &save); tok && r == 0; tok = strtok_r(NULL, ", ", &save)) {
+        char host[256];
+        uint16_t port;
+        if (pw_net_split_host_port(tok, 7070, host, sizeof(host), &port, NULL) != 0 || port == 0)
+            r = pw_diag_set(d, PW_ECONFIG, 0, 0, "collector.endpoints",
+                            "collector.endpoints: '%s' is not host:port (port 1..65535)", tok);
+    }
+    pw_free(eps);
+    if (r != 0)
+        return r;
+    pw_tls_ctx_t *ctx;
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_CLIENT,
+                            .ca_file = cfg->ca_file,
+                            .cert_file = cfg->cert_file,
+                            .key_file = cfg->key_file};
+    if ((r = pw_tls_ctx_new(&ctx, &to, d)) != 0)
+        return r;
+    pw_tls_ctx_free(ctx);
+    return dir_writable(cfg->spool_dir, d, "spool.dir");
 }
 
 /* ============================================================================================

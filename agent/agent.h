@@ -52,6 +52,12 @@ typedef struct pw_agent_cfg_s {
 /* The agent's option table (agent_config.c), for pw_config_* (common/config.h). */
 extern const pw_config_opt_t pw_agent_options[];
 
+/* What --check-config verifies beyond the syntax: the source opens (its spec, replay files,
+ * sim preset, /proc access), every collector endpoint is host:port, the certificate files load
+ * and the key matches, the spool's directory (or its parent) is writable. Returns 0 or the
+ * first problem's code with `d` naming it. */
+int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d);
+
 /* Runs the agent until SIGINT/SIGTERM (or, with exit_when_done, until a finite source is
  * exhausted and acked). Returns 0, or a negative error when start-up fails (`d` says what:
  * source, spool, certificates, endpoints). */
