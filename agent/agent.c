@@ -459,9 +459,9 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
         int r = pw_agent_find_tag(d, c->tag.data, c->tag.len, on_match, &ms);
         if (r < 0) {
             res.status = r;
-            snprintf(msg, sizeof(msg), "cannot read %s: %s", d, pw_strerror(r));
+            snprintf(msg, sizeof(msg), "cannot read %.180s: %.60s", d, pw_strerror(r));
         } else {
-            snprintf(msg, sizeof(msg), "%d file(s) in %s contain the tag", r, d);
+            snprintf(msg, sizeof(msg), "%d file(s) in %.200s contain the tag", r, d);
         }
         /* The pointer array is filled last: m may have moved while growing. */
         for (size_t i = 0; i < ms.n; i++)

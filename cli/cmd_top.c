@@ -517,7 +517,7 @@ static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v
     pw_diag_clear(&d);
     int rc = pw_client_request(cl, "GET", path, NULL, NULL, 0, NULL, NULL, &resp, &d);
     if (rc < 0) {
-        snprintf(msg, msg_size, "%s", d.msg[0] ? d.msg : pw_strerror(rc));
+        snprintf(msg, msg_size, "%.190s", d.msg[0] ? d.msg : pw_strerror(rc));
         return PW_EXIT_SERVER;
     }
     json_t *j = json_loadb(resp.body, resp.body_len, 0, NULL);
@@ -526,7 +526,7 @@ static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v
         const char *m = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
         snprintf(msg, msg_size, "HTTP %d%s%s", resp.status, m ? ": " : "", m ? m : "");
     } else if (j == NULL || pw_top_table_from_json(j, t, &d) < 0) {
-        snprintf(msg, msg_size, "bad pool table from the server%s%s", j ? ": " : "",
+        snprintf(msg, msg_size, "bad pool table from the server%s%.150s", j ? ": " : "",
                  j ? d.msg : "");
         ex = PW_EXIT_SERVER;
     }

@@ -5,6 +5,9 @@
 #   ./deploy/quickstart.sh --detach   leave it running; writes .poolwatch-demo/env
 #   ./deploy/quickstart.sh --stop     stop a detached demo
 #
+# POOLWATCH_POOLTAG=/path/to/pooltag.txt adds tag descriptions; POOLWATCH_DEMO_DIR,
+# POOLWATCH_AGENT_PORT and POOLWATCH_HTTP_PORT move the demo.
+#
 # It installs dependencies, builds (release), makes a throw-away CA and certificates
 # (deploy/pki.sh), starts the collector with its embedded SQLite store, an agent on this
 # machine's real /proc/slabinfo (needs root: without it, it says so and goes on), one agent per
@@ -22,7 +25,7 @@ case "${1:-}" in
   "") ;;
   --detach) MODE=detach ;;
   --stop) MODE=stop ;;
-  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "quickstart.sh: unknown argument '$1' (use --detach, --stop or nothing)" >&2; exit 2 ;;
 esac
 
@@ -88,6 +91,14 @@ ADMIN_TOKEN=$(awk '$1=="admin"{print $2}' "$DEMO/tokens.secret")
   echo "$(printf %s "$ADMIN_TOKEN" | sha256sum | cut -d' ' -f1) admin demo-admin"
 } >"$DEMO/tokens"
 
+# Tag descriptions: pooltag.txt is Microsoft's file (Debugging Tools for Windows ship it in
+# Debuggers\x64\triage\); poolwatch does not bundle it. POOLWATCH_POOLTAG=/path/pooltag.txt uses yours.
+POOLTAG_LINE=""
+if [ -n "${POOLWATCH_POOLTAG:-}" ]; then
+  POOLTAG_LINE="[analysis]
+pooltag_file = $(readlink -f "$POOLWATCH_POOLTAG")"
+fi
+
 cat >"$DEMO/collector.conf" <<EOF
 [agents]
 listen = 127.0.0.1:$AGENT_PORT
@@ -101,6 +112,8 @@ path = poolwatch.db
 [http]
 listen = 127.0.0.1:$HTTP_PORT
 tokens_file = tokens
+
+$POOLTAG_LINE
 EOF
 
 start() { # name, then the command
@@ -171,6 +184,7 @@ poolwatch is running.
   metrics     $URL/metrics
   agents      127.0.0.1:$AGENT_PORT (mutual TLS)
   logs        $DEMO/logs/
+  tag names   ${POOLWATCH_POOLTAG:-none: set POOLWATCH_POOLTAG=/path/to/pooltag.txt (Debugging Tools for Windows) for driver descriptions}
   CLI         . $DEMO/env
               $CLI hosts
               $CLI leaks
