@@ -8,8 +8,8 @@
  *    instance started, the 16 largest growths per host), then pw_leak_eval on each
  *    candidate's raw series of the last hour from the store; alert "PoolTagLeak". Only the
  *    change points of a series are judged (the first point of each run of equal values, and
- *    the last point; short pass only): rows that change every few samples are piecewise constant, and
- *    Mann-Kendall on the repeated values finds "trends" in pure noise (bench_detect: 75 false
+ *    the last point; short pass only): rows that change every few samples are piecewise constant,
+ * and Mann-Kendall on the repeated values finds "trends" in pure noise (bench_detect: 75 false
  *    suspects a day on one host without this, 0 with it). Every LONG_EVERY passes a long
  *    pass judges the last 24 h at 15-min steps (slow and intermittent leaks: 1 MB/day, a leak
  *    that grows only in office hours, steps every 4 h);
@@ -40,8 +40,13 @@ typedef struct pw_analysis_run_s {
     pw_collector_t *c;
     uv_timer_t timer;
     pw_alert_set_t *alerts;
-    pw_suspect_t *suspects;
+    pw_suspect_t *suspects; /* published: the last complete pass, sorted by score */
     size_t n_suspects, cap;
+    pw_suspect_t *building; /* the pass in progress */
+    size_t n_building, bcap;
+    size_t cursor; /* next host of the pass in progress */
+    int in_pass;
+    uint64_t pass_start_ms; /* loop time when the pass began */
     pw_point_t *pts;
     pw_row_point_t *rpts;
     size_t pts_cap, rpts_cap;
@@ -104,8 +109,8 @@ static void notify(run_t *rn, const pw_alert_transition_t *tr, int only_alertman
 {
     char sum[400], desc[160];
     if (tr->key.tag[0] != '\0') {
-        snprintf(sum, sizeof(sum), "%s: pool tag %s (%s) keeps growing", tr->key.host,
-                 tr->key.tag, tr->key.pool);
+        snprintf(sum, sizeof(sum), "%s: pool tag %s (%s) keeps growing", tr->key.host, tr->key.tag,
+                 tr->key.pool);
         snprintf(desc, sizeof(desc), "leak suspect (sustained growth of bytes and allocations)");
     } else {
         snprintf(sum, sizeof(sum), "%s: %s pool at %.1f %% of its limit", tr->key.host,
@@ -196,15 +201,15 @@ static int cmp_cand(const void *a, const void *b)
 static int add_suspect(run_t *rn, const pw_host_t *h, const uint8_t *tag, size_t len, int pool,
                        const pw_leak_t *lk)
 {
-    if (rn->n_suspects == rn->cap) {
-        size_t nc = rn->cap ? rn->cap * 2 : 64;
-        pw_suspect_t *p = pw_realloc(rn->suspects, nc * sizeof(*p));
+    if (rn->n_building == rn->bcap) {
+        size_t nc = rn->bcap ? rn->bcap * 2 : 64;
+        pw_suspect_t *p = pw_realloc(rn->building, nc * sizeof(*p));
         if (p == NULL)
             return PW_ENOMEM;
-        rn->suspects = p;
-        rn->cap = nc;
+        rn->building = p;
+        rn->bcap = nc;
     }
-    pw_suspect_t *s = &rn->suspects[rn->n_suspects++];
+    pw_suspect_t *s = &rn->building[rn->n_building++];
     memset(s, 0, sizeof(*s));
     snprintf(s->host, sizeof(s->host), "%s", h->name);
     memcpy(s->tag, tag, len);
@@ -326,10 +331,9 @@ static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
         snprintf(key.tag, sizeof(key.tag), "%.127s", shown);
         snprintf(key.pool, sizeof(key.pool), "%s", pw_pool_name(pool));
         snprintf(key.severity, sizeof(key.severity), "warning");
-        if (long_pass || best.suspect ||
-            pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_FIRING)
-            alert(rn, h->name, shown, pw_pool_name(pool), "warning", best.suspect ? 1.0 : 0.0,
-                  1.0, 0.5, 0, now_ms);
+        if (long_pass || best.suspect || pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_FIRING)
+            alert(rn, h->name, shown, pw_pool_name(pool), "warning", best.suspect ? 1.0 : 0.0, 1.0,
+                  0.5, 0, now_ms);
         if (!best.suspect)
             continue;
         if (add_suspect(rn, h, t, len, pool, &best) == 0)
@@ -343,30 +347,76 @@ static int cmp_suspect(const void *a, const void *b)
     return x->leak.score > y->leak.score ? -1 : x->leak.score < y->leak.score;
 }
 
-void pw_collector_analysis_run(pw_collector_t *c)
+static int64_t wall_ms(void)
 {
-    run_t *rn = c->analysis;
-    if (rn == NULL)
-        return;
     uv_timeval64_t tv;
     uv_gettimeofday(&tv);
-    int64_t now_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-    rn->n_suspects = 0;
-    for (size_t i = 0; i < c->fleet.n; i++) {
-        pw_host_t *h = c->fleet.hosts[i];
-        pressure_pass(rn, h, now_ms);
-        leak_pass(rn, h, now_ms);
-    }
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* Publishes the pass in progress: its suspects replace the last pass's. */
+static void finish_pass(run_t *rn, int64_t now_ms)
+{
+    pw_suspect_t *tmp = rn->suspects;
+    size_t tcap = rn->cap;
+    rn->suspects = rn->building;
+    rn->n_suspects = rn->n_building;
+    rn->cap = rn->bcap;
+    rn->building = tmp;
+    rn->bcap = tcap;
+    rn->n_building = 0;
     qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
     pw_alert_expire(rn->alerts, now_ms);
     if (rn->notify != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
         pw_alert_foreach(rn->alerts, resend_firing, rn);
     rn->passes++;
+    rn->in_pass = 0;
 }
+
+static void pass_host(run_t *rn, pw_host_t *h, int64_t now_ms)
+{
+    pressure_pass(rn, h, now_ms);
+    leak_pass(rn, h, now_ms);
+}
+
+void pw_collector_analysis_run(pw_collector_t *c)
+{
+    run_t *rn = c->analysis;
+    if (rn == NULL)
+        return;
+    int64_t now_ms = wall_ms();
+    rn->n_building = 0;
+    for (size_t i = 0; i < c->fleet.n; i++)
+        pass_host(rn, c->fleet.hosts[i], now_ms);
+    finish_pass(rn, now_ms);
+}
+
+/* A pass over thousands of hosts must not hold the loop (acks wait behind it): the timer
+ * takes slices of at most SLICE_MS of work, and a pass starts every PASS_MS. */
+#define TICK_MS  100
+#define SLICE_MS 20
 
 static void on_timer(uv_timer_t *t)
 {
-    pw_collector_analysis_run(t->data);
+    pw_collector_t *c = t->data;
+    run_t *rn = c->analysis;
+    if (rn == NULL)
+        return;
+    uint64_t now = uv_now(&c->loop);
+    if (!rn->in_pass) {
+        if (rn->pass_start_ms != 0 && now - rn->pass_start_ms < PASS_MS)
+            return;
+        rn->in_pass = 1;
+        rn->cursor = 0;
+        rn->n_building = 0;
+        rn->pass_start_ms = now;
+    }
+    int64_t wall = wall_ms();
+    uint64_t t0 = uv_hrtime();
+    while (rn->cursor < c->fleet.n && uv_hrtime() - t0 < (uint64_t)SLICE_MS * 1000000)
+        pass_host(rn, c->fleet.hosts[rn->cursor++], wall);
+    if (rn->cursor >= c->fleet.n)
+        finish_pass(rn, wall);
 }
 
 void pw_collector_analysis_start(pw_collector_t *c)
@@ -392,7 +442,9 @@ void pw_collector_analysis_start(pw_collector_t *c)
     }
     uv_timer_init(&c->loop, &rn->timer);
     rn->timer.data = c;
-    uv_timer_start(&rn->timer, on_timer, PASS_MS, PASS_MS);
+    /* The first pass starts PASS_MS after start-up, then every PASS_MS, in slices. */
+    rn->pass_start_ms = uv_now(&c->loop);
+    uv_timer_start(&rn->timer, on_timer, TICK_MS, TICK_MS);
 }
 
 static void on_timer_closed(uv_handle_t *h)
@@ -401,6 +453,7 @@ static void on_timer_closed(uv_handle_t *h)
     pw_alert_set_free(rn->alerts);
     pw_store_series_free(&rn->series);
     pw_free(rn->suspects);
+    pw_free(rn->building);
     pw_free(rn->pts);
     pw_free(rn->rpts);
     pw_free(rn);
