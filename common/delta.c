@@ -36,6 +36,37 @@ static int64_t signed_step(uint64_t prev, uint64_t cur, unsigned w)
     return (int64_t)d;
 }
 
+/* Host totals between the sample struct and the wire message, field by field. */
+static void totals_to_proto(const pw_totals_t *t, Poolwatch__V1__HostTotals *m)
+{
+    m->paged_bytes = t->paged_bytes;
+    m->nonpaged_bytes = t->nonpaged_bytes;
+    m->paged_limit_bytes = t->paged_limit_bytes;
+    m->nonpaged_limit_bytes = t->nonpaged_limit_bytes;
+    m->physical_memory_bytes = t->physical_memory_bytes;
+    m->available_bytes = t->available_bytes;
+    m->commit_bytes = t->commit_bytes;
+    m->commit_limit_bytes = t->commit_limit_bytes;
+    m->commit_peak_bytes = t->commit_peak_bytes;
+    m->slab_reclaimable_bytes = t->slab_reclaimable_bytes;
+    m->slab_unreclaimable_bytes = t->slab_unreclaimable_bytes;
+}
+
+static void totals_from_proto(const Poolwatch__V1__HostTotals *m, pw_totals_t *t)
+{
+    t->paged_bytes = m->paged_bytes;
+    t->nonpaged_bytes = m->nonpaged_bytes;
+    t->paged_limit_bytes = m->paged_limit_bytes;
+    t->nonpaged_limit_bytes = m->nonpaged_limit_bytes;
+    t->physical_memory_bytes = m->physical_memory_bytes;
+    t->available_bytes = m->available_bytes;
+    t->commit_bytes = m->commit_bytes;
+    t->commit_limit_bytes = m->commit_limit_bytes;
+    t->commit_peak_bytes = m->commit_peak_bytes;
+    t->slab_reclaimable_bytes = m->slab_reclaimable_bytes;
+    t->slab_unreclaimable_bytes = m->slab_unreclaimable_bytes;
+}
+
 static int cmp_row(const void *a, const void *b)
 {
     uint32_t ka = ((const pw_row_t *)a)->key, kb = ((const pw_row_t *)b)->key;
@@ -321,17 +352,7 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
         flags |= PW_DELTA_WITH_DICT;
     }
     const pw_totals_t *t = &s->totals;
-    e->totals.paged_bytes = t->paged_bytes;
-    e->totals.nonpaged_bytes = t->nonpaged_bytes;
-    e->totals.paged_limit_bytes = t->paged_limit_bytes;
-    e->totals.nonpaged_limit_bytes = t->nonpaged_limit_bytes;
-    e->totals.physical_memory_bytes = t->physical_memory_bytes;
-    e->totals.available_bytes = t->available_bytes;
-    e->totals.commit_bytes = t->commit_bytes;
-    e->totals.commit_limit_bytes = t->commit_limit_bytes;
-    e->totals.commit_peak_bytes = t->commit_peak_bytes;
-    e->totals.slab_reclaimable_bytes = t->slab_reclaimable_bytes;
-    e->totals.slab_unreclaimable_bytes = t->slab_unreclaimable_bytes;
+    totals_to_proto(t, &e->totals);
     msg->totals = &e->totals;
     if ((r = enc_dict(e, flags)) != 0)
         return r;
@@ -750,17 +771,7 @@ int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delt
     memset(&dd->totals, 0, sizeof(dd->totals));
     if (msg->totals) {
         const Poolwatch__V1__HostTotals *t = msg->totals;
-        dd->totals.paged_bytes = t->paged_bytes;
-        dd->totals.nonpaged_bytes = t->nonpaged_bytes;
-        dd->totals.paged_limit_bytes = t->paged_limit_bytes;
-        dd->totals.nonpaged_limit_bytes = t->nonpaged_limit_bytes;
-        dd->totals.physical_memory_bytes = t->physical_memory_bytes;
-        dd->totals.available_bytes = t->available_bytes;
-        dd->totals.commit_bytes = t->commit_bytes;
-        dd->totals.commit_limit_bytes = t->commit_limit_bytes;
-        dd->totals.commit_peak_bytes = t->commit_peak_bytes;
-        dd->totals.slab_reclaimable_bytes = t->slab_reclaimable_bytes;
-        dd->totals.slab_unreclaimable_bytes = t->slab_unreclaimable_bytes;
+        totals_from_proto(t, &dd->totals);
     }
     local.gap_before = msg->gap_before;
     if (res)
@@ -849,17 +860,7 @@ int pw_delta_dec_pack_keyframe(const pw_delta_dec_t *dd, uint64_t gap_before, si
     rows.allocs = allocs;
     Poolwatch__V1__HostTotals tot = POOLWATCH__V1__HOST_TOTALS__INIT;
     const pw_totals_t *t = &dd->totals;
-    tot.paged_bytes = t->paged_bytes;
-    tot.nonpaged_bytes = t->nonpaged_bytes;
-    tot.paged_limit_bytes = t->paged_limit_bytes;
-    tot.nonpaged_limit_bytes = t->nonpaged_limit_bytes;
-    tot.physical_memory_bytes = t->physical_memory_bytes;
-    tot.available_bytes = t->available_bytes;
-    tot.commit_bytes = t->commit_bytes;
-    tot.commit_limit_bytes = t->commit_limit_bytes;
-    tot.commit_peak_bytes = t->commit_peak_bytes;
-    tot.slab_reclaimable_bytes = t->slab_reclaimable_bytes;
-    tot.slab_unreclaimable_bytes = t->slab_unreclaimable_bytes;
+    totals_to_proto(t, &tot);
     Poolwatch__V1__Sample msg = POOLWATCH__V1__SAMPLE__INIT;
     msg.seq = dd->seq;
     msg.timestamp_ms = dd->timestamp_ms;
