@@ -6,10 +6,15 @@
 #include "frame.h"
 #include "log.h"
 #include "net.h"
+#include "pooltag.h"
+#include "tokens.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 #define MOD "collector"
 
@@ -643,4 +648,65 @@ int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__
     env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_COMMAND;
     env.command = (Poolwatch__V1__Command *)(uintptr_t)cmd;
     return conn_send(k, &env);
+}
+
+/* ============================================================================================
+ * --check-config
+ * ========================================================================================== */
+
+static int check_listen(const char *what, const char *v, pw_diag_t *d)
+{
+    char host[256];
+    uint16_t port;
+    struct sockaddr_storage ss;
+    if (pw_net_split_host_port(v, 7070, host, sizeof(host), &port, NULL) != 0 ||
+        pw_net_addr_from_literal(host, port, &ss) != 0)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, what, "%s: '%s' is not IP:port", what, v);
+    return 0;
+}
+
+int pw_collector_check(const pw_collector_cfg_t *cfg, pw_diag_t *d)
+{
+    int r = check_listen("agents.listen", cfg->listen, d);
+    if (r == 0 && cfg->http_listen && cfg->http_listen[0])
+        r = check_listen("http.listen", cfg->http_listen, d);
+    if (r != 0)
+        return r;
+    pw_tls_ctx_t *ctx;
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
+                            .ca_file = cfg->ca_file,
+                            .cert_file = cfg->cert_file,
+                            .key_file = cfg->key_file};
+    if ((r = pw_tls_ctx_new(&ctx, &to, d)) != 0)
+        return r;
+    pw_tls_ctx_free(ctx);
+    if (cfg->tokens_file && cfg->tokens_file[0]) {
+        pw_tokens_t *t;
+        if ((r = pw_tokens_load(cfg->tokens_file, &t, d)) != 0)
+            return r;
+        pw_tokens_free(t);
+    }
+    if (cfg->pooltag_file && cfg->pooltag_file[0]) {
+        pw_pooltag_t *pt;
+        if ((r = pw_pooltag_load(cfg->pooltag_file, NULL, &pt, d)) != 0)
+            return r;
+        pw_pooltag_free(pt);
+    }
+#ifndef _WIN32
+    if (cfg->db_path && strcmp(cfg->db_path, ":memory:") != 0) {
+        char dir[1024];
+        snprintf(dir, sizeof(dir), "%s", cfg->db_path);
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL)
+            snprintf(dir, sizeof(dir), ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+        if (access(dir, W_OK) != 0)
+            return pw_diag_set(d, PW_EACCES, 0, 0, "store.path",
+                               "store.path: directory '%s' is missing or not writable", dir);
+    }
+#endif
+    return 0;
 }

@@ -42,6 +42,12 @@ typedef struct pw_collector_cfg_s {
 /* The collector's option table (collector_config.c), for pw_config_* (common/config.h). */
 extern const pw_config_opt_t pw_collector_options[];
 
+/* What --check-config verifies beyond the syntax: the agent and HTTP listen addresses are
+ * IP:port, the server certificate, key (matching) and CA load, the tokens and pooltag files
+ * parse, the store's directory is writable. Returns 0 or the first problem's code with `d`
+ * naming it. */
+int pw_collector_check(const pw_collector_cfg_t *cfg, pw_diag_t *d);
+
 /* Runs the collector until SIGINT/SIGTERM. Returns 0, or a negative error when start-up
  * fails (`d` says what: certificates, listen address, database). */
 int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d);

@@ -101,9 +101,13 @@ int main(int argc, char **argv)
     pw_log_level = lvl;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--check-config") == 0) {
-            pw_config_dump(pw_collector_options, &cfg, stdout);
+            int rc = pw_collector_check(&cfg, &d);
+            if (rc != 0)
+                fprintf(stderr, "poolwatch-collector: check failed: %s\n", d.msg);
+            else
+                pw_config_dump(pw_collector_options, &cfg, stdout);
             pw_config_free(pw_collector_options, &cfg);
-            return 0;
+            return rc == 0 ? 0 : 2;
         }
     int r = pw_collector_run(&cfg, &d);
     if (r != 0)
