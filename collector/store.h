@@ -49,8 +49,9 @@ typedef struct pw_store_opts_s {
     uint64_t raw_retention_ms;  /* raw chunks kept this long after their last sample */
     uint64_t m1_retention_ms;   /* 1-min rollups */
     uint64_t m15_retention_ms;  /* 15-min rollups */
-    uint64_t chunk_window_ms;   /* chunks cover aligned windows of this length (>= 60000,
-                                   a multiple of 900000 or a divisor of it; default 1 h) */
+    uint64_t chunk_window_ms;   /* chunks cover windows of this length (>= 60000, a multiple
+                                   of 900000 or a divisor of it; default 1 h); windows longer
+                                   than 15 min are offset per host by whole 15-min steps */
     uint32_t chunk_max_samples; /* a chunk also closes when it holds this many samples */
     int zstd_level;             /* 1..19 for closed chunks and rollups */
     int busy_timeout_ms;        /* sqlite3_busy_timeout */

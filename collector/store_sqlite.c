@@ -228,6 +228,20 @@ struct pw_store_sql_s {
     pw_buf_t recs; /* a closing chunk's records, read back from chunk_rows */
 };
 
+/* Start of the chunk window holding `ts` for host `hs`. Hosts' windows are offset by whole
+ * 15-minute steps (by host id), so that the chunks of a whole fleet do not all close in the same
+ * minute after each hour; 15-min rollup buckets still fall inside one chunk. */
+static uint64_t window_of(const pw_store_sql_t *q, const hstate_t *hs, uint64_t ts)
+{
+    uint64_t w = q->opts.chunk_window_ms;
+    uint64_t off = 0;
+    if (w > 900000 && w % 900000 == 0)
+        off = ((uint64_t)hs->id % (w / 900000)) * 900000;
+    if (ts < off)
+        return 0;
+    return ts - (ts - off) % w;
+}
+
 /* ---- small helpers ----------------------------------------------------------------------- */
 
 static int sqlfail(pw_store_sql_t *q, int rc, pw_diag_t *d, const char *what)
@@ -940,7 +954,7 @@ static int put_prepare(pw_store_sql_t *q, const pw_store_host_t *h, uint64_t seq
     }
     if (hs->inst_has_seq && seq <= hs->inst_seq)
         return PW_STORE_DUPLICATE;
-    uint64_t ws = ts - ts % q->opts.chunk_window_ms;
+    uint64_t ws = window_of(q, hs, ts);
     if (hs->nsamples > 0 && (ws != hs->window_start || hs->nsamples >= q->opts.chunk_max_samples ||
                              ts < hs->t1 || h->counter_width != hs->width)) {
         rc = close_chunk(q, hs, d);
@@ -1030,7 +1044,7 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
             return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width", "bad counter width");
         hs->enc_live = 1;
         hs->width = h->counter_width;
-        hs->window_start = ts - ts % q->opts.chunk_window_ms;
+        hs->window_start = window_of(q, hs, ts);
     }
     /* The chunk's own numbering: agent seqs restart with every boot, the codec wants growth.
      * A fresh encoder starts with a dict_reset keyframe, also after frames of an agent's chain
@@ -1070,7 +1084,7 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
     }
     if (hs->nsamples == 0) {
         hs->width = dec->width;
-        hs->window_start = ts - ts % q->opts.chunk_window_ms;
+        hs->window_start = window_of(q, hs, ts);
         hs->chain = 0;
     }
     pw_buf_reset(&q->frame);

@@ -178,6 +178,54 @@ static void put_all(pw_store_t *st, const char *host, const uint8_t *boot, unsig
     pw_sample_close(&s);
 }
 
+/* Chunk windows of different hosts are offset by whole 15-minute steps (host id 1: 15 min,
+ * id 2: 30 min, with 1-hour windows), so a fleet's chunks do not all close at the same minute.
+ * One hour of 1-minute samples aligned on the hour therefore spans two chunks per host (split
+ * at :15 and at :30), where aligned windows would give one; the series stays exact. */
+static void test_staggered_windows(void **state)
+{
+    (void)state;
+    const uint64_t hour = 1764399600000ull; /* 490111 * 3600000: on the hour */
+    pw_store_opts_t o = {.chunk_window_ms = 3600000, .chunk_max_samples = 1000};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const char *names[2] = {"host-a", "host-b"};
+    for (int hn = 0; hn < 2; hn++) {
+        pw_store_host_t h = host_of(names[hn], hn ? BOOT2 : BOOT1, 64);
+        for (unsigned k = 0; k < 60; k++) {
+            build(&s, k % 4); /* rows of sample k % 4: all six present */
+            s.seq = 1 + k;
+            s.timestamp_ms = hour + 60000ull * k;
+            assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+        }
+        assert_int_equal(pw_store_commit(st, &d), 0);
+    }
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 4);
+    assert_int_equal(ss.closed_chunks, 2);
+    pw_store_series_t ser;
+    memset(&ser, 0, sizeof(ser));
+    for (int hn = 0; hn < 2; hn++) {
+        assert_int_equal(pw_store_series(st, names[hn], (const uint8_t *)"Ntfx", 4,
+                                         PW_POOL_NONPAGED, hour, hour + 3600000, 0, &ser, &d),
+                         60);
+        for (unsigned k = 0; k < 60; k++) {
+            uint64_t a, f, df, b;
+            assert_true(row_of(1, k % 4, &a, &f, &df, &b));
+            assert_int_equal(ser.points[k].ts_ms, hour + 60000ull * k);
+            assert_int_equal(ser.points[k].bytes, b);
+            assert_int_equal(ser.points[k].allocs, a);
+        }
+    }
+    pw_store_series_free(&ser);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
 /* Chunks of at most 4 samples: 10 samples make 3 chunks, the last one open. */
 static void test_roundtrip(void **state)
 {
@@ -723,7 +771,7 @@ int main(void)
         cmocka_unit_test(test_restart),   cmocka_unit_test(test_rollups),
         cmocka_unit_test(test_retention), cmocka_unit_test(test_paged_lazy_rollups),
         cmocka_unit_test(test_disk_full), cmocka_unit_test(test_bad_args),
-        cmocka_unit_test(test_put_frame),
+        cmocka_unit_test(test_put_frame), cmocka_unit_test(test_staggered_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
