@@ -726,20 +726,6 @@ static int scan_spool(pw_agent_t *a)
     return r < 0 ? r : 0;
 }
 
-/* Closes a handle of ours that was initialised (the struct is zeroed until then). */
-static void close_own(uv_handle_t *h, uv_loop_t *loop)
-{
-    if (h->loop == loop && !uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-static void walk_close(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
 int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
 {
     pw_agent_t *a = pw_calloc(1, sizeof(*a));
@@ -839,17 +825,12 @@ fail:
      * let the loop run until everything is closed. */
     if (a->up)
         pw_uplink_close(a->up);
-    close_own((uv_handle_t *)&a->sample_timer, &a->loop);
-    close_own((uv_handle_t *)&a->pump_timer, &a->loop);
-    close_own((uv_handle_t *)&a->sigint, &a->loop);
-    close_own((uv_handle_t *)&a->sigterm, &a->loop);
-    close_own((uv_handle_t *)&a->stop_async, &a->loop);
-    uv_run(&a->loop, UV_RUN_DEFAULT);
-    if (uv_loop_close(&a->loop) == UV_EBUSY) {
-        uv_walk(&a->loop, walk_close, NULL);
-        uv_run(&a->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&a->loop);
-    }
+    pw_net_close_if_open((uv_handle_t *)&a->sample_timer, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->pump_timer, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->sigint, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->sigterm, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->stop_async, &a->loop);
+    pw_net_loop_drain_close(&a->loop);
     pw_spool_close(a->spool);
     pw_source_close(a->src);
     pw_delta_enc_close(&a->enc);

@@ -527,20 +527,6 @@ static int load_fleet(pw_collector_t *c, pw_diag_t *d)
     return r;
 }
 
-/* Closes a handle of ours that was initialised (the struct is zeroed until then). */
-static void close_own(uv_handle_t *h, uv_loop_t *loop)
-{
-    if (h->loop == loop && !uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-static void walk_close(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
 int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
 {
     pw_collector_t *c = pw_calloc(1, sizeof(*c));
@@ -613,17 +599,12 @@ out:
         conn_close(k, NULL);
     pw_collector_http_stop(c);
     pw_collector_analysis_stop(c);
-    close_own((uv_handle_t *)&c->server, &c->loop);
-    close_own((uv_handle_t *)&c->commit_timer, &c->loop);
-    close_own((uv_handle_t *)&c->retention_timer, &c->loop);
-    close_own((uv_handle_t *)&c->sigint, &c->loop);
-    close_own((uv_handle_t *)&c->sigterm, &c->loop);
-    uv_run(&c->loop, UV_RUN_DEFAULT);
-    if (uv_loop_close(&c->loop) == UV_EBUSY) {
-        uv_walk(&c->loop, walk_close, NULL);
-        uv_run(&c->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&c->loop);
-    }
+    pw_net_close_if_open((uv_handle_t *)&c->server, &c->loop);
+    pw_net_close_if_open((uv_handle_t *)&c->commit_timer, &c->loop);
+    pw_net_close_if_open((uv_handle_t *)&c->retention_timer, &c->loop);
+    pw_net_close_if_open((uv_handle_t *)&c->sigint, &c->loop);
+    pw_net_close_if_open((uv_handle_t *)&c->sigterm, &c->loop);
+    pw_net_loop_drain_close(&c->loop);
     pw_store_close(c->store);
     pw_tls_ctx_free(c->tls_ctx);
     pw_fleet_close(&c->fleet);

@@ -155,3 +155,28 @@ int pw_net_reject(uv_stream_t *server)
     pw_net_close_free((uv_handle_t *)t);
     return r;
 }
+
+void pw_net_close_if_open(uv_handle_t *h, uv_loop_t *loop)
+{
+    if (h->loop == loop && !uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+int pw_net_loop_drain_close(uv_loop_t *loop)
+{
+    uv_run(loop, UV_RUN_DEFAULT);
+    int r = uv_loop_close(loop);
+    if (r == UV_EBUSY) {
+        uv_walk(loop, close_walk, NULL);
+        uv_run(loop, UV_RUN_DEFAULT);
+        r = uv_loop_close(loop);
+    }
+    return r;
+}

@@ -48,4 +48,14 @@ int pw_net_reject(uv_stream_t *server);
  * is already closing (then it does nothing: whoever closed it frees it). */
 void pw_net_close_free(uv_handle_t *h);
 
+/* Closes `h` (no close callback) if it was initialised on `loop` and is not closing yet: for
+ * a caller's own handles in a zeroed struct at shutdown, whether or not start-up got as far
+ * as initialising them. */
+void pw_net_close_if_open(uv_handle_t *h, uv_loop_t *loop);
+
+/* Shutdown of `loop` after its owners closed their handles: runs it until they are closed,
+ * and if some handle is still open (a bug elsewhere), closes every handle and runs it again.
+ * Returns uv_loop_close's result (0 when the loop is closed). */
+int pw_net_loop_drain_close(uv_loop_t *loop);
+
 #endif /* PW_NET_H */
