@@ -10,10 +10,17 @@
  *   state                                      ack, drop point and pending gaps (atomic rename)
  *   lock                                       held with a POSIX record lock while open
  *   *.bad                                      quarantined files (kept as evidence, ignored)
- * Segment file: 16-byte header "PWSPOOL1" + u64 first_seq, then records. Record (all integers
- * little-endian): u32 0xA5000000|payload_len, u32 CRC-32 (zlib crc32, over every other byte of
- * the record), u64 seq, u32 flags, payload. Sequence numbers strictly increase across the
- * spool.
+ * Segment file: 16-byte header "PWSPOOL1" + u64 first_seq, then records, then possibly zero
+ * bytes up to the end of the file (a preallocated segment; a zero length word ends the data).
+ * Record (all integers little-endian): u32 0xA5000000|payload_len, u32 CRC-32 (zlib crc32, over
+ * every other byte of the record), u64 seq, u32 flags, payload. Sequence numbers strictly
+ * increase across the spool.
+ *
+ * Preallocation: unless the fsync policy is NEVER, a new segment is written whole with zeros
+ * (segment_bytes) and synced once when it is created; records then overwrite those zeros, so
+ * the per-record fdatasync has no file size or extent change to commit (on ext4 about half
+ * its CPU time). A segment's unused tail is given back (ftruncate) when the next one starts;
+ * only the active segment holds one, and it counts whole against max_bytes.
  *
  * Threading: a spool and its iterators belong to one thread (the agent's libuv loop).
  */
@@ -61,7 +68,8 @@ typedef enum {
 typedef struct pw_spool_opts_s {
     uint64_t max_bytes;         /* all segment files together, bytes; default 256 MiB */
     uint64_t segment_bytes;     /* roll to a new segment past this size; default 8 MiB,
-                                   minimum 4 KiB, at most max_bytes */
+                                   minimum 4 KiB, at most max_bytes; also the size a new
+                                   segment is preallocated to (fsync policy not NEVER) */
     pw_spool_fsync_t fsync;     /* default PW_SPOOL_FSYNC_ALWAYS */
     uint32_t fsync_interval_ms; /* for PW_SPOOL_FSYNC_INTERVAL; default 1000 */
 } pw_spool_opts_t;
@@ -71,8 +79,9 @@ typedef struct pw_spool_opts_s {
 typedef struct pw_spool_report_s {
     uint32_t segments;         /* segment files in use after open */
     uint64_t records;          /* valid records in them (acked ones included) */
-    uint64_t bytes;            /* bytes of the segment files in use */
-    uint64_t torn_bytes_cut;   /* bytes of a torn last record cut off (ftruncate) */
+    uint64_t bytes;            /* bytes of the segment files in use (preallocated tails too) */
+    uint64_t torn_bytes_cut;   /* bytes of a torn last record cut off (ftruncate) or erased
+                                  (overwritten with zeros inside a preallocated segment) */
     uint32_t corrupt_segments; /* segments cut short at a bad record (bytes kept on disk) */
     uint64_t corrupt_bytes;    /* bytes after such bad records, not readable */
     uint32_t quarantined;      /* files renamed to *.bad (bad header, seq order) */
@@ -104,8 +113,11 @@ typedef struct pw_spool_rec_s {
 
 /* Opens (creating it with mode 0700 when missing, one level) the spool in directory `dir`,
  * scans and verifies every segment, repairs what it can and says what in `report`:
- * - a torn last record (incomplete, or failing its CRC and reaching the end of the last
- *   segment, or followed only by zero bytes) is cut with ftruncate;
+ * - zero bytes after the last valid record of a segment are its preallocated tail: the end of
+ *   its data, not a problem (a record none of whose bytes reached the disk leaves just that);
+ * - a torn last record (incomplete, or failing its CRC and followed by nothing but zero bytes
+ *   up to the end of the last segment) is cut with ftruncate, or overwritten with zeros when
+ *   a preallocated tail follows it; appends continue right after the last valid record;
  * - a bad record elsewhere ends its segment there: the bytes after it stay on disk but are
  *   never returned, the segment takes no more appends, and the lost seqs become a gap;
  * - a segment whose header is bad or whose seqs do not follow the previous segment is renamed
@@ -154,7 +166,8 @@ uint64_t pw_spool_last_seq(const pw_spool_t *sp);
 /* Highest seq acked (durable); 0 when none. */
 uint64_t pw_spool_acked_seq(const pw_spool_t *sp);
 
-/* Bytes of the segment files in use (what max_bytes bounds). */
+/* Bytes of the segment files in use, the active segment's preallocated tail included (what
+ * max_bytes bounds). */
 uint64_t pw_spool_bytes(const pw_spool_t *sp);
 
 /* Copies up to `max` pending gaps, oldest first, into `out` (may be NULL when max is 0).

@@ -97,16 +97,32 @@ static void payload_for(uint64_t seq, uint8_t *buf, size_t len)
         buf[i] = (uint8_t)(seq * 31 + i);
 }
 
-static pw_spool_t *open_spool(const fx_t *fx, uint64_t max_bytes, pw_spool_report_t *rep)
+/* Policy NEVER: no preallocation, the files hold exactly their records. INTERVAL (with an
+ * interval longer than any test): segments are preallocated, records not synced one by one
+ * (the tests check layout and recovery, not durability). */
+static pw_spool_t *open_policy(const fx_t *fx, uint64_t max_bytes, pw_spool_fsync_t policy,
+                               pw_spool_report_t *rep)
 {
-    pw_spool_opts_t o = {
-        .max_bytes = max_bytes, .segment_bytes = SEGSZ, .fsync = PW_SPOOL_FSYNC_NEVER};
+    pw_spool_opts_t o = {.max_bytes = max_bytes,
+                         .segment_bytes = SEGSZ,
+                         .fsync = policy,
+                         .fsync_interval_ms = 3600000};
     pw_spool_t *sp = NULL;
     pw_diag_t d;
     int rc = pw_spool_open(fx->dir, &o, &sp, rep, &d);
     if (rc != 0)
         fail_msg("open: %s (%s)", pw_strerror(rc), d.msg);
     return sp;
+}
+
+static pw_spool_t *open_spool(const fx_t *fx, uint64_t max_bytes, pw_spool_report_t *rep)
+{
+    return open_policy(fx, max_bytes, PW_SPOOL_FSYNC_NEVER, rep);
+}
+
+static pw_spool_t *open_prealloc(const fx_t *fx, uint64_t max_bytes, pw_spool_report_t *rep)
+{
+    return open_policy(fx, max_bytes, PW_SPOOL_FSYNC_INTERVAL, rep);
 }
 
 /* Appends seqs [from, to], keyframes at 1, 1 + key_every, ... (key_every 0: none, 1: all). */
@@ -651,6 +667,203 @@ static void test_default_fsync_policy(void **state)
     pw_spool_close(sp);
 }
 
+/* ---- preallocated segments (fsync policy other than NEVER) -------------------------------- */
+
+static void append_len(pw_spool_t *sp, uint64_t seq, size_t len)
+{
+    uint8_t buf[4096];
+    assert_true(len <= sizeof(buf));
+    payload_for(seq, buf, len);
+    pw_diag_t d;
+    int rc = pw_spool_append(sp, seq, 0, buf, len, &d);
+    if (rc != 0)
+        fail_msg("append %llu: %s (%s)", (unsigned long long)seq, pw_strerror(rc), d.msg);
+}
+
+/* 1 when bytes [from, to) of the file are all zero. */
+static int zero_range(const fx_t *fx, const char *name, long from, long to)
+{
+    size_t n;
+    char *raw = pw_test_read_file(fpath(fx, name), &n);
+    assert_non_null(raw);
+    assert_true((size_t)to <= n);
+    int z = 1;
+    for (long i = from; i < to; i++)
+        z &= raw[i] == 0;
+    free(raw);
+    return z;
+}
+
+/* Overwrites bytes [from, to) of a file with zeros (sectors of a write that never landed). */
+static void zero_bytes(const fx_t *fx, const char *name, long from, long to)
+{
+    int fd = open(fpath(fx, name), O_RDWR);
+    assert_true(fd >= 0);
+    char z[4096] = {0};
+    assert_true(to - from <= (long)sizeof(z));
+    assert_int_equal(pwrite(fd, z, (size_t)(to - from), from), to - from);
+    close(fd);
+}
+
+static void test_prealloc_zero_tail_is_end(void **state)
+{
+    fx_t *fx = *state;
+    const char *first = "spool-00000000000000000001.seg";
+    pw_spool_t *sp = open_prealloc(fx, 1 << 20, NULL);
+    append_range(sp, 1, 2, 0);
+    /* The file is the whole segment from its creation; the records take 16 + 2 * 1020. */
+    assert_int_equal(fsize(fx, first), SEGSZ);
+    assert_int_equal(pw_spool_bytes(sp), SEGSZ);
+    pw_spool_close(sp);
+    assert_true(zero_range(fx, first, 2056, SEGSZ));
+
+    pw_spool_report_t rep;
+    sp = open_prealloc(fx, 1 << 20, &rep);
+    /* The zeros are the end of the data, not a torn record: nothing cut, nothing reported. */
+    assert_int_equal(rep.torn_bytes_cut, 0);
+    assert_int_equal(rep.corrupt_segments, 0);
+    assert_int_equal(rep.first_problem.code, 0);
+    assert_int_equal(rep.records, 2);
+    assert_int_equal(rep.bytes, SEGSZ);
+    assert_int_equal(fsize(fx, first), SEGSZ);
+    assert_int_equal(pw_spool_last_seq(sp), 2);
+    /* The restart appends right after record 2 (offset 2056), not at the end of the file. */
+    append_range(sp, 3, 3, 0);
+    assert_int_equal(fsize(fx, first), SEGSZ);
+    size_t n;
+    char *raw = pw_test_read_file(fpath(fx, first), &n);
+    const unsigned char *u = (const unsigned char *)raw;
+    assert_int_equal(u[2056 + 3], 0xA5); /* magic byte of the length word */
+    assert_int_equal(u[2056 + 8], 3);    /* seq, little-endian */
+    free(raw);
+    uint64_t want[4];
+    seq_list(want, 1, 4);
+    expect_seqs(sp, 0, want, 3);
+    /* 4 fills the segment exactly (16 + 4 * 1020 = 4096); 5 starts a new preallocated one. */
+    append_range(sp, 4, 5, 0);
+    assert_int_equal(fsize(fx, first), SEGSZ);
+    assert_int_equal(fsize(fx, "spool-00000000000000000005.seg"), SEGSZ);
+    assert_int_equal(pw_spool_bytes(sp), 2 * SEGSZ);
+    pw_spool_close(sp);
+
+    /* A zero tail shorter than a record header: records of 3 * 1020 + 1014 end at 4090. */
+    sp = open_prealloc(fx, 1 << 20, NULL);
+    assert_int_equal(pw_spool_ack(sp, 4, NULL), 0); /* segment 1 goes */
+    append_len(sp, 6, PAY);                         /* still in segment 5: 16 + 2 * 1020 */
+    append_len(sp, 7, PAY);
+    append_len(sp, 8, 994);
+    pw_spool_close(sp);
+    const char *second = "spool-00000000000000000005.seg";
+    assert_true(zero_range(fx, second, 4090, SEGSZ));
+    sp = open_prealloc(fx, 1 << 20, &rep);
+    assert_int_equal(rep.torn_bytes_cut, 0);
+    assert_int_equal(rep.first_problem.code, 0);
+    assert_int_equal(rep.records, 4); /* 5 to 8 */
+    assert_int_equal(fsize(fx, second), SEGSZ);
+    /* 9 does not fit in the 6 bytes left: segment 5 is closed at 4090 (its tail given back,
+     * here 6 bytes) and 9 starts a new preallocated segment. */
+    append_len(sp, 9, 10);
+    assert_int_equal(fsize(fx, second), 4090);
+    assert_int_equal(fsize(fx, "spool-00000000000000000009.seg"), SEGSZ);
+    assert_int_equal(pw_spool_bytes(sp), 4090 + SEGSZ);
+    pw_spool_close(sp);
+}
+
+static void test_prealloc_torn_record(void **state)
+{
+    fx_t *fx = *state;
+    const char *first = "spool-00000000000000000001.seg";
+    pw_spool_t *sp = open_prealloc(fx, 1 << 20, NULL);
+    append_range(sp, 1, 3, 0);
+    pw_spool_close(sp);
+
+    /* Record 3 (at 16 + 2 * 1020 = 2056, 1020 bytes) was being written when the host died:
+     * its header and the start of its payload reached the disk, the rest is still zeros. */
+    zero_bytes(fx, first, 2056 + 20 + 500, 3076);
+    pw_spool_report_t rep;
+    sp = open_prealloc(fx, 1 << 20, &rep);
+    assert_int_equal(rep.torn_bytes_cut, 1020);
+    assert_int_equal(rep.corrupt_segments, 0);
+    assert_int_equal(rep.first_problem.code, PW_ETRUNCATED);
+    assert_int_equal(rep.first_problem.offset, 2056);
+    assert_int_equal(rep.records, 2);
+    assert_int_equal(pw_spool_last_seq(sp), 2);
+    /* The torn bytes are erased, the preallocation stays. */
+    assert_int_equal(fsize(fx, first), SEGSZ);
+    assert_true(zero_range(fx, first, 2056, SEGSZ));
+    pw_spool_gap_t g;
+    assert_int_equal(pw_spool_gaps(sp, &g, 1), 0);
+    /* Seq 3 again, shorter than the torn one: nothing of the old bytes may follow it. */
+    append_len(sp, 3, 10);
+    pw_spool_close(sp);
+    sp = open_prealloc(fx, 1 << 20, &rep);
+    assert_int_equal(rep.torn_bytes_cut, 0);
+    assert_int_equal(rep.corrupt_segments, 0);
+    assert_int_equal(rep.records, 3);
+    pw_spool_iter_t *it;
+    pw_spool_rec_t r;
+    assert_int_equal(pw_spool_iter_open(sp, 3, &it), 0);
+    assert_int_equal(pw_spool_iter_next(it, &r, NULL), 1);
+    assert_int_equal(r.seq, 3);
+    assert_int_equal(r.len, 10);
+    uint8_t buf[10];
+    payload_for(3, buf, 10);
+    assert_memory_equal(r.payload, buf, 10);
+    assert_int_equal(pw_spool_iter_next(it, &r, NULL), 0);
+    pw_spool_iter_close(it);
+    pw_spool_close(sp);
+
+    /* Bytes that are not zeros after a bad record are not a torn write: the segment is sealed
+     * there (corrupt) and the next append rolls. Record 4 goes at 2056 + 30 = 2086; a byte
+     * after it, in the tail, is not zero. */
+    sp = open_prealloc(fx, 1 << 20, NULL);
+    append_len(sp, 4, 10);
+    pw_spool_close(sp);
+    flip_byte(fx, first, 2086 + 30 + 100);
+    flip_byte(fx, first, 2086 + 25); /* record 4's payload: its CRC fails */
+    sp = open_prealloc(fx, 1 << 20, &rep);
+    assert_int_equal(rep.torn_bytes_cut, 0);
+    assert_int_equal(rep.corrupt_segments, 1);
+    assert_int_equal(rep.corrupt_bytes, SEGSZ - 2086);
+    assert_int_equal(rep.first_problem.offset, 2086);
+    pw_spool_close(sp);
+}
+
+static void test_prealloc_full_spool(void **state)
+{
+    fx_t *fx = *state;
+    /* Room for 3 segments; keyframes at 1, 6, 11 (every 5). A preallocated segment counts
+     * whole against max_bytes from its creation. */
+    pw_spool_t *sp = open_prealloc(fx, 3 * SEGSZ, NULL);
+    append_range(sp, 1, 9, 5);
+    assert_int_equal(pw_spool_bytes(sp), 3 * SEGSZ); /* [1-4] [5-8] [9 + 3060 zero bytes] */
+    append_range(sp, 10, 12, 5);                     /* inside segment 9: no drop */
+    pw_spool_gap_t g[2];
+    assert_int_equal(pw_spool_gaps(sp, g, 2), 0);
+    /* 13 needs a new segment, preallocated: [1-4] goes whole, 5 is skipped up to keyframe 6.
+     * Gap 1..5, 5 records, told with 6: the same as without preallocation. */
+    append_range(sp, 13, 13, 5);
+    assert_false(exists(fx, "spool-00000000000000000001.seg"));
+    assert_int_equal(pw_spool_bytes(sp), 3 * SEGSZ);
+    assert_int_equal(fsize(fx, "spool-00000000000000000013.seg"), SEGSZ);
+    assert_int_equal(pw_spool_gaps(sp, g, 2), 1);
+    assert_int_equal(g[0].first_seq, 1);
+    assert_int_equal(g[0].last_seq, 5);
+    assert_int_equal(g[0].records, 5);
+    assert_int_equal(g[0].next_seq, 6);
+    uint64_t want[8];
+    seq_list(want, 6, 13);
+    assert_int_equal(expect_seqs(sp, 0, want, 8), 5);
+    pw_spool_close(sp);
+    /* Reopen: the files on disk add up to what was counted. */
+    pw_spool_report_t rep;
+    sp = open_prealloc(fx, 3 * SEGSZ, &rep);
+    assert_int_equal(rep.bytes, 3 * SEGSZ);
+    assert_int_equal(rep.first_problem.code, 0);
+    assert_int_equal(expect_seqs(sp, 0, want, 8), 5);
+    pw_spool_close(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -667,6 +880,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_iterator_survives_trim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_excludes_other_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_fsync_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prealloc_zero_tail_is_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prealloc_torn_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prealloc_full_spool, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
