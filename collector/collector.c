@@ -23,6 +23,8 @@
  * ========================================================================================== */
 
 #define IPTAB_SIZE 65536
+#define COMPACT_BUDGET_MS                                                                          \
+    20 /* per commit tick (200 ms): compaction takes at most ~10 % of the loop */
 
 typedef struct {
     char ip[64];
@@ -456,11 +458,24 @@ static void on_connection(uv_stream_t *server, int status)
  * Group commit, retention
  * ========================================================================================== */
 
+/* Compacts chunks whose window ended (pw_store_compact), after the acks went out and
+ * within a small budget, so that a fleet's chunks ending at the same hour do not hold the loop. */
+static void compact_some(pw_collector_t *c)
+{
+    pw_diag_t d;
+    int64_t n = pw_store_compact(c->store, COMPACT_BUDGET_MS, &d);
+    if (n < 0)
+        pw_complain(&c->c_store, uv_now(&c->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "store: compacting closed chunks: %s (%s)", pw_strerror((int)n), d.msg);
+}
+
 static void on_commit_timer(uv_timer_t *t)
 {
     pw_collector_t *c = t->data;
-    if (c->uncommitted == 0)
+    if (c->uncommitted == 0) {
+        compact_some(c);
         return;
+    }
     pw_diag_t d;
     int r = pw_store_commit(c->store, &d);
     if (r != 0) {
@@ -474,6 +489,7 @@ static void on_commit_timer(uv_timer_t *t)
     for (conn_t *k = c->conns; k != NULL; k = k->next)
         if (k->host && k->pending_seq > k->acked_seq && !pw_tls_is_closing(k->tls))
             send_ack(k, k->pending_seq, 0);
+    compact_some(c);
 }
 
 static void on_retention_timer(uv_timer_t *t)

@@ -254,6 +254,13 @@ int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d)
     return rc;
 }
 
+int64_t pw_store_compact(pw_store_t *st, uint64_t budget_ms, pw_diag_t *d)
+{
+    if (st == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    return pw__store_sql_compact(st->sql, budget_ms * 1000u, d);
+}
+
 int pw_store_flush(pw_store_t *st, pw_diag_t *d)
 {
     if (st == NULL)

@@ -109,7 +109,8 @@ typedef struct pw_store_stats_s {
     uint64_t hosts;
     /* Counters of this process (pw_store_t), not of the file. */
     uint64_t puts, duplicates, commits, failed_commits, updates;
-    uint64_t commit_us_total, commit_us_max; /* wall time in pw_store_commit, microseconds */
+    uint64_t commit_us_total, commit_us_max;       /* wall time in pw_store_commit, microseconds */
+    uint64_t closes, close_us_total, close_us_max; /* chunk compactions, wall us */
 } pw_store_stats_t;
 
 typedef struct pw_store_s pw_store_t;
@@ -208,10 +209,20 @@ int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_l
 /* Sizes and counters (see pw_store_stats_t). Returns 0 or PW_ESTORE. */
 int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d);
 
-/* Closes every open chunk (compress + rollups) inside the current or a new transaction,
- * committing when it opened one: for shutdown tools and benchmarks. Returns 0 or as
- * pw_store_commit. */
+/* Closes every open chunk and compacts every sealed one (see pw_store_compact) inside the
+ * current or a new transaction, committing when it opened one: for shutdown tools and
+ * benchmarks. Returns 0 or as pw_store_commit. */
 int pw_store_flush(pw_store_t *st, pw_diag_t *d);
+
+/* Compacts chunks whose window is over: a put that starts a host's new window only seals the
+ * old chunk (its samples stay stored as they came, readable and durable); compaction turns
+ * it into one compressed blob in columns (collector/chunk.h) and writes its 15-min rollups,
+ * ~30 ms of work per 3,000-row hour (bench_store: collector.chunk_close_ms_mean). Oldest
+ * first, until none is left or `budget_ms` (ms of wall time) has passed, always at least one
+ * when any is waiting. Inside the current transaction, or a new one that it commits. The
+ * collector calls it after each group commit. Returns how many chunks it compacted (>= 0),
+ * or a negative code as pw_store_commit (the transaction was rolled back). */
+int64_t pw_store_compact(pw_store_t *st, uint64_t budget_ms, pw_diag_t *d);
 
 /* Checkpoints the WAL into the database file and truncates it (PRAGMA
  * wal_checkpoint(TRUNCATE)); outside a transaction only. Returns 0, PW_EAGAIN (readers

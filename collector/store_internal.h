@@ -33,6 +33,7 @@ int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t ag
                            const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *out, pw_diag_t *d);
 int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d);
+int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d);
 int pw__store_sql_checkpoint(pw_store_sql_t *q, pw_diag_t *d);
 int pw__store_sql_set_max_bytes(pw_store_sql_t *q, uint64_t max_db_bytes, pw_diag_t *d);
 

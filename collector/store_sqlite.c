@@ -23,6 +23,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "chunk.h"
 #include "codec.h"
 #include "delta.h"
 #include "frame.h"
@@ -31,7 +32,7 @@
 
 #define BLOB_MAX    (1024u * 1024u * 1024u) /* ceiling of any in-memory blob */
 #define FRAME_MAX   (64u * 1024u * 1024u)
-#define SCHEMA_LAST 2
+#define SCHEMA_LAST 3
 #define M1_MS       60000ull
 #define M15_MS      900000ull
 #define ROLLUP_VER  1
@@ -86,6 +87,12 @@ static const migration_t migrations[] = {
      "DROP INDEX rollups_key;"
      "CREATE INDEX rollups_page ON rollups(host_id, level, t0_ms, k0, k1);"
      "ALTER TABLE chunks ADD COLUMN m1 INTEGER NOT NULL DEFAULT 1;"},
+    /* Closed chunks in columns (chunk.h layout 2): chunks.fmt says which layout a closed
+     * chunk's blob has (1 for those closed before this step). A chunk whose window is over is
+     * sealed (sealed=1, data still NULL, rows in chunk_rows) and compacted later. */
+    {3, "columnar closed chunks, sealed chunks compacted later",
+     "ALTER TABLE chunks ADD COLUMN fmt INTEGER NOT NULL DEFAULT 1;"
+     "ALTER TABLE chunks ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;"},
 };
 
 enum {
@@ -101,7 +108,9 @@ enum {
     S_TAG_ALL,
     S_CHUNK_INS,
     S_CHUNK_OPEN,
+    S_CHUNK_SEAL,
     S_CHUNK_CLOSE,
+    S_SEALED_NEXT,
     S_CHUNK_DEL,
     S_ROWS_INS,
     S_ROWS_GET,
@@ -142,9 +151,12 @@ static const char *const sql_text[S__COUNT] = {
     [S_CHUNK_INS] = "INSERT INTO chunks(host_id, window_ms, t0_ms, t1_ms, nsamples, counter_width,"
                     " first_seq, last_seq, m1) VALUES(?1, ?2, ?3, ?3, 0, ?4, ?5, ?5, 0)",
     [S_CHUNK_OPEN] = "SELECT id, counter_width, window_ms FROM chunks"
-                     " WHERE host_id=?1 AND data IS NULL ORDER BY id",
-    [S_CHUNK_CLOSE] = "UPDATE chunks SET t0_ms=?2, t1_ms=?3, nsamples=?4, first_seq=?5,"
-                      " last_seq=?6, raw_size=?7, data=?8 WHERE id=?1",
+                     " WHERE host_id=?1 AND data IS NULL AND sealed=0 ORDER BY id",
+    [S_CHUNK_SEAL] = "UPDATE chunks SET t0_ms=?2, t1_ms=?3, nsamples=?4, first_seq=?5,"
+                     " last_seq=?6, sealed=1 WHERE id=?1",
+    [S_CHUNK_CLOSE] = "UPDATE chunks SET raw_size=?2, data=?3, fmt=?4 WHERE id=?1",
+    [S_SEALED_NEXT] = "SELECT id, host_id, counter_width, t0_ms, t1_ms FROM chunks"
+                      " WHERE data IS NULL AND sealed=1 ORDER BY id LIMIT 1",
     [S_CHUNK_DEL] = "DELETE FROM chunks WHERE id=?1",
     [S_ROWS_INS] = "INSERT INTO chunk_rows(chunk_id, idx, seq, ts_ms, data) VALUES(?1,?2,?3,?4,?5)",
     [S_ROWS_GET] = "SELECT seq, ts_ms, data FROM chunk_rows WHERE chunk_id=?1 ORDER BY idx",
@@ -154,16 +166,18 @@ static const char *const sql_text[S__COUNT] = {
     [S_ROLLUP_RANGE] = "SELECT raw_size, data FROM rollups WHERE host_id=?1 AND level=?2"
                        " AND t0_ms BETWEEN ?3 AND ?4 AND k0 <= ?6 AND k1 >= ?6 AND t1_ms >= ?5"
                        " ORDER BY t0_ms, id",
-    [S_CHUNK_RANGE] = "SELECT id, counter_width, raw_size, data FROM chunks WHERE host_id=?1"
+    [S_CHUNK_RANGE] = "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
                       " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
                       " ORDER BY t0_ms, id",
-    [S_CHUNK_RANGE_M1] = "SELECT id, counter_width, raw_size, data FROM chunks WHERE host_id=?1"
-                         " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
-                         " AND m1=0 ORDER BY t0_ms, id",
-    [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data FROM chunks"
+    [S_CHUNK_RANGE_M1] =
+        "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
+        " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
+        " AND m1=0 ORDER BY t0_ms, id",
+    [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data, fmt"
+                       " FROM chunks"
                        " WHERE data IS NOT NULL AND m1=0 AND t1_ms < ?1 AND t1_ms >= ?2"
                        " ORDER BY id",
-    [S_CHUNK_LAST] = "SELECT id, counter_width, raw_size, data FROM chunks WHERE host_id=?1"
+    [S_CHUNK_LAST] = "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
                      " ORDER BY id DESC LIMIT 1",
     [S_GAP_INS] = "INSERT INTO gaps(host_id, ts_ms, seq, missed) VALUES(?1, ?2, ?3, ?4)",
     [S_RET_CHUNKS] = "DELETE FROM chunks WHERE data IS NOT NULL AND t1_ms < ?1",
@@ -172,7 +186,7 @@ static const char *const sql_text[S__COUNT] = {
     [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq"
                     " FROM hosts ORDER BY name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
-                     " (SELECT host_id FROM chunks WHERE data IS NULL)",
+                     " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
     [S_STATS] = "SELECT (SELECT count(*) FROM chunks),"
                 " (SELECT count(*) FROM chunks WHERE data IS NOT NULL),"
                 " (SELECT coalesce(sum(nsamples), 0) FROM chunks WHERE data IS NOT NULL),"
@@ -226,6 +240,8 @@ struct pw_store_sql_s {
     ZSTD_DCtx *dctx;
     pw_buf_t frame, zbuf, tmp;
     pw_buf_t recs; /* a closing chunk's records, read back from chunk_rows */
+    pw_buf_t cols; /* the same in columns (chunk.h layout 2), before compression */
+    uint64_t closes, close_us_total, close_us_max; /* chunk closes of this process */
 };
 
 /* Start of the chunk window holding `ts` for host `hs`. Hosts' windows are offset by whole
@@ -269,43 +285,6 @@ static int run(pw_store_sql_t *q, sqlite3_stmt *s, pw_diag_t *d, const char *wha
     int r = rc == SQLITE_DONE ? 0 : sqlfail(q, rc, d, what);
     sqlite3_reset(s);
     return r;
-}
-
-static int put_varint(pw_buf_t *b, uint64_t v)
-{
-    uint8_t t[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        t[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    t[n++] = (uint8_t)v;
-    return pw_buf_append(b, t, n);
-}
-
-static int get_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (unsigned sh = 0; sh < 64 && *off < len; sh += 7) {
-        uint8_t c = p[(*off)++];
-        r |= (uint64_t)(c & 0x7f) << sh;
-        if ((c & 0x80) == 0) {
-            *v = r;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static uint64_t zz(uint64_t delta)
-{
-    int64_t v = (int64_t)delta;
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static uint64_t unzz(uint64_t z)
-{
-    return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1));
 }
 
 static uint64_t hash_name(const char *s)
@@ -435,48 +414,17 @@ static int zdecompress(pw_store_sql_t *q, const void *src, size_t n, uint64_t ra
 
 /* ---- chunk records ----------------------------------------------------------------------- */
 
-typedef int (*rec_cb)(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d);
-
-/* Replays a chunk's records ("varint seq, frame" each) into a fresh decoder, calling `cb`
- * after each sample. A record that fails to decode is PW_ECORRUPT. */
-static int replay(const uint8_t *p, size_t len, unsigned width, rec_cb cb, void *arg, pw_diag_t *d)
+/* Replays a chunk of layout `fmt` (chunk.h: records while open, columns once closed) into a
+ * fresh decoder, calling `cb` after each sample. Bad data is PW_ECORRUPT. */
+static int replay(int fmt, const uint8_t *p, size_t len, unsigned width, pw_chunk_cb cb, void *arg,
+                  pw_diag_t *d)
 {
     pw_delta_dec_t dd;
-    int rc = pw_delta_dec_init(&dd, width, 0);
-    if (rc != 0)
+    if (pw_delta_dec_init(&dd, width, 0) != 0)
         return pw_diag_set(d, PW_ECORRUPT, 0, 0, "counter_width", "chunk counter width %u", width);
-    size_t off = 0;
-    while (rc == 0 && off < len) {
-        uint64_t seq;
-        size_t at = off;
-        if (get_varint(p, len, &off, &seq) != 0 || len - off < 4) {
-            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record truncated");
-            break;
-        }
-        uint32_t fl = (uint32_t)p[off] << 24 | (uint32_t)p[off + 1] << 16 |
-                      (uint32_t)p[off + 2] << 8 | p[off + 3];
-        off += 4;
-        if (fl > len - off) {
-            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record truncated");
-            break;
-        }
-        Poolwatch__V1__Envelope *env = NULL;
-        rc = pw_codec_unpack(p + off, fl, &env, d);
-        if (rc == 0 && env->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE)
-            rc = PW_EBADFRAME;
-        if (rc == 0)
-            rc = pw_delta_apply(&dd, env->sample, NULL, d);
-        pw_codec_free(env);
-        if (rc != 0) {
-            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record does not decode: %s",
-                             pw_strerror(rc));
-            break;
-        }
-        off += fl;
-        rc = cb(arg, &dd, seq, d);
-    }
+    int rc = pw_chunk_replay(fmt, p, len, &dd, cb, arg, d);
     pw_delta_dec_close(&dd);
-    return rc > 0 ? 0 : rc;
+    return rc;
 }
 
 /* Puts the records of chunk `id` into `out`: its blob decompressed, or its open rows. */
@@ -490,9 +438,8 @@ static int load_chunk(pw_store_sql_t *q, int64_t id, const void *data, size_t dl
     sqlite3_bind_int64(s, 1, id);
     int rc, r = 0;
     while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-        r = put_varint(out, (uint64_t)sqlite3_column_int64(s, 0));
-        if (r == 0)
-            r = pw_buf_append(out, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2));
+        r = pw_chunk_put_record(out, (uint64_t)sqlite3_column_int64(s, 0),
+                                sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2));
         if (r != 0)
             r = pw_diag_set(d, r, 0, 0, "chunk_rows", "cannot hold the open chunk: %s",
                             pw_strerror(r));
@@ -616,13 +563,13 @@ static int rollup_encode(pw_buf_t *out, const gk_t *gk, size_t nrows, const acc_
     pw_buf_reset(out);
     uint8_t ver = ROLLUP_VER;
     int rc = pw_buf_append(out, &ver, 1);
-    rc = rc ? rc : put_varint(out, bucket_ms);
-    rc = rc ? rc : put_varint(out, b0);
-    rc = rc ? rc : put_varint(out, nb);
-    rc = rc ? rc : put_varint(out, nrows);
+    rc = rc ? rc : pw_buf_put_varint(out, bucket_ms);
+    rc = rc ? rc : pw_buf_put_varint(out, b0);
+    rc = rc ? rc : pw_buf_put_varint(out, nb);
+    rc = rc ? rc : pw_buf_put_varint(out, nrows);
     uint32_t prev = 0;
     for (size_t i = 0; rc == 0 && i < nrows; i++) {
-        rc = put_varint(out, gk[i].gkey - prev);
+        rc = pw_buf_put_varint(out, gk[i].gkey - prev);
         prev = gk[i].gkey;
     }
     /* Row bodies go to rowbuf; their lengths come first so that a reader can jump. */
@@ -632,21 +579,23 @@ static int rollup_encode(pw_buf_t *out, const gk_t *gk, size_t nrows, const acc_
         const acc_t *x = &acc[(size_t)gk[i].row * nb];
         uint64_t pb = 0, pd = 0, pa = 0, pf = 0;
         for (uint64_t k = 0; rc == 0 && k < nb; k++) {
-            rc = put_varint(rowbuf, x[k].cnt);
+            rc = pw_buf_put_varint(rowbuf, x[k].cnt);
             if (rc != 0 || x[k].cnt == 0)
                 continue;
-            rc = put_varint(rowbuf, zz(x[k].b - pb));
-            rc = rc ? rc : put_varint(rowbuf, zz(x[k].df - pd));
-            rc = rc ? rc : put_varint(rowbuf, zz(x[k].a - pa));
+            rc = pw_buf_put_varint(rowbuf, pw_zigzag(x[k].b - pb));
+            rc = rc ? rc : pw_buf_put_varint(rowbuf, pw_zigzag(x[k].df - pd));
+            rc = rc ? rc : pw_buf_put_varint(rowbuf, pw_zigzag(x[k].a - pa));
             /* frees follow from allocs - diff: store only the departure from that */
-            rc = rc ? rc : put_varint(rowbuf, zz((x[k].f - pf) - ((x[k].a - pa) - (x[k].df - pd))));
-            rc = rc ? rc : put_varint(rowbuf, x[k].b - x[k].bmin);
-            rc = rc ? rc : put_varint(rowbuf, x[k].bmax - x[k].b);
-            rc = rc ? rc : put_varint(rowbuf, x[k].df - x[k].dmin);
-            rc = rc ? rc : put_varint(rowbuf, x[k].dmax - x[k].df);
+            rc = rc ? rc
+                    : pw_buf_put_varint(
+                          rowbuf, pw_zigzag((x[k].f - pf) - ((x[k].a - pa) - (x[k].df - pd))));
+            rc = rc ? rc : pw_buf_put_varint(rowbuf, x[k].b - x[k].bmin);
+            rc = rc ? rc : pw_buf_put_varint(rowbuf, x[k].bmax - x[k].b);
+            rc = rc ? rc : pw_buf_put_varint(rowbuf, x[k].df - x[k].dmin);
+            rc = rc ? rc : pw_buf_put_varint(rowbuf, x[k].dmax - x[k].df);
             pb = x[k].b, pd = x[k].df, pa = x[k].a, pf = x[k].f;
         }
-        rc = rc ? rc : put_varint(out, rowbuf->len - start);
+        rc = rc ? rc : pw_buf_put_varint(out, rowbuf->len - start);
     }
     return rc ? rc : pw_buf_append(out, rowbuf->data, rowbuf->len);
 }
@@ -702,8 +651,8 @@ static int rollup_write(pw_store_sql_t *q, int64_t host_id, int level, uint64_t 
 #define ROLL_M15 2 /* and/or the 15-min level */
 
 /* Computes and writes the `levels` (ROLL_*) rollups of a chunk's records. */
-static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, const pw_buf_t *recs,
-                        uint64_t t0, uint64_t t1, int levels, pw_diag_t *d)
+static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, int fmt,
+                        const pw_buf_t *recs, uint64_t t0, uint64_t t1, int levels, pw_diag_t *d)
 {
     rollup_t r;
     memset(&r, 0, sizeof(r));
@@ -713,7 +662,7 @@ static int rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, cons
     acc_t *acc15 = NULL;
     pw_buf_t rowbuf;
     pw_buf_init(&rowbuf, BLOB_MAX);
-    int rc = replay(recs->data, recs->len, width, rollup_cb, &r, d);
+    int rc = replay(fmt, recs->data, recs->len, width, rollup_cb, &r, d);
     if (rc == PW_ENOMEM)
         rc = pw_diag_set(d, rc, 0, 0, "rollups", "out of memory");
     if (rc == 0 && r.nrows > 0) {
@@ -773,46 +722,124 @@ static void chunk_reset(hstate_t *hs)
     hs->chain = 0;
 }
 
-/* Compresses the open chunk into its blob, drops its rows and writes its 15-min rollups (the
- * 1-min ones wait until the chunk expires: until then 1-min queries read it raw). The records
- * are read back from chunk_rows (inside the transaction, so uncommitted ones too) rather than
- * kept in memory: an hour of deltas is ~0.4 MB per host, 4 GB for 10,000 hosts. */
+/* Seals the open chunk of `hs`: its window is over; its rows stay in chunk_rows until
+ * compact_chunk turns them into one blob. Sealing is one UPDATE, so the put that starts a new
+ * window costs what any put costs; the expensive part runs later, in pw_store_compact, under a
+ * time budget (10,000 hosts would otherwise close ~2,500 chunks within the same 10 s). */
 static int close_chunk(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
 {
     int rc = 0;
+    sqlite3_stmt *s;
     if (hs->nsamples == 0) {
         if (hs->chunk_id != 0) {
-            sqlite3_stmt *s = stmt(q, S_CHUNK_DEL);
+            s = stmt(q, S_CHUNK_DEL);
             sqlite3_bind_int64(s, 1, hs->chunk_id);
             rc = run(q, s, d, "delete empty chunk");
         }
         chunk_reset(hs);
         return rc;
     }
-    rc = load_chunk(q, hs->chunk_id, NULL, 0, 0, &q->recs, d);
-    rc = rc ? rc : zcompress(q, q->recs.data, q->recs.len, d);
-    if (rc != 0)
-        return rc;
-    sqlite3_stmt *s = stmt(q, S_CHUNK_CLOSE);
+    s = stmt(q, S_CHUNK_SEAL);
     sqlite3_bind_int64(s, 1, hs->chunk_id);
     sqlite3_bind_int64(s, 2, (int64_t)hs->t0);
     sqlite3_bind_int64(s, 3, (int64_t)hs->t1);
     sqlite3_bind_int64(s, 4, hs->nsamples);
     sqlite3_bind_int64(s, 5, (int64_t)hs->first_seq);
     sqlite3_bind_int64(s, 6, (int64_t)hs->last_seq);
-    sqlite3_bind_int64(s, 7, (int64_t)q->recs.len);
-    sqlite3_bind_blob(s, 8, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
-    rc = run(q, s, d, "close chunk");
-    if (rc == 0) {
-        s = stmt(q, S_ROWS_DEL);
-        sqlite3_bind_int64(s, 1, hs->chunk_id);
-        rc = run(q, s, d, "delete chunk rows");
-    }
-    if (rc == 0)
-        rc = rollup_chunk(q, hs->id, hs->width, &q->recs, hs->t0, hs->t1, ROLL_M15, d);
+    rc = run(q, s, d, "seal chunk");
     if (rc == 0)
         chunk_reset(hs);
     return rc;
+}
+
+/* Compresses sealed chunk `id` of host `hid` into its blob (layout 2, chunk.h), drops its
+ * rows and writes its 15-min rollups (the 1-min ones wait until the chunk expires: until then
+ * 1-min queries read it raw). The records are read back from chunk_rows rather than kept in
+ * memory: an hour of deltas is ~0.4 MB per host, 4 GB for 10,000 hosts. */
+static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned width, uint64_t t0,
+                         uint64_t t1, pw_diag_t *d)
+{
+    int rc = load_chunk(q, id, NULL, 0, 0, &q->recs, d);
+    rc = rc ? rc : pw_chunk_pack(q->recs.data, q->recs.len, width, &q->cols, d);
+    rc = rc ? rc : zcompress(q, q->cols.data, q->cols.len, d);
+    if (rc != 0)
+        return rc;
+    sqlite3_stmt *s = stmt(q, S_CHUNK_CLOSE);
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, (int64_t)q->cols.len);
+    sqlite3_bind_blob(s, 3, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+    sqlite3_bind_int(s, 4, PW_CHUNK_COLUMNS);
+    rc = run(q, s, d, "close chunk");
+    if (rc == 0) {
+        s = stmt(q, S_ROWS_DEL);
+        sqlite3_bind_int64(s, 1, id);
+        rc = run(q, s, d, "delete chunk rows");
+    }
+    if (rc == 0)
+        rc = rollup_chunk(q, hid, width, PW_CHUNK_RECORDS, &q->recs, t0, t1, ROLL_M15, d);
+    return rc;
+}
+
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Compacts sealed chunks, oldest first, until none is left or `budget_us` has passed (at
+ * least one when any is waiting). Returns how many, or a negative code. In the caller's
+ * transaction. */
+static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
+{
+    uint64_t start = mono_us();
+    int64_t n = 0;
+    for (;;) {
+        sqlite3_stmt *s = stmt(q, S_SEALED_NEXT);
+        int r = sqlite3_step(s);
+        if (r == SQLITE_DONE) {
+            sqlite3_reset(s);
+            return n;
+        }
+        if (r != SQLITE_ROW) {
+            r = sqlfail(q, r, d, "find sealed chunks");
+            sqlite3_reset(s);
+            return r;
+        }
+        int64_t id = sqlite3_column_int64(s, 0), hid = sqlite3_column_int64(s, 1);
+        unsigned width = (unsigned)sqlite3_column_int(s, 2);
+        uint64_t t0 = (uint64_t)sqlite3_column_int64(s, 3);
+        uint64_t t1 = (uint64_t)sqlite3_column_int64(s, 4);
+        sqlite3_reset(s);
+        uint64_t a = mono_us();
+        int rc = compact_chunk(q, id, hid, width, t0, t1, d);
+        if (rc != 0)
+            return rc;
+        uint64_t us = mono_us() - a;
+        q->closes++;
+        q->close_us_total += us;
+        if (us > q->close_us_max)
+            q->close_us_max = us;
+        n++;
+        if (mono_us() - start >= budget_us)
+            return n;
+    }
+}
+
+int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
+{
+    int own = !q->in_txn;
+    int rc = begin(q, d);
+    if (rc != 0)
+        return rc;
+    int64_t n = compact_some(q, budget_us, d);
+    if (n < 0) {
+        abort_txn(q);
+        return n;
+    }
+    if (own && (rc = pw__store_sql_commit(q, d)) != 0)
+        return rc;
+    return n;
 }
 
 typedef struct {
@@ -857,7 +884,7 @@ static int close_stale_chunks(pw_store_sql_t *q, hstate_t *hs, pw_diag_t *d)
         rc = load_chunk(q, id, NULL, 0, 0, &q->recs, d);
         scan_t sc = {0};
         if (rc == 0)
-            rc = replay(q->recs.data, q->recs.len, width, scan_cb, &sc, d);
+            rc = replay(PW_CHUNK_RECORDS, q->recs.data, q->recs.len, width, scan_cb, &sc, d);
         if (rc != 0)
             return rc;
         hs->chunk_id = id;
@@ -1184,7 +1211,7 @@ static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut,
         r = zdecompress(q, sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5),
                         (uint64_t)sqlite3_column_int64(s, 4), &recs, d);
         if (r == 0)
-            r = rollup_chunk(q, hid, width, &recs, t0, t1, ROLL_M1, d);
+            r = rollup_chunk(q, hid, width, sqlite3_column_int(s, 6), &recs, t0, t1, ROLL_M1, d);
     }
     if (r == 0 && rc != SQLITE_DONE)
         r = sqlfail(q, rc, d, "read expiring chunks");
@@ -1288,14 +1315,14 @@ static int series_rollup(series_t *sr, const uint8_t *p, size_t len, uint32_t gk
 {
     size_t off = 1;
     uint64_t bucket_ms, b0, nb, nrows;
-    if (len < 1 || p[0] != ROLLUP_VER || get_varint(p, len, &off, &bucket_ms) ||
-        get_varint(p, len, &off, &b0) || get_varint(p, len, &off, &nb) ||
-        get_varint(p, len, &off, &nrows) || bucket_ms == 0 || nrows > len || nb > len)
+    if (len < 1 || p[0] != ROLLUP_VER || pw_varint_get(p, len, &off, &bucket_ms) ||
+        pw_varint_get(p, len, &off, &b0) || pw_varint_get(p, len, &off, &nb) ||
+        pw_varint_get(p, len, &off, &nrows) || bucket_ms == 0 || nrows > len || nb > len)
         return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup header invalid");
     uint64_t key = 0, row = UINT64_MAX;
     for (uint64_t i = 0; i < nrows; i++) {
         uint64_t g;
-        if (get_varint(p, len, &off, &g))
+        if (pw_varint_get(p, len, &off, &g))
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup keys truncated");
         key += g;
         if (key == gkey)
@@ -1304,7 +1331,7 @@ static int series_rollup(series_t *sr, const uint8_t *p, size_t len, uint32_t gk
     uint64_t skip = 0, rlen = 0;
     for (uint64_t i = 0; i < nrows; i++) {
         uint64_t l;
-        if (get_varint(p, len, &off, &l) || l > len)
+        if (pw_varint_get(p, len, &off, &l) || l > len)
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup lengths invalid");
         if (i < row)
             skip += l;
@@ -1320,15 +1347,15 @@ static int series_rollup(series_t *sr, const uint8_t *p, size_t len, uint32_t gk
     uint64_t pb = 0, pd = 0, pa = 0, pf = 0;
     for (uint64_t k = 0; k < nb; k++) {
         uint64_t cnt, v[8];
-        if (get_varint(rp, rlen, &ro, &cnt))
+        if (pw_varint_get(rp, rlen, &ro, &cnt))
             return pw_diag_set(d, PW_ECORRUPT, 0, off + skip + ro, "rollup", "row truncated");
         if (cnt == 0)
             continue;
         for (int j = 0; j < 8; j++)
-            if (get_varint(rp, rlen, &ro, &v[j]))
+            if (pw_varint_get(rp, rlen, &ro, &v[j]))
                 return pw_diag_set(d, PW_ECORRUPT, 0, off + skip + ro, "rollup", "row truncated");
-        pb += unzz(v[0]), pd += unzz(v[1]), pa += unzz(v[2]);
-        pf += unzz(v[3]) + (unzz(v[2]) - unzz(v[1]));
+        pb += pw_unzigzag(v[0]), pd += pw_unzigzag(v[1]), pa += pw_unzigzag(v[2]);
+        pf += pw_unzigzag(v[3]) + (pw_unzigzag(v[2]) - pw_unzigzag(v[1]));
         uint64_t ts = (b0 + k) * bucket_ms;
         if (ts > sr->to || ts + bucket_ms <= sr->from)
             continue;
@@ -1361,14 +1388,20 @@ static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_
                          pw_diag_t *d)
 {
     /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
-     * before it. Rows are collected first: replay runs other statements. `not_m1`: only
-     * chunks whose 1-min rollup is not written yet. */
+     * before it. Closed chunks come first (compaction goes in id order); the rows of sealed and
+     * open ones (data NULL) are read by another statement, so their ids are collected first.
+     * `not_m1`: only chunks whose 1-min rollup is not written yet. */
     sqlite3_stmt *s = stmt(q, not_m1 ? S_CHUNK_RANGE_M1 : S_CHUNK_RANGE);
     sqlite3_bind_int64(s, 1, hid);
     sqlite3_bind_int64(s, 2, (int64_t)cutoff(sr->from, q->opts.chunk_window_ms));
     sqlite3_bind_int64(s, 3, (int64_t)sr->to);
     sqlite3_bind_int64(s, 4, (int64_t)(open_only ? UINT64_MAX >> 1 : sr->from));
     int rc, r = 0;
+    struct {
+        int64_t id;
+        unsigned width;
+    } *pend = NULL;
+    size_t np = 0, pcap = 0;
     while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         unsigned width = (unsigned)sqlite3_column_int(s, 1);
@@ -1376,20 +1409,35 @@ static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_
         const void *data = sqlite3_column_blob(s, 3);
         size_t dlen = (size_t)sqlite3_column_bytes(s, 3);
         if (data == NULL) {
-            /* An open chunk: its rows come from another statement, after this one. */
-            sqlite3_reset(s);
-            r = load_chunk(q, id, NULL, 0, 0, &q->tmp, d);
-            if (r == 0)
-                r = replay(q->tmp.data, q->tmp.len, width, series_raw_cb, sr, d);
-            return r; /* the open chunk is a host's newest */
+            if (np == pcap) {
+                size_t nc = pcap ? pcap * 2 : 4;
+                void *p = pw_realloc(pend, nc * sizeof(*pend));
+                if (p == NULL) {
+                    r = pw_diag_set(d, PW_ENOMEM, 0, 0, "chunks", "out of memory");
+                    break;
+                }
+                pend = p;
+                pcap = nc;
+            }
+            pend[np].id = id;
+            pend[np++].width = width;
+            continue;
         }
+        int fmt = sqlite3_column_int(s, 4);
         r = load_chunk(q, id, data, dlen, raw, &q->tmp, d);
         if (r == 0)
-            r = replay(q->tmp.data, q->tmp.len, width, series_raw_cb, sr, d);
+            r = replay(fmt, q->tmp.data, q->tmp.len, width, series_raw_cb, sr, d);
     }
-    if (r == 0 && rc != SQLITE_DONE)
+    if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
         r = sqlfail(q, rc, d, "read chunks");
     sqlite3_reset(s);
+    for (size_t i = 0; r == 0 && i < np; i++) {
+        r = load_chunk(q, pend[i].id, NULL, 0, 0, &q->tmp, d);
+        if (r == 0)
+            r = replay(PW_CHUNK_RECORDS, q->tmp.data, q->tmp.len, pend[i].width, series_raw_cb, sr,
+                       d);
+    }
+    pw_free(pend);
     return r;
 }
 
@@ -1443,6 +1491,13 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
 
 /* ---- latest, hosts, last seq, stats ------------------------------------------------------ */
 
+static int last_seq_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)dd, (void)d;
+    *(uint64_t *)arg = seq;
+    return 0;
+}
+
 int pw__store_sql_latest(pw_store_sql_t *q, const char *host, pw_sample_t *out, pw_diag_t *d)
 {
     int64_t hid;
@@ -1465,6 +1520,7 @@ int pw__store_sql_latest(pw_store_sql_t *q, const char *host, pw_sample_t *out, 
     unsigned width = (unsigned)sqlite3_column_int(s, 1);
     uint64_t raw = (uint64_t)sqlite3_column_int64(s, 2);
     const void *data = sqlite3_column_blob(s, 3);
+    int fmt = data != NULL ? sqlite3_column_int(s, 4) : PW_CHUNK_RECORDS;
     if (data != NULL) {
         rc = zdecompress(q, data, (size_t)sqlite3_column_bytes(s, 3), raw, &q->tmp, d);
         sqlite3_reset(s);
@@ -1474,37 +1530,12 @@ int pw__store_sql_latest(pw_store_sql_t *q, const char *host, pw_sample_t *out, 
     }
     if (rc != 0)
         return rc;
-    /* Decode in place here (not through replay) to keep the final table. */
+    /* Replayed into our own decoder to keep the final table. */
     pw_delta_dec_t dd;
     if (pw_delta_dec_init(&dd, width, 0) != 0)
         return pw_diag_set(d, PW_ECORRUPT, 0, 0, "counter_width", "chunk counter width %u", width);
     uint64_t last_seq = 0;
-    const uint8_t *p = q->tmp.data;
-    size_t len = q->tmp.len, off = 0;
-    while (rc == 0 && off < len) {
-        size_t at = off;
-        uint64_t seq;
-        uint32_t fl = 0;
-        if (get_varint(p, len, &off, &seq) != 0 || len - off < 4 ||
-            (fl = (uint32_t)p[off] << 24 | (uint32_t)p[off + 1] << 16 | (uint32_t)p[off + 2] << 8 |
-                  p[off + 3]) > len - off - 4) {
-            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record truncated");
-            break;
-        }
-        off += 4;
-        Poolwatch__V1__Envelope *env = NULL;
-        rc = pw_codec_unpack(p + off, fl, &env, d);
-        if (rc == 0 && env->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE)
-            rc = PW_EBADFRAME;
-        if (rc == 0)
-            rc = pw_delta_apply(&dd, env->sample, NULL, d);
-        pw_codec_free(env);
-        if (rc != 0)
-            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record does not decode: %s",
-                             pw_strerror(rc));
-        off += fl;
-        last_seq = seq;
-    }
+    rc = pw_chunk_replay(fmt, q->tmp.data, q->tmp.len, &dd, last_seq_cb, &last_seq, d);
     if (rc == 0 && !dd.have_base)
         rc = pw_diag_set(d, PW_ECORRUPT, 0, 0, "chunk", "newest chunk of %s is empty", host);
     if (rc == 0 && (rc = pw_delta_dec_to_sample(&dd, out)) != 0)
@@ -1618,6 +1649,9 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
         sqlite3_reset(s);
         return rc;
     }
+    o->closes = q->closes;
+    o->close_us_total = q->close_us_total;
+    o->close_us_max = q->close_us_max;
     o->chunks = (uint64_t)sqlite3_column_int64(s, 0);
     o->closed_chunks = (uint64_t)sqlite3_column_int64(s, 1);
     o->samples = (uint64_t)sqlite3_column_int64(s, 2) + (uint64_t)sqlite3_column_int64(s, 3);
@@ -1671,6 +1705,10 @@ int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d)
         else
             rc = host_get(q, &h, &hs, d);
         pw_free(name); /* host_get closed every open chunk of the host: progress */
+    }
+    if (rc == 0) {
+        int64_t n = compact_some(q, UINT64_MAX, d);
+        rc = n < 0 ? (int)n : 0;
     }
     if (rc != 0) {
         abort_txn(q);
@@ -1905,6 +1943,7 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
     pw_buf_init(&q->zbuf, BLOB_MAX);
     pw_buf_init(&q->tmp, BLOB_MAX);
     pw_buf_init(&q->recs, BLOB_MAX);
+    pw_buf_init(&q->cols, BLOB_MAX);
     q->cctx = ZSTD_createCCtx();
     q->dctx = ZSTD_createDCtx();
     int rc = 0;
@@ -1978,6 +2017,7 @@ void pw__store_sql_close(pw_store_sql_t *q)
     pw_buf_close(&q->zbuf);
     pw_buf_close(&q->tmp);
     pw_buf_close(&q->recs);
+    pw_buf_close(&q->cols);
     pw_free(q->path);
     pw_free(q);
 }

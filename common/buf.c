@@ -64,3 +64,29 @@ void pw_buf_reset(pw_buf_t *b)
 {
     b->len = 0;
 }
+
+int pw_buf_put_varint(pw_buf_t *b, uint64_t v)
+{
+    uint8_t t[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        t[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    t[n++] = (uint8_t)v;
+    return pw_buf_append(b, t, n);
+}
+
+int pw_varint_get(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned sh = 0; sh < 64 && *off < len; sh += 7) {
+        uint8_t c = p[(*off)++];
+        r |= (uint64_t)(c & 0x7f) << sh;
+        if ((c & 0x80) == 0) {
+            *v = r;
+            return 0;
+        }
+    }
+    return -1;
+}

@@ -32,4 +32,24 @@ void pw_buf_consume(pw_buf_t *b, size_t n);
 /* Empties the buffer, keeping its storage. */
 void pw_buf_reset(pw_buf_t *b);
 
+/* Appends `v` as a LEB128 varint (1..10 bytes). Returns 0, PW_ETOOBIG or PW_ENOMEM (buffer
+ * unchanged on failure). */
+int pw_buf_put_varint(pw_buf_t *b, uint64_t v);
+
+/* Reads a LEB128 varint from p[*off .. len) into *v and advances *off. Returns 0, or -1 when
+ * it is truncated or longer than 10 bytes (*off then undefined, *v untouched). */
+int pw_varint_get(const uint8_t *p, size_t len, size_t *off, uint64_t *v);
+
+/* Zigzag: a two's complement difference as an unsigned number that is small when the
+ * difference is small in either direction (0, -1, 1, -2 -> 0, 1, 2, 3), as protobuf sint64. */
+static inline uint64_t pw_zigzag(uint64_t v)
+{
+    return (v << 1) ^ (uint64_t) - (int64_t)(v >> 63);
+}
+
+static inline uint64_t pw_unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1));
+}
+
 #endif /* PW_BUF_H */

@@ -3,13 +3,16 @@
  * Load: 3,000-row Windows-like tables (allocs 10^2..10^7, outstanding 1..10^4, 16..4096 bytes
  * per allocation, as bench_codec), 5 % of the rows changing per sample, seeded; each host
  * sends every 10 s, hosts spread evenly over the interval; the store commits whenever
- * 200 ms of simulated arrival time have passed (group commit), as the collector does.
+ * 200 ms of simulated arrival time have passed (group commit), then compacts sealed chunks for
+ * up to 20 ms (pw_store_compact), as the collector does.
  * Prints:
  *   collector.durable_updates_per_s         rows stored and committed (fsync'ed) per second
  *                                           of wall time, over a simulated day of HOSTS hosts
  *   collector.disk_bytes_per_tag_interval   file + WAL after a checkpoint / (rows x samples)
  *   collector.disk_raw_bytes_per_tag_interval, ..._rollup_...  the same split by content
  *   collector.commit_ms_max                 slowest commit
+ *   collector.chunk_close_ms_{mean,max}     closing an hour's chunk of 3,000 rows (compress,
+ *                                           columns, 15-min rollups): work inside a put
  *   api.series_7d_ms                        one (host, tag) over 7 days of 10 s data, 15-min
  *                                           steps (672 points), median of 5
  *   api.series_7d_1min_ms                   the same with 1-min steps (10,080 points)
@@ -82,6 +85,8 @@ static void gen_next(gen_t *g, uint64_t ts)
             int64_t dd = (int64_t)(rnd(&g->rng) % 11) - 5;
             if ((int64_t)g->diff[i] + dd < 0)
                 dd = 0;
+            if (dd > (int64_t)a) /* frees is a cumulative counter: it never goes back */
+                dd = (int64_t)a;
             g->allocs[i] += a;
             g->diff[i] = (uint64_t)((int64_t)g->diff[i] + dd);
         }
@@ -148,13 +153,18 @@ static double feed(pw_store_t *st, int hosts, uint64_t samples, unsigned commit_
             if (due) {
                 if ((rc = pw_store_commit(st, &d)) != 0)
                     die("commit", rc, &d);
+                /* as the collector does after each group commit */
+                int64_t nc = pw_store_compact(st, 20, &d);
+                if (nc < 0)
+                    die("compact", (int)nc, &d);
                 last_commit = ts;
                 pending = 0;
             }
         }
     int rc = pw_store_commit(st, &d);
-    if (rc != 0)
-        die("commit", rc, &d);
+    int64_t nc = rc ? 0 : pw_store_compact(st, 1000000, &d);
+    if (rc != 0 || nc < 0)
+        die("commit", rc ? rc : (int)nc, &d);
     t = now_s() - t;
     for (int h = 0; h < hosts; h++)
         pw_sample_close(&g[h].s);
@@ -216,6 +226,9 @@ int main(void)
     printf("BENCH collector.disk_rollup_bytes_per_tag_interval %.3f B\n",
            (double)ss.rollup_bytes / cells);
     printf("BENCH collector.commit_ms_max %.1f ms\n", (double)ss.commit_us_max / 1e3);
+    printf("BENCH collector.chunk_close_ms_mean %.1f ms\n",
+           ss.closes ? (double)ss.close_us_total / 1e3 / (double)ss.closes : 0.0);
+    printf("BENCH collector.chunk_close_ms_max %.1f ms\n", (double)ss.close_us_max / 1e3);
     fprintf(stderr,
             "# %d hosts x %" PRIu64 " samples x %d rows in %.1f s, %" PRIu64 " commits, %" PRIu64
             " chunks, file %.1f MB\n",

@@ -7,6 +7,9 @@
 
 #include <unistd.h>
 
+#include <sqlite3.h>
+#include <zstd.h>
+
 #include "codec.h"
 #include "delta.h"
 #include "frame.h"
@@ -206,6 +209,12 @@ static void test_staggered_windows(void **state)
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 4);
+    /* Windows that ended are sealed by the puts, compacted later. */
+    assert_int_equal(ss.closed_chunks, 0);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 2);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 4);
     assert_int_equal(ss.closed_chunks, 2);
     pw_store_series_t ser;
     memset(&ser, 0, sizeof(ser));
@@ -238,9 +247,18 @@ static void test_roundtrip(void **state)
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 3);
-    assert_int_equal(ss.closed_chunks, 2);
+    assert_int_equal(ss.closed_chunks, 0); /* two sealed, one open */
     assert_int_equal(ss.samples, NSAMPLES);
     assert_int_equal(ss.hosts, 1);
+    check_series_raw(st, "win-01"); /* read from the sealed chunks' rows */
+    /* Compacting, one chunk per call with a zero budget, changes nothing that can be read. */
+    assert_int_equal(pw_store_compact(st, 0, &d), 1);
+    check_series_raw(st, "win-01"); /* one in columns, one sealed, one open */
+    assert_int_equal(pw_store_compact(st, 0, &d), 1);
+    assert_int_equal(pw_store_compact(st, 0, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 2);
+    assert_int_equal(ss.samples, NSAMPLES);
     check_series_raw(st, "win-01");
 
     pw_sample_t got;
@@ -396,6 +414,93 @@ static void test_duplicates(void **state)
     assert_int_equal(seq, 103);
     pw_sample_close(&s);
     pw_store_close(st);
+}
+
+/* A database written before schema 3 holds closed chunks as zstd-compressed records (layout
+ * 1 of chunk.h). Such chunks are made here by hand from the sealed chunks' rows, exactly as
+ * that version's close did, and must read back value for value; compacting afterwards leaves
+ * them alone. */
+static void test_layout1_chunks(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    pw_store_close(st); /* two sealed chunks, one open */
+
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
+    sqlite3_stmt *ids, *rows, *upd;
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT id FROM chunks WHERE sealed=1 ORDER BY id", -1, &ids, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT seq, data FROM chunk_rows WHERE chunk_id=?1"
+                                        " ORDER BY idx",
+                                        -1, &rows, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "UPDATE chunks SET raw_size=?2, data=?3, fmt=1"
+                                        " WHERE id=?1",
+                                        -1, &upd, NULL),
+                     SQLITE_OK);
+    int n = 0;
+    while (sqlite3_step(ids) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(ids, 0);
+        uint8_t recs[1 << 16];
+        size_t len = 0;
+        sqlite3_bind_int64(rows, 1, id);
+        while (sqlite3_step(rows) == SQLITE_ROW) {
+            uint64_t seq = (uint64_t)sqlite3_column_int64(rows, 0);
+            while (seq >= 0x80) {
+                recs[len++] = (uint8_t)(seq | 0x80);
+                seq >>= 7;
+            }
+            recs[len++] = (uint8_t)seq;
+            size_t fl = (size_t)sqlite3_column_bytes(rows, 1);
+            assert_true(len + fl < sizeof(recs));
+            memcpy(recs + len, sqlite3_column_blob(rows, 1), fl);
+            len += fl;
+        }
+        sqlite3_reset(rows);
+        uint8_t z[1 << 16];
+        size_t zn = ZSTD_compress(z, sizeof(z), recs, len, 3);
+        assert_false(ZSTD_isError(zn));
+        sqlite3_bind_int64(upd, 1, id);
+        sqlite3_bind_int64(upd, 2, (int64_t)len);
+        sqlite3_bind_blob(upd, 3, z, (int)zn, SQLITE_TRANSIENT);
+        assert_int_equal(sqlite3_step(upd), SQLITE_DONE);
+        sqlite3_reset(upd);
+        n++;
+    }
+    assert_int_equal(n, 2);
+    sqlite3_finalize(ids);
+    sqlite3_finalize(rows);
+    sqlite3_finalize(upd);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM chunk_rows WHERE chunk_id IN"
+                                  " (SELECT id FROM chunks WHERE data IS NOT NULL)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_raw(st, "win-01");
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 2);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 0);
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    pw_sample_close(&got);
+    pw_store_close(st);
+    tmp_remove(&t);
 }
 
 static void test_restart(void **state)
@@ -767,11 +872,17 @@ static void test_bad_args(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_restart),   cmocka_unit_test(test_rollups),
-        cmocka_unit_test(test_retention), cmocka_unit_test(test_paged_lazy_rollups),
-        cmocka_unit_test(test_disk_full), cmocka_unit_test(test_bad_args),
-        cmocka_unit_test(test_put_frame), cmocka_unit_test(test_staggered_windows),
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_layout1_chunks),
+        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_rollups),
+        cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_paged_lazy_rollups),
+        cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_put_frame),
+        cmocka_unit_test(test_staggered_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
