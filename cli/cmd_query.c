@@ -200,6 +200,23 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
         fprintf(out, "%-20s %-8s %-8s %7.2f %13s %6s %11s %11s  %s / %s\n", jstr(l, "host"), tag,
                 jstr(l, "type"), jdbl(l, "score"), g, share, first, cur, jstr(l, "driver"),
                 jstr(l, "description"));
+        /* A comparison of a few screens is not a trend: say so, with the deltas it rests on. */
+        const json_t *dl = json_object_get(l, "screen_delta");
+        if (strcmp(jstr(l, "method"), "compare") == 0 && json_is_object(dl)) {
+            const json_t *pa = json_object_get(dl, "per_alloc_bytes");
+            fprintf(out,
+                    "  only %" PRIu64 " screens, a trend test needs at least %" PRIu64
+                    ": first to last screen allocs %+" PRId64 ", frees %+" PRId64 ", diff %+" PRId64
+                    ", bytes %+" PRId64,
+                    ju64(l, "points"), ju64(l, "trend_min_points"),
+                    (int64_t)json_integer_value(json_object_get(dl, "allocs")),
+                    (int64_t)json_integer_value(json_object_get(dl, "frees")),
+                    (int64_t)json_integer_value(json_object_get(dl, "diff")),
+                    (int64_t)json_integer_value(json_object_get(dl, "bytes")));
+            if (json_is_number(pa) && json_number_value(pa) > 0)
+                fprintf(out, " (%.0f B per allocation)", json_number_value(pa));
+            fputc('\n', out);
+        }
     }
     return 0;
 }

@@ -593,6 +593,53 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* screen comparison */
+
+int pw_screen_compare(const pw_screen_row_t *s, size_t n, pw_compare_t *out)
+{
+    if (out == NULL || (s == NULL && n > 0))
+        return PW_EINVAL;
+    for (size_t i = 1; i < n; i++)
+        if (s[i].ts_ms < s[i - 1].ts_ms)
+            return PW_EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->screens = n;
+    out->verdict = PW_CMP_ONE_SCREEN;
+    if (n == 0)
+        return 0;
+    const pw_screen_row_t *a = &s[0], *b = &s[n - 1];
+    out->first_bytes = a->bytes;
+    out->last_bytes = b->bytes;
+    if (n < 2)
+        return 0;
+    out->span_ms = b->ts_ms - a->ts_ms;
+    out->d_allocs = (int64_t)(b->allocs - a->allocs);
+    out->d_frees = (int64_t)(b->frees - a->frees);
+    out->d_diff = (int64_t)(b->diff - a->diff);
+    out->d_bytes = (int64_t)(b->bytes - a->bytes);
+    if (out->d_diff > 0)
+        out->per_alloc = (double)out->d_bytes / (double)out->d_diff;
+    if (out->span_ms > 0)
+        out->rate_bytes_per_h = (double)out->d_bytes * PW_MS_PER_HOUR / (double)out->span_ms;
+    bool fell = false;
+    for (size_t i = 1; i < n; i++) {
+        fell |= s[i].diff < s[i - 1].diff || s[i].bytes < s[i - 1].bytes;
+        out->steps_up += s[i].bytes > s[i - 1].bytes;
+    }
+    if (!(b->diff > a->diff && b->bytes > a->bytes))
+        out->verdict = PW_CMP_NOT_GROWN;
+    else if (fell)
+        out->verdict = PW_CMP_FELL;
+    else
+        out->verdict = PW_CMP_SUSPECT;
+    if (out->verdict == PW_CMP_SUSPECT) {
+        out->suspect = true;
+        out->score = 0.5 * log10(1.0 + (double)(b->bytes - a->bytes) / 1024.0);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* fleet */
 
 int pw_fleet_dist(const double *v, size_t n, pw_dist_t *out)

@@ -231,6 +231,66 @@ typedef struct pw_leak_s {
 int pw_leak_eval(const pw_leak_input_t *in, const pw_leak_opts_t *opts, pw_leak_t *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Screen comparison (short series)                                                             */
+
+/* When a row has only a few screens (an imported or replayed poolmon capture: e.g. two screens
+ * taken before and after one print job), no trend test is possible: pw_leak_eval needs at least
+ * min_points (12) points over min_span_ms. What an admin does by hand then is compare the screens
+ * and look for tags whose Diff (allocs - frees) and Bytes grew (Microsoft windows-driver-docs,
+ * poolmon-examples.md Example 4: `poolmon /iDrsd` before and after one print job, Drsd Diff
+ * 21 -> 27, Bytes 17472 -> 22464). This is weaker evidence than a trend and is labelled as such
+ * (PW_LEAK_METHOD_COMPARE). */
+
+/* One screen of a (host, tag, pool type) row: poolmon's counters. */
+typedef struct pw_screen_row_s {
+    int64_t ts_ms;
+    uint64_t allocs, frees; /* cumulative counters */
+    uint64_t diff;          /* allocations outstanding (allocs - frees) */
+    uint64_t bytes;         /* bytes outstanding */
+} pw_screen_row_t;
+
+/* How a suspect was judged. */
+typedef enum {
+    PW_LEAK_METHOD_TREND = 0,  /* pw_leak_eval: trend tests over a window */
+    PW_LEAK_METHOD_COMPARE = 1 /* pw_screen_compare: first vs last of a few screens */
+} pw_leak_method_t;
+
+/* Why a row is or is not a suspect by comparison: the first check that failed. */
+typedef enum {
+    PW_CMP_SUSPECT = 0,
+    PW_CMP_ONE_SCREEN = 1, /* fewer than 2 screens: a single snapshot never raises a suspect */
+    PW_CMP_NOT_GROWN = 2,  /* diff or bytes of the last screen not above the first's */
+    PW_CMP_FELL = 3        /* diff or bytes fell between two consecutive screens */
+} pw_cmp_verdict_t;
+
+typedef struct pw_compare_s {
+    pw_cmp_verdict_t verdict;
+    bool suspect;    /* verdict == PW_CMP_SUSPECT */
+    double score;    /* ranking score (below), 0 when not a suspect */
+    size_t screens;  /* screens compared (n) */
+    int64_t span_ms; /* last - first time stamp */
+    /* last screen - first screen. allocs/frees are plain differences of the counters (a
+     * wrapped 32-bit counter gives a negative delta; the verdict uses only diff and bytes). */
+    int64_t d_allocs, d_frees, d_diff, d_bytes;
+    double per_alloc;        /* d_bytes / d_diff in bytes (size of each added allocation);
+                                0 when d_diff <= 0 */
+    uint64_t first_bytes;    /* bytes of the first screen */
+    uint64_t last_bytes;     /* bytes of the last screen */
+    size_t steps_up;         /* consecutive screen pairs in which bytes rose */
+    double rate_bytes_per_h; /* d_bytes / span in hours; 0 when span is 0 (screens whose time
+                                stamps were assumed by the importer give an assumed rate) */
+} pw_compare_t;
+
+/* Compares the screens s[0..n) of one row, oldest first. A suspect needs n >= 2, diff and bytes
+ * of the last screen above the first's, and neither falling between consecutive screens (a tag
+ * that grew and then fell back is a cache or a burst, not a leak). Score (dimensionless, ranks
+ * by bytes growth; half weight of a trend score because two screens are weaker evidence):
+ *   score = 0.5 * log10(1 + d_bytes / 1024)
+ * Returns 0 (out filled, whatever the verdict), PW_EINVAL (NULL with n > 0, NULL out, or time
+ * stamps going backwards). */
+int pw_screen_compare(const pw_screen_row_t *s, size_t n, pw_compare_t *out);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Fleet view                                                                                   */
 
 typedef struct pw_dist_s {

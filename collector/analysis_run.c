@@ -13,6 +13,12 @@
  *    suspects a day on one host without this, 0 with it). Every LONG_EVERY passes a long
  *    pass judges the last 24 h at 15-min steps (slow and intermittent leaks: 1 MB/day, a leak
  *    that grows only in office hours, steps every 4 h);
+ *  - screen comparison: a host without a live stream (an imported or replayed poolmon
+ *    capture) whose rows have fewer screens than pw_leak_eval's minimum (12) is judged by
+ *    pw_screen_compare on each row of its last screen: every stored screen, first against last
+ *    (Diff and Bytes grew, never fell). Such suspects say method COMPARE and the number of
+ *    screens; they raise no alert (old screens, weaker evidence than a trend). A host's result
+ *    is kept until its last screen changes (a new import), so the store is read once per import;
  *  - alerts out: transitions go to the notifier (notify.h: webhook, Alertmanager) when
  *    configured; firing alerts are resent to Alertmanager every RESEND_PASSES passes.
  * Memory: the screen keeps one baseline row (tag, pool, bytes) per row per host.
@@ -36,6 +42,17 @@
 #define LONG_HOST_MAX  128 /* host points given to the long pass (Theil-Sen is O(n^2)) */
 #define RESEND_PASSES  2   /* Prometheus resends firing alerts every minute */
 
+/* Screen-comparison result of one host without a live stream, kept until its last screen
+ * changes. */
+typedef struct {
+    char host[256];
+    uint64_t seen_ms, snap_ts, snap_seq; /* the host's state when judged */
+    size_t snap_n;
+    int valid;
+    pw_suspect_t *s; /* owned, n used */
+    size_t n, cap;
+} cmp_cache_t;
+
 typedef struct pw_analysis_run_s {
     pw_collector_t *c;
     uv_timer_t timer;
@@ -53,6 +70,10 @@ typedef struct pw_analysis_run_s {
     pw_store_series_t series;
     pw_notify_t *notify; /* NULL when no alert target is configured */
     uint64_t passes;
+    cmp_cache_t *cc; /* one per host judged by comparison */
+    size_t n_cc, cc_cap;
+    pw_screen_row_t *scr;
+    size_t scr_cap;
 } run_t;
 
 static int cmp_base(const void *a, const void *b)
@@ -198,23 +219,33 @@ static int cmp_cand(const void *a, const void *b)
     return x->growth > y->growth ? -1 : x->growth < y->growth;
 }
 
-static int add_suspect(run_t *rn, const pw_host_t *h, const uint8_t *tag, size_t len, int pool,
-                       const pw_leak_t *lk)
+/* Appends a zeroed suspect of (host, tag, pool) to *v (n used of cap). NULL when out of memory. */
+static pw_suspect_t *suspect_new(pw_suspect_t **v, size_t *n, size_t *cap, const pw_host_t *h,
+                                 const uint8_t *tag, size_t len, int pool)
 {
-    if (rn->n_building == rn->bcap) {
-        size_t nc = rn->bcap ? rn->bcap * 2 : 64;
-        pw_suspect_t *p = pw_realloc(rn->building, nc * sizeof(*p));
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        pw_suspect_t *p = pw_realloc(*v, nc * sizeof(*p));
         if (p == NULL)
-            return PW_ENOMEM;
-        rn->building = p;
-        rn->bcap = nc;
+            return NULL;
+        *v = p;
+        *cap = nc;
     }
-    pw_suspect_t *s = &rn->building[rn->n_building++];
+    pw_suspect_t *s = &(*v)[(*n)++];
     memset(s, 0, sizeof(*s));
     snprintf(s->host, sizeof(s->host), "%s", h->name);
     memcpy(s->tag, tag, len);
     s->tag_len = (uint8_t)len;
     s->pool = (uint8_t)pool;
+    return s;
+}
+
+static int add_suspect(run_t *rn, const pw_host_t *h, const uint8_t *tag, size_t len, int pool,
+                       const pw_leak_t *lk)
+{
+    pw_suspect_t *s = suspect_new(&rn->building, &rn->n_building, &rn->bcap, h, tag, len, pool);
+    if (s == NULL)
+        return PW_ENOMEM;
     s->found_ms = h->last_seen_ms;
     s->leak = *lk;
     return 0;
@@ -273,10 +304,16 @@ static int eval_row(run_t *rn, pw_host_t *h, const uint8_t *t, size_t len, int p
     return pw_leak_eval(&in, o, lk);
 }
 
+static void compare_pass(run_t *rn, pw_host_t *h);
+
 static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
 {
     h->n_suspects = 0;
-    if (!h->dec.have_base || h->baseline == NULL)
+    if (!h->dec.have_base) {
+        compare_pass(rn, h);
+        return;
+    }
+    if (h->baseline == NULL)
         return;
     cand_t cand[CANDIDATES];
     size_t nc = 0;
@@ -338,6 +375,140 @@ static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
             continue;
         if (add_suspect(rn, h, t, len, pool, &best) == 0)
             h->n_suspects++;
+    }
+}
+
+/* ---- screen comparison ---------------------------------------------------------------------- */
+
+static cmp_cache_t *cache_get(run_t *rn, const char *host)
+{
+    for (size_t i = 0; i < rn->n_cc; i++)
+        if (strcmp(rn->cc[i].host, host) == 0)
+            return &rn->cc[i];
+    if (rn->n_cc == rn->cc_cap) {
+        size_t nc = rn->cc_cap ? rn->cc_cap * 2 : 16;
+        cmp_cache_t *p = pw_realloc(rn->cc, nc * sizeof(*p));
+        if (p == NULL)
+            return NULL;
+        rn->cc = p;
+        rn->cc_cap = nc;
+    }
+    cmp_cache_t *e = &rn->cc[rn->n_cc++];
+    memset(e, 0, sizeof(*e));
+    snprintf(e->host, sizeof(e->host), "%s", host);
+    return e;
+}
+
+/* Reads the stored screens of one row (raw, from the first) into rn->scr. Returns the count,
+ * or a negative code. */
+static int64_t row_screens(run_t *rn, const pw_host_t *h, const pw_entry_t *e, uint64_t to)
+{
+    int64_t n = pw_store_series(rn->c->store, h->name, e->tag, e->tag_len, (pw_pool_t)e->pool, 0,
+                                to, 0, &rn->series, NULL);
+    if (n <= 0)
+        return n;
+    if ((size_t)n > rn->scr_cap) {
+        pw_screen_row_t *p = pw_realloc(rn->scr, (size_t)n * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        rn->scr = p;
+        rn->scr_cap = (size_t)n;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const pw_store_point_t *q = &rn->series.points[i];
+        rn->scr[i] = (pw_screen_row_t){(int64_t)q->ts_ms, q->allocs, q->frees, q->diff, q->bytes};
+    }
+    return n;
+}
+
+/* Judges every row of the host's last screen by comparison into e. Returns 0 or a negative
+ * code (the host is judged again at the next pass). */
+static int compare_host(run_t *rn, const pw_host_t *h, cmp_cache_t *e)
+{
+    const pw_sample_t *snap = &h->snapshot;
+    pw_leak_opts_t o;
+    pw_leak_opts_default(&o);
+    uint64_t to = h->last_seen_ms > snap->timestamp_ms ? h->last_seen_ms : snap->timestamp_ms;
+    e->n = 0;
+    /* Cheap probe on the largest row: at 15-min steps, a host with enough history for a trend
+     * test is not a short capture (no raw read of its whole history). */
+    size_t big = 0;
+    for (size_t i = 1; i < snap->n; i++)
+        if (snap->entries[i].bytes > snap->entries[big].bytes)
+            big = i;
+    const pw_entry_t *be = &snap->entries[big];
+    int64_t pn = pw_store_series(rn->c->store, h->name, be->tag, be->tag_len, (pw_pool_t)be->pool,
+                                 0, to, LONG_STEP_MS, &rn->series, NULL);
+    if (pn < 0)
+        return (int)pn;
+    if ((size_t)pn >= o.min_points)
+        return 0;
+    for (size_t i = 0; i < snap->n; i++) {
+        const pw_entry_t *en = &snap->entries[i];
+        int64_t n = row_screens(rn, h, en, to);
+        if (n < 0)
+            return (int)n;
+        /* one screen never raises a suspect; enough screens belong to the trend test */
+        if (n < 2 || (size_t)n >= o.min_points)
+            continue;
+        pw_compare_t cmp;
+        if (pw_screen_compare(rn->scr, (size_t)n, &cmp) != 0 || !cmp.suspect)
+            continue;
+        pw_suspect_t *s = suspect_new(&e->s, &e->n, &e->cap, h, en->tag, en->tag_len, en->pool);
+        if (s == NULL)
+            return PW_ENOMEM;
+        s->found_ms = (uint64_t)rn->scr[n - 1].ts_ms;
+        s->method = PW_LEAK_METHOD_COMPARE;
+        s->cmp = cmp;
+        /* the same numbers in the trend fields, for readers that know only those */
+        pw_leak_t *l = &s->leak;
+        l->suspect = true;
+        l->score = cmp.score;
+        l->n_window = cmp.screens;
+        l->span_ms = cmp.span_ms;
+        l->rate_bytes_per_h = cmp.rate_bytes_per_h;
+        l->share = -1.0;
+        l->first_bytes = cmp.first_bytes;
+        l->last_bytes = cmp.last_bytes;
+        l->growth_ratio =
+            cmp.first_bytes > 0 ? (double)cmp.last_bytes / (double)cmp.first_bytes : INFINITY;
+        l->consistency = (double)cmp.steps_up / (double)(cmp.screens - 1);
+        l->last_part_p = 1.0;
+    }
+    return 0;
+}
+
+/* A host without a live stream: its rows judged by screen comparison (see the top of the
+ * file), from the cache while its last screen is unchanged. */
+static void compare_pass(run_t *rn, pw_host_t *h)
+{
+    const pw_sample_t *snap = &h->snapshot;
+    if (snap->n == 0)
+        return;
+    cmp_cache_t *e = cache_get(rn, h->name);
+    if (e == NULL)
+        return;
+    if (!e->valid || e->seen_ms != h->last_seen_ms || e->snap_ts != snap->timestamp_ms ||
+        e->snap_seq != snap->seq || e->snap_n != snap->n) {
+        e->valid = 0;
+        if (compare_host(rn, h, e) != 0) {
+            e->n = 0;
+            return;
+        }
+        e->valid = 1;
+        e->seen_ms = h->last_seen_ms;
+        e->snap_ts = snap->timestamp_ms;
+        e->snap_seq = snap->seq;
+        e->snap_n = snap->n;
+    }
+    for (size_t i = 0; i < e->n; i++) {
+        const pw_suspect_t *c = &e->s[i];
+        pw_suspect_t *s =
+            suspect_new(&rn->building, &rn->n_building, &rn->bcap, h, c->tag, c->tag_len, c->pool);
+        if (s == NULL)
+            return;
+        *s = *c;
+        h->n_suspects++;
     }
 }
 
@@ -456,6 +627,10 @@ static void on_timer_closed(uv_handle_t *h)
     pw_free(rn->building);
     pw_free(rn->pts);
     pw_free(rn->rpts);
+    for (size_t i = 0; i < rn->n_cc; i++)
+        pw_free(rn->cc[i].s);
+    pw_free(rn->cc);
+    pw_free(rn->scr);
     pw_free(rn);
 }
 

@@ -1407,7 +1407,7 @@ static json_t *suspect_json(pw_api_t *api, const pw_suspect_t *s)
     const char *drv, *desc;
     describe(api, s->tag, s->tag_len, &drv, &desc);
     const pw_leak_t *l = &s->leak;
-    return json_pack(
+    json_t *o = json_pack(
         "{s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", jstr(s->host),
         "tag", tag_text(s->tag, s->tag_len, tt), "type", pw_pool_name(s->pool), "score",
         jreal(l->score), "growth_bytes_per_h", jreal(l->rate_bytes_per_h), "share_of_host_growth",
@@ -1416,6 +1416,24 @@ static json_t *suspect_json(pw_api_t *api, const pw_suspect_t *s)
         json_integer(l->span_ms), "mk_z", jreal(l->mk_z), "consistency", jreal(l->consistency),
         "driver", jstr_or_null(drv), "description", jstr_or_null(desc), "found_ms",
         ju64(s->found_ms));
+    /* How it was judged (added fields; the ones above keep their meaning): a trend test over
+     * a window, or a comparison of a few screens with the deltas it rests on. */
+    if (o == NULL)
+        return NULL;
+    int cmp = s->method == PW_LEAK_METHOD_COMPARE;
+    json_object_set_new(o, "method", json_string(cmp ? "compare" : "trend"));
+    pw_leak_opts_t lo;
+    pw_leak_opts_default(&lo);
+    json_object_set_new(o, "points",
+                        json_integer((json_int_t)(cmp ? s->cmp.screens : l->n_window)));
+    json_object_set_new(o, "trend_min_points", json_integer((json_int_t)lo.min_points));
+    json_object_set_new(
+        o, "screen_delta",
+        cmp ? json_pack("{s:I,s:I,s:I,s:I,s:o}", "allocs", (json_int_t)s->cmp.d_allocs, "frees",
+                        (json_int_t)s->cmp.d_frees, "diff", (json_int_t)s->cmp.d_diff, "bytes",
+                        (json_int_t)s->cmp.d_bytes, "per_alloc_bytes", jreal(s->cmp.per_alloc))
+            : json_null());
+    return o;
 }
 
 static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)

@@ -65,8 +65,11 @@ typedef struct pw_suspect_s {
     uint8_t tag[PW_TAG_MAX];
     uint8_t tag_len;
     uint8_t pool;
-    uint64_t found_ms; /* sample time when first flagged */
-    pw_leak_t leak;    /* the numbers that justify it */
+    uint64_t found_ms;       /* sample time when first flagged */
+    pw_leak_t leak;          /* the numbers that justify it (for COMPARE: the comparison's numbers
+                                in the same fields: score, rate, first/last bytes, span, ratio) */
+    pw_leak_method_t method; /* TREND (pw_leak_eval) or COMPARE (a few screens) */
+    pw_compare_t cmp;        /* COMPARE: the screen comparison (deltas, screens) */
 } pw_suspect_t;
 
 void pw_collector_analysis_start(pw_collector_t *c);

@@ -20,6 +20,11 @@
  *    cache, case20/25 inode/dentry growth, case23/26 buffer_head). Each cache is a row:
  *    bytes = num_slabs * pagesperslab * 4096 (active_objs * objsize when absent), diff =
  *    active_objs.
+ *    Captures are imported hosts (no live stream): as in analysis_run.c, a row of the last
+ *    screen with 2 .. 11 screens (fewer than pw_leak_eval's 12 points) is judged by
+ *    pw_screen_compare (Diff and Bytes grew from the first to the last screen, never fell;
+ *    method "compare", weaker evidence than a trend, printed as such); a row with a single
+ *    screen never is.
  *  - case09 rebuilt: the printer-driver leak as a series, ASSUMING one print job every 10 min
  *    (the capture gives the per-job leak: allocs +177, frees +171, 6 blocks of 832 B), 10 s
  *    sampling, 4 h. Labelled Drsd.
@@ -119,12 +124,20 @@ typedef struct {
     double final_score;
     int64_t bflag_ms, bcond_since; /* baseline */
     int bfinal;
+    pw_screen_row_t *scr; /* imported cases: every screen of the row */
+    size_t n_scr, cap_scr;
+    pw_compare_t cmp; /* the last comparison that flagged it */
+    int cmp_flag;
+    int64_t flag_last_ms;          /* last pass that flagged it */
+    size_t flag_passes, flag_long; /* passes that flagged it; of which by the long pass only */
+    double flag_rate;              /* growth rate (B/h) when first flagged */
 } row_t;
 
 typedef struct {
     const char *name;
     int real;           /* counts for real_cases_top1 */
     const char *expect; /* label shown: tag or "none" */
+    int imported;       /* a capture (no live stream): short rows judged by comparison */
     row_t *rows;
     size_t n, cap;
     ring_t np, pg; /* host totals (v in bytes in .bytes) */
@@ -333,11 +346,38 @@ static void pass(case_t *c, int64_t now, int final)
         }
     }
 
+    /* imported capture: analysis_run.c's compare_pass (rows of the last screen with 2 .. 11
+     * screens); rows with enough screens go to the trend passes below */
+    pw_leak_opts_t so, lo;
+    pw_leak_opts_default(&so);
+    long_opts(&lo);
+    if (c->imported) {
+        for (size_t i = 0; i < c->n; i++) {
+            row_t *r = &c->rows[i];
+            r->final_flag = 0;
+            r->final_score = 0;
+            if (r->n_scr < 2 || r->n_scr >= so.min_points || r->scr[r->n_scr - 1].ts_ms != now)
+                continue;
+            pw_compare_t cmp;
+            c->evals++;
+            if (pw_screen_compare(r->scr, r->n_scr, &cmp) != 0 || !cmp.suspect)
+                continue;
+            if (r->flag_ms < 0)
+                r->flag_ms = now;
+            r->final_flag = 1;
+            r->final_score = cmp.score;
+            r->cmp = cmp;
+            r->cmp_flag = 1;
+        }
+    }
+
     /* leak screen */
     cand_t cand[CANDIDATES];
     size_t nc = 0;
     for (size_t i = 0; i < c->n; i++) {
         row_t *r = &c->rows[i];
+        if (c->imported && r->n_scr > 0 && r->n_scr < so.min_points)
+            continue; /* judged by comparison above */
         r->final_flag = 0;
         r->final_score = 0;
         if (r->s.n == 0)
@@ -354,15 +394,12 @@ static void pass(case_t *c, int64_t now, int final)
             qsort(cand, nc, sizeof(*cand), cmp_cand);
         }
     }
-    pw_leak_opts_t so, lo;
-    pw_leak_opts_default(&so);
-    long_opts(&lo);
     double t0 = now_s();
     for (size_t k = 0; k < nc; k++) {
         row_t *r = &c->rows[cand[k].row];
         int pool = r->pool == PW_POOL_NONPAGED ? PW_POOL_NONPAGED : PW_POOL_PAGED;
-        double score = 0;
-        int flagged = 0;
+        double score = 0, rate = 0;
+        int flagged = 0, by_short = 0;
         for (int pass_i = 0; pass_i < 2; pass_i++) {
             ring_t *ring = pass_i ? &r->l : &r->s;
             int64_t from = now - (pass_i ? LONG_MS : SHORT_MS);
@@ -379,12 +416,19 @@ static void pass(case_t *c, int64_t now, int final)
             c->evals++;
             if (lk.suspect) {
                 flagged = 1;
-                score = lk.score > score ? lk.score : score;
+                by_short |= !pass_i;
+                if (lk.score > score)
+                    score = lk.score, rate = lk.rate_bytes_per_h;
             }
         }
         if (flagged) {
-            if (r->flag_ms < 0)
+            if (r->flag_ms < 0) {
                 r->flag_ms = now;
+                r->flag_rate = rate;
+            }
+            r->flag_last_ms = now;
+            r->flag_passes++;
+            r->flag_long += !by_short;
             r->final_flag = 1;
             r->final_score = score;
         }
@@ -442,6 +486,15 @@ static void feed(case_t *c, const pw_sample_t *s)
             ring_push(&r->l, p);
         if (r->onset_ms < 0 && e->bytes > r->base)
             r->onset_ms = ts;
+        if (c->imported) {
+            if (r->n_scr == r->cap_scr) {
+                r->cap_scr = r->cap_scr ? r->cap_scr * 2 : 4;
+                r->scr = pw_realloc(r->scr, r->cap_scr * sizeof(*r->scr));
+                if (r->scr == NULL)
+                    abort();
+            }
+            r->scr[r->n_scr++] = (pw_screen_row_t){ts, e->allocs, e->frees, e->diff, e->bytes};
+        }
     }
     ring_push(&c->np, (pw_row_point_t){ts, s->totals.nonpaged_bytes, 0});
     ring_push(&c->pg, (pw_row_point_t){ts, s->totals.paged_bytes, 0});
@@ -518,6 +571,21 @@ static void finish(case_t *c)
             snprintf(ttd, sizeof(ttd), "never");
         break;
     }
+    /* rows flagged at some pass that are not leaks (transient suspects: every such alert went
+     * out), with when and by which pass */
+    for (size_t i = 0; i < c->n; i++) {
+        row_t *r = &c->rows[i];
+        if (r->leak || r->flag_ms < 0 || r->cmp_flag)
+            continue;
+        char t[PW_TAG_MAX * 4 + 1];
+        pw_tag_format(r->tag, r->tag_len, t, sizeof(t));
+        printf("  %s: not a leak, flagged %s: %s %s from %.2f h to %.2f h (%zu passes, %zu by the "
+               "long pass only), %.0f B/h when first flagged, bytes %llu at the end\n",
+               c->name, r->final_flag ? "at the end" : "transiently", t, pw_pool_name(r->pool),
+               (double)(r->flag_ms - START_MS) / 3600000.0,
+               (double)(r->flag_last_ms - START_MS) / 3600000.0, r->flag_passes, r->flag_long,
+               r->flag_rate, (unsigned long long)(r->s.n ? ring_at(&r->s, r->s.n - 1)->bytes : 0));
+    }
     printf("CASE %-44s rows=%-5zu leaks=%zu expect=%-5s top=%-5s %s ttd=%-10s flagged_final=%zu "
            "flagged_ever=%zu | baseline top=%s %s\n",
            c->name, c->n, leaks, c->expect, tt, ok ? "OK  " : "MISS", ttd, nflag, nany, bt,
@@ -533,11 +601,32 @@ static void finish(case_t *c)
                c->base_near_ms >= 0 ? (double)(c->base_near_ms - START_MS) / 86400000.0 : -1.0);
 }
 
+/* What the screen comparison found in a capture, with the numbers it rests on. */
+static void print_compare(const case_t *c)
+{
+    pw_leak_opts_t o;
+    pw_leak_opts_default(&o);
+    for (size_t i = 0; i < c->n; i++) {
+        const row_t *r = &c->rows[i];
+        if (!r->final_flag || !r->cmp_flag)
+            continue;
+        char t[PW_TAG_MAX * 4 + 1];
+        pw_tag_format(r->tag, r->tag_len, t, sizeof(t));
+        printf("  %s: compare suspect %s %s: only %zu screens (a trend test needs %zu): allocs "
+               "%+lld, frees %+lld, diff %+lld, bytes %+lld (%.0f B per allocation), score "
+               "%.3f\n",
+               c->name, t, pw_pool_name(r->pool), r->cmp.screens, o.min_points,
+               (long long)r->cmp.d_allocs, (long long)r->cmp.d_frees, (long long)r->cmp.d_diff,
+               (long long)r->cmp.d_bytes, r->cmp.per_alloc, r->cmp.score);
+    }
+}
+
 static void case_free(case_t *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         pw_free(c->rows[i].s.p);
         pw_free(c->rows[i].l.p);
+        pw_free(c->rows[i].scr);
     }
     pw_free(c->rows);
     pw_free(c->np.p);
@@ -692,6 +781,7 @@ static void run_poolmon(const char *file)
         /* not poolmon (cases 18, 32): nothing to analyse, so no suspect */
         case_t c;
         case_init(&c, name, 1, expect, 900000, 30000);
+        c.imported = 1;
         printf("  %s rejected by the parser: %s\n", file, data ? d.msg : "cannot read");
         finish(&c);
         case_free(&c);
@@ -701,6 +791,7 @@ static void run_poolmon(const char *file)
     /* System screens form the series; each session screen is its own snapshot. */
     case_t c;
     case_init(&c, name, 1, expect, 900000, 30000);
+    c.imported = 1;
     pw_sample_t s;
     pw_sample_init(&s);
     size_t snaps = 0;
@@ -718,6 +809,7 @@ static void run_poolmon(const char *file)
         label(&c, "Drsd", PW_POOL_PAGED);
     printf("  %s: %zu screens, %zu in the system series\n", file, doc.n_screens, snaps);
     finish(&c);
+    print_compare(&c);
     case_free(&c);
     for (size_t i = 0; i < doc.n_screens; i++) {
         const pw_poolmon_screen_t *sc = &doc.screens[i];
@@ -727,6 +819,7 @@ static void run_poolmon(const char *file)
         char *sn = names[nn++ % 32];
         snprintf(sn, 64, "%.6s session screen %zu", file, i + 1);
         case_init(&cs, sn, 1, "none", 900000, 30000);
+        cs.imported = 1;
         pw_sample_reset(&s);
         if (pw_poolmon_screen_to_sample(sc, &s) != 0)
             abort();
@@ -792,6 +885,7 @@ static void run_slab(const char *file)
     snprintf(name, 40, "%.6s (slabinfo)", file);
     case_t c;
     case_init(&c, name, 1, "none", 900000, 30000);
+    c.imported = 1;
     if (data == NULL || pw_slabinfo_parse(data, len, NULL, &doc, &d) != 0) {
         printf("  %s rejected: %s\n", file, data ? d.msg : "cannot read");
     } else {

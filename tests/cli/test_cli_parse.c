@@ -936,6 +936,20 @@ static void test_fmt_listings(void **state)
     assert_non_null(
         strstr(s, "\nHOST01               \"Ddk \"   nonpaged    0.90      +1.0 MiB  50.0% "
                   "    1.0 KiB     2.0 KiB  - / Default for driver allocated memory\n"));
+    assert_null(strstr(s, "screens")); /* a trend (no method: an older collector) */
+    free(s);
+    /* a comparison of two screens says so, with the deltas (case09's Drsd, data README) */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"PRN01\",\"tag\":\"Drsd\",\"type\":\"paged\","
+                 "\"score\":0.38,\"growth_bytes_per_h\":19968,\"share_of_host_growth\":null,"
+                 "\"first_bytes\":17472,\"current_bytes\":22464,\"driver\":null,"
+                 "\"description\":null,\"method\":\"compare\",\"points\":2,"
+                 "\"trend_min_points\":12,\"screen_delta\":{\"allocs\":177,\"frees\":171,"
+                 "\"diff\":6,\"bytes\":4992,\"per_alloc_bytes\":832.0}}]}",
+                 0);
+    assert_non_null(strstr(s, "\n  only 2 screens, a trend test needs at least 12: first to last "
+                              "screen allocs +177, frees +171, diff +6, bytes +4992 (832 B per "
+                              "allocation)\n"));
     free(s);
 
     s = fmt_with(pw_fmt_alerts,

@@ -695,6 +695,118 @@ static void test_fleet_shared_attrs(void **state)
     assert_null(r);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* screen comparison (a few screens: an imported poolmon capture) */
+
+static void test_compare_case09_drsd(void **state)
+{
+    (void)state;
+    /* case09 (shared/data/README.md): Drsd Paged before a print job 560/539/21/17472, after
+     * 737/710/27/22464, PerAlloc 832. By hand: allocs +177, frees +171, diff +6, bytes +4992
+     * = 6 x 832. Screens 15 min apart (the import default): 4992 B per 0.25 h = 19968 B/h.
+     * Score 0.5 log10(1 + 4992/1024) = 0.5 log10(5.875) = 0.5 x 0.7690079 = 0.3845039. */
+    const pw_screen_row_t s[2] = {{0, 560, 539, 21, 17472}, {15 * MIN_MS, 737, 710, 27, 22464}};
+    pw_compare_t c;
+    assert_int_equal(pw_screen_compare(s, 2, &c), 0);
+    assert_true(c.suspect);
+    assert_int_equal(c.verdict, PW_CMP_SUSPECT);
+    assert_int_equal(c.screens, 2);
+    assert_int_equal(c.span_ms, 900000);
+    assert_int_equal(c.d_allocs, 177);
+    assert_int_equal(c.d_frees, 171);
+    assert_int_equal(c.d_diff, 6);
+    assert_int_equal(c.d_bytes, 6 * 832);
+    assert_double_equal(c.per_alloc, 832.0, TOL);
+    assert_int_equal(c.first_bytes, 17472);
+    assert_int_equal(c.last_bytes, 22464);
+    assert_int_equal(c.steps_up, 1);
+    assert_double_equal(c.rate_bytes_per_h, 19968.0, TOL);
+    assert_double_equal(c.score, 0.3845039, 1e-6);
+}
+
+static void test_compare_single_screen_never(void **state)
+{
+    (void)state;
+    /* the after-screen alone: whatever its values, one snapshot raises nothing */
+    const pw_screen_row_t s[1] = {{15 * MIN_MS, 737, 710, 27, 22464}};
+    pw_compare_t c;
+    assert_int_equal(pw_screen_compare(s, 1, &c), 0);
+    assert_false(c.suspect);
+    assert_int_equal(c.verdict, PW_CMP_ONE_SCREEN);
+    assert_int_equal(c.screens, 1);
+    assert_int_equal(c.d_bytes, 0);
+    assert_double_equal(c.score, 0.0, 0.0);
+    assert_int_equal(pw_screen_compare(NULL, 0, &c), 0);
+    assert_false(c.suspect);
+    assert_int_equal(c.verdict, PW_CMP_ONE_SCREEN);
+    /* invalid: NULL out, NULL screens, time going backwards */
+    assert_int_equal(pw_screen_compare(s, 1, NULL), PW_EINVAL);
+    assert_int_equal(pw_screen_compare(NULL, 2, &c), PW_EINVAL);
+    const pw_screen_row_t back[2] = {{60000, 1, 0, 1, 100}, {0, 2, 0, 2, 200}};
+    assert_int_equal(pw_screen_compare(back, 2, &c), PW_EINVAL);
+}
+
+static void test_compare_grew_then_fell(void **state)
+{
+    (void)state;
+    pw_compare_t c;
+    /* 3 screens: Diff 21 -> 40 -> 27, Bytes 17472 -> 33280 -> 22464 (40 x 832 = 33280): up
+     * from first to last, but it fell back in between (a burst), so not a suspect */
+    const pw_screen_row_t a[3] = {
+        {0, 560, 539, 21, 17472}, {900000, 700, 660, 40, 33280}, {1800000, 737, 710, 27, 22464}};
+    assert_int_equal(pw_screen_compare(a, 3, &c), 0);
+    assert_false(c.suspect);
+    assert_int_equal(c.verdict, PW_CMP_FELL);
+    assert_int_equal(c.d_diff, 6);
+    assert_int_equal(c.d_bytes, 4992);
+    assert_double_equal(c.score, 0.0, 0.0);
+    /* bytes fell between screens while diff only rose: also FELL */
+    const pw_screen_row_t b[3] = {
+        {0, 10, 0, 10, 1000}, {900000, 20, 0, 20, 900}, {1800000, 30, 0, 30, 3000}};
+    assert_int_equal(pw_screen_compare(b, 3, &c), 0);
+    assert_int_equal(c.verdict, PW_CMP_FELL);
+    /* bytes grew, diff did not (bigger blocks, same count): not grown */
+    const pw_screen_row_t d[2] = {{0, 100, 90, 10, 1000}, {900000, 200, 190, 10, 5000}};
+    assert_int_equal(pw_screen_compare(d, 2, &c), 0);
+    assert_false(c.suspect);
+    assert_int_equal(c.verdict, PW_CMP_NOT_GROWN);
+    assert_int_equal(c.d_diff, 0);
+    assert_double_equal(c.per_alloc, 0.0, 0.0);
+    /* diff grew, bytes fell (smaller blocks): not grown */
+    const pw_screen_row_t e[2] = {{0, 100, 90, 10, 1000}, {900000, 200, 180, 20, 800}};
+    assert_int_equal(pw_screen_compare(e, 2, &c), 0);
+    assert_int_equal(c.verdict, PW_CMP_NOT_GROWN);
+    /* unchanged in a middle screen, then up: never fell, so a suspect with 1 of 2 steps up */
+    const pw_screen_row_t f[3] = {
+        {0, 560, 539, 21, 17472}, {900000, 560, 539, 21, 17472}, {1800000, 737, 710, 27, 22464}};
+    assert_int_equal(pw_screen_compare(f, 3, &c), 0);
+    assert_true(c.suspect);
+    assert_int_equal(c.steps_up, 1);
+    assert_int_equal(c.span_ms, 1800000);
+}
+
+static void test_compare_ranked_by_bytes_growth(void **state)
+{
+    (void)state;
+    /* three tags of one before/after pair: growth +4992, +65536 and +100 bytes rank B, A, C.
+     * By hand: B 0.5 log10(1 + 64) = 0.5 x 1.8129134 = 0.9064567; C 0.5 log10(1 + 100/1024)
+     * = 0.5 log10(1.09765625) = 0.5 x 0.0404664 = 0.0202332. */
+    const pw_screen_row_t a[2] = {{0, 560, 539, 21, 17472}, {900000, 737, 710, 27, 22464}};
+    const pw_screen_row_t b[2] = {{0, 1000, 900, 100, 409600}, {900000, 1016, 900, 116, 475136}};
+    const pw_screen_row_t c3[2] = {{0, 50, 40, 10, 1000}, {900000, 51, 40, 11, 1100}};
+    pw_compare_t ca, cb, cc;
+    assert_int_equal(pw_screen_compare(a, 2, &ca), 0);
+    assert_int_equal(pw_screen_compare(b, 2, &cb), 0);
+    assert_int_equal(pw_screen_compare(c3, 2, &cc), 0);
+    assert_true(ca.suspect && cb.suspect && cc.suspect);
+    assert_int_equal(cb.d_bytes, 65536);
+    assert_double_equal(cb.per_alloc, 4096.0, TOL);
+    assert_double_equal(cb.score, 0.9064567, 1e-6);
+    assert_double_equal(cc.score, 0.0202332, 1e-6);
+    assert_true(cb.score > ca.score);
+    assert_true(ca.score > cc.score);
+}
+
 static void test_alloc_failures(void **state)
 {
     (void)state;
@@ -751,6 +863,10 @@ int main(void)
         cmocka_unit_test(test_ddk_story_suspects),
         cmocka_unit_test(test_fleet_outliers),
         cmocka_unit_test(test_fleet_shared_attrs),
+        cmocka_unit_test(test_compare_case09_drsd),
+        cmocka_unit_test(test_compare_single_screen_never),
+        cmocka_unit_test(test_compare_grew_then_fell),
+        cmocka_unit_test(test_compare_ranked_by_bytes_growth),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -233,6 +233,14 @@ static int group_setup(void **state)
     memcpy(g_suspects[1].tag, "Mm  ", 4);
     g_suspects[1].leak.score = 1.0;
     g_suspects[1].leak.share = -1; /* unknown -> null */
+    /* a comparison of two screens (case09's Drsd numbers from the data README) */
+    g_suspects[1].method = PW_LEAK_METHOD_COMPARE;
+    g_suspects[1].cmp.screens = 2;
+    g_suspects[1].cmp.d_allocs = 177;
+    g_suspects[1].cmp.d_frees = 171;
+    g_suspects[1].cmp.d_diff = 6;
+    g_suspects[1].cmp.d_bytes = 4992;
+    g_suspects[1].cmp.per_alloc = 832.0;
     g_n_suspects = 2;
     if (pw_alert_set_new(&g_alerts) != 0)
         return -1;
@@ -633,6 +641,19 @@ static void test_leaks_alerts_pooltag(void **state)
     assert_int_equal(geti(a, "window_ms"), 1800000);
     assert_string_equal(gets(a, "driver"), "<unknown>");
     assert_true(json_is_null(json_object_get(json_array_get(s, 1), "share_of_host_growth")));
+    /* how each was judged: a trend, or only a comparison of two screens with its deltas */
+    assert_string_equal(gets(a, "method"), "trend");
+    assert_true(json_is_null(json_object_get(a, "screen_delta")));
+    json_t *b = json_array_get(s, 1);
+    assert_string_equal(gets(b, "method"), "compare");
+    assert_int_equal(geti(b, "points"), 2);
+    assert_int_equal(geti(b, "trend_min_points"), 12);
+    json_t *dl = json_object_get(b, "screen_delta");
+    assert_int_equal(geti(dl, "allocs"), 177);
+    assert_int_equal(geti(dl, "frees"), 171);
+    assert_int_equal(geti(dl, "diff"), 6);
+    assert_int_equal(geti(dl, "bytes"), 4992);
+    assert_float_equal(json_real_value(json_object_get(dl, "per_alloc_bytes")), 832.0, 0);
     json_decref(j);
 
     j = get_ok("/api/v1/alerts", NULL);
