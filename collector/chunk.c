@@ -117,6 +117,38 @@ static int replay_records(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_c
     return rc > 0 ? 0 : rc;
 }
 
+/* Packs `env` into `out` (reset first) without the unknown fields protobuf-c kept: the
+ * decoder ignores them, and protobuf-c does not re-encode every tag it accepted (a tag number
+ * past 2^29 comes back as field 0, which no reader accepts: found by fuzz_chunk). */
+static int pack_known(Poolwatch__V1__Envelope *env, pw_buf_t *out)
+{
+    Poolwatch__V1__Sample *s = env->sample;
+    ProtobufCMessage *m[4] = {&env->base, &s->base, s->totals ? &s->totals->base : NULL,
+                              s->rows ? &s->rows->base : NULL};
+    size_t keep[4];
+    for (int i = 0; i < 4; i++)
+        if (m[i] != NULL) {
+            keep[i] = m[i]->n_unknown_fields;
+            m[i]->n_unknown_fields = 0;
+        }
+    size_t *kd = pw_malloc((s->n_dict + 1) * sizeof(*kd));
+    if (kd == NULL)
+        return PW_ENOMEM;
+    for (size_t i = 0; i < s->n_dict; i++) {
+        kd[i] = s->dict[i]->base.n_unknown_fields;
+        s->dict[i]->base.n_unknown_fields = 0;
+    }
+    pw_buf_reset(out);
+    int rc = pw_codec_pack_frame(env, UINT32_MAX, out);
+    for (size_t i = 0; i < s->n_dict; i++)
+        s->dict[i]->base.n_unknown_fields = kd[i];
+    for (int i = 0; i < 4; i++)
+        if (m[i] != NULL)
+            m[i]->n_unknown_fields = keep[i];
+    pw_free(kd);
+    return rc;
+}
+
 int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t *out, pw_diag_t *d)
 {
     pw_delta_dec_t dd;
@@ -166,8 +198,7 @@ int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t
                              pw_strerror(rc));
         if (rc == 0) {
             s->changes = NULL;
-            pw_buf_reset(&frame);
-            rc = pw_codec_pack_frame(env, UINT32_MAX, &frame);
+            rc = pack_known(env, &frame);
             s->changes = ch;
         }
         pw_codec_free(env);
