@@ -111,6 +111,7 @@ typedef struct pw_store_stats_s {
     uint64_t puts, duplicates, commits, failed_commits, updates;
     uint64_t commit_us_total, commit_us_max;       /* wall time in pw_store_commit, microseconds */
     uint64_t closes, close_us_total, close_us_max; /* chunk compactions, wall us */
+    uint64_t compact_fallbacks; /* compacted chunks kept as records (rows that do not decode) */
 } pw_store_stats_t;
 
 typedef struct pw_store_s pw_store_t;

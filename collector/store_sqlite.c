@@ -241,7 +241,8 @@ struct pw_store_sql_s {
     pw_buf_t frame, zbuf, tmp;
     pw_buf_t recs; /* a closing chunk's records, read back from chunk_rows */
     pw_buf_t cols; /* the same in columns (chunk.h layout 2), before compression */
-    uint64_t closes, close_us_total, close_us_max; /* chunk closes of this process */
+    uint64_t closes, close_us_total, close_us_max; /* chunk compactions of this process */
+    uint64_t compact_fallbacks; /* chunks kept as records: their rows did not decode */
 };
 
 /* Start of the chunk window holding `ts` for host `hs`. Hosts' windows are offset by whole
@@ -760,22 +761,35 @@ static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned wi
                          uint64_t t1, pw_diag_t *d)
 {
     int rc = load_chunk(q, id, NULL, 0, 0, &q->recs, d);
-    rc = rc ? rc : pw_chunk_pack(q->recs.data, q->recs.len, width, &q->cols, d);
-    rc = rc ? rc : zcompress(q, q->cols.data, q->cols.len, d);
+    if (rc != 0)
+        return rc;
+    /* Rows that do not decode (a damaged file) must not stop compaction for good: such a
+     * chunk is kept as its records, as they are, without rollups (stats: compact_fallbacks). */
+    int fmt = PW_CHUNK_COLUMNS;
+    const pw_buf_t *blob = &q->cols;
+    rc = pw_chunk_pack(q->recs.data, q->recs.len, width, &q->cols, d);
+    if (rc == PW_ECORRUPT) {
+        fmt = PW_CHUNK_RECORDS;
+        blob = &q->recs;
+        q->compact_fallbacks++;
+    } else if (rc != 0) {
+        return rc;
+    }
+    rc = zcompress(q, blob->data, blob->len, d);
     if (rc != 0)
         return rc;
     sqlite3_stmt *s = stmt(q, S_CHUNK_CLOSE);
     sqlite3_bind_int64(s, 1, id);
-    sqlite3_bind_int64(s, 2, (int64_t)q->cols.len);
+    sqlite3_bind_int64(s, 2, (int64_t)blob->len);
     sqlite3_bind_blob(s, 3, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
-    sqlite3_bind_int(s, 4, PW_CHUNK_COLUMNS);
+    sqlite3_bind_int(s, 4, fmt);
     rc = run(q, s, d, "close chunk");
     if (rc == 0) {
         s = stmt(q, S_ROWS_DEL);
         sqlite3_bind_int64(s, 1, id);
         rc = run(q, s, d, "delete chunk rows");
     }
-    if (rc == 0)
+    if (rc == 0 && fmt == PW_CHUNK_COLUMNS)
         rc = rollup_chunk(q, hid, width, PW_CHUNK_RECORDS, &q->recs, t0, t1, ROLL_M15, d);
     return rc;
 }
@@ -1652,6 +1666,7 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
     o->closes = q->closes;
     o->close_us_total = q->close_us_total;
     o->close_us_max = q->close_us_max;
+    o->compact_fallbacks = q->compact_fallbacks;
     o->chunks = (uint64_t)sqlite3_column_int64(s, 0);
     o->closed_chunks = (uint64_t)sqlite3_column_int64(s, 1);
     o->samples = (uint64_t)sqlite3_column_int64(s, 2) + (uint64_t)sqlite3_column_int64(s, 3);

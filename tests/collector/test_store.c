@@ -503,6 +503,52 @@ static void test_layout1_chunks(void **state)
     tmp_remove(&t);
 }
 
+/* A sealed chunk whose rows were damaged on disk: compaction keeps it as records (no
+ * rollups) and goes on with the others instead of failing on it for ever. */
+static void test_compact_damaged(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    pw_store_close(st); /* two sealed chunks, one open */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE chunk_rows SET data=x'0000000312345678' WHERE idx=2"
+                                  " AND chunk_id=(SELECT min(id) FROM chunks)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 2);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 2);
+    assert_int_equal(ss.compact_fallbacks, 1);
+    assert_int_equal(ss.rollup_windows, 1); /* the good chunk's 15-min page only */
+    /* The damaged chunk says so when read; the newest one is intact. */
+    pw_store_series_t ser;
+    memset(&ser, 0, sizeof(ser));
+    assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)"Ntfx", 4, PW_POOL_NONPAGED, T0,
+                                     T0 + 3600000, 0, &ser, &d),
+                     PW_ECORRUPT);
+    pw_store_series_free(&ser);
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, NSAMPLES - 1);
+    pw_sample_close(&got);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 static void test_restart(void **state)
 {
     (void)state;
@@ -872,17 +918,12 @@ static void test_bad_args(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_layout1_chunks),
-        cmocka_unit_test(test_restart),
-        cmocka_unit_test(test_rollups),
-        cmocka_unit_test(test_retention),
-        cmocka_unit_test(test_paged_lazy_rollups),
-        cmocka_unit_test(test_disk_full),
-        cmocka_unit_test(test_bad_args),
-        cmocka_unit_test(test_put_frame),
-        cmocka_unit_test(test_staggered_windows),
+        cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_layout1_chunks), cmocka_unit_test(test_compact_damaged),
+        cmocka_unit_test(test_restart),        cmocka_unit_test(test_rollups),
+        cmocka_unit_test(test_retention),      cmocka_unit_test(test_paged_lazy_rollups),
+        cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_put_frame),      cmocka_unit_test(test_staggered_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
