@@ -16,6 +16,9 @@
  *                                PW_BENCH_FLEET_SECONDS (default 240) of steady state after
  *                                every agent is connected and 30 s of warm-up. Target p99 <
  *                                1,000 ms.
+ *   collector.fleet_10k_ack_p99_worst_10s_ms  the p99 of the worst 10 s of the window (stderr
+ *                                lists every 10 s, with the wall-clock start: hosts' chunk
+ *                                windows end at :00/:15/:30/:45 in four groups).
  *   collector.fleet_10k_rss_kb, collector.fleet_10k_cpu_percent  the collector process at the
  *                                end of that window (VmRSS) and over it (CPU time of all its
  *                                threads, percent of one core; 200 = both cores).
@@ -36,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <time.h>
 #include <uv.h>
 
@@ -179,7 +183,9 @@ typedef struct fleet_s {
     pw_buf_t out;
     uv_timer_t ramp, phase;
     int measuring, done;
-    double *lat; /* ms, while measuring */
+    double *lat;   /* ms, while measuring */
+    double *lat_t; /* when each was acked, s since the window started */
+    double t_measure;
     size_t nlat, lat_cap;
     uint64_t acked_samples, refused, keyframe_requests;
 } fleet_t;
@@ -249,7 +255,11 @@ static void on_ack(agent_t *a, const Poolwatch__V1__Ack *ack)
                 if (f->nlat == f->lat_cap) {
                     f->lat_cap = f->lat_cap ? f->lat_cap * 2 : 65536;
                     f->lat = realloc(f->lat, f->lat_cap * sizeof(*f->lat));
+                    f->lat_t = realloc(f->lat_t, f->lat_cap * sizeof(*f->lat_t));
+                    if (f->lat == NULL || f->lat_t == NULL)
+                        abort();
                 }
+                f->lat_t[f->nlat] = now - f->t_measure;
                 f->lat[f->nlat++] = (now - a->sent_at[i]) * 1000.0;
             }
             a->sent_seq[i] = 0;
@@ -531,6 +541,9 @@ static void bench_fleet(size_t n)
             f.streaming, ramp_s, f.closed);
     run_for(&f, 30000); /* warm-up: every agent past its keyframe */
     f.measuring = 1;
+    f.t_measure = mono_s();
+    struct timeval tv0;
+    gettimeofday(&tv0, NULL);
     double c0 = bp_cpu_s(cpid), s0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = mono_s();
     run_for(&f, (uint64_t)window_s * 1000);
     double c1 = bp_cpu_s(cpid), s1 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w1 = mono_s();
@@ -538,6 +551,29 @@ static void bench_fleet(size_t n)
     f.measuring = 0;
     f.done = 1;
     int alive = bp_alive(cpid);
+    /* p99 of each 10 s of the window, to see whether a chunk-window boundary (every 15 min of
+     * wall time: hosts' 1-h windows are staggered in four groups) shows. */
+    size_t nb = window_s / 10 + 1;
+    double worst = 0, *bt = malloc((f.nlat + 1) * sizeof(double));
+    size_t worst_b = 0;
+    fprintf(stderr,
+            "bench_collector: p99 per 10 s from %02d:%02d:%02d UTC:", (int)(tv0.tv_sec / 3600 % 24),
+            (int)(tv0.tv_sec / 60 % 60), (int)(tv0.tv_sec % 60));
+    for (size_t b = 0; bt != NULL && b < nb; b++) {
+        size_t m = 0;
+        for (size_t i = 0; i < f.nlat; i++)
+            if ((size_t)(f.lat_t[i] / 10.0) == b)
+                bt[m++] = f.lat[i];
+        if (m == 0)
+            continue;
+        qsort(bt, m, sizeof(*bt), cmp_double);
+        double p = bt[(size_t)floor((double)m * 0.99)];
+        fprintf(stderr, " %.0f", p);
+        if (p > worst)
+            worst = p, worst_b = b;
+    }
+    fprintf(stderr, " ms\n");
+    free(bt);
     qsort(f.lat, f.nlat, sizeof(*f.lat), cmp_double);
     /* Samples sent in the window and never acked count as over any latency. */
     if (f.nlat > 0 && alive) {
@@ -549,6 +585,8 @@ static void bench_fleet(size_t n)
         printf("BENCH collector.fleet_10k_ack_p99_ms %.1f ms\n",
                f.lat[(size_t)floor((double)f.nlat * 0.99)]);
         printf("BENCH collector.fleet_10k_ack_max_ms %.1f ms\n", f.lat[f.nlat - 1]);
+        printf("BENCH collector.fleet_10k_ack_p99_worst_10s_ms %.1f ms (at +%zu s)\n", worst,
+               worst_b * 10);
         printf("BENCH collector.fleet_10k_samples_per_s %.0f samples/s\n",
                (double)f.nlat / (w1 - w0));
         printf("BENCH collector.fleet_10k_rss_kb %ld kB\n", rss);
@@ -578,6 +616,7 @@ static void bench_fleet(size_t n)
     free(f.ctx);
     free(f.agents);
     free(f.lat);
+    free(f.lat_t);
     pw_buf_close(&f.out);
     bp_system("rm -rf %s", work);
 }
