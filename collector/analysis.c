@@ -413,6 +413,7 @@ void pw_leak_opts_default(pw_leak_opts_t *o)
     o->min_span_ms = 20 * 60 * 1000LL;
     o->min_rate_bytes_per_h = 16384.0;
     o->require_diff = true;
+    o->min_snr = 3.0;
 }
 
 /* Significant upward MK on y[0..n)? */
@@ -531,6 +532,22 @@ int pw_leak_eval(const pw_leak_input_t *in, const pw_leak_opts_t *opts, pw_leak_
     }
     out->consistency = (double)out->parts_up_bytes / (double)opts->parts;
 
+    /* Signal to noise: a row that scatters widely (churn) shows small "significant" tilts now
+     * and then, the more often the more rows and windows are tested; a leak worth reporting has
+     * grown by more than its own scatter. The residuals reuse yd's slot (the parts are done). */
+    {
+        for (size_t i = 0; i < w; i++)
+            yd[i] = yb[i] - (ts.intercept + ts.slope * x[i]);
+        double med, mad;
+        rc = pw_stats_mad(yd, w, &med, &mad);
+        if (rc < 0)
+            goto done;
+        out->scatter_bytes = 1.4826 * mad;
+        double growth = ts.slope * (double)out->span_ms / PW_MS_PER_HOUR;
+        out->snr = out->scatter_bytes > 0.0 ? growth / out->scatter_bytes
+                                            : (growth > 0.0 ? INFINITY : 0.0);
+    }
+
     /* host rate over the same time range */
     if (in->n_host > 0) {
         size_t hs = 0, he = in->n_host;
@@ -575,6 +592,8 @@ int pw_leak_eval(const pw_leak_input_t *in, const pw_leak_opts_t *opts, pw_leak_
         out->verdict = PW_LEAK_DIFF_FLAT;
     else if (!(ts.slope >= opts->min_rate_bytes_per_h))
         out->verdict = PW_LEAK_RATE_TOO_LOW;
+    else if (opts->min_snr > 0.0 && !(out->snr >= opts->min_snr))
+        out->verdict = PW_LEAK_NOISE;
     else
         out->verdict = PW_LEAK_SUSPECT;
 

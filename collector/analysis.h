@@ -169,13 +169,19 @@ typedef struct pw_leak_opts_s {
     int64_t min_span_ms;    /* first to last point in the window; default 20 min */
     double min_rate_bytes_per_h; /* Theil-Sen growth over the window; default 16384 (16 KiB/h) */
     bool require_diff;           /* diff must also rise in min_parts_up parts; default true */
+    double min_snr; /* growth over the window (Theil-Sen slope x span) at least min_snr times the
+                       row's own scatter around that fit (1.4826 x MAD of the residuals, a robust
+                       standard deviation); default 3 (a 3-sigma rule); 0 = off */
 } pw_leak_opts_t;
 
 /* Fills the defaults above. They are tuned so that a 1 MB/h leak sampled every 10 s is flagged
  * after at most 30 min of growth (all three 10-min parts rise), while noisy flat churn (each
  * part's chance of a false "significant up" is alpha/2 = 0.5 %, and two are needed) and caches
  * that levelled off (last part flat) are not. Slow leaks (1 MB/day) need a longer window, e.g.
- * 12 h with min_rate 4096: the collector runs both. */
+ * 12 h with min_rate 4096: the collector runs both. min_snr (3) asks the growth over the window
+ * to stand out of the row's own scatter: a churning row tested in window after window shows a
+ * small "significant" tilt now and then (bench_detect: 3 such transient suspects of background
+ * rows in the leak-step and leak-slow presets without it, 0 with it, no leak flagged later). */
 void pw_leak_opts_default(pw_leak_opts_t *o);
 
 typedef struct pw_leak_input_s {
@@ -196,7 +202,8 @@ typedef enum {
     PW_LEAK_NOT_SUSTAINED = 3,  /* bytes rise significantly in fewer than min_parts_up parts */
     PW_LEAK_PLATEAU = 4,        /* the last part has no significant upward trend */
     PW_LEAK_DIFF_FLAT = 5,      /* diff does not rise in min_parts_up parts */
-    PW_LEAK_RATE_TOO_LOW = 6    /* Theil-Sen slope (or its lower bound) below min rate */
+    PW_LEAK_RATE_TOO_LOW = 6,   /* Theil-Sen slope (or its lower bound) below min rate */
+    PW_LEAK_NOISE = 7           /* growth over the window below min_snr x the row's scatter */
 } pw_leak_verdict_t;
 
 typedef struct pw_leak_s {
@@ -217,8 +224,10 @@ typedef struct pw_leak_s {
                                      rate <= 0 */
     uint64_t first_bytes;         /* since agent start / boot */
     uint64_t last_bytes;
-    double growth_ratio; /* last / first (the "600 KB -> 10 MB" test); +inf when first = 0 */
-    double consistency;  /* parts_up_bytes / parts */
+    double growth_ratio;  /* last / first (the "600 KB -> 10 MB" test); +inf when first = 0 */
+    double consistency;   /* parts_up_bytes / parts */
+    double scatter_bytes; /* 1.4826 x MAD of bytes - (intercept + slope t) over the window */
+    double snr; /* rate x span / scatter_bytes; +inf when the scatter is 0, 0 below 3 points */
 } pw_leak_t;
 
 /* Judges one row. Score (documented, dimensionless, higher = more suspect):

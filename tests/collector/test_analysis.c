@@ -695,6 +695,60 @@ static void test_fleet_shared_attrs(void **state)
     assert_null(r);
 }
 
+static void test_leak_noise_gate(void **state)
+{
+    (void)state;
+    /* 12 points 1 min apart: 1,000,000 B + 60,000 B/min (3.6 MB/h) + residuals r. Options
+     * loose enough (2 parts, alpha 0.5, no span or diff gate) that only the noise gate decides.
+     * r = 0, +R, -R, +R, -R, 0, 0, +R, -R, +R, -R, 0 with R = 150,000: the Theil-Sen slope is
+     * 3.6e6 B/h and the intercept 1e6 (the pair slopes and y - b t are symmetric about them),
+     * the residuals are r, |r| has 8 x R and 4 x 0 so MAD = R, scatter = 1.4826 R = 222,390 B,
+     * growth = 3.6e6 x 11/60 = 660,000 B, snr = 660,000 / 222,390 = 2.967759 < 3: NOISE.
+     * Each part (6 points) has S = 5, Var = 6 x 5 x 17 / 18 = 28.333, Z = 4 / 5.3229 = 0.7515,
+     * p = 0.4524 < 0.5: up. With R / 4: scatter 55,597.5, snr 11.871037: a suspect. */
+    const int64_t t0 = 1700000000000LL;
+    const int sign[12] = {0, 1, -1, 1, -1, 0, 0, 1, -1, 1, -1, 0};
+    pw_leak_opts_t o;
+    pw_leak_opts_default(&o);
+    o.parts = 2;
+    o.alpha = 0.5;
+    o.min_span_ms = 0;
+    o.require_diff = false;
+    assert_double_equal(o.min_snr, 3.0, 0);
+    pw_row_point_t p[12];
+    for (int i = 0; i < 12; i++)
+        p[i] = (pw_row_point_t){t0 + i * MIN_MS, (uint64_t)(1000000 + 60000 * i + 150000 * sign[i]),
+                                (uint64_t)(100 + i)};
+    pw_leak_input_t in = {.pts = p, .n = 12};
+    pw_leak_t out;
+    assert_int_equal(pw_leak_eval(&in, &o, &out), 0);
+    assert_double_equal(out.rate_bytes_per_h, 3600000.0, 1e-6);
+    assert_int_equal(out.parts_up_bytes, 2);
+    assert_double_equal(out.scatter_bytes, 222390.0, 1e-6);
+    assert_double_equal(out.snr, 2.967759, 1e-6);
+    assert_int_equal(out.verdict, PW_LEAK_NOISE);
+    assert_false(out.suspect);
+    /* the same row with the gate off: every other check passes */
+    o.min_snr = 0;
+    assert_int_equal(pw_leak_eval(&in, &o, &out), 0);
+    assert_true(out.suspect);
+    /* a quarter of the scatter: above 3 sigma */
+    o.min_snr = 3.0;
+    for (int i = 0; i < 12; i++)
+        p[i].bytes = (uint64_t)(1000000 + 60000 * i + 37500 * sign[i]);
+    assert_int_equal(pw_leak_eval(&in, &o, &out), 0);
+    assert_double_equal(out.scatter_bytes, 55597.5, 1e-6);
+    assert_double_equal(out.snr, 11.871037, 1e-6);
+    assert_true(out.suspect);
+    /* no scatter at all (exactly linear): snr is infinite */
+    for (int i = 0; i < 12; i++)
+        p[i].bytes = (uint64_t)(1000000 + 60000 * i);
+    assert_int_equal(pw_leak_eval(&in, &o, &out), 0);
+    assert_double_equal(out.scatter_bytes, 0.0, 0);
+    assert_true(isinf(out.snr) && out.snr > 0);
+    assert_true(out.suspect);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* screen comparison (a few screens: an imported poolmon capture) */
 
@@ -863,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_ddk_story_suspects),
         cmocka_unit_test(test_fleet_outliers),
         cmocka_unit_test(test_fleet_shared_attrs),
+        cmocka_unit_test(test_leak_noise_gate),
         cmocka_unit_test(test_compare_case09_drsd),
         cmocka_unit_test(test_compare_single_screen_never),
         cmocka_unit_test(test_compare_grew_then_fell),
