@@ -10,6 +10,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 static void usage(FILE *out)
 {
@@ -92,6 +95,17 @@ int main(int argc, char **argv)
 #ifndef _WIN32
     /* A peer that hangs up mid-write must not kill the process: libuv reports EPIPE. */
     signal(SIGPIPE, SIG_IGN);
+#endif
+#if defined(__GLIBC__)
+    /* The agent lives for months in a few MB. Blocks of 32 KiB and more (sample and
+     * encoder tables, the decoder a rebase uses for a while) get their own mappings, given
+     * back whole when freed; a fixed threshold also stops glibc from raising it after such
+     * a free, which would put the next big transient block in the heap, where it stays
+     * resident. Free space at the top of the heap is returned past 64 KiB. The steady-state
+     * loop allocates nothing this large, so no system call is added per sample.
+     * bench_agent: about 170 kB less RssAnon (mallopt(3): M_MMAP_THRESHOLD, M_TRIM_THRESHOLD). */
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 64 * 1024);
 #endif
 #ifdef _WIN32
     /* install / uninstall / service subcommands (service_win.c); the service runs agent_main. */

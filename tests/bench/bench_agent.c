@@ -5,7 +5,8 @@
  *                                read, done by the same functions on_sample_timer uses
  *                                (agent/agent.c): pw_delta_encode, pw_codec_pack_sample,
  *                                pw_spool_append with the default fsync policy (one fdatasync
- *                                per record), then TLS encryption of the frame (OpenSSL
+ *                                per record, overwriting the zeros of a preallocated segment:
+ *                                spool.h), then TLS encryption of the frame (OpenSSL
  *                                SSL_write into a memory BIO, drained into a buffer as
  *                                common/tls.c does). Measured as thread CPU time
  *                                (CLOCK_THREAD_CPUTIME_ID): time spent waiting for the disk
@@ -14,16 +15,29 @@
  *   agent.sample_wall_us         wall time of the default-policy figure (fdatasync waits)
  *   agent.sample_{encode,pack,spool,encrypt}_us  the median of each step alone (spool with
  *                                the default policy, the others from the no-fsync run)
+ *   agent.spool_segment_create_us  CPU of the append that starts a segment (creates it, writes
+ *                                and syncs its 8 MiB of zeros): not in the medians above
+ *   agent.spool_segment_create_per_sample_us  that cost spread over the records a segment
+ *                                holds at the measured mean frame size
  *   agent.rss_kb                 VmRSS of the real poolwatch-agent (--agent.source=sim:steady/0,
  *                                10 s interval) streaming to a real poolwatch-collector on
  *                                loopback, read after PW_BENCH_AGENT_SECONDS (default 60) of
  *                                steady state. Target <= 8,192 kB.
  *   agent.rss_anon_kb, agent.rss_file_kb  the two parts of that RSS (own memory; mapped
  *                                files, mostly shared libraries)
+ *   agent.pss_kb                 proportional set size of the same process (smaps_rollup): a
+ *                                shared library page counts 1/N for N processes mapping it,
+ *                                so this is the agent's share of the host's memory
  *   agent.cpu_percent_10s        CPU time of that agent process over the same window, as a
  *                                percentage of one core. Target <= 0.1 %.
  *   agent.cpu_percent_1s         the same at --agent.interval=1s (a third of the window), to
  *                                show how it scales with the interval
+ * Measured on the 2-core build VM (ext4 on virtio, median of 3 runs, load average about 2):
+ * sample_cpu_us 70 (spool 33, encode 23, pack 4, encrypt 1; 98 with segments that grow per
+ * record), nofsync 29, segment creation 2.9 ms = 0.33 us per sample; rss_kb 9,204 (anon
+ * 2,768, file 6,436), pss_kb 3.6-4.4 MB (depends on what else maps the same libraries),
+ * cpu_percent_10s 0.005. Most of the fsync's CPU is the virtio doorbell and the context
+ * switches around the wait; the file RSS is shared library pages (libcrypto 4.1 MB).
  * PW_BENCH_AGENT_SECONDS=0 runs the in-process figures only (for perf record).
  * Binaries: PW_BENCH_BIN_DIR (the build tree). Work files under $TMPDIR (default /var/tmp, a
  * disk), removed at the end; the PKI is cached in the build tree (bench-pki/).
@@ -162,7 +176,9 @@ static void tls_pair_close(tls_pair_t *p)
 
 typedef struct {
     double cpu_us, wall_us;
-    double phase_us[4]; /* encode, pack, spool append, encrypt: median thread CPU of each */
+    double phase_us[4];    /* encode, pack, spool append, encrypt: median thread CPU of each */
+    double first_spool_us; /* the first append: it creates (and preallocates) the segment */
+    double frame_bytes;    /* mean frame size of the timed samples */
 } cost_t;
 
 static const char *const phase_names[4] = {"encode", "pack", "spool", "encrypt"};
@@ -192,6 +208,7 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
     for (int p = 0; p < 4; p++)
         ph[p] = calloc(n, sizeof(double));
     size_t k = 0;
+    double first_spool_us = 0, frame_sum = 0;
     for (size_t i = 0; i < n; i++) {
         pw_sample_t *s = &sample;
         pw_sample_reset(s);
@@ -222,7 +239,10 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
         tls_pair_encrypt(tls, frame.data, frame.len);
         double c1 = clock_us(CLOCK_THREAD_CPUTIME_ID), w1 = clock_us(CLOCK_MONOTONIC);
         t[4] = c1;
+        if (i == 0)
+            first_spool_us = t[3] - t[2];
         if (i >= WARMUP) { /* the first is the keyframe; let caches settle */
+            frame_sum += (double)frame.len;
             for (int p = 0; p < 4; p++)
                 ph[p][k] = t[p + 1] - t[p];
             cpu[k] = c1 - c0;
@@ -231,7 +251,7 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
     }
     printf("CHECK agent.rows_per_sample %zu rows (%s)\n", sample.n,
            policy == PW_SPOOL_FSYNC_NEVER ? "fsync never" : "fsync always");
-    cost_t r = {median(cpu, k), median(wall, k), {0}};
+    cost_t r = {median(cpu, k), median(wall, k), {0}, first_spool_us, k ? frame_sum / k : 0};
     for (int p = 0; p < 4; p++) {
         r.phase_us[p] = median(ph[p], k);
         free(ph[p]);
@@ -251,9 +271,28 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
 
 typedef struct {
     double cpu_percent;
-    long rss_kb, hwm_kb, anon_kb, file_kb;
+    long rss_kb, hwm_kb, anon_kb, file_kb, pss_kb;
     int ok;
 } proc_cost_t;
+
+/* Proportional set size: each shared page divided by the number of processes mapping it
+ * (Linux 4.14+ smaps_rollup); -1 when unknown. */
+static long pss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    long v = -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, "Pss:", 4) == 0) {
+            v = strtol(line + 4, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
 
 static proc_cost_t run_agent(const char *work, const char *pki, int port, const char *interval,
                              unsigned settle_s, unsigned window_s)
@@ -280,6 +319,7 @@ static proc_cost_t run_agent(const char *work, const char *pki, int port, const 
     pc.hwm_kb = bp_status_kb(pid, "VmHWM");
     pc.anon_kb = bp_status_kb(pid, "RssAnon");
     pc.file_kb = bp_status_kb(pid, "RssFile");
+    pc.pss_kb = pss_kb(pid);
     pc.ok = bp_alive(pid) && c0 >= 0 && c1 >= 0;
     pc.cpu_percent = pc.ok ? 100.0 * (c1 - c0) / (t1 - t0) : -1;
     bp_stop(pid, 5000);
@@ -312,6 +352,13 @@ int main(void)
     for (int p = 0; p < 4; p++)
         printf("BENCH agent.sample_%s_us %.1f us\n", phase_names[p],
                p == 2 ? dflt.phase_us[p] : nosync.phase_us[p]);
+    /* Not in the median: the append that starts a segment also preallocates it (spool.h),
+     * once per PW_SPOOL_SEGMENT_BYTES_DEFAULT of frames. */
+    double per_seg =
+        dflt.frame_bytes > 0 ? (double)PW_SPOOL_SEGMENT_BYTES_DEFAULT / (dflt.frame_bytes + 20) : 0;
+    printf("BENCH agent.spool_segment_create_us %.1f us\n", dflt.first_spool_us);
+    printf("BENCH agent.spool_segment_create_per_sample_us %.2f us\n",
+           per_seg > 0 ? dflt.first_spool_us / per_seg : 0);
     fflush(stdout);
 
     /* The real processes. */
@@ -352,6 +399,7 @@ int main(void)
          * with every other process that maps them; RssAnon is the agent's own memory. */
         printf("BENCH agent.rss_anon_kb %ld kB\n", p10.anon_kb);
         printf("BENCH agent.rss_file_kb %ld kB\n", p10.file_kb);
+        printf("BENCH agent.pss_kb %ld kB\n", p10.pss_kb);
         printf("BENCH agent.cpu_percent_10s %.3f %%\n", p10.cpu_percent);
     }
     if (p1.ok)
