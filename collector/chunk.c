@@ -89,8 +89,8 @@ static int read_sample(const uint8_t *p, size_t len, size_t *off, uint64_t *seq,
                        Poolwatch__V1__Envelope **env, pw_diag_t *d)
 {
     size_t at = *off;
-    const uint8_t *pl;
-    size_t pn;
+    const uint8_t *pl = NULL;
+    size_t pn = 0;
     int rc = next_record(p, len, off, seq, &pl, &pn, d);
     return rc ? rc : unpack_sample(pl, pn, env, at, d);
 }

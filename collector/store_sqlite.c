@@ -1462,7 +1462,7 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
     if (from_ms > (uint64_t)INT64_MAX || to_ms > (uint64_t)INT64_MAX)
         to_ms = (uint64_t)INT64_MAX;
     series_t sr = {out, step_ms, from_ms, to_ms, tag, tag_len, pool};
-    int64_t hid;
+    int64_t hid = 0;
     int rc = host_id_of(q, host, &hid, d);
     if (rc == PW_ENOENT)
         return 0;
@@ -1514,7 +1514,7 @@ static int last_seq_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_dia
 
 int pw__store_sql_latest(pw_store_sql_t *q, const char *host, pw_sample_t *out, pw_diag_t *d)
 {
-    int64_t hid;
+    int64_t hid = 0;
     int rc = host_id_of(q, host, &hid, d);
     if (rc != 0)
         return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
