@@ -65,8 +65,10 @@ char *pw_notify_rfc3339(int64_t ms, char *out, size_t size)
     int frac = (int)(ms - (int64_t)s * 1000);
     struct tm tm;
     gmtime_r(&s, &tm);
-    snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    int n = snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    if (n < 0 || (size_t)n >= size) /* callers pass 32 bytes: only a year past 9999 */
+        out[0] = '\0';
     return out;
 }
 

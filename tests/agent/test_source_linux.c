@@ -196,7 +196,7 @@ static void test_fake_root_case20_v11(void **state)
 static void write_file(const char *dir, const char *name, const char *text, size_t len)
 {
     char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    assert_true(snprintf(path, sizeof(path), "%s/%s", dir, name) < (int)sizeof(path));
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, len, f), len);

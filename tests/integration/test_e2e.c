@@ -236,12 +236,14 @@ static void test_e2e_agents_collector_store(void **state)
     snprintf(sim_start, sizeof(sim_start), "--sim.start=%llums", (unsigned long long)SIM_START_MS);
     pid_t sim = start_agent("sim", "sim:leak-linear/0", "sim-leak-linear-0",
                             "pki/agent-sim-leak-linear-0", sim_start, "--sim.interval=10s");
-    snprintf(replay_src, sizeof(replay_src), "replay:%s",
-             pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"));
+    assert_true(
+        snprintf(replay_src, sizeof(replay_src), "replay:%s",
+                 pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt")) <
+        (int)sizeof(replay_src));
     pid_t rep = start_agent("replay", replay_src, "HOST01", "pki/agent-HOST01",
                             "--replay.exit_when_done", "--replay.start=1764400000000ms");
-    snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s",
-             pw_test_fixture("proc/case25_2.6.8"));
+    assert_true(snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s",
+                         pw_test_fixture("proc/case25_2.6.8")) < (int)sizeof(proc_arg));
     char drivers_arg[300];
     snprintf(drivers_arg, sizeof(drivers_arg), "--commands.drivers_dir=%s/drivers", dir);
     pid_t lin =
