@@ -234,11 +234,19 @@ static int os_mkdir(const char *dir)
     return _mkdir(dir) == 0 || errno == EEXIST ? 0 : os_err();
 }
 
-/* TODO: LockFileEx; the service runs one agent per host, so this is a safety net only. */
+/* An exclusive byte-range lock on the lock file (LockFileEx, fileapi.h), held until the handle
+ * closes: two agents appending to one spool would interleave records. */
 static int os_lock(int fd)
 {
-    (void)fd;
-    return 0;
+    HANDLE h = (HANDLE)_get_osfhandle(fd);
+    if (h == INVALID_HANDLE_VALUE)
+        return PW_EIO;
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof(ov));
+    if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov))
+        return 0;
+    DWORD e = GetLastError();
+    return e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING ? PW_EAGAIN : PW_EIO;
 }
 
 typedef int (*dir_cb)(const char *name, void *arg);

@@ -228,6 +228,88 @@ static void expect_point(const pw_store_point_t *p, uint64_t allocs, uint64_t fr
                  (unsigned long long)bytes);
 }
 
+/* The STATE of service `name` in `wine sc query` (1 stopped, 2 start pending, 3 stop pending,
+ * 4 running), -1 when the SCM does not know it. */
+static int sc_state(const char *name)
+{
+    char cmd[512], line[256];
+    snprintf(cmd, sizeof(cmd), "%s sc query %s </dev/null 2>/dev/null", wine, name);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int state = -1;
+    while (fgets(line, sizeof(line), p) != NULL) {
+        const char *k = strstr(line, "STATE");
+        const char *c = k ? strchr(k, ':') : NULL;
+        if (c != NULL)
+            state = atoi(c + 1);
+    }
+    pclose(p);
+    return state;
+}
+
+/* Polls until service `name` is in `state` (10 s at most); returns the last state seen. */
+static int sc_wait(const char *name, int state)
+{
+    int st = -1;
+    for (int i = 0; i < 50 && (st = sc_state(name)) != state; i++)
+        sleep_ms(200);
+    return st;
+}
+
+static int run_wine(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "%s %s </dev/null >>%s/service.log 2>&1", wine, args, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* (e): poolwatch-agent.exe as a service of Wine's SCM: install, start (it samples into its
+ * spool), stop (exit code 0), uninstall. */
+static void check_service(void)
+{
+    static const char name[] = "pw-e2e-svc";
+    char conf[300], wconf[300], spool[300], wspool[300], ca[300], wca[300], crt[300], wcrt[300],
+        key[300], wkey[300], args[1600], seg[400];
+    snprintf(conf, sizeof(conf), "%s/svc.conf", dir);
+    snprintf(spool, sizeof(spool), "%s/spool-svc", dir);
+    snprintf(ca, sizeof(ca), "%s/pki/ca.pem", dir);
+    snprintf(crt, sizeof(crt), "%s/pki/agent-WINHOST.pem", dir);
+    snprintf(key, sizeof(key), "%s/pki/agent-WINHOST.key", dir);
+    FILE *f = fopen(conf, "w");
+    assert_non_null(f);
+    /* Nothing listens on port 9: the service samples into its spool and retries. */
+    fprintf(f,
+            "[agent]\nsource = sim:steady/0\nhost_name = WINHOST\ninterval = 500ms\n"
+            "[spool]\ndir = %s\n[collector]\nendpoints = 127.0.0.1:9\nca_file = %s\n"
+            "cert_file = %s\nkey_file = %s\n",
+            winpath(spool, wspool, sizeof(wspool)), winpath(ca, wca, sizeof(wca)),
+            winpath(crt, wcrt, sizeof(wcrt)), winpath(key, wkey, sizeof(wkey)));
+    fclose(f);
+    snprintf(args, sizeof(args), "%s uninstall --name %s", agent_exe, name);
+    run_wine(args); /* left over by an interrupted run: ignore the outcome */
+    snprintf(args, sizeof(args), "%s install --name %s --config '%s'", agent_exe, name,
+             winpath(conf, wconf, sizeof(wconf)));
+    assert_int_equal(run_wine(args), 0);
+    assert_int_equal(sc_state(name), 1);
+    snprintf(args, sizeof(args), "sc start %s", name);
+    run_wine(args);
+    assert_int_equal(sc_wait(name, 4), 4);
+    snprintf(seg, sizeof(seg), "%s/spool-00000000000000000001.seg", spool);
+    int seen = 0;
+    for (int i = 0; i < 50 && !seen; i++) {
+        seen = access(seg, F_OK) == 0;
+        sleep_ms(200);
+    }
+    assert_true(seen);
+    snprintf(args, sizeof(args), "sc stop %s", name);
+    run_wine(args);
+    assert_int_equal(sc_wait(name, 1), 1);
+    snprintf(args, sizeof(args), "%s uninstall --name %s", agent_exe, name);
+    assert_int_equal(run_wine(args), 0);
+    assert_int_equal(sc_state(name), -1);
+}
+
 static void test_e2e_wine_agent(void **state)
 {
     (void)state;
@@ -291,6 +373,19 @@ static void test_e2e_wine_agent(void **state)
     st = wait_exit(rep, 60000);
     assert_true(st != -1);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    /* (d) a second agent on the running hooked agent's spool: refused by the lock. */
+    char tmp[600], dup_spool[700];
+    snprintf(tmp, sizeof(tmp), "%s/spool-hooks", dir);
+    snprintf(dup_spool, sizeof(dup_spool), "--spool.dir=%s", winpath(tmp, tmp, sizeof(tmp)));
+    pid_t dup = start_agent(agent_exe, "dup", "sim:steady/0", "WINHOST", dup_spool, NULL);
+    st = wait_exit(dup, 60000);
+    assert_true(st != -1);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+    snprintf(log, sizeof(log), "%s/agent-dup.log", dir);
+    assert_true(file_contains(log, "is in use by another process"));
+
+    check_service();
 
     /* Let the hooked agent deliver a few more samples, then stop it; whatever the collector
      * acknowledged is in the store. */
