@@ -430,6 +430,9 @@ function tagView(tag) {
   const v = $('#view');
   v.innerHTML = `
     <h1>Tag <span class="tagtxt" id="tag-name">${esc(tag)}</span> <span class="mute" id="tag-desc"></span></h1>
+    <div class="toolbar"><label>Pool <select id="tag-pool"><option value="nonpaged">nonpaged</option>
+      <option value="paged">paged</option><option value="both">both</option></select></label>
+      <span class="mute" id="tag-pool-note"></span></div>
     <div class="cards" id="tag-cards"></div>
     <div class="cols">
       <div><h2>Distribution across the fleet <span class="mute">(hosts by bytes)</span></h2><div class="chart" id="dist"></div></div>
@@ -439,8 +442,23 @@ function tagView(tag) {
     <table id="tag-hosts"><thead><tr><th>Host</th><th>Pool</th><th class="num">Bytes</th><th class="num">Diff</th>
       <th class="num">Robust z</th><th>Outlier</th><th class="num">OS build</th></tr></thead><tbody></tbody></table>`;
   let chart = null;
+  /* One pool type at a time, as poolmon shows a tag: a tag's paged and nonpaged allocations
+   * are different allocations, and mixing them skews the median, p90 and outliers. The first
+   * view shows the type holding more bytes across the fleet. */
+  let pool = null;
+  $('#tag-pool').addEventListener('change', (e) => { pool = e.target.value; refresh(); });
   async function refresh() {
-    const t = await api('/api/v1/tags/' + encodeURIComponent(tag));
+    const base = '/api/v1/tags/' + encodeURIComponent(tag);
+    let t = await api(base);
+    if (pool === null) {
+      const sum = { paged: 0, nonpaged: 0 };
+      for (const h of t.hosts || []) if (h.type in sum) sum[h.type] += Number(h.bytes) || 0;
+      pool = sum.paged > sum.nonpaged ? 'paged' : 'nonpaged';
+      $('#tag-pool').value = pool;
+      const both = (t.hosts || []).some((h) => h.type === 'paged') && (t.hosts || []).some((h) => h.type === 'nonpaged');
+      $('#tag-pool-note').textContent = both ? 'this tag is in both pools' : '';
+    }
+    if (pool !== 'both') t = await api(`${base}?type=${pool}`);
     $('#tag-desc').textContent = [t.driver, t.description].filter(Boolean).join(' — ');
     const hosts = (t.hosts || []).slice().sort((a, b) => b.bytes - a.bytes);
     const outliers = hosts.filter((h) => h.outlier).length;

@@ -204,9 +204,20 @@ async function main() {
     await page.click(`#host-suspects tr[data-tag="NtFC"] a.tagtxt`);
     await ready(page, 'tag');
     eq('tag page title', 'NtFC', await page.textContent('#tag-name'));
-    const th = await page.$$eval('#tag-hosts tbody tr', (t) => t.map((x) => x.dataset.host).sort());
-    check('tag page lists the sim hosts', ['sim-fleet-small-0', 'sim-fleet-small-1', 'sim-fleet-small-2', LEAKER]
+    // NtFC is paged on every sim host; the leaker's injected leak is nonpaged and holds more
+    // bytes, so the page opens on nonpaged, one pool at a time as poolmon shows a tag.
+    eq('tag page shows the pool holding the bytes', 'nonpaged', await page.inputValue('#tag-pool'));
+    let th = await page.$$eval('#tag-hosts tbody tr', (t) => t.map((x) => `${x.dataset.host}/${x.children[1].textContent}`));
+    check('tag page, nonpaged: the leaking host', th.includes(`${LEAKER}/nonpaged`) && th.every((x) => x.endsWith('/nonpaged')),
+      th.join(','));
+    await page.selectOption('#tag-pool', 'paged');
+    await waitFor(page, () => [...document.querySelectorAll('#tag-hosts tbody tr')].length > 0 &&
+      [...document.querySelectorAll('#tag-hosts tbody tr td:nth-child(2)')].every((x) => x.textContent === 'paged'));
+    th = await page.$$eval('#tag-hosts tbody tr', (t) => t.map((x) => x.dataset.host));
+    check('tag page, paged: the sim hosts', ['sim-fleet-small-0', 'sim-fleet-small-1', 'sim-fleet-small-2']
       .every((h) => th.includes(h)), th.join(','));
+    await page.selectOption('#tag-pool', 'nonpaged');
+    await waitFor(page, () => [...document.querySelectorAll('#tag-hosts tbody tr td:nth-child(2)')].every((x) => x.textContent === 'nonpaged'));
     check('tag page suspects list the leaking host',
       await page.isVisible(`#tag-suspects tr[data-host="${LEAKER}"]`), 'not listed');
     await page.waitForSelector('#dist canvas');
