@@ -52,7 +52,7 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
         fprintf(cli->err, "%s: %s\n", file, d.msg);
         return PW_EXIT_USAGE;
     }
-    pw_poolmon_opts_t opts = {.interval_ms = interval_ms};
+    pw_poolmon_opts_t opts = {.interval_ms = interval_ms, .allow_cut_last_line = 1};
     pw_poolmon_doc_t doc;
     rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
     pw_free(data);
@@ -63,6 +63,11 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
             fprintf(cli->err, "%s: %s\n", file, d.msg[0] ? d.msg : pw_strerror(rc));
         return PW_EXIT_USAGE;
     }
+    if (doc.cut_line)
+        fprintf(cli->err,
+                "%s:%" PRIu32 ": warning: the last line is cut inside a row (file truncated?): "
+                "left out, the rest is imported\n",
+                file, doc.cut_line);
     *screens = doc.n_screens;
     *unstamped = 0;
     for (size_t i = 0; i < doc.n_screens; i++)

@@ -1769,6 +1769,7 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     pw_poolmon_opts_t po;
     memset(&po, 0, sizeof(po));
     po.max_input_bytes = PW_API_MAX_IMPORT_BYTES;
+    po.allow_cut_last_line = 1; /* said in the answer (cut_line), not a reason to lose the rest */
     po.start_ms = start;
     po.interval_ms = interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS;
     pw_poolmon_doc_t doc;
@@ -1841,8 +1842,9 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     }
     pw_sample_close(&s);
     json_t *o =
-        json_pack("{s:o,s:i,s:o,s:o,s:o}", "host", jstr(host), "screens", (int)doc.n_screens,
-                  "rows", ju64(rows), "first_ts_ms", ju64(first), "last_ts_ms", ju64(last));
+        json_pack("{s:o,s:i,s:o,s:o,s:o,s:o}", "host", jstr(host), "screens", (int)doc.n_screens,
+                  "rows", ju64(rows), "first_ts_ms", ju64(first), "last_ts_ms", ju64(last),
+                  "cut_line", doc.cut_line ? json_integer(doc.cut_line) : json_null());
     pw_poolmon_doc_close(&doc);
     query_free(&q);
     return send_json(resp, 200, o);

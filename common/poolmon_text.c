@@ -776,8 +776,14 @@ int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts
             goto fail;
         }
         line[n] = '\0';
-        if ((r = handle_line(&P, line, n)) < 0)
+        if ((r = handle_line(&P, line, n)) < 0) {
+            if (r == PW_ETRUNCATED && !P.terminated && opts->allow_cut_last_line) {
+                out->cut_line = P.line; /* rows are appended whole: nothing of it is kept */
+                pw_diag_clear(diag);
+                break;
+            }
             goto fail;
+        }
         pos += (nl ? (size_t)(nl - line) + 1 : tlen - pos);
     }
     if (out->n_screens == 0) {

@@ -61,11 +61,15 @@
 
 /* Options; zero-initialise (or pass NULL) for the defaults. */
 typedef struct pw_poolmon_opts_s {
-    size_t max_input_bytes; /* raw input ceiling in bytes, 0 = PW_POOLMON_MAX_INPUT_DEFAULT */
-    size_t max_line_bytes;  /* line ceiling in bytes (after decoding), 0 = 64 KiB */
-    uint64_t start_ms;      /* time of the first screen when the file has none (ms since
-                               the Unix epoch; 0 is taken literally) */
-    uint64_t interval_ms;   /* spacing of unstamped screens, 0 = 15 min */
+    size_t max_input_bytes;  /* raw input ceiling in bytes, 0 = PW_POOLMON_MAX_INPUT_DEFAULT */
+    size_t max_line_bytes;   /* line ceiling in bytes (after decoding), 0 = 64 KiB */
+    uint64_t start_ms;       /* time of the first screen when the file has none (ms since
+                                the Unix epoch; 0 is taken literally) */
+    uint64_t interval_ms;    /* spacing of unstamped screens, 0 = 15 min */
+    int allow_cut_last_line; /* 1: a last line cut inside a row or header value (a file
+                                saved while poolmon was still writing, or truncated by a
+                                copy) is left out and reported in doc.cut_line instead of
+                                failing the whole capture with PW_ETRUNCATED */
 } pw_poolmon_opts_t;
 
 /* Header fields present in a screen (pw_poolmon_header_t.has). */
@@ -154,6 +158,8 @@ typedef struct pw_poolmon_doc_s {
     uint32_t lines;              /* lines in the input */
     uint32_t ignored_lines;      /* noise lines skipped (see top) */
     uint32_t first_ignored_line; /* 1-based, 0 when none */
+    uint32_t cut_line;           /* 1-based last line left out as cut (allow_cut_last_line),
+                                    0 when none */
     char *text_;                 /* private: decoded text the strings point into */
     size_t screens_cap_;         /* private */
 } pw_poolmon_doc_t;

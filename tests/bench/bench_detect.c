@@ -772,7 +772,7 @@ static void run_poolmon(const char *file)
     const char *expect = strncmp(file, "case09", 6) == 0 ? "Drsd" : "none";
     pw_poolmon_doc_t doc;
     pw_diag_t d;
-    pw_poolmon_opts_t o = {0, 0, (uint64_t)START_MS, 0};
+    pw_poolmon_opts_t o = {.start_ms = (uint64_t)START_MS};
     static char names[32][64];
     static size_t nn;
     char *name = names[nn++ % 32];

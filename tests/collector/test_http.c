@@ -743,6 +743,23 @@ static void test_import(void **state)
     assert_int_equal(geti(j, "rows"), 4);
     assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
     assert_int_equal(geti(j, "last_ts_ms"), 1700000060000);
+    assert_true(json_is_null(json_object_get(j, "cut_line")));
+    json_decref(j);
+    /* The file cut inside its last row (line 13, after Wxyz's frees): that row is left out and
+     * said, the rest is stored. */
+    char *cut = strrchr(body, 'W');
+    assert_non_null(cut);
+    char *five = strstr(cut, " 5 ");
+    assert_non_null(five);
+    char saved = five[2];
+    five[2] = '\0';
+    j = call(PW_API_POST, "/api/v1/import", "host=CUT&interval_ms=60000&start_ms=1700000000000",
+             ADMIN_TOK, body, &st);
+    five[2] = saved;
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens"), 2);
+    assert_int_equal(geti(j, "rows"), 3);
+    assert_int_equal(geti(j, "cut_line"), 13);
     json_decref(j);
     /* The same capture again (other start time): nothing is stored twice. */
     j = call(PW_API_POST, "/api/v1/import",

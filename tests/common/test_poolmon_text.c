@@ -602,6 +602,31 @@ static void test_truncated_and_malformed(void **state)
     assert_int_equal(d.line, 5);
     assert_string_equal(d.field, "diff");
     assert_int_equal(d.offset, n);
+    /* allow_cut_last_line: the same cut inside screen 2's row (line 10, after "710") leaves
+     * that row out and keeps the rest: screen 1 whole (Drsd 560 539 21 17472), screen 2's
+     * header without rows; the default still fails. */
+    const char *cut2 = strstr(buf, "710");
+    assert_non_null(cut2);
+    size_t n2 = (size_t)(cut2 - buf) + 3;
+    assert_int_equal(pw_poolmon_parse(buf, n2, NULL, &doc, &d), PW_ETRUNCATED);
+    assert_int_equal(d.line, 10);
+    pw_poolmon_opts_t lax = {.allow_cut_last_line = 1};
+    assert_int_equal(pw_poolmon_parse(buf, n2, &lax, &doc, &d), 0);
+    assert_int_equal(doc.cut_line, 10);
+    assert_int_equal(doc.n_screens, 2);
+    assert_int_equal(doc.screens[0].n_rows, 1);
+    assert_int_equal(doc.screens[0].rows[0].allocs, 560);
+    assert_int_equal(doc.screens[0].rows[0].frees, 539);
+    assert_int_equal(doc.screens[0].rows[0].diff, 21);
+    assert_int_equal(doc.screens[0].rows[0].bytes, 17472);
+    assert_int_equal(doc.screens[1].n_rows, 0);
+    pw_poolmon_doc_close(&doc);
+    /* A complete file reports no cut line, and a malformed (not cut) row still fails. */
+    assert_int_equal(pw_poolmon_parse(buf, len, &lax, &doc, &d), 0);
+    assert_int_equal(doc.cut_line, 0);
+    pw_poolmon_doc_close(&doc);
+    assert_int_equal(parse_str("Tag Type Allocs\nDrsd Paged 560 x 539 21 1 1", &lax, &doc, &d),
+                     PW_EPARSE);
     /* every prefix either parses or fails cleanly */
     for (size_t k = 0; k <= len; k++) {
         int r = pw_poolmon_parse(buf, k, NULL, &doc, &d);

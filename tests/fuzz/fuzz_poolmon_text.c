@@ -37,7 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         touch(&doc);
     pw_poolmon_doc_close(&doc);
 
-    pw_poolmon_opts_t o = {.max_line_bytes = 64, .start_ms = UINT64_MAX - 5, .interval_ms = 7};
+    pw_poolmon_opts_t o = {.max_line_bytes = 64,
+                           .start_ms = UINT64_MAX - 5,
+                           .interval_ms = 7,
+                           .allow_cut_last_line = 1};
     if (pw_poolmon_parse((const char *)data, size, &o, &doc, &d) == 0)
         touch(&doc);
     pw_poolmon_doc_close(&doc);
