@@ -11,6 +11,7 @@
 #include "source_internal.h"
 #include "alloc.h"
 #include "buf.h"
+#include "log.h"
 #include "poolmon_text.h"
 
 #include <errno.h>
@@ -91,7 +92,8 @@ static int replay_open(pw_source_t *src, const char *arg, const pw_source_config
         if (r == 0)
             r = read_file(path, &b, d);
         if (r == 0) {
-            pw_poolmon_opts_t o = {.start_ms = next_ms, .interval_ms = interval};
+            pw_poolmon_opts_t o = {
+                .start_ms = next_ms, .interval_ms = interval, .allow_cut_last_line = 1};
             pw_diag_t pd;
             pw_diag_clear(&pd);
             r = pw_poolmon_parse((const char *)b.data, b.len, &o, &ctx->docs[i], &pd);
@@ -106,6 +108,11 @@ static int replay_open(pw_source_t *src, const char *arg, const pw_source_config
             return r;
         ctx->n_docs = i + 1;
         const pw_poolmon_doc_t *doc = &ctx->docs[i];
+        if (doc->cut_line)
+            PW_LOG_WARN("replay",
+                        "%.*s:%u: the last line is cut inside a row (file truncated?): "
+                        "left out",
+                        (int)len, p, doc->cut_line);
         next_ms = doc->screens[doc->n_screens - 1].timestamp_ms + interval;
         p = comma ? comma + 1 : p + len;
     }

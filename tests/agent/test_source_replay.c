@@ -168,6 +168,41 @@ static void test_replay_session_screens(void **state)
     close_replay(src);
 }
 
+/* A capture whose last line is cut inside a row (a truncated save): the row is left out, the
+ * rest replays. case09 cut after screen 2's frees (710): screen 1 whole, screen 2 without rows. */
+static void test_replay_cut_last_line(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = pw_test_read_file(pw_test_fixture(CASE09), &len);
+    char *cut = strstr(text, "710");
+    assert_non_null(cut);
+    const char *path = "test_replay_cut.txt"; /* in the test's working directory */
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    size_t n = (size_t)(cut - text) + 3;
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    fclose(f);
+    free(text);
+    pw_source_config_t cfg = {.replay_start_ms = 1000, .replay_interval_ms = 60000};
+    pw_source_t *src;
+    pw_diag_t d;
+    assert_int_equal(open_replay(path, &cfg, &src, &d), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    assert_int_equal(next(src, &s, &d), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.entries[0].allocs, 560);
+    assert_int_equal(s.entries[0].bytes, 17472);
+    assert_int_equal(next(src, &s, &d), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.totals.paged_bytes, 8012ull * 1024);
+    assert_int_equal(next(src, &s, &d), PW_EOF);
+    pw_sample_close(&s);
+    close_replay(src);
+    remove(path);
+}
+
 static void test_replay_errors_name_file_and_line(void **state)
 {
     (void)state;
@@ -197,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_replay_two_files_in_order),
         cmocka_unit_test(test_replay_file_time_stamps),
         cmocka_unit_test(test_replay_session_screens),
+        cmocka_unit_test(test_replay_cut_last_line),
         cmocka_unit_test(test_replay_errors_name_file_and_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
