@@ -41,6 +41,10 @@ typedef struct pw_agent_s {
     uv_loop_t loop;
     uv_timer_t sample_timer;
     uv_timer_t pump_timer; /* resend batches while the backlog drains */
+    uv_timer_t sync_timer; /* spool.fsync = ack: syncs samples unacked after the deadline */
+    uint64_t synced_seq;   /* highest seq known durable (synced here, or acked) */
+    uint64_t syncs;        /* fdatasync calls for samples (status): one per sample with
+                              spool.fsync = always, fewer with ack */
     uv_signal_t sigint, sigterm;
     uv_async_t stop_async; /* pw_agent_stop from another thread (Windows service control) */
     pw_source_t *src;
@@ -245,6 +249,44 @@ static void on_pump_timer(uv_timer_t *t)
     pump(t->data);
 }
 
+/* Makes every spooled sample durable here (one fdatasync covers them all). */
+static void sync_spool(pw_agent_t *a)
+{
+    uv_timer_stop(&a->sync_timer);
+    if (a->synced_seq >= a->seq)
+        return;
+    pw_diag_t d;
+    int r = pw_spool_sync(a->spool, &d);
+    if (r != 0) {
+        pw_complain(&a->c_spool, uv_now(&a->loop), 10000, 3600000, PW_LOG_LVL_ERROR, MOD,
+                    "spool sync: %s (%s)", pw_strerror(r), d.msg);
+        return;
+    }
+    a->synced_seq = a->seq;
+    a->syncs++;
+}
+
+/* spool.fsync = ack: what the collector has not acked by now gets synced here. */
+static void on_sync_timer(uv_timer_t *t)
+{
+    pw_agent_t *a = t->data;
+    if (a->acked_seq < a->seq)
+        sync_spool(a);
+}
+
+/* After a sample is spooled and handed to the session: decides when it becomes durable. */
+static void after_append(pw_agent_t *a)
+{
+    if (a->cfg->spool_fsync == PW_AGENT_FSYNC_ALWAYS)
+        a->syncs++; /* done by pw_spool_append */
+    if (a->cfg->spool_fsync != PW_AGENT_FSYNC_ACK)
+        return;
+    if (a->sess != SESS_STREAMING)
+        sync_spool(a); /* collector away: no ack will come */
+    else if (!uv_is_active((uv_handle_t *)&a->sync_timer))
+        uv_timer_start(&a->sync_timer, on_sync_timer, PW_AGENT_ACK_SYNC_MS, 0);
+}
+
 static void end_session(pw_agent_t *a)
 {
     a->sess = SESS_DOWN;
@@ -345,6 +387,10 @@ static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
     }
     if (ack->seq > a->acked_seq)
         a->acked_seq = ack->seq;
+    if (a->acked_seq > a->synced_seq)
+        a->synced_seq = a->acked_seq; /* on the collector's disk */
+    if (a->synced_seq >= a->seq)
+        uv_timer_stop(&a->sync_timer);
     if (a->sess == SESS_HELLO_SENT) {
         pw_uplink_mark_healthy(a->up);
         int r = start_stream(a, ack->seq);
@@ -472,10 +518,15 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
     }
     case POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS:
         snprintf(msg, sizeof(msg),
-                 "source %s, seq %llu, acked %llu, spool %llu bytes, interval %llu ms%s",
+                 "source %s, seq %llu, acked %llu, spool %llu bytes, interval %llu ms%s, "
+                 "fsync %s, syncs %llu",
                  pw_source_name(a->src), (unsigned long long)a->seq,
                  (unsigned long long)a->acked_seq, (unsigned long long)pw_spool_bytes(a->spool),
-                 (unsigned long long)a->interval_ms, a->live_until_ms ? ", live" : "");
+                 (unsigned long long)a->interval_ms, a->live_until_ms ? ", live" : "",
+                 a->cfg->spool_fsync == PW_AGENT_FSYNC_ACK      ? "ack"
+                 : a->cfg->spool_fsync == PW_AGENT_FSYNC_ALWAYS ? "always"
+                                                                : "never",
+                 (unsigned long long)a->syncs);
         break;
     default:
         res.status = PW_ENOTSUP;
@@ -528,6 +579,8 @@ static void on_disconnected(pw_uplink_t *up, int status, const char *msg, uint64
 {
     pw_agent_t *a = arg;
     end_session(a);
+    if (a->cfg->spool_fsync == PW_AGENT_FSYNC_ACK)
+        sync_spool(a); /* what was sent may never be acked */
     pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
                 "collector %s: %s (%s); retrying in %llu ms", pw_uplink_endpoint(up),
                 status ? pw_strerror(status) : "closed", msg ? msg : "",
@@ -630,6 +683,7 @@ static void on_sample_timer(uv_timer_t *t)
         a->since_keyframe++;
     }
     pump(a);
+    after_append(a);
 }
 
 /* ============================================================================================
@@ -765,6 +819,9 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     pw_spool_opts_t so;
     memset(&so, 0, sizeof(so));
     so.max_bytes = cfg->spool_max_bytes;
+    so.fsync = cfg->spool_fsync == PW_AGENT_FSYNC_ALWAYS  ? PW_SPOOL_FSYNC_ALWAYS
+               : cfg->spool_fsync == PW_AGENT_FSYNC_NEVER ? PW_SPOOL_FSYNC_NEVER
+                                                          : PW_SPOOL_FSYNC_MANUAL;
     pw_spool_report_t rep;
     if ((r = pw_spool_open(cfg->spool_dir, &so, &a->spool, &rep, d)) != 0)
         goto fail;
@@ -776,6 +833,7 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     load_boot_id(a);
     a->seq = pw_spool_last_seq(a->spool);
     a->acked_seq = pw_spool_acked_seq(a->spool);
+    a->synced_seq = a->seq; /* found on disk */
     if ((r = split_endpoints(a, d)) != 0)
         goto fail;
     pw_uplink_opts_t uo;
@@ -796,6 +854,8 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     a->sample_timer.data = a;
     uv_timer_init(&a->loop, &a->pump_timer);
     a->pump_timer.data = a;
+    uv_timer_init(&a->loop, &a->sync_timer);
+    a->sync_timer.data = a;
     uv_signal_init(&a->loop, &a->sigint);
     uv_signal_init(&a->loop, &a->sigterm);
     a->sigint.data = a->sigterm.data = a;
@@ -827,6 +887,7 @@ fail:
         pw_uplink_close(a->up);
     pw_net_close_if_open((uv_handle_t *)&a->sample_timer, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->pump_timer, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->sync_timer, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sigint, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sigterm, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->stop_async, &a->loop);

@@ -20,6 +20,17 @@
 
 /* Configuration: the agent's option table (agent_config.c) fills it. Strings are owned by
  * the config layer. Times in ms, sizes in bytes. */
+/* spool.fsync: when a spooled sample is forced to disk (fdatasync; _commit on Windows).
+ * ACK (default): a sample is durable once the collector acks it (its ack means "on the
+ *   collector's disk") or once the agent syncs it; the agent syncs at once while no session
+ *   streams (collector away: every sample, as ALWAYS) and otherwise when a sample is still
+ *   unacked PW_AGENT_ACK_SYNC_MS after it was written. A crash of the host in that window can
+ *   lose a sample that the collector did not store; an agent crash loses nothing (the page
+ *   cache survives it).
+ * ALWAYS: every sample before it is sent. NEVER: the OS decides (tests, tmpfs). */
+enum { PW_AGENT_FSYNC_ACK = 0, PW_AGENT_FSYNC_ALWAYS = 1, PW_AGENT_FSYNC_NEVER = 2 };
+#define PW_AGENT_ACK_SYNC_MS 1000u
+
 typedef struct pw_agent_cfg_s {
     char *source;             /* "linux", "win", "replay:FILE,...", "sim:PRESET/N" */
     char *host_name;          /* "" = the source's or the OS's name */
@@ -28,6 +39,7 @@ typedef struct pw_agent_cfg_s {
     uint64_t live_max_ms;     /* live mode cap, 10 min */
     char *spool_dir;          /* durable spool directory */
     uint64_t spool_max_bytes; /* default 256 MiB */
+    int spool_fsync;          /* PW_AGENT_FSYNC_*: when spooled samples are fdatasync'ed */
     char *collectors;         /* "host:port[,host:port...]" tried in turn */
     char *server_name;        /* name in the collector's certificate ("" = endpoint host) */
     char *ca_file;

@@ -15,6 +15,8 @@
 #define PW_AGENT_DEFAULT_SPOOL  "/var/lib/poolwatch-agent/spool"
 #endif
 
+static const char *const fsync_words[] = {"ack", "always", "never", NULL}; /* PW_AGENT_FSYNC_* */
+
 const pw_config_opt_t pw_agent_options[] = {
     PW_CONFIG_OPT_STRING("agent", "source", PW_AGENT_DEFAULT_SOURCE, T, source, 0,
                          "where samples come from: win, linux, replay:FILE[,FILE...], "
@@ -30,11 +32,15 @@ const pw_config_opt_t pw_agent_options[] = {
                            "longest live mode (1 s sampling) a collector may ask for"),
     PW_CONFIG_OPT_STRING("agent", "log_level", "info", T, log_level, 0,
                          "error, warn, info or debug"),
-    PW_CONFIG_OPT_STRING("spool", "dir", PW_AGENT_DEFAULT_SPOOL, T, spool_dir,
-                         PW_CONFIG_PATH, "durable spool directory (samples not yet acked)"),
+    PW_CONFIG_OPT_STRING("spool", "dir", PW_AGENT_DEFAULT_SPOOL, T, spool_dir, PW_CONFIG_PATH,
+                         "durable spool directory (samples not yet acked)"),
     PW_CONFIG_OPT_SIZE("spool", "max_size", "256MiB", 65536, INT64_C(1) << 40, T, spool_max_bytes,
                        "spool size limit; past it the oldest samples are dropped and the gap "
                        "is reported"),
+    PW_CONFIG_OPT_ENUM("spool", "fsync", "ack", fsync_words, T, spool_fsync,
+                       "when a sample is forced to disk: ack = once the collector has not "
+                       "acked it within 1 s, or at once while it is away; always = every "
+                       "sample; never = the OS decides"),
     PW_CONFIG_OPT_STRING("collector", "endpoints", NULL, T, collectors, PW_CONFIG_REQUIRED,
                          "collector host:port list, tried in turn"),
     PW_CONFIG_OPT_STRING("collector", "server_name", "", T, server_name, 0,

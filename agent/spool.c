@@ -1336,7 +1336,7 @@ int pw_spool_open(const char *dir, const pw_spool_opts_t *opts, pw_spool_t **out
                            (unsigned long long)o.segment_bytes,
                            (unsigned long long)PW_SPOOL_SEGMENT_BYTES_MIN,
                            (unsigned long long)o.max_bytes);
-    if ((unsigned)o.fsync > PW_SPOOL_FSYNC_NEVER)
+    if ((unsigned)o.fsync > PW_SPOOL_FSYNC_MANUAL)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "fsync", "unknown fsync policy %d", (int)o.fsync);
 
     int rc = os_mkdir(dir);

@@ -57,11 +57,16 @@ typedef struct pw_spool_iter_s pw_spool_iter_t;
  * INTERVAL: at an append when fsync_interval_ms have passed since the last sync, and at
  *   pw_spool_sync / pw_spool_close; a crash loses at most that window.
  * NEVER: only the OS decides (tests, benchmarks, tmpfs). Survives an agent crash, not a host
- *   crash. */
+ *   crash.
+ * MANUAL: appends are synced by pw_spool_sync (and when a segment or the spool closes), as the
+ *   caller decides; segments are preallocated and the state file synced as with ALWAYS. For a
+ *   caller that knows when a record is durable elsewhere: the agent syncs only the records
+ *   the collector has not acked within a deadline (agent.h, spool.fsync = ack). */
 typedef enum {
     PW_SPOOL_FSYNC_ALWAYS = 0,
     PW_SPOOL_FSYNC_INTERVAL = 1,
-    PW_SPOOL_FSYNC_NEVER = 2
+    PW_SPOOL_FSYNC_NEVER = 2,
+    PW_SPOOL_FSYNC_MANUAL = 3
 } pw_spool_fsync_t;
 
 /* Options of pw_spool_open; zero-initialise and set what you need (0 = default). */

@@ -769,6 +769,32 @@ static void test_prealloc_zero_tail_is_end(void **state)
     pw_spool_close(sp);
 }
 
+/* MANUAL (the agent's spool.fsync = ack): records the collector acked may never have been
+ * synced here, so a host crash can take them from the segment while the state file (synced
+ * at the ack) keeps the ack. The spool must open, keep its seqs above the ack and append on. */
+static void test_manual_acked_tail_lost(void **state)
+{
+    fx_t *fx = *state;
+    const char *first = "spool-00000000000000000001.seg";
+    pw_spool_t *sp = open_policy(fx, 1 << 20, PW_SPOOL_FSYNC_MANUAL, NULL);
+    append_range(sp, 1, 3, 0);
+    assert_int_equal(pw_spool_ack(sp, 2, NULL), 0);
+    pw_spool_close(sp);
+    /* Records 2 (acked) and 3 (not) never reached the disk: zeros, as preallocated. */
+    zero_bytes(fx, first, 1036, SEGSZ);
+    pw_spool_report_t rep;
+    sp = open_policy(fx, 1 << 20, PW_SPOOL_FSYNC_MANUAL, &rep);
+    assert_int_equal(rep.first_problem.code, 0);
+    assert_int_equal(pw_spool_acked_seq(sp), 2);
+    assert_true(pw_spool_last_seq(sp) >= 2);
+    uint64_t next = pw_spool_last_seq(sp) + 1;
+    append_range(sp, next, next, 0);
+    assert_int_equal(pw_spool_last_seq(sp), next);
+    uint64_t want[1] = {next};
+    expect_seqs(sp, 0, want, 1);
+    pw_spool_close(sp);
+}
+
 static void test_prealloc_torn_record(void **state)
 {
     fx_t *fx = *state;
@@ -881,6 +907,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lock_excludes_other_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_fsync_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prealloc_zero_tail_is_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_manual_acked_tail_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prealloc_torn_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prealloc_full_spool, setup, teardown),
     };

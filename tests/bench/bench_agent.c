@@ -4,17 +4,21 @@
  *   agent.sample_cpu_us          per sample, median: the agent's own work after the source
  *                                read, done by the same functions on_sample_timer uses
  *                                (agent/agent.c): pw_delta_encode, pw_codec_pack_sample,
- *                                pw_spool_append with the default fsync policy (one fdatasync
- *                                per record, overwriting the zeros of a preallocated segment:
- *                                spool.h), then TLS encryption of the frame (OpenSSL
- *                                SSL_write into a memory BIO, drained into a buffer as
- *                                common/tls.c does). Measured as thread CPU time
- *                                (CLOCK_THREAD_CPUTIME_ID): time spent waiting for the disk
- *                                is not CPU. Target <= 50 us.
- *   agent.sample_cpu_us_nofsync  the same with the spool's fsync policy NEVER
- *   agent.sample_wall_us         wall time of the default-policy figure (fdatasync waits)
- *   agent.sample_{encode,pack,spool,encrypt}_us  the median of each step alone (spool with
- *                                the default policy, the others from the no-fsync run)
+ *                                pw_spool_append as the default spool.fsync = ack does it
+ *                                while the collector acks within 1 s (the spool's MANUAL
+ *                                policy: the record overwrites the zeros of a preallocated
+ *                                segment, no fdatasync: the collector's ack makes it durable),
+ *                                then TLS encryption of the frame (OpenSSL SSL_write into a
+ *                                memory BIO, drained into a buffer as common/tls.c does).
+ *                                Measured as thread CPU time (CLOCK_THREAD_CPUTIME_ID): time
+ *                                spent waiting for the disk is not CPU. Target <= 50 us.
+ *   agent.sample_cpu_us_fsync_each  the same with one fdatasync per record: spool.fsync =
+ *                                always, and the ack policy while the collector is away
+ *   agent.sample_cpu_us_nofsync  the same with the spool's fsync policy NEVER (no
+ *                                preallocation either)
+ *   agent.sample_wall_us, _fsync_each  wall time of those two (fdatasync waits)
+ *   agent.sample_{encode,pack,spool,encrypt}_us  the median of each step alone (default
+ *                                policy); agent.sample_spool_us_fsync_each with fdatasync
  *   agent.spool_segment_create_us  CPU of the append that starts a segment (creates it, writes
  *                                and syncs its 8 MiB of zeros): not in the medians above
  *   agent.spool_segment_create_per_sample_us  that cost spread over the records a segment
@@ -32,12 +36,12 @@
  *                                percentage of one core. Target <= 0.1 %.
  *   agent.cpu_percent_1s         the same at --agent.interval=1s (a third of the window), to
  *                                show how it scales with the interval
- * Measured on the 2-core build VM (ext4 on virtio, median of 3 runs, load average about 2):
- * sample_cpu_us 70 (spool 33, encode 23, pack 4, encrypt 1; 98 with segments that grow per
- * record), nofsync 29, segment creation 2.9 ms = 0.33 us per sample; rss_kb 9,204 (anon
- * 2,768, file 6,436), pss_kb 3.6-4.4 MB (depends on what else maps the same libraries),
- * cpu_percent_10s 0.005. Most of the fsync's CPU is the virtio doorbell and the context
- * switches around the wait; the file RSS is shared library pages (libcrypto 4.1 MB).
+ * Measured on the 2-core build VM (ext4 on virtio): sample_cpu_us 29.7-31.3 with the default
+ * spool.fsync = ack (encode 23, pack 4, spool 1.2, encrypt 1); fsync_each 72-84 (the
+ * fdatasync 31-40 of it: the virtio doorbell and the context switches around the wait; 98
+ * before segments were preallocated); segment creation 2.9-3.4 ms = 0.33-0.38 us per sample;
+ * rss_kb 9,076 (anon 2,660, file 6,416: shared library pages, libcrypto 4.1 MB), pss_kb 3,205
+ * (depends on what else maps the same libraries), cpu_percent_10s 0.005, _1s 0.044.
  * PW_BENCH_AGENT_SECONDS=0 runs the in-process figures only (for perf record).
  * Binaries: PW_BENCH_BIN_DIR (the build tree). Work files under $TMPDIR (default /var/tmp, a
  * disk), removed at the end; the PKI is cached in the build tree (bench-pki/).
@@ -250,7 +254,9 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
         }
     }
     printf("CHECK agent.rows_per_sample %zu rows (%s)\n", sample.n,
-           policy == PW_SPOOL_FSYNC_NEVER ? "fsync never" : "fsync always");
+           policy == PW_SPOOL_FSYNC_NEVER    ? "fsync never"
+           : policy == PW_SPOOL_FSYNC_MANUAL ? "fsync ack, acked in time"
+                                             : "fsync always");
     cost_t r = {median(cpu, k), median(wall, k), {0}, first_spool_us, k ? frame_sum / k : 0};
     for (int p = 0; p < 4; p++) {
         r.phase_us[p] = median(ph[p], k);
@@ -344,14 +350,17 @@ int main(void)
     memset(&tls, 0, sizeof(tls));
     tls_pair_open(&tls, pki);
     cost_t nosync = per_sample(n, spool_dir, PW_SPOOL_FSYNC_NEVER, &tls);
+    cost_t acked = per_sample(n, spool_dir, PW_SPOOL_FSYNC_MANUAL, &tls);
     cost_t dflt = per_sample(n, spool_dir, PW_SPOOL_FSYNC_ALWAYS, &tls);
     tls_pair_close(&tls);
-    printf("BENCH agent.sample_cpu_us %.1f us\n", dflt.cpu_us);
+    printf("BENCH agent.sample_cpu_us %.1f us\n", acked.cpu_us);
+    printf("BENCH agent.sample_cpu_us_fsync_each %.1f us\n", dflt.cpu_us);
     printf("BENCH agent.sample_cpu_us_nofsync %.1f us\n", nosync.cpu_us);
-    printf("BENCH agent.sample_wall_us %.1f us\n", dflt.wall_us);
+    printf("BENCH agent.sample_wall_us %.1f us\n", acked.wall_us);
+    printf("BENCH agent.sample_wall_us_fsync_each %.1f us\n", dflt.wall_us);
     for (int p = 0; p < 4; p++)
-        printf("BENCH agent.sample_%s_us %.1f us\n", phase_names[p],
-               p == 2 ? dflt.phase_us[p] : nosync.phase_us[p]);
+        printf("BENCH agent.sample_%s_us %.1f us\n", phase_names[p], acked.phase_us[p]);
+    printf("BENCH agent.sample_spool_us_fsync_each %.1f us\n", dflt.phase_us[2]);
     /* Not in the median: the append that starts a segment also preallocates it (spool.h),
      * once per PW_SPOOL_SEGMENT_BYTES_DEFAULT of frames. */
     double per_seg =

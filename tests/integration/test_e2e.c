@@ -208,6 +208,26 @@ static uint64_t check_sim_host(pw_store_t *st, uint64_t last_seq)
     return checked;
 }
 
+/* The "status" command's seq and syncs of `host`'s agent, through the API. */
+static void agent_status(const char *host, unsigned long long *seq, unsigned long long *syncs)
+{
+    char out[400], cmd[1400];
+    snprintf(out, sizeof(out), "%s/status.json", dir);
+    snprintf(cmd, sizeof(cmd),
+             "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
+             "'{\"kind\":\"status\"}' https://localhost:%s/api/v1/hosts/%s/commands > %s",
+             dir, ADMIN_TOKEN, http_port, host, out);
+    assert_int_equal(system(cmd), 0);
+    size_t n;
+    char *j = pw_test_read_file(out, &n);
+    const char *a = strstr(j, ", seq "), *b = strstr(j, ", syncs ");
+    if (a == NULL || b == NULL)
+        fail_msg("status answer without seq/syncs: %s", j);
+    *seq = strtoull(a + 6, NULL, 10);
+    *syncs = strtoull(b + 8, NULL, 10);
+    free(j);
+}
+
 static void test_e2e_agents_collector_store(void **state)
 {
     (void)state;
@@ -296,6 +316,16 @@ static void test_e2e_agents_collector_store(void **state)
     sleep_ms(2500);
     snprintf(out, sizeof(out), "%s/agent-linux.log", dir);
     assert_true(file_contains(out, "live mode expired"));
+    /* spool.fsync = ack (the default): while the collector acks promptly, samples are not
+     * fdatasync'ed one by one. Two status answers 2 s apart (~20 samples at 100 ms): at most
+     * 2 syncs in between (an ack later than 1 s on a loaded machine), where "always" makes one
+     * per sample. */
+    unsigned long long seq1, syncs1, seq2, syncs2;
+    agent_status("linuxhost", &seq1, &syncs1);
+    sleep_ms(2000);
+    agent_status("linuxhost", &seq2, &syncs2);
+    assert_true(seq2 >= seq1 + 5);
+    assert_true(syncs2 <= syncs1 + 2);
     int st = 0;
     /* The replay agent exits by itself once both screens are acked. */
     for (int i = 0; i < 50 && waitpid(rep, &st, WNOHANG) == 0; i++)
