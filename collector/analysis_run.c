@@ -41,6 +41,7 @@
 #define LONG_EVERY     10  /* passes between long passes (5 min) */
 #define LONG_HOST_MAX  128 /* host points given to the long pass (Theil-Sen is O(n^2)) */
 #define RESEND_PASSES  2   /* Prometheus resends firing alerts every minute */
+#define HIST_LOAD_MS   (3ull * 60 * 60 * 1000) /* ring points read back after a restart */
 
 /* Screen-comparison result of one host without a live stream, kept until its last screen
  * changes. */
@@ -74,6 +75,7 @@ typedef struct pw_analysis_run_s {
     size_t n_cc, cc_cap;
     pw_screen_row_t *scr;
     size_t scr_cap;
+    size_t restore_cursor; /* next host to restore from the store after a start */
 } run_t;
 
 static int cmp_base(const void *a, const void *b)
@@ -544,8 +546,113 @@ static void finish_pass(run_t *rn, int64_t now_ms)
     rn->in_pass = 0;
 }
 
+/* After a restart: the ring's points from before it, read back from the store (what the
+ * pressure trend and the sparklines need), ahead of any point that arrived since. */
+typedef struct {
+    pw_fleet_point_t *p;
+    size_t n, cap;
+} hist_load_t;
+
+static int hist_push(hist_load_t *hl, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged)
+{
+    if (hl->n == hl->cap) {
+        size_t nc = hl->cap ? hl->cap * 2 : 512;
+        pw_fleet_point_t *p = pw_realloc(hl->p, nc * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        hl->p = p;
+        hl->cap = nc;
+    }
+    hl->p[hl->n++] = (pw_fleet_point_t){ts_ms, nonpaged, paged};
+    return 0;
+}
+
+static int hist_load_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
+{
+    return hist_push(arg, ts_ms, t->nonpaged_bytes, t->paged_bytes);
+}
+
+static void load_history(run_t *rn, pw_host_t *h)
+{
+    h->hist_from_store = 0;
+    /* Stored points older than the ring's oldest (the ring holds what arrived since). */
+    uint64_t before = h->hist_n ? pw_fleet_hist_at(h, 0)->ts_ms : h->last_seen_ms + 1;
+    if (before == 0)
+        return;
+    hist_load_t hl = {0};
+    uint64_t from = before > HIST_LOAD_MS ? before - HIST_LOAD_MS : 0;
+    pw_diag_t d;
+    int r = pw_store_totals(rn->c->store, h->name, from, before - 1, hist_load_cb, &hl, &d);
+    if (r != 0 && r != PW_ENOENT)
+        PW_LOG_WARN(MOD, "%s: history from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
+    if (r == 0 && hl.n > 0) {
+        for (size_t i = 0; r == 0 && i < h->hist_n; i++) {
+            const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
+            r = hist_push(&hl, p->ts_ms, p->nonpaged_bytes, p->paged_bytes);
+        }
+        if (r == 0) { /* oldest first; the ring keeps the newest PW_FLEET_HISTORY */
+            h->hist_n = h->hist_head = 0;
+            for (size_t i = 0; i < hl.n; i++)
+                pw_fleet_note_totals(h, hl.p[i].ts_ms, hl.p[i].nonpaged_bytes, hl.p[i].paged_bytes);
+        }
+    }
+    pw_free(hl.p);
+}
+
+/* After a restart the leak screen's baseline ("the value after the agent's start", issue 6)
+ * would otherwise be the first table after the restart, and a leak would have to grow again
+ * by MIN_GROWTH before it is looked at: the table of 24 h before the newest sample (the long
+ * pass's window) is read back from the store instead, or the oldest one stored. */
+static void restore_baseline(run_t *rn, pw_host_t *h)
+{
+    uint64_t from = h->last_seen_ms > LONG_WINDOW_MS ? h->last_seen_ms - LONG_WINDOW_MS : 0;
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_diag_t d;
+    int r = pw_store_table_at(rn->c->store, h->name, from, &s, &d);
+    if (r == 0 && s.n > 0) {
+        pw_base_row_t *b = pw_calloc(s.n, sizeof(*b));
+        if (b != NULL) {
+            for (size_t i = 0; i < s.n; i++) {
+                memcpy(b[i].tag, s.entries[i].tag, s.entries[i].tag_len);
+                b[i].tag_len = s.entries[i].tag_len;
+                b[i].pool = s.entries[i].pool;
+                b[i].bytes = s.entries[i].bytes;
+            }
+            qsort(b, s.n, sizeof(*b), cmp_base);
+            pw_free(h->baseline);
+            h->baseline = b;
+            h->n_baseline = s.n;
+        }
+    } else if (r != 0 && r != PW_ENOENT) {
+        PW_LOG_WARN(MOD, "%s: baseline from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
+    }
+    pw_sample_close(&s);
+}
+
+/* What a restart lost of a host that the store has: its history ring and leak baseline. */
+static void restore_host(run_t *rn, pw_host_t *h)
+{
+    load_history(rn, h); /* clears hist_from_store */
+    restore_baseline(rn, h);
+}
+
+/* Restores hosts rebuilt at start, a time slice at a time; returns 1 while some are left. */
+static int restore_some(run_t *rn, pw_collector_t *c, uint64_t slice_ns)
+{
+    uint64_t t0 = uv_hrtime();
+    while (rn->restore_cursor < c->fleet.n && uv_hrtime() - t0 < slice_ns) {
+        pw_host_t *h = c->fleet.hosts[rn->restore_cursor++];
+        if (h->hist_from_store)
+            restore_host(rn, h);
+    }
+    return rn->restore_cursor < c->fleet.n;
+}
+
 static void pass_host(run_t *rn, pw_host_t *h, int64_t now_ms)
 {
+    if (h->hist_from_store)
+        restore_host(rn, h);
     pressure_pass(rn, h, now_ms);
     leak_pass(rn, h, now_ms);
 }
@@ -574,6 +681,9 @@ static void on_timer(uv_timer_t *t)
     if (rn == NULL)
         return;
     uint64_t now = uv_now(&c->loop);
+    /* First what a restart lost (hosts rebuilt from the store), then the passes. */
+    if (restore_some(rn, c, (uint64_t)SLICE_MS * 1000000))
+        return;
     if (!rn->in_pass) {
         if (rn->pass_start_ms != 0 && now - rn->pass_start_ms < PASS_MS)
             return;

@@ -537,6 +537,7 @@ static int load_fleet(pw_collector_t *c, pw_diag_t *d)
             snprintf(h->os_version, sizeof(h->os_version), "%s", sp + 1);
         }
         pw_store_latest(c->store, h->name, &h->snapshot, NULL);
+        h->hist_from_store = 1; /* read by the first analysis pass, under its time slices */
     }
     pw_store_hosts_free(hosts, n);
     PW_LOG_INFO(MOD, "rebuilt %zu hosts from the store", c->fleet.n);

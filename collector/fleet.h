@@ -50,6 +50,8 @@ typedef struct pw_host_s {
     void *conn;             /* the current session, NULL when disconnected */
     pw_fleet_point_t *hist; /* ring of PW_FLEET_HISTORY points */
     size_t hist_n, hist_head;
+    int hist_from_store; /* 1: the ring's older points are still to be read from the store
+                            (hosts rebuilt at start; analysis_run.c reads them lazily) */
     /* analysis (analysis_run.c) */
     pw_pressure_t np_pressure, pg_pressure;
     int have_pressure;

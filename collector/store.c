@@ -254,6 +254,24 @@ int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d)
     return rc;
 }
 
+int pw_store_totals(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                    pw_store_totals_cb cb, void *arg, pw_diag_t *d)
+{
+    if (st == NULL || host == NULL || cb == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    if (from_ms > (uint64_t)INT64_MAX || to_ms > (uint64_t)INT64_MAX || from_ms > to_ms)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "range", "time range invalid");
+    return pw__store_sql_totals(st->sql, host, from_ms, to_ms, cb, arg, d);
+}
+
+int pw_store_table_at(pw_store_t *st, const char *host, uint64_t from_ms, pw_sample_t *out,
+                      pw_diag_t *d)
+{
+    if (st == NULL || host == NULL || out == NULL || from_ms > (uint64_t)INT64_MAX)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "bad argument");
+    return pw__store_sql_table_at(st->sql, host, from_ms, out, d);
+}
+
 int64_t pw_store_compact(pw_store_t *st, uint64_t budget_ms, pw_diag_t *d)
 {
     if (st == NULL)

@@ -207,6 +207,27 @@ void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n);
 int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
                       const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 
+/* Called by pw_store_totals for each stored sample in the range, oldest first: its time (ms
+ * since the epoch) and host totals (bytes; borrowed for the call). A negative return stops the
+ * walk and is returned; a positive one stops it quietly. */
+typedef int (*pw_store_totals_cb)(void *arg, uint64_t ts_ms, const pw_totals_t *totals);
+
+/* Walks the samples of `host` with from_ms <= timestamp <= to_ms, oldest first, calling `cb`
+ * with each sample's totals (pool used and limits: what the collector keeps per host for
+ * pressure and sparklines, rebuilt this way after a restart). Reads raw chunks (one replay per
+ * chunk, closed, sealed or open). Returns 0; PW_ENOENT (host unknown); PW_EINVAL (NULL
+ * argument, bad range); PW_ECORRUPT (a chunk does not decode); PW_ESTORE; or what `cb`
+ * returned. */
+int pw_store_totals(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                    pw_store_totals_cb cb, void *arg, pw_diag_t *d);
+
+/* The host's first stored table with timestamp >= from_ms (0: the oldest raw sample kept)
+ * into `out` (initialised; reset first; entries with their tags, seq, timestamp and totals).
+ * Replays one chunk. Returns 0; PW_ENOENT (host unknown, or nothing stored after from_ms);
+ * PW_EINVAL; PW_ECORRUPT; PW_ESTORE; PW_ENOMEM. */
+int pw_store_table_at(pw_store_t *st, const char *host, uint64_t from_ms, pw_sample_t *out,
+                      pw_diag_t *d);
+
 /* Sizes and counters (see pw_store_stats_t). Returns 0 or PW_ESTORE. */
 int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d);
 

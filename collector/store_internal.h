@@ -28,6 +28,10 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
                              size_t tag_len, pw_pool_t pool, uint64_t from_ms, uint64_t to_ms,
                              uint64_t step_ms, pw_store_series_t *out, pw_diag_t *d);
 int pw__store_sql_latest(pw_store_sql_t *q, const char *host, pw_sample_t *out, pw_diag_t *d);
+int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, uint64_t to_ms,
+                         pw_store_totals_cb cb, void *arg, pw_diag_t *d);
+int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms, pw_sample_t *out,
+                           pw_diag_t *d);
 int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
 int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
                            const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);

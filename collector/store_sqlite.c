@@ -1398,8 +1398,8 @@ static int host_id_of(pw_store_sql_t *q, const char *name, int64_t *id, pw_diag_
 }
 
 /* Reads raw chunks of host `hid` overlapping [from, to]; open ones only when `open_only`. */
-static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_only, int not_m1,
-                         pw_diag_t *d)
+static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to, int open_only,
+                      int not_m1, pw_chunk_cb cb, void *arg, const int *stop, pw_diag_t *d)
 {
     /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
      * before it. Closed chunks come first (compaction goes in id order); the rows of sealed and
@@ -1407,16 +1407,16 @@ static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_
      * `not_m1`: only chunks whose 1-min rollup is not written yet. */
     sqlite3_stmt *s = stmt(q, not_m1 ? S_CHUNK_RANGE_M1 : S_CHUNK_RANGE);
     sqlite3_bind_int64(s, 1, hid);
-    sqlite3_bind_int64(s, 2, (int64_t)cutoff(sr->from, q->opts.chunk_window_ms));
-    sqlite3_bind_int64(s, 3, (int64_t)sr->to);
-    sqlite3_bind_int64(s, 4, (int64_t)(open_only ? UINT64_MAX >> 1 : sr->from));
+    sqlite3_bind_int64(s, 2, (int64_t)cutoff(from, q->opts.chunk_window_ms));
+    sqlite3_bind_int64(s, 3, (int64_t)to);
+    sqlite3_bind_int64(s, 4, (int64_t)(open_only ? UINT64_MAX >> 1 : from));
     int rc, r = 0;
     struct {
         int64_t id;
         unsigned width;
     } *pend = NULL;
     size_t np = 0, pcap = 0;
-    while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    while (r == 0 && !(stop && *stop) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         unsigned width = (unsigned)sqlite3_column_int(s, 1);
         uint64_t raw = (uint64_t)sqlite3_column_int64(s, 2);
@@ -1440,16 +1440,15 @@ static int series_chunks(pw_store_sql_t *q, series_t *sr, int64_t hid, int open_
         int fmt = sqlite3_column_int(s, 4);
         r = load_chunk(q, id, data, dlen, raw, &q->tmp, d);
         if (r == 0)
-            r = replay(fmt, q->tmp.data, q->tmp.len, width, series_raw_cb, sr, d);
+            r = replay(fmt, q->tmp.data, q->tmp.len, width, cb, arg, d);
     }
-    if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    if (r == 0 && !(stop && *stop) && rc != SQLITE_DONE && rc != SQLITE_ROW)
         r = sqlfail(q, rc, d, "read chunks");
     sqlite3_reset(s);
-    for (size_t i = 0; r == 0 && i < np; i++) {
+    for (size_t i = 0; r == 0 && !(stop && *stop) && i < np; i++) {
         r = load_chunk(q, pend[i].id, NULL, 0, 0, &q->tmp, d);
         if (r == 0)
-            r = replay(PW_CHUNK_RECORDS, q->tmp.data, q->tmp.len, pend[i].width, series_raw_cb, sr,
-                       d);
+            r = replay(PW_CHUNK_RECORDS, q->tmp.data, q->tmp.len, pend[i].width, cb, arg, d);
     }
     pw_free(pend);
     return r;
@@ -1470,7 +1469,7 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
         return rc;
     if (step_ms < M1_MS) {
         out->level = PW_STORE_RAW;
-        rc = series_chunks(q, &sr, hid, 0, 0, d);
+        rc = each_chunk(q, hid, sr.from, sr.to, 0, 0, series_raw_cb, &sr, NULL, d);
         return rc != 0 ? rc : (int64_t)out->n;
     }
     int level = step_ms < M15_MS ? PW_STORE_1MIN : PW_STORE_15MIN;
@@ -1499,11 +1498,79 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
     /* The open chunk is not rolled up yet: read it raw (its tag may be new to `tags`); at the
      * 1-min level so are the closed chunks that have not expired yet. */
     if (rc == 0)
-        rc = series_chunks(q, &sr, hid, level == PW_STORE_15MIN, level == PW_STORE_1MIN, d);
+        rc = each_chunk(q, hid, sr.from, sr.to, level == PW_STORE_15MIN, level == PW_STORE_1MIN,
+                        series_raw_cb, &sr, NULL, d);
     return rc != 0 ? rc : (int64_t)out->n;
 }
 
 /* ---- latest, hosts, last seq, stats ------------------------------------------------------ */
+
+typedef struct {
+    uint64_t from, to;
+    pw_store_totals_cb cb;
+    void *arg;
+    int stopped; /* cb asked to stop: later chunks stop at their first sample */
+} totals_t;
+
+static int totals_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)seq, (void)d;
+    totals_t *t = arg;
+    if (t->stopped)
+        return 1;
+    if (dd->timestamp_ms < t->from || dd->timestamp_ms > t->to)
+        return 0;
+    int r = t->cb(t->arg, dd->timestamp_ms, &dd->totals);
+    t->stopped = r > 0;
+    return r;
+}
+
+int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, uint64_t to_ms,
+                         pw_store_totals_cb cb, void *arg, pw_diag_t *d)
+{
+    int64_t hid = 0;
+    int rc = host_id_of(q, host, &hid, d);
+    if (rc != 0)
+        return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
+    totals_t t = {from_ms, to_ms, cb, arg, 0};
+    return each_chunk(q, hid, from_ms, to_ms, 0, 0, totals_cb, &t, &t.stopped, d);
+}
+
+typedef struct {
+    uint64_t from;
+    pw_sample_t *out;
+    int found, rc;
+} table_at_t;
+
+static int table_at_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)d;
+    table_at_t *t = arg;
+    if (t->found || dd->timestamp_ms < t->from)
+        return t->found;
+    t->found = 1;
+    t->rc = pw_delta_dec_to_sample(dd, t->out);
+    t->out->seq = seq;
+    return 1;
+}
+
+int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms, pw_sample_t *out,
+                           pw_diag_t *d)
+{
+    int64_t hid = 0;
+    int rc = host_id_of(q, host, &hid, d);
+    if (rc != 0)
+        return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
+    table_at_t t = {from_ms, out, 0, 0};
+    pw_sample_reset(out);
+    rc = each_chunk(q, hid, from_ms, UINT64_MAX >> 1, 0, 0, table_at_cb, &t, &t.found, d);
+    if (rc == 0 && t.rc != 0)
+        rc = pw_diag_set(d, t.rc, 0, 0, "sample", "out of memory");
+    if (rc == 0 && !t.found)
+        rc = pw_diag_set(d, PW_ENOENT, 0, 0, "host", "nothing stored for %s after %llu ms", host,
+                         (unsigned long long)from_ms);
+    return rc;
+}
 
 static int last_seq_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
 {

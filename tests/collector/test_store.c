@@ -235,6 +235,43 @@ static void test_staggered_windows(void **state)
     pw_store_close(st);
 }
 
+typedef struct {
+    uint64_t ts[16], np[16], lim[16];
+    size_t n, stop_after;
+} totals_seen_t;
+
+static int totals_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
+{
+    totals_seen_t *v = arg;
+    assert_true(v->n < 16);
+    v->ts[v->n] = ts_ms;
+    v->np[v->n] = t->nonpaged_bytes;
+    v->lim[v->n++] = t->nonpaged_limit_bytes;
+    return v->stop_after && v->n == v->stop_after ? 1 : 0;
+}
+
+/* pw_store_totals walks closed (columns), sealed and open chunks in time order. */
+static void check_totals(pw_store_t *st)
+{
+    totals_seen_t v;
+    memset(&v, 0, sizeof(v));
+    pw_diag_t d;
+    assert_int_equal(pw_store_totals(st, "win-01", T0 + 20000, T0 + 70000, totals_cb, &v, &d), 0);
+    assert_int_equal(v.n, 6); /* samples 2..7, as build() made them */
+    for (unsigned k = 2; k <= 7; k++) {
+        assert_int_equal(v.ts[k - 2], T0 + 10000ull * k);
+        assert_int_equal(v.np[k - 2], 5000000 + k);
+        assert_int_equal(v.lim[k - 2], 128ull << 20);
+    }
+    memset(&v, 0, sizeof(v));
+    v.stop_after = 2; /* a positive return stops quietly */
+    assert_int_equal(pw_store_totals(st, "win-01", 0, UINT64_MAX / 2, totals_cb, &v, &d), 0);
+    assert_int_equal(v.n, 2);
+    assert_int_equal(v.ts[1], T0 + 10000);
+    assert_int_equal(pw_store_totals(st, "nope", 0, 1, totals_cb, &v, &d), PW_ENOENT);
+    assert_int_equal(pw_store_totals(st, "win-01", 5, 1, totals_cb, &v, &d), PW_EINVAL);
+}
+
 /* Chunks of at most 4 samples: 10 samples make 3 chunks, the last one open. */
 static void test_roundtrip(void **state)
 {
@@ -251,6 +288,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(ss.samples, NSAMPLES);
     assert_int_equal(ss.hosts, 1);
     check_series_raw(st, "win-01"); /* read from the sealed chunks' rows */
+    check_totals(st);
     /* Compacting, one chunk per call with a zero budget, changes nothing that can be read. */
     assert_int_equal(pw_store_compact(st, 0, &d), 1);
     check_series_raw(st, "win-01"); /* one in columns, one sealed, one open */
@@ -260,6 +298,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(ss.closed_chunks, 2);
     assert_int_equal(ss.samples, NSAMPLES);
     check_series_raw(st, "win-01");
+    check_totals(st);
 
     pw_sample_t got;
     pw_sample_init(&got);

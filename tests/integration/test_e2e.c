@@ -284,8 +284,32 @@ static void test_e2e_agents_collector_store(void **state)
     /* kill -9 of the collector in the middle: acked samples must be on disk, the rest resent. */
     stop(coll, SIGKILL);
     sleep_ms(700);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned long long restart_ms =
+        (unsigned long long)now.tv_sec * 1000ull + (unsigned long long)now.tv_nsec / 1000000ull;
     coll = start_collector();
     sleep_ms(2500);
+    /* The host's history (pressure trend, sparklines) holds points from before the restart:
+     * the first analysis pass reads them back from the store. */
+    {
+        char hout[400], hcmd[1400];
+        snprintf(hout, sizeof(hout), "%s/host.json", dir);
+        snprintf(hcmd, sizeof(hcmd),
+                 "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' "
+                 "https://localhost:%s/api/v1/hosts/linuxhost > %s",
+                 dir, ADMIN_TOKEN, http_port, hout);
+        assert_int_equal(system(hcmd), 0);
+        size_t n;
+        char *j = pw_test_read_file(hout, &n);
+        const char *h = strstr(j, "\"history\"");
+        const char *t = h ? strstr(h, "\"ts_ms\":") : NULL;
+        if (t == NULL)
+            fail_msg("no history in %s", j);
+        unsigned long long oldest = strtoull(t + 8, NULL, 10);
+        free(j);
+        assert_true(oldest + 1000 < restart_ms);
+    }
     char out[400];
     /* Refusal: a client without a certificate (openssl s_client) is refused by the TLS layer. */
     snprintf(out, sizeof(out), "%s/nocert.txt", dir);
