@@ -1454,6 +1454,62 @@ static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to
     return r;
 }
 
+typedef struct {
+    uint64_t ts;
+    size_t i;
+} ts_idx_t;
+
+static int ts_idx_cmp(const void *a, const void *b)
+{
+    const ts_idx_t *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Points in time order, one per time step. Samples arrive in order from one agent, but two
+ * agents writing as one host (a cloned machine, a simulated history sent twice) interleave:
+ * their points are sorted (stable) and those of one step merged, the later stored one's values
+ * kept, min/max and counts combined. */
+static int series_normalize(pw_store_series_t *o)
+{
+    size_t k = 1;
+    while (k < o->n && o->points[k - 1].ts_ms < o->points[k].ts_ms)
+        k++;
+    if (k >= o->n)
+        return 0;
+    ts_idx_t *ix = pw_malloc(o->n * sizeof(*ix));
+    pw_store_point_t *np = pw_malloc(o->n * sizeof(*np));
+    if (ix == NULL || np == NULL) {
+        pw_free(ix);
+        pw_free(np);
+        return PW_ENOMEM;
+    }
+    for (size_t i = 0; i < o->n; i++)
+        ix[i] = (ts_idx_t){o->points[i].ts_ms, i};
+    qsort(ix, o->n, sizeof(*ix), ts_idx_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        const pw_store_point_t *p = &o->points[ix[i].i];
+        if (m > 0 && np[m - 1].ts_ms == p->ts_ms) {
+            pw_store_point_t *q = &np[m - 1];
+            q->bytes = p->bytes, q->diff = p->diff, q->allocs = p->allocs, q->frees = p->frees;
+            q->bytes_min = p->bytes_min < q->bytes_min ? p->bytes_min : q->bytes_min;
+            q->bytes_max = p->bytes_max > q->bytes_max ? p->bytes_max : q->bytes_max;
+            q->diff_min = p->diff_min < q->diff_min ? p->diff_min : q->diff_min;
+            q->diff_max = p->diff_max > q->diff_max ? p->diff_max : q->diff_max;
+            q->samples += p->samples;
+        } else {
+            np[m++] = *p;
+        }
+    }
+    memcpy(o->points, np, m * sizeof(*np));
+    o->n = m;
+    pw_free(ix);
+    pw_free(np);
+    return 0;
+}
+
 int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t *tag,
                              size_t tag_len, pw_pool_t pool, uint64_t from_ms, uint64_t to_ms,
                              uint64_t step_ms, pw_store_series_t *out, pw_diag_t *d)
@@ -1470,6 +1526,8 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
     if (step_ms < M1_MS) {
         out->level = PW_STORE_RAW;
         rc = each_chunk(q, hid, sr.from, sr.to, 0, 0, series_raw_cb, &sr, NULL, d);
+        if (rc == 0 && (rc = series_normalize(out)) != 0)
+            rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
         return rc != 0 ? rc : (int64_t)out->n;
     }
     int level = step_ms < M15_MS ? PW_STORE_1MIN : PW_STORE_15MIN;
@@ -1500,6 +1558,8 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
     if (rc == 0)
         rc = each_chunk(q, hid, sr.from, sr.to, level == PW_STORE_15MIN, level == PW_STORE_1MIN,
                         series_raw_cb, &sr, NULL, d);
+    if (rc == 0 && (rc = series_normalize(out)) != 0)
+        rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
     return rc != 0 ? rc : (int64_t)out->n;
 }
 

@@ -272,6 +272,56 @@ static void check_totals(pw_store_t *st)
     assert_int_equal(pw_store_totals(st, "win-01", 5, 1, totals_cb, &v, &d), PW_EINVAL);
 }
 
+/* Two agent instances writing as one host with interleaved times (a cloned machine, a
+ * simulated history sent twice): the series comes back in time order, one point per time, the
+ * later stored values kept at an equal time. */
+static void test_interleaved_instances(void **state)
+{
+    (void)state;
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    /* Instance 1: samples k = 0..5 at T0 + 10 s k. Instance 2: k = 0..5 at T0 + 5 s + 10 s k,
+     * except that its last one lands on instance 1's T0 + 50 s (k = 5). */
+    pw_store_host_t h1 = host_of("dup", BOOT1, 64), h2 = host_of("dup", BOOT2, 64);
+    for (unsigned k = 0; k < 6; k++) {
+        build(&s, k);
+        assert_int_equal(pw_store_put(st, &h1, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    for (unsigned k = 0; k < 6; k++) {
+        build(&s, k + 20); /* other values */
+        s.timestamp_ms = k < 5 ? T0 + 5000 + 10000ull * k : T0 + 50000;
+        assert_int_equal(pw_store_put(st, &h2, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_store_series_t sr = {0};
+    assert_int_equal(pw_store_series(st, "dup", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                     TAGS[1].pool, T0, T0 + 100000, 0, &sr, &d),
+                     11); /* 6 + 6 samples, one time shared */
+    for (size_t p = 0; p < sr.n; p++) {
+        assert_int_equal(sr.points[p].ts_ms, T0 + 5000ull * p);
+        uint64_t a, f, df, b;
+        unsigned k = p % 2 == 0 ? (unsigned)(p / 2) : (unsigned)(p / 2) + 20;
+        if (p == 10)
+            k = 25; /* instance 2's, stored later */
+        assert_true(row_of(1, k, &a, &f, &df, &b));
+        assert_int_equal(sr.points[p].bytes, b);
+        assert_int_equal(sr.points[p].allocs, a);
+    }
+    /* 1-min steps: one bucket, both instances' samples counted. */
+    assert_int_equal(pw_store_series(st, "dup", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                     TAGS[1].pool, T0, T0 + 100000, 60000, &sr, &d),
+                     1);
+    assert_int_equal(sr.points[0].samples, 12);
+    pw_store_series_free(&sr);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
 /* Chunks of at most 4 samples: 10 samples make 3 chunks, the last one open. */
 static void test_roundtrip(void **state)
 {
@@ -957,12 +1007,19 @@ static void test_bad_args(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_layout1_chunks), cmocka_unit_test(test_compact_damaged),
-        cmocka_unit_test(test_restart),        cmocka_unit_test(test_rollups),
-        cmocka_unit_test(test_retention),      cmocka_unit_test(test_paged_lazy_rollups),
-        cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_bad_args),
-        cmocka_unit_test(test_put_frame),      cmocka_unit_test(test_staggered_windows),
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_interleaved_instances),
+        cmocka_unit_test(test_layout1_chunks),
+        cmocka_unit_test(test_compact_damaged),
+        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_rollups),
+        cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_paged_lazy_rollups),
+        cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_put_frame),
+        cmocka_unit_test(test_staggered_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
