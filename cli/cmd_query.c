@@ -390,11 +390,13 @@ int pw_cmd_tags(pw_cli_t *cli)
         strcat(path, "/");
         if (pw_url_escape(path, sizeof(path), tag) < 0)
             return PW_EXIT_USAGE;
-        return get_and_print(cli, path, pw_fmt_tag, 0);
     }
+    /* The server filters by pool type, so rows, totals and robust z are of that pool only. */
     if ((type && append_param(path, sizeof(path), "type", type) < 0) ||
-        (limit && append_param(path, sizeof(path), "limit", limit) < 0))
+        (tag == NULL && limit && append_param(path, sizeof(path), "limit", limit) < 0))
         return PW_EXIT_USAGE;
+    if (tag != NULL)
+        return get_and_print(cli, path, pw_fmt_tag, 0);
     return get_and_print(cli, path, NULL, fleet);
 }
 

@@ -91,6 +91,29 @@ for cmd in "tags" "tags --fleet" "leaks"; do
     check "$cmd --json parses" 0 "$(python3 -c 'import json,sys; json.load(open(sys.argv[1])); print(0)' "$dir/out" 2>&1)"
 done
 
+# tags TAG --type: OLD02 holds Abcd in both pools (paged 700 bytes, nonpaged 300): only the
+# asked pool's rows, under that pool's header
+cat >"$dir/both.txt" <<'EOF'
+ Memory: 1048576K Avail:  524288K  PageFlts:     0   InRam Krnl: 1024K P: 2048K
+ Commit: 262144K Limit: 1048576K Peak: 300000K            Pool N: 4096K P: 8192K
+ Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc
+
+ Abcd Paged       10 (   0)         3 (   0)        7      700 (     0)    100
+ Abcd Nonp         5 (   0)         2 (   0)        3      300 (     0)    100
+EOF
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/both.txt" --host OLD02 --start 2024-03-14T10:00:00Z \
+    >/dev/null 2>"$dir/err"
+check "import OLD02 exit" 0 $?
+POOLWATCH_TOKEN=$READ "$PW" tags Abcd --type nonpaged >"$dir/out" 2>"$dir/err"
+check "tags Abcd --type nonpaged exit" 0 $?
+check "tags --type header" 1 "$(grep -c '^Tag "Abcd" nonpaged: .* on 2 hosts' "$dir/out")"
+check "tags --type nonpaged rows" "OLD01 nonpaged OLD02 nonpaged" \
+    "$(awk '/^OLD0/{printf "%s%s %s", s, $1, $2; s=" "}' "$dir/out")"
+POOLWATCH_TOKEN=$READ "$PW" tags Abcd --type paged >"$dir/out" 2>"$dir/err"
+check "tags --type paged header" 1 "$(grep -c '^Tag "Abcd" paged: .* on 1 hosts' "$dir/out")"
+check "tags --type paged rows" "OLD02 paged" \
+    "$(awk '/^OLD0/{printf "%s%s %s", s, $1, $2; s=" "}' "$dir/out")"
+
 POOLWATCH_TOKEN=$READ "$PW" lookup 'Io' >"$dir/out" 2>"$dir/err"
 check "lookup exit" 0 $?
 check "lookup description" 1 "$(grep -c 'general IO allocations' "$dir/out")"
