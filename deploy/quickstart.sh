@@ -57,6 +57,13 @@ COLLECTOR=$BIN/collector/poolwatch-collector
 AGENT=$BIN/agent/poolwatch-agent
 CLI=$BIN/cli/poolwatch
 
+# A demo starts fresh: the simulated hosts re-create hours of history at every start, which
+# would overlap what an earlier run stored (and old logs would answer the checks below).
+if [ -e "$DEMO/poolwatch.db" ] || [ -d "$DEMO/spool" ] || [ -d "$DEMO/logs" ]; then
+  echo "==> starting fresh: removing the previous demo's store, spools and logs from $DEMO"
+  rm -rf "$DEMO/poolwatch.db" "$DEMO/poolwatch.db-wal" "$DEMO/poolwatch.db-shm" "$DEMO/spool" \
+    "$DEMO/logs"
+fi
 mkdir -p "$DEMO/logs" "$DEMO/spool"
 : >"$DEMO/pids"
 
@@ -131,6 +138,12 @@ for _ in $(seq 1 50); do
   fi
   sleep 0.2
 done
+if ! grep -q "agents: " "$DEMO/logs/collector.log" 2>/dev/null; then
+  echo "the collector did not report its listeners within 10 s:" >&2
+  tail -n 20 "$DEMO/logs/collector.log" >&2
+  stop_demo
+  exit 1
+fi
 
 agent() { # name, source, then extra flags
   local name=$1 src=$2; shift 2
