@@ -196,8 +196,17 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
         return;
     }
     if (h->conn != NULL && h->conn != k) {
-        /* The agent came back before its old session timed out. */
+        /* The agent came back before its old session timed out, or another agent claims the
+         * same host (a cloned machine with the same certificate): say the latter loudly, its
+         * samples would interleave with the other's in one host. */
         conn_t *old = h->conn;
+        if (h->agent_id_len != hello->agent_id.len ||
+            memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) != 0)
+            pw_complain(&c->c_twins, uv_now(&c->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                        "%s: two agents claim this host (another agent id from %s than from %s, "
+                        "%s vs %s): a cloned machine? their samples mix in one host; give each "
+                        "its own host name and certificate",
+                        name, k->peer, old->peer, hello->os_family, h->os_family);
         old->host = NULL;
         conn_close(old, "replaced by a new session of the same host");
     }

@@ -36,7 +36,7 @@ typedef struct pw_collector_s {
     pw_buf_t out;
     uv_timer_t commit_timer, retention_timer;
     uv_signal_t sigint, sigterm;
-    pw_complaint_t c_store, c_conns;
+    pw_complaint_t c_store, c_conns, c_twins;
     struct pw_http_s *http;
     struct pw_analysis_run_s *analysis;
 } pw_collector_t;
