@@ -31,7 +31,14 @@ static void usage(FILE *out)
 static int new_token(const char *role, const char *name)
 {
     if (strcmp(role, "read") != 0 && strcmp(role, "admin") != 0) {
-        fprintf(stderr, "poolwatch-collector: role must be read or admin, not '%s'\n", role);
+        fprintf(stderr, "poolwatch-collector: --new-token: role must be read or admin, not '%s'\n",
+                role);
+        return 2;
+    }
+    /* The tokens-file parser's rule: a line it would refuse is never printed. */
+    const char *why = pw_tokens_name_error(name, strlen(name), NULL);
+    if (why != NULL) {
+        fprintf(stderr, "poolwatch-collector: --new-token: name '%s': %s\n", name, why);
         return 2;
     }
     unsigned char raw[24];
@@ -55,8 +62,14 @@ int main(int argc, char **argv)
     /* A peer that hangs up mid-write must not kill the process: libuv reports EPIPE. */
     signal(SIGPIPE, SIG_IGN);
 #endif
-    if (argc == 4 && strcmp(argv[1], "--new-token") == 0)
+    if (argc >= 2 && strcmp(argv[1], "--new-token") == 0) {
+        if (argc != 4) {
+            fprintf(stderr, "poolwatch-collector: --new-token needs a ROLE (read or admin) and a "
+                            "NAME: poolwatch-collector --new-token ROLE NAME\n");
+            return 2;
+        }
         return new_token(argv[2], argv[3]);
+    }
     static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
     pw_collector_cfg_t cfg;
     pw_diag_t d;

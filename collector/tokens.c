@@ -54,6 +54,25 @@ static size_t field(const char **p, const char *end, const char **start)
     return (size_t)(e - s);
 }
 
+_Static_assert(PW_TOKENS_MAX_NAME == 64, "the message below says 1..63");
+
+const char *pw_tokens_name_error(const char *name, size_t len, size_t *at)
+{
+    if (at)
+        *at = 0;
+    if (name == NULL || len == 0 || len >= PW_TOKENS_MAX_NAME)
+        return "a name of 1..63 bytes is required";
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e) {
+            if (at)
+                *at = i;
+            return "the name must be printable ASCII without spaces";
+        }
+    return NULL;
+}
+
+/* Fills d with the reason only: pw_tokens_parse and pw_tokens_load put "line N" or "FILE:N"
+ * in front. */
 static int parse_line(pw_tokens_t *t, const char *s, const char *end, uint32_t line, uint64_t off,
                       pw_diag_t *d)
 {
@@ -63,15 +82,14 @@ static int parse_line(pw_tokens_t *t, const char *s, const char *end, uint32_t l
         return 0;
     if (n != 64)
         return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(f - s), "hash",
-                           "line %u: the hash must be 64 hex digits (SHA-256), got %zu bytes", line,
-                           n);
+                           "the hash must be 64 hex digits (SHA-256), got %zu bytes", n);
     token_t tk;
     memset(&tk, 0, sizeof(tk));
     for (size_t i = 0; i < 32; i++) {
         int hi = hexval((unsigned char)f[2 * i]), lo = hexval((unsigned char)f[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(f - s) + 2 * i, "hash",
-                               "line %u: the hash has a non-hex digit", line);
+                               "the hash has a non-hex digit");
         tk.hash[i] = (unsigned char)(hi << 4 | lo);
     }
     n = field(&p, end, &f);
@@ -81,21 +99,17 @@ static int parse_line(pw_tokens_t *t, const char *s, const char *end, uint32_t l
         tk.role = PW_ROLE_ADMIN;
     else
         return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(f - s), "role",
-                           "line %u: role must be 'read' or 'admin'", line);
+                           "role must be 'read' or 'admin'");
     n = field(&p, end, &f);
-    if (n == 0 || n >= PW_TOKENS_MAX_NAME)
-        return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(f - s), "name",
-                           "line %u: a name of 1..%d bytes is required", line,
-                           PW_TOKENS_MAX_NAME - 1);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)f[i] < 0x21 || (unsigned char)f[i] > 0x7e)
-            return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(f - s) + i, "name",
-                               "line %u: the name must be printable ASCII", line);
+    size_t at;
+    const char *why = pw_tokens_name_error(f, n, &at);
+    if (why != NULL)
+        return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(f - s) + at, "name", "%s", why);
     memcpy(tk.name, f, n);
     const char *rest;
     if (field(&p, end, &rest) != 0)
         return pw_diag_set(d, PW_EPARSE, line, off + (uint64_t)(rest - s), "name",
-                           "line %u: extra text after the name", line);
+                           "extra text after the name");
     if (t->n == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 8;
         token_t *v = pw_realloc(t->v, nc * sizeof(*v));
@@ -108,16 +122,43 @@ static int parse_line(pw_tokens_t *t, const char *s, const char *end, uint32_t l
     return 0;
 }
 
-int pw_tokens_parse(const char *buf, size_t len, pw_tokens_t **out, pw_diag_t *d)
+/* origin: the file's path for "FILE:N: reason", or NULL for "line N: reason". */
+/* Puts "FILE:N: ", "FILE: " or "line N: " in front of d's reason (cut to fit). */
+static int where(pw_diag_t *d, int r, const char *origin)
+{
+    if (d == NULL || (origin == NULL && d->line == 0))
+        return r;
+    char pre[sizeof(d->msg)];
+    if (origin == NULL)
+        snprintf(pre, sizeof(pre), "line %u: ", d->line);
+    else if (d->line == 0)
+        snprintf(pre, sizeof(pre), "%s: ", origin);
+    else
+        snprintf(pre, sizeof(pre), "%s:%u: ", origin, d->line);
+    size_t pl = strlen(pre), ml = strlen(d->msg);
+    if (pl + ml >= sizeof(d->msg))
+        ml = sizeof(d->msg) - 1 - pl;
+    memmove(d->msg + pl, d->msg, ml);
+    memcpy(d->msg, pre, pl);
+    d->msg[pl + ml] = '\0';
+    return r;
+}
+
+static int parse(const char *buf, size_t len, const char *origin, pw_tokens_t **out, pw_diag_t *d)
 {
     if (out == NULL || (buf == NULL && len > 0))
         return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
     if (len > PW_TOKENS_MAX_FILE)
-        return pw_diag_set(d, PW_ETOOBIG, 0, 0, "", "tokens file over %u bytes",
-                           PW_TOKENS_MAX_FILE);
+        return where(
+            d,
+            pw_diag_set(d, PW_ETOOBIG, 0, 0, "", "tokens file over %u bytes", PW_TOKENS_MAX_FILE),
+            origin);
     if (len > 0 && memchr(buf, '\0', len) != NULL) {
         const char *z = memchr(buf, '\0', len);
-        return pw_diag_set(d, PW_EPARSE, 0, (uint64_t)(z - buf), "", "NUL byte in tokens file");
+        return where(d,
+                     pw_diag_set(d, PW_EPARSE, 0, (uint64_t)(z - buf), "",
+                                 "NUL byte in tokens file at offset %zu", (size_t)(z - buf)),
+                     origin);
     }
     pw_tokens_t *t = pw_calloc(1, sizeof(*t));
     if (t == NULL)
@@ -131,7 +172,7 @@ int pw_tokens_parse(const char *buf, size_t len, pw_tokens_t **out, pw_diag_t *d
         const char *le = nl ? nl : end;
         if (le - p > PW_TOKENS_MAX_LINE) {
             r = pw_diag_set(d, PW_ETOOBIG, line, (uint64_t)(p - buf), "",
-                            "line %u longer than %d bytes", line, PW_TOKENS_MAX_LINE);
+                            "line longer than %d bytes", PW_TOKENS_MAX_LINE);
             break;
         }
         const char *ce = le;
@@ -142,10 +183,15 @@ int pw_tokens_parse(const char *buf, size_t len, pw_tokens_t **out, pw_diag_t *d
     }
     if (r != 0) {
         pw_tokens_free(t);
-        return r;
+        return where(d, r, origin);
     }
     *out = t;
     return 0;
+}
+
+int pw_tokens_parse(const char *buf, size_t len, pw_tokens_t **out, pw_diag_t *d)
+{
+    return parse(buf, len, NULL, out, d);
 }
 
 int pw_tokens_load(const char *path, pw_tokens_t **out, pw_diag_t *d)
@@ -169,7 +215,7 @@ int pw_tokens_load(const char *path, pw_tokens_t **out, pw_diag_t *d)
     if (err)
         r = pw_diag_set(d, PW_EIO, 0, 0, "tokens_file", "cannot read '%s'", path);
     else
-        r = pw_tokens_parse(buf, n, out, d);
+        r = parse(buf, n, path, out, d);
     pw_free(buf);
     return r;
 }

@@ -32,14 +32,22 @@ typedef struct pw_tokens_s pw_tokens_t;
 
 /* Parses buf[0..len) into a new table *out (free with pw_tokens_free). Returns 0; PW_EPARSE
  * (a line that is not `hash role name`: bad hex, wrong length, unknown role, missing or bad
- * name, NUL byte) with the line and field in `d`; PW_ETOOBIG (over PW_TOKENS_MAX_FILE or a
- * line over PW_TOKENS_MAX_LINE); PW_EINVAL (NULL); PW_ENOMEM. An empty file is a valid table
- * that accepts nothing. */
+ * name, NUL byte) with the line and field in `d` and d->msg "line N: reason"; PW_ETOOBIG (over
+ * PW_TOKENS_MAX_FILE or a line over PW_TOKENS_MAX_LINE); PW_EINVAL (NULL); PW_ENOMEM. An empty file
+ * is a valid table that accepts nothing. */
 int pw_tokens_parse(const char *buf, size_t len, pw_tokens_t **out, pw_diag_t *d);
 
-/* Reads the file at `path` and parses it as above. Also returns negated errno values of
- * open/read (PW_ENOENT, PW_EACCES, PW_EIO) with the path in `d`. */
+/* Reads the file at `path` and parses it as above, d->msg then "PATH:N: reason" (or "PATH:
+ * reason" for the whole file). Also returns negated errno values of open/read (PW_ENOENT,
+ * PW_EACCES, PW_EIO) with the path in `d`. */
 int pw_tokens_load(const char *path, pw_tokens_t **out, pw_diag_t *d);
+
+/* Whether `name` (len bytes, need not be NUL-terminated) may be a tokens-file name: 1 to
+ * PW_TOKENS_MAX_NAME - 1 bytes of printable ASCII 0x21..0x7e (no space, tab or control byte).
+ * Returns NULL when it may, else a static reason ("a name of 1..63 bytes is required", "the
+ * name must be printable ASCII without spaces"); *at (may be NULL) gets the offset of the first
+ * bad byte (0 for a bad length). The rule pw_tokens_parse applies, for tools that write lines. */
+const char *pw_tokens_name_error(const char *name, size_t len, size_t *at);
 
 /* Frees the table. Accepts NULL. */
 void pw_tokens_free(pw_tokens_t *t);

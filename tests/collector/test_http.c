@@ -386,13 +386,48 @@ static void test_tokens_file_errors(void **state)
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad read a b\n" /* extra */
     };
     const char *field[] = {"hash", "hash", "role", "name", "name"};
+    const char *msg[] = {"line 3: the hash must be 64 hex digits (SHA-256), got 4 bytes",
+                         "line 3: the hash has a non-hex digit",
+                         "line 3: role must be 'read' or 'admin'",
+                         "line 3: a name of 1..63 bytes is required",
+                         "line 3: extra text after the name"};
     for (size_t i = 0; i < 5; i++) {
         char buf[256];
         snprintf(buf, sizeof(buf), "# c\n\n%s", bad[i]);
         assert_int_equal(pw_tokens_parse(buf, strlen(buf), &t, &d), PW_EPARSE);
         assert_int_equal(d.line, 3);
         assert_string_equal(d.field, field[i]);
+        assert_string_equal(d.msg, msg[i]);
     }
+    /* From a file, the message names it: FILE:LINE. */
+    char path[300];
+    snprintf(path, sizeof(path), "%s/tokens_bad", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "# ok\n%s", bad[2]);
+    fclose(f);
+    assert_int_equal(pw_tokens_load(path, &t, &d), PW_EPARSE);
+    char want[400];
+    snprintf(want, sizeof(want), "%s:2: role must be 'read' or 'admin'", path);
+    assert_string_equal(d.msg, want);
+    unlink(path);
+    /* The name rule, as --new-token applies it (a space would read as extra text). */
+    size_t at = 99;
+    assert_null(pw_tokens_name_error("ops-team_1", 10, &at));
+    assert_int_equal(at, 0);
+    assert_string_equal(pw_tokens_name_error("bad name", 8, &at),
+                        "the name must be printable ASCII without spaces");
+    assert_int_equal(at, 3);
+    assert_string_equal(pw_tokens_name_error("x\x7f", 2, &at),
+                        "the name must be printable ASCII without spaces");
+    assert_int_equal(at, 1);
+    assert_string_equal(pw_tokens_name_error("", 0, NULL), "a name of 1..63 bytes is required");
+    char longname[65];
+    memset(longname, 'a', 64);
+    longname[64] = '\0';
+    assert_string_equal(pw_tokens_name_error(longname, 64, NULL),
+                        "a name of 1..63 bytes is required");
+    assert_null(pw_tokens_name_error(longname, 63, NULL));
     const char ok[] = "  # comment\r\n"
                       "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD\tadmin "
                       "carol\r\n";

@@ -1,0 +1,54 @@
+#!/bin/sh
+# test_collector_binary.sh COLLECTOR SOURCE_DIR: poolwatch-collector's command line from a shell:
+# --new-token refuses what the tokens-file parser would refuse (writing nothing), and a tokens
+# file error names FILE:LINE.
+set -u
+COLL=$1
+SRC=$2
+fail=0
+tmp=$(mktemp -d /tmp/pw-coll-bin-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check NAME EXPECTED ACTUAL
+    if [ "$2" != "$3" ]; then
+        echo "FAIL $1: expected [$2] got [$3]"
+        fail=1
+    else
+        echo "ok   $1"
+    fi
+}
+
+"$COLL" --new-token read ops >"$tmp/out" 2>"$tmp/err"
+check "new-token exit" 0 $?
+check "new-token line" 1 "$(grep -cE '^[0-9a-f]{64} read ops$' "$tmp/out")"
+
+"$COLL" --new-token read "bad name" >"$tmp/out" 2>"$tmp/err"
+check "new-token bad name exit" 2 $?
+check "new-token bad name stdout empty" "" "$(cat "$tmp/out")"
+check "new-token bad name says why" \
+    "poolwatch-collector: --new-token: name 'bad name': the name must be printable ASCII without spaces" \
+    "$(cat "$tmp/err")"
+
+"$COLL" --new-token read >"$tmp/out" 2>"$tmp/err"
+check "new-token no name exit" 2 $?
+check "new-token no name says what is missing" \
+    "poolwatch-collector: --new-token needs a ROLE (read or admin) and a NAME: poolwatch-collector --new-token ROLE NAME" \
+    "$(cat "$tmp/err")"
+
+"$COLL" --new-token root x >"$tmp/out" 2>"$tmp/err"
+check "new-token bad role exit" 2 $?
+check "new-token bad role stdout empty" "" "$(cat "$tmp/out")"
+
+# --check-config on a tokens file whose line 2 has a bad role: FILE:LINE in the message
+"$SRC/deploy/pki.sh" "$tmp/pki" >/dev/null 2>&1 || { echo "pki.sh failed"; exit 1; }
+printf '# tokens\n%s root alice\n' \
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" >"$tmp/tokens"
+chmod 600 "$tmp/tokens"
+COMMON="--store.path=$tmp/pw.db --agents.ca_file=$tmp/pki/ca.pem --agents.cert_file=$tmp/pki/collector.pem --agents.key_file=$tmp/pki/collector.key"
+# shellcheck disable=SC2086
+"$COLL" --check-config $COMMON --http.tokens_file="$tmp/tokens" >"$tmp/out" 2>"$tmp/err"
+check "tokens file error exit" 2 $?
+check "tokens file error names FILE:LINE" 1 \
+    "$(grep -cF "$tmp/tokens:2: role must be 'read' or 'admin'" "$tmp/err")"
+
+exit $fail
