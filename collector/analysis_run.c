@@ -719,7 +719,7 @@ void pw_collector_analysis_start(pw_collector_t *c)
         no.alertmanager_url = cfg->alertmanager_url;
         pw_diag_t d;
         if (pw_notify_new(&c->loop, &no, &rn->notify, &d) != 0)
-            PW_LOG_ERROR(MOD, "alerts: %s: %s (alerts are not sent)", d.field, d.msg);
+            PW_LOG_ERROR(MOD, "%s (alerts are not sent)", d.msg);
     }
     uv_timer_init(&c->loop, &rn->timer);
     rn->timer.data = c;

@@ -6,6 +6,7 @@
 #include "frame.h"
 #include "log.h"
 #include "net.h"
+#include "notify.h"
 #include "pooltag.h"
 #include "tokens.h"
 
@@ -687,6 +688,10 @@ int pw_collector_check(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     if ((r = pw_tls_ctx_new(&ctx, &to, d)) != 0)
         return r;
     pw_tls_ctx_free(ctx);
+    pw_notify_opts_t no = {.webhook_url = cfg->webhook_url,
+                           .alertmanager_url = cfg->alertmanager_url};
+    if ((r = pw_notify_check(&no, d)) != 0)
+        return r;
     if (cfg->tokens_file && cfg->tokens_file[0]) {
         pw_tokens_t *t;
         if ((r = pw_tokens_load(cfg->tokens_file, &t, d)) != 0)

@@ -176,18 +176,18 @@ static int parse_url(const char *url, const char *opt, int am, target_t *t, pw_d
     size_t len = strlen(url);
     if (http_parser_parse_url(url, len, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)) ||
         !(u.field_set & (1 << UF_HOST)))
-        return pw_diag_set(d, PW_ECONFIG, 0, 0, opt, "%s: not an http://host[:port][/path] URL",
-                           url);
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, opt,
+                           "alerts.%s: %s: not an http://host[:port][/path] URL", opt, url);
     const char *sch = url + u.field_data[UF_SCHEMA].off;
     size_t schl = u.field_data[UF_SCHEMA].len;
     if (schl != 4 || strncasecmp(sch, "http", 4) != 0)
         return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_SCHEMA].off, opt,
-                           "%s: only http:// is supported (put a TLS proxy on loopback for "
-                           "https)",
-                           url);
+                           "alerts.%s: %s: only http:// is supported (put a TLS proxy on loopback "
+                           "for https)",
+                           opt, url);
     if (u.field_data[UF_HOST].len >= sizeof(t->host) || (u.field_set & (1 << UF_USERINFO)))
         return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_HOST].off, opt,
-                           "%s: host too long or user info given", url);
+                           "alerts.%s: %s: host too long or user info given", opt, url);
     memcpy(t->host, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len);
     snprintf(t->port, sizeof(t->port), "%u", (u.field_set & (1 << UF_PORT)) ? u.port : 80u);
     const char *path = "";
@@ -214,9 +214,31 @@ static int parse_url(const char *url, const char *opt, int am, target_t *t, pw_d
     }
     for (const char *p = t->path; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f)
-            return pw_diag_set(d, PW_ECONFIG, 0, 0, opt, "%s: control byte or space in path", url);
+            return pw_diag_set(d, PW_ECONFIG, 0, 0, opt,
+                               "alerts.%s: %s: control byte or space in path", opt, url);
     t->on = 1;
     return 0;
+}
+
+/* Both targets of opts, as pw_notify_new and pw_notify_check read them. */
+static int parse_targets(const pw_notify_opts_t *opts, target_t t[2], pw_diag_t *d)
+{
+    int r = parse_url(opts->webhook_url, "webhook_url", 0, &t[T_WEBHOOK], d);
+    if (r == 0)
+        r = parse_url(opts->alertmanager_url, "alertmanager_url", 1, &t[T_AM], d);
+    return r;
+}
+
+int pw_notify_check(const pw_notify_opts_t *opts, pw_diag_t *d)
+{
+    if (opts == NULL)
+        return PW_EINVAL;
+    target_t t[2];
+    memset(t, 0, sizeof(t));
+    int r = parse_targets(opts, t, d);
+    pw_free(t[0].path);
+    pw_free(t[1].path);
+    return r;
 }
 
 int pw_notify_new(uv_loop_t *loop, const pw_notify_opts_t *opts, pw_notify_t **out, pw_diag_t *d)
@@ -241,9 +263,7 @@ int pw_notify_new(uv_loop_t *loop, const pw_notify_opts_t *opts, pw_notify_t **o
         n->o.max_queue = 1024;
     if (n->o.batch == 0)
         n->o.batch = 64;
-    int r = parse_url(opts->webhook_url, "webhook_url", 0, &n->t[T_WEBHOOK], d);
-    if (r == 0)
-        r = parse_url(opts->alertmanager_url, "alertmanager_url", 1, &n->t[T_AM], d);
+    int r = parse_targets(opts, n->t, d);
     if (r == 0 && opts->generator_url && (n->gen_url = pw_strdup(opts->generator_url)) == NULL)
         r = PW_ENOMEM;
     if (r != 0) {

@@ -68,6 +68,11 @@ typedef struct pw_notify_s pw_notify_t;
  * "alertmanager_url"), PW_EINVAL (NULL loop/opts/out) or PW_ENOMEM. */
 int pw_notify_new(uv_loop_t *loop, const pw_notify_opts_t *opts, pw_notify_t **out, pw_diag_t *d);
 
+/* Checks opts' two URLs with the parser pw_notify_new uses, sending nothing (--check-config).
+ * Returns 0, PW_ECONFIG (d->field "webhook_url" or "alertmanager_url"; d->msg
+ * "alerts.<option>: <url>: <reason>"), PW_EINVAL (NULL opts) or PW_ENOMEM. */
+int pw_notify_check(const pw_notify_opts_t *opts, pw_diag_t *d);
+
 /* Queues the messages for one transition (see the top for which targets get which states).
  * alertname: e.g. "PoolTagLeak", "NonpagedPoolPressure" (NUL-terminated, borrowed).
  * summary, description: free text (may be NULL = ""), borrowed. only_alertmanager: 1 to

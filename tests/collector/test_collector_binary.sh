@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_collector_binary.sh COLLECTOR SOURCE_DIR: poolwatch-collector's command line from a shell:
 # --new-token refuses what the tokens-file parser would refuse (writing nothing), and a tokens
-# file error names FILE:LINE.
+# file error names FILE:LINE; --check-config checks the alert URLs.
 set -u
 COLL=$1
 SRC=$2
@@ -50,5 +50,21 @@ COMMON="--store.path=$tmp/pw.db --agents.ca_file=$tmp/pki/ca.pem --agents.cert_f
 check "tokens file error exit" 2 $?
 check "tokens file error names FILE:LINE" 1 \
     "$(grep -cF "$tmp/tokens:2: role must be 'read' or 'admin'" "$tmp/err")"
+
+# --check-config parses the alert URLs as the running collector does
+# shellcheck disable=SC2086
+"$COLL" --check-config $COMMON --alerts.webhook_url=htp://x >"$tmp/out" 2>"$tmp/err"
+check "check-config bad webhook_url exit" 2 $?
+check "check-config bad webhook_url says why" \
+    "poolwatch-collector: check failed: alerts.webhook_url: htp://x: only http:// is supported (put a TLS proxy on loopback for https)" \
+    "$(cat "$tmp/err")"
+# shellcheck disable=SC2086
+"$COLL" --check-config $COMMON --alerts.alertmanager_url=https://am:9093 >"$tmp/out" 2>"$tmp/err"
+check "check-config bad alertmanager_url exit" 2 $?
+check "check-config bad alertmanager_url names it" 1 "$(grep -c 'alerts.alertmanager_url: https://am:9093: only http://' "$tmp/err")"
+# shellcheck disable=SC2086
+"$COLL" --check-config $COMMON --alerts.webhook_url=http://127.0.0.1:9/hook \
+    --alerts.alertmanager_url=http://127.0.0.1:9093 >"$tmp/out" 2>"$tmp/err"
+check "check-config good URLs exit" 0 $?
 
 exit $fail

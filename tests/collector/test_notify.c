@@ -109,11 +109,27 @@ static void test_bad_urls(void **state)
     o.webhook_url = "https://example.org/hook";
     assert_int_equal(pw_notify_new(&loop, &o, &n, &d), PW_ECONFIG);
     assert_string_equal(d.field, "webhook_url");
+    assert_string_equal(d.msg, "alerts.webhook_url: https://example.org/hook: only http:// is "
+                               "supported (put a TLS proxy on loopback for https)");
     o.webhook_url = NULL;
     o.alertmanager_url = "127.0.0.1:9093";
     assert_int_equal(pw_notify_new(&loop, &o, &n, &d), PW_ECONFIG);
     assert_string_equal(d.field, "alertmanager_url");
+    assert_string_equal(d.msg, "alerts.alertmanager_url: 127.0.0.1:9093: not an "
+                               "http://host[:port][/path] URL");
     assert_null(n);
+    /* pw_notify_check (--check-config): the same parser, nothing created */
+    o.alertmanager_url = NULL;
+    o.webhook_url = "htp://x";
+    assert_int_equal(pw_notify_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.msg, "alerts.webhook_url: htp://x: only http:// is supported (put a "
+                               "TLS proxy on loopback for https)");
+    o.webhook_url = "http://127.0.0.1:9/hook";
+    o.alertmanager_url = "http://127.0.0.1:9093/";
+    assert_int_equal(pw_notify_check(&o, &d), 0);
+    o.alertmanager_url = "http://127.0.0.1:9093/a b";
+    assert_int_equal(pw_notify_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.field, "alertmanager_url");
     uv_loop_close(&loop);
 }
 
