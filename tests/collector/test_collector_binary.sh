@@ -5,18 +5,11 @@
 set -u
 COLL=$1
 SRC=$2
-fail=0
 tmp=$(mktemp -d /tmp/pw-coll-bin-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # check NAME EXPECTED ACTUAL
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+# shellcheck source=../check.sh
+. "$SRC/tests/check.sh"
 
 "$COLL" --new-token read ops >"$tmp/out" 2>"$tmp/err"
 check "new-token exit" 0 $?
