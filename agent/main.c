@@ -84,8 +84,14 @@ static int agent_main(int argc, char **argv)
             return rc == 0 ? 0 : 2;
         }
     int r = pw_agent_run(&cfg, &d);
-    if (r != 0)
-        fprintf(stderr, "poolwatch-agent: %s: %s\n", pw_strerror(r), d.msg);
+    if (r != 0) {
+        /* Many messages already end with the reason ("FILE: cannot open: No such file or
+         * directory"): say it once. */
+        if (strstr(d.msg, pw_strerror(r)) != NULL)
+            fprintf(stderr, "poolwatch-agent: %s\n", d.msg);
+        else
+            fprintf(stderr, "poolwatch-agent: %s: %s\n", pw_strerror(r), d.msg);
+    }
     pw_config_free(pw_agent_options, &cfg);
     return r == 0 ? 0 : 1;
 }

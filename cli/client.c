@@ -342,8 +342,16 @@ static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t
     SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
     SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
     if (cl->ca_file != NULL && cl->ca_file[0] != '\0') {
-        if (SSL_CTX_load_verify_locations(c->ctx, cl->ca_file, NULL) != 1)
-            return pw_diag_set(diag, PW_EAUTH, 0, 0, "ca", "cannot load CA file %s", cl->ca_file);
+        if (SSL_CTX_load_verify_locations(c->ctx, cl->ca_file, NULL) != 1) {
+            /* Why: errno for a file that cannot be read, else OpenSSL's reason (no PEM). */
+            unsigned long e = ERR_peek_error();
+            const char *why = ERR_GET_LIB(e) == ERR_LIB_SYS ? strerror(ERR_GET_REASON(e))
+                                                            : ERR_reason_error_string(e);
+            pw_diag_set(diag, PW_EAUTH, 0, 0, "ca", "cannot load CA file %s: %s", cl->ca_file,
+                        why ? why : "no reason given by OpenSSL");
+            ERR_clear_error();
+            return PW_EAUTH;
+        }
     } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
         return tls_error(diag, PW_ETLS, "cannot load the system CA store");
     }

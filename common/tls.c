@@ -93,6 +93,13 @@ static unsigned long openssl_text(char *out, size_t size)
     const char *lib = ERR_lib_error_string(e);
     const char *reason = ERR_reason_error_string(e);
     int has_data = data != NULL && (flags & ERR_TXT_STRING) && data[0] != '\0';
+    if (ERR_GET_LIB(e) == ERR_LIB_SYS) {
+        /* A failed system call (fopen of a missing file): the reason is errno, which OpenSSL 3
+         * has no text for ("unknown reason"). */
+        snprintf(out, size, "%s%s%s%s", strerror(ERR_GET_REASON(e)), has_data ? " (" : "",
+                 has_data ? data : "", has_data ? ")" : "");
+        return e;
+    }
     snprintf(out, size, "%s: %s%s%s%s", lib ? lib : "OpenSSL", reason ? reason : "unknown reason",
              has_data ? " (" : "", has_data ? data : "", has_data ? ")" : "");
     return e;

@@ -130,6 +130,9 @@ check "unknown host -> 3" 3 $?
 POOLWATCH_TOKEN=$READ "$PW" --ca "$dir/otherca/ca.pem" hosts >/dev/null 2>"$dir/err"
 check "untrusted server -> 1" 1 $?
 check "untrusted server says why" 1 "$(grep -c 'certificate' "$dir/err")"
+POOLWATCH_TOKEN=$READ "$PW" --ca "$dir/nonexistent.pem" hosts >/dev/null 2>"$dir/err"
+check "missing CA file says why" 1 \
+    "$(grep -c "cannot load CA file $dir/nonexistent.pem: No such file or directory" "$dir/err")"
 POOLWATCH_TOKEN=$READ "$PW" --url "https://localhost:$HP" hosts >/dev/null 2>&1
 check "DNS name in SAN accepted" 0 $?
 
