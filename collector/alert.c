@@ -133,6 +133,29 @@ static void emit(pw_alert_transition_t *tr, const entry_t *e, pw_alert_state_t f
     tr->value = value;
 }
 
+int pw_alert_restore(pw_alert_set_t *set, const pw_alert_key_t *key, int64_t since_ms, double value)
+{
+    if (set == NULL || key == NULL || isnan(value) || !labels_ok(key))
+        return PW_EINVAL;
+    uint64_t h = key_hash(key);
+    entry_t **pp = find(set, key, h);
+    entry_t *e = *pp;
+    if (e == NULL) {
+        e = pw_calloc(1, sizeof(*e));
+        if (e == NULL)
+            return PW_ENOMEM;
+        e->hash = h;
+        e->key = *key;
+        *pp = e;
+        set->count++;
+    }
+    e->state = PW_ALERT_FIRING;
+    e->since_ms = e->changed_ms = since_ms;
+    e->value = value;
+    maybe_grow(set);
+    return 0;
+}
+
 int pw_alert_eval(pw_alert_set_t *set, const pw_alert_rule_t *rule, const pw_alert_key_t *key,
                   double value, int64_t now_ms, pw_alert_transition_t *tr)
 {

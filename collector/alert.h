@@ -73,6 +73,13 @@ void pw_alert_set_free(pw_alert_set_t *set);
 int pw_alert_eval(pw_alert_set_t *set, const pw_alert_rule_t *rule, const pw_alert_key_t *key,
                   double value, int64_t now_ms, pw_alert_transition_t *tr);
 
+/* Puts `key` in FIRING state since `since_ms` with `value`, without a transition: for alerts
+ * that were firing when the process stopped (the receivers already know them; the next
+ * evaluations resolve them as usual). Returns 0, PW_EINVAL (NULL set/key, label not
+ * NUL-terminated, NaN value) or PW_ENOMEM. */
+int pw_alert_restore(pw_alert_set_t *set, const pw_alert_key_t *key, int64_t since_ms,
+                     double value);
+
 /* State of `key` (INACTIVE when unknown); *since_ms (may be NULL) gets the episode start. */
 pw_alert_state_t pw_alert_state(const pw_alert_set_t *set, const pw_alert_key_t *key,
                                 int64_t *since_ms);

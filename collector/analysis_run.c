@@ -27,21 +27,26 @@
 #include "alloc.h"
 #include "notify.h"
 
+#include <errno.h>
+#include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define MOD            "analysis"
-#define PASS_MS        30000
-#define CANDIDATES     16
-#define MIN_GROWTH     (64u << 10)
-#define LEAK_WINDOW_MS (60ull * 60 * 1000)
-#define LONG_WINDOW_MS (24ull * 60 * 60 * 1000)
-#define LONG_STEP_MS   (15ull * 60 * 1000)
-#define LONG_EVERY     10  /* passes between long passes (5 min) */
-#define LONG_HOST_MAX  128 /* host points given to the long pass (Theil-Sen is O(n^2)) */
-#define RESEND_PASSES  2   /* Prometheus resends firing alerts every minute */
-#define HIST_LOAD_MS   (3ull * 60 * 60 * 1000) /* ring points read back after a restart */
+#define MOD             "analysis"
+#define PASS_MS         30000
+#define CANDIDATES      16
+#define MIN_GROWTH      (64u << 10)
+#define LEAK_WINDOW_MS  (60ull * 60 * 1000)
+#define LONG_WINDOW_MS  (24ull * 60 * 60 * 1000)
+#define LONG_STEP_MS    (15ull * 60 * 1000)
+#define LONG_EVERY      10  /* passes between long passes (5 min) */
+#define LONG_HOST_MAX   128 /* host points given to the long pass (Theil-Sen is O(n^2)) */
+#define RESEND_PASSES   2   /* Prometheus resends firing alerts every minute */
+#define PATH_MAX_ALERTS 4096
+#define HIST_LOAD_MS    (3ull * 60 * 60 * 1000) /* ring points read back after a restart */
 
 /* Screen-comparison result of one host without a live stream, kept until its last screen
  * changes. */
@@ -76,6 +81,8 @@ typedef struct pw_analysis_run_s {
     pw_screen_row_t *scr;
     size_t scr_cap;
     size_t restore_cursor; /* next host to restore from the store after a start */
+    char *alerts_path;     /* firing alerts kept across restarts; NULL for a :memory: store */
+    int alerts_dirty;      /* an alert started or stopped firing since the last save */
 } run_t;
 
 static int cmp_base(const void *a, const void *b)
@@ -170,6 +177,80 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
                     value);
     if (r > 0 && rn->notify != NULL)
         notify(rn, &tr, 0);
+    if (r > 0 && (tr.from == PW_ALERT_FIRING || tr.to == PW_ALERT_FIRING))
+        rn->alerts_dirty = 1;
+}
+
+/* ---- firing alerts across restarts ----------------------------------------------------------
+ * The firing alerts are kept in a JSON file beside the store (written when one starts or stops
+ * firing, at the end of a pass; replaced atomically), and restored at start without a
+ * transition: receivers do not see them fire a second time, and they resolve as usual when the
+ * analysis no longer finds their condition. */
+
+static void save_firing_cb(const pw_alert_transition_t *cur, void *arg)
+{
+    if (cur->to != PW_ALERT_FIRING)
+        return;
+    json_array_append_new(arg, json_pack("{s:s,s:s,s:s,s:s,s:I,s:f}", "host", cur->key.host, "tag",
+                                         cur->key.tag, "pool", cur->key.pool, "severity",
+                                         cur->key.severity, "since_ms",
+                                         (json_int_t)cur->active_since_ms, "value", cur->value));
+}
+
+static void save_firing(run_t *rn)
+{
+    rn->alerts_dirty = 0;
+    if (rn->alerts_path == NULL)
+        return;
+    json_t *a = json_array();
+    if (a == NULL)
+        return;
+    pw_alert_foreach(rn->alerts, save_firing_cb, a);
+    char tmp[PATH_MAX_ALERTS + 8];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", rn->alerts_path);
+    if (json_dump_file(a, tmp, JSON_COMPACT) != 0 || rename(tmp, rn->alerts_path) != 0)
+        PW_LOG_WARN(MOD, "cannot write %s: %s", rn->alerts_path, strerror(errno));
+    json_decref(a);
+}
+
+static void load_firing(run_t *rn)
+{
+    if (rn->alerts_path == NULL)
+        return;
+    json_error_t err;
+    json_t *a = json_load_file(rn->alerts_path, 0, &err);
+    if (a == NULL) {
+        if (errno != ENOENT && access(rn->alerts_path, F_OK) == 0)
+            PW_LOG_WARN(MOD, "%s:%d: firing alerts not restored: %s", rn->alerts_path, err.line,
+                        err.text);
+        return;
+    }
+    size_t i, n = 0;
+    json_t *o;
+    json_array_foreach(a, i, o)
+    {
+        pw_alert_key_t k;
+        memset(&k, 0, sizeof(k));
+        const char *host, *tag, *pool, *sev;
+        json_int_t since;
+        double value;
+        if (json_unpack(o, "{s:s,s:s,s:s,s:s,s:I,s:F}", "host", &host, "tag", &tag, "pool", &pool,
+                        "severity", &sev, "since_ms", &since, "value", &value) != 0 ||
+            strlen(host) >= sizeof(k.host) || strlen(tag) >= sizeof(k.tag) ||
+            strlen(pool) >= sizeof(k.pool) || strlen(sev) >= sizeof(k.severity)) {
+            PW_LOG_WARN(MOD, "%s: entry %zu is not a firing alert: skipped", rn->alerts_path, i);
+            continue;
+        }
+        snprintf(k.host, sizeof(k.host), "%s", host);
+        snprintf(k.tag, sizeof(k.tag), "%s", tag);
+        snprintf(k.pool, sizeof(k.pool), "%s", pool);
+        snprintf(k.severity, sizeof(k.severity), "%s", sev);
+        if (pw_alert_restore(rn->alerts, &k, (int64_t)since, value) == 0)
+            n++;
+    }
+    json_decref(a);
+    if (n > 0)
+        PW_LOG_INFO(MOD, "%zu firing alerts restored from %s", n, rn->alerts_path);
 }
 
 static int grow_pts(run_t *rn, size_t n)
@@ -540,6 +621,8 @@ static void finish_pass(run_t *rn, int64_t now_ms)
     rn->n_building = 0;
     qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
     pw_alert_expire(rn->alerts, now_ms);
+    if (rn->alerts_dirty)
+        save_firing(rn);
     if (rn->notify != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
         pw_alert_foreach(rn->alerts, resend_firing, rn);
     rn->passes++;
@@ -710,6 +793,14 @@ void pw_collector_analysis_start(pw_collector_t *c)
     }
     rn->c = c;
     c->analysis = rn;
+    const char *db = c->cfg ? c->cfg->db_path : NULL;
+    if (db != NULL && db[0] != '\0' && strcmp(db, ":memory:") != 0 &&
+        strlen(db) < PATH_MAX_ALERTS - 16) {
+        rn->alerts_path = pw_malloc(strlen(db) + 16);
+        if (rn->alerts_path != NULL)
+            sprintf(rn->alerts_path, "%s.alerts.json", db);
+    }
+    load_firing(rn);
     const pw_collector_cfg_t *cfg = c->cfg;
     if (cfg != NULL && ((cfg->webhook_url && cfg->webhook_url[0]) ||
                         (cfg->alertmanager_url && cfg->alertmanager_url[0]))) {
@@ -741,6 +832,7 @@ static void on_timer_closed(uv_handle_t *h)
         pw_free(rn->cc[i].s);
     pw_free(rn->cc);
     pw_free(rn->scr);
+    pw_free(rn->alerts_path);
     pw_free(rn);
 }
 
@@ -750,6 +842,8 @@ void pw_collector_analysis_stop(pw_collector_t *c)
     if (rn == NULL)
         return;
     c->analysis = NULL;
+    if (rn->alerts_dirty)
+        save_firing(rn);
     pw_notify_close(rn->notify);
     rn->notify = NULL;
     uv_timer_stop(&rn->timer);

@@ -155,6 +155,36 @@ static void test_many_keys(void **state)
     pw_alert_set_free(set);
 }
 
+/* An alert restored after a restart is firing without a transition, keeps its episode start,
+ * and resolves through hysteresis as any firing alert. */
+static void test_restore(void **state)
+{
+    (void)state;
+    pw_alert_set_t *set;
+    assert_int_equal(pw_alert_set_new(&set), 0);
+    const pw_alert_rule_t r = {
+        .threshold = 85, .hysteresis = 5, .for_ms = 300 * S, .resolved_keep_ms = 600 * S};
+    pw_alert_key_t k = key("HOST01", "", "critical");
+    assert_int_equal(pw_alert_restore(set, &k, 1000 * S, 90), 0);
+    assert_int_equal(pw_alert_count(set), 1);
+    int64_t since = 0;
+    assert_int_equal(pw_alert_state(set, &k, &since), PW_ALERT_FIRING);
+    assert_int_equal(since, 1000 * S);
+    pw_alert_transition_t tr;
+    /* still above, and inside the hysteresis band (82 >= 85 - 5): no transition */
+    assert_int_equal(pw_alert_eval(set, &r, &k, 91, 2000 * S, &tr), 0);
+    assert_int_equal(pw_alert_eval(set, &r, &k, 82, 2010 * S, &tr), 0);
+    /* below the band: resolved, with the restored episode start */
+    assert_int_equal(pw_alert_eval(set, &r, &k, 79, 2020 * S, &tr), 1);
+    assert_int_equal(tr.from, PW_ALERT_FIRING);
+    assert_int_equal(tr.to, PW_ALERT_RESOLVED);
+    assert_int_equal(tr.active_since_ms, 1000 * S);
+    /* bad input */
+    assert_int_equal(pw_alert_restore(NULL, &k, 0, 1), PW_EINVAL);
+    assert_int_equal(pw_alert_restore(set, &k, 0, NAN), PW_EINVAL);
+    pw_alert_set_free(set);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -189,9 +219,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lifecycle),
-        cmocka_unit_test(test_expire_and_for_zero),
-        cmocka_unit_test(test_many_keys),
+        cmocka_unit_test(test_lifecycle), cmocka_unit_test(test_expire_and_for_zero),
+        cmocka_unit_test(test_many_keys), cmocka_unit_test(test_restore),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
