@@ -82,6 +82,7 @@ typedef struct pw_analysis_run_s {
     size_t scr_cap;
     size_t restore_cursor; /* next host to restore from the store after a start */
     char *alerts_path;     /* firing alerts kept across restarts; NULL for a :memory: store */
+    pw_sample_t table;     /* a live replay host's table, for compare_pass */
     int alerts_dirty;      /* an alert started or stopped firing since the last save */
 } run_t;
 
@@ -387,14 +388,27 @@ static int eval_row(run_t *rn, pw_host_t *h, const uint8_t *t, size_t len, int p
     return pw_leak_eval(&in, o, lk);
 }
 
-static void compare_pass(run_t *rn, pw_host_t *h);
+static void compare_pass(run_t *rn, pw_host_t *h, const pw_sample_t *snap);
 
 static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
 {
     h->n_suspects = 0;
     if (!h->dec.have_base) {
-        compare_pass(rn, h);
+        compare_pass(rn, h, &h->snapshot);
         return;
+    }
+    /* An agent replaying saved poolmon screens (replay:FILE): while its history is too short
+     * for a trend test, its screens are compared, as an import of the same file is. */
+    if (h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY) {
+        pw_leak_opts_t so;
+        pw_leak_opts_default(&so);
+        if (h->hist_n < so.min_points) {
+            if (pw_delta_dec_to_sample(&h->dec, &rn->table) == 0) {
+                rn->table.seq = h->dec.seq;
+                compare_pass(rn, h, &rn->table);
+            }
+            return;
+        }
     }
     if (h->baseline == NULL)
         return;
@@ -506,9 +520,8 @@ static int64_t row_screens(run_t *rn, const pw_host_t *h, const pw_entry_t *e, u
 
 /* Judges every row of the host's last screen by comparison into e. Returns 0 or a negative
  * code (the host is judged again at the next pass). */
-static int compare_host(run_t *rn, const pw_host_t *h, cmp_cache_t *e)
+static int compare_host(run_t *rn, const pw_host_t *h, const pw_sample_t *snap, cmp_cache_t *e)
 {
-    const pw_sample_t *snap = &h->snapshot;
     pw_leak_opts_t o;
     pw_leak_opts_default(&o);
     uint64_t to = h->last_seen_ms > snap->timestamp_ms ? h->last_seen_ms : snap->timestamp_ms;
@@ -561,11 +574,11 @@ static int compare_host(run_t *rn, const pw_host_t *h, cmp_cache_t *e)
     return 0;
 }
 
-/* A host without a live stream: its rows judged by screen comparison (see the top of the
+/* A host without a live stream (its last table `snap` from the store), or a replay of saved
+ * screens too short for a trend: its rows judged by screen comparison (see the top of the
  * file), from the cache while its last screen is unchanged. */
-static void compare_pass(run_t *rn, pw_host_t *h)
+static void compare_pass(run_t *rn, pw_host_t *h, const pw_sample_t *snap)
 {
-    const pw_sample_t *snap = &h->snapshot;
     if (snap->n == 0)
         return;
     cmp_cache_t *e = cache_get(rn, h->name);
@@ -574,7 +587,7 @@ static void compare_pass(run_t *rn, pw_host_t *h)
     if (!e->valid || e->seen_ms != h->last_seen_ms || e->snap_ts != snap->timestamp_ms ||
         e->snap_seq != snap->seq || e->snap_n != snap->n) {
         e->valid = 0;
-        if (compare_host(rn, h, e) != 0) {
+        if (compare_host(rn, h, snap, e) != 0) {
             e->n = 0;
             return;
         }
@@ -793,6 +806,7 @@ void pw_collector_analysis_start(pw_collector_t *c)
     }
     rn->c = c;
     c->analysis = rn;
+    pw_sample_init(&rn->table);
     const char *db = c->cfg ? c->cfg->db_path : NULL;
     if (db != NULL && db[0] != '\0' && strcmp(db, ":memory:") != 0 &&
         strlen(db) < PATH_MAX_ALERTS - 16) {
@@ -833,6 +847,7 @@ static void on_timer_closed(uv_handle_t *h)
     pw_free(rn->cc);
     pw_free(rn->scr);
     pw_free(rn->alerts_path);
+    pw_sample_close(&rn->table);
     pw_free(rn);
 }
 
