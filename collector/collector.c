@@ -513,6 +513,19 @@ static void on_retention_timer(uv_timer_t *t)
         PW_LOG_WARN(MOD, "retention: %s (%s)", pw_strerror((int)r), d.msg);
 }
 
+/* SIGHUP: the tokens file again (a token added or revoked without a restart). */
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    (void)signum;
+    pw_collector_t *c = s->data;
+    pw_diag_t d;
+    int64_t n = pw_collector_http_reload_tokens(c, &d);
+    if (n >= 0)
+        PW_LOG_INFO(MOD, "SIGHUP: %s reloaded, %lld tokens", c->cfg->tokens_file, (long long)n);
+    else
+        PW_LOG_WARN(MOD, "SIGHUP: tokens not reloaded (the previous ones stay): %s", d.msg);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
     pw_collector_t *c = s->data;
@@ -614,6 +627,9 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     c->sigint.data = c->sigterm.data = c;
     uv_signal_start(&c->sigint, on_signal, SIGINT);
     uv_signal_start(&c->sigterm, on_signal, SIGTERM);
+    uv_signal_init(&c->loop, &c->sighup);
+    c->sighup.data = c;
+    uv_signal_start(&c->sighup, on_sighup, SIGHUP);
     PW_LOG_INFO(MOD, "agents: %s (port %d), store %s", cfg->listen, c->agent_port, cfg->db_path);
     uv_run(&c->loop, UV_RUN_DEFAULT);
     /* Commit what arrived last; acks for it are lost with the sessions, which is safe. */
@@ -631,6 +647,7 @@ out:
     pw_net_close_if_open((uv_handle_t *)&c->retention_timer, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->sigint, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->sigterm, &c->loop);
+    pw_net_close_if_open((uv_handle_t *)&c->sighup, &c->loop);
     pw_net_loop_drain_close(&c->loop);
     pw_store_close(c->store);
     pw_tls_ctx_free(c->tls_ctx);

@@ -35,7 +35,7 @@ typedef struct pw_collector_s {
     pw_sample_t scratch;
     pw_buf_t out;
     uv_timer_t commit_timer, retention_timer;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     pw_complaint_t c_store, c_conns, c_twins;
     struct pw_http_s *http;
     struct pw_analysis_run_s *analysis;
@@ -47,6 +47,10 @@ int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__
 /* http.c: the query API and dashboard listener (cfg->http_listen). */
 int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d);
 void pw_collector_http_stop(pw_collector_t *c);
+/* Reads cfg->tokens_file again (SIGHUP) and, when it parses, uses it for the next requests; on
+ * an error the tokens in use stay and `d` says what and where. Returns the number of tokens
+ * loaded (>= 0), or a negative code (no HTTP listener, no tokens file: PW_EINVAL). */
+int64_t pw_collector_http_reload_tokens(pw_collector_t *c, pw_diag_t *d);
 /* A CommandResult from an agent, handed to the API request waiting for it. */
 void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
                                  const Poolwatch__V1__CommandResult *res);

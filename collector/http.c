@@ -568,6 +568,22 @@ fail:
     return r;
 }
 
+int64_t pw_collector_http_reload_tokens(pw_collector_t *c, pw_diag_t *d)
+{
+    pw_http_t *s = c->http;
+    const char *path = c->cfg->tokens_file;
+    if (s == NULL || path == NULL || path[0] == '\0')
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "http.tokens_file",
+                           "no HTTP listener or no tokens file to reload");
+    pw_tokens_t *t;
+    int r = pw_tokens_load(path, &t, d);
+    if (r != 0)
+        return r;
+    pw_tokens_free(s->api.tokens); /* requests check tokens on the loop thread, as this runs */
+    s->api.tokens = t;
+    return (int64_t)pw_tokens_count(t);
+}
+
 void pw_collector_http_stop(pw_collector_t *c)
 {
     pw_http_t *s = c->http;

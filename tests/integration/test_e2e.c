@@ -344,6 +344,34 @@ static void test_e2e_agents_collector_store(void **state)
      * fdatasync'ed one by one. Two status answers 2 s apart (~20 samples at 100 ms): at most
      * 2 syncs in between (an ack later than 1 s on a loaded machine), where "always" makes one
      * per sample. */
+    /* A token added to the tokens file works after SIGHUP, without a restart. */
+    {
+        char tcmd[1400], tout[400], terr[400];
+        snprintf(terr, sizeof(terr), "%s/newtok.txt", dir);
+        snprintf(tcmd, sizeof(tcmd), "%s --new-token read e2e-new >> %s/tokens 2> %s",
+                 PW_COLLECTOR_BIN, dir, terr);
+        assert_int_equal(system(tcmd), 0);
+        size_t n;
+        char *t = pw_test_read_file(terr, &n);
+        const char *colon = strrchr(t, ':');
+        assert_non_null(colon);
+        char tok[128];
+        assert_int_equal(sscanf(colon + 1, " %127s", tok), 1);
+        free(t);
+        snprintf(tout, sizeof(tout), "%s/newtok.json", dir);
+        snprintf(tcmd, sizeof(tcmd),
+                 "curl -s -o %s -w '%%{http_code}' --cacert %s/pki/ca.pem -H 'Authorization: "
+                 "Bearer %s' https://localhost:%s/api/v1/hosts > %s.code",
+                 tout, dir, tok, http_port, tout);
+        assert_int_equal(system(tcmd), 0);
+        char codef[450];
+        snprintf(codef, sizeof(codef), "%s.code", tout);
+        assert_true(file_contains(codef, "401"));
+        kill(coll, SIGHUP);
+        sleep_ms(300);
+        assert_int_equal(system(tcmd), 0);
+        assert_true(file_contains(codef, "200"));
+    }
     unsigned long long seq1, syncs1, seq2, syncs2;
     agent_status("linuxhost", &seq1, &syncs1);
     sleep_ms(2000);
