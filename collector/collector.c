@@ -173,8 +173,9 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
         return;
     }
     const char *name = hello->host_name;
+    char canon[256];
     if (name == NULL || name[0] == '\0' || strlen(name) >= 256 ||
-        !pw_tls_peer_matches(k->tls, name)) {
+        !pw_tls_peer_match_name(k->tls, name, canon, sizeof(canon))) {
         snprintf(msg, sizeof(msg),
                  "Hello names host '%.255s' but the client certificate is for CN '%s'%s%s",
                  name ? name : "", pw_tls_peer_cn(k->tls) ? pw_tls_peer_cn(k->tls) : "",
@@ -184,6 +185,13 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
         PW_LOG_WARN(MOD, "refused %s: %s", k->peer, msg);
         conn_close(k, NULL);
         return;
+    }
+    /* Names compare case-insensitively (DNS): one certificate is one host, spelt as the
+     * certificate spells it ("HOST01" from a Windows agent, "host01" in its certificate). */
+    if (strcmp(canon, name) != 0) {
+        PW_LOG_INFO(MOD, "%s: Hello names host '%s': kept as '%s', its certificate's spelling",
+                    k->peer, name, canon);
+        name = canon;
     }
     if ((hello->counter_width != 32 && hello->counter_width != 64) || hello->agent_id.len == 0 ||
         hello->agent_id.len > 64 || hello->boot_id.len == 0 || hello->boot_id.len > 64) {

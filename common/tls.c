@@ -746,6 +746,24 @@ const char *pw_tls_peer_dns(const pw_tls_conn_t *conn, size_t i)
     return (conn && i < conn->n_dns) ? conn->peer_dns[i] : NULL;
 }
 
+int pw_tls_peer_match_name(const pw_tls_conn_t *conn, const char *host, char *out, size_t size)
+{
+    if (size > 0)
+        out[0] = '\0';
+    if (conn == NULL || !conn->verified || host == NULL || host[0] == '\0')
+        return 0;
+    X509 *peer = SSL_get0_peer_certificate(conn->ssl);
+    if (peer == NULL)
+        return 0;
+    char *matched = NULL;
+    int r = X509_check_host(peer, host, strlen(host), X509_CHECK_FLAG_NO_WILDCARDS, &matched);
+    ERR_clear_error();
+    if (r == 1 && size > 0)
+        snprintf(out, size, "%s", matched ? matched : host);
+    OPENSSL_free(matched);
+    return r == 1;
+}
+
 int pw_tls_peer_matches(const pw_tls_conn_t *conn, const char *host)
 {
     if (conn == NULL || !conn->verified || host == NULL || host[0] == '\0')

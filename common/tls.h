@@ -186,4 +186,10 @@ const char *pw_tls_peer_dns(const pw_tls_conn_t *conn, size_t i);
  * an empty/NULL `host`. */
 int pw_tls_peer_matches(const pw_tls_conn_t *conn, const char *host);
 
+/* The same check, also copying into out[0..size) the certificate's own spelling of the name
+ * that matched (DNS names compare case-insensitively: a Hello's "HOST01" matches a certificate
+ * for "host01"), so that one certificate is one host whatever case an agent sends. Returns 1
+ * on a match (out set; truncated to size - 1 bytes), 0 otherwise (out = ""). */
+int pw_tls_peer_match_name(const pw_tls_conn_t *conn, const char *host, char *out, size_t size);
+
 #endif /* PW_TLS_H */

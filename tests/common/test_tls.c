@@ -85,7 +85,8 @@ typedef struct side_s {
     char cn[64];
     size_t n_dns;
     char dns0[64];
-    int match[MAX_MATCH]; /* pw_tls_peer_matches for run.match_names, at on_established */
+    int match[MAX_MATCH];      /* pw_tls_peer_matches for run.match_names, at on_established */
+    char canon[MAX_MATCH][64]; /* pw_tls_peer_match_name's spelling of the same */
 } side_t;
 
 typedef struct run_s {
@@ -123,8 +124,11 @@ static void record_established(run_t *run, side_t *s, pw_tls_conn_t *conn)
     s->n_dns = pw_tls_peer_dns_count(conn);
     snprintf(s->dns0, sizeof(s->dns0), "%s", s->n_dns ? pw_tls_peer_dns(conn, 0) : "");
     assert_null(pw_tls_peer_dns(conn, s->n_dns));
-    for (int i = 0; i < MAX_MATCH && run->match_names[i]; i++)
+    for (int i = 0; i < MAX_MATCH && run->match_names[i]; i++) {
         s->match[i] = pw_tls_peer_matches(conn, run->match_names[i]);
+        int m = pw_tls_peer_match_name(conn, run->match_names[i], s->canon[i], sizeof(s->canon[i]));
+        assert_int_equal(m, s->match[i]);
+    }
 }
 
 static void maybe_done(run_t *run)
@@ -341,6 +345,10 @@ static void test_tls_handshake_and_echo_1mib(void **state)
     assert_int_equal(run.server.match[3], 0);
     assert_int_equal(run.server.match[4], 0);
     assert_int_equal(run.server.match[5], 0);
+    /* One certificate is one host: "A1.Example" is kept as the certificate spells it. */
+    assert_string_equal(run.server.canon[0], "a1.example");
+    assert_string_equal(run.server.canon[1], "a1.example");
+    assert_string_equal(run.server.canon[2], "");
     /* The client sees the collector's: CN coll.example; SANs localhost, 127.0.0.1 (IP, not
      * listed), coll.example. */
     assert_string_equal(run.client.cn, "coll.example");
