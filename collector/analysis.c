@@ -311,6 +311,7 @@ void pw_pressure_opts_default(pw_pressure_opts_t *o)
     o->window_ms = 2 * 3600 * 1000LL;
     o->alpha = 0.05;
     o->min_points = 6;
+    o->max_extrapolation = 24.0;
 }
 
 static int64_t hours_to_ms(double h)
@@ -396,6 +397,11 @@ int pw_pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit_bytes,
     out->eta_ms = hours_to_ms(room / ts.slope);
     out->eta_soon_ms = hours_to_ms(room / (ts.high > ts.slope ? ts.high : ts.slope));
     out->eta_late_ms = ts.low > 0.0 ? hours_to_ms(room / ts.low) : -1;
+    double span_ms = (double)(pts[n - 1].ts_ms - pts[first].ts_ms);
+    if (opts->max_extrapolation > 0.0 && (double)out->eta_ms > opts->max_extrapolation * span_ms) {
+        out->eta_ms = out->eta_soon_ms = out->eta_late_ms = -1;
+        out->eta_beyond = true;
+    }
     return 0;
 }
 

@@ -117,11 +117,15 @@ typedef enum {
 } pw_level_t;
 
 typedef struct pw_pressure_opts_s {
-    double warn_ratio;     /* used/limit at or above which level is WARN; default 0.70 */
-    double critical_ratio; /* ... CRITICAL; default 0.85 (issue 6) */
-    int64_t window_ms;     /* trend window ending at the last point; default 2 h */
-    double alpha;          /* trend significance and CI level 1 - alpha; default 0.05 */
-    size_t min_points;     /* fewer points in the window: no trend, no ETA; default 6 */
+    double warn_ratio;        /* used/limit at or above which level is WARN; default 0.70 */
+    double critical_ratio;    /* ... CRITICAL; default 0.85 (issue 6) */
+    int64_t window_ms;        /* trend window ending at the last point; default 2 h */
+    double alpha;             /* trend significance and CI level 1 - alpha; default 0.05 */
+    size_t min_points;        /* fewer points in the window: no trend, no ETA; default 6 */
+    double max_extrapolation; /* an ETA further ahead than this many times the span of the
+                                 window's points is not given (eta_beyond instead): a trend of
+                                 minutes says nothing about months; default 24 (2 h of data:
+                                 ETAs up to 48 h); 0 = no limit */
 } pw_pressure_opts_t;
 
 /* Fills the defaults documented above. */
@@ -140,11 +144,13 @@ typedef struct pw_pressure_s {
     int64_t eta_ms;      /* (limit - used) / slope from the last point, -1 when none */
     int64_t eta_soon_ms; /* pessimistic: with slope_high; -1 when none */
     int64_t eta_late_ms; /* optimistic: with slope_low; -1 when slope_low <= 0 (maybe never) */
+    bool eta_beyond;     /* trend_up, but the ETA is past max_extrapolation (ETAs are -1) */
 } pw_pressure_t;
 
 /* Pressure of one pool of one host. pts[0..n) is the pool's used bytes, oldest first;
  * limit_bytes its limit (0 = unknown). ETA is given only when trend_up and used < limit
- * (0 when used >= limit and trend_up). opts may be NULL for the defaults.
+ * (0 when used >= limit and trend_up), and not past max_extrapolation times the span of the
+ * window's points (eta_beyond). opts may be NULL for the defaults.
  * Returns 0, PW_EINVAL (NULL out, n == 0, unsorted, bad opts) or PW_ENOMEM. */
 int pw_pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit_bytes,
                      const pw_pressure_opts_t *opts, pw_pressure_t *out);

@@ -223,6 +223,24 @@ static void test_pressure_linear_exact(void **state)
     assert_int_equal(pw_pressure_eval(p, 13, 128 * 1048576ULL, &o, &out), 0);
     assert_int_equal(out.n_window, 7);
     assert_int_equal(out.eta_ms, 39600000);
+    assert_false(out.eta_beyond);
+
+    /* Extrapolation: 2 h of points allow ETAs up to 24 x 2 h = 48 h. Limit 62 + 6 * 48 MiB:
+     * room 288 MiB, ETA exactly 48 h, given; one MiB more of room is 48 h 10 min, not given. */
+    assert_int_equal(pw_pressure_eval(p, 13, (62 + 288) * 1048576ULL, NULL, &out), 0);
+    assert_int_equal(out.eta_ms, 48 * HOUR_MS);
+    assert_false(out.eta_beyond);
+    assert_int_equal(pw_pressure_eval(p, 13, (62 + 289) * 1048576ULL, NULL, &out), 0);
+    assert_true(out.trend_up);
+    assert_true(out.eta_beyond);
+    assert_int_equal(out.eta_ms, -1);
+    assert_int_equal(out.eta_soon_ms, -1);
+    assert_int_equal(out.eta_late_ms, -1);
+    /* ... and with no limit on extrapolation: 289 / 6 h = 48 h 10 min = 173,400,000 ms */
+    o.window_ms = 2 * HOUR_MS;
+    o.max_extrapolation = 0;
+    assert_int_equal(pw_pressure_eval(p, 13, (62 + 289) * 1048576ULL, &o, &out), 0);
+    assert_int_equal(out.eta_ms, 173400000);
 
     /* levels: 90/128 = 0.703 WARN, 110/128 = 0.859 CRITICAL, limit 0 UNKNOWN */
     p[12].v = 90 * MiB;
