@@ -57,6 +57,16 @@ COLLECTOR=$BIN/collector/poolwatch-collector
 AGENT=$BIN/agent/poolwatch-agent
 CLI=$BIN/cli/poolwatch
 
+# Ports first: a collector left running (started by hand, or by another demo directory) would
+# otherwise answer for this one.
+for port in "$AGENT_PORT" "$HTTP_PORT"; do
+  if command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then
+    echo "port $port is in use (another poolwatch collector? stop it, or set" \
+      "POOLWATCH_AGENT_PORT / POOLWATCH_HTTP_PORT)" >&2
+    exit 1
+  fi
+done
+
 # A demo starts fresh: the simulated hosts re-create hours of history at every start, which
 # would overlap what an earlier run stored (and old logs would answer the checks below).
 if [ -e "$DEMO/poolwatch.db" ] || [ -d "$DEMO/spool" ] || [ -d "$DEMO/logs" ]; then
