@@ -252,8 +252,18 @@ int pw_fmt_series(const json_t *root, FILE *out)
     const json_t *p = jarr(root, "points");
     if (p == NULL)
         return PW_EPARSE;
-    fprintf(out, "%s \"%s\" %s (%s, %zu points)\n", jstr(root, "host"), jstr(root, "tag"),
-            jstr(root, "pool"), jstr(root, "level"), json_array_size(p));
+    fprintf(out, "%s \"%s\" %s (%s, %zu point%s)\n", jstr(root, "host"), jstr(root, "tag"),
+            jstr(root, "pool"), jstr(root, "level"), json_array_size(p),
+            json_array_size(p) == 1 ? "" : "s");
+    if (json_array_size(p) == 0) {
+        const char *pool = jstr(root, "pool");
+        fprintf(out,
+                "(nothing in the %s pool in that time: a tag's paged and nonpaged rows are "
+                "separate, try --pool %s; tags are 4 characters, poolmon pads them with "
+                "spaces)\n",
+                pool, strcmp(pool, "paged") == 0 ? "nonpaged" : "paged");
+        return 0;
+    }
     fprintf(out, "%-21s %14s %10s %12s %12s %14s %14s\n", "TIME", "BYTES", "DIFF", "ALLOCS",
             "FREES", "BYTES_MIN", "BYTES_MAX");
     size_t i;

@@ -967,11 +967,21 @@ static void test_fmt_listings(void **state)
                  "\"points\":[{\"ts_ms\":1710411300000,\"bytes\":91912,\"diff\":127,"
                  "\"allocs\":1021112,\"frees\":1020985,\"bytes_min\":91912,\"bytes_max\":91912}]}",
                  0);
-    assert_string_equal(s, "HOST01 \"Io  \" nonpaged (raw, 1 points)\n"
+    assert_string_equal(s, "HOST01 \"Io  \" nonpaged (raw, 1 point)\n"
                            "TIME                           BYTES       DIFF       ALLOCS        "
                            "FREES      BYTES_MIN      BYTES_MAX\n"
                            "2024-03-14 10:15:00Z           91912        127      1021112      "
                            "1020985          91912          91912\n");
+    free(s);
+    /* No points: a hint at the other pool instead of an empty table. */
+    s = fmt_with(pw_fmt_series,
+                 "{\"host\":\"HOST01\",\"tag\":\"Drsd\",\"pool\":\"nonpaged\",\"level\":\"raw\","
+                 "\"points\":[]}",
+                 0);
+    assert_string_equal(s,
+                        "HOST01 \"Drsd\" nonpaged (raw, 0 points)\n(nothing in the nonpaged pool "
+                        "in that time: a tag's paged and nonpaged rows are separate, try --pool "
+                        "paged; tags are 4 characters, poolmon pads them with spaces)\n");
     free(s);
 
     s = fmt_with(pw_fmt_tag,
