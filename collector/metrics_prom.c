@@ -96,6 +96,13 @@ static size_t host_top(const pw_host_t *h, top_t *top, size_t cap)
     return n;
 }
 
+static void count_firing(const pw_alert_transition_t *cur, void *arg)
+{
+    size_t *n = arg;
+    if (cur->to == PW_ALERT_FIRING)
+        n[strcmp(cur->key.severity, "critical") == 0]++;
+}
+
 int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
 {
     const pw_fleet_t *f = &api->c->fleet;
@@ -159,6 +166,37 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                         h->dec.have_base ? h->dec.n : h->snapshot.n);
             }
         }
+    }
+    /* Time to exhaustion where the analysis gives one (no series otherwise, as Prometheus
+     * expects for "unknown"): what to alert on from Prometheus itself. */
+    if (r == 0)
+        r = help(b, "poolwatch_pool_exhaustion_seconds", "gauge",
+                 "Seconds from the newest sample until the pool reaches its limit at the current "
+                 "trend (present only when the analysis gives an ETA).");
+    for (size_t i = 0; i < f->n && r == 0; i++) {
+        const pw_host_t *h = f->hosts[i];
+        if (!h->have_pressure)
+            continue;
+        esc(h->name, hn, sizeof(hn));
+        const pw_pressure_t *pr[2] = {&h->np_pressure, &h->pg_pressure};
+        static const char *pn[2] = {"nonpaged", "paged"};
+        for (int p = 0; p < 2 && r == 0; p++)
+            if (pr[p]->eta_ms >= 0)
+                r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n",
+                        hn, pn[p], (long long)(pr[p]->eta_ms / 1000), (int)(pr[p]->eta_ms % 1000));
+    }
+    /* Alerts firing, by severity (the alerts themselves go to Alertmanager / the webhook). */
+    if (r == 0)
+        r = help(b, "poolwatch_alerts_firing", "gauge", "Alerts firing, by severity.");
+    if (r == 0) {
+        size_t n[2] = {0, 0};
+        const pw_alert_set_t *as = pw_collector_alerts(api->c);
+        if (as != NULL)
+            pw_alert_foreach(as, count_firing, n);
+        r = out(b,
+                "poolwatch_alerts_firing{severity=\"warning\"} %zu\n"
+                "poolwatch_alerts_firing{severity=\"critical\"} %zu\n",
+                n[0], n[1]);
     }
     /* Top rows per host: both gauges from one selection. */
     top_t top[PW_API_METRICS_TOP_N];

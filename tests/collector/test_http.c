@@ -386,11 +386,10 @@ static void test_tokens_file_errors(void **state)
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad read a b\n" /* extra */
     };
     const char *field[] = {"hash", "hash", "role", "name", "name"};
-    const char *msg[] = {"line 3: the hash must be 64 hex digits (SHA-256), got 4 bytes",
-                         "line 3: the hash has a non-hex digit",
-                         "line 3: role must be 'read' or 'admin'",
-                         "line 3: a name of 1..63 bytes is required",
-                         "line 3: extra text after the name"};
+    const char *msg[] = {
+        "line 3: the hash must be 64 hex digits (SHA-256), got 4 bytes",
+        "line 3: the hash has a non-hex digit", "line 3: role must be 'read' or 'admin'",
+        "line 3: a name of 1..63 bytes is required", "line 3: extra text after the name"};
     for (size_t i = 0; i < 5; i++) {
         char buf[256];
         snprintf(buf, sizeof(buf), "# c\n\n%s", bad[i]);
@@ -899,7 +898,28 @@ static void test_metrics_direct(void **state)
     assert_non_null(strstr(
         t, "poolwatch_tag_allocations{host=\"HOST01\",tag=\"Ddk \",pool=\"nonpaged\"} 600\n"));
     assert_non_null(strstr(t, "poolwatch_host_suspects{host=\"HOST03\"} 1\n"));
+    /* No pressure computed here: no ETA series; the fixture's one alert (HOST01 warning) is
+     * firing. */
+    assert_non_null(strstr(t, "# TYPE poolwatch_pool_exhaustion_seconds gauge\n"));
+    assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{"));
+    assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"warning\"} 1\n"));
+    assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"critical\"} 0\n"));
     pw_buf_close(&b);
+    /* An ETA of 11 h 0.5 s on HOST03's nonpaged pool, none on its paged pool. */
+    pw_host_t *h3 = pw_fleet_find(&g_c.fleet, "HOST03");
+    assert_non_null(h3);
+    h3->have_pressure = 1;
+    h3->np_pressure.eta_ms = 39600500;
+    h3->pg_pressure.eta_ms = -1;
+    pw_buf_init(&b, SIZE_MAX);
+    assert_int_equal(pw_api_metrics(&g_api, &b), 0);
+    assert_int_equal(pw_buf_append(&b, "", 1), 0);
+    t = (const char *)b.data;
+    assert_non_null(strstr(
+        t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"nonpaged\"} 39600.500\n"));
+    assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"paged\"}"));
+    pw_buf_close(&b);
+    h3->have_pressure = 0;
 }
 
 /* ---- over the network --------------------------------------------------------------------- */
