@@ -145,32 +145,76 @@ static int enc_reserve_rows(pw_delta_enc_t *e, size_t n)
     return 0;
 }
 
-static int enc_reserve_cols(pw_delta_enc_t *e, size_t n)
+/* Column arrays grow while a message is built and are freed at the next call when they
+ * outgrew ENC_COLS_KEEP entries: a keyframe needs a column entry per row (3,000 rows: 84 KB)
+ * once an hour, a delta a few hundred, and the agent should not hold a keyframe's worth of
+ * memory in between. */
+#define ENC_COLS_KEEP 1024
+
+static int grow_group(void **cols[], const size_t elem[], size_t ncols, size_t *cap, size_t need)
 {
-    if (n <= e->col_cap)
+    if (need <= *cap)
         return 0;
-    size_t ncap = e->col_cap ? e->col_cap : 256;
-    while (ncap < n)
+    size_t ncap = *cap ? *cap * 2 : 256;
+    while (ncap < need)
         ncap *= 2;
-    size_t c = e->col_cap;
-#define GROW(field)                                                                                \
-    do {                                                                                           \
-        size_t cc = c;                                                                             \
-        if (grow_array((void **)&e->field, &cc, ncap, sizeof(*e->field)) != 0)                     \
-            return PW_ENOMEM;                                                                      \
-    } while (0)
-    GROW(c_key_gap);
-    GROW(r_key_gap);
-    GROW(v_gap);
-    GROW(c_allocs);
-    GROW(c_diff);
-    GROW(c_bytes);
-    GROW(r_allocs);
-    GROW(r_diff);
-    GROW(r_bytes);
-#undef GROW
-    e->col_cap = ncap;
+    for (size_t k = 0; k < ncols; k++) {
+        size_t c = *cap;
+        if (grow_array(cols[k], &c, ncap, elem[k]) != 0)
+            return PW_ENOMEM; /* the arrays grown so far are larger than *cap: harmless */
+    }
+    *cap = ncap;
     return 0;
+}
+
+static int enc_reserve_r(pw_delta_enc_t *e, size_t need)
+{
+    void **cols[] = {(void **)&e->r_key_gap, (void **)&e->r_allocs, (void **)&e->r_diff,
+                     (void **)&e->r_bytes};
+    const size_t elem[] = {sizeof(*e->r_key_gap), sizeof(*e->r_allocs), sizeof(*e->r_diff),
+                           sizeof(*e->r_bytes)};
+    return grow_group(cols, elem, 4, &e->r_cap, need);
+}
+
+static int enc_reserve_c(pw_delta_enc_t *e, size_t need)
+{
+    void **cols[] = {(void **)&e->c_key_gap, (void **)&e->c_allocs, (void **)&e->c_diff,
+                     (void **)&e->c_bytes};
+    const size_t elem[] = {sizeof(*e->c_key_gap), sizeof(*e->c_allocs), sizeof(*e->c_diff),
+                           sizeof(*e->c_bytes)};
+    return grow_group(cols, elem, 4, &e->c_cap, need);
+}
+
+static int enc_reserve_v(pw_delta_enc_t *e, size_t need)
+{
+    void **cols[] = {(void **)&e->v_gap};
+    const size_t elem[] = {sizeof(*e->v_gap)};
+    return grow_group(cols, elem, 1, &e->v_cap, need);
+}
+
+/* Frees the column groups and tag definitions that the previous message made large. */
+static void enc_trim(pw_delta_enc_t *e)
+{
+    if (e->r_cap > ENC_COLS_KEEP) {
+        pw_free(e->r_key_gap), pw_free(e->r_allocs), pw_free(e->r_diff), pw_free(e->r_bytes);
+        e->r_key_gap = NULL, e->r_allocs = NULL, e->r_diff = NULL, e->r_bytes = NULL;
+        e->r_cap = 0;
+    }
+    if (e->c_cap > ENC_COLS_KEEP) {
+        pw_free(e->c_key_gap), pw_free(e->c_allocs), pw_free(e->c_diff), pw_free(e->c_bytes);
+        e->c_key_gap = NULL, e->c_allocs = NULL, e->c_diff = NULL, e->c_bytes = NULL;
+        e->c_cap = 0;
+    }
+    if (e->v_cap > ENC_COLS_KEEP) {
+        pw_free(e->v_gap);
+        e->v_gap = NULL;
+        e->v_cap = 0;
+    }
+    if (e->defs_cap > ENC_COLS_KEEP) {
+        pw_free(e->defs), pw_free(e->defp);
+        e->defs = NULL, e->defp = NULL;
+        e->defs_cap = 0;
+    }
 }
 
 /* Checks entry i of `s` and finds its tag id: the previous sample's id at this position when
@@ -308,9 +352,11 @@ static int enc_dict(pw_delta_enc_t *e, unsigned flags)
     return 0;
 }
 
-static void put_abs(pw_delta_enc_t *e, size_t *n, uint32_t *last_key, const pw_row_t *row,
-                    int with_allocs)
+static int put_abs(pw_delta_enc_t *e, size_t *n, uint32_t *last_key, const pw_row_t *row,
+                   int with_allocs)
 {
+    if (*n >= e->r_cap && enc_reserve_r(e, *n + 1) != 0)
+        return PW_ENOMEM;
     size_t i = (*n)++;
     e->r_key_gap[i] = row->key - *last_key;
     *last_key = row->key;
@@ -318,6 +364,7 @@ static void put_abs(pw_delta_enc_t *e, size_t *n, uint32_t *last_key, const pw_r
         e->r_allocs[i] = row->allocs;
     e->r_diff[i] = row->diff;
     e->r_bytes[i] = row->bytes;
+    return 0;
 }
 
 int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
@@ -326,11 +373,9 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
     if (e->have_prev && s->seq <= e->prev_seq)
         return pw_diag_set(d, PW_ESEQ, 0, 0, "seq", "seq %llu does not follow %llu",
                            (unsigned long long)s->seq, (unsigned long long)e->prev_seq);
+    enc_trim(e); /* the previous message is no longer needed */
     int r = enc_build_rows(e, s, d);
     if (r != 0)
-        return r;
-    size_t worst = e->ncur + e->nprev;
-    if ((r = enc_reserve_cols(e, worst)) != 0)
         return r;
 
     int with_allocs = (s->flags & PW_SAMPLE_NO_ALLOCS) == 0;
@@ -360,20 +405,25 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
     size_t nr = 0, nc = 0, nv = 0;
     uint32_t last_r = 0, last_c = 0, last_v = 0;
     if (keyframe) {
+        if ((r = enc_reserve_r(e, e->ncur)) != 0)
+            return r;
         for (size_t i = 0; i < e->ncur; i++)
-            put_abs(e, &nr, &last_r, &e->cur[i], with_allocs);
+            put_abs(e, &nr, &last_r, &e->cur[i], with_allocs); /* reserved: cannot fail */
     } else {
         /* Merge the two sorted tables. */
         size_t i = 0, j = 0;
         while (i < e->nprev || j < e->ncur) {
             if (j >= e->ncur || (i < e->nprev && e->prev[i].key < e->cur[j].key)) {
+                if (nv >= e->v_cap && (r = enc_reserve_v(e, nv + 1)) != 0)
+                    return r;
                 e->v_gap[nv++] = e->prev[i].key - last_v;
                 last_v = e->prev[i].key;
                 i++;
                 continue;
             }
             if (i >= e->nprev || e->cur[j].key < e->prev[i].key) {
-                put_abs(e, &nr, &last_r, &e->cur[j], with_allocs);
+                if ((r = put_abs(e, &nr, &last_r, &e->cur[j], with_allocs)) != 0)
+                    return r;
                 j++;
                 continue;
             }
@@ -384,9 +434,12 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
             uint64_t da, df;
             if (with_allocs && (pw_counter_delta(p->allocs, c->allocs, e->width, &da) != 0 ||
                                 pw_counter_delta(p->frees, c->frees, e->width, &df) != 0)) {
-                put_abs(e, &nr, &last_r, c, with_allocs); /* a reset travels absolutely */
+                if ((r = put_abs(e, &nr, &last_r, c, with_allocs)) != 0)
+                    return r; /* a reset travels absolutely */
                 continue;
             }
+            if (nc >= e->c_cap && (r = enc_reserve_c(e, nc + 1)) != 0)
+                return r;
             e->c_key_gap[nc] = c->key - last_c;
             last_c = c->key;
             if (with_allocs)

@@ -74,7 +74,7 @@ typedef struct pw_delta_enc_s {
     uint32_t *c_key_gap, *r_key_gap, *v_gap;
     int64_t *c_allocs, *c_diff, *c_bytes;
     uint64_t *r_allocs, *r_diff, *r_bytes;
-    size_t col_cap;
+    size_t r_cap, c_cap, v_cap; /* of the r_*, c_* columns and v_gap */
     Poolwatch__V1__TagDef *defs;
     Poolwatch__V1__TagDef **defp;
     size_t defs_cap;

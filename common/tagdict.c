@@ -14,7 +14,8 @@ void pw_tagdict_close(pw_tagdict_t *d)
 {
     if (d == NULL)
         return;
-    pw_free(d->tags);
+    pw_free(d->bytes);
+    pw_free(d->off);
     pw_free(d->lens);
     pw_free(d->slots);
     memset(d, 0, sizeof(*d));
@@ -37,7 +38,7 @@ static uint32_t *find_slot(const pw_tagdict_t *d, const uint8_t *tag, size_t len
         if (v == 0)
             return &d->slots[i];
         uint32_t id = v - 1;
-        if (d->lens[id] == len && memcmp(d->tags[id], tag, len) == 0)
+        if (d->lens[id] == len && memcmp(d->bytes + d->off[id], tag, len) == 0)
             return &d->slots[i];
     }
 }
@@ -59,12 +60,12 @@ static int rehash(pw_tagdict_t *d, uint32_t nslots)
     d->slots = slots;
     d->nslots = nslots;
     for (uint32_t id = 0; id < d->n; id++)
-        *find_slot(d, d->tags[id], d->lens[id]) = id + 1;
+        *find_slot(d, d->bytes + d->off[id], d->lens[id]) = id + 1;
     return 0;
 }
 
-/* Makes room for one more id; all-or-nothing. */
-static int reserve_one(pw_tagdict_t *d)
+/* Makes room for one more id of `len` bytes; all-or-nothing. May move d->bytes. */
+static int reserve_one(pw_tagdict_t *d, size_t len)
 {
     if (d->n >= d->max)
         return PW_ETOOBIG;
@@ -72,15 +73,25 @@ static int reserve_one(pw_tagdict_t *d)
         uint32_t ncap = d->cap ? d->cap * 2 : 256;
         if (ncap > d->max)
             ncap = d->max;
-        uint8_t(*tags)[PW_TAG_MAX] = pw_realloc(d->tags, (size_t)ncap * PW_TAG_MAX);
-        if (tags == NULL)
+        uint32_t *off = pw_realloc(d->off, (size_t)ncap * sizeof(*off));
+        if (off == NULL)
             return PW_ENOMEM;
-        d->tags = tags;
+        d->off = off;
         uint8_t *lens = pw_realloc(d->lens, ncap);
         if (lens == NULL)
             return PW_ENOMEM;
         d->lens = lens;
         d->cap = ncap;
+    }
+    if (d->used + len > d->bytes_cap) {
+        size_t ncap = d->bytes_cap ? d->bytes_cap * 2 : 1024;
+        while (ncap < d->used + len)
+            ncap *= 2;
+        uint8_t *bytes = pw_realloc(d->bytes, ncap);
+        if (bytes == NULL)
+            return PW_ENOMEM;
+        d->bytes = bytes;
+        d->bytes_cap = ncap;
     }
     /* Keep the load factor under 1/2. */
     if ((uint64_t)(d->n + 1) * 2 > d->nslots) {
@@ -95,8 +106,9 @@ static int reserve_one(pw_tagdict_t *d)
 static void append(pw_tagdict_t *d, const uint8_t *tag, size_t len, uint32_t *slot)
 {
     uint32_t id = d->n++;
-    memset(d->tags[id], 0, PW_TAG_MAX);
-    memcpy(d->tags[id], tag, len);
+    d->off[id] = (uint32_t)d->used;
+    memcpy(d->bytes + d->used, tag, len);
+    d->used += len;
     d->lens[id] = (uint8_t)len;
     *slot = id + 1;
 }
@@ -113,11 +125,13 @@ int64_t pw_tagdict_intern(pw_tagdict_t *d, const uint8_t *tag, size_t len, int *
             return v - 1;
         }
     }
-    int r = reserve_one(d);
+    uint8_t copy[PW_TAG_MAX];
+    memcpy(copy, tag, len); /* `tag` may lie in d->bytes, which reserve_one can move */
+    int r = reserve_one(d, len);
     if (r != 0)
         return r;
-    uint32_t *slot = find_slot(d, tag, len);
-    append(d, tag, len, slot);
+    uint32_t *slot = find_slot(d, copy, len);
+    append(d, copy, len, slot);
     if (added)
         *added = 1;
     return d->n - 1;
@@ -128,16 +142,18 @@ int pw_tagdict_define(pw_tagdict_t *d, uint32_t id, const uint8_t *tag, size_t l
     if (len == 0 || len > PW_TAG_MAX)
         return PW_EINVAL;
     if (id < d->n)
-        return d->lens[id] == len && memcmp(d->tags[id], tag, len) == 0 ? 0 : PW_EBADTAG;
+        return d->lens[id] == len && memcmp(d->bytes + d->off[id], tag, len) == 0 ? 0 : PW_EBADTAG;
     if (id != d->n)
         return PW_EBADTAG;
     /* The same bytes under a second id would make keys ambiguous. */
     if (pw_tagdict_find(d, tag, len) >= 0)
         return PW_EBADTAG;
-    int r = reserve_one(d);
+    uint8_t copy[PW_TAG_MAX];
+    memcpy(copy, tag, len);
+    int r = reserve_one(d, len);
     if (r != 0)
         return r;
-    append(d, tag, len, find_slot(d, tag, len));
+    append(d, copy, len, find_slot(d, copy, len));
     return 0;
 }
 
@@ -147,7 +163,7 @@ const uint8_t *pw_tagdict_get(const pw_tagdict_t *d, uint32_t id, size_t *len)
         return NULL;
     if (len)
         *len = d->lens[id];
-    return d->tags[id];
+    return d->bytes + d->off[id];
 }
 
 void pw_tagdict_truncate(pw_tagdict_t *d, uint32_t n)
@@ -155,9 +171,10 @@ void pw_tagdict_truncate(pw_tagdict_t *d, uint32_t n)
     if (n >= d->n)
         return;
     d->n = n;
+    d->used = n ? d->off[n - 1] + d->lens[n - 1] : 0;
     if (d->nslots == 0)
         return;
     memset(d->slots, 0, (size_t)d->nslots * sizeof(*d->slots));
     for (uint32_t id = 0; id < d->n; id++)
-        *find_slot(d, d->tags[id], d->lens[id]) = id + 1;
+        *find_slot(d, d->bytes + d->off[id], d->lens[id]) = id + 1;
 }

@@ -18,10 +18,14 @@
 #define PW_TAGDICT_MAX_DEFAULT (1u << 20)
 
 typedef struct pw_tagdict_s {
-    uint8_t (*tags)[PW_TAG_MAX]; /* id -> bytes (zero padded) */
-    uint8_t *lens;               /* id -> length */
-    uint32_t n;                  /* ids in use: 0 .. n-1 */
-    uint32_t cap;
+    uint8_t *bytes; /* every tag's bytes back to back, in id order (no padding: a Windows
+                     * tag costs 4 bytes here, not PW_TAG_MAX) */
+    size_t used;    /* bytes in use */
+    size_t bytes_cap;
+    uint32_t *off;   /* id -> offset of its bytes */
+    uint8_t *lens;   /* id -> length */
+    uint32_t n;      /* ids in use: 0 .. n-1 */
+    uint32_t cap;    /* of off and lens */
     uint32_t max;    /* ceiling on n */
     uint32_t *slots; /* open-addressing hash: id + 1, 0 = empty */
     uint32_t nslots; /* power of two */

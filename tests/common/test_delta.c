@@ -676,6 +676,93 @@ static void test_delta_encoder_rejects_bad_samples(void **state)
     pw_delta_enc_close(&e);
 }
 
+/* 3,000 tags as "Tnnn"-like 4-byte tags, counters a function of (i, k). */
+static void fill_big(pw_sample_t *s, uint64_t seq, size_t n, unsigned k, size_t changed)
+{
+    pw_sample_reset(s);
+    s->seq = seq;
+    s->timestamp_ms = 1000 * seq;
+    for (size_t i = 0; i < n; i++) {
+        char tag[4] = {(char)('A' + i % 26), (char)('A' + (i / 26) % 26), (char)('0' + i / 676),
+                       ' '};
+        uint64_t step = i < changed ? k : 0;
+        add(s, tag, (pw_pool_t)(i & 1), 1000 + i + 7 * step, 500 + 3 * step, 64 * (i + 1));
+    }
+}
+
+static void test_delta_keyframe_scratch_is_freed_after_use(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 32);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    fill_big(&s, 1, 3000, 0, 0);
+    assert_int_equal(roundtrip(&p, &s, 0, NULL, NULL), 0);
+    /* The keyframe held a column entry and a tag definition per row... */
+    assert_true(p.enc.r_cap >= 3000);
+    assert_true(p.enc.defs_cap >= 3000);
+    /* ...which the next delta (150 changes, one new row) gives back. */
+    fill_big(&s, 2, 3000, 1, 150);
+    assert_int_equal(pw_sample_add(&s, "New!", 4, PW_POOL_PAGED, 3, 1, 2, 128), 0);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_int_equal(res.changed, 150);
+    assert_int_equal(res.added, 1);
+    assert_table_equals(&p.dec, &s);
+    assert_int_equal(p.enc.r_cap, 256);
+    assert_int_equal(p.enc.c_cap, 256);
+    assert_int_equal(p.enc.defs_cap, 64); /* one definition: grow_array's first size */
+    /* A delta where 2,000 rows change grows the change columns, then the next drops them. */
+    fill_big(&s, 3, 3000, 2, 2000);
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_int_equal(res.changed, 2000);
+    assert_int_equal(res.vanished, 1);
+    assert_true(p.enc.c_cap >= 2000);
+    fill_big(&s, 4, 3000, 3, 10);
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_int_equal(res.changed, 10);
+    assert_int_equal(p.enc.c_cap, 256); /* freed, then grown again for 10 changes */
+    assert_table_equals(&p.dec, &s);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
+static void test_delta_enomem_while_merging_keeps_the_base(void **state)
+{
+    (void)state;
+    /* Fail the nth allocation of a delta whose columns must grow: the encoder says PW_ENOMEM
+     * and keeps its base, so the same sample encodes next time against the decoder's table. */
+    for (unsigned long n = 1; n < 12; n++) {
+        pair_t p;
+        pair_init(&p, 32);
+        pw_sample_t s;
+        pw_sample_init(&s);
+        fill_big(&s, 1, 3000, 0, 0);
+        assert_int_equal(roundtrip(&p, &s, 0, NULL, NULL), 0);
+        fill_big(&s, 2, 3000, 1, 150);
+        assert_int_equal(roundtrip(&p, &s, 0, NULL, NULL), 0); /* trims the keyframe's */
+        fill_big(&s, 3, 3000, 2, 2500);
+        const Poolwatch__V1__Sample *msg;
+        pw_alloc_fail_after(n);
+        int r = pw_delta_encode(&p.enc, &s, 0, &msg, NULL);
+        pw_alloc_fail_after(0);
+        if (r == 0) {
+            Poolwatch__V1__Sample copy = *msg;
+            assert_int_equal(pw_delta_apply(&p.dec, &copy, NULL, NULL), 0);
+        } else {
+            assert_int_equal(r, PW_ENOMEM);
+            assert_int_equal(p.enc.prev_seq, 2);
+            pw_delta_result_t res;
+            assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+            assert_int_equal(res.changed, 2500);
+        }
+        assert_table_equals(&p.dec, &s);
+        pw_sample_close(&s);
+        pair_close(&p);
+    }
+}
+
 static void test_delta_alloc_failures_are_clean(void **state)
 {
     (void)state;
@@ -725,6 +812,8 @@ int main(void)
         cmocka_unit_test(test_delta_reset_is_reported_not_a_huge_delta),
         cmocka_unit_test(test_delta_encoder_rejects_bad_samples),
         cmocka_unit_test(test_delta_alloc_failures_are_clean),
+        cmocka_unit_test(test_delta_keyframe_scratch_is_freed_after_use),
+        cmocka_unit_test(test_delta_enomem_while_merging_keeps_the_base),
         cmocka_unit_test(test_delta_random_walk_roundtrips_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
