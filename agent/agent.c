@@ -398,6 +398,9 @@ static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
             PW_LOG_ERROR(MOD, "cannot resend from the spool: %s", pw_strerror(r));
             pw_uplink_drop(a->up, "resend failed");
         }
+        /* The handshake and the rebase decoder have come and gone: their freed pages
+         * would otherwise stay resident between live blocks for the whole session. */
+        pw_alloc_release();
     } else if (ack->need_keyframe) {
         pw_uplink_drop(a->up, "collector lost the base: rebasing");
     }
@@ -519,14 +522,14 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
     case POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS:
         snprintf(msg, sizeof(msg),
                  "source %s, seq %llu, acked %llu, spool %llu bytes, interval %llu ms%s, "
-                 "fsync %s, syncs %llu",
+                 "fsync %s, syncs %llu, %s",
                  pw_source_name(a->src), (unsigned long long)a->seq,
                  (unsigned long long)a->acked_seq, (unsigned long long)pw_spool_bytes(a->spool),
                  (unsigned long long)a->interval_ms, a->live_until_ms ? ", live" : "",
                  a->cfg->spool_fsync == PW_AGENT_FSYNC_ACK      ? "ack"
                  : a->cfg->spool_fsync == PW_AGENT_FSYNC_ALWAYS ? "always"
                                                                 : "never",
-                 (unsigned long long)a->syncs);
+                 (unsigned long long)a->syncs, pw_tls_library());
         break;
     default:
         res.status = PW_ENOTSUP;
@@ -871,9 +874,9 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     uv_timer_start(&a->sample_timer, on_sample_timer, 0, pace);
     a->interval_ms = pace;
     pw_uplink_start(a->up);
-    PW_LOG_INFO(MOD, "host %s, source %s, spool %s (seq %llu, acked %llu), collector %s",
+    PW_LOG_INFO(MOD, "host %s, source %s, spool %s (seq %llu, acked %llu), collector %s, %s",
                 a->host_name, pw_source_name(a->src), cfg->spool_dir, (unsigned long long)a->seq,
-                (unsigned long long)a->acked_seq, cfg->collectors);
+                (unsigned long long)a->acked_seq, cfg->collectors, pw_tls_library());
     uv_run(&a->loop, UV_RUN_DEFAULT);
     stop_publish(NULL);
     r = 0;

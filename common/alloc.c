@@ -3,6 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 static unsigned long fail_at;  /* 0 = never */
 static unsigned long n_allocs; /* since the last pw_alloc_fail_after() */
@@ -11,6 +14,13 @@ static int should_fail(void)
 {
     n_allocs++;
     return fail_at != 0 && n_allocs >= fail_at;
+}
+
+void pw_alloc_release(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 unsigned long pw_alloc_fail_after(unsigned long n)

@@ -17,6 +17,13 @@ void pw_free(void *p);
 char *pw_strndup(const char *s, size_t n);
 char *pw_strdup(const char *s);
 
+/* Gives free memory inside the heap back to the operating system: whole free pages between
+ * live blocks that the allocator would otherwise keep resident (glibc malloc_trim(3), which
+ * madvises them away; they are mapped again when reused). A no-op where the C library has
+ * no such call. Costs a walk of the heap's free lists: call it after a burst of transient
+ * allocations (the agent: a TLS handshake and a rebase), not per sample. */
+void pw_alloc_release(void);
+
 /* Test hook: the `n`th allocation from now (1-based) and every later one fail; 0 turns
  * failures off. Returns the number of allocations made since the last call. Not thread safe. */
 unsigned long pw_alloc_fail_after(unsigned long n);

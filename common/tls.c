@@ -1,4 +1,7 @@
 /* tls.c: OpenSSL over libuv TCP streams through memory BIOs (see tls.h for the contract). */
+#ifndef _WIN32
+#define _GNU_SOURCE /* dladdr (pw_tls_library) */
+#endif
 #include "tls.h"
 
 #include <stdarg.h>
@@ -11,6 +14,12 @@
 
 #include "alloc.h"
 #include "net.h"
+
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <dlfcn.h>
+#endif
 
 /* Ciphertext is read into a buffer shared by all connections of a context: read_cb copies it
  * into the connection's read BIO before anything else runs, so one buffer per context (one
@@ -152,6 +161,36 @@ static int ctx_fail(pw_diag_t *diag, const char *field, const char *fmt, ...)
 }
 
 /* ---- contexts --------------------------------------------------------------------------- */
+
+const char *pw_tls_library(void)
+{
+    static char text[512];
+    if (text[0] != '\0')
+        return text;
+    const char *v = OpenSSL_version(OPENSSL_VERSION);
+#ifdef _WIN32
+    HMODULE code = NULL, exe = GetModuleHandleW(NULL);
+    char path[MAX_PATH] = "";
+    if (GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                               GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                           (LPCWSTR)(void *)OpenSSL_version, &code) &&
+        code != exe)
+        GetModuleFileNameA(code, path, sizeof(path));
+    if (path[0] != '\0')
+        snprintf(text, sizeof(text), "%s, shared %s", v, path);
+    else
+        snprintf(text, sizeof(text), "%s, linked in", v);
+#else
+    Dl_info code, exe;
+    /* The executable's own symbol: main is not visible to dladdr, this function is. */
+    if (dladdr((void *)OpenSSL_version, &code) != 0 && dladdr((void *)pw_tls_library, &exe) != 0 &&
+        code.dli_fbase != exe.dli_fbase && code.dli_fname != NULL)
+        snprintf(text, sizeof(text), "%s, shared %s", v, code.dli_fname);
+    else
+        snprintf(text, sizeof(text), "%s, linked in", v);
+#endif
+    return text;
+}
 
 int pw_tls_ctx_new(pw_tls_ctx_t **out, const pw_tls_ctx_opts_t *opts, pw_diag_t *diag)
 {

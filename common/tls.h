@@ -82,6 +82,15 @@ typedef struct pw_tls_cbs_s {
 
 /* ---- contexts ------------------------------------------------------------------------- */
 
+/* The TLS library this process runs and where its code lives, for logs and the agent's status:
+ * "OpenSSL 3.0.17 1 Jul 2025, linked in" when OpenSSL is part of the executable (the agent:
+ * PW_AGENT_STATIC_OPENSSL; its security updates need a rebuild), "..., shared
+ * /usr/lib/x86_64-linux-gnu/libcrypto.so.3" otherwise. The version is
+ * OpenSSL_version(OPENSSL_VERSION), the code actually running, not the headers built against;
+ * the place comes from dladdr(3) (GetModuleHandleExW on Windows). Static string, never NULL;
+ * computed at the first call (not thread safe: call it from the loop thread). */
+const char *pw_tls_library(void);
+
 /* Creates a context: loads the CA file as the only trust anchor, the own certificate and key
  * (checked to match), and sets the policy above. Server contexts also disable session
  * resumption and tickets (every connection is fully verified).

@@ -27,11 +27,18 @@
  *                                10 s interval) streaming to a real poolwatch-collector on
  *                                loopback, read after PW_BENCH_AGENT_SECONDS (default 60) of
  *                                steady state. Target <= 8,192 kB.
+ *                                The agent links OpenSSL in (PW_AGENT_STATIC_OPENSSL).
  *   agent.rss_anon_kb, agent.rss_file_kb  the two parts of that RSS (own memory; mapped
- *                                files, mostly shared libraries)
+ *                                files: the binary with OpenSSL, libc and the other shared
+ *                                libraries)
  *   agent.pss_kb                 proportional set size of the same process (smaps_rollup): a
  *                                shared library page counts 1/N for N processes mapping it,
  *                                so this is the agent's share of the host's memory
+ *   agent.rss_kb_shared_openssl, _file_kb_, pss_kb_  the same agent linked with the shared
+ *                                libssl.so.3/libcrypto.so.3 (PW_AGENT_STATIC_OPENSSL=OFF), run
+ *                                after it for half the window. Its PSS is lower here because
+ *                                the collector of this bench maps the same libcrypto pages;
+ *                                on a host where no other process does, PSS = RSS.
  *   agent.cpu_percent_10s        CPU time of that agent process over the same window, as a
  *                                percentage of one core. Target <= 0.1 %.
  *   agent.cpu_percent_1s         the same at --agent.interval=1s (a third of the window), to
@@ -40,8 +47,8 @@
  * spool.fsync = ack (encode 23, pack 4, spool 1.2, encrypt 1); fsync_each 72-84 (the
  * fdatasync 31-40 of it: the virtio doorbell and the context switches around the wait; 98
  * before segments were preallocated); segment creation 2.9-3.4 ms = 0.33-0.38 us per sample;
- * rss_kb 9,076 (anon 2,660, file 6,416: shared library pages, libcrypto 4.1 MB), pss_kb 3,205
- * (depends on what else maps the same libraries), cpu_percent_10s 0.005, _1s 0.044.
+ * rss_kb 7,648 (anon 2,012, file 5,636: the binary 4.0 MB of it), pss_kb 6,088; with the
+ * shared OpenSSL rss 8,500 (libcrypto.so.3 alone 4.1 MB); cpu_percent_10s 0.004, _1s 0.047.
  * PW_BENCH_AGENT_SECONDS=0 runs the in-process figures only (for perf record).
  * Binaries: PW_BENCH_BIN_DIR (the build tree). Work files under $TMPDIR (default /var/tmp, a
  * disk), removed at the end; the PKI is cached in the build tree (bench-pki/).
@@ -300,16 +307,16 @@ static long pss_kb(pid_t pid)
     return v;
 }
 
-static proc_cost_t run_agent(const char *work, const char *pki, int port, const char *interval,
-                             unsigned settle_s, unsigned window_s)
+static proc_cost_t run_agent(const char *exe, const char *work, const char *pki, int port,
+                             const char *interval, unsigned settle_s, unsigned window_s)
 {
     char bin[1024], src[64], ival[64], ep[64], spool[1024], ca[1024], cert[1024], key[1024],
         log[1024];
-    snprintf(bin, sizeof(bin), "%s/agent/poolwatch-agent", PW_BENCH_BIN_DIR);
+    snprintf(bin, sizeof(bin), "%s/agent/%s", PW_BENCH_BIN_DIR, exe);
     snprintf(src, sizeof(src), "--agent.source=sim:steady/0");
     snprintf(ival, sizeof(ival), "--agent.interval=%s", interval);
     snprintf(ep, sizeof(ep), "--collector.endpoints=127.0.0.1:%d", port);
-    snprintf(spool, sizeof(spool), "--spool.dir=%s/spool-%s", work, interval);
+    snprintf(spool, sizeof(spool), "--spool.dir=%s/spool-%s-%s", work, exe, interval);
     snprintf(ca, sizeof(ca), "--collector.ca_file=%s/ca.pem", pki);
     snprintf(cert, sizeof(cert), "--collector.cert_file=%s/agent-sim-steady-0.pem", pki);
     snprintf(key, sizeof(key), "--collector.key_file=%s/agent-sim-steady-0.key", pki);
@@ -398,8 +405,16 @@ int main(void)
     pid_t cpid = bp_spawn(cargv, log);
     for (int i = 0; i < 100 && !bp_port_open(port); i++)
         bp_sleep_ms(100);
-    proc_cost_t p10 = run_agent(work, pki, port, "10s", 15, window);
-    proc_cost_t p1 = run_agent(work, pki, port, "1s", 5, window / 3);
+    proc_cost_t p10 = run_agent("poolwatch-agent", work, pki, port, "10s", 15, window);
+    proc_cost_t p1 = run_agent("poolwatch-agent", work, pki, port, "1s", 5, window / 3);
+    /* The same agent linked with the shared OpenSSL (PW_AGENT_STATIC_OPENSSL=OFF), when this
+     * build made one: the other side of that choice. */
+    char shared_bin[1024];
+    snprintf(shared_bin, sizeof(shared_bin), "%s/agent/poolwatch-agent-shared-openssl",
+             PW_BENCH_BIN_DIR);
+    proc_cost_t psh = {0};
+    if (access(shared_bin, X_OK) == 0)
+        psh = run_agent("poolwatch-agent-shared-openssl", work, pki, port, "10s", 15, window / 2);
     bp_stop(cpid, 10000);
     if (p10.ok) {
         printf("BENCH agent.rss_kb %ld kB\n", p10.rss_kb);
@@ -413,6 +428,11 @@ int main(void)
     }
     if (p1.ok)
         printf("BENCH agent.cpu_percent_1s %.3f %%\n", p1.cpu_percent);
+    if (psh.ok) {
+        printf("BENCH agent.rss_kb_shared_openssl %ld kB\n", psh.rss_kb);
+        printf("BENCH agent.rss_file_kb_shared_openssl %ld kB\n", psh.file_kb);
+        printf("BENCH agent.pss_kb_shared_openssl %ld kB\n", psh.pss_kb);
+    }
     bp_system("rm -rf %s", work);
     return p10.ok && p1.ok ? 0 : 1;
 }

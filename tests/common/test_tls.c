@@ -10,6 +10,8 @@
 #include "net.h"
 #include "tls.h"
 
+#include <openssl/crypto.h>
+
 #define PAYLOAD_LEN (1024 * 1024)
 #define MAX_MATCH   8
 
@@ -307,6 +309,19 @@ static void run_free(run_t *run)
 }
 
 /* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_tls_library_names_version_and_place(void **state)
+{
+    (void)state;
+    /* This test links the shared libcrypto (only poolwatch-agent links it in). */
+    const char *t = pw_tls_library();
+    assert_true(strncmp(t, "OpenSSL ", 8) == 0);
+    assert_non_null(strstr(t, OpenSSL_version(OPENSSL_VERSION)));
+    const char *where = strstr(t, ", shared /");
+    if (where == NULL || strstr(where, "libcrypto") == NULL)
+        fail_msg("pw_tls_library: '%s'", t);
+    assert_ptr_equal(pw_tls_library(), t); /* computed once */
+}
 
 static void test_tls_handshake_and_echo_1mib(void **state)
 {
@@ -818,6 +833,7 @@ static void test_net_addr_literal_and_format(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tls_library_names_version_and_place),
         cmocka_unit_test(test_tls_handshake_and_echo_1mib),
         cmocka_unit_test(test_tls_client_accepts_ip_san_and_localhost),
         cmocka_unit_test(test_tls_client_rejects_server_from_other_ca),

@@ -225,6 +225,11 @@ static void agent_status(const char *host, unsigned long long *seq, unsigned lon
         fail_msg("status answer without seq/syncs: %s", j);
     *seq = strtoull(a + 6, NULL, 10);
     *syncs = strtoull(b + 8, NULL, 10);
+    /* The agent names the OpenSSL it runs and whether it is inside the binary (an OpenSSL
+     * update then needs a rebuild): PW_AGENT_STATIC_OPENSSL. */
+    const char *want = PW_AGENT_OPENSSL_LINKED_IN ? ", linked in" : ", shared /";
+    if (strstr(j, ", OpenSSL ") == NULL || strstr(j, want) == NULL)
+        fail_msg("status answer does not say '%s': %s", want, j);
     free(j);
 }
 
