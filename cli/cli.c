@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -70,6 +71,74 @@ int pw_cli_opt(pw_cli_t *cli, int argc, char **argv, int *i, const char *name, c
     return 1;
 }
 
+/* Optimal string alignment distance, capped: returns 3 as soon as it is certainly above 2. */
+static int edits(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32 || (la > lb ? la - lb : lb - la) > 2)
+        return 3;
+    int d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int c = a[i - 1] != b[j - 1];
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + c < v)
+                v = d[i - 1][j - 1] + c;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+const char *pw_cli_closest(const char *word, const char *const *choices)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (size_t k = 0; choices != NULL && choices[k] != NULL; k++) {
+        int e = edits(word, choices[k]);
+        if (e < best_d) {
+            best_d = e;
+            best = choices[k];
+        }
+    }
+    return best;
+}
+
+int pw_cli_bad_args(pw_cli_t *cli, const char *arg, const char *missing, const char *const *options,
+                    const char *usage)
+{
+    const char *cmd = cli->argc > 0 ? cli->argv[0] : "";
+    if (arg != NULL && arg[0] == '-' && arg[1] != '\0') {
+        /* "--jsn=x" is judged by its name. */
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+        static const char *const global[] = {"--json", "--compact", "--url", "--token",
+                                             "--ca",   "--help",    NULL};
+        const char *near = pw_cli_closest(name, options);
+        if (near == NULL)
+            near = pw_cli_closest(name, global);
+        if (near != NULL)
+            fprintf(cli->err, "poolwatch %s: unknown option '%s' (did you mean '%s'?)\n", cmd, arg,
+                    near);
+        else
+            fprintf(cli->err, "poolwatch %s: unknown option '%s'\n", cmd, arg);
+    } else if (arg != NULL) {
+        fprintf(cli->err, "poolwatch %s: unexpected argument '%s'\n", cmd, arg);
+    } else if (missing != NULL) {
+        fprintf(cli->err, "poolwatch %s: missing %s\n", cmd, missing);
+    }
+    fprintf(cli->err, "usage: %s\n", usage);
+    return PW_EXIT_USAGE;
+}
+
 int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err)
 {
     pw_cli_t cli;
@@ -131,7 +200,15 @@ int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err
             return rc;
         }
     }
-    fprintf(err, "poolwatch: unknown command '%s'\n", rest[0]);
+    const char *names[sizeof(commands) / sizeof(commands[0]) + 1];
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        names[k] = commands[k].name;
+    names[sizeof(commands) / sizeof(commands[0])] = NULL;
+    const char *near = pw_cli_closest(rest[0], names);
+    if (near != NULL)
+        fprintf(err, "poolwatch: unknown command '%s' (did you mean '%s'?)\n", rest[0], near);
+    else
+        fprintf(err, "poolwatch: unknown command '%s'\n", rest[0]);
 usage:
     pw_free(rest);
     pw_cli_usage(err);
@@ -209,7 +286,9 @@ int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char 
 
 void pw_cli_print_json(pw_cli_t *cli, const json_t *root)
 {
-    size_t flags = JSON_PRESERVE_ORDER | (cli->compact ? JSON_COMPACT : JSON_INDENT(2));
+    /* The server's precision (collector/api_v1.c): 0.3513231555, not 0.35132315549999998. */
+    size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10) |
+                   (cli->compact ? JSON_COMPACT : JSON_INDENT(2));
     json_dumpf(root, cli->out, flags);
     fputc('\n', cli->out);
 }
@@ -349,16 +428,18 @@ int pw_cli_read_file(const char *path, size_t max, char **data, size_t *len, pw_
             buf = nb;
             cap *= 2;
         }
+        errno = 0;
         size_t r = fread(buf + n, 1, cap - n, f);
         n += r;
         if (r == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), why = errno; /* a directory opens, then reads fail with EISDIR */
     fclose(f);
     if (bad) {
         pw_free(buf);
-        return pw_diag_set(diag, PW_EIO, 0, 0, "file", "read error");
+        return pw_diag_set(diag, PW_EIO, 0, 0, "file", "cannot read: %s",
+                           why ? strerror(why) : "read error");
     }
     if (n > max) {
         pw_free(buf);

@@ -66,6 +66,20 @@ void pw_cli_print_json(pw_cli_t *cli, const json_t *root);
  * past it and returns 1; returns -1 (after printing) when the value is missing; else 0. */
 int pw_cli_opt(pw_cli_t *cli, int argc, char **argv, int *i, const char *name, const char **value);
 
+/* The choice in `choices` (NULL-terminated) nearest to `word` within two single-character
+ * edits (insert, delete, substitute, or swap of neighbours: "hots" -> "hosts", "--jsn" ->
+ * "--json"), or NULL when none is that close. Ties go to the earlier choice. */
+const char *pw_cli_closest(const char *word, const char *const *choices);
+
+/* Says what is wrong with a command's arguments, then prints its usage line, on cli->err, and
+ * returns PW_EXIT_USAGE. `arg` is the argument at fault: one starting with '-' is reported as
+ * an unknown option (with the nearest of `options`, NULL-terminated, when close: see
+ * pw_cli_closest), another as an unexpected argument; arg NULL means something is missing and
+ * `missing` says what ("HOST", "TAG"; NULL: only the usage line). `usage` is the line without
+ * "usage: ". */
+int pw_cli_bad_args(pw_cli_t *cli, const char *arg, const char *missing, const char *const *options,
+                    const char *usage);
+
 /* Durations: "500ms", "30s", "15m", "2h", "1d"; a bare number is seconds. Returns 0 and
  * *ms, or PW_EINVAL. */
 int pw_cli_parse_duration(const char *s, uint64_t *ms);

@@ -134,7 +134,8 @@ typedef struct reader_s {
     pw_client_resp_t *resp;
     int in_ctype; /* the header being read is Content-Type */
     int done;
-    int err; /* PW_ETOOBIG / PW_ENOMEM from a callback */
+    int err;     /* PW_ETOOBIG / PW_ENOMEM from a callback */
+    size_t seen; /* bytes fed so far */
 } reader_t;
 
 static int on_header_field(http_parser *p, const char *at, size_t len)
@@ -200,6 +201,10 @@ static int reader_feed(reader_t *r, const char *data, size_t len, pw_diag_t *dia
 {
     if (r->done)
         return 0;
+    if (len == 0 && r->seen == 0)
+        return pw_diag_set(diag, PW_EPROTO, 0, 0, "http",
+                           "the server closed the connection without answering");
+    r->seen += len;
     size_t used = http_parser_execute(&r->parser, &r->settings, data, len);
     enum http_errno e = HTTP_PARSER_ERRNO(&r->parser);
     if (r->err != 0)
@@ -510,6 +515,11 @@ int pw_client_request(const pw_client_t *cl, const char *method, const char *pat
         if (n == 0)
             break;
     }
+    /* A TLS listener drops a plain HTTP request without a word: the usual cause. */
+    if (rc == PW_EPROTO && r.seen == 0 && !cl->url.tls)
+        pw_diag_set(diag, PW_EPROTO, 0, 0, "http",
+                    "the server closed the connection without answering (an HTTPS server? the "
+                    "collector's API is https://)");
     conn_close(&c);
     if (rc == 0)
         return reader_finish(&r, diag);

@@ -76,6 +76,8 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     return 0;
 }
 
+#define IMPORT_USAGE "poolwatch import FILE... --host NAME [--interval 15m] [--start T]"
+
 int pw_cmd_import(pw_cli_t *cli)
 {
     const char *host = NULL, *interval = NULL, *start = NULL;
@@ -92,8 +94,9 @@ int pw_cmd_import(pw_cli_t *cli)
             if (r < 0)
                 ex = PW_EXIT_USAGE;
         } else if (cli->argv[i][0] == '-') {
-            fprintf(cli->err, "poolwatch import: unknown option %s\n", cli->argv[i]);
-            ex = PW_EXIT_USAGE;
+            static const char *const opts[] = {"--host", "--interval", "--start", NULL};
+            pw_free(files);
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts, IMPORT_USAGE);
         } else {
             files[nf++] = cli->argv[i];
         }
@@ -112,11 +115,8 @@ int pw_cmd_import(pw_cli_t *cli)
             ex = PW_EXIT_USAGE;
         }
     }
-    if (ex == 0 && (host == NULL || host[0] == '\0' || nf == 0)) {
-        fputs("usage: poolwatch import FILE... --host NAME [--interval 15m] [--start T]\n",
-              cli->err);
-        ex = PW_EXIT_USAGE;
-    }
+    if (ex == 0 && (host == NULL || host[0] == '\0' || nf == 0))
+        ex = pw_cli_bad_args(cli, NULL, nf == 0 ? "FILE" : "--host NAME", NULL, IMPORT_USAGE);
     pw_client_t probe;
     if (ex == 0)
         ex = pw_cli_client(cli, &probe); /* URL errors before reading big files */

@@ -289,6 +289,8 @@ static void report(FILE *err, const char *file, const char *what, const pw_diag_
         fprintf(err, "%s: %s%s\n", file, what, msg);
 }
 
+#define PARSE_USAGE "poolwatch parse FILE [--format auto|poolmon|slabinfo] [--json]"
+
 int pw_cmd_parse(pw_cli_t *cli)
 {
     const char *file = NULL, *format = "auto";
@@ -301,8 +303,8 @@ int pw_cmd_parse(pw_cli_t *cli)
             format = v;
         } else if (cli->argv[i][0] == '-' && cli->argv[i][1] != '\0' &&
                    strcmp(cli->argv[i], "--") != 0) {
-            fprintf(cli->err, "poolwatch parse: unknown option %s\n", cli->argv[i]);
-            return PW_EXIT_USAGE;
+            static const char *const opts[] = {"--format", NULL};
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts, PARSE_USAGE);
         } else if (strcmp(cli->argv[i], "--") == 0) {
             continue;
         } else if (file == NULL) {
@@ -314,8 +316,12 @@ int pw_cmd_parse(pw_cli_t *cli)
     }
     int want_pm = strcmp(format, "auto") == 0 || strcmp(format, "poolmon") == 0;
     int want_slab = strcmp(format, "auto") == 0 || strcmp(format, "slabinfo") == 0;
-    if (file == NULL || (!want_pm && !want_slab)) {
-        fputs("usage: poolwatch parse FILE [--format auto|poolmon|slabinfo] [--json]\n", cli->err);
+    if (file == NULL)
+        return pw_cli_bad_args(cli, NULL, "FILE", NULL, PARSE_USAGE);
+    if (!want_pm && !want_slab) {
+        fprintf(cli->err, "poolwatch parse: --format must be auto, poolmon or slabinfo, not '%s'\n",
+                format);
+        fprintf(cli->err, "usage: %s\n", PARSE_USAGE);
         return PW_EXIT_USAGE;
     }
     char *data;

@@ -252,9 +252,11 @@ int pw_fmt_series(const json_t *root, FILE *out)
     const json_t *p = jarr(root, "points");
     if (p == NULL)
         return PW_EPARSE;
-    fprintf(out, "%s \"%s\" %s (%s, %zu point%s)\n", jstr(root, "host"), jstr(root, "tag"),
-            jstr(root, "pool"), jstr(root, "level"), json_array_size(p),
-            json_array_size(p) == 1 ? "" : "s");
+    /* level names where the points come from (raw samples or a rollup), not the step. */
+    const char *level = jstr(root, "level");
+    fprintf(out, "%s \"%s\" %s (%s%s, %zu point%s)\n", jstr(root, "host"), jstr(root, "tag"),
+            jstr(root, "pool"), level, strcmp(level, "raw") == 0 ? " samples" : " rollup",
+            json_array_size(p), json_array_size(p) == 1 ? "" : "s");
     if (json_array_size(p) == 0) {
         const char *pool = jstr(root, "pool");
         fprintf(out,
@@ -336,12 +338,19 @@ static int get_and_print(pw_cli_t *cli, const char *path, fmt_fn fmt, int fleet)
     return PW_EXIT_OK;
 }
 
+#define SERIES_USAGE "poolwatch series HOST TAG [--pool P] [--from T] [--to T] [--step D]"
+#define LOOKUP_USAGE "poolwatch lookup TAG [--host HOST] [--json]"
+
+/* "-x", "--x": an option; "-" alone is a value (a tag may be "-"). */
+static int is_option(const char *a)
+{
+    return a[0] == '-' && a[1] != '\0';
+}
+
 static int no_args(pw_cli_t *cli, const char *usage)
 {
-    if (cli->argc > 1) {
-        fprintf(cli->err, "usage: %s\n", usage);
-        return PW_EXIT_USAGE;
-    }
+    if (cli->argc > 1)
+        return pw_cli_bad_args(cli, cli->argv[1], NULL, NULL, usage);
     return 0;
 }
 
@@ -390,9 +399,10 @@ int pw_cmd_tags(pw_cli_t *cli)
         } else if (tag == NULL && (cli->argv[i][0] != '-' || strcmp(cli->argv[i], "-") == 0)) {
             tag = cli->argv[i];
         } else {
-            fputs("usage: poolwatch tags [TAG] [--fleet] [--type T] [--limit N] [--json]\n",
-                  cli->err);
-            return PW_EXIT_USAGE;
+            static const char *const opts[] = {"--fleet", "--type", "--limit", NULL};
+            return pw_cli_bad_args(
+                cli, cli->argv[i], NULL, opts,
+                "poolwatch tags [TAG] [--fleet] [--type T] [--limit N] [--json]");
         }
     }
     char path[1024] = "/api/v1/tags";
@@ -421,20 +431,18 @@ int pw_cmd_series(pw_cli_t *cli)
             (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--step", &step)) != 0) {
             if (r < 0)
                 return PW_EXIT_USAGE;
-        } else if (host == NULL) {
+        } else if (host == NULL && !is_option(cli->argv[i])) {
             host = cli->argv[i];
-        } else if (tag == NULL) {
+        } else if (tag == NULL && (!is_option(cli->argv[i]) || strcmp(cli->argv[i], "-") == 0)) {
             tag = cli->argv[i];
         } else {
-            host = NULL;
-            break;
+            static const char *const opts[] = {"--pool", "--from", "--to", "--step", NULL};
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts, SERIES_USAGE);
         }
     }
-    if (host == NULL || tag == NULL) {
-        fputs("usage: poolwatch series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n",
-              cli->err);
-        return PW_EXIT_USAGE;
-    }
+    if (host == NULL || tag == NULL)
+        return pw_cli_bad_args(cli, NULL, host == NULL ? "HOST and TAG" : "TAG", NULL,
+                               SERIES_USAGE);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
@@ -472,17 +480,15 @@ int pw_cmd_lookup(pw_cli_t *cli)
         int r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--host", &host);
         if (r < 0)
             return PW_EXIT_USAGE;
-        if (r == 0 && tag == NULL) {
+        if (r == 0 && tag == NULL && (!is_option(cli->argv[i]) || strcmp(cli->argv[i], "-") == 0)) {
             tag = cli->argv[i];
         } else if (r == 0) {
-            tag = NULL;
-            break;
+            static const char *const opts[] = {"--host", NULL};
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts, LOOKUP_USAGE);
         }
     }
-    if (tag == NULL) {
-        fputs("usage: poolwatch lookup TAG [--host HOST] [--json]\n", cli->err);
-        return PW_EXIT_USAGE;
-    }
+    if (tag == NULL)
+        return pw_cli_bad_args(cli, NULL, "TAG", NULL, LOOKUP_USAGE);
     char path[1024] = "/api/v1/pooltag/";
     if (pw_url_escape(path, sizeof(path), tag) < 0)
         return PW_EXIT_USAGE;

@@ -657,14 +657,13 @@ int pw_cmd_top(pw_cli_t *cli)
         } else if (host == NULL && cli->argv[i][0] != '-') {
             host = cli->argv[i];
         } else {
-            host = NULL;
-            break;
+            static const char *const opts[] = {"--once", "--no-live", NULL};
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts,
+                                   "poolwatch top HOST [--once] [--no-live]");
         }
     }
-    if (host == NULL) {
-        fputs("usage: poolwatch top HOST [--once] [--no-live]\n", cli->err);
-        return PW_EXIT_USAGE;
-    }
+    if (host == NULL)
+        return pw_cli_bad_args(cli, NULL, "HOST", NULL, "poolwatch top HOST [--once] [--no-live]");
     pw_client_t cl;
     int ex = pw_cli_client(cli, &cl);
     if (ex != 0)

@@ -755,6 +755,97 @@ static void test_env_and_flags(void **state)
     run_free(&r);
     r = RUN("top");
     assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch top: missing HOST\nusage: poolwatch top HOST"));
+    run_free(&r);
+    reset_env();
+}
+
+static void test_cli_bad_arguments_say_what_and_suggest(void **state)
+{
+    (void)state;
+    /* Edit distances by hand: hots->hosts 1 (insert), --jsn->--json 1, --onec->--once 1 (swap),
+     * --limt->--limit 1, seriez->series 1; --bogus is 3+ from every option. */
+    assert_string_equal(pw_cli_closest("hots", (const char *const[]){"hosts", "top", NULL}),
+                        "hosts");
+    assert_string_equal(
+        pw_cli_closest("--onec", (const char *const[]){"--once", "--no-live", NULL}), "--once");
+    assert_null(pw_cli_closest("--bogus", (const char *const[]){"--once", "--no-live", NULL}));
+    assert_null(pw_cli_closest("hostsxyz", (const char *const[]){"hosts", NULL})); /* 3 */
+    assert_null(pw_cli_closest("x", NULL));
+
+    run_t r = RUN("hots");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "unknown command 'hots' (did you mean 'hosts'?)"));
+    run_free(&r);
+    r = RUN("top", "HOST01", "--bogus");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(
+        strstr(r.err, "poolwatch top: unknown option '--bogus'\nusage: poolwatch top HOST"));
+    run_free(&r);
+    r = RUN("top", "HOST01", "--onec");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "unknown option '--onec' (did you mean '--once'?)"));
+    run_free(&r);
+    r = RUN("hosts", "--jsn");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch hosts: unknown option '--jsn' (did you mean "
+                                  "'--json'?)\nusage: poolwatch hosts [--json]"));
+    run_free(&r);
+    r = RUN("hosts", "extra");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch hosts: unexpected argument 'extra'"));
+    run_free(&r);
+    r = RUN("tags", "--limt=5");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "unknown option '--limt=5' (did you mean '--limit'?)"));
+    run_free(&r);
+    r = RUN("series", "--bogus", "Ddk");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch series: unknown option '--bogus'"));
+    run_free(&r);
+    r = RUN("series", "HOST01");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch series: missing TAG"));
+    run_free(&r);
+    r = RUN("lookup");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch lookup: missing TAG"));
+    run_free(&r);
+    r = RUN("parse", "--formt", "poolmon", "x");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "unknown option '--formt' (did you mean '--format'?)"));
+    run_free(&r);
+    r = RUN("parse", "x", "--format", "csv");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "--format must be auto, poolmon or slabinfo, not 'csv'"));
+    run_free(&r);
+    r = RUN("import", "--hots", "h", "x.txt");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "unknown option '--hots' (did you mean '--host'?)"));
+    run_free(&r);
+    r = RUN("import", "x.txt");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch import: missing --host NAME"));
+    run_free(&r);
+    /* --json re-prints the server's reals at its precision (10 digits), not 17. */
+    {
+        pw_cli_t c;
+        memset(&c, 0, sizeof(c));
+        char *buf = NULL;
+        size_t blen = 0;
+        c.out = open_memstream(&buf, &blen);
+        c.compact = 1;
+        json_t *j = json_pack("{s:f}", "share", 0.3513231555);
+        pw_cli_print_json(&c, j);
+        json_decref(j);
+        fclose(c.out);
+        assert_string_equal(buf, "{\"share\":0.3513231555}\n");
+        free(buf);
+    }
+    /* A directory opens but does not read: say why. */
+    r = RUN("parse", "/");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "Is a directory"));
     run_free(&r);
     reset_env();
 }
@@ -967,7 +1058,7 @@ static void test_fmt_listings(void **state)
                  "\"points\":[{\"ts_ms\":1710411300000,\"bytes\":91912,\"diff\":127,"
                  "\"allocs\":1021112,\"frees\":1020985,\"bytes_min\":91912,\"bytes_max\":91912}]}",
                  0);
-    assert_string_equal(s, "HOST01 \"Io  \" nonpaged (raw, 1 point)\n"
+    assert_string_equal(s, "HOST01 \"Io  \" nonpaged (raw samples, 1 point)\n"
                            "TIME                           BYTES       DIFF       ALLOCS        "
                            "FREES      BYTES_MIN      BYTES_MAX\n"
                            "2024-03-14 10:15:00Z           91912        127      1021112      "
@@ -978,10 +1069,17 @@ static void test_fmt_listings(void **state)
                  "{\"host\":\"HOST01\",\"tag\":\"Drsd\",\"pool\":\"nonpaged\",\"level\":\"raw\","
                  "\"points\":[]}",
                  0);
-    assert_string_equal(s,
-                        "HOST01 \"Drsd\" nonpaged (raw, 0 points)\n(nothing in the nonpaged pool "
-                        "in that time: a tag's paged and nonpaged rows are separate, try --pool "
-                        "paged; tags are 4 characters, poolmon pads them with spaces)\n");
+    assert_string_equal(
+        s, "HOST01 \"Drsd\" nonpaged (raw samples, 0 points)\n(nothing in the nonpaged pool "
+           "in that time: a tag's paged and nonpaged rows are separate, try --pool "
+           "paged; tags are 4 characters, poolmon pads them with spaces)\n");
+    free(s);
+    /* A rollup answer says so (the points' spacing is the step asked for). */
+    s = fmt_with(pw_fmt_series,
+                 "{\"host\":\"HOST01\",\"tag\":\"Drsd\",\"pool\":\"paged\",\"level\":\"15m\","
+                 "\"points\":[]}",
+                 0);
+    assert_non_null(strstr(s, "HOST01 \"Drsd\" paged (15m rollup, 0 points)\n"));
     free(s);
 
     s = fmt_with(pw_fmt_tag,
@@ -1302,6 +1400,7 @@ int main(void)
         cmocka_unit_test(test_top_table_rejects_bad_json),
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_env_and_flags),
+        cmocka_unit_test(test_cli_bad_arguments_say_what_and_suggest),
         cmocka_unit_test(test_exit_codes_and_units),
         cmocka_unit_test(test_response_parse),
         cmocka_unit_test(test_fmt_listings),
