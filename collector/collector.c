@@ -8,6 +8,7 @@
 #include "net.h"
 #include "notify.h"
 #include "pooltag.h"
+#include "remote_write.h"
 #include "tokens.h"
 
 #include <stdio.h>
@@ -532,6 +533,35 @@ static void on_sighup(uv_signal_t *s, int signum)
         PW_LOG_INFO(MOD, "SIGHUP: %s reloaded, %lld tokens", c->cfg->tokens_file, (long long)n);
     else
         PW_LOG_WARN(MOD, "SIGHUP: tokens not reloaded (the previous ones stay): %s", d.msg);
+    if (c->rw != NULL && pw_remote_write_reload_token(c->rw, &d) != 0)
+        PW_LOG_WARN(MOD, "SIGHUP: remote write token not reloaded (the previous one stays): %s",
+                    d.msg);
+}
+
+/* The remote writer's view of the fleet, read at each of its intervals. */
+static void rw_source(void *arg, const pw_fleet_t **f, const pw_suspect_t **sp, size_t *ns)
+{
+    pw_collector_t *c = arg;
+    *f = &c->fleet;
+    *ns = pw_collector_suspects(c, sp);
+}
+
+/* remote_write.* of the configuration as the writer's options. */
+static void rw_opts(const pw_collector_cfg_t *cfg, pw_remote_write_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->url = cfg->rw_url;
+    o->interval_ms = cfg->rw_interval_ms;
+    o->tags_per_host = (size_t)cfg->rw_tags_per_host;
+    o->bearer_token_file = cfg->rw_bearer_token_file;
+    o->ca_file = cfg->rw_ca_file;
+    o->cert_file = cfg->rw_cert_file;
+    o->key_file = cfg->rw_key_file;
+    o->headers = (const char *const *)cfg->rw_headers.items;
+    o->n_headers = cfg->rw_headers.n;
+    o->timeout_ms = cfg->rw_timeout_ms;
+    o->max_queue = (size_t)cfg->rw_max_queue;
+    o->max_series_per_request = (size_t)cfg->rw_max_series_per_request;
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -623,6 +653,16 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     if ((r = pw_collector_http_start(c, d)) != 0)
         goto out;
     pw_collector_analysis_start(c);
+    if (cfg->rw_url && cfg->rw_url[0]) {
+        pw_remote_write_opts_t ro;
+        rw_opts(cfg, &ro);
+        ro.source = rw_source;
+        ro.source_arg = c;
+        if ((r = pw_remote_write_new(&c->loop, &ro, &c->rw, d)) != 0)
+            goto out;
+        PW_LOG_INFO(MOD, "remote write to %s every %llu ms, %lld tags per host", cfg->rw_url,
+                    (unsigned long long)cfg->rw_interval_ms, (long long)cfg->rw_tags_per_host);
+    }
     uv_timer_init(&c->loop, &c->commit_timer);
     c->commit_timer.data = c;
     uv_timer_start(&c->commit_timer, on_commit_timer, cfg->commit_interval_ms,
@@ -650,6 +690,8 @@ out:
         conn_close(k, NULL);
     pw_collector_http_stop(c);
     pw_collector_analysis_stop(c);
+    pw_remote_write_close(c->rw);
+    c->rw = NULL;
     pw_net_close_if_open((uv_handle_t *)&c->server, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->commit_timer, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->retention_timer, &c->loop);
@@ -716,6 +758,10 @@ int pw_collector_check(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     pw_notify_opts_t no = {.webhook_url = cfg->webhook_url,
                            .alertmanager_url = cfg->alertmanager_url};
     if ((r = pw_notify_check(&no, d)) != 0)
+        return r;
+    pw_remote_write_opts_t ro;
+    rw_opts(cfg, &ro);
+    if ((r = pw_remote_write_check(&ro, d)) != 0)
         return r;
     if (cfg->tokens_file && cfg->tokens_file[0]) {
         pw_tokens_t *t;

@@ -36,6 +36,16 @@ typedef struct pw_collector_cfg_s {
     char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */
     char *webhook_url;              /* alerts: JSON POST per transition ("" = off), notify.h */
     char *alertmanager_url;         /* alerts: Alertmanager base URL ("" = off), notify.h */
+    /* Prometheus remote write (remote_write.h); url "" = off */
+    char *rw_url;
+    uint64_t rw_interval_ms;
+    int64_t rw_tags_per_host;
+    char *rw_bearer_token_file;
+    char *rw_ca_file, *rw_cert_file, *rw_key_file;
+    pw_config_list_t rw_headers;
+    uint64_t rw_timeout_ms;
+    int64_t rw_max_queue;
+    int64_t rw_max_series_per_request;
     char *log_level;
 } pw_collector_cfg_t;
 

@@ -46,6 +46,35 @@ const pw_config_opt_t pw_collector_options[] = {
                          "http://host:port/path: one JSON POST per alert transition; empty = off"),
     PW_CONFIG_OPT_STRING("alerts", "alertmanager_url", "", T, alertmanager_url, 0,
                          "http://host:port of Alertmanager (POST /api/v2/alerts); empty = off"),
+    PW_CONFIG_OPT_STRING("remote_write", "url", "", T, rw_url, 0,
+                         "http[s]://host:port/path of a Prometheus remote write 1.0 receiver "
+                         "(Prometheus /api/v1/write, Mimir /api/v1/push, VictoriaMetrics "
+                         "/api/v1/write); empty = off"),
+    PW_CONFIG_OPT_DURATION("remote_write", "interval", "15s", 1000, 3600000, T, rw_interval_ms,
+                           "send the latest value of each series with a new sample this often"),
+    PW_CONFIG_OPT_INT("remote_write", "tags_per_host", "20", 0, 10000, T, rw_tags_per_host,
+                      "(tag, pool) rows with the most bytes sent per host (2 series each, as "
+                      "/metrics); 0 = host-level series only"),
+    PW_CONFIG_OPT_STRING("remote_write", "bearer_token_file", "", T, rw_bearer_token_file,
+                         PW_CONFIG_PATH,
+                         "file holding a bearer token (Authorization header); read at start "
+                         "and on SIGHUP; empty = none"),
+    PW_CONFIG_OPT_STRING("remote_write", "ca_file", "", T, rw_ca_file, PW_CONFIG_PATH,
+                         "https: CA certificates to verify the receiver; empty = "
+                         "/etc/ssl/certs/ca-certificates.crt"),
+    PW_CONFIG_OPT_STRING("remote_write", "cert_file", "", T, rw_cert_file, PW_CONFIG_PATH,
+                         "https: client certificate (PEM); empty = none"),
+    PW_CONFIG_OPT_STRING("remote_write", "key_file", "", T, rw_key_file, PW_CONFIG_PATH,
+                         "https: private key of cert_file"),
+    PW_CONFIG_OPT_LIST("remote_write", "headers", "", 0, 32, T, rw_headers, 0,
+                       "extra request headers, comma-separated 'Name: value' items (e.g. "
+                       "X-Scope-OrgID: team1); values cannot hold commas"),
+    PW_CONFIG_OPT_DURATION("remote_write", "timeout", "10s", 100, 600000, T, rw_timeout_ms,
+                           "one request, from connecting to the response"),
+    PW_CONFIG_OPT_INT("remote_write", "max_queue", "256", 1, 100000, T, rw_max_queue,
+                      "requests waiting (bounded memory); the oldest is dropped when full"),
+    PW_CONFIG_OPT_INT("remote_write", "max_series_per_request", "2000", 1, 100000, T,
+                      rw_max_series_per_request, "series in one request"),
     PW_CONFIG_OPT_STRING("collector", "log_level", "info", T, log_level, 0,
                          "error, warn, info or debug"),
     PW_CONFIG_END,

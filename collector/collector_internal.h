@@ -19,6 +19,7 @@
 struct conn_s;
 struct pw_http_s;
 struct pw_analysis_run_s;
+struct pw_remote_write_s;
 
 typedef struct pw_collector_s {
     const pw_collector_cfg_t *cfg;
@@ -39,6 +40,7 @@ typedef struct pw_collector_s {
     pw_complaint_t c_store, c_conns, c_twins;
     struct pw_http_s *http;
     struct pw_analysis_run_s *analysis;
+    struct pw_remote_write_s *rw; /* remote write (remote_write.h), NULL when off */
 } pw_collector_t;
 
 /* Sends a command to the host's agent. Returns 0 or PW_ECLOSED (not connected). */

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "remote_write.h"
+#include "series.h"
 
 static int out(pw_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -57,45 +59,6 @@ static int help(pw_buf_t *b, const char *name, const char *type, const char *tex
     return out(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-typedef struct top_s {
-    const uint8_t *tag;
-    size_t len;
-    int pool;
-    uint64_t bytes, diff;
-} top_t;
-
-/* The host's rows with the most bytes (largest first; ties by table order). */
-static size_t host_top(const pw_host_t *h, top_t *top, size_t cap)
-{
-    size_t n = 0, rows = h->dec.have_base ? h->dec.n : h->snapshot.n;
-    for (size_t i = 0; i < rows; i++) {
-        top_t t;
-        if (h->dec.have_base) {
-            const pw_row_t *r = &h->dec.rows[i];
-            t.tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &t.len);
-            t.pool = (int)PW_ROW_POOL(r->key);
-            t.bytes = r->bytes;
-            t.diff = r->diff;
-        } else {
-            const pw_entry_t *e = &h->snapshot.entries[i];
-            t.tag = e->tag;
-            t.len = e->tag_len;
-            t.pool = e->pool;
-            t.bytes = e->bytes;
-            t.diff = e->diff;
-        }
-        if (n == cap && t.bytes <= top[n - 1].bytes)
-            continue;
-        size_t j = n < cap ? n++ : cap - 1;
-        while (j > 0 && top[j - 1].bytes < t.bytes) {
-            top[j] = top[j - 1];
-            j--;
-        }
-        top[j] = t;
-    }
-    return n;
-}
-
 static void count_firing(const pw_alert_transition_t *cur, void *arg)
 {
     size_t *n = arg;
@@ -125,23 +88,17 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         r = help(b, hm[m].name, hm[m].type, hm[m].help);
         for (size_t i = 0; i < f->n && r == 0; i++) {
             const pw_host_t *h = f->hosts[i];
-            const pw_totals_t *t = h->dec.have_base ? &h->dec.totals : &h->snapshot.totals;
+            uint64_t used[2], lim[2];
+            pw_series_pools(h, used, lim);
             esc(h->name, hn, sizeof(hn));
             switch (m) {
             case 0:
-                r = out(b,
-                        "%s{host=\"%s\",pool=\"nonpaged\"} %" PRIu64
-                        "\n%s{host=\"%s\",pool=\"paged\"} %" PRIu64 "\n",
-                        hm[m].name, hn, t->nonpaged_bytes, hm[m].name, hn, t->paged_bytes);
-                break;
             case 1: {
-                uint64_t np =
-                    h->nonpaged_limit_bytes ? h->nonpaged_limit_bytes : t->nonpaged_limit_bytes;
-                uint64_t pg = h->paged_limit_bytes ? h->paged_limit_bytes : t->paged_limit_bytes;
+                const uint64_t *v = m == 0 ? used : lim;
                 r = out(b,
                         "%s{host=\"%s\",pool=\"nonpaged\"} %" PRIu64
                         "\n%s{host=\"%s\",pool=\"paged\"} %" PRIu64 "\n",
-                        hm[m].name, hn, np, hm[m].name, hn, pg);
+                        hm[m].name, hn, v[0], hm[m].name, hn, v[1]);
                 break;
             }
             case 2:
@@ -154,13 +111,10 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 r = out(b, "%s{host=\"%s\"} %" PRIu64 ".%03u\n", hm[m].name, hn,
                         h->last_seen_ms / 1000, (unsigned)(h->last_seen_ms % 1000));
                 break;
-            case 5: {
-                size_t k = 0;
-                for (size_t j = 0; j < ns; j++)
-                    k += strcmp(sp[j].host, h->name) == 0;
-                r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn, k);
+            case 5:
+                r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn,
+                        pw_series_suspects(sp, ns, h->name));
                 break;
-            }
             default:
                 r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn,
                         h->dec.have_base ? h->dec.n : h->snapshot.n);
@@ -179,11 +133,11 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             continue;
         esc(h->name, hn, sizeof(hn));
         const pw_pressure_t *pr[2] = {&h->np_pressure, &h->pg_pressure};
-        static const char *pn[2] = {"nonpaged", "paged"};
         for (int p = 0; p < 2 && r == 0; p++)
             if (pr[p]->eta_ms >= 0)
                 r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n",
-                        hn, pn[p], (long long)(pr[p]->eta_ms / 1000), (int)(pr[p]->eta_ms % 1000));
+                        hn, pw_series_pool_names[p], (long long)(pr[p]->eta_ms / 1000),
+                        (int)(pr[p]->eta_ms % 1000));
     }
     /* Alerts firing, by severity (the alerts themselves go to Alertmanager / the webhook). */
     if (r == 0)
@@ -199,7 +153,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 n[0], n[1]);
     }
     /* Top rows per host: both gauges from one selection. */
-    top_t top[PW_API_METRICS_TOP_N];
+    pw_series_row_t top[PW_API_METRICS_TOP_N];
     pw_buf_t second;
     pw_buf_init(&second, SIZE_MAX);
     if (r == 0)
@@ -211,7 +165,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
         esc(h->name, hn, sizeof(hn));
-        size_t n = host_top(h, top, PW_API_METRICS_TOP_N);
+        size_t n = pw_series_top(h, top, PW_API_METRICS_TOP_N);
         for (size_t j = 0; j < n && r == 0; j++) {
             pw_tag_format(top[j].tag, top[j].len, tn, sizeof(tn));
             esc(tn, te, sizeof(te));
@@ -284,6 +238,37 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             r = help(b, sm[i].name, sm[i].type, sm[i].help);
             if (r == 0)
                 r = out(b, "%s %" PRIu64 "\n", sm[i].name, sm[i].v);
+        }
+    }
+    /* Remote write (remote_write.h), when configured. */
+    if (r == 0 && api->c->rw != NULL) {
+        pw_remote_write_stats_t rs;
+        pw_remote_write_get_stats(api->c->rw, &rs);
+        const struct {
+            const char *name, *type, *help;
+            uint64_t v;
+        } rm[] = {
+            {"poolwatch_remote_write_samples_total", "counter",
+             "Samples sent by remote write and accepted (2xx).", rs.samples},
+            {"poolwatch_remote_write_failed_samples_total", "counter",
+             "Samples in requests the receiver refused (4xx other than 429): dropped.",
+             rs.failed_samples},
+            {"poolwatch_remote_write_dropped_samples_total", "counter",
+             "Samples dropped because the remote write queue was full.", rs.dropped_samples},
+            {"poolwatch_remote_write_retries_total", "counter",
+             "Remote write attempts after the first (5xx, 429, network errors).", rs.retries},
+            {"poolwatch_remote_write_sent_bytes_total", "counter",
+             "Compressed request bytes accepted (2xx).", rs.bytes},
+            {"poolwatch_remote_write_queue_requests", "gauge",
+             "Remote write requests waiting or in flight.", rs.queued},
+            {"poolwatch_remote_write_last_status", "gauge",
+             "HTTP status of the last remote write response (0 = none yet).",
+             (uint64_t)rs.last_status},
+        };
+        for (size_t i = 0; i < sizeof(rm) / sizeof(rm[0]) && r == 0; i++) {
+            r = help(b, rm[i].name, rm[i].type, rm[i].help);
+            if (r == 0)
+                r = out(b, "%s %" PRIu64 "\n", rm[i].name, rm[i].v);
         }
     }
     return r;

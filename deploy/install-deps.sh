@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
   libuv1-dev libprotobuf-c-dev protobuf-c-compiler libssl-dev openssl
   libcmocka-dev libsqlite3-dev sqlite3 libinih-dev libjansson-dev libzstd-dev
-  libhttp-parser-dev libncurses-dev zlib1g-dev
+  libhttp-parser-dev libncurses-dev zlib1g-dev libsnappy-dev
   curl ca-certificates procps python3 tmux
   nodejs npm # the dashboard's npm packages (deploy/web-deps.sh, run by the build)
 )

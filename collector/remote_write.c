@@ -1,0 +1,655 @@
+/* remote_write.c: Prometheus remote write 1.0 (see remote_write.h;
+ * https://prometheus.io/docs/concepts/remote_write_spec/). */
+#include "remote_write.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "httpc.h"
+#include "log.h"
+#include "prom_remote.pb-c.h"
+#include "sample.h"
+#include "series.h"
+
+#define MOD "remote_write"
+
+#ifndef PW_COLLECTOR_VERSION
+#define PW_COLLECTOR_VERSION "0"
+#endif
+#define MAX_TOKEN 4096
+
+/* ============================================================================================
+ * Encoding
+ * ========================================================================================== */
+
+/* One series with its storage: labels (sorted by name), one sample, the tag's text. */
+typedef struct ser_s {
+    Prometheus__TimeSeries ts;
+    Prometheus__Label lab[4];
+    Prometheus__Label *labp[4];
+    Prometheus__Sample smp;
+    Prometheus__Sample *smpp;
+    char tag[PW_TAG_MAX * 4 + 1];
+} ser_t;
+
+typedef struct batch_s {
+    ser_t *s;
+    Prometheus__TimeSeries **tsp;
+    size_t n, cap;
+    pw_remote_write_emit_fn emit;
+    void *arg;
+    int64_t total;
+} batch_t;
+
+static void set_label(ser_t *s, size_t i, const char *name, const char *value)
+{
+    prometheus__label__init(&s->lab[i]);
+    s->lab[i].name = (char *)(uintptr_t)name;
+    s->lab[i].value = (char *)(uintptr_t)value;
+    s->labp[i] = &s->lab[i];
+}
+
+static int flush(batch_t *b)
+{
+    if (b->n == 0)
+        return 0;
+    Prometheus__WriteRequest wr = PROMETHEUS__WRITE_REQUEST__INIT;
+    wr.n_timeseries = b->n;
+    wr.timeseries = b->tsp;
+    size_t plen = prometheus__write_request__get_packed_size(&wr);
+    uint8_t *pb = pw_malloc(plen ? plen : 1);
+    size_t clen = snappy_max_compressed_length(plen);
+    uint8_t *z = pw_malloc(clen ? clen : 1);
+    if (pb == NULL || z == NULL) {
+        pw_free(pb);
+        pw_free(z);
+        return PW_ENOMEM;
+    }
+    prometheus__write_request__pack(&wr, pb);
+    snappy_status st = snappy_compress((const char *)pb, plen, (char *)z, &clen);
+    pw_free(pb);
+    if (st != SNAPPY_OK) {
+        pw_free(z);
+        return PW_ENOMEM;
+    }
+    size_t n = b->n;
+    b->n = 0;
+    b->total += (int64_t)n;
+    return b->emit(b->arg, z, clen, n);
+}
+
+/* The next free series (flushing a full batch first), labels and sample to be filled. */
+static int add(batch_t *b, const char *name, const char *host, const char *pool, const char *tag,
+               double v, uint64_t ts_ms, ser_t **out)
+{
+    int r = b->n == b->cap ? flush(b) : 0;
+    if (r != 0)
+        return r;
+    ser_t *s = &b->s[b->n];
+    prometheus__time_series__init(&s->ts);
+    prometheus__sample__init(&s->smp);
+    size_t k = 0;
+    set_label(s, k++, "__name__", name);
+    set_label(s, k++, "host", host);
+    if (pool)
+        set_label(s, k++, "pool", pool);
+    if (tag)
+        set_label(s, k++, "tag", tag);
+    s->ts.n_labels = k;
+    s->ts.labels = s->labp;
+    s->smp.value = v;
+    s->smp.timestamp = (int64_t)ts_ms;
+    s->smpp = &s->smp;
+    s->ts.n_samples = 1;
+    s->ts.samples = &s->smpp;
+    b->tsp[b->n++] = &s->ts;
+    if (out)
+        *out = s;
+    return 0;
+}
+
+void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur)
+{
+    if (cur == NULL)
+        return;
+    pw_free(cur->sent_ms);
+    cur->sent_ms = NULL;
+    cur->n = 0;
+}
+
+static int host_series(batch_t *b, const pw_host_t *h, size_t ns_host, pw_series_row_t *top,
+                       size_t tags_per_host)
+{
+    uint64_t used[2], lim[2], ts = h->last_seen_ms;
+    pw_series_pools(h, used, lim);
+    const char *const *pn = pw_series_pool_names;
+    int r = 0;
+    for (int p = 0; p < 2 && r == 0; p++)
+        r = add(b, "poolwatch_pool_bytes", h->name, pn[p], NULL, (double)used[p], ts, NULL);
+    for (int p = 0; p < 2 && r == 0; p++)
+        r = add(b, "poolwatch_pool_limit_bytes", h->name, pn[p], NULL, (double)lim[p], ts, NULL);
+    if (h->have_pressure) {
+        const pw_pressure_t *pr[2] = {&h->np_pressure, &h->pg_pressure};
+        for (int p = 0; p < 2 && r == 0; p++)
+            if (pr[p]->eta_ms >= 0)
+                r = add(b, "poolwatch_pool_exhaustion_seconds", h->name, pn[p], NULL,
+                        (double)pr[p]->eta_ms / 1000.0, ts, NULL);
+    }
+    if (r == 0)
+        r = add(b, "poolwatch_host_connected", h->name, NULL, NULL, h->conn != NULL, ts, NULL);
+    if (r == 0)
+        r = add(b, "poolwatch_host_suspects", h->name, NULL, NULL, (double)ns_host, ts, NULL);
+    size_t n = pw_series_top(h, top, tags_per_host);
+    for (size_t j = 0; j < n && r == 0; j++) {
+        ser_t *s;
+        const char *pool = pw_pool_name(top[j].pool);
+        r = add(b, "poolwatch_tag_bytes", h->name, pool, "", (double)top[j].bytes, ts, &s);
+        if (r == 0) {
+            pw_tag_format(top[j].tag, top[j].len, s->tag, sizeof(s->tag));
+            s->lab[3].value = s->tag;
+            ser_t *s2;
+            r = add(b, "poolwatch_tag_allocations", h->name, pool, "", (double)top[j].diff, ts,
+                    &s2);
+            if (r == 0) {
+                memcpy(s2->tag, s->tag, sizeof(s->tag));
+                s2->lab[3].value = s2->tag;
+            }
+        }
+    }
+    return r;
+}
+
+int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size_t ns,
+                               size_t tags_per_host, size_t max_series,
+                               pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
+                               void *arg)
+{
+    if (f == NULL || cur == NULL || emit == NULL)
+        return PW_EINVAL;
+    if (max_series == 0)
+        max_series = 2000;
+    if (cur->n < f->n) {
+        uint64_t *p = pw_realloc(cur->sent_ms, f->n * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        memset(p + cur->n, 0, (f->n - cur->n) * sizeof(*p));
+        cur->sent_ms = p;
+        cur->n = f->n;
+    }
+    batch_t b = {.cap = max_series, .emit = emit, .arg = arg};
+    b.s = pw_malloc(max_series * sizeof(*b.s));
+    b.tsp = pw_malloc(max_series * sizeof(*b.tsp));
+    pw_series_row_t *top = tags_per_host ? pw_malloc(tags_per_host * sizeof(*top)) : NULL;
+    int r = b.s && b.tsp && (top || !tags_per_host) ? 0 : PW_ENOMEM;
+    for (size_t i = 0; i < f->n && r == 0; i++) {
+        const pw_host_t *h = f->hosts[i];
+        if (h->last_seen_ms == 0 || h->last_seen_ms <= cur->sent_ms[h->index])
+            continue;
+        r = host_series(&b, h, pw_series_suspects(sp, ns, h->name), top, tags_per_host);
+        if (r == 0)
+            cur->sent_ms[h->index] = h->last_seen_ms;
+    }
+    if (r == 0)
+        r = flush(&b);
+    pw_free(b.s);
+    pw_free(b.tsp);
+    pw_free(top);
+    return r == 0 ? b.total : r;
+}
+
+/* ============================================================================================
+ * Options
+ * ========================================================================================== */
+
+/* Headers the client sets itself: a configured one would be sent twice or contradict it. */
+static const char *const reserved[] = {
+    "host",       "content-length",    "content-type", "content-encoding",
+    "connection", "transfer-encoding", "user-agent",   "x-prometheus-remote-write-version",
+    NULL};
+
+static int check_header(const char *hd, int have_token, pw_diag_t *d)
+{
+    const char *colon = strchr(hd, ':');
+    size_t nl = colon ? (size_t)(colon - hd) : 0;
+    if (colon == NULL || nl == 0)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "headers",
+                           "remote_write.headers: '%s': not 'Name: value'", hd);
+    for (size_t i = 0; i < nl; i++)
+        if (!isalnum((unsigned char)hd[i]) && !strchr("!#$%&'*+-.^_`|~", hd[i]))
+            return pw_diag_set(d, PW_ECONFIG, 0, i, "headers",
+                               "remote_write.headers: '%s': the name has a byte a header name "
+                               "may not have (0x%02x)",
+                               hd, (unsigned char)hd[i]);
+    for (const char *p = colon + 1; *p; p++)
+        if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return pw_diag_set(d, PW_ECONFIG, 0, (uint64_t)(p - hd), "headers",
+                               "remote_write.headers: '%.*s': control byte in the value", (int)nl,
+                               hd);
+    for (size_t i = 0; reserved[i]; i++)
+        if (strlen(reserved[i]) == nl && strncasecmp(reserved[i], hd, nl) == 0)
+            return pw_diag_set(d, PW_ECONFIG, 0, 0, "headers",
+                               "remote_write.headers: '%.*s' is set by the collector itself",
+                               (int)nl, hd);
+    if (have_token && nl == 13 && strncasecmp(hd, "authorization", 13) == 0)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "headers",
+                           "remote_write.headers: Authorization given with bearer_token_file");
+    return 0;
+}
+
+/* Reads the token file: one token, surrounding white space removed. */
+static int read_token(const char *path, char **out, pw_diag_t *d)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "bearer_token_file",
+                           "remote_write.bearer_token_file: %s: %s", path, strerror(errno));
+    char *buf = pw_malloc(MAX_TOKEN + 2);
+    if (buf == NULL) {
+        fclose(f);
+        return PW_ENOMEM;
+    }
+    size_t n = fread(buf, 1, MAX_TOKEN + 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (n > MAX_TOKEN) {
+        pw_free(buf);
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "bearer_token_file",
+                           "remote_write.bearer_token_file: %s: longer than %d bytes", path,
+                           MAX_TOKEN);
+    }
+    while (n > 0 && isspace((unsigned char)buf[n - 1]))
+        buf[--n] = '\0';
+    char *s = buf;
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    int r = 0;
+    if (*s == '\0')
+        r = pw_diag_set(d, PW_ECONFIG, 0, 0, "bearer_token_file",
+                        "remote_write.bearer_token_file: %s: empty", path);
+    for (const char *p = s; *p && r == 0; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
+            r = pw_diag_set(d, PW_ECONFIG, 0, (uint64_t)(p - buf), "bearer_token_file",
+                            "remote_write.bearer_token_file: %s: white space or a control byte "
+                            "inside the token (one token expected)",
+                            path);
+    if (r == 0 && (*out = pw_strdup(s)) == NULL)
+        r = PW_ENOMEM;
+    pw_free(buf);
+    return r;
+}
+
+static int has(const char *s)
+{
+    return s != NULL && s[0] != '\0';
+}
+
+int pw_remote_write_check(const pw_remote_write_opts_t *o, pw_diag_t *d)
+{
+    if (o == NULL)
+        return PW_EINVAL;
+    if (!has(o->url))
+        return 0;
+    pw_httpc_url_t u;
+    int r = pw_httpc_parse_url(o->url, "remote_write.url", &u, d);
+    if (r != 0) {
+        if (d)
+            snprintf(d->field, sizeof(d->field), "url");
+        return r;
+    }
+    if (has(o->bearer_token_file)) {
+        char *t;
+        if ((r = read_token(o->bearer_token_file, &t, d)) != 0)
+            return r;
+        pw_free(t);
+    }
+    for (size_t i = 0; i < o->n_headers; i++)
+        if ((r = check_header(o->headers[i], has(o->bearer_token_file), d)) != 0)
+            return r;
+    if (!u.tls && (has(o->ca_file) || has(o->cert_file)))
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "ca_file",
+                           "remote_write.ca_file/cert_file: given for an http:// URL (%s): use "
+                           "https:// or remove them",
+                           o->url);
+    if (has(o->cert_file) != has(o->key_file))
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "cert_file",
+                           "remote_write.cert_file and key_file: give both or neither");
+    if (u.tls) {
+        uv_loop_t loop;
+        pw_httpc_t *c;
+        if (uv_loop_init(&loop) != 0)
+            return PW_ENOMEM;
+        pw_httpc_opts_t ho = {.url = o->url,
+                              .opt_name = "remote_write.url",
+                              .ca_file = o->ca_file,
+                              .cert_file = o->cert_file,
+                              .key_file = o->key_file};
+        r = pw_httpc_new(&loop, &ho, &c, d);
+        if (r == 0)
+            pw_httpc_close(c);
+        else if (d)
+            snprintf(d->field, sizeof(d->field), "ca_file");
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        if (r != 0 && d) {
+            char m[sizeof(d->msg) + 64];
+            snprintf(m, sizeof(m), "remote_write (ca_file, cert_file, key_file): %s", d->msg);
+            m[sizeof(d->msg) - 1] = '\0';
+            memcpy(d->msg, m, sizeof(d->msg));
+        }
+    }
+    return r;
+}
+
+/* ============================================================================================
+ * Sender
+ * ========================================================================================== */
+
+typedef struct req_s {
+    struct req_s *next;
+    uint8_t *body;
+    size_t len, series;
+    uint32_t attempts;
+    uint64_t not_before; /* uv_now() ms */
+} req_t;
+
+struct pw_remote_write_s {
+    uv_loop_t *loop;
+    pw_remote_write_opts_t o;
+    char *token_file;
+    char *extra;   /* configured headers as "Name: value\r\n" lines */
+    char *headers; /* everything pw_httpc_post gets */
+    pw_httpc_t *http;
+    pw_remote_write_cursor_t cur;
+    req_t *head, *tail, *inflight;
+    pw_remote_write_stats_t st;
+    uv_timer_t retry_timer, tick_timer;
+    int closing, handles;
+};
+
+static void pump(pw_remote_write_t *w);
+
+static int build_headers(pw_remote_write_t *w, const char *token)
+{
+    size_t cap = strlen(w->extra) + (token ? strlen(token) : 0) + 256;
+    char *h = pw_malloc(cap);
+    if (h == NULL)
+        return PW_ENOMEM;
+    snprintf(h, cap,
+             "Content-Encoding: snappy\r\nContent-Type: application/x-protobuf\r\n"
+             "X-Prometheus-Remote-Write-Version: 0.1.0\r\n"
+             "User-Agent: poolwatch-collector/" PW_COLLECTOR_VERSION "\r\n%s%s%s%s",
+             w->extra, token ? "Authorization: Bearer " : "", token ? token : "",
+             token ? "\r\n" : "");
+    pw_free(w->headers);
+    w->headers = h;
+    return 0;
+}
+
+int pw_remote_write_reload_token(pw_remote_write_t *w, pw_diag_t *d)
+{
+    if (w == NULL || w->token_file == NULL)
+        return 0;
+    char *t;
+    int r = read_token(w->token_file, &t, d);
+    if (r != 0)
+        return r;
+    r = build_headers(w, t);
+    pw_free(t);
+    return r;
+}
+
+static void on_tick(uv_timer_t *t);
+
+static void free_writer(pw_remote_write_t *w)
+{
+    pw_free(w->token_file);
+    pw_free(w->extra);
+    pw_free(w->headers);
+    pw_remote_write_cursor_free(&w->cur);
+    pw_free(w);
+}
+
+int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
+                        pw_remote_write_t **out, pw_diag_t *d)
+{
+    if (loop == NULL || opts == NULL || out == NULL || !has(opts->url))
+        return PW_EINVAL;
+    int r = pw_remote_write_check(opts, d);
+    if (r != 0)
+        return r;
+    pw_remote_write_t *w = pw_calloc(1, sizeof(*w));
+    if (w == NULL)
+        return PW_ENOMEM;
+    w->loop = loop;
+    w->o = *opts;
+    w->o.url = w->o.bearer_token_file = w->o.ca_file = w->o.cert_file = w->o.key_file = NULL;
+    w->o.headers = NULL;
+    if (w->o.interval_ms == 0)
+        w->o.interval_ms = 15000;
+    if (w->o.max_queue == 0)
+        w->o.max_queue = 256;
+    if (w->o.max_series_per_request == 0)
+        w->o.max_series_per_request = 2000;
+    if (w->o.backoff_initial_ms == 0)
+        w->o.backoff_initial_ms = 1000;
+    if (w->o.backoff_max_ms == 0)
+        w->o.backoff_max_ms = 30000;
+    size_t el = 1;
+    for (size_t i = 0; i < opts->n_headers; i++)
+        el += strlen(opts->headers[i]) + 2;
+    w->extra = pw_malloc(el);
+    r = w->extra ? 0 : PW_ENOMEM;
+    if (r == 0) {
+        size_t o = 0;
+        w->extra[0] = '\0';
+        for (size_t i = 0; i < opts->n_headers; i++)
+            o += (size_t)snprintf(w->extra + o, el - o, "%s\r\n", opts->headers[i]);
+    }
+    if (r == 0 && has(opts->bearer_token_file) &&
+        (w->token_file = pw_strdup(opts->bearer_token_file)) == NULL)
+        r = PW_ENOMEM;
+    if (r == 0)
+        r = w->token_file ? pw_remote_write_reload_token(w, d) : build_headers(w, NULL);
+    pw_httpc_opts_t ho = {.url = opts->url,
+                          .opt_name = "remote_write.url",
+                          .ca_file = opts->ca_file,
+                          .cert_file = opts->cert_file,
+                          .key_file = opts->key_file,
+                          .timeout_ms = opts->timeout_ms};
+    if (r == 0)
+        r = pw_httpc_new(loop, &ho, &w->http, d);
+    if (r != 0) {
+        free_writer(w);
+        return r;
+    }
+    uv_timer_init(loop, &w->retry_timer);
+    uv_timer_init(loop, &w->tick_timer);
+    w->retry_timer.data = w->tick_timer.data = w;
+    w->handles = 2;
+    if (w->o.source)
+        uv_timer_start(&w->tick_timer, on_tick, w->o.interval_ms, w->o.interval_ms);
+    *out = w;
+    return 0;
+}
+
+void pw_remote_write_get_stats(const pw_remote_write_t *w, pw_remote_write_stats_t *out)
+{
+    *out = w->st;
+}
+
+static void req_free(req_t *q)
+{
+    if (q != NULL) {
+        pw_free(q->body);
+        pw_free(q);
+    }
+}
+
+/* Removes the oldest request that is not in flight; returns it (NULL when none). */
+static req_t *pop_oldest(pw_remote_write_t *w)
+{
+    req_t **pp = &w->head, *prev = NULL;
+    while (*pp && *pp == w->inflight) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    req_t *q = *pp;
+    if (q == NULL)
+        return NULL;
+    *pp = q->next;
+    if (w->tail == q)
+        w->tail = prev;
+    w->st.queued--;
+    return q;
+}
+
+static int enqueue(void *arg, uint8_t *body, size_t len, size_t series)
+{
+    pw_remote_write_t *w = arg;
+    req_t *q = pw_calloc(1, sizeof(*q));
+    if (q == NULL) {
+        pw_free(body);
+        return PW_ENOMEM;
+    }
+    q->body = body;
+    q->len = len;
+    q->series = series;
+    while (w->st.queued >= w->o.max_queue) {
+        req_t *old = pop_oldest(w);
+        if (old == NULL)
+            break;
+        w->st.dropped_samples += old->series;
+        PW_LOG_DEBUG(MOD, "queue full (%zu requests): dropped %zu samples", w->o.max_queue,
+                     old->series);
+        req_free(old);
+    }
+    if (w->tail)
+        w->tail->next = q;
+    else
+        w->head = q;
+    w->tail = q;
+    w->st.queued++;
+    return 0;
+}
+
+int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const pw_suspect_t *sp,
+                                size_t ns)
+{
+    if (w == NULL || f == NULL)
+        return PW_EINVAL;
+    if (w->closing)
+        return 0;
+    int64_t n = pw_remote_write_encode(f, sp, ns, w->o.tags_per_host, w->o.max_series_per_request,
+                                       &w->cur, enqueue, w);
+    pump(w);
+    return n;
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    pw_remote_write_t *w = t->data;
+    const pw_fleet_t *f = NULL;
+    const pw_suspect_t *sp = NULL;
+    size_t ns = 0;
+    w->o.source(w->o.source_arg, &f, &sp, &ns);
+    if (f != NULL && pw_remote_write_collect(w, f, sp, ns) < 0)
+        PW_LOG_WARN(MOD, "out of memory encoding the series: skipped this interval");
+}
+
+static void on_retry_timer(uv_timer_t *t)
+{
+    pump(t->data);
+}
+
+/* The answer to the request in flight: a status or a negative code. */
+static void on_done(void *arg, int result)
+{
+    pw_remote_write_t *w = arg;
+    req_t *q = w->inflight;
+    w->inflight = NULL;
+    if (q == NULL)
+        return;
+    if (result > 0)
+        w->st.last_status = result;
+    else
+        w->st.last_error = result;
+    if (result >= 200 && result < 300) {
+        w->st.samples += q->series;
+        w->st.requests++;
+        w->st.bytes += q->len;
+        req_t *d = pop_oldest(w); /* q is the head, no longer in flight */
+        req_free(d);
+    } else if (result < 0 || result == 429 || result >= 500) {
+        uint64_t delay = w->o.backoff_initial_ms;
+        for (uint32_t i = 1; i < q->attempts && delay < w->o.backoff_max_ms; i++)
+            delay *= 2;
+        if (delay > w->o.backoff_max_ms)
+            delay = w->o.backoff_max_ms;
+        q->not_before = uv_now(w->loop) + delay;
+        PW_LOG_DEBUG(MOD, "attempt %u: %s %d: retry in %llu ms", q->attempts,
+                     result < 0 ? pw_strerror(result) : "status", result,
+                     (unsigned long long)delay);
+    } else {
+        w->st.failed_samples += q->series;
+        PW_LOG_WARN(MOD, "refused with status %d: %zu samples dropped (not retried)", result,
+                    q->series);
+        req_free(pop_oldest(w));
+    }
+    pump(w);
+}
+
+/* Sends the head request when it is due; strictly in order (the spec: a series' samples must
+ * arrive in time order). */
+static void pump(pw_remote_write_t *w)
+{
+    if (w->closing || w->inflight != NULL || w->head == NULL || pw_httpc_busy(w->http))
+        return;
+    uv_update_time(w->loop);
+    uint64_t now = uv_now(w->loop);
+    req_t *q = w->head;
+    if (q->not_before > now) {
+        uv_timer_start(&w->retry_timer, on_retry_timer, q->not_before - now, 0);
+        return;
+    }
+    if (q->attempts++ > 0)
+        w->st.retries++;
+    w->inflight = q;
+    int r = pw_httpc_post(w->http, w->headers, q->body, q->len, on_done, w);
+    if (r != 0) {
+        w->inflight = NULL;
+        q->not_before = now + w->o.backoff_initial_ms;
+        uv_timer_start(&w->retry_timer, on_retry_timer, w->o.backoff_initial_ms, 0);
+    }
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    pw_remote_write_t *w = h->data;
+    if (--w->handles == 0)
+        free_writer(w);
+}
+
+void pw_remote_write_close(pw_remote_write_t *w)
+{
+    if (w == NULL || w->closing)
+        return;
+    w->closing = 1;
+    w->inflight = NULL;
+    while (w->head) {
+        req_t *q = w->head;
+        w->head = q->next;
+        req_free(q);
+    }
+    w->tail = NULL;
+    w->st.queued = 0;
+    pw_httpc_close(w->http);
+    w->http = NULL;
+    uv_close((uv_handle_t *)&w->retry_timer, on_closed);
+    uv_close((uv_handle_t *)&w->tick_timer, on_closed);
+}

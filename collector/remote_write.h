@@ -1,0 +1,129 @@
+/* remote_write.h: Prometheus remote write 1.0 from the collector
+ * (spec: https://prometheus.io/docs/concepts/remote_write_spec/), so that the fleet's series
+ * reach an existing Prometheus-compatible store (Prometheus with
+ * --web.enable-remote-write-receiver, Mimir, Cortex, Thanos Receive, VictoriaMetrics).
+ *
+ * What is sent: every `interval`, for each host with a sample newer than the last one sent,
+ * the latest value of the series of series.h (the names and labels of /metrics):
+ *   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool},
+ *   poolwatch_pool_exhaustion_seconds{host,pool} (only where the analysis gives an ETA),
+ *   poolwatch_host_connected{host}, poolwatch_host_suspects{host}, and for the host's
+ *   `tags_per_host` (tag, pool) rows with the most bytes poolwatch_tag_bytes{host,pool,tag}
+ *   and poolwatch_tag_allocations{host,pool,tag}.
+ * Each sample is stamped with the time of the host's sample it comes from (not the send
+ * time); a host without a new sample is not sent again. Cardinality per host: 6 (+ up to 2
+ * ETAs) + 2 x min(rows, tags_per_host); 46-48 with the default 20.
+ *
+ * Encoding (the spec): WriteRequest of proto/prom_remote.proto (prompb's field numbers), labels
+ * sorted by name with __name__ first, one sample per series, packed with protobuf-c and
+ * compressed with snappy's block format; at most `max_series_per_request` series per request.
+ * POST with Content-Encoding: snappy, Content-Type: application/x-protobuf,
+ * X-Prometheus-Remote-Write-Version: 0.1.0, User-Agent: poolwatch-collector/<version>, the
+ * optional Authorization: Bearer <token> and the configured extra headers (httpc.h: http or
+ * https). A 2xx answer is success; 5xx and 429 (and connection failures, timeouts) are retried
+ * with exponential backoff; any other status drops the request, counted as failed samples.
+ * Requests wait in a bounded queue (oldest dropped, counted, when full), sent in order, one
+ * at a time.
+ */
+#ifndef PW_REMOTE_WRITE_H
+#define PW_REMOTE_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "collector_internal.h"
+#include "error.h"
+#include "fleet.h"
+
+#define PW_REMOTE_WRITE_HOST_SERIES 6 /* per host, without the exhaustion ETAs */
+
+typedef struct pw_remote_write_opts_s {
+    const char *url;                  /* http[s]://host[:port]/path; NULL or "" = off */
+    uint64_t interval_ms;             /* 0 = 15000 */
+    size_t tags_per_host;             /* rows per host (x2 series); 0 = host-level series only */
+    const char *bearer_token_file;    /* NULL or "" = no Authorization header */
+    const char *ca_file;              /* https; NULL/"" = the system bundle */
+    const char *cert_file, *key_file; /* https client certificate; optional */
+    const char *const *headers;       /* "Name: value" items, n_headers of them */
+    size_t n_headers;
+    uint64_t timeout_ms;           /* one request; 0 = 10000 */
+    size_t max_queue;              /* requests waiting; 0 = 256 */
+    size_t max_series_per_request; /* 0 = 2000 */
+    uint64_t backoff_initial_ms;   /* 0 = 1000, doubled per retry */
+    uint64_t backoff_max_ms;       /* 0 = 30000 */
+    /* Where the interval timer reads the fleet (the collector); NULL = no timer (tests call
+     * pw_remote_write_collect). */
+    void (*source)(void *arg, const pw_fleet_t **fleet, const pw_suspect_t **sp, size_t *ns);
+    void *source_arg;
+} pw_remote_write_opts_t;
+
+typedef struct pw_remote_write_stats_s {
+    uint64_t samples;         /* samples in requests answered 2xx */
+    uint64_t failed_samples;  /* samples in requests refused (4xx other than 429, 3xx) */
+    uint64_t dropped_samples; /* samples in requests dropped because the queue was full */
+    uint64_t retries;         /* attempts after the first */
+    uint64_t requests;        /* requests answered 2xx */
+    uint64_t bytes;           /* compressed body bytes answered 2xx */
+    size_t queued;            /* requests waiting or in flight */
+    int last_status;          /* HTTP status of the last response, 0 = none yet */
+    int last_error;           /* negative code of the last failed attempt without a status */
+} pw_remote_write_stats_t;
+
+typedef struct pw_remote_write_s pw_remote_write_t;
+
+/* Checks the options without sending (--check-config and pw_remote_write_new): the URL,
+ * the bearer token file (readable, one non-empty token), each header ("Name: value", a token
+ * name, no control bytes, not one the client sets itself), and for https the CA, certificate
+ * and key files. Returns 0, PW_ECONFIG / PW_ETLS with d->field the option ("url",
+ * "bearer_token_file", "headers", "ca_file") and d->msg "remote_write.<option>: ...", or
+ * PW_EINVAL. */
+int pw_remote_write_check(const pw_remote_write_opts_t *o, pw_diag_t *d);
+
+/* Creates the writer on `loop` (borrowed) and, with opts->source, starts its interval timer.
+ * Strings are copied; the token file is read now. Returns 0, an error of
+ * pw_remote_write_check, PW_EINVAL or PW_ENOMEM. */
+int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
+                        pw_remote_write_t **out, pw_diag_t *d);
+
+/* Reads the bearer token file again (SIGHUP). On an error the token in use stays. Returns 0
+ * (also without a token file), PW_ECONFIG with d naming the file. */
+int pw_remote_write_reload_token(pw_remote_write_t *w, pw_diag_t *d);
+
+/* Encodes the new series of `f` (see the top) into requests and queues them. Returns the
+ * number of series queued, or PW_ENOMEM. */
+int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const pw_suspect_t *sp,
+                                size_t ns);
+
+void pw_remote_write_get_stats(const pw_remote_write_t *w, pw_remote_write_stats_t *out);
+
+/* Stops: drops the queue, abandons a request in flight, frees once libuv has closed the
+ * handles. Accepts NULL. */
+void pw_remote_write_close(pw_remote_write_t *w);
+
+/* ---- encoding (no I/O; the writer and the tests use it) ---------------------------------- */
+
+/* Time of the last sample sent, per host (indexed by pw_host_t.index). */
+typedef struct pw_remote_write_cursor_s {
+    uint64_t *sent_ms;
+    size_t n;
+} pw_remote_write_cursor_t;
+
+void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
+
+/* Receives one request body (snappy-compressed WriteRequest, pw_malloc'ed: the callee owns it
+ * and frees it with pw_free, also on failure) holding `series` series. Returns 0 or a negative
+ * code, which stops the encoding. */
+typedef int (*pw_remote_write_emit_fn)(void *arg, uint8_t *body, size_t len, size_t series);
+
+/* Encodes the series of every host of `f` whose last_seen_ms is newer than cur's entry (and
+ * not 0), at most max_series (0 = 2000) per body, hosts in fleet order, and advances cur.
+ * `sp`: the current suspects (for poolwatch_host_suspects). Returns the number of series
+ * emitted, PW_ENOMEM, or the emitter's error. */
+int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size_t ns,
+                               size_t tags_per_host, size_t max_series,
+                               pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
+                               void *arg);
+
+#endif /* PW_REMOTE_WRITE_H */

@@ -1,0 +1,95 @@
+/* series.c: the selection and values both /metrics and remote write export (series.h). */
+#include "series.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+const char *const pw_series_pool_names[2] = {"nonpaged", "paged"};
+
+static size_t rows_of(const pw_host_t *h)
+{
+    return h->dec.have_base ? h->dec.n : h->snapshot.n;
+}
+
+static void row_at(const pw_host_t *h, size_t i, pw_series_row_t *t)
+{
+    if (h->dec.have_base) {
+        const pw_row_t *r = &h->dec.rows[i];
+        t->tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &t->len);
+        t->pool = (int)PW_ROW_POOL(r->key);
+        t->bytes = r->bytes;
+        t->diff = r->diff;
+    } else {
+        const pw_entry_t *e = &h->snapshot.entries[i];
+        t->tag = e->tag;
+        t->len = e->tag_len;
+        t->pool = e->pool;
+        t->bytes = e->bytes;
+        t->diff = e->diff;
+    }
+}
+
+typedef struct {
+    pw_series_row_t r;
+    size_t i;
+} ranked_t;
+
+static int by_bytes_then_order(const void *a, const void *b)
+{
+    const ranked_t *x = a, *y = b;
+    if (x->r.bytes != y->r.bytes)
+        return x->r.bytes < y->r.bytes ? 1 : -1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t pw_series_top(const pw_host_t *h, pw_series_row_t *top, size_t cap)
+{
+    size_t n = 0, rows = rows_of(h);
+    if (cap == 0)
+        return 0;
+    /* Large caps (remote write's tags_per_host): one sort, not rows x cap moves. */
+    ranked_t *all = cap > 64 && rows > cap ? pw_malloc(rows * sizeof(*all)) : NULL;
+    if (all != NULL) {
+        for (size_t i = 0; i < rows; i++) {
+            row_at(h, i, &all[i].r);
+            all[i].i = i;
+        }
+        qsort(all, rows, sizeof(*all), by_bytes_then_order);
+        for (; n < cap; n++)
+            top[n] = all[n].r;
+        pw_free(all);
+        return n;
+    }
+    for (size_t i = 0; i < rows; i++) {
+        pw_series_row_t t;
+        row_at(h, i, &t);
+        if (n == cap && t.bytes <= top[n - 1].bytes)
+            continue;
+        size_t j = n < cap ? n++ : cap - 1;
+        while (j > 0 && top[j - 1].bytes < t.bytes) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = t;
+    }
+    return n;
+}
+
+void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2])
+{
+    const pw_totals_t *t = h->dec.have_base ? &h->dec.totals : &h->snapshot.totals;
+    used[0] = t->nonpaged_bytes;
+    used[1] = t->paged_bytes;
+    limit[0] = h->nonpaged_limit_bytes ? h->nonpaged_limit_bytes : t->nonpaged_limit_bytes;
+    limit[1] = h->paged_limit_bytes ? h->paged_limit_bytes : t->paged_limit_bytes;
+}
+
+size_t pw_series_suspects(const pw_suspect_t *sp, size_t ns, const char *host)
+{
+    size_t k = 0;
+    for (size_t j = 0; j < ns; j++)
+        k += strcmp(sp[j].host, host) == 0;
+    return k;
+}

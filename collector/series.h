@@ -1,0 +1,46 @@
+/* series.h: what the collector exports as Prometheus series, shared by /metrics
+ * (metrics_prom.c, the text exposition) and remote write (remote_write.c, protobuf), so that
+ * both carry the same values under the same names and labels:
+ *   per host   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool},
+ *              poolwatch_pool_exhaustion_seconds{host,pool} (where the analysis gives an ETA),
+ *              poolwatch_host_connected{host}, poolwatch_host_suspects{host};
+ *   per row    poolwatch_tag_bytes{host,tag,pool}, poolwatch_tag_allocations{host,tag,pool}
+ *              for the host's (tag, pool) rows with the most bytes (pw_series_top).
+ * Pool label values are "nonpaged" and "paged"; tag values are pw_tag_format's printable form.
+ */
+#ifndef PW_SERIES_H
+#define PW_SERIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector_internal.h"
+#include "fleet.h"
+
+/* One selected row: the tag bytes are borrowed from the host's table (valid until its next
+ * sample). */
+typedef struct pw_series_row_s {
+    const uint8_t *tag;
+    size_t len;
+    int pool; /* pw_pool_t */
+    uint64_t bytes, diff;
+} pw_series_row_t;
+
+/* The host's `cap` rows with the most bytes into top[0..cap), largest first, ties in table
+ * order (the current table when a stream runs, else the last stored snapshot). Returns the
+ * number written (min(rows, cap)); 0 when cap is 0. Allocates only when cap > 64 and the table
+ * has more rows than cap (a sort instead of the insertion used for small caps); on ENOMEM it
+ * falls back to the insertion. */
+size_t pw_series_top(const pw_host_t *h, pw_series_row_t *top, size_t cap);
+
+/* The host's pool totals and limits: used[0]/limit[0] nonpaged, used[1]/limit[1] paged, bytes
+ * (0 = unknown). A limit from the Hello wins over one in the sample totals. */
+void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2]);
+
+/* Pool label values in the order of pw_series_pools: "nonpaged", "paged". */
+extern const char *const pw_series_pool_names[2];
+
+/* How many of the suspects sp[0..ns) are on `host` (poolwatch_host_suspects). */
+size_t pw_series_suspects(const pw_suspect_t *sp, size_t ns, const char *host);
+
+#endif /* PW_SERIES_H */

@@ -1,0 +1,591 @@
+/* test_remote_write.c: Prometheus remote write 1.0 (collector/remote_write.h).
+ *  - encoding: a fleet built here -> request bodies -> snappy_uncompress -> unpacked with the
+ *    generated prompb code -> exact names, labels (sorted), values and timestamps, worked out
+ *    by hand from the fleet below; a host without a new sample is not sent again;
+ *  - the sender against an HTTP server in this test on loopback (libuv + http-parser) that
+ *    checks the headers: 500 then 204 (one retry, accepted once), 400 (dropped, counted, not
+ *    retried), a new token after a reload, a full queue dropping the oldest requests;
+ *  - option errors: the message names the option and the reason.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <http_parser.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "alloc.h"
+#include "fleet.h"
+#include "prom_remote.pb-c.h"
+#include "remote_write.h"
+
+#define T_ALPHA 1764400000005ull /* 2025-11-29T07:06:40.005Z */
+#define T_BETA  1764400010000ull
+
+/* ---- the fleet ---------------------------------------------------------------------------- */
+
+static pw_fleet_t fleet;
+static pw_suspect_t suspects[3];
+
+static void build_fleet(void)
+{
+    pw_fleet_init(&fleet);
+    pw_host_t *a = pw_fleet_get(&fleet, "alpha", 32);
+    pw_host_t *b = pw_fleet_get(&fleet, "beta", 32);
+    pw_host_t *g = pw_fleet_get(&fleet, "gamma", 32);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(g);
+    static const uint8_t odd[4] = {'A', 'b', 0x01, 'z'};
+    /* alpha: 4 rows; by bytes: odd/paged 9000, then the two 5000s in table order, then 100 */
+    assert_int_equal(pw_sample_add(&a->snapshot, "Ddk ", 4, PW_POOL_NONPAGED, 20, 10, 10, 5000), 0);
+    assert_int_equal(pw_sample_add(&a->snapshot, odd, 4, PW_POOL_PAGED, 9, 2, 7, 9000), 0);
+    assert_int_equal(pw_sample_add(&a->snapshot, "Tiny", 4, PW_POOL_NONPAGED, 1, 0, 1, 100), 0);
+    assert_int_equal(pw_sample_add(&a->snapshot, "Ddk ", 4, PW_POOL_PAGED, 4, 2, 2, 5000), 0);
+    a->snapshot.totals.nonpaged_bytes = 123456;
+    a->snapshot.totals.paged_bytes = 654321;
+    a->snapshot.totals.nonpaged_limit_bytes = 5;        /* the Hello's limit wins */
+    a->nonpaged_limit_bytes = 1073741824;               /* from the Hello */
+    a->snapshot.totals.paged_limit_bytes = 2147483648u; /* only in the sample */
+    a->last_seen_ms = T_ALPHA;
+    a->have_pressure = 1;
+    a->np_pressure.eta_ms = 3600500; /* 3600.5 s */
+    a->pg_pressure.eta_ms = -1;      /* no ETA: no series */
+    /* beta: one row, connected */
+    assert_int_equal(pw_sample_add(&b->snapshot, "Proc", 4, PW_POOL_NONPAGED, 5, 2, 3, 777), 0);
+    b->snapshot.totals.nonpaged_bytes = 1000;
+    b->snapshot.totals.paged_bytes = 2000;
+    b->last_seen_ms = T_BETA;
+    b->conn = (void *)&fleet; /* only compared with NULL */
+    /* gamma: never sent a sample: no series */
+    assert_int_equal(pw_sample_add(&g->snapshot, "Gone", 4, PW_POOL_PAGED, 1, 0, 1, 1), 0);
+    memset(suspects, 0, sizeof(suspects));
+    snprintf(suspects[0].host, sizeof(suspects[0].host), "beta");
+    snprintf(suspects[1].host, sizeof(suspects[1].host), "alpha");
+    snprintf(suspects[2].host, sizeof(suspects[2].host), "beta");
+}
+
+static void drop_fleet(void)
+{
+    fleet.hosts[1]->conn = NULL;
+    pw_fleet_close(&fleet);
+}
+
+/* Series as text "name{k=v,...} value @ts", in the order they were sent. */
+typedef struct got_s {
+    char line[64][200];
+    size_t n;
+    size_t bodies;
+    size_t body_series[16];
+} got_t;
+
+static void decode_body(got_t *g, const uint8_t *body, size_t len)
+{
+    size_t ulen;
+    assert_int_equal(snappy_uncompressed_length((const char *)body, len, &ulen), SNAPPY_OK);
+    char *raw = malloc(ulen ? ulen : 1);
+    assert_int_equal(snappy_uncompress((const char *)body, len, raw, &ulen), SNAPPY_OK);
+    Prometheus__WriteRequest *wr =
+        prometheus__write_request__unpack(NULL, ulen, (const uint8_t *)raw);
+    free(raw);
+    assert_non_null(wr);
+    if (g->bodies < 16)
+        g->body_series[g->bodies] = wr->n_timeseries;
+    g->bodies++;
+    for (size_t i = 0; i < wr->n_timeseries; i++) {
+        const Prometheus__TimeSeries *ts = wr->timeseries[i];
+        assert_true(ts->n_labels >= 2);
+        assert_string_equal(ts->labels[0]->name, "__name__");
+        for (size_t k = 1; k < ts->n_labels; k++) /* sorted by name, no duplicates */
+            assert_true(strcmp(ts->labels[k - 1]->name, ts->labels[k]->name) < 0);
+        assert_int_equal(ts->n_samples, 1);
+        assert_true(g->n < 64);
+        char *o = g->line[g->n++];
+        int p = snprintf(o, 200, "%s{", ts->labels[0]->value);
+        for (size_t k = 1; k < ts->n_labels; k++)
+            p += snprintf(o + p, (size_t)(200 - p), "%s%s=%s", k > 1 ? "," : "",
+                          ts->labels[k]->name, ts->labels[k]->value);
+        snprintf(o + p, (size_t)(200 - p), "} %.17g @%lld", ts->samples[0]->value,
+                 (long long)ts->samples[0]->timestamp);
+    }
+    prometheus__write_request__free_unpacked(wr, NULL);
+}
+
+static int collect_emit(void *arg, uint8_t *body, size_t len, size_t series)
+{
+    got_t *g = arg;
+    size_t before = g->n;
+    decode_body(g, body, len);
+    assert_int_equal(g->n - before, series);
+    pw_free(body);
+    return 0;
+}
+
+static const char *const want_alpha[] = {
+    "poolwatch_pool_bytes{host=alpha,pool=nonpaged} 123456 @1764400000005",
+    "poolwatch_pool_bytes{host=alpha,pool=paged} 654321 @1764400000005",
+    "poolwatch_pool_limit_bytes{host=alpha,pool=nonpaged} 1073741824 @1764400000005",
+    "poolwatch_pool_limit_bytes{host=alpha,pool=paged} 2147483648 @1764400000005",
+    "poolwatch_pool_exhaustion_seconds{host=alpha,pool=nonpaged} 3600.5 @1764400000005",
+    "poolwatch_host_connected{host=alpha} 0 @1764400000005",
+    "poolwatch_host_suspects{host=alpha} 1 @1764400000005",
+    "poolwatch_tag_bytes{host=alpha,pool=paged,tag=Ab\\x01z} 9000 @1764400000005",
+    "poolwatch_tag_allocations{host=alpha,pool=paged,tag=Ab\\x01z} 7 @1764400000005",
+    "poolwatch_tag_bytes{host=alpha,pool=nonpaged,tag=Ddk } 5000 @1764400000005",
+    "poolwatch_tag_allocations{host=alpha,pool=nonpaged,tag=Ddk } 10 @1764400000005",
+    "poolwatch_tag_bytes{host=alpha,pool=paged,tag=Ddk } 5000 @1764400000005",
+    "poolwatch_tag_allocations{host=alpha,pool=paged,tag=Ddk } 2 @1764400000005",
+};
+
+static const char *const want_beta[] = {
+    "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1000 @1764400010000",
+    "poolwatch_pool_bytes{host=beta,pool=paged} 2000 @1764400010000",
+    "poolwatch_pool_limit_bytes{host=beta,pool=nonpaged} 0 @1764400010000",
+    "poolwatch_pool_limit_bytes{host=beta,pool=paged} 0 @1764400010000",
+    "poolwatch_host_connected{host=beta} 1 @1764400010000",
+    "poolwatch_host_suspects{host=beta} 2 @1764400010000",
+    "poolwatch_tag_bytes{host=beta,pool=nonpaged,tag=Proc} 777 @1764400010000",
+    "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 @1764400010000",
+};
+
+#define N_ALPHA (sizeof(want_alpha) / sizeof(*want_alpha))
+#define N_BETA  (sizeof(want_beta) / sizeof(*want_beta))
+
+static void test_encode(void **state)
+{
+    (void)state;
+    build_fleet();
+    pw_remote_write_cursor_t cur = {NULL, 0};
+    got_t *g = calloc(1, sizeof(*g));
+    /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 6 + 2 x min(1, 3) = 8, gamma none */
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 5, &cur, collect_emit, g), 21);
+    assert_int_equal(g->n, 21);
+    assert_int_equal(g->bodies, 5); /* 5 + 5 + 5 + 5 + 1 */
+    assert_int_equal(g->body_series[0], 5);
+    assert_int_equal(g->body_series[4], 1);
+    for (size_t i = 0; i < N_ALPHA; i++)
+        assert_string_equal(g->line[i], want_alpha[i]);
+    for (size_t i = 0; i < N_BETA; i++)
+        assert_string_equal(g->line[N_ALPHA + i], want_beta[i]);
+
+    /* nothing new: nothing sent */
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 5, &cur, collect_emit, g), 0);
+    assert_int_equal(g->bodies, 0);
+
+    /* beta's next sample: only beta, stamped with its time */
+    fleet.hosts[1]->last_seen_ms = T_BETA + 10000;
+    fleet.hosts[1]->snapshot.totals.nonpaged_bytes = 1500;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(g->bodies, 1);
+    assert_string_equal(g->line[0],
+                        "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
+    assert_string_equal(g->line[7], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
+                                    "@1764400020000");
+
+    /* tags_per_host 0: host-level series only; 2: the two largest rows (formula: hosts x host
+     * series + hosts x 2 x min(rows, tags_per_host), plus alpha's one ETA) */
+    pw_remote_write_cursor_free(&cur);
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 0, 0, &cur, collect_emit, g),
+                     2 * PW_REMOTE_WRITE_HOST_SERIES + 1);
+    pw_remote_write_cursor_free(&cur);
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 2, 0, &cur, collect_emit, g),
+                     2 * PW_REMOTE_WRITE_HOST_SERIES + 1 + 2 * 2 + 2 * 1);
+    assert_string_equal(g->line[9], want_alpha[9]);
+    assert_string_equal(g->line[11],
+                        "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
+    pw_remote_write_cursor_free(&cur);
+    /* a large tags_per_host (the sorting path) selects the same rows in the same order */
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 10000, 0, &cur, collect_emit, g),
+                     13 + 2 + 8);
+    for (size_t i = 0; i < N_ALPHA; i++)
+        assert_string_equal(g->line[i], want_alpha[i]);
+    assert_string_equal(
+        g->line[N_ALPHA],
+        "poolwatch_tag_bytes{host=alpha,pool=nonpaged,tag=Tiny} 100 @1764400000005");
+    pw_remote_write_cursor_free(&cur);
+    free(g);
+    drop_fleet();
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+static void test_options(void **state)
+{
+    (void)state;
+    pw_diag_t d;
+    pw_remote_write_opts_t o;
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(pw_remote_write_check(&o, &d), 0); /* off */
+    o.url = "ftp://prom:9090/api/v1/write";
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.field, "url");
+    assert_string_equal(d.msg, "remote_write.url: ftp://prom:9090/api/v1/write: the scheme must "
+                               "be http:// or https://");
+    o.url = "prom:9090/api/v1/write";
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.msg, "remote_write.url: prom:9090/api/v1/write: not an "
+                               "http[s]://host[:port][/path] URL");
+    o.url = "http://127.0.0.1:9090/api/v1/write";
+    assert_int_equal(pw_remote_write_check(&o, &d), 0);
+    o.bearer_token_file = "/nonexistent/pw-token";
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.field, "bearer_token_file");
+    assert_string_equal(d.msg, "remote_write.bearer_token_file: /nonexistent/pw-token: No such "
+                               "file or directory");
+    char tok[] = "/tmp/pw-rw-tok-XXXXXX";
+    int fd = mkstemp(tok);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, " \n", 2), 2);
+    close(fd);
+    o.bearer_token_file = tok;
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    char want[300];
+    snprintf(want, sizeof(want), "remote_write.bearer_token_file: %s: empty", tok);
+    assert_string_equal(d.msg, want);
+    o.bearer_token_file = NULL;
+    const char *h1[] = {"X-Scope-OrgID team1"};
+    o.headers = h1;
+    o.n_headers = 1;
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.field, "headers");
+    assert_string_equal(d.msg, "remote_write.headers: 'X-Scope-OrgID team1': not 'Name: value'");
+    const char *h2[] = {"X-Scope-OrgID: team1", "Content-Type: text/plain"};
+    o.headers = h2;
+    o.n_headers = 2;
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.msg, "remote_write.headers: 'Content-Type' is set by the collector "
+                               "itself");
+    const char *h3[] = {"X Org: 1"};
+    o.headers = h3;
+    o.n_headers = 1;
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.msg, "remote_write.headers: 'X Org: 1': the name has a byte a header "
+                               "name may not have (0x20)");
+    o.headers = h2;
+    assert_int_equal(pw_remote_write_check(&o, &d), 0);
+    o.n_headers = 0;
+    /* https: the CA file is loaded by the check */
+    o.url = "https://prom.example:443/api/v1/write";
+    o.ca_file = "/nonexistent/ca.pem";
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ETLS);
+    assert_string_equal(d.field, "ca_file");
+    assert_non_null(strstr(d.msg, "/nonexistent/ca.pem"));
+    o.url = "http://127.0.0.1:9090/api/v1/write";
+    assert_int_equal(pw_remote_write_check(&o, &d), PW_ECONFIG);
+    assert_string_equal(d.field, "ca_file");
+    unlink(tok);
+}
+
+/* ---- in-test HTTP server ------------------------------------------------------------------ */
+
+#define HDR_N 6
+static const char *const hdr_names[HDR_N] = {
+    "Content-Encoding", "Content-Type",  "X-Prometheus-Remote-Write-Version",
+    "User-Agent",       "Authorization", "X-Scope-OrgID"};
+
+typedef struct srv_s {
+    uv_tcp_t listener;
+    int port;
+    int requests;
+    int script[8]; /* status for request i; after the script: 204 */
+    char url[256];
+    char hdr[HDR_N][128];
+    uint8_t *body;
+    size_t body_len;
+} srv_t;
+
+typedef struct sconn_s {
+    uv_tcp_t tcp;
+    srv_t *srv;
+    http_parser p;
+    int field; /* index in hdr_names of the header being read, -1 = other */
+    uv_write_t w;
+    char resp[128];
+    int done;
+} sconn_t;
+
+static int s_url(http_parser *p, const char *at, size_t len)
+{
+    sconn_t *c = p->data;
+    size_t have = strlen(c->srv->url);
+    if (have + len < sizeof(c->srv->url)) {
+        memcpy(c->srv->url + have, at, len);
+        c->srv->url[have + len] = 0;
+    }
+    return 0;
+}
+
+static int s_field(http_parser *p, const char *at, size_t len)
+{
+    sconn_t *c = p->data;
+    c->field = -1;
+    for (int i = 0; i < HDR_N; i++)
+        if (strlen(hdr_names[i]) == len && strncasecmp(at, hdr_names[i], len) == 0)
+            c->field = i;
+    return 0;
+}
+
+static int s_value(http_parser *p, const char *at, size_t len)
+{
+    sconn_t *c = p->data;
+    if (c->field >= 0 && len < sizeof(c->srv->hdr[0]))
+        snprintf(c->srv->hdr[c->field], sizeof(c->srv->hdr[0]), "%.*s", (int)len, at);
+    return 0;
+}
+
+static int s_body(http_parser *p, const char *at, size_t len)
+{
+    sconn_t *c = p->data;
+    srv_t *s = c->srv;
+    s->body = realloc(s->body, s->body_len + len);
+    memcpy(s->body + s->body_len, at, len);
+    s->body_len += len;
+    return 0;
+}
+
+static void s_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void s_written(uv_write_t *w, int status)
+{
+    (void)status;
+    sconn_t *c = w->data;
+    uv_close((uv_handle_t *)&c->tcp, s_closed);
+}
+
+static int s_complete(http_parser *p)
+{
+    sconn_t *c = p->data;
+    srv_t *s = c->srv;
+    int st = s->requests < 8 && s->script[s->requests] ? s->script[s->requests] : 204;
+    s->requests++;
+    int n = snprintf(c->resp, sizeof(c->resp),
+                     "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", st);
+    uv_buf_t b = uv_buf_init(c->resp, (unsigned)n);
+    c->w.data = c;
+    c->done = 1;
+    uv_write(&c->w, (uv_stream_t *)&c->tcp, &b, 1, s_written);
+    return 0;
+}
+
+static http_parser_settings s_settings = {.on_url = s_url,
+                                          .on_header_field = s_field,
+                                          .on_header_value = s_value,
+                                          .on_body = s_body,
+                                          .on_message_complete = s_complete};
+
+static void s_alloc(uv_handle_t *h, size_t sz, uv_buf_t *b)
+{
+    (void)h;
+    b->base = malloc(sz);
+    b->len = sz;
+}
+
+static void s_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b)
+{
+    sconn_t *c = st->data;
+    if (nread > 0 && !c->done)
+        http_parser_execute(&c->p, &s_settings, b->base, (size_t)nread);
+    else if (nread < 0 && !c->done)
+        uv_close((uv_handle_t *)&c->tcp, s_closed);
+    free(b->base);
+}
+
+static void s_conn(uv_stream_t *l, int status)
+{
+    assert_int_equal(status, 0);
+    srv_t *s = l->data;
+    sconn_t *c = calloc(1, sizeof(*c));
+    c->srv = s;
+    uv_tcp_init(l->loop, &c->tcp);
+    c->tcp.data = c;
+    assert_int_equal(uv_accept(l, (uv_stream_t *)&c->tcp), 0);
+    http_parser_init(&c->p, HTTP_REQUEST);
+    c->p.data = c;
+    s->url[0] = 0;
+    memset(s->hdr, 0, sizeof(s->hdr));
+    free(s->body);
+    s->body = NULL;
+    s->body_len = 0;
+    uv_read_start((uv_stream_t *)&c->tcp, s_alloc, s_read);
+}
+
+static void srv_start(uv_loop_t *loop, srv_t *srv)
+{
+    uv_tcp_init(loop, &srv->listener);
+    srv->listener.data = srv;
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    assert_int_equal(uv_tcp_bind(&srv->listener, (const struct sockaddr *)&a, 0), 0);
+    assert_int_equal(uv_listen((uv_stream_t *)&srv->listener, 8, s_conn), 0);
+    struct sockaddr_storage ss;
+    int sl = sizeof(ss);
+    uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&ss, &sl);
+    srv->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Runs the loop until accepted + refused samples reach `n` (or 5 s), then `extra_ms` more. */
+static void run_until(uv_loop_t *loop, pw_remote_write_t *w, uint64_t n, uint64_t extra_ms)
+{
+    uint64_t end = now_ms() + 5000;
+    pw_remote_write_stats_t st;
+    for (;;) {
+        pw_remote_write_get_stats(w, &st);
+        if (st.samples + st.failed_samples >= n || now_ms() > end)
+            break;
+        uv_run(loop, UV_RUN_ONCE);
+    }
+    end = now_ms() + extra_ms;
+    while (now_ms() < end)
+        uv_run(loop, UV_RUN_NOWAIT);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_sender(void **state)
+{
+    (void)state;
+    build_fleet();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    srv_t srv;
+    memset(&srv, 0, sizeof(srv));
+    srv.script[0] = 500; /* then 204 */
+    srv.script[2] = 400;
+    srv_start(&loop, &srv);
+    char url[128], tok[] = "/tmp/pw-rw-tok-XXXXXX";
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/write?x=1", srv.port);
+    int fd = mkstemp(tok);
+    assert_true(fd >= 0);
+    close(fd);
+    write_file(tok, "s3cret-1\n");
+    const char *hdrs[] = {"X-Scope-OrgID: team1"};
+    pw_remote_write_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.url = url;
+    o.tags_per_host = 3;
+    o.bearer_token_file = tok;
+    o.headers = hdrs;
+    o.n_headers = 1;
+    o.backoff_initial_ms = 50;
+    pw_remote_write_t *w;
+    pw_diag_t d;
+    assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
+
+    /* 500 then 204: one request of 21 series, retried once, counted once */
+    uint64_t t0 = now_ms();
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
+    run_until(&loop, w, 21, 0);
+    pw_remote_write_stats_t st;
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(srv.requests, 2);
+    assert_true(now_ms() - t0 >= 50); /* the backoff was waited */
+    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.requests, 1);
+    assert_int_equal(st.retries, 1);
+    assert_int_equal(st.failed_samples, 0);
+    assert_int_equal(st.queued, 0);
+    assert_int_equal(st.last_status, 204);
+    assert_int_equal(st.bytes, srv.body_len);
+    assert_string_equal(srv.url, "/api/v1/write?x=1");
+    assert_string_equal(srv.hdr[0], "snappy");
+    assert_string_equal(srv.hdr[1], "application/x-protobuf");
+    assert_string_equal(srv.hdr[2], "0.1.0");
+    assert_string_equal(srv.hdr[3], "poolwatch-collector/" PW_TEST_VERSION);
+    assert_string_equal(srv.hdr[4], "Bearer s3cret-1");
+    assert_string_equal(srv.hdr[5], "team1");
+    got_t *g = calloc(1, sizeof(*g));
+    decode_body(g, srv.body, srv.body_len);
+    assert_int_equal(g->n, 21);
+    assert_string_equal(g->line[0], want_alpha[0]);
+    assert_string_equal(g->line[20], want_beta[7]);
+
+    /* 400: dropped, counted, not retried; the token read again (SIGHUP) is used */
+    write_file(tok, "s3cret-2");
+    assert_int_equal(pw_remote_write_reload_token(w, &d), 0);
+    fleet.hosts[1]->last_seen_ms = T_BETA + 10000;
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 8);
+    run_until(&loop, w, 21 + 8, 300);
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(srv.requests, 3);
+    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.failed_samples, 8);
+    assert_int_equal(st.retries, 1);
+    assert_int_equal(st.last_status, 400);
+    assert_int_equal(st.queued, 0);
+    assert_string_equal(srv.hdr[4], "Bearer s3cret-2");
+    /* a token file that went bad keeps the old token */
+    write_file(tok, "");
+    assert_int_equal(pw_remote_write_reload_token(w, &d), PW_ECONFIG);
+    pw_remote_write_close(w);
+
+    /* a full queue: max_queue 1, 5 series per request, nothing answers (closed port): the
+     * 21 series make 5 requests queued before the first is sent; 4 are dropped, oldest first */
+    uv_close((uv_handle_t *)&srv.listener, NULL);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    pw_remote_write_opts_t o2;
+    memset(&o2, 0, sizeof(o2));
+    o2.url = url;
+    o2.tags_per_host = 3;
+    o2.max_queue = 1;
+    o2.max_series_per_request = 5;
+    o2.backoff_initial_ms = 20;
+    assert_int_equal(pw_remote_write_new(&loop, &o2, &w, &d), 0);
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.dropped_samples, 20); /* 5 + 5 + 5 + 5; the last request (1) stays */
+    assert_int_equal(st.queued, 1);
+    run_until(&loop, w, 0, 300); /* connection refused: retried, never accepted */
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.samples, 0);
+    assert_true(st.retries >= 1);
+    assert_int_equal(st.last_status, 0);
+    assert_int_equal(st.last_error, PW_ECLOSED);
+    pw_remote_write_close(w);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    free(srv.body);
+    free(g);
+    unlink(tok);
+    drop_fleet();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encode),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_sender),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
