@@ -4,7 +4,7 @@
 # Exits non-zero on any failure. Extra arguments go to ctest (e.g. -L common, -R delta).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./deploy/install-deps.sh --browser --alertmanager # chromium for tests/web; alertmanager for test_notify
+./deploy/install-deps.sh --browser --alertmanager --prometheus # chromium for tests/web; alertmanager for test_notify; prometheus for test_remote_write_prom
 JOBS=$(nproc 2>/dev/null || echo 2)
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$JOBS"
