@@ -7,8 +7,11 @@
  * (poolwatch_tag_bytes, poolwatch_tag_allocations): at most 9 + 40 series per host, so a
  * 10,000-host fleet exposes about 490,000 series. The full table stays in the API
  * (/api/v1/hosts/{host}/pool); scrape the API, not /metrics, for every tag.
+ * The selection and values are series.c's, shared with remote write (remote_write.h).
  * Collector self-metrics: hosts, HTTP requests by status class, 401/403 counts, handler time,
- * HTTP connections, store counters (pw_store_stats). */
+ * HTTP connections, store counters (pw_store_stats), and with [remote_write] url set
+ * poolwatch_remote_write_{samples,failed_samples,dropped_samples,retries,sent_bytes}_total,
+ * _queue_requests and _last_status. */
 #include "api.h"
 
 #include <inttypes.h>
