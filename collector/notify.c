@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "httpc.h"
 #include "log.h"
 #include "net.h"
 
@@ -19,7 +20,8 @@ typedef struct target_s {
     int on;
     char host[PW_NET_HOST_MAX];
     char port[8];
-    char *path; /* request path, "/..." */
+    char *path;       /* request path, "/..." */
+    pw_httpc_t *http; /* the client for host:port + path (httpc.h) */
 } target_t;
 
 typedef struct msg_s {
@@ -38,22 +40,10 @@ struct pw_notify_s {
     msg_t *head, *tail;
     size_t queued;
     pw_notify_stats_t st;
-    uv_timer_t timer; /* backoff wait and the attempt's timeout */
+    uv_timer_t timer; /* backoff wait */
     int closing;
-    int handles; /* open handles: timer + connection */
-    /* the attempt in flight */
-    msg_t *cur;
-    uv_getaddrinfo_t gai;
-    int gai_busy;
-    uv_connect_t conn_req;
-    uv_tcp_t *tcp; /* NULL when no connection */
-    uv_write_t wreq;
-    char *req; /* request bytes */
-    http_parser parser;
-    int status, complete, finished;
+    msg_t *cur; /* the message in flight */
 };
-
-static http_parser_settings rsp_settings;
 
 static void pump(pw_notify_t *n);
 
@@ -241,6 +231,17 @@ int pw_notify_check(const pw_notify_opts_t *opts, pw_diag_t *d)
     return r;
 }
 
+/* Frees the notifier; its HTTP clients are closed (they free themselves). */
+static void free_notify(pw_notify_t *n)
+{
+    for (int i = 0; i < 2; i++) {
+        pw_httpc_close(n->t[i].http);
+        pw_free(n->t[i].path);
+    }
+    pw_free(n->gen_url);
+    pw_free(n);
+}
+
 int pw_notify_new(uv_loop_t *loop, const pw_notify_opts_t *opts, pw_notify_t **out, pw_diag_t *d)
 {
     if (loop == NULL || opts == NULL || out == NULL)
@@ -266,16 +267,33 @@ int pw_notify_new(uv_loop_t *loop, const pw_notify_opts_t *opts, pw_notify_t **o
     int r = parse_targets(opts, n->t, d);
     if (r == 0 && opts->generator_url && (n->gen_url = pw_strdup(opts->generator_url)) == NULL)
         r = PW_ENOMEM;
+    for (int i = 0; i < 2 && r == 0; i++) {
+        if (!n->t[i].on)
+            continue;
+        /* the parsed target as the URL the HTTP client sends to (brackets for IPv6) */
+        const target_t *t = &n->t[i];
+        size_t ul = strlen(t->host) + strlen(t->path) + 32;
+        char *url = pw_malloc(ul);
+        if (url == NULL) {
+            r = PW_ENOMEM;
+            break;
+        }
+        int v6 = strchr(t->host, ':') != NULL;
+        snprintf(url, ul, "http://%s%s%s:%s%s", v6 ? "[" : "", t->host, v6 ? "]" : "", t->port,
+                 t->path);
+        pw_httpc_opts_t ho = {.url = url,
+                              .opt_name =
+                                  i == T_AM ? "alerts.alertmanager_url" : "alerts.webhook_url",
+                              .timeout_ms = n->o.timeout_ms};
+        r = pw_httpc_new(loop, &ho, &n->t[i].http, d);
+        pw_free(url);
+    }
     if (r != 0) {
-        pw_free(n->t[0].path);
-        pw_free(n->t[1].path);
-        pw_free(n->gen_url);
-        pw_free(n);
+        free_notify(n);
         return r;
     }
     uv_timer_init(loop, &n->timer);
     n->timer.data = n;
-    n->handles = 1;
     *out = n;
     return 0;
 }
@@ -385,93 +403,7 @@ int pw_notify_alert(pw_notify_t *n, const pw_alert_transition_t *tr, const char 
     return queued;
 }
 
-/* ---- one attempt ------------------------------------------------------------------------- */
-
-static void on_tcp_closed(uv_handle_t *h)
-{
-    pw_notify_t *n = h->data;
-    pw_free(h);
-    n->handles--;
-    if (n->closing) {
-        if (n->handles == 0) {
-            pw_free(n->t[0].path);
-            pw_free(n->t[1].path);
-            pw_free(n->gen_url);
-            pw_free(n);
-        }
-        return;
-    }
-    pump(n);
-}
-
-/* Ends the attempt in flight: r == 0 success, > 0 permanent failure, < 0 retryable. */
-static void finish(pw_notify_t *n, int r)
-{
-    if (n->finished)
-        return;
-    n->finished = 1;
-    uv_timer_stop(&n->timer);
-    msg_t *m = n->cur;
-    n->cur = NULL;
-    pw_free(n->req);
-    n->req = NULL;
-    if (m != NULL) {
-        const char *tn = m->target == T_AM ? "alertmanager" : "webhook";
-        if (r == 0) {
-            n->st.sent++;
-            unlink_msg(n, m);
-            msg_free(m);
-        } else {
-            n->st.last_error = r < 0 ? r : 0;
-            if (r > 0 || m->attempts >= n->o.max_attempts) {
-                PW_LOG_WARN(MOD, "%s: giving up after %u attempt(s) (status %d, %s)", tn,
-                            m->attempts, n->status, r < 0 ? pw_strerror(r) : "refused");
-                n->st.failed++;
-                unlink_msg(n, m);
-                msg_free(m);
-            } else {
-                uint64_t delay = n->o.backoff_initial_ms;
-                for (uint32_t i = 1; i < m->attempts && delay < n->o.backoff_max_ms; i++)
-                    delay *= 2;
-                if (delay > n->o.backoff_max_ms)
-                    delay = n->o.backoff_max_ms;
-                m->not_before = uv_now(n->loop) + delay;
-                PW_LOG_DEBUG(MOD, "%s: attempt %u failed (%s), retry in %llu ms", tn, m->attempts,
-                             r < 0 ? pw_strerror(r) : "status", (unsigned long long)delay);
-            }
-        }
-    }
-    if (n->tcp != NULL) {
-        uv_tcp_t *t = n->tcp;
-        n->tcp = NULL;
-        uv_close((uv_handle_t *)t, on_tcp_closed); /* pump() runs when it is closed */
-    } else if (!n->gai_busy) {
-        pump(n);
-    }
-}
-
-static int on_status(http_parser *p)
-{
-    pw_notify_t *n = p->data;
-    n->status = (int)p->status_code;
-    return 0;
-}
-
-static int on_done(http_parser *p)
-{
-    pw_notify_t *n = p->data;
-    n->status = (int)p->status_code;
-    n->complete = 1;
-    return 0;
-}
-
-static void on_alloc(uv_handle_t *h, size_t sz, uv_buf_t *b)
-{
-    (void)h;
-    static char buf[16384]; /* one read at a time on the loop thread */
-    (void)sz;
-    *b = uv_buf_init(buf, sizeof(buf));
-}
+/* ---- one attempt (httpc.h) --------------------------------------------------------------- */
 
 static int verdict(int status)
 {
@@ -482,130 +414,55 @@ static int verdict(int status)
     return PW_EPROTO;
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+/* The end of the attempt in flight: an HTTP status, or a negative code (connect, timeout,
+ * malformed response). */
+static void on_done(void *arg, int result)
 {
-    pw_notify_t *n = s->data;
-    if (n->tcp != (uv_tcp_t *)s || n->finished)
+    pw_notify_t *n = arg;
+    msg_t *m = n->cur;
+    n->cur = NULL;
+    int status = result > 0 ? result : 0;
+    int r = result;
+    if (result > 0) {
+        n->st.last_status = status;
+        r = verdict(status);
+    }
+    if (m == NULL)
         return;
-    if (nread > 0) {
-        size_t k = http_parser_execute(&n->parser, &rsp_settings, b->base, (size_t)nread);
-        if (n->complete) {
-            n->st.last_status = n->status;
-            finish(n, verdict(n->status));
-        } else if (k != (size_t)nread || HTTP_PARSER_ERRNO(&n->parser) != HPE_OK) {
-            finish(n, PW_EPROTO);
-        }
-    } else if (nread < 0) {
-        /* EOF ends a response without Content-Length */
-        if (nread == UV_EOF)
-            http_parser_execute(&n->parser, &rsp_settings, NULL, 0);
-        if (n->complete) {
-            n->st.last_status = n->status;
-            finish(n, verdict(n->status));
+    const char *tn = m->target == T_AM ? "alertmanager" : "webhook";
+    if (r == 0) {
+        n->st.sent++;
+        unlink_msg(n, m);
+        msg_free(m);
+    } else {
+        n->st.last_error = r < 0 ? r : 0;
+        if (r > 0 || m->attempts >= n->o.max_attempts) {
+            PW_LOG_WARN(MOD, "%s: giving up after %u attempt(s) (status %d, %s)", tn, m->attempts,
+                        status, r < 0 ? pw_strerror(r) : "refused");
+            n->st.failed++;
+            unlink_msg(n, m);
+            msg_free(m);
         } else {
-            finish(n, PW_ECLOSED);
+            uint64_t delay =
+                pw_httpc_backoff(n->o.backoff_initial_ms, n->o.backoff_max_ms, m->attempts);
+            m->not_before = uv_now(n->loop) + delay;
+            PW_LOG_DEBUG(MOD, "%s: attempt %u failed (%s), retry in %llu ms", tn, m->attempts,
+                         r < 0 ? pw_strerror(r) : "status", (unsigned long long)delay);
         }
     }
-}
-
-static void on_written(uv_write_t *w, int status)
-{
-    pw_notify_t *n = w->data;
-    if (status < 0 && w->handle == (uv_stream_t *)n->tcp && !n->finished)
-        finish(n, PW_ECLOSED);
-}
-
-static void on_connect(uv_connect_t *c, int status)
-{
-    pw_notify_t *n = c->data;
-    if (status == UV_ECANCELED || n->finished || c->handle != (uv_stream_t *)n->tcp)
-        return;
-    if (status < 0) {
-        finish(n, PW_ECLOSED);
-        return;
-    }
-    http_parser_init(&n->parser, HTTP_RESPONSE);
-    n->parser.data = n;
-    uv_buf_t b = uv_buf_init(n->req, (unsigned)strlen(n->req));
-    n->wreq.data = n;
-    if (uv_write(&n->wreq, (uv_stream_t *)n->tcp, &b, 1, on_written) != 0 ||
-        uv_read_start((uv_stream_t *)n->tcp, on_alloc, on_read) != 0)
-        finish(n, PW_ECLOSED);
-}
-
-static void on_resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
-{
-    pw_notify_t *n = g->data;
-    n->gai_busy = 0;
-    if (n->closing || n->finished) {
-        uv_freeaddrinfo(ai);
-        if (n->closing && n->handles == 0) {
-            pw_free(n->t[0].path);
-            pw_free(n->t[1].path);
-            pw_free(n->gen_url);
-            pw_free(n);
-        } else if (!n->closing) {
-            pump(n);
-        }
-        return;
-    }
-    if (status < 0 || ai == NULL) {
-        uv_freeaddrinfo(ai);
-        finish(n, PW_ECLOSED);
-        return;
-    }
-    n->tcp = pw_malloc(sizeof(*n->tcp));
-    if (n->tcp == NULL) {
-        uv_freeaddrinfo(ai);
-        finish(n, PW_ENOMEM);
-        return;
-    }
-    uv_tcp_init(n->loop, n->tcp);
-    n->tcp->data = n;
-    n->handles++;
-    n->conn_req.data = n;
-    int r = uv_tcp_connect(&n->conn_req, n->tcp, ai->ai_addr, on_connect);
-    uv_freeaddrinfo(ai);
-    if (r != 0)
-        finish(n, PW_ECLOSED);
+    pump(n);
 }
 
 static void on_timer(uv_timer_t *t)
 {
-    pw_notify_t *n = t->data;
-    if (n->cur != NULL)
-        finish(n, PW_ETIMEDOUT); /* the attempt's timeout */
-    else
-        pump(n); /* a backoff wait is over */
-}
-
-static int build_request(pw_notify_t *n, msg_t *m)
-{
-    const target_t *t = &n->t[m->target];
-    char *body = json_dumps(m->body, JSON_COMPACT);
-    if (body == NULL)
-        return PW_ENOMEM;
-    size_t bl = strlen(body);
-    size_t cap = bl + strlen(t->path) + strlen(t->host) + 256;
-    n->req = pw_malloc(cap);
-    if (n->req == NULL) {
-        free(body);
-        return PW_ENOMEM;
-    }
-    snprintf(n->req, cap,
-             "POST %s HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: poolwatch-collector\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
-             "%s",
-             t->path, t->host, t->port, bl, body);
-    free(body);
-    return 0;
+    pump(t->data); /* a backoff wait is over */
 }
 
 /* Starts the head message when it is due, else arms the timer for it. Strictly in order, so
  * a "resolved" never overtakes the "firing" of the same alert that waits for a retry. */
 static void pump(pw_notify_t *n)
 {
-    if (n->closing || n->cur != NULL || n->tcp != NULL || n->gai_busy || n->head == NULL)
+    if (n->closing || n->cur != NULL || n->head == NULL)
         return;
     uv_update_time(n->loop);
     uint64_t now = uv_now(n->loop);
@@ -614,40 +471,26 @@ static void pump(pw_notify_t *n)
         uv_timer_start(&n->timer, on_timer, m->not_before - now, 0);
         return;
     }
-    n->cur = m;
-    n->finished = 0;
-    n->status = n->complete = 0;
     if (m->attempts++ > 0)
         n->st.retries++;
-    if (build_request(n, m) != 0) {
-        finish(n, PW_ENOMEM);
-        return;
+    char *body = json_dumps(m->body, JSON_COMPACT);
+    int r = body ? 0 : PW_ENOMEM;
+    if (r == 0) {
+        n->cur = m;
+        r = pw_httpc_post(n->t[m->target].http,
+                          "User-Agent: poolwatch-collector\r\nContent-Type: application/json\r\n",
+                          body, strlen(body), on_done, n);
+        free(body);
     }
-    uv_timer_start(&n->timer, on_timer, n->o.timeout_ms, 0);
-    const target_t *t = &n->t[m->target];
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    n->gai.data = n;
-    n->gai_busy = 1;
-    int r = uv_getaddrinfo(n->loop, &n->gai, on_resolved, t->host, t->port, &hints);
     if (r != 0) {
-        n->gai_busy = 0;
-        finish(n, PW_ECLOSED);
+        n->cur = m;
+        on_done(n, r);
     }
 }
 
 static void on_timer_closed(uv_handle_t *h)
 {
-    pw_notify_t *n = h->data;
-    n->handles--;
-    if (n->handles == 0 && !n->gai_busy) {
-        pw_free(n->t[0].path);
-        pw_free(n->t[1].path);
-        pw_free(n->gen_url);
-        pw_free(n);
-    }
+    free_notify(h->data);
 }
 
 void pw_notify_close(pw_notify_t *n)
@@ -662,21 +505,10 @@ void pw_notify_close(pw_notify_t *n)
     }
     n->tail = n->cur = NULL;
     n->queued = 0;
-    pw_free(n->req);
-    n->req = NULL;
-    if (n->gai_busy)
-        uv_cancel((uv_req_t *)&n->gai);
-    if (n->tcp) {
-        uv_tcp_t *t = n->tcp;
-        n->tcp = NULL;
-        uv_close((uv_handle_t *)t, on_tcp_closed);
+    for (int i = 0; i < 2; i++) { /* a request in flight is abandoned, without its callback */
+        pw_httpc_close(n->t[i].http);
+        n->t[i].http = NULL;
     }
     uv_timer_stop(&n->timer);
     uv_close((uv_handle_t *)&n->timer, on_timer_closed);
 }
-
-static http_parser_settings rsp_settings = {
-    .on_status = NULL,
-    .on_headers_complete = on_status,
-    .on_message_complete = on_done,
-};

@@ -9,10 +9,10 @@
  *
  * Delivery is asynchronous on the caller's libuv loop and never blocks it: messages are queued
  * (bounded: the oldest is dropped, and counted, when full) and sent one at a time over plain
- * HTTP/1.1 (uv_getaddrinfo when the host is a name, uv_tcp, `Connection: close`, response read
- * with http-parser). A 2xx response is success; 4xx other than 408/429 is permanent (dropped,
- * counted as failed, not retried); anything else (connect error, timeout, 5xx) is retried with
- * exponential backoff (initial, doubling, capped) up to max_attempts. HTTPS is not supported
+ * HTTP/1.1 by httpc.h (uv_getaddrinfo when the host is a name, uv_tcp, `Connection: close`,
+ * response read with http-parser). A 2xx response is success; 4xx other than 408/429 is permanent
+ * (dropped, counted as failed, not retried); anything else (connect error, timeout, 5xx) is retried
+ * with exponential backoff (initial, doubling, capped) up to max_attempts. HTTPS is not supported
  * (the URLs are expected on loopback or a trusted network; PW_ECONFIG says so).
  *
  * Webhook body (one object per transition):

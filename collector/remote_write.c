@@ -586,11 +586,8 @@ static void on_done(void *arg, int result)
         req_t *d = pop_oldest(w); /* q is the head, no longer in flight */
         req_free(d);
     } else if (result < 0 || result == 429 || result >= 500) {
-        uint64_t delay = w->o.backoff_initial_ms;
-        for (uint32_t i = 1; i < q->attempts && delay < w->o.backoff_max_ms; i++)
-            delay *= 2;
-        if (delay > w->o.backoff_max_ms)
-            delay = w->o.backoff_max_ms;
+        uint64_t delay =
+            pw_httpc_backoff(w->o.backoff_initial_ms, w->o.backoff_max_ms, q->attempts);
         q->not_before = uv_now(w->loop) + delay;
         PW_LOG_DEBUG(MOD, "attempt %u: %s %d: retry in %llu ms", q->attempts,
                      result < 0 ? pw_strerror(result) : "status", result,
