@@ -21,7 +21,7 @@
  *    is kept until its last screen changes (a new import), so the store is read once per import;
  *  - alerts out: transitions go to the notifier (notify.h: webhook, Alertmanager) when
  *    configured; firing alerts are resent to Alertmanager every RESEND_PASSES passes.
- * Memory: the screen keeps one baseline row (tag, pool, bytes) per row per host.
+ * Memory: the screen keeps one baseline row (24 bytes + the tag bytes) per row per host.
  */
 #include "collector_internal.h"
 #include "alloc.h"
@@ -86,14 +86,85 @@ typedef struct pw_analysis_run_s {
     int alerts_dirty;      /* an alert started or stopped firing since the last save */
 } run_t;
 
+/* FNV-1a over the pool type and the tag bytes. */
+static uint64_t base_hash(int pool, const uint8_t *tag, size_t len)
+{
+    uint64_t x = 14695981039346656037ull;
+    x = (x ^ (uint8_t)pool) * 1099511628211ull;
+    for (size_t i = 0; i < len; i++)
+        x = (x ^ tag[i]) * 1099511628211ull;
+    return x;
+}
+
 static int cmp_base(const void *a, const void *b)
 {
     const pw_base_row_t *x = a, *y = b;
-    if (x->pool != y->pool)
-        return x->pool < y->pool ? -1 : 1;
-    if (x->tag_len != y->tag_len)
-        return x->tag_len < y->tag_len ? -1 : 1;
-    return memcmp(x->tag, y->tag, x->tag_len);
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/* Replaces h's baseline with `n` rows, row i being (tags[i], lens[i], pools[i], bytes[i]) as
+ * `get` gives them. All or nothing: on ENOMEM the old baseline stays. */
+typedef void (*base_get_fn)(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
+                            uint64_t *bytes);
+
+static int base_set(pw_host_t *h, const void *src, size_t n, base_get_fn get)
+{
+    pw_base_row_t *rows = pw_calloc(n ? n : 1, sizeof(*rows));
+    size_t cap = 4 * n + 64, off = 0; /* Windows tags are 4 bytes; slab names grow it */
+    uint8_t *tags = pw_malloc(cap);
+    for (size_t i = 0; rows != NULL && tags != NULL && i < n; i++) {
+        const uint8_t *t;
+        size_t len;
+        int pool;
+        uint64_t bytes;
+        get(src, i, &t, &len, &pool, &bytes);
+        if (off + len > cap) {
+            uint8_t *nt = pw_realloc(tags, cap * 2 + len);
+            if (nt == NULL) {
+                pw_free(tags);
+                tags = NULL;
+                break;
+            }
+            tags = nt;
+            cap = cap * 2 + len;
+        }
+        memcpy(tags + off, t, len);
+        rows[i] = (pw_base_row_t){base_hash(pool, t, len), bytes, (uint32_t)off, (uint8_t)len,
+                                  (uint8_t)pool};
+        off += len;
+    }
+    if (rows == NULL || tags == NULL) {
+        pw_free(rows);
+        pw_free(tags);
+        return PW_ENOMEM;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_base);
+    pw_free(h->baseline);
+    pw_free(h->baseline_tags);
+    h->baseline = rows;
+    h->baseline_tags = tags;
+    h->n_baseline = n;
+    return 0;
+}
+
+static void get_dec_row(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
+                        uint64_t *bytes)
+{
+    const pw_delta_dec_t *dec = src;
+    const pw_row_t *r = &dec->rows[i];
+    *tag = pw_tagdict_get(&dec->dict, PW_ROW_ID(r->key), len);
+    *pool = (int)PW_ROW_POOL(r->key);
+    *bytes = r->bytes;
+}
+
+static void get_entry(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
+                      uint64_t *bytes)
+{
+    const pw_entry_t *en = &((const pw_sample_t *)src)->entries[i];
+    *tag = en->tag;
+    *len = en->tag_len;
+    *pool = en->pool;
+    *bytes = en->bytes;
 }
 
 void pw_collector_analysis_on_sample(pw_collector_t *c, pw_host_t *h)
@@ -102,31 +173,26 @@ void pw_collector_analysis_on_sample(pw_collector_t *c, pw_host_t *h)
     /* The baseline is the first table of an agent instance (or of the collector's run). */
     if (h->baseline != NULL || !h->dec.have_base)
         return;
-    size_t n = h->dec.n;
-    h->baseline = pw_calloc(n ? n : 1, sizeof(*h->baseline));
-    if (h->baseline == NULL)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const pw_row_t *r = &h->dec.rows[i];
-        size_t len;
-        const uint8_t *t = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &len);
-        memcpy(h->baseline[i].tag, t, len);
-        h->baseline[i].tag_len = (uint8_t)len;
-        h->baseline[i].pool = (uint8_t)PW_ROW_POOL(r->key);
-        h->baseline[i].bytes = r->bytes;
-    }
-    qsort(h->baseline, n, sizeof(*h->baseline), cmp_base);
-    h->n_baseline = n;
+    base_set(h, &h->dec, h->dec.n, get_dec_row); /* ENOMEM: tried again at the next sample */
 }
 
 static const pw_base_row_t *base_find(const pw_host_t *h, const uint8_t *tag, size_t len, int pool)
 {
-    pw_base_row_t key;
-    memset(&key, 0, sizeof(key));
-    memcpy(key.tag, tag, len);
-    key.tag_len = (uint8_t)len;
-    key.pool = (uint8_t)pool;
-    return bsearch(&key, h->baseline, h->n_baseline, sizeof(key), cmp_base);
+    if (h->baseline == NULL)
+        return NULL;
+    pw_base_row_t key = {.hash = base_hash(pool, tag, len)};
+    const pw_base_row_t *hit = bsearch(&key, h->baseline, h->n_baseline, sizeof(key), cmp_base);
+    if (hit == NULL)
+        return NULL;
+    /* Equal hashes are neighbours: walk back to the first, then forward. */
+    while (hit > h->baseline && hit[-1].hash == key.hash)
+        hit--;
+    for (const pw_base_row_t *end = h->baseline + h->n_baseline; hit < end && hit->hash == key.hash;
+         hit++)
+        if (hit->pool == pool && hit->tag_len == len &&
+            memcmp(h->baseline_tags + hit->off, tag, len) == 0)
+            return hit;
+    return NULL;
 }
 
 static const char *alert_name(const pw_alert_key_t *k)
@@ -707,19 +773,7 @@ static void restore_baseline(run_t *rn, pw_host_t *h)
     pw_diag_t d;
     int r = pw_store_table_at(rn->c->store, h->name, from, &s, &d);
     if (r == 0 && s.n > 0) {
-        pw_base_row_t *b = pw_calloc(s.n, sizeof(*b));
-        if (b != NULL) {
-            for (size_t i = 0; i < s.n; i++) {
-                memcpy(b[i].tag, s.entries[i].tag, s.entries[i].tag_len);
-                b[i].tag_len = s.entries[i].tag_len;
-                b[i].pool = s.entries[i].pool;
-                b[i].bytes = s.entries[i].bytes;
-            }
-            qsort(b, s.n, sizeof(*b), cmp_base);
-            pw_free(h->baseline);
-            h->baseline = b;
-            h->n_baseline = s.n;
-        }
+        base_set(h, &s, s.n, get_entry); /* ENOMEM: the first table after the restart */
     } else if (r != 0 && r != PW_ENOENT) {
         PW_LOG_WARN(MOD, "%s: baseline from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
     }

@@ -18,6 +18,7 @@ static void host_free(pw_host_t *h)
     pw_sample_close(&h->snapshot);
     pw_free(h->hist);
     pw_free(h->baseline);
+    pw_free(h->baseline_tags);
     pw_free(h);
 }
 

@@ -56,6 +56,7 @@ typedef struct pw_host_s {
     pw_pressure_t np_pressure, pg_pressure;
     int have_pressure;
     struct pw_base_row_s *baseline; /* rows at the start of the agent instance, sorted */
+    uint8_t *baseline_tags;         /* their tag bytes, back to back */
     size_t n_baseline;
     uint32_t n_suspects;
     uint32_t index; /* position in pw_fleet_t.hosts (hosts are never removed) */

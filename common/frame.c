@@ -1,4 +1,5 @@
 #include "frame.h"
+#include "alloc.h"
 
 #include <string.h>
 
@@ -72,6 +73,13 @@ static void compact(pw_frame_reader_t *r)
         r->stream_off += r->consumed;
         r->scan -= r->consumed;
         r->consumed = 0;
+    }
+    /* An empty buffer that a keyframe made large is given back: a collector holds one reader
+     * per agent, mostly idle between deltas of a few hundred bytes (64 KB each otherwise). */
+    if (r->buf.len == 0 && r->buf.cap > PW_FRAME_READER_KEEP) {
+        pw_free(r->buf.data);
+        r->buf.data = NULL;
+        r->buf.cap = 0;
     }
 }
 

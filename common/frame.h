@@ -30,7 +30,10 @@ int64_t pw_frame_parse(const uint8_t *data, size_t len, size_t max_payload, cons
 void pw_frame_put_header(uint8_t hdr[PW_FRAME_HEADER], uint32_t payload_len);
 
 /* An incremental reader: feed it whatever bytes arrived (half a header, ten frames at
- * once), then take complete frames out. */
+ * once), then take complete frames out. Its buffer holds at most one partial frame plus the
+ * last read; once emptied, a buffer larger than PW_FRAME_READER_KEEP bytes is freed at the
+ * next feed. */
+#define PW_FRAME_READER_KEEP (16u * 1024)
 typedef struct pw_frame_reader_s {
     pw_buf_t buf;        /* unconsumed bytes */
     size_t max_payload;  /* current ceiling in bytes */

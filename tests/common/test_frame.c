@@ -140,6 +140,49 @@ static void test_frame_lowered_ceiling_before_auth(void **state)
     pw_frame_reader_close(&r);
 }
 
+static void test_frame_reader_gives_back_a_big_empty_buffer(void **state)
+{
+    (void)state;
+    pw_frame_reader_t r;
+    pw_frame_reader_init(&r, 0);
+    /* A 60,000-byte frame (a keyframe) arrives in 16 KB reads, as TLS hands them out. */
+    enum { BIG = 60000 };
+    static uint8_t big[PW_FRAME_HEADER + BIG];
+    pw_frame_put_header(big, BIG);
+    for (size_t k = 0; k < BIG; k++)
+        big[PW_FRAME_HEADER + k] = (uint8_t)(k * 13);
+    for (size_t off = 0; off < sizeof(big); off += 16384) {
+        size_t n = sizeof(big) - off < 16384 ? sizeof(big) - off : 16384;
+        assert_int_equal(pw_frame_reader_feed(&r, big + off, n, NULL), 0);
+    }
+    const uint8_t *p;
+    size_t len;
+    assert_int_equal(pw_frame_reader_next(&r, &p, &len, NULL), 1);
+    assert_int_equal(len, BIG);
+    assert_int_equal(p[BIG - 1], (uint8_t)((BIG - 1) * 13));
+    assert_true(r.buf.cap >= sizeof(big));
+    /* The next delta (300 bytes) finds the buffer empty: the big one is freed first. */
+    uint8_t small[PW_FRAME_HEADER + 300];
+    pw_frame_put_header(small, 300);
+    for (size_t k = 0; k < 300; k++)
+        small[PW_FRAME_HEADER + k] = (uint8_t)(k + 1);
+    assert_int_equal(pw_frame_reader_feed(&r, small, sizeof(small), NULL), 0);
+    assert_true(r.buf.cap <= PW_FRAME_READER_KEEP);
+    assert_int_equal(pw_frame_reader_next(&r, &p, &len, NULL), 1);
+    assert_int_equal(len, 300);
+    assert_int_equal(p[0], 1);
+    assert_int_equal(p[299], (uint8_t)300);
+    /* Half a frame stays buffered across feeds whatever the size. */
+    assert_int_equal(pw_frame_reader_feed(&r, big, 20000, NULL), 0);
+    assert_int_equal(pw_frame_reader_next(&r, &p, &len, NULL), 0);
+    assert_int_equal(pw_frame_reader_feed(&r, big + 20000, sizeof(big) - 20000, NULL), 0);
+    assert_int_equal(pw_frame_reader_next(&r, &p, &len, NULL), 1);
+    assert_int_equal(len, BIG);
+    assert_int_equal(p[12345], (uint8_t)(12345 * 13));
+    assert_int_equal(pw_frame_reader_next(&r, &p, &len, NULL), 0);
+    pw_frame_reader_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_frame_oversized_rejected_before_buffering),
         cmocka_unit_test(test_frame_zero_length_and_truncation),
         cmocka_unit_test(test_frame_lowered_ceiling_before_auth),
+        cmocka_unit_test(test_frame_reader_gives_back_a_big_empty_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
