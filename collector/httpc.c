@@ -270,13 +270,12 @@ static void on_tls_close(pw_tls_conn_t *t, int status, const char *msg)
     (void)msg;
     attempt_t *a = pw_tls_data(t);
     a->tlsc = NULL;
-    if (a->c != NULL) {
-        if (status == 0 || status == PW_ECLOSED)
-            feed(a, NULL, 0); /* the end of a response without Content-Length */
-        else
-            finish(a, status == PW_EAUTH || status == PW_ETLS ? status : PW_ECLOSED);
-    }
-    attempt_maybe_free(a);
+    if (a->c == NULL) /* already finished: this was the last thing it waited for */
+        attempt_maybe_free(a);
+    else if (status == 0 || status == PW_ECLOSED)
+        feed(a, NULL, 0); /* the end of a response without Content-Length; frees a */
+    else
+        finish(a, status == PW_EAUTH || status == PW_ETLS ? status : PW_ECLOSED); /* frees a */
 }
 
 static const pw_tls_cbs_t tls_cbs = {on_tls_established, on_tls_data, on_tls_close};
@@ -291,8 +290,9 @@ static void on_resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
     if (c == NULL || status < 0 || ai == NULL) {
         uv_freeaddrinfo(ai);
         if (c != NULL)
-            finish(a, PW_ECLOSED);
-        attempt_maybe_free(a);
+            finish(a, PW_ECLOSED); /* frees a */
+        else
+            attempt_maybe_free(a);
         return;
     }
     http_parser_init(&a->parser, HTTP_RESPONSE);

@@ -5,6 +5,10 @@
  *  - the sender against an HTTP server in this test on loopback (libuv + http-parser) that
  *    checks the headers: 500 then 204 (one retry, accepted once), 400 (dropped, counted, not
  *    retried), a new token after a reload, a full queue dropping the oldest requests;
+ *  - https (httpc.h over tls.h) against a TLS server in this test that requires a client
+ *    certificate (deploy/pki.sh makes the CA and certificates): accepted with the right CA
+ *    and client certificate; refused (PW_EAUTH, retried, never accepted) with the system CA
+ *    bundle, which does not hold the test CA;
  *  - option errors: the message names the option and the reason.
  */
 #include <setjmp.h>
@@ -29,6 +33,7 @@
 #include "fleet.h"
 #include "prom_remote.pb-c.h"
 #include "remote_write.h"
+#include "tls.h"
 
 #define T_ALPHA 1764400000005ull /* 2025-11-29T07:06:40.005Z */
 #define T_BETA  1764400010000ull
@@ -300,6 +305,7 @@ static const char *const hdr_names[HDR_N] = {
 
 typedef struct srv_s {
     uv_tcp_t listener;
+    pw_tls_ctx_t *ctx; /* the https server's */
     int port;
     int requests;
     int script[8]; /* status for request i; after the script: 204 */
@@ -311,6 +317,7 @@ typedef struct srv_s {
 
 typedef struct sconn_s {
     uv_tcp_t tcp;
+    pw_tls_conn_t *tls; /* https: the answer goes here */
     srv_t *srv;
     http_parser p;
     int field; /* index in hdr_names of the header being read, -1 = other */
@@ -378,9 +385,13 @@ static int s_complete(http_parser *p)
     s->requests++;
     int n = snprintf(c->resp, sizeof(c->resp),
                      "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", st);
+    c->done = 1;
+    if (c->tls != NULL) { /* the client closes once it has the answer */
+        pw_tls_write(c->tls, c->resp, (size_t)n);
+        return 0;
+    }
     uv_buf_t b = uv_buf_init(c->resp, (unsigned)n);
     c->w.data = c;
-    c->done = 1;
     uv_write(&c->w, (uv_stream_t *)&c->tcp, &b, 1, s_written);
     return 0;
 }
@@ -408,6 +419,18 @@ static void s_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b)
     free(b->base);
 }
 
+/* Each connection carries one request: its record starts afresh. */
+static void srv_new_request(srv_t *s, sconn_t *c)
+{
+    http_parser_init(&c->p, HTTP_REQUEST);
+    c->p.data = c;
+    s->url[0] = 0;
+    memset(s->hdr, 0, sizeof(s->hdr));
+    free(s->body);
+    s->body = NULL;
+    s->body_len = 0;
+}
+
 static void s_conn(uv_stream_t *l, int status)
 {
     assert_int_equal(status, 0);
@@ -417,28 +440,28 @@ static void s_conn(uv_stream_t *l, int status)
     uv_tcp_init(l->loop, &c->tcp);
     c->tcp.data = c;
     assert_int_equal(uv_accept(l, (uv_stream_t *)&c->tcp), 0);
-    http_parser_init(&c->p, HTTP_REQUEST);
-    c->p.data = c;
-    s->url[0] = 0;
-    memset(s->hdr, 0, sizeof(s->hdr));
-    free(s->body);
-    s->body = NULL;
-    s->body_len = 0;
+    srv_new_request(s, c);
     uv_read_start((uv_stream_t *)&c->tcp, s_alloc, s_read);
+}
+
+/* Listens on 127.0.0.1 (a free port) with `cb`; returns the port. */
+static int listen_loopback(uv_loop_t *loop, uv_tcp_t *l, void *data, uv_connection_cb cb)
+{
+    uv_tcp_init(loop, l);
+    l->data = data;
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    assert_int_equal(uv_tcp_bind(l, (const struct sockaddr *)&a, 0), 0);
+    assert_int_equal(uv_listen((uv_stream_t *)l, 8, cb), 0);
+    struct sockaddr_storage ss;
+    int sl = sizeof(ss);
+    uv_tcp_getsockname(l, (struct sockaddr *)&ss, &sl);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
 static void srv_start(uv_loop_t *loop, srv_t *srv)
 {
-    uv_tcp_init(loop, &srv->listener);
-    srv->listener.data = srv;
-    struct sockaddr_in a;
-    uv_ip4_addr("127.0.0.1", 0, &a);
-    assert_int_equal(uv_tcp_bind(&srv->listener, (const struct sockaddr *)&a, 0), 0);
-    assert_int_equal(uv_listen((uv_stream_t *)&srv->listener, 8, s_conn), 0);
-    struct sockaddr_storage ss;
-    int sl = sizeof(ss);
-    uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&ss, &sl);
-    srv->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    srv->port = listen_loopback(loop, &srv->listener, srv, s_conn);
 }
 
 static uint64_t now_ms(void)
@@ -580,12 +603,122 @@ static void test_sender(void **state)
     drop_fleet();
 }
 
+/* ---- https ------------------------------------------------------------------------------- */
+
+static void t_data(pw_tls_conn_t *t, const uint8_t *data, size_t len)
+{
+    sconn_t *c = pw_tls_data(t);
+    if (!c->done)
+        http_parser_execute(&c->p, &s_settings, (const char *)data, len);
+}
+
+static void t_close(pw_tls_conn_t *t, int status, const char *msg)
+{
+    (void)status;
+    (void)msg;
+    free(pw_tls_data(t));
+}
+
+static const pw_tls_cbs_t t_cbs = {NULL, t_data, t_close};
+
+static void t_conn(uv_stream_t *l, int status)
+{
+    assert_int_equal(status, 0);
+    srv_t *s = l->data;
+    sconn_t *c = calloc(1, sizeof(*c));
+    c->srv = s;
+    srv_new_request(s, c);
+    assert_int_equal(pw_tls_accept(&c->tls, l, s->ctx, &t_cbs, c, NULL), 0);
+}
+
+static void test_sender_https(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pw-rw-pki-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[600], ca[300], cert[300], key[300], ccert[300], ckey[300];
+    snprintf(cmd, sizeof(cmd), "%s/deploy/pki.sh %s --agent rw >/dev/null 2>&1", PW_SOURCE_DIR,
+             dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+    snprintf(cert, sizeof(cert), "%s/collector.pem", dir); /* names localhost and 127.0.0.1 */
+    snprintf(key, sizeof(key), "%s/collector.key", dir);
+    snprintf(ccert, sizeof(ccert), "%s/agent-rw.pem", dir);
+    snprintf(ckey, sizeof(ckey), "%s/agent-rw.key", dir);
+    build_fleet();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    srv_t srv;
+    memset(&srv, 0, sizeof(srv));
+    pw_tls_ctx_opts_t so = {
+        .role = PW_TLS_SERVER, .ca_file = ca, .cert_file = cert, .key_file = key};
+    assert_int_equal(pw_tls_ctx_new(&srv.ctx, &so, NULL), 0);
+    srv.port = listen_loopback(&loop, &srv.listener, &srv, t_conn);
+    char url[128];
+    snprintf(url, sizeof(url), "https://localhost:%d/api/v1/write", srv.port);
+
+    pw_remote_write_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.url = url;
+    o.ca_file = ca;
+    o.cert_file = ccert;
+    o.key_file = ckey;
+    o.tags_per_host = 1;
+    pw_remote_write_t *w;
+    pw_diag_t d;
+    assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
+    /* alpha 6 + 1 + 2, beta 6 + 2 */
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 17);
+    run_until(&loop, w, 17, 0);
+    pw_remote_write_stats_t st;
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.samples, 17);
+    assert_int_equal(st.last_status, 204);
+    assert_int_equal(st.retries, 0);
+    assert_int_equal(srv.requests, 1);
+    assert_string_equal(srv.url, "/api/v1/write");
+    assert_string_equal(srv.hdr[0], "snappy");
+    assert_string_equal(srv.hdr[2], "0.1.0");
+    assert_string_equal(srv.hdr[4], ""); /* no token configured: no header */
+    got_t *g = calloc(1, sizeof(*g));
+    decode_body(g, srv.body, srv.body_len);
+    assert_int_equal(g->n, 17);
+    assert_string_equal(g->line[7], want_alpha[7]); /* alpha's largest row */
+    free(g);
+    pw_remote_write_close(w);
+
+    /* the system bundle does not hold the test CA: the server is not trusted */
+    o.ca_file = NULL;
+    o.backoff_initial_ms = 20;
+    assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
+    fleet.hosts[0]->last_seen_ms++;
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 17);
+    run_until(&loop, w, 0, 300);
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.samples, 0);
+    assert_int_equal(st.last_status, 0);
+    assert_int_equal(st.last_error, PW_EAUTH);
+    assert_true(st.retries >= 1);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(srv.requests, 1);
+    pw_remote_write_close(w);
+    uv_close((uv_handle_t *)&srv.listener, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pw_tls_ctx_free(srv.ctx);
+    free(srv.body);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    drop_fleet();
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_sender),
+        cmocka_unit_test(test_sender_https),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
