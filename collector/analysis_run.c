@@ -250,7 +250,7 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
 
 /* ---- firing alerts across restarts ----------------------------------------------------------
  * The firing alerts are kept in a JSON file beside the store (written when one starts or stops
- * firing, at the end of a pass; replaced atomically), and restored at start without a
+ * firing, at the end of a pass; replaced atomically and fsync'ed), and restored at start without a
  * transition: receivers do not see them fire a second time, and they resolve as usual when the
  * analysis no longer finds their condition. */
 
@@ -264,6 +264,61 @@ static void save_firing_cb(const pw_alert_transition_t *cur, void *arg)
                                          (json_int_t)cur->active_since_ms, "value", cur->value));
 }
 
+/* Replaces `path` by `text` so that a crash leaves the old or the new file, and the new one
+ * survives a power cut once this returns: write a temporary file, fsync it, rename it over
+ * the old one, fsync the directory (libuv's synchronous fs calls, so this works on Windows
+ * too, where the directory step is skipped). Returns 0 or a negative libuv code. */
+static int replace_file(const char *path, const char *tmp, char *text)
+{
+    uv_fs_t req;
+    int fd =
+        uv_fs_open(NULL, &req, tmp, UV_FS_O_WRONLY | UV_FS_O_CREAT | UV_FS_O_TRUNC, 0644, NULL);
+    uv_fs_req_cleanup(&req);
+    if (fd < 0)
+        return fd;
+    size_t len = strlen(text), off = 0;
+    int r = 0;
+    while (r == 0 && off < len) {
+        uv_buf_t b = uv_buf_init(text + off, (unsigned)(len - off));
+        int n = uv_fs_write(NULL, &req, fd, &b, 1, -1, NULL);
+        uv_fs_req_cleanup(&req);
+        if (n < 0)
+            r = n;
+        else
+            off += (size_t)n;
+    }
+    if (r == 0)
+        r = uv_fs_fsync(NULL, &req, fd, NULL);
+    uv_fs_req_cleanup(&req);
+    uv_fs_close(NULL, &req, fd, NULL);
+    uv_fs_req_cleanup(&req);
+    if (r == 0)
+        r = uv_fs_rename(NULL, &req, tmp, path, NULL);
+    uv_fs_req_cleanup(&req);
+    if (r != 0)
+        return r;
+#ifndef _WIN32
+    char dir[PATH_MAX_ALERTS + 8];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    int dfd = uv_fs_open(NULL, &req, dir, UV_FS_O_RDONLY, 0, NULL);
+    uv_fs_req_cleanup(&req);
+    if (dfd >= 0) {
+        uv_fs_fsync(NULL, &req, dfd, NULL); /* best effort: the rename is done */
+        uv_fs_req_cleanup(&req);
+        uv_fs_close(NULL, &req, dfd, NULL);
+        uv_fs_req_cleanup(&req);
+    }
+#endif
+    return 0;
+}
+
 static void save_firing(run_t *rn)
 {
     rn->alerts_dirty = 0;
@@ -275,8 +330,11 @@ static void save_firing(run_t *rn)
     pw_alert_foreach(rn->alerts, save_firing_cb, a);
     char tmp[PATH_MAX_ALERTS + 8];
     snprintf(tmp, sizeof(tmp), "%s.tmp", rn->alerts_path);
-    if (json_dump_file(a, tmp, JSON_COMPACT) != 0 || rename(tmp, rn->alerts_path) != 0)
-        PW_LOG_WARN(MOD, "cannot write %s: %s", rn->alerts_path, strerror(errno));
+    char *text = json_dumps(a, JSON_COMPACT);
+    int r = text != NULL ? replace_file(rn->alerts_path, tmp, text) : UV_ENOMEM;
+    if (r != 0)
+        PW_LOG_WARN(MOD, "cannot write %s: %s", rn->alerts_path, uv_strerror(r));
+    free(text); /* jansson's allocator is malloc */
     json_decref(a);
 }
 

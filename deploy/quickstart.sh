@@ -69,10 +69,11 @@ done
 
 # A demo starts fresh: the simulated hosts re-create hours of history at every start, which
 # would overlap what an earlier run stored (and old logs would answer the checks below).
-if [ -e "$DEMO/poolwatch.db" ] || [ -d "$DEMO/spool" ] || [ -d "$DEMO/logs" ]; then
+if [ -e "$DEMO/poolwatch.db" ] || [ -e "$DEMO/poolwatch.db.alerts.json" ] || [ -d "$DEMO/spool" ] ||
+  [ -d "$DEMO/logs" ]; then
   echo "==> starting fresh: removing the previous demo's store, spools and logs from $DEMO"
-  rm -rf "$DEMO/poolwatch.db" "$DEMO/poolwatch.db-wal" "$DEMO/poolwatch.db-shm" "$DEMO/spool" \
-    "$DEMO/logs"
+  rm -rf "$DEMO/poolwatch.db" "$DEMO/poolwatch.db-wal" "$DEMO/poolwatch.db-shm" \
+    "$DEMO/poolwatch.db.alerts.json" "$DEMO/spool" "$DEMO/logs"
 fi
 mkdir -p "$DEMO/logs" "$DEMO/spool"
 : >"$DEMO/pids"
