@@ -8,6 +8,8 @@
  * 10,000-host fleet exposes about 490,000 series. The full table stays in the API
  * (/api/v1/hosts/{host}/pool); scrape the API, not /metrics, for every tag.
  * The selection and values are series.c's, shared with remote write (remote_write.h).
+ * Per leak suspect (a few per host at most) poolwatch_leak_growth_bytes_per_hour and
+ * poolwatch_leak_score{host,tag,pool}.
  * Collector self-metrics: hosts, HTTP requests by status class, 401/403 counts, handler time,
  * HTTP connections, store counters (pw_store_stats), and with [remote_write] url set
  * poolwatch_remote_write_{samples,failed_samples,dropped_samples,retries,sent_bytes}_total,
@@ -141,6 +143,30 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n",
                         hn, pw_series_pool_names[p], (long long)(pr[p]->eta_ms / 1000),
                         (int)(pr[p]->eta_ms % 1000));
+    }
+    /* Leak suspects, one series each (a few per host at most): a Prometheus rule can alert on
+     * a tag's growth itself. Only in /metrics: remote write carries host and row series, and
+     * alerts go to Alertmanager directly (notify.h). */
+    if (r == 0)
+        r = help(b, "poolwatch_leak_growth_bytes_per_hour", "gauge",
+                 "Growth of a leak suspect's bytes per hour (trend: Theil-Sen slope over the "
+                 "analysis window; few screens: first to last screen). Present while suspect.");
+    for (size_t i = 0; i < ns && r == 0; i++) {
+        pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
+        r = out(b,
+                "poolwatch_leak_growth_bytes_per_hour{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
+                esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
+                sp[i].leak.rate_bytes_per_h);
+    }
+    if (r == 0)
+        r = help(b, "poolwatch_leak_score", "gauge",
+                 "Ranking score of a leak suspect (dimensionless, higher = more suspect; "
+                 "GET /api/v1/leaks gives its parts). Present while suspect.");
+    for (size_t i = 0; i < ns && r == 0; i++) {
+        pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
+        r = out(b, "poolwatch_leak_score{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
+                esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
+                sp[i].leak.score);
     }
     /* Alerts firing, by severity (the alerts themselves go to Alertmanager / the webhook). */
     if (r == 0)

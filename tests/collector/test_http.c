@@ -898,6 +898,13 @@ static void test_metrics_direct(void **state)
     assert_non_null(strstr(
         t, "poolwatch_tag_allocations{host=\"HOST01\",tag=\"Ddk \",pool=\"nonpaged\"} 600\n"));
     assert_non_null(strstr(t, "poolwatch_host_suspects{host=\"HOST03\"} 1\n"));
+    /* One series per suspect: the fixture's rates and scores (1 MiB/h; 2.5 and 1). */
+    assert_non_null(strstr(t, "poolwatch_leak_growth_bytes_per_hour{host=\"HOST01\",tag=\"Ddk \","
+                              "pool=\"nonpaged\"} 1048576\n"));
+    assert_non_null(strstr(t, "poolwatch_leak_score{host=\"HOST01\",tag=\"Ddk \","
+                              "pool=\"nonpaged\"} 2.5\n"));
+    assert_non_null(strstr(t, "poolwatch_leak_score{host=\"HOST03\",tag=\"Mm  \","
+                              "pool=\"nonpaged\"} 1\n"));
     /* No pressure computed here: no ETA series; the fixture's one alert (HOST01 warning) is
      * firing. */
     assert_non_null(strstr(t, "# TYPE poolwatch_pool_exhaustion_seconds gauge\n"));
