@@ -190,6 +190,10 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size
         const pw_host_t *h = f->hosts[i];
         if (h->last_seen_ms == 0 || h->last_seen_ms <= cur->sent_ms[h->index])
             continue;
+        if (h->last_seen_ms < cur->min_ts_ms) {
+            cur->sent_ms[h->index] = h->last_seen_ms; /* too old for a receiver: skipped */
+            continue;
+        }
         r = host_series(&b, h, pw_series_suspects(sp, ns, h->name), top, tags_per_host);
         if (r == 0)
             cur->sent_ms[h->index] = h->last_seen_ms;
@@ -545,6 +549,11 @@ int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const
         return PW_EINVAL;
     if (w->closing)
         return 0;
+    uint64_t age = w->o.max_sample_age_ms ? w->o.max_sample_age_ms : 10 * 60 * 1000;
+    uv_timeval64_t tv;
+    uint64_t now =
+        uv_gettimeofday(&tv) == 0 ? (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000 : 0;
+    w->cur.min_ts_ms = now > age ? now - age : 0;
     int64_t n = pw_remote_write_encode(f, sp, ns, w->o.tags_per_host, w->o.max_series_per_request,
                                        &w->cur, enqueue, w);
     pump(w);

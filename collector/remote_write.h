@@ -53,6 +53,12 @@ typedef struct pw_remote_write_opts_s {
     size_t max_series_per_request; /* 0 = 2000 */
     uint64_t backoff_initial_ms;   /* 0 = 1000, doubled per retry */
     uint64_t backoff_max_ms;       /* 0 = 30000 */
+    /* A host whose newest sample is older than this when the interval comes is not sent: a
+     * receiver refuses samples that old (Prometheus: "out of bounds" before its head block),
+     * and the 400 would drop the fresh samples of the same request with them. Happens to
+     * hosts read back from the store after a restart and to agents long gone. 0 = 10 minutes;
+     * UINT64_MAX = no limit. */
+    uint64_t max_sample_age_ms;
     /* Where the interval timer reads the fleet (the collector); NULL = no timer (tests call
      * pw_remote_write_collect). */
     void (*source)(void *arg, const pw_fleet_t **fleet, const pw_suspect_t **sp, size_t *ns);
@@ -104,10 +110,12 @@ void pw_remote_write_close(pw_remote_write_t *w);
 
 /* ---- encoding (no I/O; the writer and the tests use it) ---------------------------------- */
 
-/* Time of the last sample sent, per host (indexed by pw_host_t.index). */
+/* Time of the last sample sent, per host (indexed by pw_host_t.index), and the oldest sample
+ * time worth sending (ms since the epoch; 0 = any): older hosts are skipped as if sent. */
 typedef struct pw_remote_write_cursor_s {
     uint64_t *sent_ms;
     size_t n;
+    uint64_t min_ts_ms;
 } pw_remote_write_cursor_t;
 
 void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
@@ -118,9 +126,9 @@ void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
 typedef int (*pw_remote_write_emit_fn)(void *arg, uint8_t *body, size_t len, size_t series);
 
 /* Encodes the series of every host of `f` whose last_seen_ms is newer than cur's entry (and
- * not 0), at most max_series (0 = 2000) per body, hosts in fleet order, and advances cur.
- * `sp`: the current suspects (for poolwatch_host_suspects). Returns the number of series
- * emitted, PW_ENOMEM, or the emitter's error. */
+ * not 0, and not older than cur->min_ts_ms), at most max_series (0 = 2000) per body, hosts in fleet
+ * order, and advances cur. `sp`: the current suspects (for poolwatch_host_suspects). Returns the
+ * number of series emitted, PW_ENOMEM, or the emitter's error. */
 int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size_t ns,
                                size_t tags_per_host, size_t max_series,
                                pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,

@@ -171,7 +171,7 @@ static void test_encode(void **state)
 {
     (void)state;
     build_fleet();
-    pw_remote_write_cursor_t cur = {NULL, 0};
+    pw_remote_write_cursor_t cur = {NULL, 0, 0};
     got_t *g = calloc(1, sizeof(*g));
     /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 6 + 2 x min(1, 3) = 8, gamma none */
     assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 5, &cur, collect_emit, g), 21);
@@ -222,6 +222,17 @@ static void test_encode(void **state)
     assert_string_equal(
         g->line[N_ALPHA],
         "poolwatch_tag_bytes{host=alpha,pool=nonpaged,tag=Tiny} 100 @1764400000005");
+    pw_remote_write_cursor_free(&cur);
+    /* Samples older than the cursor's limit are skipped as if sent: alpha (T_ALPHA) is, beta
+     * (T_BETA + 10000 by now) is not. */
+    memset(g, 0, sizeof(*g));
+    cur.min_ts_ms = T_ALPHA + 1;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_string_equal(g->line[0],
+                        "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
+    memset(g, 0, sizeof(*g));
+    cur.min_ts_ms = 0;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
     pw_remote_write_cursor_free(&cur);
     free(g);
     drop_fleet();
@@ -521,6 +532,7 @@ static void test_sender(void **state)
     o.headers = hdrs;
     o.n_headers = 1;
     o.backoff_initial_ms = 50;
+    o.max_sample_age_ms = UINT64_MAX; /* the fleet's samples are from 2025 */
     pw_remote_write_t *w;
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
@@ -583,6 +595,7 @@ static void test_sender(void **state)
     o2.max_queue = 1;
     o2.max_series_per_request = 5;
     o2.backoff_initial_ms = 20;
+    o2.max_sample_age_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o2, &w, &d), 0);
     assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
     pw_remote_write_get_stats(w, &st);
@@ -664,6 +677,7 @@ static void test_sender_https(void **state)
     o.cert_file = ccert;
     o.key_file = ckey;
     o.tags_per_host = 1;
+    o.max_sample_age_ms = UINT64_MAX;
     pw_remote_write_t *w;
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
