@@ -512,19 +512,6 @@ static size_t host_nrows(const pw_host_t *h)
     return h->dec.have_base ? h->dec.n : h->snapshot.n;
 }
 
-static const pw_row_t *prev_find(const pw_host_t *h, uint32_t key)
-{
-    size_t lo = 0, hi = h->prev_n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (h->prev_rows[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (lo < h->prev_n && h->prev_rows[lo].key == key) ? &h->prev_rows[lo] : NULL;
-}
-
 static uint64_t counter_mask(const pw_host_t *h)
 {
     return h->counter_width >= 64 ? UINT64_MAX : ((1ull << h->counter_width) - 1);
@@ -555,7 +542,7 @@ static void host_row_at(const pw_host_t *h, size_t i, const pw_row_t *p, vrow_t 
         v->frees = r->frees;
         v->diff = r->diff;
         v->bytes = r->bytes;
-        if (h->prev_n > 0) {
+        if (h->prev_valid) {
             uint64_t mask = counter_mask(h);
             v->ch_allocs = wrap_change(r->allocs, p ? p->allocs : 0, mask);
             v->ch_frees = wrap_change(r->frees, p ? p->frees : 0, mask);
@@ -580,8 +567,8 @@ static void host_row_at(const pw_host_t *h, size_t i, const pw_row_t *p, vrow_t 
 static void host_row(const pw_host_t *h, size_t i, vrow_t *v)
 {
     const pw_row_t *p = NULL;
-    if (h->dec.have_base && h->prev_n > 0)
-        p = prev_find(h, h->dec.rows[i].key);
+    if (h->dec.have_base && h->prev_valid)
+        p = pw_fleet_prev_row(h, &h->dec.rows[i]);
     host_row_at(h, i, p, v);
 }
 
@@ -862,7 +849,7 @@ static uint64_t dec_column(const pw_host_t *h, const pw_row_t *r, const pw_row_t
 {
     if (by_change && sort != SORT_PER_ALLOC) {
         int64_t c = 0;
-        if (h->prev_n > 0) {
+        if (h->prev_valid) {
             if (sort == SORT_ALLOCS)
                 c = wrap_change(r->allocs, p ? p->allocs : 0, counter_mask(h));
             else if (sort == SORT_FREES)
@@ -1043,10 +1030,10 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
     int filter = inc.present || exc.present;
-    /* The current and the previous tables are both sorted by key: one merge walk finds each
-     * row's previous counters; rows of one tag are adjacent, so its patterns are matched
+    /* The current table and the previous rows are both sorted by key: one merge walk finds
+     * each row's previous counters; rows of one tag are adjacent, so its patterns are matched
      * once for all its pools. */
-    int with_prev = h->dec.have_base && h->prev_n > 0;
+    int with_prev = h->dec.have_base && h->prev_valid;
     size_t pj = 0;
     uint32_t last_id = UINT32_MAX;
     int last_ok = 0;
@@ -1077,8 +1064,9 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
             if (with_prev) {
                 while (pj < h->prev_n && h->prev_rows[pj].key < cur->key)
                     pj++;
+                p = cur; /* untouched by the last sample */
                 if (pj < h->prev_n && h->prev_rows[pj].key == cur->key)
-                    p = &h->prev_rows[pj];
+                    p = h->prev_rows[pj].reserved == PW_PREV_ABSENT ? NULL : &h->prev_rows[pj];
             }
             col = dec_column(h, cur, p, sort, (int)by_change);
         } else {
@@ -1109,7 +1097,7 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         g_items = NULL;
         g_items_cap = 0;
     }
-    json_t *prev_ts = (h->dec.have_base && h->prev_n > 0) ? ju64(h->prev_ts_ms) : json_null();
+    json_t *prev_ts = (h->dec.have_base && h->prev_valid) ? ju64(h->prev_ts_ms) : json_null();
     json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", jstr(h->name),
                           "timestamp_ms", ju64(host_ts(h)), "prev_timestamp_ms", prev_ts, "totals",
                           totals_json(host_totals(h)), "rows", arr, "count",

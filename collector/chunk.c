@@ -15,14 +15,7 @@ enum { SEC_REC, SEC_CNT, SEC_KEY, SEC_ALLOCS, SEC_DIFF, SEC_BYTES };
  * one Changes increase, so *lo only moves forward. */
 static const pw_row_t *find_row(const pw_delta_dec_t *dd, uint32_t key, size_t *lo)
 {
-    size_t a = *lo, b = dd->n;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (dd->rows[m].key < key)
-            a = m + 1;
-        else
-            b = m;
-    }
+    size_t a = *lo + pw_rows_lower_bound(dd->rows + *lo, dd->n - *lo, key);
     *lo = a;
     return a < dd->n && dd->rows[a].key == key ? &dd->rows[a] : NULL;
 }

@@ -236,6 +236,7 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
         h->counter_width = hello->counter_width;
         pw_delta_dec_init(&h->dec, h->counter_width, 0);
         h->prev_n = 0;
+        h->prev_valid = 0;
         h->dec_stored = 0;
     }
     snprintf(h->os_family, sizeof(h->os_family), "%s", hello->os_family);
@@ -299,8 +300,7 @@ static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s, const uint8
         conn_close(k, "sample before Hello");
         return;
     }
-    if (!s->dict_reset && h->dec.have_base)
-        pw_fleet_save_prev(h);
+    pw_fleet_save_prev(h, s); /* the step's previous rows, for the change columns */
     pw_delta_result_t res;
     int r = pw_delta_apply(&h->dec, s, &res, &d);
     if (r != 0) {
@@ -311,8 +311,6 @@ static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s, const uint8
         conn_close(k, msg);
         return;
     }
-    if (s->dict_reset)
-        h->prev_n = 0;
     /* Keep the fleet's per-tag index current (GET /tags reads it); on ENOMEM it is dropped
      * and rebuilt at the next query. */
     pw_fleet_agg_note(&c->fleet, h);

@@ -90,19 +90,90 @@ const pw_fleet_point_t *pw_fleet_hist_at(const pw_host_t *h, size_t i)
     return &h->hist[(h->hist_head + i) % PW_FLEET_HISTORY];
 }
 
-int pw_fleet_save_prev(pw_host_t *h)
+/* Walks a gap-coded key column (DESIGN §3: each key is the previous plus its gap). */
+typedef struct {
+    const uint32_t *gap;
+    size_t n, i;
+    uint32_t key;
+} keywalk_t;
+
+static void kw_init(keywalk_t *w, const uint32_t *gap, size_t n)
 {
-    size_t n = h->dec.have_base ? h->dec.n : 0;
-    if (n > h->prev_cap) {
-        pw_row_t *p = pw_realloc(h->prev_rows, n * sizeof(*p));
+    *w = (keywalk_t){gap, n, 0, n ? gap[0] : 0};
+}
+
+static void kw_next(keywalk_t *w)
+{
+    if (++w->i < w->n)
+        w->key += w->gap[w->i];
+}
+
+static const pw_row_t *find_row(const pw_delta_dec_t *dec, uint32_t key)
+{
+    size_t lo = pw_rows_lower_bound(dec->rows, dec->n, key);
+    return lo < dec->n && dec->rows[lo].key == key ? &dec->rows[lo] : NULL;
+}
+
+int pw_fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s)
+{
+    h->prev_n = 0;
+    h->prev_valid = 0;
+    const pw_delta_dec_t *dec = &h->dec;
+    if (!dec->have_base || s == NULL || s->dict_reset)
+        return 0;
+    size_t nr = s->rows ? s->rows->n_key_gap : 0, nc = s->changes ? s->changes->n_key_gap : 0;
+    if (nr + nc > dec->max_rows)
+        return 0; /* the decoder refuses it */
+    /* A buffer a keyframe made large is given back once the steps are small again. */
+    if (h->prev_cap > 1024 && nr + nc < h->prev_cap / 8) {
+        pw_free(h->prev_rows);
+        h->prev_rows = NULL;
+        h->prev_cap = 0;
+    }
+    if (nr + nc > h->prev_cap) {
+        pw_row_t *p = pw_realloc(h->prev_rows, (nr + nc) * sizeof(*p));
         if (p == NULL)
             return PW_ENOMEM;
         h->prev_rows = p;
-        h->prev_cap = n;
+        h->prev_cap = nr + nc;
     }
-    if (n)
-        memcpy(h->prev_rows, h->dec.rows, n * sizeof(*h->prev_rows));
+    /* Both key columns are increasing (or the message is refused): merge them. */
+    keywalk_t r, c;
+    kw_init(&r, nr ? s->rows->key_gap : NULL, nr);
+    kw_init(&c, nc ? s->changes->key_gap : NULL, nc);
+    size_t n = 0;
+    while (r.i < r.n || c.i < c.n) {
+        uint32_t key;
+        if (c.i >= c.n || (r.i < r.n && r.key <= c.key)) {
+            key = r.key;
+            if (c.i < c.n && c.key == key)
+                kw_next(&c);
+            kw_next(&r);
+        } else {
+            key = c.key;
+            kw_next(&c);
+        }
+        if (n > 0 && key <= h->prev_rows[n - 1].key)
+            continue; /* not increasing: apply will refuse the message */
+        const pw_row_t *row = find_row(dec, key);
+        if (row != NULL) {
+            h->prev_rows[n] = *row;
+            h->prev_rows[n].reserved = 0;
+        } else {
+            h->prev_rows[n] = (pw_row_t){.key = key, .reserved = PW_PREV_ABSENT};
+        }
+        n++;
+    }
     h->prev_n = n;
-    h->prev_ts_ms = h->dec.timestamp_ms;
+    h->prev_valid = 1;
+    h->prev_ts_ms = dec->timestamp_ms;
     return 0;
+}
+
+const pw_row_t *pw_fleet_prev_row(const pw_host_t *h, const pw_row_t *cur)
+{
+    size_t lo = pw_rows_lower_bound(h->prev_rows, h->prev_n, cur->key);
+    if (lo < h->prev_n && h->prev_rows[lo].key == cur->key)
+        return h->prev_rows[lo].reserved == PW_PREV_ABSENT ? NULL : &h->prev_rows[lo];
+    return cur; /* untouched by the last sample */
 }

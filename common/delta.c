@@ -839,15 +839,21 @@ const pw_row_t *pw_delta_dec_find(const pw_delta_dec_t *dd, const uint8_t *tag, 
     if (id < 0)
         return NULL;
     uint32_t key = PW_ROW_KEY(id, pool);
-    size_t lo = 0, hi = dd->n;
+    size_t lo = pw_rows_lower_bound(dd->rows, dd->n, key);
+    return lo < dd->n && dd->rows[lo].key == key ? &dd->rows[lo] : NULL;
+}
+
+size_t pw_rows_lower_bound(const pw_row_t *rows, size_t n, uint32_t key)
+{
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (dd->rows[mid].key < key)
+        if (rows[mid].key < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < dd->n && dd->rows[lo].key == key ? &dd->rows[lo] : NULL;
+    return lo;
 }
 
 int pw_delta_dec_to_sample(const pw_delta_dec_t *dd, pw_sample_t *out)

@@ -148,6 +148,9 @@ void pw_delta_dec_drop_base(pw_delta_dec_t *dd);
 int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delta_result_t *res,
                    pw_diag_t *d);
 
+/* The index of the first of rows[0..n) (sorted by key) whose key is >= `key`; n when none. */
+size_t pw_rows_lower_bound(const pw_row_t *rows, size_t n, uint32_t key);
+
 /* Looks up the row of (tag, pool) in the decoder's table; NULL when absent. Borrowed until
  * the next apply. */
 const pw_row_t *pw_delta_dec_find(const pw_delta_dec_t *dd, const uint8_t *tag, size_t len,

@@ -65,7 +65,7 @@ static void feed(pw_host_t *h, pw_delta_enc_t *e, const pw_sample_t *s)
     if (pw_delta_encode(e, s, 0, &msg, NULL) != 0)
         abort();
     if (h->dec.have_base)
-        pw_fleet_save_prev(h);
+        pw_fleet_save_prev(h, msg);
     if (pw_delta_apply(&h->dec, msg, NULL, NULL) != 0)
         abort();
     pw_fleet_note_totals(h, s->timestamp_ms, s->totals.nonpaged_bytes, s->totals.paged_bytes);

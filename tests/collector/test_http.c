@@ -96,7 +96,7 @@ static void apply(pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)
     pw_diag_t d;
     assert_int_equal(pw_delta_encode(e, s, 0, &msg, &d), 0);
     if (h->dec.have_base)
-        assert_int_equal(pw_fleet_save_prev(h), 0);
+        assert_int_equal(pw_fleet_save_prev(h, msg), 0);
     assert_int_equal(pw_delta_apply(&h->dec, msg, NULL, &d), 0);
     h->samples++;
     h->last_seen_ms = s->timestamp_ms;

@@ -74,7 +74,7 @@ static void init_once(void)
         const Poolwatch__V1__Sample *msg;
         if (pw_delta_encode(&e, &s, 0, &msg, NULL) == 0) {
             if (h1->dec.have_base)
-                pw_fleet_save_prev(h1);
+                pw_fleet_save_prev(h1, msg);
             pw_delta_apply(&h1->dec, msg, NULL, NULL);
             pw_fleet_note_totals(h1, s.timestamp_ms, s.totals.nonpaged_bytes, 0);
         }
