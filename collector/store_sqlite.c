@@ -1999,6 +1999,13 @@ typedef struct ckpt_s {
     int stop;
 } ckpt_t;
 
+/* One read on the checkpointer's connection: it then knows the database is in WAL mode and
+ * maps the WAL. Returns an SQLite result code. */
+static int ckpt_touch(sqlite3 *db)
+{
+    return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+}
+
 static void *ckpt_main(void *arg)
 {
     ckpt_t *k = arg;
@@ -2016,9 +2023,14 @@ static void *ckpt_main(void *arg)
         if (k->stop)
             break;
         pthread_mutex_unlock(&k->mu);
-        /* Errors (busy, disk full) leave the WAL as it is: the next round tries again. */
+        /* Errors (busy, disk full) leave the WAL as it is: the next round tries again. A
+         * connection that has not read the database since it opened has not opened its WAL
+         * either, and its checkpoint is a no-op that reports success with log = -1 (SQLite
+         * 3.40): the WAL then grew without end. A read opens it (ckpt_touch). */
         int log = 0, done = 0;
-        sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        int r = sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        if (r == SQLITE_OK && log < 0 && ckpt_touch(k->db) == SQLITE_OK)
+            sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
         pthread_mutex_lock(&k->mu);
     }
     pthread_mutex_unlock(&k->mu);
@@ -2054,6 +2066,7 @@ static void ckpt_start(pw_store_sql_t *q)
         return;
     }
     sqlite3_busy_timeout(k->db, q->opts.busy_timeout_ms);
+    ckpt_touch(k->db); /* a failure is retried by the first round */
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     if (pthread_create(&k->th, NULL, ckpt_main, k) != 0) {
@@ -2107,6 +2120,9 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
         rc = exec_const(q, "PRAGMA journal_mode=WAL", d, "journal_mode");
         rc = rc ? rc : exec_const(q, "PRAGMA synchronous=FULL", d, "synchronous");
         rc = rc ? rc : exec_const(q, "PRAGMA foreign_keys=ON", d, "foreign_keys");
+        /* A WAL restarted after a checkpoint is reused, not shrunk: one that grew (a burst, a
+         * long reader) gives back what is above 64 MiB at the next restart. */
+        rc = rc ? rc : exec_const(q, "PRAGMA journal_size_limit=67108864", d, "journal_size_limit");
     }
     if (rc == 0 && !q->memory) {
         sqlite3_stmt *s;
