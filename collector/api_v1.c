@@ -1649,8 +1649,12 @@ static int h_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_a
     json_t *b = json_loadb((const char *)req->body, req->body_len, JSON_REJECT_DUPLICATES, &je);
     if (b == NULL || !json_is_object(b)) {
         json_decref(b);
-        return pw_api_error(resp, 400, "EINVAL", "body is not a JSON object: %s (line %d)",
-                            b ? "not an object" : je.text, je.line);
+        /* jansson names its own flag for a \u0000 in a string: say it in the API's words. */
+        const char *why = b                                           ? "not an object"
+                          : strstr(je.text, "JSON_ALLOW_NUL") != NULL ? "\\u0000 in a string"
+                                                                      : je.text;
+        return pw_api_error(resp, 400, "EINVAL", "body is not a JSON object: %s (line %d)", why,
+                            je.line);
     }
     Poolwatch__V1__Command cmd = POOLWATCH__V1__COMMAND__INIT;
     const char *kind = json_string_value(json_object_get(b, "kind"));
@@ -1737,9 +1741,17 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     else if (query_u64(&q, "interval_ms", 366ull * 86400000, &interval, resp) < 0 ||
              query_u64(&q, "start_ms", INT64_MAX, &start, resp) < 0)
         r = resp->status;
+    /* A host name as agents have them (DNS, NetBIOS): an import cannot be renamed or deleted
+     * afterwards, so a path or a typo with odd bytes is refused here. */
     for (size_t i = 0; r == 0 && i < hl; i++)
-        if ((unsigned char)host[i] < 0x21 || host[i] == 0x7f)
-            r = pw_api_error(resp, 400, "EINVAL", "host must not contain spaces or controls");
+        if (!((host[i] >= 'a' && host[i] <= 'z') || (host[i] >= 'A' && host[i] <= 'Z') ||
+              (host[i] >= '0' && host[i] <= '9') || host[i] == '.' || host[i] == '-' ||
+              host[i] == '_') ||
+            (i == 0 && (host[i] == '.' || host[i] == '-')))
+            r = pw_api_error(resp, 400, "EINVAL",
+                             "host must be a host name (letters, digits, '.', '-', '_'; not "
+                             "starting with '.' or '-'): byte %zu of '%.64s'",
+                             i + 1, host);
     if (r) {
         query_free(&q);
         return r;
@@ -1771,6 +1783,19 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
                             : r == PW_ETOOBIG ? 413
                                               : 400,
                             pw_err_name(r), "not a poolmon capture: line %u: %s", d.line, d.msg);
+    }
+    /* Screens stamped in the future (a --start or file time stamps off by years) would sit
+     * ahead of every live host and poison what reads the fleet by time (remote write, the
+     * store's windows): a day of slack covers time zones. */
+    uint64_t end = doc.n_screens ? doc.screens[doc.n_screens - 1].timestamp_ms : 0;
+    if (end > req->now_ms + 86400000ull) {
+        pw_poolmon_doc_close(&doc);
+        query_free(&q);
+        return pw_api_error(resp, 400, "EINVAL",
+                            "the capture's last screen would be stored at %llu ms since the epoch, "
+                            "more than a day ahead of this collector's clock: check start_ms "
+                            "(CLI --start) or the file's time stamps",
+                            (unsigned long long)end);
     }
     /* Counters are 32-bit unless a value says otherwise (a 64-bit build's capture). */
     unsigned width = 32;

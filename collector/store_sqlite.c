@@ -12,6 +12,7 @@
  * of a host reloads it from the database (closing the open chunk it finds there), the same
  * path as after a restart, so memory never disagrees with what is stored.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "alloc.h"
@@ -2106,10 +2108,26 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
         rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "zstd", "out of memory");
     int r = rc ? SQLITE_OK
                : sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc == 0 && r != SQLITE_OK)
+    if (rc == 0 && r != SQLITE_OK) {
+        /* SQLite says only "unable to open database file": say which directory is missing or
+         * not writable (the systemd unit creates /var/lib/poolwatch-collector; a hand-run
+         * collector with the example config does not). */
+        char dir[1024], why[1200] = "";
+        snprintf(dir, sizeof(dir), "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash != NULL && slash != dir) {
+            *slash = '\0';
+            struct stat sb;
+            if (stat(dir, &sb) != 0)
+                snprintf(why, sizeof(why), " (directory %s: %s; create it or set store.path)", dir,
+                         strerror(errno));
+            else if (access(dir, W_OK) != 0)
+                snprintf(why, sizeof(why), " (directory %s is not writable by this user)", dir);
+        }
         rc = pw_diag_set(d, r == SQLITE_NOMEM ? PW_ENOMEM : PW_ESTORE, 0, 0, "path",
-                         "sqlite: cannot open %s: %s", path,
-                         q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(r));
+                         "sqlite: cannot open %s: %s%s", path,
+                         q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(r), why);
+    }
     if (rc == 0) {
         sqlite3_extended_result_codes(q->db, 1);
         sqlite3_busy_timeout(q->db, q->opts.busy_timeout_ms);

@@ -271,8 +271,18 @@ static int group_teardown(void **state)
 /* ---- direct calls ------------------------------------------------------------------------ */
 
 /* Runs one request through the router; returns the parsed JSON body (NULL when not JSON). */
+static json_t *call_at(uint64_t now_ms, int method, const char *path, const char *query,
+                       const char *token, const char *body, int *status);
+
 static json_t *call(int method, const char *path, const char *query, const char *token,
                     const char *body, int *status)
+{
+    return call_at(1020000, method, path, query, token, body, status);
+}
+
+/* The request as if the collector's clock read now_ms. */
+static json_t *call_at(uint64_t now_ms, int method, const char *path, const char *query,
+                       const char *token, const char *body, int *status)
 {
     char auth[128];
     snprintf(auth, sizeof(auth), "Bearer %s", token ? token : "");
@@ -282,7 +292,7 @@ static json_t *call(int method, const char *path, const char *query, const char 
                         token ? auth : NULL,
                         (const uint8_t *)body,
                         body ? strlen(body) : 0,
-                        1020000};
+                        now_ms};
     pw_api_resp_t resp;
     pw_api_resp_init(&resp);
     *status = pw_api_handle(&g_api, &req, &resp);
@@ -762,6 +772,9 @@ static void test_series_from_store(void **state)
     json_decref(j);
 }
 
+/* The collector's clock during the imports below: 2024-03-14, after the screens of 2023. */
+#define IMPORT_NOW 1710410000000ull
+
 static void test_import(void **state)
 {
     (void)state;
@@ -769,8 +782,8 @@ static void test_import(void **state)
     char *body = pw_test_read_file(pw_test_fixture("http/import_two_screens.txt"), &len);
     int st;
     json_t *j =
-        call(PW_API_POST, "/api/v1/import",
-             "host=IMPORTED&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, body, &st);
+        call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=IMPORTED&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, body, &st);
     assert_int_equal(st, 200);
     assert_string_equal(gets(j, "host"), "IMPORTED");
     assert_int_equal(geti(j, "screens"), 2);
@@ -787,8 +800,8 @@ static void test_import(void **state)
     assert_non_null(five);
     char saved = five[2];
     five[2] = '\0';
-    j = call(PW_API_POST, "/api/v1/import", "host=CUT&interval_ms=60000&start_ms=1700000000000",
-             ADMIN_TOK, body, &st);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=CUT&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, body, &st);
     five[2] = saved;
     assert_int_equal(st, 200);
     assert_int_equal(geti(j, "screens"), 2);
@@ -796,12 +809,12 @@ static void test_import(void **state)
     assert_int_equal(geti(j, "cut_line"), 13);
     json_decref(j);
     /* The same capture again (other start time): nothing is stored twice. */
-    j = call(PW_API_POST, "/api/v1/import",
-             "host=IMPORTED&interval_ms=60000&start_ms=1700000500000", ADMIN_TOK, body, &st);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=IMPORTED&interval_ms=60000&start_ms=1700000500000", ADMIN_TOK, body, &st);
     assert_int_equal(st, 200);
     json_decref(j);
     /* A host that streams from an agent (HOST01) takes no imported history. */
-    j = call(PW_API_POST, "/api/v1/import", "host=HOST01", ADMIN_TOK, body, &st);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", "host=HOST01", ADMIN_TOK, body, &st);
     assert_int_equal(st, 409);
     assert_error(j, "EEXIST");
     json_decref(j);
@@ -819,12 +832,38 @@ static void test_import(void **state)
     assert_int_equal(geti(j, "count"), 2);
     assert_int_equal(geti(json_object_get(j, "totals"), "nonpaged_bytes"), 4100 * 1024);
     json_decref(j);
-    j = call(PW_API_POST, "/api/v1/import", "host=X", ADMIN_TOK, "hello world\n", &st);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", "host=X", ADMIN_TOK, "hello world\n",
+                &st);
     assert_int_equal(st, 400);
     assert_error(j, "ENOTPOOLMON");
     json_decref(j);
-    j = call(PW_API_POST, "/api/v1/import", "", ADMIN_TOK, "x", &st);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", "", ADMIN_TOK, "x", &st);
     assert_int_equal(st, 400);
+    json_decref(j);
+    /* Names that are not host names are refused before anything is stored (an import cannot
+     * be renamed or deleted). */
+    body = pw_test_read_file(pw_test_fixture("http/import_two_screens.txt"), &len);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", "host=..%2F..%2Fetc", ADMIN_TOK, body,
+                &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "EINVAL");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "host must be a host name (letters, digits, '.', '-', '_'; not starting with '.' or "
+        "'-'): byte 1 of '../../etc'");
+    json_decref(j);
+    /* Screens stamped in 2099 (4070908800000 ms): refused, nothing stored. */
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", "host=FUTURE&start_ms=4070908800000",
+                ADMIN_TOK, body, &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "EINVAL");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+               "more than a day ahead of this collector's clock"));
+    json_decref(j);
+    free(body);
+    j = call(PW_API_GET, "/api/v1/hosts/FUTURE", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
     json_decref(j);
 }
 
@@ -832,6 +871,14 @@ static void test_commands_direct(void **state)
 {
     (void)state;
     int st;
+    /* A \u0000 in a string is named as such, not by jansson's flag. */
+    json_t *nul = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, ADMIN_TOK,
+                       "{\"kind\":\"sta\\u0000tus\"}", &st);
+    assert_int_equal(st, 400);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(nul, "error"), "message")),
+        "body is not a JSON object: \\u0000 in a string (line 1)");
+    json_decref(nul);
     json_t *j = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, ADMIN_TOK,
                      "{\"kind\":\"keyframe\"}", &st);
     assert_int_equal(st, 503); /* not connected */

@@ -642,6 +642,27 @@ static void test_compact_damaged(void **state)
 /* The background checkpointer copies the WAL back into the database while the store is open
  * (a new connection's checkpoint was a silent no-op: the WAL grew without end and the database
  * file stayed at its first page until a clean close). */
+/* A store whose directory is missing says so (SQLite alone: "unable to open database file"). */
+static void test_open_missing_directory(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    char path[200];
+    snprintf(path, sizeof(path), "%s/missing/poolwatch.db", t.dir);
+    pw_store_t *st = NULL;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(path, NULL, &st, &d), PW_ESTORE);
+    assert_null(st);
+    char want[300];
+    snprintf(want, sizeof(want),
+             "(directory %s/missing: No such file or directory; create it or set store.path)",
+             t.dir);
+    if (strstr(d.msg, want) == NULL)
+        fail_msg("message: %s", d.msg);
+    tmp_remove(&t);
+}
+
 static void test_checkpoint_while_open(void **state)
 {
     (void)state;
@@ -1040,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_compact_damaged),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_checkpoint_while_open),
+        cmocka_unit_test(test_open_missing_directory),
         cmocka_unit_test(test_rollups),
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_paged_lazy_rollups),
