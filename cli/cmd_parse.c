@@ -338,6 +338,7 @@ int pw_cmd_parse(pw_cli_t *cli)
     pw_diag_clear(&dpm);
     pw_diag_clear(&dslab);
     int rc_pm = 1, rc_slab = 1;
+    unsigned cut_line = 0; /* a capture whose only fault is a last row cut short */
     json_t *j = NULL;
     if (want_pm) {
         pw_poolmon_doc_t doc;
@@ -348,6 +349,15 @@ int pw_cmd_parse(pw_cli_t *cli)
             else
                 pw_parse_poolmon_print(&doc, cli->out);
             pw_poolmon_doc_close(&doc);
+        } else {
+            pw_poolmon_opts_t lax;
+            memset(&lax, 0, sizeof(lax));
+            lax.allow_cut_last_line = 1;
+            if (pw_poolmon_parse(data, len, &lax, &doc, NULL) == 0) {
+                if (doc.cut_line == dpm.line)
+                    cut_line = doc.cut_line;
+                pw_poolmon_doc_close(&doc);
+            }
         }
     }
     if (rc_pm != 0 && want_slab) {
@@ -368,6 +378,11 @@ int pw_cmd_parse(pw_cli_t *cli)
             report(cli->err, file, both ? "not poolmon: " : "", &dpm, rc_pm);
         if (want_slab)
             report(cli->err, file, both ? "not slabinfo: " : "", &dslab, rc_slab);
+        if (cut_line != 0)
+            fprintf(cli->err,
+                    "%s:%u: the file ends inside this row; everything before it parses: "
+                    "`poolwatch import` keeps those rows, `parse` stays strict\n",
+                    file, cut_line);
         return PW_EXIT_USAGE;
     }
     if (cli->json) {

@@ -401,9 +401,31 @@ static void test_parse_truncated_row(void **state)
     run_t r = RUN("parse", "--format", "poolmon", path);
     unlink(path);
     assert_int_equal(r.rc, 2);
-    char want[128];
+    char want[256];
     snprintf(want, sizeof(want), "%s:3: ", path);
     assert_memory_equal(r.err, want, strlen(want));
+    assert_null(strstr(r.err, "ends inside this row")); /* garbage, not a cut */
+    run_free(&r);
+    /* The same capture cut inside its last row (no newline): parse stays strict, and says
+     * that only the cut is wrong and that import keeps the rest. */
+    strcpy(path, "/tmp/pw_cli_badXXXXXX");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char cut[] =
+        " Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+        " Wait Nonp    3971107 (   0)   3971077 (   0)       30    8456 (     0)    281\n"
+        " Io   Nonp    1021112 (   1)   10";
+    assert_int_equal(write(fd, cut, sizeof(cut) - 1), (ssize_t)(sizeof(cut) - 1));
+    close(fd);
+    r = RUN("parse", path);
+    unlink(path);
+    assert_int_equal(r.rc, 2);
+    snprintf(want, sizeof(want),
+             "%s:3: the file ends inside this row; everything before it parses: `poolwatch "
+             "import` keeps those rows, `parse` stays strict\n",
+             path);
+    if (strstr(r.err, want) == NULL)
+        fail_msg("stderr: %s", r.err);
     run_free(&r);
 }
 
