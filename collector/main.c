@@ -123,8 +123,14 @@ int main(int argc, char **argv)
             return rc == 0 ? 0 : 2;
         }
     int r = pw_collector_run(&cfg, &d);
-    if (r != 0)
-        fprintf(stderr, "poolwatch-collector: %s: %s\n", pw_strerror(r), d.msg);
+    if (r != 0) {
+        /* Many messages already end with the reason ("cannot open 'tokens': No such file or
+         * directory"): say it once, as the agent does. */
+        if (strstr(d.msg, pw_strerror(r)) != NULL)
+            fprintf(stderr, "poolwatch-collector: %s\n", d.msg);
+        else
+            fprintf(stderr, "poolwatch-collector: %s: %s\n", pw_strerror(r), d.msg);
+    }
     pw_config_free(pw_collector_options, &cfg);
     return r == 0 ? 0 : 1;
 }

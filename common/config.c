@@ -235,9 +235,15 @@ static int parse_duration(const char *text, uint64_t *ms, char *why)
             if (strlen(duration_units[k].name) == ulen &&
                 memcmp(duration_units[k].name, u, ulen) == 0)
                 unit = &duration_units[k];
+        if (unit == NULL && ulen == 0) {
+            /* A bare number is ambiguous here (the CLI reads seconds, Windows tools ms). */
+            snprintf(why, WHY_MAX, "'%s' needs a unit: e.g. '%.*ss' or '%.*sms' (ms, s, m, h, d)",
+                     text, (int)(u - text), text, (int)(u - text), text);
+            return PW_EINVAL;
+        }
         if (unit == NULL) {
-            snprintf(why, WHY_MAX, "'%s': %s unit '%.*s' (use ms, s, m, h or d)", text,
-                     ulen ? "unknown" : "missing", (int)ulen, u);
+            snprintf(why, WHY_MAX, "'%s': unknown unit '%.*s' (use ms, s, m, h or d)", text,
+                     (int)ulen, u);
             return PW_EINVAL;
         }
         if (n > UINT64_MAX / unit->mult || total > UINT64_MAX - n * unit->mult)

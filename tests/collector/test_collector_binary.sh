@@ -60,4 +60,21 @@ check "check-config bad alertmanager_url names it" 1 "$(grep -c 'alerts.alertman
     --alerts.alertmanager_url=http://127.0.0.1:9093 >"$tmp/out" 2>"$tmp/err"
 check "check-config good URLs exit" 0 $?
 
+# Start-up failures say their reason once (it was "No such file or directory: cannot open
+# '...': No such file or directory"), and a missing store directory is named.
+P1=$((20000 + $$ % 20000))
+LISTEN="--agents.listen=127.0.0.1:$P1 --http.listen=127.0.0.1:$((P1 + 1))"
+# shellcheck disable=SC2086
+"$COLL" $COMMON $LISTEN --http.tokens_file="$tmp/missing-tokens" >"$tmp/out" 2>"$tmp/err"
+check "missing tokens file exit" 1 $?
+check "missing tokens file: the reason once" 1 "$(grep -o 'No such file or directory' "$tmp/err" | wc -l)"
+check "missing tokens file names it" 1 "$(grep -c "$tmp/missing-tokens" "$tmp/err")"
+# shellcheck disable=SC2086
+"$COLL" --store.path="$tmp/nodir/pw.db" --agents.ca_file="$tmp/pki/ca.pem" \
+    --agents.cert_file="$tmp/pki/collector.pem" --agents.key_file="$tmp/pki/collector.key" \
+    $LISTEN >"$tmp/out" 2>"$tmp/err"
+check "missing store directory exit" 1 $?
+check "missing store directory named" 1 \
+    "$(grep -c "(directory $tmp/nodir: No such file or directory; create it or set store.path)" "$tmp/err")"
+
 exit $fail

@@ -397,7 +397,8 @@ static void test_bad_values_in_file(void **state)
     expect_load_error("[agent]\ninterval = 500ms\n", PW_ECONFIG, 2, "agent.interval",
                       "'500ms' is out of range (1s to 1h)");
     expect_load_error("[agent]\ninterval = 2h\n", PW_ECONFIG, 2, "agent.interval", "out of range");
-    expect_load_error("[agent]\ninterval = 5\n", PW_ECONFIG, 2, "agent.interval", "missing unit");
+    expect_load_error("[agent]\ninterval = 5\n", PW_ECONFIG, 2, "agent.interval",
+                      "'5' needs a unit: e.g. '5s' or '5ms' (ms, s, m, h, d)");
     expect_load_error("[agent]\ninterval = 5y\n", PW_ECONFIG, 2, "agent.interval",
                       "unknown unit 'y'");
     expect_load_error("[agent]\n\ninterval = 99999999999999999999d\n", PW_ECONFIG, 3,
