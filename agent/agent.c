@@ -379,11 +379,55 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
  * Collector messages
  * ========================================================================================== */
 
+/* The collector already holds seqs after the last one this agent wrote (its answer to the
+ * Hello names seq n > a->seq): the spool was repaired after corruption, lost, or restored from
+ * a backup or a VM snapshot. Reusing those seqs would make the collector take new samples for
+ * resends of ones it holds and ignore them, so numbering continues at n + 1: the spool counts
+ * everything up to n as acked, and a fresh encoder makes the next sample a keyframe with
+ * dict_reset, on which the collector's decoder starts over. Returns 0 or the spool's error. */
+static int skip_to_collector(pw_agent_t *a, uint64_t n)
+{
+    PW_LOG_WARN(MOD,
+                "collector %s already holds seq %llu of this agent instance but the spool ends "
+                "at %llu (spool repaired, lost or restored from a backup): samples continue at "
+                "seq %llu",
+                pw_uplink_endpoint(a->up), (unsigned long long)n, (unsigned long long)a->seq,
+                (unsigned long long)(n + 1));
+    pw_diag_t d;
+    int r = pw_spool_skip_to(a->spool, n, &d);
+    if (r != 0) {
+        PW_LOG_ERROR(MOD, "spool: cannot continue after seq %llu: %s (%s)", (unsigned long long)n,
+                     pw_strerror(r), d.msg);
+        return r;
+    }
+    a->seq = a->acked_seq = a->synced_seq = n;
+    a->n_kf = 0; /* nothing older is left to rebase on */
+    pw_delta_enc_close(&a->enc);
+    r = pw_delta_enc_init(&a->enc, a->src->info.counter_width ? a->src->info.counter_width : 64);
+    a->since_keyframe = 0;
+    a->force_keyframe = 0;
+    uv_timer_stop(&a->sync_timer);
+    return r;
+}
+
 static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
 {
     if (ack->seq > a->seq) {
-        pw_uplink_drop(a->up, "collector acked a seq this agent never wrote");
-        return;
+        if (a->sess != SESS_HELLO_SENT) {
+            /* Within a session the collector acks only what it got from us: this one claims
+             * more. Ask again with a new Hello, whose answer the branch below follows. */
+            PW_LOG_WARN(MOD,
+                        "collector %s acked seq %llu but this agent's last seq is %llu: "
+                        "reconnecting to ask where to resume",
+                        pw_uplink_endpoint(a->up), (unsigned long long)ack->seq,
+                        (unsigned long long)a->seq);
+            pw_uplink_drop(a->up, "collector acked a seq this agent never wrote");
+            return;
+        }
+        if (skip_to_collector(a, ack->seq) != 0) {
+            pw_uplink_drop(a->up, "cannot continue after the collector's seq");
+            return;
+        }
     }
     if (ack->seq > a->acked_seq)
         a->acked_seq = ack->seq;

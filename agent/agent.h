@@ -6,7 +6,9 @@
  * Stream rules (docs/protocol.md): every session starts with Hello; the collector answers
  * with an Ack naming the last seq it stored for this agent instance; the agent then sends a
  * keyframe rebuilt from its spool at that point (dict_reset, whole dictionary) followed by
- * the spooled frames after it, byte for byte, then live samples.
+ * the spooled frames after it, byte for byte, then live samples. When that seq is above the
+ * spool's last (a repaired, lost or restored spool), the agent continues at the collector's
+ * seq + 1 with a fresh chain (docs/internals/spool.md).
  */
 #ifndef PW_AGENT_H
 #define PW_AGENT_H

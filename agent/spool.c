@@ -1569,6 +1569,32 @@ int pw_spool_ack(pw_spool_t *sp, uint64_t acked_seq, pw_diag_t *d)
     return drop_front(sp, count_done_front(sp), d);
 }
 
+int pw_spool_skip_to(pw_spool_t *sp, uint64_t seq, pw_diag_t *d)
+{
+    if (sp == NULL)
+        return PW_EINVAL;
+    if (seq <= sp->last_seq)
+        return pw_spool_ack(sp, seq, d);
+    pw_spool_gap_t gaps_before[PW_SPOOL_MAX_GAPS];
+    size_t ngaps_before = sp->ngaps;
+    memcpy(gaps_before, sp->gaps, sizeof(gaps_before));
+    uint64_t old_acked = sp->acked, old_last = sp->last_seq;
+    sp->acked = sp->last_seq = seq;
+    /* Every pending gap lies below seq, its carrier not yet assigned included: the collector
+     * holds those seqs, nothing is to be told. */
+    sp->ngaps = 0;
+    int rc = save_state(sp, d);
+    if (rc != 0) {
+        sp->acked = old_acked;
+        sp->last_seq = old_last;
+        sp->ngaps = ngaps_before;
+        memcpy(sp->gaps, gaps_before, sizeof(gaps_before));
+        return rc;
+    }
+    /* A sealed or empty last segment is done too: every seq it could hold is <= seq. */
+    return drop_front(sp, sp->nseg, d);
+}
+
 uint64_t pw_spool_last_seq(const pw_spool_t *sp)
 {
     return sp ? sp->last_seq : 0;

@@ -164,6 +164,17 @@ int pw_spool_sync(pw_spool_t *sp, pw_diag_t *d);
  * pw_spool_last_seq: the collector acks what was never written), or a negated errno. */
 int pw_spool_ack(pw_spool_t *sp, uint64_t acked_seq, pw_diag_t *d);
 
+/* The collector already durably holds every seq <= `seq`, which is above everything this
+ * spool ever wrote (the spool was repaired after corruption, lost, or restored from a backup
+ * or a VM snapshot): the agent continues numbering after it. Every record counts as acked
+ * (all segment files are deleted), pending gaps below `seq` are forgotten (the collector holds
+ * those seqs), and acked and last seq become `seq`, written to the state file before any file
+ * is deleted, so a reopen continues after it; the next append must be above `seq`. A `seq` at
+ * or below the last seq is an ordinary ack (pw_spool_ack). Iterators skip the deleted records.
+ * Returns 0 or a negated errno (the state file could not be written: nothing changed, or a
+ * segment could not be deleted: it is deleted by a later ack or open). */
+int pw_spool_skip_to(pw_spool_t *sp, uint64_t seq, pw_diag_t *d);
+
 /* Highest seq ever appended (survives restarts, also when every segment was deleted); 0 when
  * none. */
 uint64_t pw_spool_last_seq(const pw_spool_t *sp);

@@ -1,9 +1,20 @@
 /* test_agent.c: the agent's pure pieces: reconnect backoff (with injected random numbers) and
- * find-tag over a directory of fixture driver files. The session itself is tested end to end
- * in tests/integration/test_e2e.c. */
+ * find-tag over a directory of fixture driver files; and the session against an in-process
+ * collector double (TLS on loopback, certificates from deploy/pki.sh) whose answers the tests
+ * script: a collector that already holds more seqs than the agent's spool. The whole system
+ * is tested end to end in tests/integration/test_e2e.c. */
 #include "test_util.h"
 #include "agent.h"
+#include "codec.h"
+#include "frame.h"
+#include "log.h"
+#include "net.h"
+#include "spool.h"
+#include "tls.h"
 #include "uplink.h"
+
+#include <netinet/in.h>
+#include <uv.h>
 
 static void test_backoff_doubles_with_equal_jitter_and_caps(void **state)
 {
@@ -83,11 +94,458 @@ static void test_find_tag_reports_the_files_that_contain_it(void **state)
         PW_EINVAL);
 }
 
+/* ============================================================================================
+ * Collector double
+ * ========================================================================================== */
+
+#define MAX_GOT      512
+#define MAX_SESSIONS 8
+
+typedef struct {
+    uint64_t seq;
+    int keyframe, dict_reset, session;
+} got_t;
+
+typedef struct {
+    uv_loop_t loop;
+    uv_tcp_t listener;
+    uv_timer_t tick;
+    pw_tls_ctx_t *ctx;
+    pw_tls_conn_t *conn;
+    pw_frame_reader_t rd;
+    int port;
+    /* script */
+    uint64_t hello_answer[MAX_SESSIONS]; /* the Ack answering the Hello of session i */
+    int ack_samples;                     /* ack every sample with its seq */
+    uint64_t bogus_after, bogus_ack;     /* after the sample bogus_after: Ack(bogus_ack) */
+    /* seen */
+    int sessions;                        /* Hellos answered */
+    uint64_t hello_resume[MAX_SESSIONS]; /* Hello.resume_seq */
+    int closes;                          /* sessions ended */
+    got_t got[MAX_GOT];
+    size_t n_got;
+} dbl_t;
+
+static char g_dir[256];
+static dbl_t *g_dbl;
+
+/* Log lines of the agent thread, counted by what they say. */
+static uv_mutex_t log_mu;
+static int log_ahead, log_never_wrote, log_reconnect;
+
+static void log_sink(int level, const char *module, const char *line, void *arg)
+{
+    (void)arg;
+    uv_mutex_lock(&log_mu);
+    if (level == PW_LOG_LVL_WARN && strstr(line, "already holds seq"))
+        log_ahead++;
+    if (strstr(line, "never wrote"))
+        log_never_wrote++;
+    if (strstr(line, "reconnecting to ask where to resume"))
+        log_reconnect++;
+    uv_mutex_unlock(&log_mu);
+    fprintf(stderr, "  [%s] %s\n", module, line);
+}
+
+static void log_counts(int *ahead, int *never, int *reconnect)
+{
+    uv_mutex_lock(&log_mu);
+    *ahead = log_ahead;
+    *never = log_never_wrote;
+    *reconnect = log_reconnect;
+    log_ahead = log_never_wrote = log_reconnect = 0;
+    uv_mutex_unlock(&log_mu);
+}
+
+static void dbl_send_ack(dbl_t *db, uint64_t seq, int need_keyframe)
+{
+    Poolwatch__V1__Ack a = POOLWATCH__V1__ACK__INIT;
+    a.seq = seq;
+    a.need_keyframe = need_keyframe;
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_ACK;
+    env.ack = &a;
+    pw_buf_t b;
+    pw_buf_init(&b, 64);
+    assert_int_equal(pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &b), 0);
+    assert_int_equal(pw_tls_write(db->conn, b.data, b.len), 0);
+    pw_buf_close(&b);
+}
+
+static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
+{
+    dbl_t *db = pw_tls_data(c);
+    assert_int_equal(pw_frame_reader_feed(&db->rd, data, len, NULL), 0);
+    const uint8_t *p;
+    size_t n;
+    while (pw_frame_reader_next(&db->rd, &p, &n, NULL) == 1) {
+        Poolwatch__V1__Envelope *env = NULL;
+        assert_int_equal(pw_codec_unpack(p, n, &env, NULL), 0);
+        if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_HELLO) {
+            assert_true(db->sessions < MAX_SESSIONS);
+            db->hello_resume[db->sessions] = env->hello->resume_seq;
+            dbl_send_ack(db, db->hello_answer[db->sessions], 1);
+            db->sessions++;
+        } else if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
+            const Poolwatch__V1__Sample *s = env->sample;
+            if (db->n_got < MAX_GOT)
+                db->got[db->n_got++] = (got_t){s->seq, s->keyframe, s->dict_reset, db->sessions};
+            if (db->bogus_after && s->seq == db->bogus_after) {
+                dbl_send_ack(db, db->bogus_ack, 0);
+                db->bogus_after = 0;
+            } else if (db->ack_samples) {
+                dbl_send_ack(db, s->seq, 0);
+            }
+        }
+        pw_codec_free(env);
+    }
+}
+
+static void dbl_on_close(pw_tls_conn_t *c, int status, const char *msg)
+{
+    dbl_t *db = pw_tls_data(c);
+    (void)status;
+    (void)msg;
+    if (db->conn == c)
+        db->conn = NULL;
+    db->closes++;
+    pw_frame_reader_close(&db->rd);
+}
+
+static void dbl_on_connection(uv_stream_t *server, int status)
+{
+    dbl_t *db = server->data;
+    assert_int_equal(status, 0);
+    pw_tls_cbs_t cbs = {NULL, dbl_on_data, dbl_on_close};
+    pw_tls_conn_t *c;
+    if (db->conn != NULL || pw_tls_accept(&c, server, db->ctx, &cbs, db, NULL) != 0) {
+        pw_net_reject(server);
+        return;
+    }
+    db->conn = c;
+    pw_frame_reader_init(&db->rd, 0);
+}
+
+static void dbl_tick(uv_timer_t *t)
+{
+    (void)t; /* wakes uv_run up so the caller's condition is looked at */
+}
+
+static void dbl_start(dbl_t *db)
+{
+    memset(db, 0, sizeof(*db));
+    assert_int_equal(uv_loop_init(&db->loop), 0);
+    char ca[512], cert[512], key[512];
+    snprintf(ca, sizeof(ca), "%s/pki/ca.pem", g_dir);
+    snprintf(cert, sizeof(cert), "%s/pki/collector.pem", g_dir);
+    snprintf(key, sizeof(key), "%s/pki/collector.key", g_dir);
+    pw_tls_ctx_opts_t o = {
+        .role = PW_TLS_SERVER, .ca_file = ca, .cert_file = cert, .key_file = key};
+    assert_int_equal(pw_tls_ctx_new(&db->ctx, &o, NULL), 0);
+    uv_tcp_init(&db->loop, &db->listener);
+    db->listener.data = db;
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    assert_int_equal(uv_tcp_bind(&db->listener, (const struct sockaddr *)&a, 0), 0);
+    assert_int_equal(uv_listen((uv_stream_t *)&db->listener, 8, dbl_on_connection), 0);
+    db->port = pw_net_bound_port(&db->listener);
+    uv_timer_init(&db->loop, &db->tick);
+    uv_timer_start(&db->tick, dbl_tick, 10, 10);
+}
+
+static void dbl_stop(dbl_t *db)
+{
+    if (db->conn)
+        pw_tls_close(db->conn);
+    uv_close((uv_handle_t *)&db->listener, NULL);
+    uv_close((uv_handle_t *)&db->tick, NULL);
+    pw_net_loop_drain_close(&db->loop);
+    pw_tls_ctx_free(db->ctx);
+}
+
+/* Runs the double's loop until cond(db) holds; fails after timeout_ms. */
+static void dbl_run_until(dbl_t *db, int (*cond)(const dbl_t *), uint64_t timeout_ms)
+{
+    uint64_t end = uv_hrtime() / 1000000 + timeout_ms;
+    while (!cond(db)) {
+        if (uv_hrtime() / 1000000 > end)
+            fail_msg("timed out: %d sessions, %d closes, %zu samples", db->sessions, db->closes,
+                     db->n_got);
+        uv_run(&db->loop, UV_RUN_ONCE);
+    }
+}
+
+/* The agent under test runs pw_agent_run in its own thread; pw_agent_stop ends it. */
+typedef struct {
+    pw_agent_cfg_t cfg;
+    char spool[300], ep[64], ca[300], cert[300], key[300];
+    uv_thread_t th;
+    int rc;
+} agent_run_t;
+
+static void agent_thread(void *arg)
+{
+    agent_run_t *ar = arg;
+    pw_diag_t d;
+    ar->rc = pw_agent_run(&ar->cfg, &d);
+}
+
+static void agent_start(agent_run_t *ar, int port)
+{
+    memset(ar, 0, sizeof(*ar));
+    snprintf(ar->spool, sizeof(ar->spool), "%s/spool", g_dir);
+    snprintf(ar->ep, sizeof(ar->ep), "127.0.0.1:%d", port);
+    snprintf(ar->ca, sizeof(ar->ca), "%s/pki/ca.pem", g_dir);
+    snprintf(ar->cert, sizeof(ar->cert), "%s/pki/agent-sim-steady-0.pem", g_dir);
+    snprintf(ar->key, sizeof(ar->key), "%s/pki/agent-sim-steady-0.key", g_dir);
+    ar->cfg.source = "sim:steady/0";
+    ar->cfg.host_name = "";
+    ar->cfg.interval_ms = 100;
+    ar->cfg.sim_interval_ms = 100;
+    ar->cfg.keyframe_every = 360;
+    ar->cfg.live_max_ms = 600000;
+    ar->cfg.spool_dir = ar->spool;
+    ar->cfg.spool_fsync = PW_AGENT_FSYNC_NEVER;
+    ar->cfg.collectors = ar->ep;
+    ar->cfg.server_name = "";
+    ar->cfg.ca_file = ar->ca;
+    ar->cfg.cert_file = ar->cert;
+    ar->cfg.key_file = ar->key;
+    ar->cfg.backoff_min_ms = 50;
+    ar->cfg.backoff_max_ms = 200;
+    assert_int_equal(uv_thread_create(&ar->th, agent_thread, ar), 0);
+}
+
+static void agent_join(agent_run_t *ar, dbl_t *db)
+{
+    pw_agent_stop();
+    assert_int_equal(uv_thread_join(&ar->th), 0);
+    if (db->conn)
+        pw_tls_close(db->conn);
+    uv_run(&db->loop, UV_RUN_NOWAIT);
+    assert_int_equal(ar->rc, 0);
+}
+
+static uint64_t max_got(const dbl_t *db)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < db->n_got; i++)
+        if (db->got[i].seq > m)
+            m = db->got[i].seq;
+    return m;
+}
+
+static int got_3(const dbl_t *db)
+{
+    return db->n_got >= 3;
+}
+
+static uint64_t want_seq;
+static int got_want(const dbl_t *db)
+{
+    return max_got(db) >= want_seq;
+}
+
+/* Starts the double, answering the Hello with `answer` and acking every sample, and an agent;
+ * returns once a sample with seq `until` or above arrived. */
+static void acking_session_until(dbl_t *db, agent_run_t *ar, uint64_t answer, uint64_t until)
+{
+    dbl_start(db);
+    db->hello_answer[0] = answer;
+    db->ack_samples = 1;
+    agent_start(ar, db->port);
+    want_seq = until;
+    dbl_run_until(db, got_want, 20000);
+}
+
+/* Opens the spool the agent left and returns its last and acked seqs and the seqs it holds. */
+static size_t spool_contents(uint64_t *last, uint64_t *acked, uint64_t *seqs, uint32_t *flags,
+                             size_t max)
+{
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/spool", g_dir);
+    pw_spool_opts_t o = {.fsync = PW_SPOOL_FSYNC_NEVER};
+    pw_spool_t *sp;
+    assert_int_equal(pw_spool_open(dir, &o, &sp, NULL, NULL), 0);
+    *last = pw_spool_last_seq(sp);
+    *acked = pw_spool_acked_seq(sp);
+    assert_int_equal(pw_spool_gaps(sp, NULL, 0), 0);
+    pw_spool_iter_t *it;
+    assert_int_equal(pw_spool_iter_open(sp, 1, &it), 0);
+    pw_spool_rec_t r;
+    size_t n = 0;
+    while (pw_spool_iter_next(it, &r, NULL) == 1 && n < max) {
+        seqs[n] = r.seq;
+        flags[n++] = r.flags;
+    }
+    pw_spool_iter_close(it);
+    pw_spool_close(sp);
+    return n;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof(g_dir), "/tmp/pw_test_agent.XXXXXX");
+    if (mkdtemp(g_dir) == NULL)
+        return -1;
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "bash '%s/deploy/pki.sh' '%s/pki' --agent sim-steady-0 >/dev/null 2>&1", PW_SOURCE_DIR,
+             g_dir);
+    if (system(cmd) != 0)
+        return -1;
+    uv_mutex_init(&log_mu);
+    pw_log_set_sink(log_sink, NULL);
+    g_dbl = malloc(sizeof(*g_dbl));
+    return g_dbl ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    pw_log_set_sink(NULL, NULL);
+    free(g_dbl);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int remove_spool(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/spool'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The tester's case: the spool ends at M (repaired, restored from a backup) while the
+ * collector already holds N > M of this agent instance. The agent must continue at N + 1
+ * with a keyframe that resets the collector's dictionary, once, without dropping the session,
+ * and a restart must resume after that, not below it. */
+static void test_collector_ahead_of_spool_continues_after_it(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    int ahead, never, reconnect;
+
+    /* Session 1: the collector has nothing and acks nothing: the spool keeps seqs 1..M. */
+    dbl_start(db);
+    agent_start(&ar, db->port);
+    dbl_run_until(db, got_3, 20000);
+    agent_join(&ar, db);
+    uint64_t m = max_got(db);
+    assert_int_equal(db->got[0].seq, 1);
+    assert_true(db->got[0].keyframe && db->got[0].dict_reset);
+    dbl_stop(db);
+    uint64_t last, acked, seqs[64];
+    uint32_t flags[64];
+    size_t n = spool_contents(&last, &acked, seqs, flags, 64);
+    assert_true(last >= m); /* a sample may have been spooled after the last send */
+    assert_int_equal(acked, 0);
+    assert_int_equal(seqs[0], 1);
+    assert_int_equal(n, last);
+    log_counts(&ahead, &never, &reconnect);
+
+    /* Session 2: the collector answers the Hello with N = M + 100. */
+    uint64_t big = last + 100;
+    acking_session_until(db, &ar, big, big + 3);
+    /* The first frame after the answer: seq N + 1, a keyframe with dict_reset; then N + 2,
+     * N + 3 in order; nothing at or below N was sent (the spool's records count as acked). */
+    assert_int_equal(db->hello_resume[0], 0);
+    assert_true(db->n_got >= 3);
+    assert_int_equal(db->got[0].seq, big + 1);
+    assert_true(db->got[0].keyframe);
+    assert_true(db->got[0].dict_reset);
+    for (size_t i = 1; i < db->n_got; i++) {
+        assert_int_equal(db->got[i].seq, big + 1 + i);
+        assert_false(db->got[i].dict_reset);
+    }
+    agent_join(&ar, db);
+    /* One session, not dropped by the agent (the double closes it only after the stop). */
+    assert_int_equal(db->sessions, 1);
+    uint64_t sent = max_got(db);
+    dbl_stop(db);
+    log_counts(&ahead, &never, &reconnect);
+    assert_int_equal(ahead, 1);
+    assert_int_equal(never, 0);
+    /* The spool holds nothing at or below N: its first record is the keyframe N + 1, and it
+     * says N was acked (what a restart's Hello will carry). */
+    n = spool_contents(&last, &acked, seqs, flags, 64);
+    assert_true(n >= 3);
+    assert_true(acked >= big);
+    assert_int_equal(seqs[0], big + 1);
+    assert_true(flags[0] & PW_SPOOL_KEYFRAME);
+    assert_int_equal(last, seqs[n - 1]);
+    assert_true(last >= sent);
+
+    /* Session 3: a restart; the collector answers with what it stored (acked) last. */
+    acking_session_until(db, &ar, sent, last + 2);
+    assert_true(db->hello_resume[0] >= big);
+    /* It resumes after N: every frame above N, new samples after the spool's last seq. */
+    for (size_t i = 0; i < db->n_got; i++)
+        assert_true(db->got[i].seq > big);
+    assert_int_equal(max_got(db), db->got[db->n_got - 1].seq);
+    agent_join(&ar, db);
+    assert_int_equal(db->sessions, 1);
+    dbl_stop(db);
+    log_counts(&ahead, &never, &reconnect);
+    assert_int_equal(ahead, 0);
+    assert_int_equal(never, 0);
+}
+
+/* Within a session, an Ack above the agent's seq drops the session once; the new Hello's
+ * answer (the collector's real position) is then followed as above: it converges. */
+static void test_ack_above_seq_in_session_converges(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    int ahead, never, reconnect;
+    log_counts(&ahead, &never, &reconnect);
+    dbl_start(db);
+    db->hello_answer[0] = 0;
+    db->hello_answer[1] = 50;
+    db->hello_answer[2] = 50;
+    db->ack_samples = 1;
+    db->bogus_after = 2;
+    db->bogus_ack = 50;
+    agent_start(&ar, db->port);
+    want_seq = 53;
+    dbl_run_until(db, got_want, 20000);
+    agent_join(&ar, db);
+    assert_int_equal(db->sessions, 2);
+    /* Session 1: 1, 2 (maybe 3 before the drop); session 2: 51 (keyframe, dict_reset), 52,
+     * 53 ... in order. */
+    assert_int_equal(db->got[0].seq, 1);
+    assert_int_equal(db->got[1].seq, 2);
+    size_t i = 2;
+    while (i < db->n_got && db->got[i].session == 1)
+        i++;
+    assert_true(i <= 3);
+    assert_true(i + 3 <= db->n_got);
+    assert_int_equal(db->got[i].seq, 51);
+    assert_true(db->got[i].keyframe && db->got[i].dict_reset);
+    for (size_t j = i + 1; j < db->n_got; j++) {
+        assert_int_equal(db->got[j].session, 2);
+        assert_int_equal(db->got[j].seq, db->got[j - 1].seq + 1);
+    }
+    dbl_stop(db);
+    log_counts(&ahead, &never, &reconnect);
+    assert_int_equal(reconnect, 1);
+    assert_int_equal(ahead, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_doubles_with_equal_jitter_and_caps),
         cmocka_unit_test(test_find_tag_reports_the_files_that_contain_it),
+        cmocka_unit_test_setup_teardown(test_collector_ahead_of_spool_continues_after_it,
+                                        remove_spool, remove_spool),
+        cmocka_unit_test_setup_teardown(test_ack_above_seq_in_session_converges, remove_spool,
+                                        remove_spool),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -369,6 +369,63 @@ static void test_corrupt_older_segment(void **state)
     pw_spool_close(sp);
 }
 
+/* The collector holds seqs up to 100, past this spool's last (10, with records 2..4 lost to
+ * a corrupt record): skip_to makes 100 the acked and last seq, deletes every segment, forgets
+ * the hole (the collector has those seqs) and survives a reopen; the next record is 101. */
+static void test_skip_to_continues_after_the_collector(void **state)
+{
+    fx_t *fx = *state;
+    pw_spool_t *sp = open_spool(fx, 1 << 20, NULL);
+    append_range(sp, 1, 10, 5);
+    pw_spool_close(sp);
+    flip_byte(fx, "spool-00000000000000000001.seg", 1036 + 20 + 5); /* record 2 */
+    sp = open_spool(fx, 1 << 20, NULL);
+    assert_int_equal(pw_spool_gaps(sp, NULL, 0), 1);
+    assert_int_equal(pw_spool_last_seq(sp), 10);
+    pw_spool_iter_t *it;
+    assert_int_equal(pw_spool_iter_open(sp, 0, &it), 0);
+    assert_int_equal(pw_spool_skip_to(sp, 100, NULL), 0);
+    pw_spool_rec_t r;
+    assert_int_equal(pw_spool_iter_next(it, &r, NULL), 0); /* the old records are gone */
+    assert_int_equal(pw_spool_last_seq(sp), 100);
+    assert_int_equal(pw_spool_acked_seq(sp), 100);
+    assert_int_equal(pw_spool_gaps(sp, NULL, 0), 0);
+    assert_int_equal(pw_spool_bytes(sp), 0);
+    assert_false(exists(fx, "spool-00000000000000000001.seg"));
+    assert_false(exists(fx, "spool-00000000000000000005.seg"));
+    assert_false(exists(fx, "spool-00000000000000000009.seg"));
+    uint8_t buf[PAY];
+    payload_for(100, buf, PAY);
+    assert_int_equal(pw_spool_append(sp, 100, 0, buf, PAY, NULL), PW_ESEQ);
+    append_range(sp, 101, 102, 0);
+    uint64_t want[] = {101, 102};
+    assert_int_equal(pw_spool_iter_next(it, &r, NULL), 1);
+    assert_int_equal(r.seq, 101);
+    assert_int_equal(r.gap_before, 0);
+    pw_spool_iter_close(it);
+    pw_spool_close(sp);
+
+    /* Reopen: no hole between 10 and 101 (all acked), nothing below 101. */
+    pw_spool_report_t rep;
+    sp = open_spool(fx, 1 << 20, &rep);
+    assert_int_equal(rep.segments, 1);
+    assert_int_equal(rep.records, 2);
+    assert_int_equal(pw_spool_last_seq(sp), 102);
+    assert_int_equal(pw_spool_acked_seq(sp), 100);
+    assert_int_equal(pw_spool_gaps(sp, NULL, 0), 0);
+    assert_int_equal(expect_seqs(sp, 0, want, 2), 0);
+    assert_true(exists(fx, "spool-00000000000000000101.seg"));
+    /* At or below the last seq it is an ordinary ack. */
+    assert_int_equal(pw_spool_skip_to(sp, 101, NULL), 0);
+    assert_int_equal(pw_spool_acked_seq(sp), 101);
+    assert_int_equal(pw_spool_last_seq(sp), 102);
+    pw_spool_close(sp);
+    sp = open_spool(fx, 1 << 20, NULL);
+    assert_int_equal(pw_spool_last_seq(sp), 102);
+    assert_int_equal(pw_spool_acked_seq(sp), 101);
+    pw_spool_close(sp);
+}
+
 static void test_full_drops_oldest_and_reports_gap(void **state)
 {
     fx_t *fx = *state;
@@ -897,6 +954,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ack_trims_and_survives_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_older_segment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_skip_to_continues_after_the_collector, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_full_drops_oldest_and_reports_gap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_acked_records_not_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_without_keyframe, setup, teardown),
