@@ -17,6 +17,25 @@ const char *pw_strerror(int err)
     default:
         break;
     }
+    /* libuv's name-lookup errors are not errno values (include/uv/errno.h, UV__EAI_*): the
+     * texts are uv_strerror's, without linking libuv into every module. */
+    static const char *const eai[] = {"address family not supported",
+                                      "temporary failure",
+                                      "bad ai_flags value",
+                                      "request canceled",
+                                      "permanent failure",
+                                      "ai_family not supported",
+                                      "out of memory",
+                                      "no address",
+                                      "unknown node or service",
+                                      "argument buffer overflow",
+                                      "service not available for socket type",
+                                      "socket type not supported",
+                                      NULL,
+                                      "invalid value for hints",
+                                      "resolved protocol is unknown"};
+    if (err <= -3000 && err >= -3014 && eai[-3000 - err] != NULL)
+        return eai[-3000 - err];
     if (err < 0 && err > -4096)
         return strerror(-err);
     return "unknown error";

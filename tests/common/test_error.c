@@ -3,6 +3,9 @@
 #include "buf.h"
 #include "sample.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static void test_error_names_and_messages(void **state)
 {
     (void)state;
@@ -12,6 +15,15 @@ static void test_error_names_and_messages(void **state)
     assert_string_equal(pw_err_name(PW_ENOMEM), "ENOMEM");
     assert_string_equal(pw_strerror(0), "success");
     assert_string_equal(pw_strerror(-7000), "unknown error");
+    /* libuv's UV_EAI_NONAME (-3008) and UV_EAI_AGAIN (-3001): uv_strerror's words, not
+     * "Unknown error 3008" */
+    assert_string_equal(pw_strerror(-3008), "unknown node or service");
+    assert_string_equal(pw_strerror(-3001), "temporary failure");
+    char want[64]; /* no EAI code at -3012: strerror's text (its buffer is reused: copy) */
+    snprintf(want, sizeof(want), "%s", strerror(3012));
+    char got[64];
+    snprintf(got, sizeof(got), "%s", pw_strerror(-3012));
+    assert_string_equal(got, want);
     assert_int_equal(PW_EFRAMETOOBIG, -6999);
     assert_true(PW__ERR_END < 0 && PW__ERR_END > -8000);
 }
