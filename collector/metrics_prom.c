@@ -13,7 +13,7 @@
  * Collector self-metrics: hosts, HTTP requests by status class, 401/403 counts, handler time,
  * HTTP connections, store counters (pw_store_stats), and with [remote_write] url set
  * poolwatch_remote_write_{samples,failed_samples,dropped_samples,retries,sent_bytes}_total,
- * _queue_requests and _last_status. */
+ * _queue_requests, _last_status, _hosts_ahead_skipped_total and _hosts_ahead. */
 #include "api.h"
 
 #include <inttypes.h>
@@ -293,6 +293,13 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             {"poolwatch_remote_write_last_status", "gauge",
              "HTTP status of the last remote write response (0 = none yet).",
              (uint64_t)rs.last_status},
+            {"poolwatch_remote_write_hosts_ahead_skipped_total", "counter",
+             "Hosts not sent at an interval because their newest sample was stamped more than "
+             "the allowed skew ahead of the collector's clock (once per host and interval).",
+             rs.ahead_skips},
+            {"poolwatch_remote_write_hosts_ahead", "gauge",
+             "Hosts not sent at the last interval for a sample time in the future.",
+             (uint64_t)rs.hosts_ahead},
         };
         for (size_t i = 0; i < sizeof(rm) / sizeof(rm[0]) && r == 0; i++) {
             r = help(b, rm[i].name, rm[i].type, rm[i].help);

@@ -186,10 +186,17 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size
     b.tsp = pw_malloc(max_series * sizeof(*b.tsp));
     pw_series_row_t *top = tags_per_host ? pw_malloc(tags_per_host * sizeof(*top)) : NULL;
     int r = b.s && b.tsp && (top || !tags_per_host) ? 0 : PW_ENOMEM;
+    cur->ahead = 0;
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
         if (h->last_seen_ms == 0 || h->last_seen_ms <= cur->sent_ms[h->index])
             continue;
+        if (cur->max_ts_ms != 0 && h->last_seen_ms > cur->max_ts_ms) {
+            /* In the future: a receiver would take it and then refuse everything older. The
+             * cursor stays, so the host's samples go out once its clock is right. */
+            cur->ahead++;
+            continue;
+        }
         if (h->last_seen_ms < cur->min_ts_ms) {
             cur->sent_ms[h->index] = h->last_seen_ms; /* too old for a receiver: skipped */
             continue;
@@ -372,6 +379,8 @@ struct pw_remote_write_s {
     pw_remote_write_cursor_t cur;
     req_t *head, *tail, *inflight;
     pw_remote_write_stats_t st;
+    char *url; /* for the log */
+    pw_complaint_t c_fail, c_drop, c_ahead;
     uv_timer_t retry_timer, tick_timer;
     int closing, handles;
 };
@@ -415,6 +424,7 @@ static void free_writer(pw_remote_write_t *w)
     pw_free(w->token_file);
     pw_free(w->extra);
     pw_free(w->headers);
+    pw_free(w->url);
     pw_remote_write_cursor_free(&w->cur);
     pw_free(w);
 }
@@ -455,6 +465,8 @@ int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
         for (size_t i = 0; i < opts->n_headers; i++)
             o += (size_t)snprintf(w->extra + o, el - o, "%s\r\n", opts->headers[i]);
     }
+    if (r == 0 && (w->url = pw_strdup(opts->url)) == NULL)
+        r = PW_ENOMEM;
     if (r == 0 && has(opts->bearer_token_file) &&
         (w->token_file = pw_strdup(opts->bearer_token_file)) == NULL)
         r = PW_ENOMEM;
@@ -529,8 +541,11 @@ static int enqueue(void *arg, uint8_t *body, size_t len, size_t series)
         if (old == NULL)
             break;
         w->st.dropped_samples += old->series;
-        PW_LOG_DEBUG(MOD, "queue full (%zu requests): dropped %zu samples", w->o.max_queue,
-                     old->series);
+        pw_complain(&w->c_drop, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "%s: queue full (%zu requests): dropped the oldest request, %zu samples "
+                    "(%llu dropped so far); the receiver is unreachable or slower than the "
+                    "collector",
+                    w->url, w->o.max_queue, old->series, (unsigned long long)w->st.dropped_samples);
         req_free(old);
     }
     if (w->tail)
@@ -540,6 +555,24 @@ static int enqueue(void *arg, uint8_t *body, size_t len, size_t series)
     w->tail = q;
     w->st.queued++;
     return 0;
+}
+
+/* Names one of the hosts skipped for a sample time in the future, with how far ahead. */
+static void warn_ahead(pw_remote_write_t *w, const pw_fleet_t *f, uint64_t now)
+{
+    const pw_host_t *h = NULL;
+    for (size_t i = 0; i < f->n && h == NULL; i++)
+        if (f->hosts[i]->last_seen_ms > w->cur.max_ts_ms &&
+            f->hosts[i]->last_seen_ms > w->cur.sent_ms[f->hosts[i]->index])
+            h = f->hosts[i];
+    if (h == NULL)
+        return;
+    pw_complain(&w->c_ahead, uv_now(w->loop), 60000, 3600000, PW_LOG_LVL_WARN, MOD,
+                "%s: %zu host%s not sent (%s: newest sample %.0f s ahead of this collector's "
+                "clock): a receiver would move its head block there and then refuse every "
+                "older sample; sent again once the sample times are right",
+                w->url, w->cur.ahead, w->cur.ahead == 1 ? "" : "s", h->name,
+                (double)(h->last_seen_ms - now) / 1000.0);
 }
 
 int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const pw_suspect_t *sp,
@@ -554,8 +587,16 @@ int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const
     uint64_t now =
         uv_gettimeofday(&tv) == 0 ? (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000 : 0;
     w->cur.min_ts_ms = now > age ? now - age : 0;
+    uint64_t skew = w->o.max_clock_skew_ms ? w->o.max_clock_skew_ms : 5 * 60 * 1000;
+    w->cur.max_ts_ms = skew != UINT64_MAX && now != 0 ? now + skew : 0;
     int64_t n = pw_remote_write_encode(f, sp, ns, w->o.tags_per_host, w->o.max_series_per_request,
                                        &w->cur, enqueue, w);
+    w->st.hosts_ahead = w->cur.ahead;
+    w->st.ahead_skips += w->cur.ahead;
+    if (w->cur.ahead > 0)
+        warn_ahead(w, f, now);
+    else
+        memset(&w->c_ahead, 0, sizeof(w->c_ahead));
     pump(w);
     return n;
 }
@@ -576,6 +617,19 @@ static void on_retry_timer(uv_timer_t *t)
     pump(t->data);
 }
 
+/* A failed attempt: a WARN for the first of a run of failures, then with back-off while it
+ * keeps failing. `result`: the HTTP status or a negative code. */
+static void note_failure(pw_remote_write_t *w, int result, const char *then)
+{
+    char why[96];
+    if (result > 0)
+        snprintf(why, sizeof(why), "status %d", result);
+    else
+        snprintf(why, sizeof(why), "%s", pw_strerror(result));
+    pw_complain(&w->c_fail, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
+                "%s: %s: %s (%zu requests queued)", w->url, why, then, w->st.queued);
+}
+
 /* The answer to the request in flight: a status or a negative code. */
 static void on_done(void *arg, int result)
 {
@@ -594,6 +648,14 @@ static void on_done(void *arg, int result)
         w->st.bytes += q->len;
         req_t *d = pop_oldest(w); /* q is the head, no longer in flight */
         req_free(d);
+        if (w->c_fail.interval_ms != 0) {
+            PW_LOG_INFO(MOD,
+                        "%s: sending works again (status %d); %llu samples refused and %llu "
+                        "dropped so far",
+                        w->url, result, (unsigned long long)w->st.failed_samples,
+                        (unsigned long long)w->st.dropped_samples);
+            memset(&w->c_fail, 0, sizeof(w->c_fail));
+        }
     } else if (result < 0 || result == 429 || result >= 500) {
         uint64_t delay =
             pw_httpc_backoff(w->o.backoff_initial_ms, w->o.backoff_max_ms, q->attempts);
@@ -601,10 +663,12 @@ static void on_done(void *arg, int result)
         PW_LOG_DEBUG(MOD, "attempt %u: %s %d: retry in %llu ms", q->attempts,
                      result < 0 ? pw_strerror(result) : "status", result,
                      (unsigned long long)delay);
+        note_failure(w, result, "retrying with back-off");
     } else {
         w->st.failed_samples += q->series;
-        PW_LOG_WARN(MOD, "refused with status %d: %zu samples dropped (not retried)", result,
-                    q->series);
+        char then[96];
+        snprintf(then, sizeof(then), "refused: %zu samples dropped (not retried)", q->series);
+        note_failure(w, result, then);
         req_free(pop_oldest(w));
     }
     pump(w);
@@ -629,6 +693,7 @@ static void pump(pw_remote_write_t *w)
     int r = pw_httpc_post(w->http, w->headers, q->body, q->len, on_done, w);
     if (r != 0) {
         w->inflight = NULL;
+        note_failure(w, r, "retrying");
         q->not_before = now + w->o.backoff_initial_ms;
         uv_timer_start(&w->retry_timer, on_retry_timer, w->o.backoff_initial_ms, 0);
     }

@@ -24,6 +24,10 @@
  * with exponential backoff; any other status drops the request, counted as failed samples.
  * Requests wait in a bounded queue (oldest dropped, counted, when full), sent in order, one
  * at a time.
+ * Logging: the first failure of a run of failures is a WARN naming the URL and the reason
+ * (status or error), repeated with back-off while it keeps failing; one INFO when a request
+ * is accepted again; a rate-limited WARN when the full queue drops requests and when hosts
+ * are skipped for samples stamped in the future (max_clock_skew_ms).
  */
 #ifndef PW_REMOTE_WRITE_H
 #define PW_REMOTE_WRITE_H
@@ -59,6 +63,13 @@ typedef struct pw_remote_write_opts_s {
      * hosts read back from the store after a restart and to agents long gone. 0 = 10 minutes;
      * UINT64_MAX = no limit. */
     uint64_t max_sample_age_ms;
+    /* A host whose newest sample is stamped more than this ahead of the collector's wall clock
+     * is not sent (an agent with a wrong clock, an import started in the future): Prometheus
+     * accepts such a sample, moves its head block there and from then on refuses every older
+     * sample, of every host, as "out of bounds" until its storage is wiped. The host's cursor
+     * is not advanced, so its samples go out again once its clock is right. 0 = 5 minutes;
+     * UINT64_MAX = no limit. */
+    uint64_t max_clock_skew_ms;
     /* Where the interval timer reads the fleet (the collector); NULL = no timer (tests call
      * pw_remote_write_collect). */
     void (*source)(void *arg, const pw_fleet_t **fleet, const pw_suspect_t **sp, size_t *ns);
@@ -75,6 +86,10 @@ typedef struct pw_remote_write_stats_s {
     size_t queued;            /* requests waiting or in flight */
     int last_status;          /* HTTP status of the last response, 0 = none yet */
     int last_error;           /* negative code of the last failed attempt without a status */
+    uint64_t ahead_skips;     /* hosts not sent at an interval because their newest sample was
+                                 stamped more than max_clock_skew_ms ahead of the collector's
+                                 clock; once per host and interval */
+    size_t hosts_ahead;       /* such hosts at the last interval */
 } pw_remote_write_stats_t;
 
 typedef struct pw_remote_write_s pw_remote_write_t;
@@ -110,12 +125,16 @@ void pw_remote_write_close(pw_remote_write_t *w);
 
 /* ---- encoding (no I/O; the writer and the tests use it) ---------------------------------- */
 
-/* Time of the last sample sent, per host (indexed by pw_host_t.index), and the oldest sample
- * time worth sending (ms since the epoch; 0 = any): older hosts are skipped as if sent. */
+/* Time of the last sample sent, per host (indexed by pw_host_t.index), the oldest sample
+ * time worth sending (ms since the epoch; 0 = any): older hosts are skipped as if sent, and
+ * the newest (ms since the epoch; 0 = any): newer hosts are skipped and counted in `ahead`,
+ * their entry left as it was. */
 typedef struct pw_remote_write_cursor_s {
     uint64_t *sent_ms;
     size_t n;
     uint64_t min_ts_ms;
+    uint64_t max_ts_ms;
+    size_t ahead; /* out: hosts the last pw_remote_write_encode skipped for max_ts_ms */
 } pw_remote_write_cursor_t;
 
 void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
@@ -126,9 +145,11 @@ void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
 typedef int (*pw_remote_write_emit_fn)(void *arg, uint8_t *body, size_t len, size_t series);
 
 /* Encodes the series of every host of `f` whose last_seen_ms is newer than cur's entry (and
- * not 0, and not older than cur->min_ts_ms), at most max_series (0 = 2000) per body, hosts in fleet
- * order, and advances cur. `sp`: the current suspects (for poolwatch_host_suspects). Returns the
- * number of series emitted, PW_ENOMEM, or the emitter's error. */
+ * not 0, not older than cur->min_ts_ms, not newer than cur->max_ts_ms), at most max_series
+ * (0 = 2000) per body, hosts in fleet order, and advances cur (not for hosts skipped as newer
+ * than cur->max_ts_ms: cur->ahead counts those). `sp`: the current suspects (for
+ * poolwatch_host_suspects). Returns the number of series emitted, PW_ENOMEM, or the emitter's
+ * error. */
 int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size_t ns,
                                size_t tags_per_host, size_t max_series,
                                pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,

@@ -71,7 +71,7 @@ int main(void)
         host->snapshot.totals.paged_bytes = 400000000 + (uint64_t)h * 3000;
         host->last_seen_ms = 1764400000000ull + (uint64_t)h;
     }
-    pw_remote_write_cursor_t cur = {NULL, 0, 0};
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     acc_t a;
     memset(&a, 0, sizeof(a));
     double t0 = cpu_s();

@@ -31,6 +31,7 @@
 
 #include "alloc.h"
 #include "fleet.h"
+#include "log.h"
 #include "prom_remote.pb-c.h"
 #include "remote_write.h"
 #include "tls.h"
@@ -171,7 +172,7 @@ static void test_encode(void **state)
 {
     (void)state;
     build_fleet();
-    pw_remote_write_cursor_t cur = {NULL, 0, 0};
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
     /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 6 + 2 x min(1, 3) = 8, gamma none */
     assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 5, &cur, collect_emit, g), 21);
@@ -233,9 +234,70 @@ static void test_encode(void **state)
     memset(g, 0, sizeof(*g));
     cur.min_ts_ms = 0;
     assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
+    assert_int_equal(cur.ahead, 0);
+    pw_remote_write_cursor_free(&cur);
+
+    /* Samples newer than the cursor's max_ts_ms (a clock in the future) are skipped, counted,
+     * and the cursor stays: beta (T_BETA + 10000) is ahead of T_BETA, alpha is not. */
+    memset(g, 0, sizeof(*g));
+    cur.max_ts_ms = T_BETA;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 13);
+    assert_int_equal(cur.ahead, 1);
+    assert_string_equal(g->line[0], want_alpha[0]);
+    /* still ahead at the next interval: counted again, nothing sent */
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
+    assert_int_equal(cur.ahead, 1);
+    /* the clock moves on: beta's sample goes out, stamped with its own time */
+    cur.max_ts_ms = T_BETA + 10000;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(cur.ahead, 0);
+    assert_string_equal(g->line[0],
+                        "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
+    /* beta's agent jumps to 2099 (4102444800000 = 2100-01-01T00:00:00Z) then its clock is
+     * fixed: the 2099 sample is never sent, the next right one is */
+    memset(g, 0, sizeof(*g));
+    fleet.hosts[1]->last_seen_ms = 4102444800000ull - 1000;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
+    assert_int_equal(cur.ahead, 1);
+    fleet.hosts[1]->last_seen_ms = T_BETA + 20000;
+    cur.max_ts_ms = T_BETA + 30000;
+    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(cur.ahead, 0);
+    assert_string_equal(g->line[0],
+                        "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400030000");
     pw_remote_write_cursor_free(&cur);
     free(g);
     drop_fleet();
+}
+
+/* ---- log capture -------------------------------------------------------------------------- */
+
+typedef struct logcap_s {
+    char line[32][400];
+    int level[32];
+    size_t n;
+} logcap_t;
+
+static logcap_t logs;
+
+static void log_sink(int level, const char *module, const char *line, void *arg)
+{
+    (void)arg;
+    if (strcmp(module, "remote_write") != 0 || level > PW_LOG_LVL_INFO || logs.n >= 32)
+        return;
+    logs.level[logs.n] = level;
+    snprintf(logs.line[logs.n++], sizeof(logs.line[0]), "%s", line);
+}
+
+/* How many captured lines at `level` contain `needle`. */
+static size_t logged(int level, const char *needle)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < logs.n; i++)
+        if (logs.level[i] == level && strstr(logs.line[i], needle) != NULL)
+            k++;
+    return k;
 }
 
 /* ---- options ------------------------------------------------------------------------------ */
@@ -536,6 +598,8 @@ static void test_sender(void **state)
     pw_remote_write_t *w;
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
+    memset(&logs, 0, sizeof(logs));
+    pw_log_set_sink(log_sink, NULL);
 
     /* 500 then 204: one request of 21 series, retried once, counted once */
     uint64_t t0 = now_ms();
@@ -564,6 +628,15 @@ static void test_sender(void **state)
     assert_int_equal(g->n, 21);
     assert_string_equal(g->line[0], want_alpha[0]);
     assert_string_equal(g->line[20], want_beta[7]);
+    /* the log: one WARN naming the URL and the status, one INFO when it works again */
+    char want[300];
+    snprintf(want, sizeof(want), "%s: status 500: retrying with back-off (1 requests queued)", url);
+    assert_int_equal(logs.n, 2);
+    assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
+    snprintf(want, sizeof(want),
+             "%s: sending works again (status 204); 0 samples refused and 0 dropped so far", url);
+    assert_int_equal(logged(PW_LOG_LVL_INFO, want), 1);
+    memset(&logs, 0, sizeof(logs));
 
     /* 400: dropped, counted, not retried; the token read again (SIGHUP) is used */
     write_file(tok, "s3cret-2");
@@ -579,6 +652,11 @@ static void test_sender(void **state)
     assert_int_equal(st.last_status, 400);
     assert_int_equal(st.queued, 0);
     assert_string_equal(srv.hdr[4], "Bearer s3cret-2");
+    snprintf(want, sizeof(want),
+             "%s: status 400: refused: 8 samples dropped (not retried) (1 requests queued)", url);
+    assert_int_equal(logs.n, 1);
+    assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
+    memset(&logs, 0, sizeof(logs));
     /* a token file that went bad keeps the old token */
     write_file(tok, "");
     assert_int_equal(pw_remote_write_reload_token(w, &d), PW_ECONFIG);
@@ -607,12 +685,100 @@ static void test_sender(void **state)
     assert_true(st.retries >= 1);
     assert_int_equal(st.last_status, 0);
     assert_int_equal(st.last_error, PW_ECLOSED);
+    /* one WARN for the drops (4 requests, rate-limited), one for the failure while it keeps
+     * failing (retried every 20 ms; the next WARN is due after a minute) */
+    snprintf(want, sizeof(want),
+             "%s: queue full (1 requests): dropped the oldest request, 5 samples (5 dropped so "
+             "far)",
+             url);
+    assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
+    snprintf(want, sizeof(want), "%s: connection closed: retrying with back-off", url);
+    assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
+    assert_int_equal(logs.n, 2);
+    pw_log_set_sink(NULL, NULL);
     pw_remote_write_close(w);
     uv_run(&loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&loop), 0);
     free(srv.body);
     free(g);
     unlink(tok);
+    drop_fleet();
+}
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A host whose sample time is ahead of the collector's clock by more than the skew (default
+ * 5 minutes) is not sent, counted, named in one WARN; once its clock is right it is sent. */
+static void test_sender_clock(void **state)
+{
+    (void)state;
+    build_fleet();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    srv_t srv;
+    memset(&srv, 0, sizeof(srv));
+    srv_start(&loop, &srv);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/w", srv.port);
+    pw_remote_write_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.url = url;
+    o.tags_per_host = 3;
+    pw_remote_write_t *w;
+    pw_diag_t d;
+    assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
+    memset(&logs, 0, sizeof(logs));
+    pw_log_set_sink(log_sink, NULL);
+    uint64_t now = wall_ms();
+    fleet.hosts[0]->last_seen_ms = now + 3600000; /* alpha: an hour ahead */
+    fleet.hosts[1]->last_seen_ms = now - 1000;    /* beta: right */
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 8);
+    run_until(&loop, w, 8, 0);
+    pw_remote_write_stats_t st;
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.samples, 8);
+    assert_int_equal(st.hosts_ahead, 1);
+    assert_int_equal(st.ahead_skips, 1);
+    char want[300];
+    snprintf(want, sizeof(want),
+             "%s: 1 host not sent (alpha: newest sample 3600 s ahead of this collector's clock)",
+             url);
+    assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
+    assert_int_equal(logs.n, 1);
+    /* the next interval: still ahead, counted again, not logged again */
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 0);
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.hosts_ahead, 1);
+    assert_int_equal(st.ahead_skips, 2);
+    assert_int_equal(logs.n, 1);
+    /* alpha's clock fixed: its new sample goes out */
+    fleet.hosts[0]->last_seen_ms = now - 500;
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 13);
+    run_until(&loop, w, 8 + 13, 0);
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.hosts_ahead, 0);
+    assert_int_equal(st.ahead_skips, 2);
+    assert_int_equal(srv.requests, 2);
+    pw_remote_write_close(w);
+    /* max_clock_skew_ms UINT64_MAX: no limit */
+    o.max_clock_skew_ms = UINT64_MAX;
+    assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
+    fleet.hosts[0]->last_seen_ms = now + 3600000;
+    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
+    pw_remote_write_get_stats(w, &st);
+    assert_int_equal(st.hosts_ahead, 0);
+    pw_log_set_sink(NULL, NULL);
+    pw_remote_write_close(w);
+    uv_close((uv_handle_t *)&srv.listener, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    free(srv.body);
     drop_fleet();
 }
 
@@ -729,9 +895,8 @@ static void test_sender_https(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encode),
-        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_sender),
+        cmocka_unit_test(test_encode),       cmocka_unit_test(test_options),
+        cmocka_unit_test(test_sender),       cmocka_unit_test(test_sender_clock),
         cmocka_unit_test(test_sender_https),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
