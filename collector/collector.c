@@ -73,6 +73,8 @@ typedef struct conn_s {
     ipslot_t *ip;
     uint64_t pending_seq; /* highest seq put into the store, not yet acked */
     uint64_t acked_seq;
+    int clock_warned;         /* the sample times are far from this collector's clock: */
+    uint64_t clock_warned_ms; /* said at this uv_now() */
     struct conn_s *next, *prev;
 } conn_t;
 
@@ -157,6 +159,18 @@ static int same_instance(const pw_host_t *h, const Poolwatch__V1__Hello *hello)
            memcmp(h->boot_id, hello->boot_id.data, h->boot_id_len) == 0;
 }
 
+/* An agent id for the log: hex, at most 16 bytes of it. */
+static void id_hex(const uint8_t *id, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && i < 16 && o + 3 <= cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, "%02x", id[i]);
+    if (len > 16 && o + 4 <= cap)
+        snprintf(out + o, cap - o, "...");
+    else if (o == 0 && cap > 0)
+        out[0] = '\0';
+}
+
 static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
 {
     pw_collector_t *c = k->c;
@@ -211,12 +225,17 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
          * samples would interleave with the other's in one host. */
         conn_t *old = h->conn;
         if (h->agent_id_len != hello->agent_id.len ||
-            memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) != 0)
+            memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) != 0) {
+            char id_new[40], id_old[40];
+            id_hex(hello->agent_id.data, hello->agent_id.len, id_new, sizeof(id_new));
+            id_hex(h->agent_id, h->agent_id_len, id_old, sizeof(id_old));
             pw_complain(&c->c_twins, uv_now(&c->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
-                        "%s: two agents claim this host (another agent id from %s than from %s, "
-                        "%s vs %s): a cloned machine? their samples mix in one host; give each "
-                        "its own host name and certificate",
-                        name, k->peer, old->peer, hello->os_family, h->os_family);
+                        "host %s: agent %s from %s replaced agent %s from %s: two agents use "
+                        "one certificate (a cloned machine, or host_name set on two hosts)? "
+                        "They keep replacing each other's session and their samples mix in "
+                        "one host; give each its own host name and certificate (%s vs %s)",
+                        name, id_new, k->peer, id_old, old->peer, hello->os_family, h->os_family);
+        }
         old->host = NULL;
         conn_close(old, "replaced by a new session of the same host");
     }
@@ -290,6 +309,60 @@ static void store_failed(pw_collector_t *c, int r, const char *msg)
     c->uncommitted = 0;
 }
 
+#define CLOCK_SKEW_MS (5 * 60 * 1000)
+
+/* "74 years", "3 days", "5 hours", "12 minutes": how far, roughly, for the log. */
+static void span_text(uint64_t ms, char *out, size_t cap)
+{
+    static const struct {
+        uint64_t ms;
+        const char *unit;
+    } u[] = {
+        {31557600000ull, "year"}, {86400000ull, "day"}, {3600000ull, "hour"}, {60000ull, "minute"}};
+    size_t i = 0;
+    while (i + 1 < sizeof(u) / sizeof(u[0]) && ms < u[i].ms)
+        i++;
+    uint64_t n = ms / u[i].ms;
+    snprintf(out, cap, "%llu %s%s", (unsigned long long)n, u[i].unit, n == 1 ? "" : "s");
+}
+
+/* An agent whose sample times are far from this collector's clock at their arrival: say so
+ * (its series land at the wrong time; remote write holds back samples from the future), once
+ * per session and hour, and once per 10 minutes for one host whose sessions keep replacing
+ * each other. Samples are kept either way. Replays and simulations stamp samples from their
+ * configured start: only the future is odd there. */
+static void check_clock(conn_t *k, const pw_host_t *h, uint64_t ts_ms)
+{
+    pw_collector_t *c = k->c;
+    uint64_t t = uv_now(&c->loop);
+    if (k->clock_warned && t - k->clock_warned_ms < 3600000)
+        return;
+    uv_timeval64_t tv;
+    if (uv_gettimeofday(&tv) != 0)
+        return;
+    uint64_t now = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+    int replay = h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY ||
+                 h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_SIMULATED;
+    int ahead = ts_ms > now;
+    uint64_t off = ahead ? ts_ms - now : now - ts_ms;
+    if (off <= CLOCK_SKEW_MS || (!ahead && replay))
+        return;
+    k->clock_warned = 1;
+    k->clock_warned_ms = t;
+    if (c->clock_ms != 0 && t - c->clock_ms < 600000 && strcmp(c->clock_host, h->name) == 0)
+        return;
+    c->clock_ms = t ? t : 1;
+    snprintf(c->clock_host, sizeof(c->clock_host), "%s", h->name);
+    char span[48];
+    span_text(off, span, sizeof(span));
+    PW_LOG_WARN(MOD,
+                "host %s (%s): sample time is %s %s of this collector's clock (%s); samples are "
+                "kept at the agent's time%s",
+                h->name, k->peer, span, ahead ? "ahead" : "behind",
+                replay ? "a replay or simulation started in the future?" : "agent clock wrong?",
+                ahead && c->rw != NULL ? ", remote write does not send them" : "");
+}
+
 static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s, const uint8_t *payload,
                           size_t len)
 {
@@ -316,6 +389,7 @@ static void handle_sample(conn_t *k, const Poolwatch__V1__Sample *s, const uint8
     pw_fleet_agg_note(&c->fleet, h);
     h->samples++;
     h->last_seen_ms = s->timestamp_ms;
+    check_clock(k, h, s->timestamp_ms);
     h->resets += res.resets;
     pw_fleet_note_totals(h, s->timestamp_ms, h->dec.totals.nonpaged_bytes,
                          h->dec.totals.paged_bytes);

@@ -38,6 +38,10 @@ typedef struct pw_collector_s {
     uv_timer_t commit_timer, retention_timer;
     uv_signal_t sigint, sigterm, sighup;
     pw_complaint_t c_store, c_conns, c_twins;
+    /* The last clock warning (collector.c check_clock): its host and uv_now() ms, so that
+     * sessions of one host replacing each other do not repeat it. */
+    char clock_host[256];
+    uint64_t clock_ms;
     struct pw_http_s *http;
     struct pw_analysis_run_s *analysis;
     struct pw_remote_write_s *rw; /* remote write (remote_write.h), NULL when off */

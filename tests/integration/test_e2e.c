@@ -233,9 +233,10 @@ static void agent_status(const char *host, unsigned long long *seq, unsigned lon
     free(j);
 }
 
-static void test_e2e_agents_collector_store(void **state)
+/* A fresh directory with the PKI, the tokens file, a drivers directory and the collector's
+ * arguments. */
+static void e2e_setup(void)
 {
-    (void)state;
     snprintf(dir, sizeof(dir), "/tmp/pw-e2e-XXXXXX");
     assert_non_null(mkdtemp(dir));
     run_pki();
@@ -255,7 +256,13 @@ static void test_e2e_agents_collector_store(void **state)
              "printf 'MZ....' > %s/drivers/other.sys",
              ADMIN_TOKEN, dir, dir, dir, dir);
     assert_int_equal(system(cmd), 0);
+}
 
+static void test_e2e_agents_collector_store(void **state)
+{
+    (void)state;
+    char cmd[2048];
+    e2e_setup();
     pid_t coll = start_collector();
     char replay_src[600], proc_arg[600], sim_start[64];
     snprintf(sim_start, sizeof(sim_start), "--sim.start=%llums", (unsigned long long)SIM_START_MS);
@@ -463,11 +470,92 @@ static void test_e2e_agents_collector_store(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+static size_t count_in_file(const char *path, const char *needle)
+{
+    size_t n, k = 0;
+    char *s = pw_test_read_file(path, &n);
+    for (const char *p = strstr(s, needle); p != NULL; p = strstr(p + 1, needle))
+        k++;
+    free(s);
+    return k;
+}
+
+/* The 16-byte agent id an agent keeps in its spool directory, in hex. */
+static void spool_agent_id(const char *name, char *hex)
+{
+    char path[400];
+    snprintf(path, sizeof(path), "%s/spool-%s/agent_id", dir, name);
+    size_t n;
+    char *id = pw_test_read_file(path, &n);
+    assert_int_equal(n, 16);
+    for (size_t i = 0; i < 16; i++)
+        sprintf(hex + 2 * i, "%02x", (uint8_t)id[i]);
+    free(id);
+}
+
+/* Two agents (two spools: two agent ids) with one certificate and host name: the collector
+ * says so in a WARN naming both ids and addresses. One of them stamps its samples in 2100
+ * (a simulation started then): a WARN naming the host and how far ahead; samples kept. */
+static void test_e2e_clock_and_twins(void **state)
+{
+    (void)state;
+    e2e_setup();
+    pid_t coll = start_collector();
+    pid_t a = start_agent("twin1", "sim:leak-linear/0", "linuxhost", "pki/agent-linuxhost",
+                          "--sim.start=4102444800000ms", NULL); /* 2100-01-01T00:00:00Z */
+    sleep_ms(700);
+    pid_t b =
+        start_agent("twin2", "sim:leak-linear/0", "linuxhost", "pki/agent-linuxhost", NULL, NULL);
+    sleep_ms(2500);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned long long years = (4102444800ull - (unsigned long long)now.tv_sec) / 31557600ull;
+    stop(a, SIGTERM);
+    stop(b, SIGTERM);
+    int st = stop(coll, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char log[300], id1[40], id2[40], want[400];
+    snprintf(log, sizeof(log), "%s/collector.log", dir);
+    spool_agent_id("twin1", id1);
+    spool_agent_id("twin2", id2);
+    assert_true(strcmp(id1, id2) != 0);
+    /* which of the two replaced the other first depends on the connection order */
+    int pair = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *x = k ? id1 : id2, *y = k ? id2 : id1;
+        char want2[200];
+        snprintf(want, sizeof(want),
+                 "WARN  [collector] host linuxhost: agent %s from 127.0.0.1:", x);
+        snprintf(want2, sizeof(want2), " replaced agent %s from 127.0.0.1:", y);
+        pair |= file_contains(log, want) && file_contains(log, want2);
+    }
+    assert_true(pair);
+    assert_true(file_contains(log, ": two agents use one certificate (a cloned machine, or "
+                                   "host_name set on two hosts)? "));
+    snprintf(want, sizeof(want),
+             "): sample time is %llu years ahead of this collector's clock (a replay or "
+             "simulation started in the future?); samples are kept at the agent's time",
+             years);
+    assert_true(file_contains(log, want));
+    assert_true(file_contains(log, "WARN  [collector] host linuxhost (127.0.0.1:"));
+    /* once, though the sessions keep replacing each other (more than once, as the INFO lines
+     * say) */
+    assert_int_equal(count_in_file(log, "sample time is"), 1);
+    assert_true(count_in_file(log, "closing: replaced by a new session of the same host") >= 2);
+    /* the samples of now are not flagged */
+    assert_false(file_contains(log, "behind of this collector's clock"));
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (getenv("PW_KEEP_E2E") == NULL)
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_agents_collector_store),
+        cmocka_unit_test(test_e2e_clock_and_twins),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     kill_children();
