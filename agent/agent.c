@@ -602,9 +602,10 @@ static void on_envelope(pw_uplink_t *up, const Poolwatch__V1__Envelope *env, voi
         handle_command(a, env->command);
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_ERROR:
-        PW_LOG_ERROR(MOD, "collector refused us: %s (code %d%s)", env->error->message,
-                     env->error->code,
-                     env->error->supported_major ? ", it speaks another protocol major" : "");
+        /* The code is one of ours (error.h): its name, not the number. */
+        PW_LOG_ERROR(MOD, "collector refused us: %s (%s%s)", env->error->message,
+                     pw_err_name(env->error->code),
+                     env->error->supported_major ? "; it speaks another protocol major" : "");
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_HEARTBEAT:
         break;
@@ -629,9 +630,9 @@ static void on_disconnected(pw_uplink_t *up, int status, const char *msg, uint64
     if (a->cfg->spool_fsync == PW_AGENT_FSYNC_ACK)
         sync_spool(a); /* what was sent may never be acked */
     pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
-                "collector %s: %s (%s); retrying in %llu ms", pw_uplink_endpoint(up),
-                status ? pw_strerror(status) : "closed", msg ? msg : "",
-                (unsigned long long)retry_ms);
+                "collector %s: %s%s%s%s; retrying in %llu ms", pw_uplink_endpoint(up),
+                status ? pw_strerror(status) : "closed", msg && *msg ? " (" : "", msg ? msg : "",
+                msg && *msg ? ")" : "", (unsigned long long)retry_ms);
 }
 
 /* ============================================================================================
