@@ -627,7 +627,8 @@ static void note_failure(pw_remote_write_t *w, int result, const char *then)
     else
         snprintf(why, sizeof(why), "%s", pw_strerror(result));
     pw_complain(&w->c_fail, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
-                "%s: %s: %s (%zu requests queued)", w->url, why, then, w->st.queued);
+                "%s: %s: %s (%zu request%s queued)", w->url, why, then, w->st.queued,
+                w->st.queued == 1 ? "" : "s");
 }
 
 /* The answer to the request in flight: a status or a negative code. */

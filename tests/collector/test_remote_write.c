@@ -630,7 +630,7 @@ static void test_sender(void **state)
     assert_string_equal(g->line[20], want_beta[7]);
     /* the log: one WARN naming the URL and the status, one INFO when it works again */
     char want[300];
-    snprintf(want, sizeof(want), "%s: status 500: retrying with back-off (1 requests queued)", url);
+    snprintf(want, sizeof(want), "%s: status 500: retrying with back-off (1 request queued)", url);
     assert_int_equal(logs.n, 2);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     snprintf(want, sizeof(want),
@@ -653,7 +653,7 @@ static void test_sender(void **state)
     assert_int_equal(st.queued, 0);
     assert_string_equal(srv.hdr[4], "Bearer s3cret-2");
     snprintf(want, sizeof(want),
-             "%s: status 400: refused: 8 samples dropped (not retried) (1 requests queued)", url);
+             "%s: status 400: refused: 8 samples dropped (not retried) (1 request queued)", url);
     assert_int_equal(logs.n, 1);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     memset(&logs, 0, sizeof(logs));
