@@ -1143,6 +1143,21 @@ static int h_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     pw_diag_clear(&d);
     int64_t n = pw_store_series(api->c->store, h->name, tag, (size_t)tl, (pw_pool_t)pool, from, to,
                                 step, &s, &d);
+    /* poolmon pads tags to 4 characters ("Io  "): a shorter one that finds nothing is tried
+     * padded, as `top`'s patterns match it. */
+    if (n == 0 && tl < 4) {
+        memset(tag + tl, ' ', (size_t)(4 - tl));
+        pw_store_series_free(&s);
+        memset(&s, 0, sizeof(s));
+        int64_t n4 = pw_store_series(api->c->store, h->name, tag, 4, (pw_pool_t)pool, from, to,
+                                     step, &s, &d);
+        if (n4 > 0)
+            n = n4, tl = 4;
+        else if (n4 == 0)
+            n = 0;
+        else
+            n = n4;
+    }
     if (n < 0) {
         query_free(&q);
         pw_store_series_free(&s);
@@ -1443,7 +1458,15 @@ static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     aggset_t s;
     memset(&s, 0, sizeof(s));
     const pw_fleet_agg_t *ix = NULL;
-    if (fleet_aggregate(api, pool, tag, (size_t)tl, &s, &ix) != 0) {
+    int r = fleet_aggregate(api, pool, tag, (size_t)tl, &s, &ix);
+    if (r == 0 && s.n == 0 && tl < 4) { /* poolmon's padding: "Io" is "Io  " (as in series) */
+        aggset_free(&s);
+        memset(&s, 0, sizeof(s));
+        memset(tag + tl, ' ', (size_t)(4 - tl));
+        tl = 4;
+        r = fleet_aggregate(api, pool, tag, (size_t)tl, &s, &ix);
+    }
+    if (r != 0) {
         aggset_free(&s);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }

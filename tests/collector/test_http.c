@@ -827,6 +827,23 @@ static void test_import(void **state)
     assert_int_equal(geti(json_array_get(p, 1), "bytes"), 10000);
     assert_int_equal(geti(json_array_get(p, 1), "diff"), 100);
     json_decref(j);
+    /* A tag shorter than poolmon's 4 characters finds its padded row ("Io" -> "Io  "). */
+    body = pw_test_read_file(pw_test_fixture("http/import_two_screens.txt"), &len);
+    for (char *a = strstr(body, "Abcd"); a != NULL; a = strstr(a, "Abcd"))
+        memcpy(a, "Io  ", 4);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=PADDED&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, body, &st);
+    assert_int_equal(st, 200);
+    json_decref(j);
+    free(body);
+    j = get_ok("/api/v1/hosts/PADDED/series",
+               "tag=Io&pool=nonpaged&from=1600000000000&to=1800000000000");
+    assert_string_equal(gets(j, "tag"), "Io  ");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 2);
+    json_decref(j);
+    j = get_ok("/api/v1/tags/Io", NULL);
+    assert_string_equal(gets(j, "tag"), "Io  ");
+    json_decref(j);
     /* The fleet shows the last screen. */
     j = get_ok("/api/v1/hosts/IMPORTED/pool", "sort=tag");
     assert_int_equal(geti(j, "count"), 2);
