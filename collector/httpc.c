@@ -241,7 +241,7 @@ static void on_connect(uv_connect_t *req, int status)
     if (a->c == NULL)
         return;
     if (status < 0) {
-        finish(a, PW_ECLOSED);
+        finish(a, status); /* libuv's code: "connection refused" says more than "closed" */
         return;
     }
     uv_buf_t b = uv_buf_init(a->req, (unsigned)a->req_len);
@@ -290,7 +290,7 @@ static void on_resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
     if (c == NULL || status < 0 || ai == NULL) {
         uv_freeaddrinfo(ai);
         if (c != NULL)
-            finish(a, PW_ECLOSED); /* frees a */
+            finish(a, status < 0 ? status : PW_ECLOSED); /* UV_EAI_*: why; frees a */
         else
             attempt_maybe_free(a);
         return;

@@ -41,8 +41,9 @@ typedef struct pw_httpc_opts_s {
 typedef struct pw_httpc_s pw_httpc_t;
 
 /* The end of a request: `result` is the HTTP status (100..999) of a complete response, or a
- * negative code: PW_ETIMEDOUT, PW_ECLOSED (lookup, connect or connection failure, or the
- * connection closed before a complete response), PW_EAUTH / PW_ETLS (TLS: certificate or
+ * negative code: a libuv code when the name lookup or the connect fails (UV_EAI_NONAME,
+ * UV_ECONNREFUSED, ...: pw_strerror names them), PW_ETIMEDOUT, PW_ECLOSED (the connection
+ * failed or closed before a complete response), PW_EAUTH / PW_ETLS (TLS: certificate or
  * protocol), PW_EPROTO (a response http-parser refuses), PW_ENOMEM. Called once per accepted
  * pw_httpc_post, from the loop, never inside pw_httpc_post; it may call pw_httpc_post. */
 typedef void (*pw_httpc_done_cb)(void *arg, int result);

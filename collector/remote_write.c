@@ -542,7 +542,7 @@ static int enqueue(void *arg, uint8_t *body, size_t len, size_t series)
             break;
         w->st.dropped_samples += old->series;
         pw_complain(&w->c_drop, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
-                    "%s: queue full (%zu requests): dropped the oldest request, %zu samples "
+                    "%s: queue full (max_queue %zu): dropped the oldest request, %zu samples "
                     "(%llu dropped so far); the receiver is unreachable or slower than the "
                     "collector",
                     w->url, w->o.max_queue, old->series, (unsigned long long)w->st.dropped_samples);

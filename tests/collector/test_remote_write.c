@@ -684,15 +684,16 @@ static void test_sender(void **state)
     assert_int_equal(st.samples, 0);
     assert_true(st.retries >= 1);
     assert_int_equal(st.last_status, 0);
-    assert_int_equal(st.last_error, PW_ECLOSED);
+    assert_int_equal(st.last_error, UV_ECONNREFUSED);
     /* one WARN for the drops (4 requests, rate-limited), one for the failure while it keeps
      * failing (retried every 20 ms; the next WARN is due after a minute) */
     snprintf(want, sizeof(want),
-             "%s: queue full (1 requests): dropped the oldest request, 5 samples (5 dropped so "
+             "%s: queue full (max_queue 1): dropped the oldest request, 5 samples (5 dropped so "
              "far)",
              url);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
-    snprintf(want, sizeof(want), "%s: connection closed: retrying with back-off", url);
+    snprintf(want, sizeof(want), "%s: %s: retrying with back-off", url,
+             pw_strerror(UV_ECONNREFUSED)); /* "Connection refused", not "connection closed" */
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     assert_int_equal(logs.n, 2);
     pw_log_set_sink(NULL, NULL);
