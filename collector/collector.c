@@ -663,11 +663,14 @@ static int load_fleet(pw_collector_t *c, pw_diag_t *d)
         h->boot_id_len = hosts[i].boot_id_len;
         h->stored_seq = h->committed_seq = hosts[i].last_seq;
         h->last_seen_ms = hosts[i].last_seen_ms;
+        /* "family version" as handle_hello stores it; an import stores the family alone. */
         char *sp = strchr(hosts[i].os, ' ');
         if (sp) {
             snprintf(h->os_family, sizeof(h->os_family), "%.*s", (int)(sp - hosts[i].os),
                      hosts[i].os);
             snprintf(h->os_version, sizeof(h->os_version), "%s", sp + 1);
+        } else {
+            snprintf(h->os_family, sizeof(h->os_family), "%s", hosts[i].os);
         }
         pw_store_latest(c->store, h->name, &h->snapshot, NULL);
         h->hist_from_store = 1; /* read by the first analysis pass, under its time slices */
