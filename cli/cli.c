@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -406,6 +407,12 @@ int pw_cli_read_file(const char *path, size_t max, char **data, size_t *len, pw_
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return pw_diag_set(diag, -errno, 0, 0, "file", "cannot open: %s", strerror(errno));
+    /* A regular file over the limit is refused before it is read into memory. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > max) {
+        fclose(f);
+        return pw_diag_set(diag, PW_ETOOBIG, 0, 0, "file", "larger than %zu bytes", max);
+    }
     size_t cap = 65536, n = 0;
     char *buf = pw_malloc(cap);
     if (buf == NULL) {

@@ -864,6 +864,22 @@ static void test_cli_bad_arguments_say_what_and_suggest(void **state)
         assert_string_equal(buf, "{\"share\":0.3513231555}\n");
         free(buf);
     }
+    /* A file over the limit is refused from its size, before a byte is read: a sparse 64 GiB
+     * file would take minutes (and the memory) to read. */
+    {
+        char big[] = "/tmp/pw_cli_bigXXXXXX";
+        int fd = mkstemp(big);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t)64 << 30), 0);
+        close(fd);
+        char *data = NULL;
+        size_t len = 0;
+        pw_diag_t d;
+        assert_int_equal(pw_cli_read_file(big, 1u << 20, &data, &len, &d), PW_ETOOBIG);
+        assert_null(data);
+        assert_string_equal(d.msg, "larger than 1048576 bytes");
+        unlink(big);
+    }
     /* A directory opens but does not read: say why. */
     r = RUN("parse", "/");
     assert_int_equal(r.rc, 2);
