@@ -44,6 +44,7 @@ typedef struct hconn_s {
     int in_value;      /* the last header callback was a value */
     size_t header_bytes;
     int error_status; /* set by a callback that refuses the request (413, 431) */
+    int linger;       /* refused mid-request: input is discarded until the close (below) */
     int keep_alive;
     int waiting; /* a command was sent; the answer or the timeout resumes the connection */
     uint64_t cmd_id;
@@ -93,7 +94,7 @@ static void conn_close(hconn_t *k)
  * writes still queued), or after the request time limit. */
 static void close_after_flush(hconn_t *k)
 {
-    if (k->tls == NULL || pw_tls_write_queue_bytes(k->tls) == 0) {
+    if (k->tls == NULL || (pw_tls_write_queue_bytes(k->tls) == 0 && !k->linger)) {
         conn_close(k);
         return;
     }
@@ -143,13 +144,20 @@ static void send_resp(hconn_t *k, pw_api_resp_t *resp)
         arm(k, T_IDLE, PW_API_IDLE_TIMEOUT_MS, 0);
 }
 
-/* An error response from the transport (parse errors, limits); closes the connection. */
+/* An error response from the transport (parse errors, limits); closes the connection. The
+ * client may still be sending the rest of the request: closing a socket with unread input
+ * resets the connection, and the reset can destroy the answer before the client reads it.
+ * So the connection lingers: what arrives is discarded, and it closes when the client does or
+ * LINGER_MS after the answer left (the "lingering close" of RFC 9112 section 9.6). */
+#define LINGER_MS 2000
+
 static void send_error(hconn_t *k, int status, const char *code, const char *msg)
 {
     pw_api_resp_t resp;
     pw_api_resp_init(&resp);
     pw_api_error(&resp, status, code, "%s", msg);
     k->keep_alive = 0;
+    k->linger = 1;
     send_resp(k, &resp);
     pw_api_resp_close(&resp);
 }
@@ -369,19 +377,21 @@ static void on_timer(uv_timer_t *t)
         process(k);
         break;
     }
-    case T_DRAIN:
-        if (k->tls == NULL || pw_tls_write_queue_bytes(k->tls) == 0 ||
-            uv_now(&k->srv->c->loop) - k->drain_started > PW_API_REQUEST_TIMEOUT_MS)
+    case T_DRAIN: {
+        uint64_t waited = uv_now(&k->srv->c->loop) - k->drain_started;
+        if (k->tls == NULL || waited > PW_API_REQUEST_TIMEOUT_MS ||
+            (pw_tls_write_queue_bytes(k->tls) == 0 && (!k->linger || waited > LINGER_MS)))
             conn_close(k);
         break;
+    }
     }
 }
 
 static void on_data(pw_tls_conn_t *tls, const uint8_t *data, size_t len)
 {
     hconn_t *k = pw_tls_data(tls);
-    if (k->closing)
-        return;
+    if (k->closing || k->linger)
+        return; /* the rest of a refused request */
     if (pw_buf_append(&k->in, data, len) != 0) {
         /* Only a client that pipelines megabytes behind a waiting command gets here. */
         conn_close(k);

@@ -1104,6 +1104,19 @@ static void test_net_auth_and_routes(void **state)
     strcpy(big + 11 + 20480, "'");
     assert_int_equal(curl(big, "/api/v1/hosts", body, sizeof(body)), 431);
     free(big);
+    /* A 200 KiB header: the answer must arrive although the client is still sending when the
+     * collector stops reading (closing then would reset the connection under the answer). */
+    char hfile[512], harg[600];
+    snprintf(hfile, sizeof(hfile), "%s/big-header.txt", g_dir);
+    FILE *hf = fopen(hfile, "w");
+    assert_non_null(hf);
+    fputs("X-Big: ", hf);
+    for (int i = 0; i < 204800; i++)
+        fputc('a', hf);
+    fputs("\n", hf);
+    fclose(hf);
+    snprintf(harg, sizeof(harg), "-H @'%s'", hfile); /* too long for a command line */
+    assert_int_equal(curl(harg, "/api/v1/hosts", body, sizeof(body)), 431);
     /* Body over 1 MiB on a non-import route: 413 from Content-Length alone. */
     snprintf(a2, sizeof(a2), "%s -X POST -H 'Content-Length: 2000000' --data-binary ''", args);
     int st = curl(a2, "/api/v1/hosts/HOST01/commands", body, sizeof(body));
