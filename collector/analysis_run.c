@@ -404,8 +404,16 @@ static void pressure_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
         }
         uint64_t limit = pool ? h->paged_limit_bytes : h->nonpaged_limit_bytes;
         pw_pressure_t *pr = pool ? &h->pg_pressure : &h->np_pressure;
-        if (pw_pressure_eval(rn->pts, h->hist_n, limit, &o, pr) != 0)
+        if (pw_pressure_eval(rn->pts, h->hist_n, limit, &o, pr) != 0) {
+            /* No verdict is no ETA: a zeroed result read as "exhausted now" (eta 0). */
+            memset(pr, 0, sizeof(*pr));
+            pr->limit_bytes = limit;
+            pr->level = PW_LEVEL_UNKNOWN;
+            pr->eta_ms = pr->eta_soon_ms = pr->eta_late_ms = -1;
+            PW_LOG_WARN(MOD, "%s: %s pressure not judged: its history is not usable", h->name,
+                        pool ? "paged" : "nonpaged");
             continue;
+        }
         const char *pn = pool ? "paged" : "nonpaged";
         if (limit == 0)
             continue;

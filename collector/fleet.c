@@ -71,18 +71,45 @@ pw_host_t *pw_fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
     return h;
 }
 
+static pw_fleet_point_t *hist_slot(pw_host_t *h, size_t i)
+{
+    return &h->hist[(h->hist_head + i) % PW_FLEET_HISTORY];
+}
+
 void pw_fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged)
 {
-    size_t at = (h->hist_head + h->hist_n) % PW_FLEET_HISTORY;
-    if (h->hist_n == PW_FLEET_HISTORY) {
-        at = h->hist_head;
-        h->hist_head = (h->hist_head + 1) % PW_FLEET_HISTORY;
-    } else {
-        h->hist_n++;
+    /* The ring stays in time order, which the trend tests need (pw_pressure_eval refuses
+     * unsorted points, and a host then showed "exhausted now"): a sample older than the newest
+     * (a resend under a new boot, a second agent on one certificate, a clock stepped back)
+     * goes to its place; one at a time already held replaces it; one older than a full ring's
+     * oldest is dropped. */
+    size_t n = h->hist_n, pos = n;
+    if (n > 0 && ts_ms <= hist_slot(h, n - 1)->ts_ms) {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (hist_slot(h, mid)->ts_ms < ts_ms)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pos = lo;
+        if (hist_slot(h, pos)->ts_ms == ts_ms) {
+            *hist_slot(h, pos) = (pw_fleet_point_t){ts_ms, nonpaged, paged};
+            return;
+        }
     }
-    h->hist[at].ts_ms = ts_ms;
-    h->hist[at].nonpaged_bytes = nonpaged;
-    h->hist[at].paged_bytes = paged;
+    if (n == PW_FLEET_HISTORY) { /* full: the oldest goes */
+        if (pos == 0)
+            return;
+        h->hist_head = (h->hist_head + 1) % PW_FLEET_HISTORY;
+        h->hist_n = --n;
+        pos--;
+    }
+    for (size_t i = n; i > pos; i--)
+        *hist_slot(h, i) = *hist_slot(h, i - 1);
+    *hist_slot(h, pos) = (pw_fleet_point_t){ts_ms, nonpaged, paged};
+    h->hist_n = n + 1;
 }
 
 const pw_fleet_point_t *pw_fleet_hist_at(const pw_host_t *h, size_t i)
