@@ -117,6 +117,8 @@ int pw_fmt_tag(const json_t *root, FILE *out);
 int pw_fmt_leaks(const json_t *root, FILE *out);
 int pw_fmt_alerts(const json_t *root, FILE *out);
 int pw_fmt_series(const json_t *root, FILE *out);
+/* pooltag.txt's answer and, when `find` is not NULL, the agent's find_tag result; returns 1
+ * (after printing the agent's message) when the agent could not search (status < 0). */
 int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out);
 
 /* ---- top (cmd_top.c) ---------------------------------------------------------------------- */

@@ -298,6 +298,10 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
         return 0;
     const json_t *m = jarr(find, "matches");
     fprintf(out, "Agent: %s\n", jstr(find, "message"));
+    /* A search that could not run says so (its message), not "no file contains it". */
+    json_int_t st = json_integer_value(json_object_get(find, "status"));
+    if (st < 0)
+        return 1;
     if (m == NULL || json_array_size(m) == 0) {
         fputs("  no driver file contains the tag\n", out);
         return 0;
@@ -306,8 +310,9 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
     const json_t *f;
     json_array_foreach(m, i, f)
     {
-        fprintf(out, "  %s  %" PRIu64 " bytes  version %s\n", jstr(f, "file"),
-                ju64(f, "size_bytes"), jstr(f, "file_version"));
+        const char *ver = jstr(f, "file_version");
+        fprintf(out, "  %s  %" PRIu64 " bytes%s%s\n", jstr(f, "file"), ju64(f, "size_bytes"),
+                ver[0] ? "  version " : "", ver);
     }
     return 0;
 }
@@ -524,8 +529,10 @@ int pw_cmd_lookup(pw_cli_t *cli)
         if (find != NULL)
             json_object_set(pt, "find_tag", find);
         pw_cli_print_json(cli, pt);
-    } else if (pw_fmt_lookup(pt, find, cli->out) < 0) {
-        ex = PW_EXIT_SERVER;
+    } else {
+        int fr = pw_fmt_lookup(pt, find, cli->out);
+        if (fr < 0 || fr == 1) /* 1: the agent could not search */
+            ex = PW_EXIT_SERVER;
     }
     json_decref(pt);
     json_decref(find);

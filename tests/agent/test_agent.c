@@ -14,6 +14,9 @@
 #include "uplink.h"
 
 #include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 static void test_backoff_doubles_with_equal_jitter_and_caps(void **state)
@@ -93,6 +96,70 @@ static void test_find_tag_reports_the_files_that_contain_it(void **state)
         pw_agent_find_tag(pw_test_fixture("drivers"), (const uint8_t *)"", 0, on_found, &f),
         PW_EINVAL);
 }
+
+#ifndef _WIN32
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* Linux keeps modules in a tree (/lib/modules/RELEASE/kernel/drivers/...): the search walks
+ * it, names files by their path below the directory, and does not follow symbolic links. */
+static void test_find_tag_walks_a_module_tree(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/pw_findtag_XXXXXX", p[512];
+    assert_non_null(mkdtemp(root));
+    const char *dirs[] = {"drivers",
+                          "drivers/net",
+                          "drivers/net/ethernet",
+                          "fs",
+                          "a",
+                          "a/b",
+                          "a/b/c",
+                          "a/b/c/d",
+                          "a/b/c/d/e",
+                          "a/b/c/d/e/f",
+                          "a/b/c/d/e/f/g",
+                          "a/b/c/d/e/f/g/h",
+                          "a/b/c/d/e/f/g/h/i"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+        assert_int_equal(mkdir(p, 0700), 0);
+    }
+    snprintf(p, sizeof(p), "%s/drivers/net/ethernet/e1000e.ko", root);
+    write_text(p, "xx Ddk yy"); /* 9 bytes */
+    snprintf(p, sizeof(p), "%s/fs/ext4.ko", root);
+    write_text(p, "no tag here");
+    snprintf(p, sizeof(p), "%s/top.ko", root);
+    write_text(p, "Ddk "); /* 4 bytes */
+    /* depth 8 below the root is searched, depth 9 is not */
+    snprintf(p, sizeof(p), "%s/a/b/c/d/e/f/g/h/deep8.ko", root);
+    write_text(p, "Ddk !");
+    snprintf(p, sizeof(p), "%s/a/b/c/d/e/f/g/h/i/deep9.ko", root);
+    write_text(p, "Ddk !");
+    /* a link to a file that contains the tag, and one to a directory: neither followed */
+    char target[512];
+    snprintf(target, sizeof(target), "%s/top.ko", root);
+    snprintf(p, sizeof(p), "%s/fs/link.ko", root);
+    assert_int_equal(symlink(target, p), 0);
+    snprintf(target, sizeof(target), "%s/drivers", root);
+    snprintf(p, sizeof(p), "%s/fs/loop", root);
+    assert_int_equal(symlink(target, p), 0);
+    found_t f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(pw_agent_find_tag(root, (const uint8_t *)"Ddk ", 4, on_found, &f), 3);
+    assert_true(has(&f, "drivers/net/ethernet/e1000e.ko", 9));
+    assert_true(has(&f, "top.ko", 4));
+    assert_true(has(&f, "a/b/c/d/e/f/g/h/deep8.ko", 5));
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+#endif
 
 /* ============================================================================================
  * Collector double
@@ -542,6 +609,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_doubles_with_equal_jitter_and_caps),
         cmocka_unit_test(test_find_tag_reports_the_files_that_contain_it),
+#ifndef _WIN32
+        cmocka_unit_test(test_find_tag_walks_a_module_tree),
+#endif
         cmocka_unit_test_setup_teardown(test_collector_ahead_of_spool_continues_after_it,
                                         remove_spool, remove_spool),
         cmocka_unit_test_setup_teardown(test_ack_above_seq_in_session_converges, remove_spool,

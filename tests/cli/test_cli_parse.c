@@ -1145,6 +1145,24 @@ static void test_fmt_listings(void **state)
            "Agent: 1 match\n"
            "  C:\\Windows\\System32\\drivers\\x.sys  12345 bytes  version 5.2.3790.0\n");
     free(s);
+    /* A module found on Linux has no file version: none printed. An agent that could not
+     * search says why and returns 1 (the command exits 1), not "no file contains it". */
+    s = fmt_with(fmt_lookup_only,
+                 "{\"pt\":{\"tag\":\"Ddk \",\"known\":false},\"find\":{\"status\":0,"
+                 "\"message\":\"1 file(s)\",\"matches\":[{\"file\":\"drivers/net/x.ko\","
+                 "\"size_bytes\":9,\"file_version\":\"\"}]}}",
+                 0);
+    assert_non_null(strstr(s, "Agent: 1 file(s)\n  drivers/net/x.ko  9 bytes\n"));
+    free(s);
+    s = fmt_with(fmt_lookup_only,
+                 "{\"pt\":{\"tag\":\"Ddk \",\"known\":false},\"find\":{\"status\":-2,"
+                 "\"message\":\"cannot read /lib/modules/x/kernel: No such file or directory\","
+                 "\"matches\":[]}}",
+                 1);
+    assert_non_null(
+        strstr(s, "Agent: cannot read /lib/modules/x/kernel: No such file or directory\n"));
+    assert_null(strstr(s, "no driver file contains the tag"));
+    free(s);
 }
 
 /* ---- a one-shot fake HTTP server (child process) ----------------------------------------------
