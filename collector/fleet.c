@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 void pw_fleet_init(pw_fleet_t *f)
 {
@@ -37,6 +38,11 @@ pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name)
 {
     for (size_t i = 0; i < f->n; i++)
         if (strcmp(f->hosts[i]->name, name) == 0)
+            return f->hosts[i];
+    /* Host names compare without case, as DNS names do: "HOST01" is the agent host "host01"
+     * (the spelling of its certificate) for the API, imports and commands. */
+    for (size_t i = 0; i < f->n; i++)
+        if (strcasecmp(f->hosts[i]->name, name) == 0)
             return f->hosts[i];
     return NULL;
 }

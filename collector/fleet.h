@@ -79,7 +79,8 @@ void pw_fleet_init(pw_fleet_t *f);
 /* Frees every host. Accepts NULL. */
 void pw_fleet_close(pw_fleet_t *f);
 
-/* The host named `name`, or NULL. */
+/* The host named `name`, or NULL: the exact spelling first, else one that differs only in
+ * case (host names compare without case, as DNS names do). */
 pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name);
 
 /* The host named `name`, created (zeroed, decoder for `counter_width`) when missing.

@@ -78,11 +78,26 @@ static void test_fleet_history_full_ring(void **state)
     pw_fleet_close(&f);
 }
 
+static void test_fleet_names_ignore_case(void **state)
+{
+    (void)state;
+    pw_fleet_t f;
+    pw_fleet_init(&f);
+    pw_host_t *h = pw_fleet_get(&f, "host01", 32);
+    assert_non_null(h);
+    assert_ptr_equal(pw_fleet_find(&f, "HOST01"), h);
+    assert_ptr_equal(pw_fleet_get(&f, "Host01", 32), h); /* no second host */
+    assert_int_equal(f.n, 1);
+    assert_null(pw_fleet_find(&f, "host02"));
+    pw_fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fleet_history_in_time_order),
         cmocka_unit_test(test_fleet_history_full_ring),
+        cmocka_unit_test(test_fleet_names_ignore_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
