@@ -713,11 +713,19 @@ void pw_remote_write_close(pw_remote_write_t *w)
         return;
     w->closing = 1;
     w->inflight = NULL;
+    size_t nreq = 0;
+    uint64_t nser = 0;
     while (w->head) {
         req_t *q = w->head;
         w->head = q->next;
+        nreq++;
+        nser += q->series;
         req_free(q);
     }
+    /* Said, not silent: these samples are in the store, not in the receiver. */
+    if (nreq > 0)
+        PW_LOG_WARN(MOD, "%s: %zu request%s (%llu samples) not sent at shutdown", w->url, nreq,
+                    nreq == 1 ? "" : "s", (unsigned long long)nser);
     w->tail = NULL;
     w->st.queued = 0;
     pw_httpc_close(w->http);
