@@ -194,7 +194,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     }
     if (status != 0 || res == NULL) {
         char msg[400];
-        snprintf(msg, sizeof(msg), "cannot resolve %s: %s", up->host, uv_strerror(status));
+        snprintf(msg, sizeof(msg), "cannot resolve %s", up->host); /* status says why */
         uv_freeaddrinfo(res);
         schedule_retry(up, status ? status : PW_ENOENT, msg);
         return;

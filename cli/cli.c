@@ -40,7 +40,7 @@ void pw_cli_usage(FILE *f)
           "  import FILE... --host NAME [--interval 15m] [--start T]\n"
           "                                                upload saved poolmon captures\n"
           "\n"
-          "Connection: --url (POOLWATCH_URL, e.g. https://collector:8443), --token\n"
+          "Connection: --url (POOLWATCH_URL, e.g. https://collector:7443), --token\n"
           "(POOLWATCH_TOKEN, bearer token), --ca (POOLWATCH_CA, PEM file to verify the server;\n"
           "default: the system store). --json prints the server's JSON (indented; --compact: one\n"
           "line) for every listing; with parse, the documented parse JSON.\n"
