@@ -69,7 +69,7 @@ typedef struct pw_agent_s {
     int source_done;
     uint64_t interval_ms; /* current (live mode changes it) */
     uint64_t live_until_ms;
-    pw_complaint_t c_source, c_spool, c_send;
+    pw_complaint_t c_source, c_spool, c_send, c_refused;
     char *endpoints_buf;
     const char *endpoints[MAX_ENDPOINTS];
     size_t n_endpoints;
@@ -602,10 +602,12 @@ static void on_envelope(pw_uplink_t *up, const Poolwatch__V1__Envelope *env, voi
         handle_command(a, env->command);
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_ERROR:
-        /* The code is one of ours (error.h): its name, not the number. */
-        PW_LOG_ERROR(MOD, "collector refused us: %s (%s%s)", env->error->message,
-                     pw_err_name(env->error->code),
-                     env->error->supported_major ? "; it speaks another protocol major" : "");
+        /* The code is one of ours (error.h): its name, not the number. Rate-limited: an
+         * agent replaced every second by a twin hears it every second. */
+        pw_complain(&a->c_refused, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_ERROR, MOD,
+                    "collector refused us: %s (%s%s)", env->error->message,
+                    pw_err_name(env->error->code),
+                    env->error->supported_major ? "; it speaks another protocol major" : "");
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_HEARTBEAT:
         break;

@@ -107,8 +107,10 @@ static void on_conn_timer_closed(uv_handle_t *h)
 static void conn_close(conn_t *k, const char *why)
 {
     if (k->tls != NULL && !pw_tls_is_closing(k->tls)) {
-        if (why)
-            PW_LOG_INFO(MOD, "%s (%s): closing: %s", k->host ? k->host->name : "?", k->peer, why);
+        if (why && k->host)
+            PW_LOG_INFO(MOD, "%s (%s): closing: %s", k->host->name, k->peer, why);
+        else if (why)
+            PW_LOG_INFO(MOD, "%s: closing: %s", k->peer, why);
         pw_tls_close(k->tls);
     }
 }
@@ -224,8 +226,9 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
          * same host (a cloned machine with the same certificate): say the latter loudly, its
          * samples would interleave with the other's in one host. */
         conn_t *old = h->conn;
-        if (h->agent_id_len != hello->agent_id.len ||
-            memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) != 0) {
+        int twin = h->agent_id_len != hello->agent_id.len ||
+                   memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) != 0;
+        if (twin) {
             char id_new[40], id_old[40];
             id_hex(hello->agent_id.data, hello->agent_id.len, id_new, sizeof(id_new));
             id_hex(h->agent_id, h->agent_id_len, id_old, sizeof(id_old));
@@ -236,8 +239,16 @@ static void handle_hello(conn_t *k, const Poolwatch__V1__Hello *hello)
                         "one host; give each its own host name and certificate (%s vs %s)",
                         name, id_new, k->peer, id_old, old->peer, hello->os_family, h->os_family);
         }
+        /* The replaced agent is told why (it logs the collector's refusal). */
+        char why[400];
+        snprintf(why, sizeof(why), "replaced by a new session of host %s from %s%s", name, k->peer,
+                 twin ? " (another agent with this certificate?)" : "");
+        send_error(old, PW_ECLOSED, why, 0);
         old->host = NULL;
-        conn_close(old, "replaced by a new session of the same host");
+        /* Twins flap every second: the rate-limited WARN above speaks for them. */
+        if (twin)
+            PW_LOG_DEBUG(MOD, "%s: closing: %s", old->peer, why);
+        conn_close(old, twin ? NULL : why);
     }
     int new_instance = !same_instance(h, hello);
     if (new_instance) {
