@@ -990,7 +990,27 @@ int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     int r = pw_source_open(cfg->source, &scfg, &src, d);
     if (r != 0)
         return r;
+    /* The name the Hello will carry (pw_agent_run), which the collector checks against the
+     * certificate: a mismatch is refused there, with retries for ever; say it here. */
+    char name[256];
+    snprintf(name, sizeof(name), "%s",
+             cfg->host_name && *cfg->host_name ? cfg->host_name : src->info.host_name);
     pw_source_close(src);
+    if (name[0] == '\0') {
+        size_t n = sizeof(name);
+        if (uv_os_gethostname(name, &n) != 0)
+            name[0] = '\0';
+    }
+    if (name[0] != '\0' && cfg->cert_file != NULL && cfg->cert_file[0] != '\0') {
+        char names[512];
+        int m = pw_tls_cert_names_host(cfg->cert_file, name, names, sizeof(names));
+        if (m == 0)
+            return pw_diag_set(d, PW_ECONFIG, 0, 0, "collector.cert_file",
+                               "collector.cert_file: the certificate is for %s, but this agent "
+                               "names itself '%s' (set agent.host_name, or make its certificate "
+                               "for '%s'): the collector would refuse it",
+                               names[0] ? names : "no host name", name, name);
+    }
     char *eps = pw_strdup(cfg->collectors ? cfg->collectors : "");
     if (eps == NULL)
         return PW_ENOMEM;

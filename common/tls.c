@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -801,6 +802,40 @@ int pw_tls_peer_match_name(const pw_tls_conn_t *conn, const char *host, char *ou
         snprintf(out, size, "%s", matched ? matched : host);
     OPENSSL_free(matched);
     return r == 1;
+}
+
+int pw_tls_cert_names_host(const char *cert_file, const char *host, char *names, size_t size)
+{
+    if (names != NULL && size > 0)
+        names[0] = '\0';
+    BIO *b = BIO_new_file(cert_file, "r");
+    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+    BIO_free(b);
+    if (x == NULL) {
+        ERR_clear_error();
+        return PW_ETLS;
+    }
+    int r = X509_check_host(x, host, strlen(host), X509_CHECK_FLAG_NO_WILDCARDS, NULL) == 1;
+    if (!r && names != NULL && size > 0) {
+        size_t o = 0;
+        char cn[256];
+        if (X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof(cn)) > 0)
+            o += (size_t)snprintf(names + o, size - o, "CN %s", cn);
+        GENERAL_NAMES *alt = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+        for (int i = 0; alt != NULL && i < sk_GENERAL_NAME_num(alt) && o < size; i++) {
+            const GENERAL_NAME *g = sk_GENERAL_NAME_value(alt, i);
+            if (g->type != GEN_DNS)
+                continue;
+            const unsigned char *d = ASN1_STRING_get0_data(g->d.dNSName);
+            int dl = ASN1_STRING_length(g->d.dNSName);
+            o += (size_t)snprintf(names + o, size - o, "%sDNS %.*s", o ? ", " : "", dl,
+                                  (const char *)d);
+        }
+        GENERAL_NAMES_free(alt);
+    }
+    X509_free(x);
+    ERR_clear_error();
+    return r;
 }
 
 int pw_tls_peer_matches(const pw_tls_conn_t *conn, const char *host)

@@ -91,6 +91,12 @@ typedef struct pw_tls_cbs_s {
  * computed at the first call (not thread safe: call it from the loop thread). */
 const char *pw_tls_library(void);
 
+/* Whether the certificate in the PEM file `cert_file` names `host` as the collector will check
+ * it (X509_check_host, no wildcards: DNS SANs, else the CN; case does not matter). Returns 1
+ * (it does), 0 (it does not: `names` gets the names it has, "CN x, DNS y, ..."), or PW_ETLS
+ * when the file cannot be read as a certificate. `names` (size bytes) may be NULL. */
+int pw_tls_cert_names_host(const char *cert_file, const char *host, char *names, size_t size);
+
 /* Creates a context: loads the CA file as the only trust anchor, the own certificate and key
  * (checked to match), and sets the policy above. Server contexts also disable session
  * resumption and tickets (every connection is fully verified).

@@ -27,4 +27,17 @@ check "missing CA file exit" 1 $?
 check "missing CA file says why" 1 \
     "$(grep -c "^poolwatch-agent: TLS error: CA file '$tmp/nonexistent': No such file or directory" "$tmp/err")"
 
+# --check-config knows the collector would refuse a certificate for another host: the sim
+# source names itself sim-steady-0, the certificate is for h1.
+# shellcheck disable=SC2086
+"$AGENT" --check-config --agent.source=sim:steady/0 --spool.dir="$tmp/spool" \
+    --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/out" 2>"$tmp/err"
+check "check-config wrong host exit" 2 $?
+check "check-config wrong host says so" 1 "$(grep -c "collector.cert_file: the certificate is for CN h1, DNS h1, but this agent names itself 'sim-steady-0' (set agent.host_name, or make its certificate for 'sim-steady-0'): the collector would refuse it" "$tmp/err")"
+# the same with the name set (case does not matter): accepted
+# shellcheck disable=SC2086
+"$AGENT" --check-config --agent.source=sim:steady/0 --agent.host_name=H1 --spool.dir="$tmp/spool" \
+    --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/out" 2>"$tmp/err"
+check "check-config right host exit" 0 $?
+
 exit $fail
