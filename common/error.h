@@ -33,6 +33,7 @@
 #define PW_ENOSPC  (-ENOSPC)
 #define PW_ERANGE  (-ERANGE)
 #define PW_ENOTSUP (-ENOTSUP)
+#define PW_EEXIST  (-EEXIST)
 
 /* poolwatch codes: XX(NAME, message). Adding an error is one line here. */
 #define PW_ERRNO_MAP(XX)                                                                           \

@@ -19,13 +19,13 @@
  *    (Diff and Bytes grew, never fell). Such suspects say method COMPARE and the number of
  *    screens; they raise no alert (old screens, weaker evidence than a trend). A host's result
  *    is kept until its last screen changes (a new import), so the store is read once per import;
- *  - alerts out: transitions go to the notifier (notify.h: webhook, Alertmanager) when
- *    configured; firing alerts are resent to Alertmanager every RESEND_PASSES passes.
+ *  - alerts out: transitions go to the alert callback (the wiring hands them to the notifier:
+ *    webhook, Alertmanager) when set; firing alerts are resent every RESEND_PASSES passes.
  * Memory: the screen keeps one baseline row (24 bytes + the tag bytes) per row per host.
  */
-#include "collector_internal.h"
+#include "analysis_run.h"
 #include "alloc.h"
-#include "notify.h"
+#include "log.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -59,8 +59,35 @@ typedef struct {
     size_t n, cap;
 } cmp_cache_t;
 
+/* The leak screen's baseline of a host: rows sorted by hash, equal hashes next to each other;
+ * 24 bytes a row, the tag bytes back to back in `tags` (a full PW_TAG_MAX copy per row made the
+ * baseline 160 KB of a 2,000-row host). */
+typedef struct {
+    uint64_t hash;  /* of (pool, tag bytes): base_hash */
+    uint64_t bytes; /* bytes outstanding at the baseline */
+    uint32_t off;   /* tag bytes: tags + off */
+    uint8_t tag_len;
+    uint8_t pool;
+} base_row_t;
+
+/* The pass's state of one host, by the host's fleet index. */
+typedef struct {
+    pw_analysis_host_t pub;
+    int judged;           /* pub is a pass's result */
+    int restore_checked;  /* what a restart lost was read back (restore_host) */
+    base_row_t *baseline; /* rows at the start of the agent instance, sorted */
+    uint8_t *baseline_tags;
+    size_t n_baseline;
+} host_state_t;
+
 typedef struct pw_analysis_run_s {
-    pw_collector_t *c;
+    uv_loop_t *loop; /* NULL: no timer */
+    pw_ingest_t *ing;
+    const pw_fleet_t *fleet;
+    pw_store_t *store;
+    pw_analysis_opts_t o;
+    host_state_t *hs; /* by host index */
+    size_t n_hs;
     uv_timer_t timer;
     pw_alert_set_t *alerts;
     pw_suspect_t *suspects; /* published: the last complete pass, sorted by score */
@@ -74,7 +101,6 @@ typedef struct pw_analysis_run_s {
     pw_row_point_t *rpts;
     size_t pts_cap, rpts_cap;
     pw_store_series_t series;
-    pw_notify_t *notify; /* NULL when no alert target is configured */
     uint64_t passes;
     cmp_cache_t *cc; /* one per host judged by comparison */
     size_t n_cc, cc_cap;
@@ -85,6 +111,21 @@ typedef struct pw_analysis_run_s {
     pw_sample_t table;     /* a live replay host's table, for compare_pass */
     int alerts_dirty;      /* an alert started or stopped firing since the last save */
 } run_t;
+
+/* The pass's state of host h, grown to the fleet's size as hosts appear; NULL on ENOMEM. */
+static host_state_t *state_of(run_t *rn, const pw_host_t *h)
+{
+    if (h->index >= rn->n_hs) {
+        size_t nn = rn->fleet->n > h->index ? rn->fleet->n : h->index + 1;
+        host_state_t *p = pw_realloc(rn->hs, nn * sizeof(*p));
+        if (p == NULL)
+            return NULL;
+        memset(p + rn->n_hs, 0, (nn - rn->n_hs) * sizeof(*p));
+        rn->hs = p;
+        rn->n_hs = nn;
+    }
+    return &rn->hs[h->index];
+}
 
 /* FNV-1a over the pool type and the tag bytes. */
 static uint64_t base_hash(int pool, const uint8_t *tag, size_t len)
@@ -98,7 +139,7 @@ static uint64_t base_hash(int pool, const uint8_t *tag, size_t len)
 
 static int cmp_base(const void *a, const void *b)
 {
-    const pw_base_row_t *x = a, *y = b;
+    const base_row_t *x = a, *y = b;
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
@@ -107,9 +148,9 @@ static int cmp_base(const void *a, const void *b)
 typedef void (*base_get_fn)(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
                             uint64_t *bytes);
 
-static int base_set(pw_host_t *h, const void *src, size_t n, base_get_fn get)
+static int base_set(host_state_t *h, const void *src, size_t n, base_get_fn get)
 {
-    pw_base_row_t *rows = pw_calloc(n ? n : 1, sizeof(*rows));
+    base_row_t *rows = pw_calloc(n ? n : 1, sizeof(*rows));
     size_t cap = 4 * n + 64, off = 0; /* Windows tags are 4 bytes; slab names grow it */
     uint8_t *tags = pw_malloc(cap);
     for (size_t i = 0; rows != NULL && tags != NULL && i < n; i++) {
@@ -129,8 +170,8 @@ static int base_set(pw_host_t *h, const void *src, size_t n, base_get_fn get)
             cap = cap * 2 + len;
         }
         memcpy(tags + off, t, len);
-        rows[i] = (pw_base_row_t){base_hash(pool, t, len), bytes, (uint32_t)off, (uint8_t)len,
-                                  (uint8_t)pool};
+        rows[i] = (base_row_t){base_hash(pool, t, len), bytes, (uint32_t)off, (uint8_t)len,
+                               (uint8_t)pool};
         off += len;
     }
     if (rows == NULL || tags == NULL) {
@@ -147,14 +188,15 @@ static int base_set(pw_host_t *h, const void *src, size_t n, base_get_fn get)
     return 0;
 }
 
-static void get_dec_row(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
-                        uint64_t *bytes)
+static void get_host_row(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
+                         uint64_t *bytes)
 {
-    const pw_delta_dec_t *dec = src;
-    const pw_row_t *r = &dec->rows[i];
-    *tag = pw_tagdict_get(&dec->dict, PW_ROW_ID(r->key), len);
-    *pool = (int)PW_ROW_POOL(r->key);
-    *bytes = r->bytes;
+    pw_host_row_t r;
+    pw_host_row_plain(src, i, &r);
+    *tag = r.tag;
+    *len = r.tag_len;
+    *pool = r.pool;
+    *bytes = r.bytes;
 }
 
 static void get_entry(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
@@ -167,27 +209,29 @@ static void get_entry(const void *src, size_t i, const uint8_t **tag, size_t *le
     *bytes = en->bytes;
 }
 
-void pw_collector_analysis_on_sample(pw_collector_t *c, pw_host_t *h)
+/* ingest's observer: an applied sample. */
+static void on_sample(void *arg, const pw_host_t *h)
 {
-    (void)c;
+    run_t *rn = arg;
+    host_state_t *hs = state_of(rn, h);
     /* The baseline is the first table of an agent instance (or of the collector's run). */
-    if (h->baseline != NULL || !h->dec.have_base)
+    if (hs == NULL || hs->baseline != NULL || !pw_host_streaming(h))
         return;
-    base_set(h, &h->dec, h->dec.n, get_dec_row); /* ENOMEM: tried again at the next sample */
+    base_set(hs, h, pw_host_nrows(h), get_host_row); /* ENOMEM: tried again at the next sample */
 }
 
-static const pw_base_row_t *base_find(const pw_host_t *h, const uint8_t *tag, size_t len, int pool)
+static const base_row_t *base_find(const host_state_t *h, const uint8_t *tag, size_t len, int pool)
 {
     if (h->baseline == NULL)
         return NULL;
-    pw_base_row_t key = {.hash = base_hash(pool, tag, len)};
-    const pw_base_row_t *hit = bsearch(&key, h->baseline, h->n_baseline, sizeof(key), cmp_base);
+    base_row_t key = {.hash = base_hash(pool, tag, len)};
+    const base_row_t *hit = bsearch(&key, h->baseline, h->n_baseline, sizeof(key), cmp_base);
     if (hit == NULL)
         return NULL;
     /* Equal hashes are neighbours: walk back to the first, then forward. */
     while (hit > h->baseline && hit[-1].hash == key.hash)
         hit--;
-    for (const pw_base_row_t *end = h->baseline + h->n_baseline; hit < end && hit->hash == key.hash;
+    for (const base_row_t *end = h->baseline + h->n_baseline; hit < end && hit->hash == key.hash;
          hit++)
         if (hit->pool == pool && hit->tag_len == len &&
             memcmp(h->baseline_tags + hit->off, tag, len) == 0)
@@ -202,7 +246,7 @@ static const char *alert_name(const pw_alert_key_t *k)
     return strcmp(k->pool, "paged") == 0 ? "PagedPoolPressure" : "NonpagedPoolPressure";
 }
 
-static void notify(run_t *rn, const pw_alert_transition_t *tr, int only_alertmanager)
+static void notify(run_t *rn, const pw_alert_transition_t *tr, int resend)
 {
     char sum[400], desc[160];
     if (tr->key.tag[0] != '\0') {
@@ -214,9 +258,7 @@ static void notify(run_t *rn, const pw_alert_transition_t *tr, int only_alertman
                  tr->key.pool, tr->value * 100.0);
         snprintf(desc, sizeof(desc), "used / limit = %.3f", tr->value);
     }
-    int r = pw_notify_alert(rn->notify, tr, alert_name(&tr->key), sum, desc, only_alertmanager);
-    if (r < 0)
-        PW_LOG_WARN(MOD, "alert for %s not queued: %s", tr->key.host, pw_strerror(r));
+    rn->o.on_alert(rn->o.on_alert_arg, tr, alert_name(&tr->key), sum, desc, resend);
 }
 
 static void resend_firing(const pw_alert_transition_t *cur, void *arg)
@@ -242,7 +284,7 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
         PW_LOG_INFO(MOD, "alert %s%s%s %s %s: %s -> %s (value %.3f)", host, tag[0] ? " " : "", tag,
                     pool, severity, pw_alert_state_name(tr.from), pw_alert_state_name(tr.to),
                     value);
-    if (r > 0 && rn->notify != NULL)
+    if (r > 0 && rn->o.on_alert != NULL)
         notify(rn, &tr, 0);
     if (r > 0 && (tr.from == PW_ALERT_FIRING || tr.to == PW_ALERT_FIRING))
         rn->alerts_dirty = 1;
@@ -390,21 +432,22 @@ static int grow_pts(run_t *rn, size_t n)
     return 0;
 }
 
-static void pressure_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
+static void pressure_pass(run_t *rn, const pw_host_t *h, host_state_t *hs, int64_t now_ms)
 {
-    if (h->hist_n == 0 || grow_pts(rn, h->hist_n) != 0)
+    size_t hist_n = pw_host_hist_n(h);
+    if (hist_n == 0 || grow_pts(rn, hist_n) != 0)
         return;
     pw_pressure_opts_t o;
     pw_pressure_opts_default(&o);
     for (int pool = 0; pool < 2; pool++) {
-        for (size_t i = 0; i < h->hist_n; i++) {
+        for (size_t i = 0; i < hist_n; i++) {
             const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
             rn->pts[i].ts_ms = (int64_t)p->ts_ms;
             rn->pts[i].v = (double)(pool ? p->paged_bytes : p->nonpaged_bytes);
         }
         uint64_t limit = pool ? h->paged_limit_bytes : h->nonpaged_limit_bytes;
-        pw_pressure_t *pr = pool ? &h->pg_pressure : &h->np_pressure;
-        if (pw_pressure_eval(rn->pts, h->hist_n, limit, &o, pr) != 0) {
+        pw_pressure_t *pr = pool ? &hs->pub.pg : &hs->pub.np;
+        if (pw_pressure_eval(rn->pts, hist_n, limit, &o, pr) != 0) {
             /* No verdict is no ETA: a zeroed result read as "exhausted now" (eta 0). */
             memset(pr, 0, sizeof(*pr));
             pr->limit_bytes = limit;
@@ -421,7 +464,7 @@ static void pressure_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
         alert(rn, h->name, "", pn, "critical", pr->ratio, o.critical_ratio, 0.02, 60 * 1000,
               now_ms);
     }
-    h->have_pressure = 1;
+    hs->pub.have_pressure = 1;
 }
 
 typedef struct {
@@ -480,12 +523,12 @@ static size_t change_points(pw_row_point_t *p, size_t n)
 
 /* pw_leak_eval of one row: the short pass on the raw last hour, or (lp) the long pass on 24 h
  * at 15-min steps. Returns 0 with *lk filled, or nonzero when there is nothing to judge. */
-static int eval_row(run_t *rn, pw_host_t *h, const uint8_t *t, size_t len, int pool, int lp,
-                    const pw_leak_opts_t *o, pw_leak_t *lk)
+static int eval_row(run_t *rn, const pw_host_t *h, const host_state_t *hs, const uint8_t *t,
+                    size_t len, int pool, int lp, const pw_leak_opts_t *o, pw_leak_t *lk)
 {
     uint64_t win = lp ? LONG_WINDOW_MS : LEAK_WINDOW_MS;
     uint64_t to = h->last_seen_ms, from = to > win ? to - win : 0;
-    int64_t n = pw_store_series(rn->c->store, h->name, t, len, (pw_pool_t)pool, from, to,
+    int64_t n = pw_store_series(rn->store, h->name, t, len, (pw_pool_t)pool, from, to,
                                 lp ? LONG_STEP_MS : 0, &rn->series, NULL);
     if (n <= 0)
         return -1;
@@ -505,28 +548,29 @@ static int eval_row(run_t *rn, pw_host_t *h, const uint8_t *t, size_t len, int p
      * that lands in steps (every 4 h) is flat in between and would lose its points. */
     size_t m = lp ? (size_t)n : change_points(rn->rpts, (size_t)n);
     /* The host's total of the same pool, from the ring (thinned for the long pass). */
-    if (grow_pts(rn, h->hist_n) != 0)
+    size_t hist_n = pw_host_hist_n(h);
+    if (grow_pts(rn, hist_n) != 0)
         return PW_ENOMEM;
     size_t hn = 0, step = 1;
-    if (lp && h->hist_n > LONG_HOST_MAX)
-        step = (h->hist_n + LONG_HOST_MAX - 1) / LONG_HOST_MAX;
-    for (size_t i = 0; i < h->hist_n; i += step) {
+    if (lp && hist_n > LONG_HOST_MAX)
+        step = (hist_n + LONG_HOST_MAX - 1) / LONG_HOST_MAX;
+    for (size_t i = 0; i < hist_n; i += step) {
         const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
         rn->pts[hn].ts_ms = (int64_t)p->ts_ms;
         rn->pts[hn++].v = (double)(pool == PW_POOL_NONPAGED ? p->nonpaged_bytes : p->paged_bytes);
     }
-    const pw_base_row_t *b = base_find(h, t, len, pool);
+    const base_row_t *b = base_find(hs, t, len, pool);
     pw_leak_input_t in = {rn->rpts, m, rn->pts, hn, b ? b->bytes : 0, 1};
     return pw_leak_eval(&in, o, lk);
 }
 
-static void compare_pass(run_t *rn, pw_host_t *h, const pw_sample_t *snap);
+static void compare_pass(run_t *rn, const pw_host_t *h, host_state_t *hs);
 
-static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
+static void leak_pass(run_t *rn, const pw_host_t *h, host_state_t *hs, int64_t now_ms)
 {
-    h->n_suspects = 0;
-    if (!h->dec.have_base) {
-        compare_pass(rn, h, &h->snapshot);
+    hs->pub.n_suspects = 0;
+    if (!pw_host_streaming(h)) {
+        compare_pass(rn, h, hs);
         return;
     }
     /* An agent replaying saved poolmon screens (replay:FILE): while its history is too short
@@ -534,27 +578,23 @@ static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
     if (h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY) {
         pw_leak_opts_t so;
         pw_leak_opts_default(&so);
-        if (h->hist_n < so.min_points) {
-            if (pw_delta_dec_to_sample(&h->dec, &rn->table) == 0) {
-                rn->table.seq = h->dec.seq;
-                compare_pass(rn, h, &rn->table);
-            }
+        if (pw_host_hist_n(h) < so.min_points) {
+            compare_pass(rn, h, hs);
             return;
         }
     }
-    if (h->baseline == NULL)
+    if (hs->baseline == NULL)
         return;
     cand_t cand[CANDIDATES];
-    size_t nc = 0;
-    for (size_t i = 0; i < h->dec.n; i++) {
-        const pw_row_t *r = &h->dec.rows[i];
-        size_t len;
-        const uint8_t *t = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &len);
-        const pw_base_row_t *b = base_find(h, t, len, (int)PW_ROW_POOL(r->key));
+    size_t nc = 0, nrows = pw_host_nrows(h);
+    for (size_t i = 0; i < nrows; i++) {
+        pw_host_row_t r;
+        pw_host_row_plain(h, i, &r);
+        const base_row_t *b = base_find(hs, r.tag, r.tag_len, r.pool);
         uint64_t first = b ? b->bytes : 0;
-        if (r->bytes < first + MIN_GROWTH)
+        if (r.bytes < first + MIN_GROWTH)
             continue;
-        uint64_t g = r->bytes - first;
+        uint64_t g = r.bytes - first;
         if (nc < CANDIDATES) {
             cand[nc++] = (cand_t){i, g};
             qsort(cand, nc, sizeof(*cand), cmp_cand);
@@ -572,14 +612,15 @@ static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
     lo.min_rate_bytes_per_h = 4096.0;
     int long_pass = rn->passes % LONG_EVERY == 0;
     for (size_t k = 0; k < nc; k++) {
-        const pw_row_t *r = &h->dec.rows[cand[k].row];
-        size_t len;
-        const uint8_t *t = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &len);
-        int pool = (int)PW_ROW_POOL(r->key);
+        pw_host_row_t r;
+        pw_host_row_plain(h, cand[k].row, &r);
+        const uint8_t *t = r.tag;
+        size_t len = r.tag_len;
+        int pool = r.pool;
         pw_leak_t lk, best;
         int have = 0;
         for (int lp = 0; lp <= long_pass; lp++) {
-            if (eval_row(rn, h, t, len, pool, lp, lp ? &lo : &o, &lk) != 0)
+            if (eval_row(rn, h, hs, t, len, pool, lp, lp ? &lo : &o, &lk) != 0)
                 continue;
             if (!have || (lk.suspect && (!best.suspect || lk.score > best.score)))
                 best = lk;
@@ -603,7 +644,7 @@ static void leak_pass(run_t *rn, pw_host_t *h, int64_t now_ms)
         if (!best.suspect)
             continue;
         if (add_suspect(rn, h, t, len, pool, &best) == 0)
-            h->n_suspects++;
+            hs->pub.n_suspects++;
     }
 }
 
@@ -632,8 +673,8 @@ static cmp_cache_t *cache_get(run_t *rn, const char *host)
  * or a negative code. */
 static int64_t row_screens(run_t *rn, const pw_host_t *h, const pw_entry_t *e, uint64_t to)
 {
-    int64_t n = pw_store_series(rn->c->store, h->name, e->tag, e->tag_len, (pw_pool_t)e->pool, 0,
-                                to, 0, &rn->series, NULL);
+    int64_t n = pw_store_series(rn->store, h->name, e->tag, e->tag_len, (pw_pool_t)e->pool, 0, to,
+                                0, &rn->series, NULL);
     if (n <= 0)
         return n;
     if ((size_t)n > rn->scr_cap) {
@@ -665,8 +706,8 @@ static int compare_host(run_t *rn, const pw_host_t *h, const pw_sample_t *snap, 
         if (snap->entries[i].bytes > snap->entries[big].bytes)
             big = i;
     const pw_entry_t *be = &snap->entries[big];
-    int64_t pn = pw_store_series(rn->c->store, h->name, be->tag, be->tag_len, (pw_pool_t)be->pool,
-                                 0, to, LONG_STEP_MS, &rn->series, NULL);
+    int64_t pn = pw_store_series(rn->store, h->name, be->tag, be->tag_len, (pw_pool_t)be->pool, 0,
+                                 to, LONG_STEP_MS, &rn->series, NULL);
     if (pn < 0)
         return (int)pn;
     if ((size_t)pn >= o.min_points)
@@ -706,28 +747,30 @@ static int compare_host(run_t *rn, const pw_host_t *h, const pw_sample_t *snap, 
     return 0;
 }
 
-/* A host without a live stream (its last table `snap` from the store), or a replay of saved
+/* A host without a live stream (its last table from the store), or a replay of saved
  * screens too short for a trend: its rows judged by screen comparison (see the top of the
  * file), from the cache while its last screen is unchanged. */
-static void compare_pass(run_t *rn, pw_host_t *h, const pw_sample_t *snap)
+static void compare_pass(run_t *rn, const pw_host_t *h, host_state_t *hs)
 {
-    if (snap->n == 0)
+    size_t n = pw_host_nrows(h);
+    uint64_t ts = pw_host_ts(h), seq = pw_host_seq(h);
+    if (n == 0)
         return;
     cmp_cache_t *e = cache_get(rn, h->name);
     if (e == NULL)
         return;
-    if (!e->valid || e->seen_ms != h->last_seen_ms || e->snap_ts != snap->timestamp_ms ||
-        e->snap_seq != snap->seq || e->snap_n != snap->n) {
+    if (!e->valid || e->seen_ms != h->last_seen_ms || e->snap_ts != ts || e->snap_seq != seq ||
+        e->snap_n != n) {
         e->valid = 0;
-        if (compare_host(rn, h, snap, e) != 0) {
+        if (pw_host_table_copy(h, &rn->table) != 0 || compare_host(rn, h, &rn->table, e) != 0) {
             e->n = 0;
             return;
         }
         e->valid = 1;
         e->seen_ms = h->last_seen_ms;
-        e->snap_ts = snap->timestamp_ms;
-        e->snap_seq = snap->seq;
-        e->snap_n = snap->n;
+        e->snap_ts = ts;
+        e->snap_seq = seq;
+        e->snap_n = n;
     }
     for (size_t i = 0; i < e->n; i++) {
         const pw_suspect_t *c = &e->s[i];
@@ -736,7 +779,7 @@ static void compare_pass(run_t *rn, pw_host_t *h, const pw_sample_t *snap)
         if (s == NULL)
             return;
         *s = *c;
-        h->n_suspects++;
+        hs->pub.n_suspects++;
     }
 }
 
@@ -768,120 +811,74 @@ static void finish_pass(run_t *rn, int64_t now_ms)
     pw_alert_expire(rn->alerts, now_ms);
     if (rn->alerts_dirty)
         save_firing(rn);
-    if (rn->notify != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
+    if (rn->o.on_alert != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
         pw_alert_foreach(rn->alerts, resend_firing, rn);
     rn->passes++;
     rn->in_pass = 0;
-}
-
-/* After a restart: the ring's points from before it, read back from the store (what the
- * pressure trend and the sparklines need), ahead of any point that arrived since. */
-typedef struct {
-    pw_fleet_point_t *p;
-    size_t n, cap;
-} hist_load_t;
-
-static int hist_push(hist_load_t *hl, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged)
-{
-    if (hl->n == hl->cap) {
-        size_t nc = hl->cap ? hl->cap * 2 : 512;
-        pw_fleet_point_t *p = pw_realloc(hl->p, nc * sizeof(*p));
-        if (p == NULL)
-            return PW_ENOMEM;
-        hl->p = p;
-        hl->cap = nc;
-    }
-    hl->p[hl->n++] = (pw_fleet_point_t){ts_ms, nonpaged, paged};
-    return 0;
-}
-
-static int hist_load_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
-{
-    return hist_push(arg, ts_ms, t->nonpaged_bytes, t->paged_bytes);
-}
-
-static void load_history(run_t *rn, pw_host_t *h)
-{
-    h->hist_from_store = 0;
-    /* Stored points older than the ring's oldest (the ring holds what arrived since). */
-    uint64_t before = h->hist_n ? pw_fleet_hist_at(h, 0)->ts_ms : h->last_seen_ms + 1;
-    if (before == 0)
-        return;
-    hist_load_t hl = {0};
-    uint64_t from = before > HIST_LOAD_MS ? before - HIST_LOAD_MS : 0;
-    pw_diag_t d;
-    int r = pw_store_totals(rn->c->store, h->name, from, before - 1, hist_load_cb, &hl, &d);
-    if (r != 0 && r != PW_ENOENT)
-        PW_LOG_WARN(MOD, "%s: history from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
-    if (r == 0 && hl.n > 0) {
-        for (size_t i = 0; r == 0 && i < h->hist_n; i++) {
-            const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
-            r = hist_push(&hl, p->ts_ms, p->nonpaged_bytes, p->paged_bytes);
-        }
-        if (r == 0) { /* oldest first; the ring keeps the newest PW_FLEET_HISTORY */
-            h->hist_n = h->hist_head = 0;
-            for (size_t i = 0; i < hl.n; i++)
-                pw_fleet_note_totals(h, hl.p[i].ts_ms, hl.p[i].nonpaged_bytes, hl.p[i].paged_bytes);
-        }
-    }
-    pw_free(hl.p);
 }
 
 /* After a restart the leak screen's baseline ("the value after the agent's start", issue 6)
  * would otherwise be the first table after the restart, and a leak would have to grow again
  * by MIN_GROWTH before it is looked at: the table of 24 h before the newest sample (the long
  * pass's window) is read back from the store instead, or the oldest one stored. */
-static void restore_baseline(run_t *rn, pw_host_t *h)
+static void restore_baseline(run_t *rn, const pw_host_t *h, host_state_t *hs)
 {
     uint64_t from = h->last_seen_ms > LONG_WINDOW_MS ? h->last_seen_ms - LONG_WINDOW_MS : 0;
     pw_sample_t s;
     pw_sample_init(&s);
     pw_diag_t d;
-    int r = pw_store_table_at(rn->c->store, h->name, from, &s, &d);
+    int r = pw_store_table_at(rn->store, h->name, from, &s, &d);
     if (r == 0 && s.n > 0) {
-        base_set(h, &s, s.n, get_entry); /* ENOMEM: the first table after the restart */
+        base_set(hs, &s, s.n, get_entry); /* ENOMEM: the first table after the restart */
     } else if (r != 0 && r != PW_ENOENT) {
         PW_LOG_WARN(MOD, "%s: baseline from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
     }
     pw_sample_close(&s);
 }
 
-/* What a restart lost of a host that the store has: its history ring and leak baseline. */
-static void restore_host(run_t *rn, pw_host_t *h)
+/* What a restart lost of a host that the store has: its history ring (ingest reads it back)
+ * and its leak baseline. Once per host. */
+static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *hs)
 {
-    load_history(rn, h); /* clears hist_from_store */
-    restore_baseline(rn, h);
+    if (hs->restore_checked)
+        return;
+    hs->restore_checked = 1;
+    if (pw_ingest_restore_history(rn->ing, h, HIST_LOAD_MS))
+        restore_baseline(rn, h, hs);
 }
 
 /* Restores hosts rebuilt at start, a time slice at a time; returns 1 while some are left. */
-static int restore_some(run_t *rn, pw_collector_t *c, uint64_t slice_ns)
+static int restore_some(run_t *rn, uint64_t slice_ns)
 {
     uint64_t t0 = uv_hrtime();
-    while (rn->restore_cursor < c->fleet.n && uv_hrtime() - t0 < slice_ns) {
-        pw_host_t *h = c->fleet.hosts[rn->restore_cursor++];
-        if (h->hist_from_store)
-            restore_host(rn, h);
+    while (rn->restore_cursor < rn->fleet->n && uv_hrtime() - t0 < slice_ns) {
+        const pw_host_t *h = rn->fleet->hosts[rn->restore_cursor++];
+        host_state_t *hs = state_of(rn, h);
+        if (hs)
+            restore_host(rn, h, hs);
     }
-    return rn->restore_cursor < c->fleet.n;
+    return rn->restore_cursor < rn->fleet->n;
 }
 
-static void pass_host(run_t *rn, pw_host_t *h, int64_t now_ms)
+static void pass_host(run_t *rn, const pw_host_t *h, int64_t now_ms)
 {
-    if (h->hist_from_store)
-        restore_host(rn, h);
-    pressure_pass(rn, h, now_ms);
-    leak_pass(rn, h, now_ms);
+    host_state_t *hs = state_of(rn, h);
+    if (hs == NULL)
+        return;
+    restore_host(rn, h, hs);
+    pressure_pass(rn, h, hs, now_ms);
+    leak_pass(rn, h, hs, now_ms);
+    hs->judged = 1;
 }
 
-void pw_collector_analysis_run(pw_collector_t *c)
+void pw_analysis_run_pass(pw_analysis_run_t *rn)
 {
-    run_t *rn = c->analysis;
     if (rn == NULL)
         return;
     int64_t now_ms = wall_ms();
     rn->n_building = 0;
-    for (size_t i = 0; i < c->fleet.n; i++)
-        pass_host(rn, c->fleet.hosts[i], now_ms);
+    for (size_t i = 0; i < rn->fleet->n; i++)
+        pass_host(rn, rn->fleet->hosts[i], now_ms);
     finish_pass(rn, now_ms);
 }
 
@@ -892,13 +889,10 @@ void pw_collector_analysis_run(pw_collector_t *c)
 
 static void on_timer(uv_timer_t *t)
 {
-    pw_collector_t *c = t->data;
-    run_t *rn = c->analysis;
-    if (rn == NULL)
-        return;
-    uint64_t now = uv_now(&c->loop);
+    run_t *rn = t->data;
+    uint64_t now = uv_now(rn->loop);
     /* First what a restart lost (hosts rebuilt from the store), then the passes. */
-    if (restore_some(rn, c, (uint64_t)SLICE_MS * 1000000))
+    if (restore_some(rn, (uint64_t)SLICE_MS * 1000000))
         return;
     if (!rn->in_pass) {
         if (rn->pass_start_ms != 0 && now - rn->pass_start_ms < PASS_MS)
@@ -910,52 +904,49 @@ static void on_timer(uv_timer_t *t)
     }
     int64_t wall = wall_ms();
     uint64_t t0 = uv_hrtime();
-    while (rn->cursor < c->fleet.n && uv_hrtime() - t0 < (uint64_t)SLICE_MS * 1000000)
-        pass_host(rn, c->fleet.hosts[rn->cursor++], wall);
-    if (rn->cursor >= c->fleet.n)
+    while (rn->cursor < rn->fleet->n && uv_hrtime() - t0 < (uint64_t)SLICE_MS * 1000000)
+        pass_host(rn, rn->fleet->hosts[rn->cursor++], wall);
+    if (rn->cursor >= rn->fleet->n)
         finish_pass(rn, wall);
 }
 
-void pw_collector_analysis_start(pw_collector_t *c)
+int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opts_t *opts,
+                        pw_analysis_run_t **out)
 {
     run_t *rn = pw_calloc(1, sizeof(*rn));
     if (rn == NULL || pw_alert_set_new(&rn->alerts) != 0) {
-        PW_LOG_ERROR(MOD, "out of memory: analysis disabled");
         pw_free(rn);
-        return;
+        return PW_ENOMEM;
     }
-    rn->c = c;
-    c->analysis = rn;
+    rn->loop = loop;
+    rn->ing = ing;
+    rn->fleet = pw_ingest_fleet(ing);
+    rn->store = pw_ingest_store(ing);
+    if (opts)
+        rn->o = *opts;
+    rn->o.alerts_path = NULL;
     pw_sample_init(&rn->table);
-    const char *db = c->cfg ? c->cfg->db_path : NULL;
-    if (db != NULL && db[0] != '\0' && strcmp(db, ":memory:") != 0 &&
-        strlen(db) < PATH_MAX_ALERTS - 16) {
-        rn->alerts_path = pw_malloc(strlen(db) + 16);
+    if (opts && opts->alerts_path) {
+        size_t n = strlen(opts->alerts_path) + 1;
+        rn->alerts_path = pw_malloc(n);
         if (rn->alerts_path != NULL)
-            sprintf(rn->alerts_path, "%s.alerts.json", db);
+            memcpy(rn->alerts_path, opts->alerts_path, n);
     }
     load_firing(rn);
-    const pw_collector_cfg_t *cfg = c->cfg;
-    if (cfg != NULL && ((cfg->webhook_url && cfg->webhook_url[0]) ||
-                        (cfg->alertmanager_url && cfg->alertmanager_url[0]))) {
-        pw_notify_opts_t no;
-        memset(&no, 0, sizeof(no));
-        no.webhook_url = cfg->webhook_url;
-        no.alertmanager_url = cfg->alertmanager_url;
-        pw_diag_t d;
-        if (pw_notify_new(&c->loop, &no, &rn->notify, &d) != 0)
-            PW_LOG_ERROR(MOD, "%s (alerts are not sent)", d.msg);
+    pw_ingest_on_sample(ing, on_sample, rn);
+    if (loop != NULL) {
+        uv_timer_init(loop, &rn->timer);
+        rn->timer.data = rn;
+        /* The first pass starts PASS_MS after start-up, then every PASS_MS, in slices. */
+        rn->pass_start_ms = uv_now(loop);
+        uv_timer_start(&rn->timer, on_timer, TICK_MS, TICK_MS);
     }
-    uv_timer_init(&c->loop, &rn->timer);
-    rn->timer.data = c;
-    /* The first pass starts PASS_MS after start-up, then every PASS_MS, in slices. */
-    rn->pass_start_ms = uv_now(&c->loop);
-    uv_timer_start(&rn->timer, on_timer, TICK_MS, TICK_MS);
+    *out = rn;
+    return 0;
 }
 
-static void on_timer_closed(uv_handle_t *h)
+static void run_free(run_t *rn)
 {
-    run_t *rn = h->data;
     pw_alert_set_free(rn->alerts);
     pw_store_series_free(&rn->series);
     pw_free(rn->suspects);
@@ -967,34 +958,78 @@ static void on_timer_closed(uv_handle_t *h)
     pw_free(rn->cc);
     pw_free(rn->scr);
     pw_free(rn->alerts_path);
+    for (size_t i = 0; i < rn->n_hs; i++) {
+        pw_free(rn->hs[i].baseline);
+        pw_free(rn->hs[i].baseline_tags);
+    }
+    pw_free(rn->hs);
     pw_sample_close(&rn->table);
     pw_free(rn);
 }
 
-void pw_collector_analysis_stop(pw_collector_t *c)
+static void on_timer_closed(uv_handle_t *h)
 {
-    run_t *rn = c->analysis;
+    run_free(h->data);
+}
+
+void pw_analysis_run_close(pw_analysis_run_t *rn)
+{
     if (rn == NULL)
         return;
-    c->analysis = NULL;
     if (rn->alerts_dirty)
         save_firing(rn);
-    pw_notify_close(rn->notify);
-    rn->notify = NULL;
+    pw_ingest_on_sample(rn->ing, NULL, NULL);
+    if (rn->loop == NULL) {
+        run_free(rn);
+        return;
+    }
     uv_timer_stop(&rn->timer);
-    rn->timer.data = rn;
     uv_close((uv_handle_t *)&rn->timer, on_timer_closed);
 }
 
-size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
+size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out)
 {
-    const run_t *rn = c->analysis;
     *out = rn ? rn->suspects : NULL;
     return rn ? rn->n_suspects : 0;
 }
 
-const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
+const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn)
 {
-    const run_t *rn = c->analysis;
     return rn ? rn->alerts : NULL;
+}
+
+const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, const pw_host_t *h)
+{
+    if (rn == NULL || h->index >= rn->n_hs || !rn->hs[h->index].judged)
+        return NULL;
+    return &rn->hs[h->index].pub;
+}
+
+int pw_analysis_run_publish(pw_analysis_run_t *rn, const pw_suspect_t *s, size_t n)
+{
+    pw_suspect_t *v = pw_malloc((n ? n : 1) * sizeof(*v));
+    if (v == NULL)
+        return PW_ENOMEM;
+    if (n)
+        memcpy(v, s, n * sizeof(*v));
+    pw_free(rn->suspects);
+    rn->suspects = v;
+    rn->n_suspects = rn->cap = n;
+    return 0;
+}
+
+pw_alert_set_t *pw_analysis_run_alert_set(pw_analysis_run_t *rn)
+{
+    return rn->alerts;
+}
+
+int pw_analysis_run_set_host(pw_analysis_run_t *rn, const pw_host_t *h,
+                             const pw_analysis_host_t *res)
+{
+    host_state_t *hs = state_of(rn, h);
+    if (hs == NULL)
+        return PW_ENOMEM;
+    hs->pub = *res;
+    hs->judged = 1;
+    return 0;
 }

@@ -1,11 +1,14 @@
 /* api.h: the query API's request model, shared by http.c (transport: TLS, HTTP/1.1 parsing
  * with http-parser, keep-alive, limits), api_v1.c (routing table, auth, /api/v1 handlers with
  * jansson) and metrics_prom.c (/metrics). The contract is docs/openapi.json (served at
- * /api/v1/openapi.json) and notes/api_v1.md.
+ * /api/v1/openapi.json).
  *
- * Handlers run on the collector's loop thread and are synchronous, except a command to an
- * agent, whose answer arrives later (pw_collector_command_result). Everything here can run
- * without sockets: tests, the fuzz target and the benchmark call pw_api_handle directly.
+ * The API reads the fleet through fleet.h, history from the store, results from the analysis
+ * pass; it writes only through ingest (imports) and reaches agents through pw_api_agents_t,
+ * which the wiring provides. Handlers run on the collector's loop thread and are synchronous,
+ * except a command to an agent, whose answer arrives later (pw_http_command_result).
+ * Everything here can run without sockets: tests, the fuzz target and the benchmark call
+ * pw_api_handle directly.
  */
 #ifndef PW_API_H
 #define PW_API_H
@@ -13,9 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
+#include "analysis_run.h"
 #include "buf.h"
-#include "collector_internal.h"
+#include "fleet.h"
+#include "ingest.h"
 #include "pooltag.h"
+#include "remote_write.h"
 #include "tokens.h"
 
 #define PW_API_MAX_HEADER_BYTES   (16u << 10)  /* request line + headers */
@@ -65,11 +73,22 @@ typedef struct pw_api_stats_s {
     uint64_t open_connections;
 } pw_api_stats_t;
 
-/* The API's state: borrowed collector, loaded tokens and tag descriptions. */
+/* How the API reaches agents: provided by the wiring (the agents' listener). */
+typedef struct pw_api_agents_s {
+    /* Sends a command to host h's agent: 0, or PW_ECLOSED when it is not connected. */
+    int (*send_command)(void *arg, const pw_host_t *h, const Poolwatch__V1__Command *cmd);
+    size_t (*connections)(void *arg); /* open agent connections, for /metrics */
+    void *arg;
+} pw_api_agents_t;
+
+/* The API's state: what it reads (borrowed), loaded tokens and tag descriptions. */
 typedef struct pw_api_s {
-    pw_collector_t *c;
-    pw_tokens_t *tokens;   /* owned; NULL = nobody is let in */
-    pw_pooltag_t *pooltag; /* owned; NULL = no descriptions */
+    pw_ingest_t *ing;            /* the fleet, the store and imports */
+    const pw_analysis_run_t *an; /* suspects, alerts, pressure; NULL = none */
+    const pw_remote_write_t *rw; /* remote write's counters for /metrics; NULL = off */
+    pw_api_agents_t agents;      /* send_command NULL = no agents (503) */
+    pw_tokens_t *tokens;         /* owned; NULL = nobody is let in */
+    pw_pooltag_t *pooltag;       /* owned; NULL = no descriptions */
     uint64_t next_cmd_id;
     pw_api_stats_t stats;
 } pw_api_t;
@@ -113,12 +132,42 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *out);
 extern const char pw_openapi_json[];
 extern const size_t pw_openapi_json_len;
 
-/* The HTTP listener's bound port (1..65535), or 0 when it is off: how tests that listen on
- * port 0 learn it. */
-int pw_collector_http_port(const pw_collector_t *c);
+/* ---- http.c: the HTTPS listener of the API and the dashboard ---------------------------- */
 
-/* The API state of a started listener (NULL when off): tests and /metrics use it. */
-pw_api_t *pw_collector_http_api(pw_collector_t *c);
+typedef struct pw_http_opts_s {
+    const char *listen;                         /* "IP:port" (port 0: any free one) */
+    const char *ca_file, *cert_file, *key_file; /* server certificate (CA for client certs) */
+    const char *tokens_file;                    /* NULL/"" = every request gets 401 */
+    const char *pooltag_file;                   /* NULL/"" = no tag descriptions */
+} pw_http_opts_t;
+
+typedef struct pw_http_s pw_http_t;
+
+/* Loads the tokens and tag descriptions, binds opts->listen and serves the API with `deps`
+ * (its ing, an, rw and agents are copied; tokens and pooltag are the listener's own).
+ * Returns 0, PW_ECONFIG (listen not IP:port), a file's error or a libuv error; `d` says what.
+ * On failure nothing is left open. */
+int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *deps,
+                  pw_http_t **out, pw_diag_t *d);
+
+/* Closes every connection and the listener; the listener's state is freed in the close
+ * callback (run the loop). Accepts NULL. */
+void pw_http_stop(pw_http_t *s);
+
+/* Reads the tokens file again (SIGHUP) and, when it parses, uses it for the next requests; on
+ * an error the tokens in use stay and `d` says what and where. Returns the number of tokens
+ * loaded (>= 0), or PW_EINVAL (no tokens file) or the loader's error. */
+int64_t pw_http_reload_tokens(pw_http_t *s, pw_diag_t *d);
+
+/* An agent's CommandResult, handed to the request waiting for it (if any). */
+void pw_http_command_result(pw_http_t *s, const pw_host_t *h,
+                            const Poolwatch__V1__CommandResult *res);
+
+/* The bound port (1..65535): how tests that listen on port 0 learn it. */
+int pw_http_port(const pw_http_t *s);
+
+/* The listener's API state (tests and /metrics use it). */
+pw_api_t *pw_http_api(pw_http_t *s);
 
 /* Reason phrase of an HTTP status ("OK", "Not Found" ...). */
 const char *pw_api_reason(int status);

@@ -487,111 +487,45 @@ static void describe(const pw_api_t *api, const uint8_t *tag, size_t len, const 
  * Host views
  * ========================================================================================== */
 
-/* One row of a host's current table, whichever way the host holds it. */
-typedef struct vrow_s {
-    const uint8_t *tag;
-    uint8_t tag_len;
-    uint8_t pool;
-    uint8_t has_prev;
-    uint64_t allocs, frees, diff, bytes, per_alloc;
-    int64_t ch_allocs, ch_frees, ch_diff, ch_bytes;
-} vrow_t;
+typedef pw_host_row_t vrow_t;
 
 static const pw_totals_t *host_totals(const pw_host_t *h)
 {
-    return h->dec.have_base ? &h->dec.totals : &h->snapshot.totals;
+    return pw_host_totals(h);
 }
 
 static uint64_t host_ts(const pw_host_t *h)
 {
-    return h->dec.have_base ? h->dec.timestamp_ms : h->snapshot.timestamp_ms;
+    return pw_host_ts(h);
 }
 
 static size_t host_nrows(const pw_host_t *h)
 {
-    return h->dec.have_base ? h->dec.n : h->snapshot.n;
-}
-
-static uint64_t counter_mask(const pw_host_t *h)
-{
-    return h->counter_width >= 64 ? UINT64_MAX : ((1ull << h->counter_width) - 1);
-}
-
-/* cur - prev of a counter that wraps at mask + 1. A move of more than half the range is a
- * backwards step (reset): signed. */
-static int64_t wrap_change(uint64_t cur, uint64_t prev, uint64_t mask)
-{
-    uint64_t d = (cur - prev) & mask;
-    return d > mask / 2 ? -(int64_t)((prev - cur) & mask) : (int64_t)d;
-}
-
-/* Row i of the host's table into v, p being its row in the previous table (NULL when it is
- * new). Change columns: against the previous table when there is one (a row new since then
- * changes by its whole value); 0 without a previous table. allocs/frees changes are taken
- * modulo the counter width (they wrap). */
-static void host_row_at(const pw_host_t *h, size_t i, const pw_row_t *p, vrow_t *v)
-{
-    memset(v, 0, sizeof(*v));
-    if (h->dec.have_base) {
-        const pw_row_t *r = &h->dec.rows[i];
-        size_t len = 0;
-        v->tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &len);
-        v->tag_len = (uint8_t)len;
-        v->pool = (uint8_t)PW_ROW_POOL(r->key);
-        v->allocs = r->allocs;
-        v->frees = r->frees;
-        v->diff = r->diff;
-        v->bytes = r->bytes;
-        if (h->prev_valid) {
-            uint64_t mask = counter_mask(h);
-            v->ch_allocs = wrap_change(r->allocs, p ? p->allocs : 0, mask);
-            v->ch_frees = wrap_change(r->frees, p ? p->frees : 0, mask);
-            v->ch_diff = (int64_t)(r->diff - (p ? p->diff : 0));
-            v->ch_bytes = (int64_t)(r->bytes - (p ? p->bytes : 0));
-            v->has_prev = 1;
-        }
-    } else {
-        const pw_entry_t *e = &h->snapshot.entries[i];
-        v->tag = e->tag;
-        v->tag_len = e->tag_len;
-        v->pool = e->pool;
-        v->allocs = e->allocs;
-        v->frees = e->frees;
-        v->diff = e->diff;
-        v->bytes = e->bytes;
-    }
-    v->per_alloc = pw_per_alloc(v->bytes, v->diff);
-}
-
-/* Row i of the host's table into v (host_row_at with the previous row looked up). */
-static void host_row(const pw_host_t *h, size_t i, vrow_t *v)
-{
-    const pw_row_t *p = NULL;
-    if (h->dec.have_base && h->prev_valid)
-        p = pw_fleet_prev_row(h, &h->dec.rows[i]);
-    host_row_at(h, i, p, v);
+    return pw_host_nrows(h);
 }
 
 /* Pressure of one pool: the analysis pass's result when it ran, else computed now from the
  * host's ring (or the current totals when the ring is empty). */
-static void host_pressure(const pw_host_t *h, int pool, pw_pressure_t *out)
+static void host_pressure(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *out)
 {
-    if (h->have_pressure) {
-        *out = pool == PW_POOL_PAGED ? h->pg_pressure : h->np_pressure;
+    const pw_analysis_host_t *ah = pw_analysis_run_host(api->an, h);
+    if (ah != NULL && ah->have_pressure) {
+        *out = pool == PW_POOL_PAGED ? ah->pg : ah->np;
         return;
     }
     const pw_totals_t *t = host_totals(h);
     uint64_t limit = pool == PW_POOL_PAGED ? h->paged_limit_bytes : h->nonpaged_limit_bytes;
     if (limit == 0)
         limit = pool == PW_POOL_PAGED ? t->paged_limit_bytes : t->nonpaged_limit_bytes;
-    size_t n = h->hist_n ? h->hist_n : 1;
+    size_t hist_n = pw_host_hist_n(h);
+    size_t n = hist_n ? hist_n : 1;
     pw_point_t one, *pts = n > 1 ? pw_malloc(n * sizeof(*pts)) : &one;
     memset(out, 0, sizeof(*out));
     out->level = PW_LEVEL_UNKNOWN;
     out->eta_ms = -1;
     if (pts == NULL)
         return;
-    if (h->hist_n == 0) {
+    if (hist_n == 0) {
         one.ts_ms = (int64_t)host_ts(h);
         one.v = (double)(pool == PW_POOL_PAGED ? t->paged_bytes : t->nonpaged_bytes);
     } else {
@@ -613,7 +547,7 @@ static void host_pressure(const pw_host_t *h, int pool, pw_pressure_t *out)
 static uint32_t host_suspects(const pw_api_t *api, const pw_host_t *h)
 {
     const pw_suspect_t *s;
-    size_t n = pw_collector_suspects(api->c, &s);
+    size_t n = pw_analysis_run_suspects(api->an, &s);
     uint32_t k = 0;
     for (size_t i = 0; i < n; i++)
         k += strcmp(s[i].host, h->name) == 0;
@@ -642,7 +576,8 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
     snprintf(os, sizeof(os), "%s%s%s", h->os_family, h->os_version[0] ? " " : "", h->os_version);
     uint64_t np_limit = h->nonpaged_limit_bytes ? h->nonpaged_limit_bytes : t->nonpaged_limit_bytes;
     uint64_t pg_limit = h->paged_limit_bytes ? h->paged_limit_bytes : t->paged_limit_bytes;
-    uint64_t last = h->hist_n ? pw_fleet_hist_at(h, h->hist_n - 1)->ts_ms : host_ts(h);
+    size_t hist_n = pw_host_hist_n(h);
+    uint64_t last = hist_n ? pw_fleet_hist_at(h, hist_n - 1)->ts_ms : host_ts(h);
     json_t *np_eta = hs->np.eta_ms >= 0 ? ju64(last + (uint64_t)hs->np.eta_ms) : json_null();
     json_t *pg_eta = hs->pg.eta_ms >= 0 ? ju64(last + (uint64_t)hs->pg.eta_ms) : json_null();
     json_t *o = json_object();
@@ -653,7 +588,7 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
     json_object_set_new(o, "os_build", json_integer(h->os_build));
     json_object_set_new(o, "arch", jstr(h->arch));
     json_object_set_new(o, "agent_version", jstr(h->agent_version));
-    json_object_set_new(o, "connected", json_boolean(h->conn != NULL));
+    json_object_set_new(o, "connected", json_boolean(pw_host_connected(h)));
     json_object_set_new(o, "last_seen_ms", ju64(h->last_seen_ms));
     json_object_set_new(o, "nonpaged_bytes", ju64(t->nonpaged_bytes));
     json_object_set_new(o, "nonpaged_limit_bytes", ju64(np_limit));
@@ -676,11 +611,11 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
     return o;
 }
 
-static void host_sum(const pw_host_t *h, hostsum_t *hs)
+static void host_sum(const pw_api_t *api, const pw_host_t *h, hostsum_t *hs)
 {
     hs->h = h;
-    host_pressure(h, PW_POOL_NONPAGED, &hs->np);
-    host_pressure(h, PW_POOL_PAGED, &hs->pg);
+    host_pressure(api, h, PW_POOL_NONPAGED, &hs->np);
+    host_pressure(api, h, PW_POOL_PAGED, &hs->pg);
 }
 
 static double np_ratio(const pw_host_t *h)
@@ -701,7 +636,7 @@ static int cmp_hostsum(const void *a, const void *b)
 
 static pw_host_t *find_host(pw_api_t *api, const char *name, pw_api_resp_t *resp)
 {
-    pw_host_t *h = pw_fleet_find(&api->c->fleet, name);
+    pw_host_t *h = pw_fleet_find(pw_ingest_fleet(api->ing), name);
     if (h == NULL)
         pw_api_error(resp, 404, "ENOENT", "unknown host '%s'", name);
     return h;
@@ -715,12 +650,12 @@ static int h_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
 {
     (void)req;
     (void)params;
-    const pw_fleet_t *f = &api->c->fleet;
+    const pw_fleet_t *f = pw_ingest_fleet(api->ing);
     hostsum_t *hs = pw_calloc(f->n ? f->n : 1, sizeof(*hs));
     if (hs == NULL)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     for (size_t i = 0; i < f->n; i++)
-        host_sum(f->hosts[i], &hs[i]);
+        host_sum(api, f->hosts[i], &hs[i]);
     if (f->n > 1)
         qsort(hs, f->n, sizeof(*hs), cmp_hostsum);
     json_t *arr = json_array();
@@ -737,13 +672,13 @@ static int h_host(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     if (h == NULL)
         return resp->status;
     hostsum_t hs;
-    host_sum(h, &hs);
+    host_sum(api, h, &hs);
     json_t *o = host_json(api, &hs);
     if (o == NULL)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     json_object_set_new(o, "totals", totals_json(host_totals(h)));
     json_t *hist = json_array();
-    for (size_t i = 0; hist && i < h->hist_n; i++) {
+    for (size_t i = 0; hist && i < pw_host_hist_n(h); i++) {
         const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
         json_array_append_new(hist, json_pack("{s:o,s:o,s:o}", "ts_ms", ju64(p->ts_ms),
                                               "nonpaged_bytes", ju64(p->nonpaged_bytes),
@@ -777,15 +712,11 @@ static size_t g_items_cap;
 /* Tag bytes and pool of row i of the host's table. */
 static const uint8_t *row_tag(const pw_host_t *h, size_t i, size_t *len, int *pool)
 {
-    if (h->dec.have_base) {
-        uint32_t key = h->dec.rows[i].key;
-        *pool = (int)PW_ROW_POOL(key);
-        return pw_tagdict_get(&h->dec.dict, PW_ROW_ID(key), len);
-    }
-    const pw_entry_t *e = &h->snapshot.entries[i];
-    *pool = e->pool;
-    *len = e->tag_len;
-    return e->tag;
+    pw_host_row_t r;
+    pw_host_row_plain(h, i, &r);
+    *pool = r.pool;
+    *len = r.tag_len;
+    return r.tag;
 }
 
 /* The tag's first 8 bytes, big-endian, zero padded: ordered as the tags are (memcmp, then
@@ -824,8 +755,7 @@ static int cmp_item(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i; /* a repeated (tag, pool) row: table order */
 }
 
-/* The sort column of a row as an unsigned key (by_change: the change columns, signed), from
- * the row itself (host_row_at) ... */
+/* The sort column of a row as an unsigned key (by_change: the change columns, signed). */
 static uint64_t vrow_column(const vrow_t *v, int sort, int by_change)
 {
     if (by_change && sort != SORT_PER_ALLOC) {
@@ -842,33 +772,6 @@ static uint64_t vrow_column(const vrow_t *v, int sort, int by_change)
                                 : v->per_alloc;
 }
 
-/* ... or straight from a streamed row r and its previous row p, computing only that column
- * (the same values as host_row_at's). */
-static uint64_t dec_column(const pw_host_t *h, const pw_row_t *r, const pw_row_t *p, int sort,
-                           int by_change)
-{
-    if (by_change && sort != SORT_PER_ALLOC) {
-        int64_t c = 0;
-        if (h->prev_valid) {
-            if (sort == SORT_ALLOCS)
-                c = wrap_change(r->allocs, p ? p->allocs : 0, counter_mask(h));
-            else if (sort == SORT_FREES)
-                c = wrap_change(r->frees, p ? p->frees : 0, counter_mask(h));
-            else if (sort == SORT_DIFF)
-                c = (int64_t)(r->diff - (p ? p->diff : 0));
-            else
-                c = (int64_t)(r->bytes - (p ? p->bytes : 0));
-        }
-        return (uint64_t)c ^ (1ull << 63);
-    }
-    return sort == SORT_ALLOCS  ? r->allocs
-           : sort == SORT_FREES ? r->frees
-           : sort == SORT_DIFF  ? r->diff
-           : sort == SORT_BYTES ? r->bytes
-                                : pw_per_alloc(r->bytes, r->diff);
-}
-
-/* The item of row i (tag, sort column `col`). */
 static void make_item(const uint8_t *tag, size_t len, uint64_t col, uint32_t i, int sort, int desc,
                       pitem_t *it)
 {
@@ -1030,51 +933,30 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
     int filter = inc.present || exc.present;
-    /* The current table and the previous rows are both sorted by key: one merge walk finds
-     * each row's previous counters; rows of one tag are adjacent, so its patterns are matched
-     * once for all its pools. */
-    int with_prev = h->dec.have_base && h->prev_valid;
-    size_t pj = 0;
-    uint32_t last_id = UINT32_MAX;
+    /* Rows of one tag are adjacent (and a stream's rows share its tag bytes), so a tag's
+     * patterns are matched once for all its pools. Change columns are read only when sorted
+     * by them. */
+    const uint8_t *last_tag = NULL;
     int last_ok = 0;
+    int need_change = by_change && sort != SORT_PER_ALLOC && sort != SORT_TAG;
     for (size_t i = 0; i < n; i++) {
-        size_t len;
-        int rp;
-        const uint8_t *tag = row_tag(h, i, &len, &rp);
-        if (pool != 3 && rp != pool)
+        vrow_t row;
+        if (need_change)
+            pw_host_row(h, i, &row);
+        else
+            pw_host_row_plain(h, i, &row);
+        if (pool != 3 && row.pool != pool)
             continue;
         if (filter) {
-            if (h->dec.have_base) {
-                uint32_t id = PW_ROW_ID(h->dec.rows[i].key);
-                if (id != last_id) {
-                    last_id = id;
-                    last_ok = tag_passes(tag, len, &inc, &exc);
-                }
-                if (!last_ok)
-                    continue;
-            } else if (!tag_passes(tag, len, &inc, &exc)) {
+            if (row.tag != last_tag) {
+                last_tag = row.tag;
+                last_ok = tag_passes(row.tag, row.tag_len, &inc, &exc);
+            }
+            if (!last_ok)
                 continue;
-            }
         }
-        uint64_t col = 0;
-        if (sort == SORT_TAG) {
-            /* the tag is the key */
-        } else if (h->dec.have_base) {
-            const pw_row_t *cur = &h->dec.rows[i], *p = NULL;
-            if (with_prev) {
-                while (pj < h->prev_n && h->prev_rows[pj].key < cur->key)
-                    pj++;
-                p = cur; /* untouched by the last sample */
-                if (pj < h->prev_n && h->prev_rows[pj].key == cur->key)
-                    p = h->prev_rows[pj].reserved == PW_PREV_ABSENT ? NULL : &h->prev_rows[pj];
-            }
-            col = dec_column(h, cur, p, sort, (int)by_change);
-        } else {
-            vrow_t row;
-            host_row_at(h, i, NULL, &row);
-            col = vrow_column(&row, sort, (int)by_change);
-        }
-        make_item(tag, len, col, (uint32_t)i, sort, desc, &g_items[m++]);
+        uint64_t col = sort == SORT_TAG ? 0 : vrow_column(&row, sort, (int)by_change);
+        make_item(row.tag, row.tag_len, col, (uint32_t)i, sort, desc, &g_items[m++]);
     }
     patlist_free(&inc);
     patlist_free(&exc);
@@ -1085,7 +967,7 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < out_n; i++) {
         vrow_t row;
-        host_row(h, g_items[i].i, &row);
+        pw_host_row(h, g_items[i].i, &row);
         json_t *o = pool_row_json(api, &row);
         if (o == NULL)
             break;
@@ -1097,7 +979,7 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         g_items = NULL;
         g_items_cap = 0;
     }
-    json_t *prev_ts = (h->dec.have_base && h->prev_valid) ? ju64(h->prev_ts_ms) : json_null();
+    json_t *prev_ts = pw_host_prev_ts(h) ? ju64(pw_host_prev_ts(h)) : json_null();
     json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", jstr(h->name),
                           "timestamp_ms", ju64(host_ts(h)), "prev_timestamp_ms", prev_ts, "totals",
                           totals_json(host_totals(h)), "rows", arr, "count",
@@ -1141,16 +1023,16 @@ static int h_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     memset(&s, 0, sizeof(s));
     pw_diag_t d;
     pw_diag_clear(&d);
-    int64_t n = pw_store_series(api->c->store, h->name, tag, (size_t)tl, (pw_pool_t)pool, from, to,
-                                step, &s, &d);
+    int64_t n = pw_store_series(pw_ingest_store(api->ing), h->name, tag, (size_t)tl,
+                                (pw_pool_t)pool, from, to, step, &s, &d);
     /* poolmon pads tags to 4 characters ("Io  "): a shorter one that finds nothing is tried
      * padded, as `top`'s patterns match it. */
     if (n == 0 && tl < 4) {
         memset(tag + tl, ' ', (size_t)(4 - tl));
         pw_store_series_free(&s);
         memset(&s, 0, sizeof(s));
-        int64_t n4 = pw_store_series(api->c->store, h->name, tag, 4, (pw_pool_t)pool, from, to,
-                                     step, &s, &d);
+        int64_t n4 = pw_store_series(pw_ingest_store(api->ing), h->name, tag, 4, (pw_pool_t)pool,
+                                     from, to, step, &s, &d);
         if (n4 > 0)
             n = n4, tl = 4;
         else if (n4 == 0)
@@ -1279,7 +1161,7 @@ static int fleet_aggregate(pw_api_t *api, int pool, const uint8_t *only, size_t 
                            aggset_t *s, const pw_fleet_agg_t **ixp)
 {
     const pw_fleet_agg_t *ix;
-    if (pw_fleet_agg_sync(&api->c->fleet, &ix) != 0)
+    if (pw_fleet_agg_sync(pw_ingest_fleet(api->ing), &ix) != 0)
         return PW_ENOMEM;
     *ixp = ix;
     size_t lo = 0, hi = ix->naggs;
@@ -1318,7 +1200,7 @@ static int fleet_aggregate(pw_api_t *api, int pool, const uint8_t *only, size_t 
 
 static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
 {
-    const pw_fleet_t *f = &api->c->fleet;
+    const pw_fleet_t *f = pw_ingest_fleet(api->ing);
     const pw_agg_t *g = &ix->aggs[a->off];
     /* min, max and the top hosts (largest first, ties: the earlier host) over the entries,
      * which are in no order; the quantiles over a copy of the values. */
@@ -1487,7 +1369,7 @@ static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     }
     json_object_set_new(o, "aggregates", aggs);
     /* Every host's row(s), with a robust z among hosts of the same OS build and pool. */
-    const pw_fleet_t *f = &api->c->fleet;
+    const pw_fleet_t *f = pw_ingest_fleet(api->ing);
     size_t cap = 3 * f->n + 1, m = 0;
     double *v = pw_malloc(cap * sizeof(*v)), *z = pw_malloc(cap * sizeof(*z));
     uint32_t *grp = pw_malloc(cap * sizeof(*grp));
@@ -1503,7 +1385,7 @@ static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
         const pw_host_t *h = f->hosts[i];
         size_t n = host_nrows(h);
         for (size_t j = 0; j < n && m < cap; j++) {
-            host_row(h, j, &rr[m]);
+            pw_host_row(h, j, &rr[m]);
             if (rr[m].tag_len != tl || memcmp(rr[m].tag, tag, (size_t)tl) != 0 ||
                 (pool != 3 && rr[m].pool != pool))
                 continue;
@@ -1525,7 +1407,7 @@ static int h_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     pw_free(v), pw_free(z), pw_free(grp), pw_free(out), pw_free(hh), pw_free(rr);
     json_object_set_new(o, "hosts", hosts);
     const pw_suspect_t *sp;
-    size_t ns = pw_collector_suspects(api->c, &sp);
+    size_t ns = pw_analysis_run_suspects(api->an, &sp);
     json_t *sus = json_array();
     for (size_t i = 0; sus && i < ns; i++)
         if (sp[i].tag_len == tl && memcmp(sp[i].tag, tag, (size_t)tl) == 0 &&
@@ -1540,7 +1422,7 @@ static int h_leaks(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     (void)req;
     (void)params;
     const pw_suspect_t *sp;
-    size_t ns = pw_collector_suspects(api->c, &sp);
+    size_t ns = pw_analysis_run_suspects(api->an, &sp);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < ns; i++)
         json_array_append_new(arr, suspect_json(api, &sp[i]));
@@ -1597,7 +1479,7 @@ static int h_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     (void)params;
     alerts_ctx_t a;
     memset(&a, 0, sizeof(a));
-    const pw_alert_set_t *set = pw_collector_alerts(api->c);
+    const pw_alert_set_t *set = pw_analysis_run_alerts(api->an);
     if (set)
         pw_alert_foreach(set, collect_alert, &a);
     if (a.oom) {
@@ -1718,35 +1600,14 @@ static int h_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_a
     if (r)
         return r;
     cmd.id = ++api->next_cmd_id;
-    if (h->conn == NULL || pw_collector_send_command(api->c, h, &cmd) != 0)
+    if (!pw_host_connected(h) || api->agents.send_command == NULL ||
+        api->agents.send_command(api->agents.arg, h, &cmd) != 0)
         return pw_api_error(resp, 503, "ECLOSED", "host '%s' is not connected", h->name);
     resp->pending = 1;
     resp->cmd_id = cmd.id;
     snprintf(resp->cmd_host, sizeof(resp->cmd_host), "%s", h->name);
     resp->status = 200;
     return 200;
-}
-
-/* Makes a store-acceptable sample of an imported screen: frees rebuilt as allocs - diff
- * (poolmon's columns may disagree after a wrap), repeated (tag, pool) rows dropped. */
-static void import_fix(pw_sample_t *s, unsigned width)
-{
-    uint64_t mask = width >= 64 ? UINT64_MAX : ((1ull << width) - 1);
-    size_t m = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        pw_entry_t *e = &s->entries[i];
-        int dup = 0;
-        for (size_t j = 0; j < m && !dup; j++)
-            dup = s->entries[j].pool == e->pool && s->entries[j].tag_len == e->tag_len &&
-                  memcmp(s->entries[j].tag, e->tag, e->tag_len) == 0;
-        if (dup)
-            continue;
-        e->allocs &= mask;
-        e->diff &= mask;
-        e->frees = (e->allocs - e->diff) & mask;
-        s->entries[m++] = *e;
-    }
-    s->n = m;
 }
 
 static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
@@ -1779,13 +1640,10 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         query_free(&q);
         return r;
     }
-    /* History of a host that streams from an agent is not mixed with imported screens. */
-    const pw_host_t *live = pw_fleet_find(&api->c->fleet, host);
-    if (live != NULL && (live->conn != NULL || live->dec.have_base ||
-                         (live->agent_id_len > 0 &&
-                          (live->agent_id_len < 7 || memcmp(live->agent_id, "import:", 7) != 0)))) {
-        r = pw_api_error(resp, 409, "EEXIST",
-                         "host '%s' has samples from an agent; import under another name", host);
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    if (pw_ingest_import_check(api->ing, host, &d) != 0) {
+        r = pw_api_error(resp, 409, "EEXIST", "%s", d.msg);
         query_free(&q); /* `host` points into q */
         return r;
     }
@@ -1796,8 +1654,6 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     po.start_ms = start;
     po.interval_ms = interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS;
     pw_poolmon_doc_t doc;
-    pw_diag_t d;
-    pw_diag_clear(&d);
     r = pw_poolmon_parse((const char *)req->body, req->body_len, &po, &doc, &d);
     if (r != 0) {
         query_free(&q);
@@ -1829,54 +1685,43 @@ static int h_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
                 doc.screens[i].rows[j].diff > UINT32_MAX)
                 width = 64;
     uint64_t first = doc.n_screens ? doc.screens[0].timestamp_ms : 0;
-    char agent_id[300], boot_id[40];
-    snprintf(agent_id, sizeof(agent_id), "import:%s", host);
     /* The instance is the capture's content: importing the same file again stores nothing
      * twice (same agent, boot and seqs), whatever times the screens were given. */
+    char boot_id[40];
     uint64_t fnv = 1469598103934665603ull;
     for (size_t i = 0; i < req->body_len; i++)
         fnv = (fnv ^ req->body[i]) * 1099511628211ull;
     snprintf(boot_id, sizeof(boot_id), "import:%016" PRIx64, fnv);
-    size_t aid = strlen(agent_id) > 64 ? 64 : strlen(agent_id);
-    pw_store_host_t sh = {
-        host, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), "windows",
-        width};
-    pw_sample_t s;
-    pw_sample_init(&s);
-    size_t rows = 0, stored = 0;
-    uint64_t last = first;
-    for (size_t i = 0; r >= 0 && i < doc.n_screens; i++) {
-        pw_sample_reset(&s);
-        if ((r = pw_poolmon_screen_to_sample(&doc.screens[i], &s)) != 0)
-            break;
-        import_fix(&s, width);
-        s.seq = i + 1;
-        r = pw_store_put(api->c->store, &sh, &s, 0, &d);
-        if (r >= 0) {
-            rows += s.n;
-            stored++;
-            last = s.timestamp_ms;
-        }
+    pw_sample_t *ss = pw_calloc(doc.n_screens ? doc.n_screens : 1, sizeof(*ss));
+    if (ss == NULL)
+        r = PW_ENOMEM;
+    for (size_t i = 0; ss && i < doc.n_screens; i++)
+        pw_sample_init(&ss[i]);
+    for (size_t i = 0; ss && r == 0 && i < doc.n_screens; i++)
+        r = pw_poolmon_screen_to_sample(&doc.screens[i], &ss[i]);
+    pw_ingest_import_res_t ir;
+    memset(&ir, 0, sizeof(ir));
+    ir.last_ts = first;
+    if (r == 0)
+        r = pw_ingest_import(api->ing, host, width, boot_id, ss, doc.n_screens, &ir, &d);
+    else
+        pw_diag_set(&d, r, 0, 0, "import", "%s", pw_strerror(r));
+    for (size_t i = 0; ss && i < doc.n_screens; i++)
+        pw_sample_close(&ss[i]);
+    pw_free(ss);
+    if (r == PW_EEXIST) {
+        r = pw_api_error(resp, 409, "EEXIST", "%s", d.msg);
+        pw_poolmon_doc_close(&doc);
+        query_free(&q); /* `host` points into q */
+        return r;
     }
-    if (r >= 0)
-        r = pw_store_commit(api->c->store, &d);
     if (r < 0) {
-        pw_sample_close(&s);
         pw_poolmon_doc_close(&doc);
         query_free(&q);
         return pw_api_error(resp, r == PW_EINVAL ? 400 : 500, pw_err_name(r), "import: %s",
                             d.msg[0] ? d.msg : pw_strerror(r));
     }
-    /* The fleet shows the host's last screen unless the host streams live. */
-    pw_host_t *h = pw_fleet_get(&api->c->fleet, host, width);
-    if (h && !h->dec.have_base && doc.n_screens > 0 && last >= h->snapshot.timestamp_ms) {
-        pw_sample_copy(&h->snapshot, &s);
-        if (h->os_family[0] == '\0')
-            snprintf(h->os_family, sizeof(h->os_family), "windows");
-        if (last > h->last_seen_ms)
-            h->last_seen_ms = last;
-    }
-    pw_sample_close(&s);
+    uint64_t rows = ir.rows, last = ir.screens ? ir.last_ts : first;
     json_t *o =
         json_pack("{s:o,s:i,s:o,s:o,s:o,s:o}", "host", jstr(host), "screens", (int)doc.n_screens,
                   "rows", ju64(rows), "first_ts_ms", ju64(first), "last_ts_ms", ju64(last),

@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "log.h"
 #include "net.h"
+#include "tls.h"
 #include "web.h"
 
 #define MOD          "http"
@@ -53,15 +54,16 @@ typedef struct hconn_s {
     struct hconn_s *next, *prev;
 } hconn_t;
 
-typedef struct pw_http_s {
-    pw_collector_t *c;
+struct pw_http_s {
+    uv_loop_t *loop;
+    char *tokens_file; /* for pw_http_reload_tokens; NULL = none */
     uv_tcp_t server;
     int port;
     pw_tls_ctx_t *tls;
     pw_api_t api;
     hconn_t *conns;
     size_t n_conns;
-} pw_http_t;
+};
 
 static http_parser_settings settings;
 
@@ -98,7 +100,7 @@ static void close_after_flush(hconn_t *k)
         conn_close(k);
         return;
     }
-    k->drain_started = uv_now(&k->srv->c->loop);
+    k->drain_started = uv_now(k->srv->loop);
     arm(k, T_DRAIN, 10, 10);
 }
 
@@ -378,7 +380,7 @@ static void on_timer(uv_timer_t *t)
         break;
     }
     case T_DRAIN: {
-        uint64_t waited = uv_now(&k->srv->c->loop) - k->drain_started;
+        uint64_t waited = uv_now(k->srv->loop) - k->drain_started;
         if (k->tls == NULL || waited > PW_API_REQUEST_TIMEOUT_MS ||
             (pw_tls_write_queue_bytes(k->tls) == 0 && (!k->linger || waited > LINGER_MS)))
             conn_close(k);
@@ -419,7 +421,7 @@ static void on_close(pw_tls_conn_t *tls, int status, const char *msg)
         PW_LOG_DEBUG(MOD, "connection closed: %s: %s", pw_strerror(status), msg ? msg : "");
     k->tls = NULL;
     k->closing = 1;
-    if (s != NULL) { /* NULL once the listener stopped (pw_collector_http_stop) */
+    if (s != NULL) { /* NULL once the listener stopped (pw_http_stop) */
         if (k->prev)
             k->prev->next = k->next;
         else
@@ -464,7 +466,7 @@ static void on_connection(uv_stream_t *server, int status)
     pw_buf_init(&k->auth, PW_API_MAX_HEADER_BYTES);
     pw_buf_init(&k->inm, PW_API_MAX_HEADER_BYTES);
     pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
-    uv_timer_init(&s->c->loop, &k->timer);
+    uv_timer_init(s->loop, &k->timer);
     k->timer.data = k;
     /* The TLS handshake and the first request share the request time limit. */
     arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0);
@@ -477,12 +479,11 @@ static void on_connection(uv_stream_t *server, int status)
     s->api.stats.open_connections = s->n_conns;
 }
 
-/* ---- collector interface ---------------------------------------------------------------- */
+/* ---- the listener ------------------------------------------------------------------------ */
 
-void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
-                                 const Poolwatch__V1__CommandResult *res)
+void pw_http_command_result(pw_http_t *s, const pw_host_t *h,
+                            const Poolwatch__V1__CommandResult *res)
 {
-    pw_http_t *s = c->http;
     if (s == NULL || h == NULL || res == NULL)
         return;
     for (hconn_t *k = s->conns; k != NULL; k = k->next) {
@@ -501,20 +502,23 @@ void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
     /* The request timed out or its client left: nothing waits for this answer. */
 }
 
-static void on_server_closed(uv_handle_t *h)
+static void http_free(pw_http_t *s)
 {
-    pw_http_t *s = h->data;
     pw_tls_ctx_free(s->tls);
     pw_tokens_free(s->api.tokens);
     pw_pooltag_free(s->api.pooltag);
+    pw_free(s->tokens_file);
     pw_free(s);
 }
 
-int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d)
+static void on_server_closed(uv_handle_t *h)
 {
-    const pw_collector_cfg_t *cfg = c->cfg;
-    if (cfg->http_listen == NULL || cfg->http_listen[0] == '\0')
-        return 0;
+    http_free(h->data);
+}
+
+int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *deps,
+                  pw_http_t **out, pw_diag_t *d)
+{
     settings.on_message_begin = on_message_begin;
     settings.on_url = on_url;
     settings.on_header_field = on_header_field;
@@ -525,19 +529,28 @@ int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d)
     pw_http_t *s = pw_calloc(1, sizeof(*s));
     if (s == NULL)
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
-    s->c = c;
-    s->api.c = c;
+    s->loop = loop;
+    s->api.ing = deps->ing;
+    s->api.an = deps->an;
+    s->api.rw = deps->rw;
+    s->api.agents = deps->agents;
     int r = 0;
-    if (cfg->tokens_file && cfg->tokens_file[0]) {
-        if ((r = pw_tokens_load(cfg->tokens_file, &s->api.tokens, d)) != 0)
+    if (opts->tokens_file && opts->tokens_file[0]) {
+        size_t n = strlen(opts->tokens_file) + 1;
+        if ((s->tokens_file = pw_malloc(n)) == NULL) {
+            r = pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
+            goto fail;
+        }
+        memcpy(s->tokens_file, opts->tokens_file, n);
+        if ((r = pw_tokens_load(opts->tokens_file, &s->api.tokens, d)) != 0)
             goto fail;
     } else {
         PW_LOG_WARN(MOD, "no tokens_file: every API request will get 401");
     }
-    if (cfg->pooltag_file && cfg->pooltag_file[0] &&
-        (r = pw_pooltag_load(cfg->pooltag_file, NULL, &s->api.pooltag, d)) != 0)
+    if (opts->pooltag_file && opts->pooltag_file[0] &&
+        (r = pw_pooltag_load(opts->pooltag_file, NULL, &s->api.pooltag, d)) != 0)
         goto fail;
-    pw_tls_ctx_opts_t to = {PW_TLS_SERVER, cfg->ca_file, cfg->cert_file, cfg->key_file, 1};
+    pw_tls_ctx_opts_t to = {PW_TLS_SERVER, opts->ca_file, opts->cert_file, opts->key_file, 1};
     if ((r = pw_tls_ctx_new(&s->tls, &to, d)) != 0)
         goto fail;
     char host[PW_NET_HOST_MAX];
@@ -545,7 +558,7 @@ int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d)
     struct sockaddr_storage ss;
     /* "IP:0" asks for any free port (tests); pw_net_split_host_port wants 1..65535. */
     char ep[PW_NET_HOST_MAX + 8];
-    snprintf(ep, sizeof(ep), "%s", cfg->http_listen);
+    snprintf(ep, sizeof(ep), "%s", opts->listen);
     size_t el = strlen(ep);
     int any_port = el > 2 && strcmp(ep + el - 2, ":0") == 0;
     if (any_port)
@@ -553,40 +566,35 @@ int pw_collector_http_start(pw_collector_t *c, pw_diag_t *d)
     if (pw_net_split_host_port(ep, DEFAULT_PORT, host, sizeof(host), &port, NULL) != 0 ||
         pw_net_addr_from_literal(host, any_port ? 0 : port, &ss) != 0) {
         r = pw_diag_set(d, PW_ECONFIG, 0, 0, "http_listen", "http_listen '%s' is not IP:port",
-                        cfg->http_listen);
+                        opts->listen);
         goto fail;
     }
-    uv_tcp_init(&c->loop, &s->server);
+    uv_tcp_init(loop, &s->server);
     s->server.data = s;
     if ((r = uv_tcp_bind(&s->server, (struct sockaddr *)&ss, 0)) != 0 ||
         (r = uv_listen((uv_stream_t *)&s->server, 128, on_connection)) != 0) {
-        pw_diag_set(d, r, 0, 0, "http_listen", "cannot listen on %s: %s", cfg->http_listen,
+        pw_diag_set(d, r, 0, 0, "http_listen", "cannot listen on %s: %s", opts->listen,
                     uv_strerror(r));
         uv_close((uv_handle_t *)&s->server, on_server_closed); /* frees s */
         return r;
     }
     s->port = pw_net_bound_port(&s->server);
-    c->http = s;
-    PW_LOG_INFO(MOD, "query API on https://%s (port %d), %zu tokens", cfg->http_listen, s->port,
+    *out = s;
+    PW_LOG_INFO(MOD, "query API on https://%s (port %d), %zu tokens", opts->listen, s->port,
                 pw_tokens_count(s->api.tokens));
     return 0;
 fail:
-    pw_tls_ctx_free(s->tls);
-    pw_tokens_free(s->api.tokens);
-    pw_pooltag_free(s->api.pooltag);
-    pw_free(s);
+    http_free(s);
     return r;
 }
 
-int64_t pw_collector_http_reload_tokens(pw_collector_t *c, pw_diag_t *d)
+int64_t pw_http_reload_tokens(pw_http_t *s, pw_diag_t *d)
 {
-    pw_http_t *s = c->http;
-    const char *path = c->cfg->tokens_file;
-    if (s == NULL || path == NULL || path[0] == '\0')
+    if (s == NULL || s->tokens_file == NULL)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "http.tokens_file",
                            "no HTTP listener or no tokens file to reload");
     pw_tokens_t *t;
-    int r = pw_tokens_load(path, &t, d);
+    int r = pw_tokens_load(s->tokens_file, &t, d);
     if (r != 0)
         return r;
     pw_tokens_free(s->api.tokens); /* requests check tokens on the loop thread, as this runs */
@@ -594,12 +602,10 @@ int64_t pw_collector_http_reload_tokens(pw_collector_t *c, pw_diag_t *d)
     return (int64_t)pw_tokens_count(t);
 }
 
-void pw_collector_http_stop(pw_collector_t *c)
+void pw_http_stop(pw_http_t *s)
 {
-    pw_http_t *s = c->http;
     if (s == NULL)
         return;
-    c->http = NULL;
     for (hconn_t *k = s->conns; k != NULL; k = k->next)
         conn_close(k);
     /* Connections hold their own TLS context reference; the state goes with the listener.
@@ -613,12 +619,12 @@ void pw_collector_http_stop(pw_collector_t *c)
     uv_close((uv_handle_t *)&s->server, on_server_closed);
 }
 
-int pw_collector_http_port(const pw_collector_t *c)
+int pw_http_port(const pw_http_t *s)
 {
-    return c->http ? c->http->port : 0;
+    return s ? s->port : 0;
 }
 
-pw_api_t *pw_collector_http_api(pw_collector_t *c)
+pw_api_t *pw_http_api(pw_http_t *s)
 {
-    return c->http ? &c->http->api : NULL;
+    return s ? &s->api : NULL;
 }

@@ -73,7 +73,7 @@ static void count_firing(const pw_alert_transition_t *cur, void *arg)
 
 int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
 {
-    const pw_fleet_t *f = &api->c->fleet;
+    const pw_fleet_t *f = pw_ingest_fleet(api->ing);
     char hn[600], tn[PW_TAG_MAX * 4 + 1], te[2 * sizeof(tn)];
     int r = 0;
     static const struct {
@@ -88,7 +88,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         {"poolwatch_host_table_rows", "gauge", "Rows (tag, pool type) in the host's table."},
     };
     const pw_suspect_t *sp;
-    size_t ns = pw_collector_suspects(api->c, &sp);
+    size_t ns = pw_analysis_run_suspects(api->an, &sp);
     for (size_t m = 0; m < sizeof(hm) / sizeof(hm[0]) && r == 0; m++) {
         r = help(b, hm[m].name, hm[m].type, hm[m].help);
         for (size_t i = 0; i < f->n && r == 0; i++) {
@@ -110,7 +110,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 r = out(b, "%s{host=\"%s\"} %" PRIu64 "\n", hm[m].name, hn, h->samples);
                 break;
             case 3:
-                r = out(b, "%s{host=\"%s\"} %d\n", hm[m].name, hn, h->conn != NULL);
+                r = out(b, "%s{host=\"%s\"} %d\n", hm[m].name, hn, pw_host_connected(h));
                 break;
             case 4:
                 r = out(b, "%s{host=\"%s\"} %" PRIu64 ".%03u\n", hm[m].name, hn,
@@ -121,8 +121,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                         pw_series_suspects(sp, ns, h->name));
                 break;
             default:
-                r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn,
-                        h->dec.have_base ? h->dec.n : h->snapshot.n);
+                r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn, pw_host_nrows(h));
             }
         }
     }
@@ -134,10 +133,11 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                  "trend (present only when the analysis gives an ETA).");
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
-        if (!h->have_pressure)
+        const pw_analysis_host_t *ah = pw_analysis_run_host(api->an, h);
+        if (ah == NULL || !ah->have_pressure)
             continue;
         esc(h->name, hn, sizeof(hn));
-        const pw_pressure_t *pr[2] = {&h->np_pressure, &h->pg_pressure};
+        const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
         for (int p = 0; p < 2 && r == 0; p++)
             if (pr[p]->eta_ms >= 0)
                 r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n",
@@ -173,7 +173,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         r = help(b, "poolwatch_alerts_firing", "gauge", "Alerts firing, by severity.");
     if (r == 0) {
         size_t n[2] = {0, 0};
-        const pw_alert_set_t *as = pw_collector_alerts(api->c);
+        const pw_alert_set_t *as = pw_analysis_run_alerts(api->an);
         if (as != NULL)
             pw_alert_foreach(as, count_firing, n);
         r = out(b,
@@ -219,7 +219,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     if (r == 0)
         r = help(b, "poolwatch_collector_agent_connections", "gauge", "Agent sessions open.");
     if (r == 0)
-        r = out(b, "poolwatch_collector_agent_connections %zu\n", api->c->n_conns);
+        r = out(b, "poolwatch_collector_agent_connections %zu\n",
+                api->agents.connections ? api->agents.connections(api->agents.arg) : 0);
     if (r == 0)
         r = help(b, "poolwatch_http_requests_total", "counter",
                  "HTTP requests answered, by status class.");
@@ -250,7 +251,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     if (r == 0)
         r = out(b, "poolwatch_http_connections_refused_total %" PRIu64 "\n", st->refused);
     pw_store_stats_t ss;
-    if (r == 0 && api->c->store && pw_store_stats(api->c->store, &ss, NULL) == 0) {
+    if (r == 0 && pw_store_stats(pw_ingest_store(api->ing), &ss, NULL) == 0) {
         const struct {
             const char *name, *type, *help;
             uint64_t v;
@@ -270,9 +271,9 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         }
     }
     /* Remote write (remote_write.h), when configured. */
-    if (r == 0 && api->c->rw != NULL) {
+    if (r == 0 && api->rw != NULL) {
         pw_remote_write_stats_t rs;
-        pw_remote_write_get_stats(api->c->rw, &rs);
+        pw_remote_write_get_stats(api->rw, &rs);
         const struct {
             const char *name, *type, *help;
             uint64_t v;

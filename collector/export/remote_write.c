@@ -122,8 +122,8 @@ void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur)
     cur->n = 0;
 }
 
-static int host_series(batch_t *b, const pw_host_t *h, size_t ns_host, pw_series_row_t *top,
-                       size_t tags_per_host)
+static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t *ah, size_t ns_host,
+                       pw_series_row_t *top, size_t tags_per_host)
 {
     uint64_t used[2], lim[2], ts = h->last_seen_ms;
     pw_series_pools(h, used, lim);
@@ -133,15 +133,15 @@ static int host_series(batch_t *b, const pw_host_t *h, size_t ns_host, pw_series
         r = add(b, "poolwatch_pool_bytes", h->name, pn[p], NULL, (double)used[p], ts, NULL);
     for (int p = 0; p < 2 && r == 0; p++)
         r = add(b, "poolwatch_pool_limit_bytes", h->name, pn[p], NULL, (double)lim[p], ts, NULL);
-    if (h->have_pressure) {
-        const pw_pressure_t *pr[2] = {&h->np_pressure, &h->pg_pressure};
+    if (ah != NULL && ah->have_pressure) {
+        const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
         for (int p = 0; p < 2 && r == 0; p++)
             if (pr[p]->eta_ms >= 0)
                 r = add(b, "poolwatch_pool_exhaustion_seconds", h->name, pn[p], NULL,
                         (double)pr[p]->eta_ms / 1000.0, ts, NULL);
     }
     if (r == 0)
-        r = add(b, "poolwatch_host_connected", h->name, NULL, NULL, h->conn != NULL, ts, NULL);
+        r = add(b, "poolwatch_host_connected", h->name, NULL, NULL, pw_host_connected(h), ts, NULL);
     if (r == 0)
         r = add(b, "poolwatch_host_suspects", h->name, NULL, NULL, (double)ns_host, ts, NULL);
     size_t n = pw_series_top(h, top, tags_per_host);
@@ -164,13 +164,15 @@ static int host_series(batch_t *b, const pw_host_t *h, size_t ns_host, pw_series
     return r;
 }
 
-int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size_t ns,
+int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_analysis_run_t *an,
                                size_t tags_per_host, size_t max_series,
                                pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
                                void *arg)
 {
     if (f == NULL || cur == NULL || emit == NULL)
         return PW_EINVAL;
+    const pw_suspect_t *sp;
+    size_t ns = pw_analysis_run_suspects(an, &sp);
     if (max_series == 0)
         max_series = 2000;
     if (cur->n < f->n) {
@@ -201,7 +203,8 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size
             cur->sent_ms[h->index] = h->last_seen_ms; /* too old for a receiver: skipped */
             continue;
         }
-        r = host_series(&b, h, pw_series_suspects(sp, ns, h->name), top, tags_per_host);
+        r = host_series(&b, h, pw_analysis_run_host(an, h), pw_series_suspects(sp, ns, h->name),
+                        top, tags_per_host);
         if (r == 0)
             cur->sent_ms[h->index] = h->last_seen_ms;
     }
@@ -575,8 +578,8 @@ static void warn_ahead(pw_remote_write_t *w, const pw_fleet_t *f, uint64_t now)
                 (double)(h->last_seen_ms - now) / 1000.0);
 }
 
-int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const pw_suspect_t *sp,
-                                size_t ns)
+int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f,
+                                const pw_analysis_run_t *an)
 {
     if (w == NULL || f == NULL)
         return PW_EINVAL;
@@ -589,7 +592,7 @@ int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const
     w->cur.min_ts_ms = now > age ? now - age : 0;
     uint64_t skew = w->o.max_clock_skew_ms ? w->o.max_clock_skew_ms : 5 * 60 * 1000;
     w->cur.max_ts_ms = skew != UINT64_MAX && now != 0 ? now + skew : 0;
-    int64_t n = pw_remote_write_encode(f, sp, ns, w->o.tags_per_host, w->o.max_series_per_request,
+    int64_t n = pw_remote_write_encode(f, an, w->o.tags_per_host, w->o.max_series_per_request,
                                        &w->cur, enqueue, w);
     w->st.hosts_ahead = w->cur.ahead;
     w->st.ahead_skips += w->cur.ahead;
@@ -605,10 +608,9 @@ static void on_tick(uv_timer_t *t)
 {
     pw_remote_write_t *w = t->data;
     const pw_fleet_t *f = NULL;
-    const pw_suspect_t *sp = NULL;
-    size_t ns = 0;
-    w->o.source(w->o.source_arg, &f, &sp, &ns);
-    if (f != NULL && pw_remote_write_collect(w, f, sp, ns) < 0)
+    const pw_analysis_run_t *an = NULL;
+    w->o.source(w->o.source_arg, &f, &an);
+    if (f != NULL && pw_remote_write_collect(w, f, an) < 0)
         PW_LOG_WARN(MOD, "out of memory encoding the series: skipped this interval");
 }
 

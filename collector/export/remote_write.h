@@ -37,7 +37,7 @@
 
 #include <uv.h>
 
-#include "collector_internal.h"
+#include "analysis_run.h"
 #include "error.h"
 #include "fleet.h"
 
@@ -72,7 +72,7 @@ typedef struct pw_remote_write_opts_s {
     uint64_t max_clock_skew_ms;
     /* Where the interval timer reads the fleet (the collector); NULL = no timer (tests call
      * pw_remote_write_collect). */
-    void (*source)(void *arg, const pw_fleet_t **fleet, const pw_suspect_t **sp, size_t *ns);
+    void (*source)(void *arg, const pw_fleet_t **fleet, const pw_analysis_run_t **an);
     void *source_arg;
 } pw_remote_write_opts_t;
 
@@ -114,8 +114,8 @@ int pw_remote_write_reload_token(pw_remote_write_t *w, pw_diag_t *d);
 
 /* Encodes the new series of `f` (see the top) into requests and queues them. Returns the
  * number of series queued, or PW_ENOMEM. */
-int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f, const pw_suspect_t *sp,
-                                size_t ns);
+int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f,
+                                const pw_analysis_run_t *an);
 
 void pw_remote_write_get_stats(const pw_remote_write_t *w, pw_remote_write_stats_t *out);
 
@@ -150,7 +150,7 @@ typedef int (*pw_remote_write_emit_fn)(void *arg, uint8_t *body, size_t len, siz
  * than cur->max_ts_ms: cur->ahead counts those). `sp`: the current suspects (for
  * poolwatch_host_suspects). Returns the number of series emitted, PW_ENOMEM, or the emitter's
  * error. */
-int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_suspect_t *sp, size_t ns,
+int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_analysis_run_t *an,
                                size_t tags_per_host, size_t max_series,
                                pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
                                void *arg);

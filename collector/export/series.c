@@ -10,25 +10,18 @@ const char *const pw_series_pool_names[2] = {"nonpaged", "paged"};
 
 static size_t rows_of(const pw_host_t *h)
 {
-    return h->dec.have_base ? h->dec.n : h->snapshot.n;
+    return pw_host_nrows(h);
 }
 
 static void row_at(const pw_host_t *h, size_t i, pw_series_row_t *t)
 {
-    if (h->dec.have_base) {
-        const pw_row_t *r = &h->dec.rows[i];
-        t->tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &t->len);
-        t->pool = (int)PW_ROW_POOL(r->key);
-        t->bytes = r->bytes;
-        t->diff = r->diff;
-    } else {
-        const pw_entry_t *e = &h->snapshot.entries[i];
-        t->tag = e->tag;
-        t->len = e->tag_len;
-        t->pool = e->pool;
-        t->bytes = e->bytes;
-        t->diff = e->diff;
-    }
+    pw_host_row_t r;
+    pw_host_row_plain(h, i, &r);
+    t->tag = r.tag;
+    t->len = r.tag_len;
+    t->pool = r.pool;
+    t->bytes = r.bytes;
+    t->diff = r.diff;
 }
 
 typedef struct {
@@ -79,11 +72,11 @@ size_t pw_series_top(const pw_host_t *h, pw_series_row_t *top, size_t cap)
 
 void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2])
 {
-    const pw_totals_t *t = h->dec.have_base ? &h->dec.totals : &h->snapshot.totals;
+    const pw_totals_t *t = pw_host_totals(h);
     used[0] = t->nonpaged_bytes;
     used[1] = t->paged_bytes;
-    limit[0] = h->nonpaged_limit_bytes ? h->nonpaged_limit_bytes : t->nonpaged_limit_bytes;
-    limit[1] = h->paged_limit_bytes ? h->paged_limit_bytes : t->paged_limit_bytes;
+    limit[0] = pw_host_limit(h, PW_POOL_NONPAGED);
+    limit[1] = pw_host_limit(h, PW_POOL_PAGED);
 }
 
 size_t pw_series_suspects(const pw_suspect_t *sp, size_t ns, const char *host)

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector_internal.h"
+#include "analysis_run.h"
 #include "fleet.h"
 
 /* One selected row: the tag bytes are borrowed from the host's table (valid until its next

@@ -1,7 +1,7 @@
 #include "fleet.h"
+#include "fleet_internal.h"
 #include "alloc.h"
 #include "error.h"
-#include "fleet_agg.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,12 +14,12 @@ void pw_fleet_init(pw_fleet_t *f)
 
 static void host_free(pw_host_t *h)
 {
-    pw_delta_dec_close(&h->dec);
-    pw_free(h->prev_rows);
-    pw_sample_close(&h->snapshot);
-    pw_free(h->hist);
-    pw_free(h->baseline);
-    pw_free(h->baseline_tags);
+    pw_host_table_t *t = h->priv;
+    pw_delta_dec_close(&t->dec);
+    pw_free(t->prev_rows);
+    pw_sample_close(&t->snapshot);
+    pw_free(t->hist);
+    pw_free(t);
     pw_free(h);
 }
 
@@ -30,7 +30,6 @@ void pw_fleet_close(pw_fleet_t *f)
     for (size_t i = 0; i < f->n; i++)
         host_free(f->hosts[i]);
     pw_free(f->hosts);
-    pw_fleet_agg_free(f->agg);
     memset(f, 0, sizeof(*f));
 }
 
@@ -47,7 +46,7 @@ pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name)
     return NULL;
 }
 
-pw_host_t *pw_fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
+pw_host_t *pw__fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
 {
     pw_host_t *h = pw_fleet_find(f, name);
     if (h != NULL)
@@ -61,17 +60,19 @@ pw_host_t *pw_fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
         f->cap = nc;
     }
     h = pw_calloc(1, sizeof(*h));
-    if (h == NULL)
-        return NULL;
-    h->hist = pw_calloc(PW_FLEET_HISTORY, sizeof(*h->hist));
-    if (h->hist == NULL) {
+    pw_host_table_t *t = h ? pw_calloc(1, sizeof(*t)) : NULL;
+    pw_fleet_point_t *hist = t ? pw_calloc(PW_FLEET_HISTORY, sizeof(*hist)) : NULL;
+    if (hist == NULL) {
+        pw_free(t);
         pw_free(h);
         return NULL;
     }
+    h->priv = t;
+    t->hist = hist;
     snprintf(h->name, sizeof(h->name), "%s", name);
     h->counter_width = counter_width == 32 ? 32 : 64;
-    pw_delta_dec_init(&h->dec, h->counter_width, 0);
-    pw_sample_init(&h->snapshot);
+    pw_delta_dec_init(&t->dec, h->counter_width, 0);
+    pw_sample_init(&t->snapshot);
     h->index = (uint32_t)f->n;
     f->hosts[f->n++] = h;
     return h;
@@ -79,17 +80,18 @@ pw_host_t *pw_fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
 
 static pw_fleet_point_t *hist_slot(pw_host_t *h, size_t i)
 {
-    return &h->hist[(h->hist_head + i) % PW_FLEET_HISTORY];
+    return &h->priv->hist[(h->priv->hist_head + i) % PW_FLEET_HISTORY];
 }
 
-void pw_fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged)
+void pw__fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged)
 {
     /* The ring stays in time order, which the trend tests need (pw_pressure_eval refuses
      * unsorted points, and a host then showed "exhausted now"): a sample older than the newest
      * (a resend under a new boot, a second agent on one certificate, a clock stepped back)
      * goes to its place; one at a time already held replaces it; one older than a full ring's
      * oldest is dropped. */
-    size_t n = h->hist_n, pos = n;
+    pw_host_table_t *t = h->priv;
+    size_t n = t->hist_n, pos = n;
     if (n > 0 && ts_ms <= hist_slot(h, n - 1)->ts_ms) {
         size_t lo = 0, hi = n;
         while (lo < hi) {
@@ -108,22 +110,27 @@ void pw_fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint6
     if (n == PW_FLEET_HISTORY) { /* full: the oldest goes */
         if (pos == 0)
             return;
-        h->hist_head = (h->hist_head + 1) % PW_FLEET_HISTORY;
-        h->hist_n = --n;
+        t->hist_head = (t->hist_head + 1) % PW_FLEET_HISTORY;
+        t->hist_n = --n;
         pos--;
     }
     for (size_t i = n; i > pos; i--)
         *hist_slot(h, i) = *hist_slot(h, i - 1);
     *hist_slot(h, pos) = (pw_fleet_point_t){ts_ms, nonpaged, paged};
-    h->hist_n = n + 1;
+    t->hist_n = n + 1;
 }
 
 const pw_fleet_point_t *pw_fleet_hist_at(const pw_host_t *h, size_t i)
 {
-    return &h->hist[(h->hist_head + i) % PW_FLEET_HISTORY];
+    return &h->priv->hist[(h->priv->hist_head + i) % PW_FLEET_HISTORY];
 }
 
-/* Walks a gap-coded key column (DESIGN §3: each key is the previous plus its gap). */
+size_t pw_host_hist_n(const pw_host_t *h)
+{
+    return h->priv->hist_n;
+}
+
+/* Walks a gap-coded key column (each key is the previous plus its gap: docs/protocol.md). */
 typedef struct {
     const uint32_t *gap;
     size_t n, i;
@@ -147,28 +154,29 @@ static const pw_row_t *find_row(const pw_delta_dec_t *dec, uint32_t key)
     return lo < dec->n && dec->rows[lo].key == key ? &dec->rows[lo] : NULL;
 }
 
-int pw_fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s)
+int pw__fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s)
 {
-    h->prev_n = 0;
-    h->prev_valid = 0;
-    const pw_delta_dec_t *dec = &h->dec;
+    pw_host_table_t *t = h->priv;
+    t->prev_n = 0;
+    t->prev_valid = 0;
+    const pw_delta_dec_t *dec = &t->dec;
     if (!dec->have_base || s == NULL || s->dict_reset)
         return 0;
     size_t nr = s->rows ? s->rows->n_key_gap : 0, nc = s->changes ? s->changes->n_key_gap : 0;
     if (nr + nc > dec->max_rows)
         return 0; /* the decoder refuses it */
     /* A buffer a keyframe made large is given back once the steps are small again. */
-    if (h->prev_cap > 1024 && nr + nc < h->prev_cap / 8) {
-        pw_free(h->prev_rows);
-        h->prev_rows = NULL;
-        h->prev_cap = 0;
+    if (t->prev_cap > 1024 && nr + nc < t->prev_cap / 8) {
+        pw_free(t->prev_rows);
+        t->prev_rows = NULL;
+        t->prev_cap = 0;
     }
-    if (nr + nc > h->prev_cap) {
-        pw_row_t *p = pw_realloc(h->prev_rows, (nr + nc) * sizeof(*p));
+    if (nr + nc > t->prev_cap) {
+        pw_row_t *p = pw_realloc(t->prev_rows, (nr + nc) * sizeof(*p));
         if (p == NULL)
             return PW_ENOMEM;
-        h->prev_rows = p;
-        h->prev_cap = nr + nc;
+        t->prev_rows = p;
+        t->prev_cap = nr + nc;
     }
     /* Both key columns are increasing (or the message is refused): merge them. */
     keywalk_t r, c;
@@ -186,27 +194,167 @@ int pw_fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s)
             key = c.key;
             kw_next(&c);
         }
-        if (n > 0 && key <= h->prev_rows[n - 1].key)
+        if (n > 0 && key <= t->prev_rows[n - 1].key)
             continue; /* not increasing: apply will refuse the message */
         const pw_row_t *row = find_row(dec, key);
         if (row != NULL) {
-            h->prev_rows[n] = *row;
-            h->prev_rows[n].reserved = 0;
+            t->prev_rows[n] = *row;
+            t->prev_rows[n].reserved = 0;
         } else {
-            h->prev_rows[n] = (pw_row_t){.key = key, .reserved = PW_PREV_ABSENT};
+            t->prev_rows[n] = (pw_row_t){.key = key, .reserved = PW_PREV_ABSENT};
         }
         n++;
     }
-    h->prev_n = n;
-    h->prev_valid = 1;
-    h->prev_ts_ms = dec->timestamp_ms;
+    t->prev_n = n;
+    t->prev_valid = 1;
+    t->prev_ts_ms = dec->timestamp_ms;
     return 0;
 }
 
-const pw_row_t *pw_fleet_prev_row(const pw_host_t *h, const pw_row_t *cur)
+/* The row `cur` of the decoder's table as it was before the last sample: the recorded row,
+ * `cur` itself when the sample left it unchanged, NULL when the row is new. */
+static const pw_row_t *prev_row(const pw_host_table_t *t, const pw_row_t *cur)
 {
-    size_t lo = pw_rows_lower_bound(h->prev_rows, h->prev_n, cur->key);
-    if (lo < h->prev_n && h->prev_rows[lo].key == cur->key)
-        return h->prev_rows[lo].reserved == PW_PREV_ABSENT ? NULL : &h->prev_rows[lo];
+    size_t lo = pw_rows_lower_bound(t->prev_rows, t->prev_n, cur->key);
+    if (lo < t->prev_n && t->prev_rows[lo].key == cur->key)
+        return t->prev_rows[lo].reserved == PW_PREV_ABSENT ? NULL : &t->prev_rows[lo];
     return cur; /* untouched by the last sample */
+}
+
+void pw__fleet_reset_stream(pw_host_t *h, unsigned counter_width)
+{
+    pw_host_table_t *t = h->priv;
+    pw_delta_dec_close(&t->dec);
+    h->counter_width = counter_width;
+    pw_delta_dec_init(&t->dec, counter_width, 0);
+    t->prev_n = 0;
+    t->prev_valid = 0;
+    t->dec_stored = 0;
+}
+
+/* ---- the view --------------------------------------------------------------------------- */
+
+size_t pw_host_nrows(const pw_host_t *h)
+{
+    return h->priv->dec.have_base ? h->priv->dec.n : h->priv->snapshot.n;
+}
+
+static uint64_t counter_mask(const pw_host_t *h)
+{
+    return h->counter_width >= 64 ? UINT64_MAX : ((1ull << h->counter_width) - 1);
+}
+
+/* cur - prev of a counter that wraps at mask + 1. A move of more than half the range is a
+ * backwards step (reset): signed. */
+static int64_t wrap_change(uint64_t cur, uint64_t prev, uint64_t mask)
+{
+    uint64_t d = (cur - prev) & mask;
+    return d > mask / 2 ? -(int64_t)((prev - cur) & mask) : (int64_t)d;
+}
+
+static void row_at(const pw_host_t *h, size_t i, int with_change, pw_host_row_t *v)
+{
+    const pw_host_table_t *t = h->priv;
+    memset(v, 0, sizeof(*v));
+    if (t->dec.have_base) {
+        const pw_row_t *r = &t->dec.rows[i];
+        size_t len = 0;
+        v->tag = pw_tagdict_get(&t->dec.dict, PW_ROW_ID(r->key), &len);
+        v->tag_len = (uint8_t)len;
+        v->pool = (uint8_t)PW_ROW_POOL(r->key);
+        v->allocs = r->allocs;
+        v->frees = r->frees;
+        v->diff = r->diff;
+        v->bytes = r->bytes;
+        if (with_change && t->prev_valid) {
+            const pw_row_t *p = prev_row(t, r);
+            uint64_t mask = counter_mask(h);
+            v->ch_allocs = wrap_change(r->allocs, p ? p->allocs : 0, mask);
+            v->ch_frees = wrap_change(r->frees, p ? p->frees : 0, mask);
+            v->ch_diff = (int64_t)(r->diff - (p ? p->diff : 0));
+            v->ch_bytes = (int64_t)(r->bytes - (p ? p->bytes : 0));
+            v->has_change = 1;
+        }
+    } else {
+        const pw_entry_t *e = &t->snapshot.entries[i];
+        v->tag = e->tag;
+        v->tag_len = e->tag_len;
+        v->pool = e->pool;
+        v->allocs = e->allocs;
+        v->frees = e->frees;
+        v->diff = e->diff;
+        v->bytes = e->bytes;
+    }
+    v->per_alloc = pw_per_alloc(v->bytes, v->diff);
+}
+
+void pw_host_row(const pw_host_t *h, size_t i, pw_host_row_t *out)
+{
+    row_at(h, i, 1, out);
+}
+
+void pw_host_row_plain(const pw_host_t *h, size_t i, pw_host_row_t *out)
+{
+    row_at(h, i, 0, out);
+}
+
+const pw_totals_t *pw_host_totals(const pw_host_t *h)
+{
+    return h->priv->dec.have_base ? &h->priv->dec.totals : &h->priv->snapshot.totals;
+}
+
+uint64_t pw_host_ts(const pw_host_t *h)
+{
+    return h->priv->dec.have_base ? h->priv->dec.timestamp_ms : h->priv->snapshot.timestamp_ms;
+}
+
+int pw_host_table_copy(const pw_host_t *h, pw_sample_t *out)
+{
+    const pw_host_table_t *t = h->priv;
+    if (!t->dec.have_base)
+        return pw_sample_copy(out, &t->snapshot);
+    int r = pw_delta_dec_to_sample(&t->dec, out);
+    if (r == 0)
+        out->seq = t->dec.seq;
+    return r;
+}
+
+uint64_t pw_host_seq(const pw_host_t *h)
+{
+    return h->priv->dec.have_base ? h->priv->dec.seq : h->priv->snapshot.seq;
+}
+
+int pw_host_streaming(const pw_host_t *h)
+{
+    return h->priv->dec.have_base;
+}
+
+int pw_host_connected(const pw_host_t *h)
+{
+    return h->priv->session != NULL;
+}
+
+uint64_t pw_host_prev_ts(const pw_host_t *h)
+{
+    return h->priv->dec.have_base && h->priv->prev_valid ? h->priv->prev_ts_ms : 0;
+}
+
+uint64_t pw_host_limit(const pw_host_t *h, int pool)
+{
+    uint64_t l = pool == PW_POOL_PAGED ? h->paged_limit_bytes : h->nonpaged_limit_bytes;
+    if (l == 0) {
+        const pw_totals_t *t = pw_host_totals(h);
+        l = pool == PW_POOL_PAGED ? t->paged_limit_bytes : t->nonpaged_limit_bytes;
+    }
+    return l;
+}
+
+uint64_t pw_host_committed_seq(const pw_host_t *h)
+{
+    return h->priv->committed_seq;
+}
+
+int pw_host_imported(const pw_host_t *h)
+{
+    return h->agent_id_len >= 7 && memcmp(h->agent_id, "import:", 7) == 0;
 }

@@ -1,7 +1,13 @@
-/* fleet.h: the collector's in-memory fleet state: one entry per host with what its Hello said,
- * its current pool table (the delta decoder of its stream), the previous table (for
- * poolmon's change columns) and the seqs stored and committed. Single-threaded: only the
- * collector's loop touches it.
+/* fleet.h: the one view of the collector's in-memory fleet: one entry per host with what its
+ * Hello (or the store, or an import) said about it, its current pool table, the change of
+ * every row since the previous sample, its recent pool totals and whether an agent is
+ * connected.
+ *
+ * Only ingest (ingest.h) changes a host: everything here that takes a `pw_host_t *` without
+ * const is for ingest's files. Every other room reads through the const functions below;
+ * the table's representation (a delta decoder for a streaming host, a sample for a host
+ * restored from the store or imported) is private to ingest/. Single-threaded: only the
+ * collector's loop touches the fleet.
  */
 #ifndef PW_FLEET_H
 #define PW_FLEET_H
@@ -9,11 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis.h"
-#include "delta.h"
 #include "sample.h"
 
-#define PW_FLEET_HISTORY 1024 /* (ts, nonpaged, paged) points kept per host for analysis */
+#define PW_FLEET_HISTORY 1024 /* (ts, nonpaged, paged) points kept per host */
 
 typedef struct pw_fleet_point_s {
     uint64_t ts_ms;
@@ -21,50 +25,29 @@ typedef struct pw_fleet_point_s {
     uint64_t paged_bytes;
 } pw_fleet_point_t;
 
+struct pw_host_table_s; /* ingest/fleet_internal.h */
+
+/* A host. The fields are written by ingest only and read by anyone. */
 typedef struct pw_host_s {
     char name[256];
     uint8_t agent_id[64], boot_id[64];
     size_t agent_id_len, boot_id_len;
     char os_family[16], os_version[64], arch[16], agent_version[32];
     uint32_t os_build;
-    unsigned counter_width;
-    int source_kind;
+    unsigned counter_width; /* 32 or 64: allocs/frees wrap at 2^width */
+    int source_kind;        /* Poolwatch__V1__SourceKind of the Hello */
     uint64_t physical_memory_bytes;
+    /* Limits the agent's Hello gave (0 = none; a sample's totals may carry one too) */
     uint64_t nonpaged_limit_bytes, paged_limit_bytes;
     int nonpaged_limit_source, paged_limit_source; /* pw_limit_source_t */
     char nonpaged_limit_detail[96], paged_limit_detail[96];
     uint64_t boot_time_ms;
     uint32_t interval_ms;
-    /* stream state */
-    pw_delta_dec_t dec; /* current table (valid when dec.have_base) */
-    /* The rows the last sample changed or added, as they were before it, sorted by key
-     * (reserved = PW_PREV_ABSENT: the row did not exist): with the current table this gives
-     * every row's change since the previous sample (pw_fleet_prev_row) for a few percent of a
-     * full copy of the table (80 kB of a 2,000-row host). */
-    pw_row_t *prev_rows;
-    size_t prev_n, prev_cap;
-    int prev_valid; /* prev_rows describes the step to the current table */
-    uint64_t prev_ts_ms;
-    pw_sample_t snapshot;     /* last stored table, when no stream has started since start */
-    uint64_t stored_seq;      /* last seq put into the store for this agent instance */
-    int dec_stored;           /* dec's table is the last sample put (pw_store_put_frame) */
-    uint64_t committed_seq;   /* last seq made durable */
     uint64_t last_seen_ms;    /* timestamp of the newest sample */
-    uint64_t last_contact_ms; /* wall clock of the last frame */
+    uint64_t last_contact_ms; /* collector's loop clock at the last frame */
     uint64_t samples, gaps, resets;
-    void *conn;             /* the current session, NULL when disconnected */
-    pw_fleet_point_t *hist; /* ring of PW_FLEET_HISTORY points */
-    size_t hist_n, hist_head;
-    int hist_from_store; /* 1: the ring's older points are still to be read from the store
-                            (hosts rebuilt at start; analysis_run.c reads them lazily) */
-    /* analysis (analysis_run.c) */
-    pw_pressure_t np_pressure, pg_pressure;
-    int have_pressure;
-    struct pw_base_row_s *baseline; /* rows at the start of the agent instance, sorted */
-    uint8_t *baseline_tags;         /* their tag bytes, back to back */
-    size_t n_baseline;
-    uint32_t n_suspects;
-    uint32_t index; /* position in pw_fleet_t.hosts (hosts are never removed) */
+    uint32_t index;               /* position in the fleet (hosts are never removed) */
+    struct pw_host_table_s *priv; /* ingest's: the table, seqs, session, history ring */
 } pw_host_t;
 
 typedef struct pw_fleet_s {
@@ -73,39 +56,78 @@ typedef struct pw_fleet_s {
     struct pw_fleet_agg_s *agg; /* per-tag index (fleet_agg.h), NULL until first used */
 } pw_fleet_t;
 
+/* One row of a host's current table as the view gives it. `tag` points into the host's
+ * table: valid until the host's next sample. Change columns (ch_*) are against the previous
+ * sample when has_change (a row new since then changes by its whole value); allocs/frees
+ * changes are taken modulo the counter width (they wrap) and a move of more than half the
+ * range reads as a backwards step. Without a previous sample (a restored or imported host,
+ * a keyframe after a dictionary reset) has_change is 0 and the changes are 0. */
+typedef struct pw_host_row_s {
+    const uint8_t *tag;
+    uint8_t tag_len;
+    uint8_t pool; /* pw_pool_t */
+    uint8_t has_change;
+    uint64_t allocs, frees, diff, bytes, per_alloc;
+    int64_t ch_allocs, ch_frees, ch_diff, ch_bytes;
+} pw_host_row_t;
+
 /* Initialises an empty fleet. */
 void pw_fleet_init(pw_fleet_t *f);
 
-/* Frees every host. Accepts NULL. */
+/* Frees every host (the per-tag index, f->agg, is freed by its owner first: ingest). Accepts
+ * NULL. */
 void pw_fleet_close(pw_fleet_t *f);
 
 /* The host named `name`, or NULL: the exact spelling first, else one that differs only in
- * case (host names compare without case, as DNS names do). */
+ * case (host names compare without case, as DNS names do). Borrowed from the fleet. */
 pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name);
 
-/* The host named `name`, created (zeroed, decoder for `counter_width`) when missing.
- * Returns NULL on allocation failure. */
-pw_host_t *pw_fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width);
+/* ---- the view: every room reads a host through these -------------------------------- */
 
-/* Records the totals of the sample just applied into the host's history ring. */
-void pw_fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged);
+/* Rows in the host's current table (0 when it has none yet). */
+size_t pw_host_nrows(const pw_host_t *h);
 
-#define PW_PREV_ABSENT 1u /* pw_row_t.reserved of a prev_rows entry: the row was new */
+/* Row i (< pw_host_nrows) of the current table, with its change since the previous sample. */
+void pw_host_row(const pw_host_t *h, size_t i, pw_host_row_t *out);
 
-/* Before `s` is applied to h->dec: records, as they are now, the rows whose keys `s` names
- * (its absolute rows: new or reset; its changes), and the current sample time. Nothing is
- * recorded (prev_valid 0: change columns read 0) without a current table, when `s` resets the
- * dictionary (its ids mean other tags) or names more keys than the decoder would accept, and
- * on PW_ENOMEM. `s` is not validated here: pw_delta_apply does that next. Returns 0 or
- * PW_ENOMEM. */
-int pw_fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s);
+/* Row i without the change columns (has_change 0): cheaper, for whole-table scans. */
+void pw_host_row_plain(const pw_host_t *h, size_t i, pw_host_row_t *out);
 
-/* The row `cur` of h->dec.rows as it was before the last sample: the recorded row, `cur` itself
- * when the sample left it unchanged, NULL when the row is new. Meaningful only when
- * h->prev_valid. */
-const pw_row_t *pw_fleet_prev_row(const pw_host_t *h, const pw_row_t *cur);
+/* The current table's totals (zeroed before the first sample) and its sample time (ms since
+ * the epoch, 0 before the first sample). */
+const pw_totals_t *pw_host_totals(const pw_host_t *h);
+uint64_t pw_host_ts(const pw_host_t *h);
 
-/* History point i (0 = oldest) of the ring. */
+/* Copies the current table (rows, totals, seq, time) into `out` (initialised by the caller,
+ * reset here). Returns 0 or PW_ENOMEM. */
+int pw_host_table_copy(const pw_host_t *h, pw_sample_t *out);
+
+/* The current table's seq (the agent's sample seq, or the import's screen number). */
+uint64_t pw_host_seq(const pw_host_t *h);
+
+/* 1 when the current table came from an agent's stream since this collector started (it
+ * has a previous sample and change columns), 0 for a table restored from the store or
+ * imported. */
+int pw_host_streaming(const pw_host_t *h);
+
+/* 1 while an agent's session is attached to the host. */
+int pw_host_connected(const pw_host_t *h);
+
+/* The time of the previous sample (for "change since"): ms, 0 when there is none. */
+uint64_t pw_host_prev_ts(const pw_host_t *h);
+
+/* The history ring of (ts, nonpaged, paged) totals, oldest first: its length and point i. */
+size_t pw_host_hist_n(const pw_host_t *h);
 const pw_fleet_point_t *pw_fleet_hist_at(const pw_host_t *h, size_t i);
+
+/* The host's effective limit of a pool (pw_pool_t): the Hello's when it gave one, else the
+ * current sample's totals, else 0 (unknown). */
+uint64_t pw_host_limit(const pw_host_t *h, int pool);
+
+/* The last seq made durable in the store for the host's current agent instance. */
+uint64_t pw_host_committed_seq(const pw_host_t *h);
+
+/* 1 when the host's history came from an import (its agent id says "import:"). */
+int pw_host_imported(const pw_host_t *h);
 
 #endif /* PW_FLEET_H */

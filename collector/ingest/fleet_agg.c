@@ -1,5 +1,6 @@
 /* fleet_agg.c: per-(tag, pool) index of the fleet's current tables (fleet_agg.h). */
 #include "fleet_agg.h"
+#include "fleet_internal.h"
 
 #include <string.h>
 
@@ -30,42 +31,43 @@ struct pw_agg_host_s {
 
 static size_t host_rows(const pw_host_t *h)
 {
-    return h->dec.have_base ? h->dec.n : h->snapshot.n;
+    return h->priv->dec.have_base ? h->priv->dec.n : h->priv->snapshot.n;
 }
 
 static int same_version(const pw_agg_host_t *hs, const pw_host_t *h)
 {
-    if (hs->h != h || hs->base != h->dec.have_base)
+    if (hs->h != h || hs->base != h->priv->dec.have_base)
         return 0;
-    if (h->dec.have_base)
-        return hs->seq == h->dec.seq && hs->ts == h->dec.timestamp_ms && hs->nrows == h->dec.n &&
-               hs->rows == h->dec.rows;
-    return hs->seq == h->snapshot.seq && hs->ts == h->snapshot.timestamp_ms &&
-           hs->nrows == h->snapshot.n && hs->rows == h->snapshot.entries;
+    if (h->priv->dec.have_base)
+        return hs->seq == h->priv->dec.seq && hs->ts == h->priv->dec.timestamp_ms &&
+               hs->nrows == h->priv->dec.n && hs->rows == h->priv->dec.rows;
+    return hs->seq == h->priv->snapshot.seq && hs->ts == h->priv->snapshot.timestamp_ms &&
+           hs->nrows == h->priv->snapshot.n && hs->rows == h->priv->snapshot.entries;
 }
 
 static void set_version(pw_agg_host_t *hs, const pw_host_t *h)
 {
     hs->h = h;
-    hs->base = h->dec.have_base;
-    hs->seq = h->dec.have_base ? h->dec.seq : h->snapshot.seq;
-    hs->ts = h->dec.have_base ? h->dec.timestamp_ms : h->snapshot.timestamp_ms;
+    hs->base = h->priv->dec.have_base;
+    hs->seq = h->priv->dec.have_base ? h->priv->dec.seq : h->priv->snapshot.seq;
+    hs->ts = h->priv->dec.have_base ? h->priv->dec.timestamp_ms : h->priv->snapshot.timestamp_ms;
     hs->nrows = host_rows(h);
-    hs->rows = h->dec.have_base ? (const void *)h->dec.rows : (const void *)h->snapshot.entries;
+    hs->rows = h->priv->dec.have_base ? (const void *)h->priv->dec.rows
+                                      : (const void *)h->priv->snapshot.entries;
 }
 
 /* Row i of h: tag bytes, pool, bytes, and the local key used to recognise it next time. */
 static void row_at(const pw_host_t *h, size_t i, const uint8_t **tag, size_t *tl, uint32_t *pool,
                    uint64_t *bytes, uint32_t *key)
 {
-    if (h->dec.have_base) {
-        const pw_row_t *r = &h->dec.rows[i];
-        *tag = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), tl);
+    if (h->priv->dec.have_base) {
+        const pw_row_t *r = &h->priv->dec.rows[i];
+        *tag = pw_tagdict_get(&h->priv->dec.dict, PW_ROW_ID(r->key), tl);
         *pool = PW_ROW_POOL(r->key);
         *bytes = r->bytes;
         *key = r->key;
     } else {
-        const pw_entry_t *e = &h->snapshot.entries[i];
+        const pw_entry_t *e = &h->priv->snapshot.entries[i];
         *tag = e->tag;
         *tl = e->tag_len;
         *pool = e->pool;
@@ -160,9 +162,9 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
     pw_agg_host_t *hs = &a->hosts[h->index];
     size_t n = host_rows(h);
     /* Fast path: the same rows (keys and tags) as indexed: only bytes move. */
-    int same = h->dec.have_base && hs->h == h && hs->base && hs->n == n;
+    int same = h->priv->dec.have_base && hs->h == h && hs->base && hs->n == n;
     for (size_t i = 0; same && i < n; i++) {
-        const pw_row_t *r = &h->dec.rows[i];
+        const pw_row_t *r = &h->priv->dec.rows[i];
         contrib_t *c = &hs->c[i];
         if (r->key != c->key || PW_ROW_POOL(c->agg) != PW_ROW_POOL(r->key)) {
             same = 0;
@@ -170,7 +172,7 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
         }
         /* A keyframe with a new dictionary may reuse ids for other tags. */
         size_t l1, l2;
-        const uint8_t *t1 = pw_tagdict_get(&h->dec.dict, PW_ROW_ID(r->key), &l1);
+        const uint8_t *t1 = pw_tagdict_get(&h->priv->dec.dict, PW_ROW_ID(r->key), &l1);
         const uint8_t *t2 = pw_tagdict_get(&a->tags, PW_ROW_ID(c->agg), &l2);
         if (l1 != l2 || memcmp(t1, t2, l1) != 0) {
             same = 0;
@@ -218,8 +220,10 @@ int pw_fleet_agg_note(pw_fleet_t *f, const pw_host_t *h)
     return note(a, h) == 0 ? 0 : dropped(f);
 }
 
-int pw_fleet_agg_sync(pw_fleet_t *f, const pw_fleet_agg_t **out)
+int pw_fleet_agg_sync(const pw_fleet_t *fleet, const pw_fleet_agg_t **out)
 {
+    /* The index is a cache of the fleet's tables: building it does not change the fleet. */
+    pw_fleet_t *f = (pw_fleet_t *)(uintptr_t)fleet;
     pw_fleet_agg_t *a = index_of(f);
     if (a == NULL)
         return PW_ENOMEM;

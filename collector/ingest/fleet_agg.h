@@ -4,7 +4,7 @@
  * For each (tag, pool) the index holds the sum of bytes and one entry (host, bytes) per host
  * that has the row, so a query sorts ~thousands of aggregates by total and computes order
  * statistics (min, max, quantiles, top hosts) only for the aggregates it returns. A host is
- * re-indexed when its table changed: the collector calls pw_fleet_agg_note() after applying
+ * re-indexed when its table changed: ingest calls pw_fleet_agg_note() after applying
  * a sample; pw_fleet_agg_sync() catches up every host whose table differs from what was
  * indexed (its seq, timestamp or row count moved), so hand-built fleets (tests) need no
  * call. Re-indexing a host whose rows keep their keys only rewrites the changed byte
@@ -49,7 +49,7 @@ int pw_fleet_agg_note(pw_fleet_t *f, const pw_host_t *h);
 
 /* Re-indexes every host whose table changed since it was indexed and returns the index in
  * *out (owned by f, valid until the fleet changes). Returns 0 or PW_ENOMEM. */
-int pw_fleet_agg_sync(pw_fleet_t *f, const pw_fleet_agg_t **out);
+int pw_fleet_agg_sync(const pw_fleet_t *f, const pw_fleet_agg_t **out);
 
 /* Frees the index. Accepts NULL. */
 void pw_fleet_agg_free(pw_fleet_agg_t *a);

@@ -12,6 +12,9 @@
  *                               CPU time, and the load average.
  *   api.fleet_tag_aggregate_ms  GET /api/v1/tags?limit=100 over 10,000 streaming hosts of 300
  *                               rows each (3 M rows; tags drawn from 1,000): mean of 5 calls.
+ *
+ * Hosts get their samples the way the collector does (tests/collector/double.h): an agent's
+ * Hello, then Sample frames through pw_ingest_frame (store: ":memory:").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,32 +26,7 @@
 #include <uv.h>
 
 #include "api.h"
-#include "fleet_agg.h"
-
-size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
-{
-    (void)c;
-    *out = NULL;
-    return 0;
-}
-
-const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
-{
-    (void)c;
-    return NULL;
-}
-
-int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
-{
-    (void)c, (void)h, (void)cmd;
-    return PW_ECLOSED;
-}
-
-void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
-                                 const Poolwatch__V1__CommandResult *res)
-{
-    (void)c, (void)h, (void)res;
-}
+#include "../collector/double.h" /* the collector test double */
 
 static uint64_t rng = 7;
 static uint64_t rnd(void)
@@ -59,23 +37,25 @@ static uint64_t rnd(void)
     return rng;
 }
 
-static void feed(pw_host_t *h, pw_delta_enc_t *e, const pw_sample_t *s)
+/* A sample from host h's agent, through the collector's own path: delta-encoded, framed and
+ * handed to ingest (pw_ingest_frame: the table, change columns, history ring, per-tag index
+ * and the store). */
+static void feed(pw_double_t *d, pw_host_t *h, pw_delta_enc_t *e, const pw_sample_t *s)
 {
-    const Poolwatch__V1__Sample *msg;
-    if (pw_delta_encode(e, s, 0, &msg, NULL) != 0)
+    if (pw_double_send(d, e, h, s) != 0)
         abort();
-    if (h->dec.have_base)
-        pw_fleet_save_prev(h, msg);
-    if (pw_delta_apply(&h->dec, msg, NULL, NULL) != 0)
-        abort();
-    pw_fleet_note_totals(h, s->timestamp_ms, s->totals.nonpaged_bytes, s->totals.paged_bytes);
 }
 
-/* What collector.c's handle_sample does after applying a sample. */
-static void feed_fleet(pw_fleet_t *f, pw_host_t *h, pw_delta_enc_t *e, const pw_sample_t *s)
+/* Opens the double with one read token "t". */
+static void open_double(pw_double_t *d)
 {
-    feed(h, e, s);
-    pw_fleet_agg_note(f, h);
+    if (pw_double_open(d) != 0)
+        abort();
+    char hx[65], line[100];
+    pw_tokens_hash("t", hx);
+    snprintf(line, sizeof(line), "%s read bench\n", hx);
+    if (pw_tokens_parse(line, strlen(line), &d->api.tokens, NULL) < 0)
+        abort();
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -178,19 +158,13 @@ static void bench_pool(pw_api_t *api, const char *name, const char *query, int w
 
 int main(void)
 {
-    pw_collector_t c;
-    memset(&c, 0, sizeof(c));
-    pw_fleet_init(&c.fleet);
-    pw_api_t api;
-    memset(&api, 0, sizeof(api));
-    api.c = &c;
-    char hx[65], line[100];
-    pw_tokens_hash("t", hx);
-    snprintf(line, sizeof(line), "%s read bench\n", hx);
-    pw_tokens_parse(line, strlen(line), &api.tokens, NULL);
+    pw_double_t d;
+    open_double(&d);
 
-    /* One big host: 3,000 tags in both pools, two samples. */
-    pw_host_t *big = pw_fleet_get(&c.fleet, "BIG", 32);
+    /* One big host: 3,000 tags in both pools, two samples (its agent not connected). */
+    pw_host_t *big = pw_double_stream(&d, "BIG", 32, 0);
+    if (big == NULL)
+        abort();
     pw_delta_enc_t e;
     pw_delta_enc_init(&e, 32);
     pw_sample_t s;
@@ -207,22 +181,26 @@ int main(void)
                 pw_sample_add(&s, tag, 4, (pw_pool_t)p, a, f, a - f, (a - f) * (16 + rnd() % 512));
             }
         }
-        feed(big, &e, &s);
+        feed(&d, big, &e, &s);
     }
     pw_delta_enc_close(&e);
-    bench_pool(&api, "api.pool_table_p99_ms",
+    if (pw_ingest_commit(d.ing, NULL) < 0)
+        abort();
+    bench_pool(&d.api, "api.pool_table_p99_ms",
                "sort=bytes&by_change=1&include=A*,B*,C*,D*,E*,F*&exclude=*7&pool=both&limit=100",
                20, 1000);
-    bench_pool(&api, "api.pool_table_full_p99_ms",
+    bench_pool(&d.api, "api.pool_table_full_p99_ms",
                "sort=bytes&by_change=1&include=A*,B*,C*,D*,E*,F*&exclude=*7&pool=both", 3, 100);
 
-    /* 10,000 hosts of 300 rows. */
-    pw_fleet_close(&c.fleet);
-    pw_fleet_init(&c.fleet);
+    /* 10,000 hosts of 300 rows (a new fleet: BIG is not in it). */
+    pw_double_close(&d);
+    open_double(&d);
     for (int h = 0; h < 10000; h++) {
         char name[32];
         snprintf(name, sizeof(name), "HOST%05d", h);
-        pw_host_t *host = pw_fleet_get(&c.fleet, name, 32);
+        pw_host_t *host = pw_double_stream(&d, name, 32, 0);
+        if (host == NULL)
+            abort();
         pw_delta_enc_init(&e, 32);
         pw_sample_reset(&s);
         s.seq = 1;
@@ -234,17 +212,18 @@ int main(void)
             uint64_t a = 100 + rnd() % 10000, f = a - rnd() % 100;
             pw_sample_add(&s, tag, 4, (pw_pool_t)(id & 1), a, f, a - f, (a - f) * 64);
         }
-        feed_fleet(&c.fleet, host, &e, &s);
+        feed(&d, host, &e, &s);
         pw_delta_enc_close(&e);
+        if (h % 1000 == 999 && pw_ingest_commit(d.ing, NULL) < 0) /* the group commit */
+            abort();
     }
     double sum = 0;
     size_t bytes = 0;
     for (int i = 0; i < 5; i++)
-        sum += time_call(&api, "/api/v1/tags", "limit=100", &bytes, NULL);
+        sum += time_call(&d.api, "/api/v1/tags", "limit=100", &bytes, NULL);
     printf("BENCH api.fleet_tag_aggregate_ms %.3f ms\n", sum / 5);
     fprintf(stderr, "# tags: %zu bytes of JSON\n", bytes);
     pw_sample_close(&s);
-    pw_fleet_close(&c.fleet);
-    pw_tokens_free(api.tokens);
+    pw_double_close(&d);
     return 0;
 }

@@ -11,12 +11,13 @@
  *                             start is not counted. Also dashboard.first_paint_max_ms and
  *                             Chromium's first-contentful-paint (the header, before the data).
  *
- * The server is the real query API listener (collector/http.c, web.c, api_v1.c) on loopback
- * with a throw-away PKI (deploy/pki.sh), over a fleet built in memory: 1,000 hosts of 40 tags
- * with 360 points of nonpaged history each (an hour of 10 s samples) and limits that spread
- * them over ok / warn / critical, and the pressure that the analysis pass (every 30 s) caches
- * on each host, as in a running collector. Needs node and chromium (deploy/install-deps.sh
- * --browser).
+ * The server is the real query API listener (collector/api/http.c, web.c, api_v1.c) on
+ * loopback with a throw-away PKI (deploy/pki.sh), over a fleet built in memory through the
+ * collector's ingest (tests/collector/double.h: each agent's Hello, then its samples as
+ * frames): 1,000 hosts of 40 tags with 360 samples of nonpaged history each (an hour of 10 s
+ * samples) and limits that spread them over ok / warn / critical, and the pressure that the
+ * analysis pass (every 30 s) leaves for each host, as in a running collector. Needs node and
+ * chromium (deploy/install-deps.sh --browser).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -26,32 +27,15 @@
 #include <uv.h>
 
 #include "api.h"
+#include "codec.h"
+#include "../collector/double.h" /* the collector test double */
 
 #define HOSTS 1000
 #define RUNS  5
 
-/* The parts of collector.c the API calls; the bench has no agents or analysis. */
-size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
-{
-    (void)c;
-    *out = NULL;
-    return 0;
-}
-
-const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
-{
-    (void)c;
-    return NULL;
-}
-
-int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
-{
-    (void)c, (void)h, (void)cmd;
-    return PW_ECLOSED;
-}
-
-static pw_collector_t g_c;
-static pw_collector_cfg_t g_cfg;
+static pw_double_t g_d; /* store, ingest, analysis results: the API's deps */
+static uv_loop_t g_loop;
+static pw_http_t *g_http;
 static uv_async_t g_stop;
 
 static uint64_t rng = 11;
@@ -63,26 +47,47 @@ static uint64_t rnd(void)
     return rng;
 }
 
+/* Host `name`'s agent says Hello (Windows 10.0 build 17763 x64, a computed nonpaged limit of
+ * `limit` bytes) and leaves: the host is filed as the collector files it. */
+static pw_host_t *hello(const char *name, uint64_t limit)
+{
+    char aid[64];
+    snprintf(aid, sizeof(aid), "agent:%s", name);
+    Poolwatch__V1__PoolLimit lim = POOLWATCH__V1__POOL_LIMIT__INIT;
+    lim.bytes = limit;
+    lim.source = (Poolwatch__V1__LimitSource)PW_LIMIT_COMPUTED;
+    lim.detail = "";
+    Poolwatch__V1__Hello hm = POOLWATCH__V1__HELLO__INIT;
+    hm.protocol_major = PW_PROTOCOL_MAJOR;
+    hm.host_name = (char *)(uintptr_t)name;
+    hm.counter_width = 32;
+    hm.agent_id.data = (uint8_t *)aid;
+    hm.agent_id.len = strlen(aid);
+    hm.boot_id.data = (uint8_t *)"boot:1";
+    hm.boot_id.len = 6;
+    hm.os_family = "windows";
+    hm.os_version = "10.0";
+    hm.os_build = 17763;
+    hm.arch = "x64";
+    hm.agent_version = "";
+    hm.nonpaged_limit = &lim;
+    pw_ingest_hello_res_t res;
+    if (pw_ingest_hello(g_d.ing, &hm, name, &g_d.session, &res, NULL) != 0)
+        abort();
+    pw_ingest_detach(g_d.ing, res.host, &g_d.session);
+    return res.host;
+}
+
 static void build_fleet(uint64_t now_ms)
 {
-    pw_fleet_init(&g_c.fleet);
     pw_sample_t s;
     pw_sample_init(&s);
     for (int i = 0; i < HOSTS; i++) {
         char name[32];
         snprintf(name, sizeof(name), "SRV%04d.corp.example", i);
-        pw_host_t *h = pw_fleet_get(&g_c.fleet, name, 32);
-        if (h == NULL)
-            abort();
-        snprintf(h->os_family, sizeof(h->os_family), "windows");
-        snprintf(h->os_version, sizeof(h->os_version), "10.0");
-        snprintf(h->arch, sizeof(h->arch), "x64");
-        h->os_build = 17763;
         uint64_t limit = (uint64_t)(256 + rnd() % 768) << 20;
-        h->nonpaged_limit_bytes = limit;
-        h->nonpaged_limit_source = PW_LIMIT_COMPUTED;
+        pw_host_t *h = hello(name, limit);
         pw_sample_reset(&s);
-        s.timestamp_ms = now_ms;
         uint64_t np = 0, pg = 0;
         for (int t = 0; t < 40; t++) {
             char tag[5];
@@ -93,43 +98,52 @@ static void build_fleet(uint64_t now_ms)
         }
         /* Used between 5 % and 95 % of the limit: every level appears. */
         uint64_t used = limit / 20 + rnd() % (limit * 9 / 10);
-        s.totals.nonpaged_bytes = used;
         s.totals.paged_bytes = pg;
         s.totals.nonpaged_limit_bytes = limit;
         s.totals.physical_memory_bytes = 16ull << 30;
-        if (pw_sample_copy(&h->snapshot, &s) != 0)
-            abort();
-        h->samples = 360;
-        h->last_seen_ms = now_ms;
+        /* An hour of 10 s samples from the agent, the last one at now_ms with `used`: the
+         * same table, the nonpaged total moving (the host's history ring). */
         static pw_point_t pts[360];
+        pw_delta_enc_t e;
+        pw_delta_enc_init(&e, 32);
         for (int k = 359; k >= 0; k--) {
             uint64_t ts = now_ms - (uint64_t)k * 10000, v = used - (uint64_t)k * (rnd() % 4096);
-            pw_fleet_note_totals(h, ts, v, pg);
+            s.seq = (uint64_t)(360 - k);
+            s.timestamp_ms = ts;
+            s.totals.nonpaged_bytes = v;
+            if (pw_double_send(&g_d, &e, h, &s) != 0)
+                abort();
             pts[359 - k].ts_ms = (int64_t)ts;
             pts[359 - k].v = (double)v;
         }
-        /* What the collector's analysis pass leaves on each host (analysis_run.c), which
-         * GET /api/v1/hosts serves: the nonpaged pressure; paged has no limit here. */
-        if (pw_pressure_eval(pts, 360, limit, NULL, &h->np_pressure) != 0)
+        pw_delta_enc_close(&e);
+        if (pw_ingest_commit(g_d.ing, NULL) < 0) /* the group commit */
             abort();
-        memset(&h->pg_pressure, 0, sizeof(h->pg_pressure));
-        h->pg_pressure.level = PW_LEVEL_UNKNOWN;
-        h->pg_pressure.eta_ms = -1;
-        h->have_pressure = 1;
+        /* What the collector's analysis pass leaves for each host (analysis_run.h), which
+         * GET /api/v1/hosts serves: the nonpaged pressure; paged has no limit here. */
+        pw_analysis_host_t res;
+        memset(&res, 0, sizeof(res));
+        if (pw_pressure_eval(pts, 360, limit, NULL, &res.np) != 0)
+            abort();
+        res.pg.level = PW_LEVEL_UNKNOWN;
+        res.pg.eta_ms = -1;
+        res.have_pressure = 1;
+        if (pw_analysis_run_set_host(g_d.an, h, &res) != 0)
+            abort();
     }
     pw_sample_close(&s);
 }
 
 static void on_stop(uv_async_t *a)
 {
-    pw_collector_http_stop(&g_c);
+    pw_http_stop(g_http);
     uv_close((uv_handle_t *)a, NULL);
 }
 
 static void *loop_main(void *arg)
 {
     (void)arg;
-    uv_run(&g_c.loop, UV_RUN_DEFAULT);
+    uv_run(&g_loop, UV_RUN_DEFAULT);
     return NULL;
 }
 
@@ -172,23 +186,19 @@ int main(void)
     snprintf(cert, sizeof(cert), "%s/collector.pem", dir);
     snprintf(key, sizeof(key), "%s/collector.key", dir);
     snprintf(tokens, sizeof(tokens), "%s", path);
-    g_cfg.ca_file = ca;
-    g_cfg.cert_file = cert;
-    g_cfg.key_file = key;
-    g_cfg.tokens_file = tokens;
-    g_cfg.http_listen = listen;
-    g_c.cfg = &g_cfg;
-    if (pw_store_open(":memory:", NULL, &g_c.store, NULL) != 0)
+    pw_http_opts_t ho = {
+        .listen = listen, .ca_file = ca, .cert_file = cert, .key_file = key, .tokens_file = tokens};
+    if (pw_double_open(&g_d) != 0)
         return 1;
     uv_timeval64_t tv;
     uv_gettimeofday(&tv);
     build_fleet((uint64_t)tv.tv_sec * 1000);
     pw_diag_t d;
-    if (uv_loop_init(&g_c.loop) != 0 || pw_collector_http_start(&g_c, &d) != 0) {
+    if (uv_loop_init(&g_loop) != 0 || pw_http_start(&g_loop, &ho, &g_d.api, &g_http, &d) != 0) {
         fprintf(stderr, "bench_dashboard: http start: %s\n", d.msg);
         return 1;
     }
-    uv_async_init(&g_c.loop, &g_stop, on_stop);
+    uv_async_init(&g_loop, &g_stop, on_stop);
     pthread_t th;
     if (pthread_create(&th, NULL, loop_main, NULL) != 0)
         return 1;
@@ -196,7 +206,7 @@ int main(void)
     snprintf(cmd, sizeof(cmd),
              "'%s/deploy/web-deps.sh' && node '%s/tests/web/first_paint.js' "
              "https://127.0.0.1:%d '%s' '%s' %d",
-             PW_SOURCE_DIR, PW_SOURCE_DIR, pw_collector_http_port(&g_c), token, spki, RUNS);
+             PW_SOURCE_DIR, PW_SOURCE_DIR, pw_http_port(g_http), token, spki, RUNS);
     double fp[RUNS], fcp[RUNS];
     int n = 0, rows = 0, status = 0;
     p = popen(cmd, "r");
@@ -217,10 +227,9 @@ int main(void)
     }
     uv_async_send(&g_stop);
     pthread_join(th, NULL);
-    uv_run(&g_c.loop, UV_RUN_DEFAULT);
-    uv_loop_close(&g_c.loop);
-    pw_fleet_close(&g_c.fleet);
-    pw_store_close(g_c.store);
+    uv_run(&g_loop, UV_RUN_DEFAULT);
+    uv_loop_close(&g_loop);
+    pw_double_close(&g_d);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         status = 1;

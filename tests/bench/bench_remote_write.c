@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "../collector/double.h" /* the collector test double */
 #include "fleet.h"
 #include "remote_write.h"
 
@@ -53,29 +54,37 @@ int main(void)
             x = x * 1103515245u + 12345u;
             vocab[i][k] = (char)('A' + (x >> 16) % 58); /* letters and a few punctuation */
         }
-    pw_fleet_t f;
-    pw_fleet_init(&f);
+    /* Hosts restored from the store with their last table (double.h: the product's path),
+     * stamped as the store gives them back. */
+    pw_double_t d;
+    if (pw_double_open(&d) != 0)
+        return 1;
+    pw_sample_t s;
+    pw_sample_init(&s);
     for (int h = 0; h < HOSTS; h++) {
         char name[32];
         snprintf(name, sizeof(name), "srv-%05d.corp.example", h);
-        pw_host_t *host = pw_fleet_get(&f, name, 32);
-        if (host == NULL)
-            return 1;
+        pw_sample_reset(&s);
         for (int r = 0; r < ROWS; r++) {
             x = x * 1103515245u + 12345u;
             uint64_t bytes = (x >> 8) % 5000000, diff = bytes / 64 + 1;
-            pw_sample_add(&host->snapshot, vocab[(r * 7 + h) % VOCAB], 4,
+            pw_sample_add(&s, vocab[(r * 7 + h) % VOCAB], 4,
                           r % 2 ? PW_POOL_PAGED : PW_POOL_NONPAGED, diff * 2, diff, diff, bytes);
         }
-        host->snapshot.totals.nonpaged_bytes = 200000000 + (uint64_t)h * 1000;
-        host->snapshot.totals.paged_bytes = 400000000 + (uint64_t)h * 3000;
+        s.totals.nonpaged_bytes = 200000000 + (uint64_t)h * 1000;
+        s.totals.paged_bytes = 400000000 + (uint64_t)h * 3000;
+        pw_host_t *host = pw_double_restore(&d, name, 32, &s);
+        if (host == NULL)
+            return 1;
         host->last_seen_ms = 1764400000000ull + (uint64_t)h;
     }
+    pw_sample_close(&s);
+    const pw_fleet_t *f = pw_ingest_fleet(d.ing);
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     acc_t a;
     memset(&a, 0, sizeof(a));
     double t0 = cpu_s();
-    int64_t n = pw_remote_write_encode(&f, NULL, 0, 20, 2000, &cur, count, &a);
+    int64_t n = pw_remote_write_encode(f, d.an, 20, 2000, &cur, count, &a);
     double t1 = cpu_s();
     if (n <= 0 || (size_t)n != a.series)
         return 1;
@@ -87,6 +96,6 @@ int main(void)
            (double)a.raw / (double)a.series);
     printf("BENCH collector.remote_write_encode_us_per_host %.1f us\n", (t1 - t0) * 1e6 / HOSTS);
     pw_remote_write_cursor_free(&cur);
-    pw_fleet_close(&f);
+    pw_double_close(&d);
     return 0;
 }

@@ -11,35 +11,16 @@
  *  - host "R": 436 rows with many equal values; for every sort column, order and by_change,
  *    the answer is compared with a reference order computed here from the inputs (plain
  *    insertion sort), and every limit's rows with the first rows of that order.
- * Analysis results and agent commands are link-time fakes (not used by this endpoint). */
+ * Hosts are made through the collector's own ingest by the test double (double.h). */
 #include "test_util.h"
 
 #include <jansson.h>
 
 #include "api.h"
 #include "delta.h"
+#include "double.h"
 
-size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
-{
-    (void)c;
-    *out = NULL;
-    return 0;
-}
-
-const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
-{
-    (void)c;
-    return NULL;
-}
-
-int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
-{
-    (void)c, (void)h, (void)cmd;
-    return PW_ECLOSED;
-}
-
-static pw_collector_t g_c;
-static pw_api_t g_api;
+static pw_double_t g_d;
 
 static void add(pw_sample_t *s, const char *tag, size_t len, pw_pool_t pool, uint64_t a, uint64_t f,
                 uint64_t bytes)
@@ -49,18 +30,13 @@ static void add(pw_sample_t *s, const char *tag, size_t len, pw_pool_t pool, uin
 
 static void apply(pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)
 {
-    const Poolwatch__V1__Sample *msg;
-    pw_diag_t d;
-    assert_int_equal(pw_delta_encode(e, s, 0, &msg, &d), 0);
-    if (h->dec.have_base)
-        assert_int_equal(pw_fleet_save_prev(h, msg), 0);
-    assert_int_equal(pw_delta_apply(&h->dec, msg, NULL, &d), 0);
+    assert_int_equal(pw_double_send(&g_d, e, h, s), 0);
 }
 
 /* Host P (see the file comment). */
 static void build_p(void)
 {
-    pw_host_t *h = pw_fleet_get(&g_c.fleet, "P", 32);
+    pw_host_t *h = pw_double_stream(&g_d, "P", 32, 0);
     assert_non_null(h);
     pw_delta_enc_t e;
     assert_int_equal(pw_delta_enc_init(&e, 32), 0);
@@ -121,7 +97,7 @@ static uint64_t rnd(void)
 
 static void build_r(void)
 {
-    pw_host_t *h = pw_fleet_get(&g_c.fleet, "R", 32);
+    pw_host_t *h = pw_double_stream(&g_d, "R", 32, 0);
     assert_non_null(h);
     size_t n = 0;
     for (int i = 0; i < 200; i++)
@@ -172,15 +148,13 @@ static void build_r(void)
 static int setup(void **state)
 {
     (void)state;
-    memset(&g_c, 0, sizeof(g_c));
-    pw_fleet_init(&g_c.fleet);
-    memset(&g_api, 0, sizeof(g_api));
-    g_api.c = &g_c;
+    if (pw_double_open(&g_d) != 0)
+        return -1;
     char hx[65], line[128];
     if (pw_tokens_hash("tok", hx) != 0)
         return -1;
     snprintf(line, sizeof(line), "%s read tester\n", hx);
-    if (pw_tokens_parse(line, strlen(line), &g_api.tokens, NULL) != 0)
+    if (pw_tokens_parse(line, strlen(line), &g_d.api.tokens, NULL) != 0)
         return -1;
     build_p();
     build_r();
@@ -190,8 +164,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    pw_fleet_close(&g_c.fleet);
-    pw_tokens_free(g_api.tokens);
+    pw_double_close(&g_d); /* and the API's tokens */
     return 0;
 }
 
@@ -202,7 +175,7 @@ static json_t *pool(const char *host, const char *query)
     pw_api_req_t req = {PW_API_GET, path, query, "Bearer tok", NULL, 0, 0};
     pw_api_resp_t resp;
     pw_api_resp_init(&resp);
-    int st = pw_api_handle(&g_api, &req, &resp);
+    int st = pw_api_handle(&g_d.api, &req, &resp);
     if (st != 200)
         fail_msg("%s?%s: %d %.*s", path, query, st, (int)resp.body.len, resp.body.data);
     json_t *j = json_loadb((const char *)resp.body.data, resp.body.len, 0, NULL);

@@ -5,10 +5,11 @@
 #include "test_util.h"
 
 #include "fleet.h"
+#include "fleet_internal.h"
 
 static void check_sorted(const pw_host_t *h)
 {
-    for (size_t i = 1; i < h->hist_n; i++)
+    for (size_t i = 1; i < pw_host_hist_n(h); i++)
         if (pw_fleet_hist_at(h, i - 1)->ts_ms >= pw_fleet_hist_at(h, i)->ts_ms)
             fail_msg("points %zu and %zu: %llu then %llu", i - 1, i,
                      (unsigned long long)pw_fleet_hist_at(h, i - 1)->ts_ms,
@@ -20,13 +21,13 @@ static void test_fleet_history_in_time_order(void **state)
     (void)state;
     pw_fleet_t f;
     pw_fleet_init(&f);
-    pw_host_t *h = pw_fleet_get(&f, "HOST01", 32);
+    pw_host_t *h = pw__fleet_get(&f, "HOST01", 32);
     assert_non_null(h);
     /* Two agents on one certificate interleave: 1000, 3000, 5000 and 2000, 4000 late. */
     const uint64_t ts[] = {1000, 3000, 5000, 2000, 4000};
     for (size_t i = 0; i < 5; i++)
-        pw_fleet_note_totals(h, ts[i], ts[i] / 10, ts[i] / 100);
-    assert_int_equal(h->hist_n, 5);
+        pw__fleet_note_totals(h, ts[i], ts[i] / 10, ts[i] / 100);
+    assert_int_equal(pw_host_hist_n(h), 5);
     check_sorted(h);
     for (size_t i = 0; i < 5; i++) {
         assert_int_equal(pw_fleet_hist_at(h, i)->ts_ms, 1000 * (i + 1));
@@ -34,13 +35,13 @@ static void test_fleet_history_in_time_order(void **state)
         assert_int_equal(pw_fleet_hist_at(h, i)->paged_bytes, 10 * (i + 1));
     }
     /* A resend of a time already held replaces it (no duplicate point). */
-    pw_fleet_note_totals(h, 3000, 7, 8);
-    assert_int_equal(h->hist_n, 5);
+    pw__fleet_note_totals(h, 3000, 7, 8);
+    assert_int_equal(pw_host_hist_n(h), 5);
     assert_int_equal(pw_fleet_hist_at(h, 2)->nonpaged_bytes, 7);
     assert_int_equal(pw_fleet_hist_at(h, 2)->paged_bytes, 8);
     /* Older than everything: goes first while there is room. */
-    pw_fleet_note_totals(h, 500, 1, 1);
-    assert_int_equal(h->hist_n, 6);
+    pw__fleet_note_totals(h, 500, 1, 1);
+    assert_int_equal(pw_host_hist_n(h), 6);
     assert_int_equal(pw_fleet_hist_at(h, 0)->ts_ms, 500);
     check_sorted(h);
     pw_fleet_close(&f);
@@ -51,25 +52,25 @@ static void test_fleet_history_full_ring(void **state)
     (void)state;
     pw_fleet_t f;
     pw_fleet_init(&f);
-    pw_host_t *h = pw_fleet_get(&f, "HOST02", 64);
+    pw_host_t *h = pw__fleet_get(&f, "HOST02", 64);
     assert_non_null(h);
     /* 10 s apart, one ring and a half: the ring keeps the newest PW_FLEET_HISTORY. */
     const size_t total = PW_FLEET_HISTORY + PW_FLEET_HISTORY / 2;
     for (size_t i = 0; i < total; i++)
-        pw_fleet_note_totals(h, 10000 * (i + 1), i, i);
-    assert_int_equal(h->hist_n, PW_FLEET_HISTORY);
+        pw__fleet_note_totals(h, 10000 * (i + 1), i, i);
+    assert_int_equal(pw_host_hist_n(h), PW_FLEET_HISTORY);
     uint64_t oldest = 10000 * (total - PW_FLEET_HISTORY + 1);
     assert_int_equal(pw_fleet_hist_at(h, 0)->ts_ms, oldest);
     assert_int_equal(pw_fleet_hist_at(h, PW_FLEET_HISTORY - 1)->ts_ms, 10000 * total);
     /* Older than the oldest of a full ring: dropped. */
-    pw_fleet_note_totals(h, oldest - 5000, 1, 1);
-    assert_int_equal(h->hist_n, PW_FLEET_HISTORY);
+    pw__fleet_note_totals(h, oldest - 5000, 1, 1);
+    assert_int_equal(pw_host_hist_n(h), PW_FLEET_HISTORY);
     assert_int_equal(pw_fleet_hist_at(h, 0)->ts_ms, oldest);
     /* Between two held points (a clock stepped back by 35 s): it takes its place and the
      * oldest goes. */
     uint64_t mid = 10000 * total - 35000;
-    pw_fleet_note_totals(h, mid, 42, 43);
-    assert_int_equal(h->hist_n, PW_FLEET_HISTORY);
+    pw__fleet_note_totals(h, mid, 42, 43);
+    assert_int_equal(pw_host_hist_n(h), PW_FLEET_HISTORY);
     assert_int_equal(pw_fleet_hist_at(h, 0)->ts_ms, oldest + 10000);
     check_sorted(h);
     assert_int_equal(pw_fleet_hist_at(h, PW_FLEET_HISTORY - 5)->ts_ms, mid);
@@ -83,10 +84,10 @@ static void test_fleet_names_ignore_case(void **state)
     (void)state;
     pw_fleet_t f;
     pw_fleet_init(&f);
-    pw_host_t *h = pw_fleet_get(&f, "host01", 32);
+    pw_host_t *h = pw__fleet_get(&f, "host01", 32);
     assert_non_null(h);
     assert_ptr_equal(pw_fleet_find(&f, "HOST01"), h);
-    assert_ptr_equal(pw_fleet_get(&f, "Host01", 32), h); /* no second host */
+    assert_ptr_equal(pw__fleet_get(&f, "Host01", 32), h); /* no second host */
     assert_int_equal(f.n, 1);
     assert_null(pw_fleet_find(&f, "host02"));
     pw_fleet_close(&f);

@@ -1,13 +1,14 @@
 /* test_http.c: the collector's query API (issue 7 item 1).
  *
- * A fake collector state is built by hand: HOST01 streams (two samples through the delta
- * codec, so it has a previous table for the change columns), HOST02 and HOST03 only have a
- * snapshot (no stream since start). Every expected value below is computed by hand from
- * those tables (comments show the arithmetic). Handlers are checked through pw_api_handle;
- * the transport (TLS without client certificate, HTTP/1.1 parsing, limits, keep-alive) through
- * the real listener on loopback port 0 with the curl and openssl CLIs, the loop running in a
- * second thread. Analysis results (suspects, alerts) and agent commands are link-time fakes
- * defined here (collectd plugin_mock.c pattern). */
+ * The fleet is built through the collector's own ingest by the test double (double.h): HOST01
+ * streams (two samples from an agent, so it has a previous table for the change columns),
+ * HOST02 and HOST03 only have a table restored from the store (no stream since start). Every
+ * expected value below is computed by hand from those tables (comments show the arithmetic).
+ * Handlers are checked through pw_api_handle; the transport (TLS without client certificate,
+ * HTTP/1.1 parsing, limits, keep-alive) through the real listener on loopback port 0 with the curl
+ * and openssl CLIs, the loop running in a second thread. Analysis results (suspects, alerts) are
+ * published through the analysis pass's test seams; a command to an agent goes to the double's
+ * callback, which answers it through pw_http_command_result. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -18,35 +19,30 @@
 #include "alloc.h"
 #include "api.h"
 #include "delta.h"
+#include "double.h"
 
-/* ---- fakes of collector.c / analysis_run.c ------------------------------------------------ */
+/* ---- the fleet, the analysis results and the agent (the test double) ------------------- */
 
+static pw_double_t g_d;
+static pw_http_opts_t g_opts;
+static char g_dir[256];
+static const char *READ_TOK = "read-token-1";
+static const char *ADMIN_TOK = "admin-token-1";
+static const char *CA;
 static pw_suspect_t g_suspects[2];
-static size_t g_n_suspects;
-static pw_alert_set_t *g_alerts;
+
+/* The listener (network tests) and the fake agent's answer to a command. */
+static uv_loop_t g_loop;
+static pw_http_t *g_http;
 static uv_timer_t g_cmd_timer;
 static uint64_t g_cmd_id;
-static pw_host_t *g_cmd_host;
+static const pw_host_t *g_cmd_host;
 static int g_cmd_kind;
-static pw_collector_t *g_cmd_c;
-
-size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
-{
-    (void)c;
-    *out = g_suspects;
-    return g_n_suspects;
-}
-
-const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
-{
-    (void)c;
-    return g_alerts;
-}
 
 static void on_cmd_timer(uv_timer_t *t)
 {
     (void)t;
-    /* The agent's answer, as collector.c hands it over. */
+    /* The agent's answer, as the agents' listener hands it over. */
     Poolwatch__V1__CommandResult res = POOLWATCH__V1__COMMAND_RESULT__INIT;
     Poolwatch__V1__DriverMatch m = POOLWATCH__V1__DRIVER_MATCH__INIT;
     Poolwatch__V1__DriverMatch *mp[1] = {&m};
@@ -58,31 +54,20 @@ static void on_cmd_timer(uv_timer_t *t)
     res.message = "found";
     res.n_matches = 1;
     res.matches = mp;
-    pw_collector_command_result(g_cmd_c, g_cmd_host, &res);
+    pw_http_command_result(g_http, g_cmd_host, &res);
 }
 
-int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
+/* A command to a connected host's agent (the double checked the connection). */
+static int on_command(void *arg, const pw_host_t *h, const Poolwatch__V1__Command *cmd)
 {
-    if (h->conn == NULL)
-        return PW_ECLOSED;
+    (void)arg;
     g_cmd_id = cmd->id;
     g_cmd_host = h;
     g_cmd_kind = cmd->kind;
-    g_cmd_c = c;
     if (uv_is_active((uv_handle_t *)&g_cmd_timer) == 0 && g_cmd_timer.loop != NULL)
         uv_timer_start(&g_cmd_timer, on_cmd_timer, 1, 0);
     return 0;
 }
-
-/* ---- the fake collector ------------------------------------------------------------------- */
-
-static pw_collector_t g_c;
-static pw_collector_cfg_t g_cfg;
-static pw_api_t g_api;
-static char g_dir[256];
-static const char *READ_TOK = "read-token-1";
-static const char *ADMIN_TOK = "admin-token-1";
-static const char *CA;
 
 static void add(pw_sample_t *s, const char *tag, pw_pool_t pool, uint64_t a, uint64_t f,
                 uint64_t bytes)
@@ -92,22 +77,14 @@ static void add(pw_sample_t *s, const char *tag, pw_pool_t pool, uint64_t a, uin
 
 static void apply(pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)
 {
-    const Poolwatch__V1__Sample *msg;
-    pw_diag_t d;
-    assert_int_equal(pw_delta_encode(e, s, 0, &msg, &d), 0);
-    if (h->dec.have_base)
-        assert_int_equal(pw_fleet_save_prev(h, msg), 0);
-    assert_int_equal(pw_delta_apply(&h->dec, msg, NULL, &d), 0);
-    h->samples++;
-    h->last_seen_ms = s->timestamp_ms;
-    pw_fleet_note_totals(h, s->timestamp_ms, s->totals.nonpaged_bytes, s->totals.paged_bytes);
+    assert_int_equal(pw_double_send(&g_d, e, h, s), 0);
 }
 
 static void build_fleet(void)
 {
-    pw_fleet_init(&g_c.fleet);
-    pw_host_t *h1 = pw_fleet_get(&g_c.fleet, "HOST01", 32);
+    pw_host_t *h1 = pw_double_stream(&g_d, "HOST01", 32, 0);
     assert_non_null(h1);
+    /* What the agent's Hello would have said (set after it: the Hello sets them). */
     snprintf(h1->os_family, sizeof(h1->os_family), "windows");
     snprintf(h1->os_version, sizeof(h1->os_version), "5.2");
     snprintf(h1->arch, sizeof(h1->arch), "x86");
@@ -143,23 +120,23 @@ static void build_fleet(void)
     apply(&e, h1, &s);
     pw_delta_enc_close(&e);
 
-    pw_host_t *h2 = pw_fleet_get(&g_c.fleet, "HOST02", 32);
     pw_sample_reset(&s);
     s.timestamp_ms = 900000;
     add(&s, "Ddk ", PW_POOL_NONPAGED, 300, 100, 20000);
     add(&s, "Io  ", PW_POOL_PAGED, 20, 10, 1000);
     s.totals.nonpaged_bytes = 20000;
-    assert_int_equal(pw_sample_copy(&h2->snapshot, &s), 0);
+    pw_host_t *h2 = pw_double_restore(&g_d, "HOST02", 32, &s);
+    assert_non_null(h2);
     h2->os_build = 3790;
 
-    pw_host_t *h3 = pw_fleet_get(&g_c.fleet, "HOST03", 32);
     pw_sample_reset(&s);
     s.timestamp_ms = 950000;
     add(&s, "Ddk ", PW_POOL_NONPAGED, 1500, 500, 100000);
     add(&s, "Mm  ", PW_POOL_NONPAGED, 1, 0, 1000);
     s.totals.nonpaged_bytes = 101000;
     s.totals.nonpaged_limit_bytes = 1000000;
-    assert_int_equal(pw_sample_copy(&h3->snapshot, &s), 0);
+    pw_host_t *h3 = pw_double_restore(&g_d, "HOST03", 32, &s);
+    assert_non_null(h3);
     h3->os_build = 7601;
     pw_sample_close(&s);
 }
@@ -194,23 +171,21 @@ static int group_setup(void **state)
     snprintf(key, sizeof(key), "%s/collector.key", g_dir);
     snprintf(tokens, sizeof(tokens), "%s", path);
     CA = ca;
-    g_cfg.ca_file = ca;
-    g_cfg.cert_file = cert;
-    g_cfg.key_file = key;
-    g_cfg.tokens_file = tokens;
+    g_opts.ca_file = ca;
+    g_opts.cert_file = cert;
+    g_opts.key_file = key;
+    g_opts.tokens_file = tokens;
     static char pooltag[4096];
     snprintf(pooltag, sizeof(pooltag), "%s", pw_test_fixture("http/pooltag_small.txt"));
-    g_cfg.pooltag_file = pooltag;
-    static char listen[] = "127.0.0.1:0";
-    g_cfg.http_listen = listen;
-    g_c.cfg = &g_cfg;
-    if (pw_store_open(":memory:", NULL, &g_c.store, NULL) != 0)
+    g_opts.pooltag_file = pooltag;
+    g_opts.listen = "127.0.0.1:0";
+    if (pw_double_open(&g_d) != 0)
         return -1;
+    g_d.on_command = on_command;
     build_fleet();
-    /* The API state used by the direct (no network) tests. */
-    g_api.c = &g_c;
-    if (pw_tokens_load(tokens, &g_api.tokens, NULL) != 0 ||
-        pw_pooltag_load(g_cfg.pooltag_file, NULL, &g_api.pooltag, NULL) != 0)
+    /* The API state used by the direct (no network) tests: the double's. */
+    if (pw_tokens_load(tokens, &g_d.api.tokens, NULL) != 0 ||
+        pw_pooltag_load(g_opts.pooltag_file, NULL, &g_d.api.pooltag, NULL) != 0)
         return -1;
     /* Suspects and alerts as analysis_run.c would publish them. */
     memset(g_suspects, 0, sizeof(g_suspects));
@@ -241,8 +216,7 @@ static int group_setup(void **state)
     g_suspects[1].cmp.d_diff = 6;
     g_suspects[1].cmp.d_bytes = 4992;
     g_suspects[1].cmp.per_alloc = 832.0;
-    g_n_suspects = 2;
-    if (pw_alert_set_new(&g_alerts) != 0)
+    if (pw_analysis_run_publish(g_d.an, g_suspects, 2) != 0)
         return -1;
     pw_alert_key_t k;
     memset(&k, 0, sizeof(k));
@@ -250,7 +224,7 @@ static int group_setup(void **state)
     snprintf(k.pool, sizeof(k.pool), "nonpaged");
     snprintf(k.severity, sizeof(k.severity), "warning");
     pw_alert_rule_t rule = {0.7, 0.02, 0, 900000};
-    if (pw_alert_eval(g_alerts, &rule, &k, 0.82, 1010000, NULL) != 1)
+    if (pw_alert_eval(pw_analysis_run_alert_set(g_d.an), &rule, &k, 0.82, 1010000, NULL) != 1)
         return -1;
     return 0;
 }
@@ -258,11 +232,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    pw_tokens_free(g_api.tokens);
-    pw_pooltag_free(g_api.pooltag);
-    pw_alert_set_free(g_alerts);
-    pw_fleet_close(&g_c.fleet);
-    pw_store_close(g_c.store);
+    pw_double_close(&g_d); /* the API's tokens and tag descriptions too */
     char cmd[512];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
     return system(cmd) == 0 ? 0 : -1;
@@ -295,7 +265,7 @@ static json_t *call_at(uint64_t now_ms, int method, const char *path, const char
                         now_ms};
     pw_api_resp_t resp;
     pw_api_resp_init(&resp);
-    *status = pw_api_handle(&g_api, &req, &resp);
+    *status = pw_api_handle(&g_d.api, &req, &resp);
     assert_int_equal(*status, resp.status);
     json_t *j = json_loadb((const char *)resp.body.data, resp.body.len, 0, NULL);
     pw_api_resp_close(&resp);
@@ -740,11 +710,14 @@ static void test_series_from_store(void **state)
         s.timestamp_ms = 2000000 + (uint64_t)i * 10000;
         add(&s, "Ddk ", PW_POOL_NONPAGED, 100u * (unsigned)i, 10, 1000u * (unsigned)i);
         add(&s, "Ddk ", PW_POOL_PAGED, 5, 1, 77);
-        assert_int_equal(pw_store_put(g_c.store, &sh, &s, 0, NULL), 0);
+        assert_int_equal(pw_store_put(g_d.store, &sh, &s, 0, NULL), 0);
     }
-    assert_int_equal(pw_store_commit(g_c.store, NULL), 0);
+    assert_int_equal(pw_store_commit(g_d.store, NULL), 0);
     pw_sample_close(&s);
-    json_t *j = get_ok("/api/v1/hosts/HOST01/series", "tag=Ddk%20&pool=nonpaged&from=0&to=3000000");
+    /* From 2,000,000: HOST01 streamed two samples at 1,000,000 and 1,010,000, which ingest
+     * stored as the collector does; this test reads back the three it wrote itself. */
+    json_t *j =
+        get_ok("/api/v1/hosts/HOST01/series", "tag=Ddk%20&pool=nonpaged&from=2000000&to=3000000");
     assert_string_equal(gets(j, "level"), "raw");
     assert_string_equal(gets(j, "tag"), "Ddk ");
     assert_string_equal(gets(j, "pool"), "nonpaged");
@@ -947,7 +920,7 @@ static void test_metrics_direct(void **state)
     (void)state;
     pw_buf_t b;
     pw_buf_init(&b, SIZE_MAX);
-    assert_int_equal(pw_api_metrics(&g_api, &b), 0);
+    assert_int_equal(pw_api_metrics(&g_d.api, &b), 0);
     assert_int_equal(pw_buf_append(&b, "", 1), 0);
     const char *t = (const char *)b.data;
     assert_non_null(strstr(t, "# TYPE poolwatch_pool_bytes gauge\n"));
@@ -977,20 +950,24 @@ static void test_metrics_direct(void **state)
     assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"critical\"} 0\n"));
     pw_buf_close(&b);
     /* An ETA of 11 h 0.5 s on HOST03's nonpaged pool, none on its paged pool. */
-    pw_host_t *h3 = pw_fleet_find(&g_c.fleet, "HOST03");
+    const pw_host_t *h3 = pw_fleet_find(pw_ingest_fleet(g_d.ing), "HOST03");
     assert_non_null(h3);
-    h3->have_pressure = 1;
-    h3->np_pressure.eta_ms = 39600500;
-    h3->pg_pressure.eta_ms = -1;
+    pw_analysis_host_t res;
+    memset(&res, 0, sizeof(res));
+    res.have_pressure = 1;
+    res.np.eta_ms = 39600500;
+    res.pg.eta_ms = -1;
+    assert_int_equal(pw_analysis_run_set_host(g_d.an, h3, &res), 0);
     pw_buf_init(&b, SIZE_MAX);
-    assert_int_equal(pw_api_metrics(&g_api, &b), 0);
+    assert_int_equal(pw_api_metrics(&g_d.api, &b), 0);
     assert_int_equal(pw_buf_append(&b, "", 1), 0);
     t = (const char *)b.data;
     assert_non_null(strstr(
         t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"nonpaged\"} 39600.500\n"));
     assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"paged\"}"));
     pw_buf_close(&b);
-    h3->have_pressure = 0;
+    res.have_pressure = 0;
+    assert_int_equal(pw_analysis_run_set_host(g_d.an, h3, &res), 0);
 }
 
 /* ---- over the network --------------------------------------------------------------------- */
@@ -1001,7 +978,8 @@ static int g_port;
 
 static void on_stop(uv_async_t *a)
 {
-    pw_collector_http_stop(&g_c);
+    pw_http_stop(g_http);
+    g_http = NULL;
     uv_close((uv_handle_t *)a, NULL);
     if (uv_is_active((uv_handle_t *)&g_cmd_timer))
         uv_timer_stop(&g_cmd_timer);
@@ -1011,23 +989,23 @@ static void on_stop(uv_async_t *a)
 static void *loop_main(void *arg)
 {
     (void)arg;
-    uv_run(&g_c.loop, UV_RUN_DEFAULT);
+    uv_run(&g_loop, UV_RUN_DEFAULT);
     return NULL;
 }
 
 static int net_setup(void **state)
 {
     (void)state;
-    if (uv_loop_init(&g_c.loop) != 0)
+    if (uv_loop_init(&g_loop) != 0)
         return -1;
     pw_diag_t d;
-    if (pw_collector_http_start(&g_c, &d) != 0) {
+    if (pw_http_start(&g_loop, &g_opts, &g_d.api, &g_http, &d) != 0) {
         fprintf(stderr, "http_start: %s\n", d.msg);
         return -1;
     }
-    g_port = pw_collector_http_port(&g_c);
-    uv_async_init(&g_c.loop, &g_stop, on_stop);
-    uv_timer_init(&g_c.loop, &g_cmd_timer);
+    g_port = pw_http_port(g_http);
+    uv_async_init(&g_loop, &g_stop, on_stop);
+    uv_timer_init(&g_loop, &g_cmd_timer);
     return pthread_create(&g_thread, NULL, loop_main, NULL) == 0 ? 0 : -1;
 }
 
@@ -1036,9 +1014,29 @@ static int net_teardown(void **state)
     (void)state;
     uv_async_send(&g_stop);
     pthread_join(g_thread, NULL);
-    uv_run(&g_c.loop, UV_RUN_DEFAULT);
+    uv_run(&g_loop, UV_RUN_DEFAULT);
     memset(&g_cmd_timer, 0, sizeof(g_cmd_timer));
-    return uv_loop_close(&g_c.loop) == 0 ? 0 : -1;
+    return uv_loop_close(&g_loop) == 0 ? 0 : -1;
+}
+
+/* HOST02 with its agent connected (a Hello over its restored table) while the listener runs;
+ * said before the loop's thread starts and detached after it ended. */
+static pw_host_t *g_h2;
+
+static int net_setup_connected(void **state)
+{
+    g_h2 = pw_double_stream(&g_d, "HOST02", 32, 1);
+    if (g_h2 == NULL)
+        return -1;
+    g_h2->os_build = 3790; /* the Hello set it */
+    return net_setup(state);
+}
+
+static int net_teardown_connected(void **state)
+{
+    int r = net_teardown(state);
+    pw_ingest_detach(g_d.ing, g_h2, &g_d.session);
+    return r;
 }
 
 /* Runs curl with `args` against the server; returns the status, the body in `body`. */
@@ -1139,16 +1137,13 @@ static void test_net_keepalive_and_command(void **state)
     buf[n] = '\0';
     pclose(p);
     assert_string_equal(buf, "[200 1][200 0]");
-    /* A command to a connected host: answered by the (fake) agent through
-     * pw_collector_command_result on the loop. */
-    pw_host_t *h = pw_fleet_find(&g_c.fleet, "HOST02");
-    h->conn = (void *)h; /* any non-NULL session */
+    /* A command to a connected host (HOST02: net_setup_connected): answered by the (fake)
+     * agent through pw_http_command_result on the loop. */
     char body[4096], a2[512];
     snprintf(a2, sizeof(a2),
              "-H 'Authorization: Bearer %s' -X POST -d '{\"kind\":\"find_tag\",\"tag\":\"Ddk \"}'",
              ADMIN_TOK);
     assert_int_equal(curl(a2, "/api/v1/hosts/HOST02/commands", body, sizeof(body)), 200);
-    h->conn = NULL;
     assert_int_equal(g_cmd_kind, POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG);
     json_t *j = json_loads(body, 0, NULL);
     assert_non_null(j);
@@ -1215,7 +1210,8 @@ int main(void)
         cmocka_unit_test(test_openapi_lists_every_route),
         cmocka_unit_test(test_metrics_direct),
         cmocka_unit_test_setup_teardown(test_net_auth_and_routes, net_setup, net_teardown),
-        cmocka_unit_test_setup_teardown(test_net_keepalive_and_command, net_setup, net_teardown),
+        cmocka_unit_test_setup_teardown(test_net_keepalive_and_command, net_setup_connected,
+                                        net_teardown_connected),
         cmocka_unit_test_setup_teardown(test_net_malformed, net_setup, net_teardown),
         cmocka_unit_test(test_import),
     };

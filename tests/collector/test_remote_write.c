@@ -1,7 +1,8 @@
-/* test_remote_write.c: Prometheus remote write 1.0 (collector/remote_write.h).
- *  - encoding: a fleet built here -> request bodies -> snappy_uncompress -> unpacked with the
- *    generated prompb code -> exact names, labels (sorted), values and timestamps, worked out
- *    by hand from the fleet below; a host without a new sample is not sent again;
+/* test_remote_write.c: Prometheus remote write 1.0 (collector/export/remote_write.h).
+ *  - encoding: a fleet built here (through ingest: double.h) -> request bodies ->
+ *    snappy_uncompress -> unpacked with the generated prompb code -> exact names, labels
+ *    (sorted), values and timestamps, worked out by hand from the fleet below; a host without
+ *    a new sample is not sent again;
  *  - the sender against an HTTP server in this test on loopback (libuv + http-parser) that
  *    checks the headers: 500 then 204 (one retry, accepted once), 400 (dropped, counted, not
  *    retried), a new token after a reload, a full queue dropping the oldest requests;
@@ -30,6 +31,8 @@
 #include <uv.h>
 
 #include "alloc.h"
+#include "codec.h"
+#include "double.h"
 #include "fleet.h"
 #include "log.h"
 #include "prom_remote.pb-c.h"
@@ -41,51 +44,108 @@
 
 /* ---- the fleet ---------------------------------------------------------------------------- */
 
-static pw_fleet_t fleet;
+/* The fleet is made through the product's paths (double.h): alpha and gamma are hosts restored
+ * from the store with a last table (alpha's agent said Hello first, with a nonpaged limit, and
+ * left); beta's agent is connected (its Hello alone does not start a stream, so the restored
+ * table stays). The pass's results (alpha's pressure, the suspects) go through the analysis
+ * test seams. */
+static pw_double_t dbl;
+static const pw_fleet_t *fleet;
 static pw_suspect_t suspects[3];
+
+/* An agent's Hello for `name` giving a nonpaged limit of `np_limit` bytes; the agent leaves. */
+static pw_host_t *hello_with_limit(const char *name, uint64_t np_limit)
+{
+    char aid[300];
+    snprintf(aid, sizeof(aid), "agent:%s", name);
+    Poolwatch__V1__PoolLimit lim = POOLWATCH__V1__POOL_LIMIT__INIT;
+    lim.bytes = np_limit;
+    lim.source = POOLWATCH__V1__LIMIT_SOURCE__LIMIT_REPORTED;
+    lim.detail = "";
+    Poolwatch__V1__Hello hello = POOLWATCH__V1__HELLO__INIT;
+    hello.protocol_major = PW_PROTOCOL_MAJOR;
+    hello.host_name = (char *)(uintptr_t)name;
+    hello.counter_width = 32;
+    hello.agent_id.data = (uint8_t *)aid;
+    hello.agent_id.len = strlen(aid);
+    hello.boot_id.data = (uint8_t *)"boot:1";
+    hello.boot_id.len = 6;
+    hello.os_family = "";
+    hello.os_version = "";
+    hello.arch = "";
+    hello.agent_version = "";
+    hello.nonpaged_limit = &lim;
+    pw_ingest_hello_res_t res;
+    assert_int_equal(pw_ingest_hello(dbl.ing, &hello, name, &dbl.session, &res, NULL), 0);
+    pw_ingest_detach(dbl.ing, res.host, &dbl.session);
+    return res.host;
+}
+
+/* beta's table, its nonpaged total `np` */
+static void restore_beta(uint64_t np)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    assert_int_equal(pw_sample_add(&s, "Proc", 4, PW_POOL_NONPAGED, 5, 2, 3, 777), 0);
+    s.totals.nonpaged_bytes = np;
+    s.totals.paged_bytes = 2000;
+    assert_non_null(pw_double_restore(&dbl, "beta", 32, &s));
+    pw_sample_close(&s);
+}
 
 static void build_fleet(void)
 {
-    pw_fleet_init(&fleet);
-    pw_host_t *a = pw_fleet_get(&fleet, "alpha", 32);
-    pw_host_t *b = pw_fleet_get(&fleet, "beta", 32);
-    pw_host_t *g = pw_fleet_get(&fleet, "gamma", 32);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_non_null(g);
+    assert_int_equal(pw_double_open(&dbl), 0);
+    fleet = pw_ingest_fleet(dbl.ing);
     static const uint8_t odd[4] = {'A', 'b', 0x01, 'z'};
     /* alpha: 4 rows; by bytes: odd/paged 9000, then the two 5000s in table order, then 100 */
-    assert_int_equal(pw_sample_add(&a->snapshot, "Ddk ", 4, PW_POOL_NONPAGED, 20, 10, 10, 5000), 0);
-    assert_int_equal(pw_sample_add(&a->snapshot, odd, 4, PW_POOL_PAGED, 9, 2, 7, 9000), 0);
-    assert_int_equal(pw_sample_add(&a->snapshot, "Tiny", 4, PW_POOL_NONPAGED, 1, 0, 1, 100), 0);
-    assert_int_equal(pw_sample_add(&a->snapshot, "Ddk ", 4, PW_POOL_PAGED, 4, 2, 2, 5000), 0);
-    a->snapshot.totals.nonpaged_bytes = 123456;
-    a->snapshot.totals.paged_bytes = 654321;
-    a->snapshot.totals.nonpaged_limit_bytes = 5;        /* the Hello's limit wins */
-    a->nonpaged_limit_bytes = 1073741824;               /* from the Hello */
-    a->snapshot.totals.paged_limit_bytes = 2147483648u; /* only in the sample */
-    a->last_seen_ms = T_ALPHA;
-    a->have_pressure = 1;
-    a->np_pressure.eta_ms = 3600500; /* 3600.5 s */
-    a->pg_pressure.eta_ms = -1;      /* no ETA: no series */
+    pw_sample_t s;
+    pw_sample_init(&s);
+    assert_int_equal(pw_sample_add(&s, "Ddk ", 4, PW_POOL_NONPAGED, 20, 10, 10, 5000), 0);
+    assert_int_equal(pw_sample_add(&s, odd, 4, PW_POOL_PAGED, 9, 2, 7, 9000), 0);
+    assert_int_equal(pw_sample_add(&s, "Tiny", 4, PW_POOL_NONPAGED, 1, 0, 1, 100), 0);
+    assert_int_equal(pw_sample_add(&s, "Ddk ", 4, PW_POOL_PAGED, 4, 2, 2, 5000), 0);
+    s.totals.nonpaged_bytes = 123456;
+    s.totals.paged_bytes = 654321;
+    s.totals.nonpaged_limit_bytes = 5;                    /* the Hello's limit wins */
+    s.totals.paged_limit_bytes = 2147483648u;             /* only in the sample */
+    pw_host_t *a = hello_with_limit("alpha", 1073741824); /* from the Hello */
+    assert_ptr_equal(pw_double_restore(&dbl, "alpha", 32, &s), a);
+    pw_sample_close(&s);
+    a->last_seen_ms = T_ALPHA; /* as the store gives it back */
+    pw_analysis_host_t res = {.have_pressure = 1};
+    res.np.eta_ms = 3600500; /* 3600.5 s */
+    res.pg.eta_ms = -1;      /* no ETA: no series */
+    assert_int_equal(pw_analysis_run_set_host(dbl.an, a, &res), 0);
     /* beta: one row, connected */
-    assert_int_equal(pw_sample_add(&b->snapshot, "Proc", 4, PW_POOL_NONPAGED, 5, 2, 3, 777), 0);
-    b->snapshot.totals.nonpaged_bytes = 1000;
-    b->snapshot.totals.paged_bytes = 2000;
+    pw_host_t *b = pw_double_stream(&dbl, "beta", 32, 1);
+    assert_non_null(b);
+    restore_beta(1000);
     b->last_seen_ms = T_BETA;
-    b->conn = (void *)&fleet; /* only compared with NULL */
     /* gamma: never sent a sample: no series */
-    assert_int_equal(pw_sample_add(&g->snapshot, "Gone", 4, PW_POOL_PAGED, 1, 0, 1, 1), 0);
+    pw_sample_init(&s);
+    assert_int_equal(pw_sample_add(&s, "Gone", 4, PW_POOL_PAGED, 1, 0, 1, 1), 0);
+    pw_host_t *g = pw_double_restore(&dbl, "gamma", 32, &s);
+    pw_sample_close(&s);
+    assert_non_null(g);
+    assert_int_equal(fleet->n, 3);
+    assert_ptr_equal(fleet->hosts[0], a);
+    assert_ptr_equal(fleet->hosts[1], b);
+    assert_ptr_equal(fleet->hosts[2], g);
+    assert_int_equal(pw_host_nrows(a), 4);
+    assert_true(pw_host_connected(b));
+    assert_int_equal(pw_host_nrows(b), 1);
     memset(suspects, 0, sizeof(suspects));
     snprintf(suspects[0].host, sizeof(suspects[0].host), "beta");
     snprintf(suspects[1].host, sizeof(suspects[1].host), "alpha");
     snprintf(suspects[2].host, sizeof(suspects[2].host), "beta");
+    assert_int_equal(pw_analysis_run_publish(dbl.an, suspects, 3), 0);
 }
 
 static void drop_fleet(void)
 {
-    fleet.hosts[1]->conn = NULL;
-    pw_fleet_close(&fleet);
+    pw_double_close(&dbl);
+    fleet = NULL;
 }
 
 /* Series as text "name{k=v,...} value @ts", in the order they were sent. */
@@ -175,7 +235,7 @@ static void test_encode(void **state)
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
     /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 6 + 2 x min(1, 3) = 8, gamma none */
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 5, &cur, collect_emit, g), 21);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 21);
     assert_int_equal(g->n, 21);
     assert_int_equal(g->bodies, 5); /* 5 + 5 + 5 + 5 + 1 */
     assert_int_equal(g->body_series[0], 5);
@@ -187,13 +247,13 @@ static void test_encode(void **state)
 
     /* nothing new: nothing sent */
     memset(g, 0, sizeof(*g));
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 5, &cur, collect_emit, g), 0);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 0);
     assert_int_equal(g->bodies, 0);
 
     /* beta's next sample: only beta, stamped with its time */
-    fleet.hosts[1]->last_seen_ms = T_BETA + 10000;
-    fleet.hosts[1]->snapshot.totals.nonpaged_bytes = 1500;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
+    restore_beta(1500);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_int_equal(g->bodies, 1);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
@@ -204,11 +264,11 @@ static void test_encode(void **state)
      * series + hosts x 2 x min(rows, tags_per_host), plus alpha's one ETA) */
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 0, 0, &cur, collect_emit, g),
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 0, 0, &cur, collect_emit, g),
                      2 * PW_REMOTE_WRITE_HOST_SERIES + 1);
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 2, 0, &cur, collect_emit, g),
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 2, 0, &cur, collect_emit, g),
                      2 * PW_REMOTE_WRITE_HOST_SERIES + 1 + 2 * 2 + 2 * 1);
     assert_string_equal(g->line[9], want_alpha[9]);
     assert_string_equal(g->line[11],
@@ -216,7 +276,7 @@ static void test_encode(void **state)
     pw_remote_write_cursor_free(&cur);
     /* a large tags_per_host (the sorting path) selects the same rows in the same order */
     memset(g, 0, sizeof(*g));
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 10000, 0, &cur, collect_emit, g),
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 10000, 0, &cur, collect_emit, g),
                      13 + 2 + 8);
     for (size_t i = 0; i < N_ALPHA; i++)
         assert_string_equal(g->line[i], want_alpha[i]);
@@ -228,12 +288,12 @@ static void test_encode(void **state)
      * (T_BETA + 10000 by now) is not. */
     memset(g, 0, sizeof(*g));
     cur.min_ts_ms = T_ALPHA + 1;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     memset(g, 0, sizeof(*g));
     cur.min_ts_ms = 0;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 0);
     assert_int_equal(cur.ahead, 0);
     pw_remote_write_cursor_free(&cur);
 
@@ -241,28 +301,28 @@ static void test_encode(void **state)
      * and the cursor stays: beta (T_BETA + 10000) is ahead of T_BETA, alpha is not. */
     memset(g, 0, sizeof(*g));
     cur.max_ts_ms = T_BETA;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 13);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 13);
     assert_int_equal(cur.ahead, 1);
     assert_string_equal(g->line[0], want_alpha[0]);
     /* still ahead at the next interval: counted again, nothing sent */
     memset(g, 0, sizeof(*g));
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 0);
     assert_int_equal(cur.ahead, 1);
     /* the clock moves on: beta's sample goes out, stamped with its own time */
     cur.max_ts_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     /* beta's agent jumps to 2099 (4102444800000 = 2100-01-01T00:00:00Z) then its clock is
      * fixed: the 2099 sample is never sent, the next right one is */
     memset(g, 0, sizeof(*g));
-    fleet.hosts[1]->last_seen_ms = 4102444800000ull - 1000;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 0);
+    fleet->hosts[1]->last_seen_ms = 4102444800000ull - 1000;
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 0);
     assert_int_equal(cur.ahead, 1);
-    fleet.hosts[1]->last_seen_ms = T_BETA + 20000;
+    fleet->hosts[1]->last_seen_ms = T_BETA + 20000;
     cur.max_ts_ms = T_BETA + 30000;
-    assert_int_equal(pw_remote_write_encode(&fleet, suspects, 3, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400030000");
@@ -603,7 +663,7 @@ static void test_sender(void **state)
 
     /* 500 then 204: one request of 21 series, retried once, counted once */
     uint64_t t0 = now_ms();
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
     run_until(&loop, w, 21, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
@@ -641,8 +701,8 @@ static void test_sender(void **state)
     /* 400: dropped, counted, not retried; the token read again (SIGHUP) is used */
     write_file(tok, "s3cret-2");
     assert_int_equal(pw_remote_write_reload_token(w, &d), 0);
-    fleet.hosts[1]->last_seen_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 8);
+    fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 8);
     run_until(&loop, w, 21 + 8, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 3);
@@ -675,7 +735,7 @@ static void test_sender(void **state)
     o2.backoff_initial_ms = 20;
     o2.max_sample_age_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o2, &w, &d), 0);
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.dropped_samples, 20); /* 5 + 5 + 5 + 5; the last request (1) stays */
     assert_int_equal(st.queued, 1);
@@ -739,9 +799,9 @@ static void test_sender_clock(void **state)
     memset(&logs, 0, sizeof(logs));
     pw_log_set_sink(log_sink, NULL);
     uint64_t now = wall_ms();
-    fleet.hosts[0]->last_seen_ms = now + 3600000; /* alpha: an hour ahead */
-    fleet.hosts[1]->last_seen_ms = now - 1000;    /* beta: right */
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 8);
+    fleet->hosts[0]->last_seen_ms = now + 3600000; /* alpha: an hour ahead */
+    fleet->hosts[1]->last_seen_ms = now - 1000;    /* beta: right */
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 8);
     run_until(&loop, w, 8, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
@@ -755,14 +815,14 @@ static void test_sender_clock(void **state)
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     assert_int_equal(logs.n, 1);
     /* the next interval: still ahead, counted again, not logged again */
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 0);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.hosts_ahead, 1);
     assert_int_equal(st.ahead_skips, 2);
     assert_int_equal(logs.n, 1);
     /* alpha's clock fixed: its new sample goes out */
-    fleet.hosts[0]->last_seen_ms = now - 500;
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 13);
+    fleet->hosts[0]->last_seen_ms = now - 500;
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 13);
     run_until(&loop, w, 8 + 13, 0);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.samples, 21);
@@ -773,8 +833,8 @@ static void test_sender_clock(void **state)
     /* max_clock_skew_ms UINT64_MAX: no limit */
     o.max_clock_skew_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
-    fleet.hosts[0]->last_seen_ms = now + 3600000;
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 21);
+    fleet->hosts[0]->last_seen_ms = now + 3600000;
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.hosts_ahead, 0);
     pw_log_set_sink(NULL, NULL);
@@ -852,7 +912,7 @@ static void test_sender_https(void **state)
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     /* alpha 6 + 1 + 2, beta 6 + 2 */
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 17);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
     run_until(&loop, w, 17, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
@@ -875,8 +935,8 @@ static void test_sender_https(void **state)
     o.ca_file = NULL;
     o.backoff_initial_ms = 20;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
-    fleet.hosts[0]->last_seen_ms++;
-    assert_int_equal(pw_remote_write_collect(w, &fleet, suspects, 3), 17);
+    fleet->hosts[0]->last_seen_ms++;
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
     run_until(&loop, w, 0, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.samples, 0);

@@ -1,9 +1,10 @@
 /* fuzz_http.c: the query API on raw request bytes. The input goes through http-parser with
  * the same limits as collector/http.c (16 KiB of request line and headers, 1 MiB of body),
- * and every complete message through pw_api_handle, against a fake collector: one streaming
- * host built with the delta codec, one snapshot host, a store on ":memory:", an admin token
- * "t" (so seeds reach the handlers with `Authorization: Bearer t`), a read token "r".
- * Suspects, alerts and agent commands are link-time fakes. */
+ * and every complete message through pw_api_handle, against the collector test double
+ * (tests/collector/double.h: a store on ":memory:", ingest, the analysis pass): one streaming
+ * host (two samples from its agent), one host with a table restored from the store and its
+ * agent connected (commands are accepted: pending), one published suspect, an admin token "t"
+ * (so seeds reach the handlers with `Authorization: Bearer t`), a read token "r". */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,42 +13,11 @@
 
 #include "alloc.h"
 #include "api.h"
+#include "double.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-size_t pw_collector_suspects(const pw_collector_t *c, const pw_suspect_t **out)
-{
-    (void)c;
-    static pw_suspect_t s[1] = {{.host = "H1",
-                                 .tag = "Ddk ",
-                                 .tag_len = 4,
-                                 .pool = 1,
-                                 .leak = {.score = 1.0, .share = -1, .growth_ratio = 1e300}}};
-    *out = s;
-    return 1;
-}
-
-const pw_alert_set_t *pw_collector_alerts(const pw_collector_t *c)
-{
-    (void)c;
-    return NULL;
-}
-
-int pw_collector_send_command(pw_collector_t *c, pw_host_t *h, const Poolwatch__V1__Command *cmd)
-{
-    (void)c;
-    (void)cmd;
-    return h->conn ? 0 : PW_ECLOSED;
-}
-
-void pw_collector_command_result(pw_collector_t *c, pw_host_t *h,
-                                 const Poolwatch__V1__CommandResult *res)
-{
-    (void)c, (void)h, (void)res;
-}
-
-static pw_collector_t g_c;
-static pw_api_t g_api;
+static pw_double_t g_d;
 
 static void init_once(void)
 {
@@ -55,10 +25,9 @@ static void init_once(void)
     if (done)
         return;
     done = 1;
-    pw_fleet_init(&g_c.fleet);
-    pw_store_open(":memory:", NULL, &g_c.store, NULL);
-    pw_host_t *h1 = pw_fleet_get(&g_c.fleet, "H1", 32);
-    pw_host_t *h2 = pw_fleet_get(&g_c.fleet, "H2", 64);
+    if (pw_double_open(&g_d) != 0)
+        __builtin_trap();
+    pw_host_t *h1 = pw_double_stream(&g_d, "H1", 32, 0);
     pw_delta_enc_t e;
     pw_delta_enc_init(&e, 32);
     pw_sample_t s;
@@ -71,27 +40,27 @@ static void init_once(void)
         pw_sample_add(&s, "Io  ", 4, PW_POOL_PAGED, 5, 5, 0, 0);
         pw_sample_add(&s, "a\\b\x01", 4, PW_POOL_SESSION, 7, 2, 5, 70);
         s.totals.nonpaged_bytes = 100u * k;
-        const Poolwatch__V1__Sample *msg;
-        if (pw_delta_encode(&e, &s, 0, &msg, NULL) == 0) {
-            if (h1->dec.have_base)
-                pw_fleet_save_prev(h1, msg);
-            pw_delta_apply(&h1->dec, msg, NULL, NULL);
-            pw_fleet_note_totals(h1, s.timestamp_ms, s.totals.nonpaged_bytes, 0);
-        }
+        pw_double_send(&g_d, &e, h1, &s);
     }
     h1->nonpaged_limit_bytes = 1000;
-    pw_sample_copy(&h2->snapshot, &s);
-    h2->conn = h2; /* "connected": commands are accepted (pending) */
+    pw_double_restore(&g_d, "H2", 64, &s);
+    pw_double_stream(&g_d, "H2", 64, 1); /* "connected": commands are accepted (pending) */
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
     char a[65], r[65], file[200];
     pw_tokens_hash("t", a);
     pw_tokens_hash("r", r);
     snprintf(file, sizeof(file), "%s admin fuzz\n%s read fuzz\n", a, r);
-    pw_tokens_parse(file, strlen(file), &g_api.tokens, NULL);
+    pw_tokens_parse(file, strlen(file), &g_d.api.tokens, NULL);
     static const char pt[] = "Ddk  - <unknown> - Default\nIo?? - nt!io - io\n";
-    pw_pooltag_parse(pt, sizeof(pt) - 1, NULL, &g_api.pooltag, NULL);
-    g_api.c = &g_c;
+    pw_pooltag_parse(pt, sizeof(pt) - 1, NULL, &g_d.api.pooltag, NULL);
+    static const pw_suspect_t sus[1] = {
+        {.host = "H1",
+         .tag = "Ddk ",
+         .tag_len = 4,
+         .pool = 1,
+         .leak = {.score = 1.0, .share = -1, .growth_ratio = 1e300}}};
+    pw_analysis_run_publish(g_d.an, sus, 1);
 }
 
 typedef struct req_s {
@@ -175,7 +144,7 @@ static void run(req_t *q, int method)
                             q->body.data, q->body.len, 5000};
         pw_api_resp_t resp;
         pw_api_resp_init(&resp);
-        int st = pw_api_handle(&g_api, &req, &resp);
+        int st = pw_api_handle(&g_d.api, &req, &resp);
         if (st < 200 || st > 599 || (resp.body.len == 0 && !resp.pending))
             __builtin_trap(); /* every answer has a status and a body */
         pw_api_resp_close(&resp);

@@ -1,0 +1,87 @@
+/* analysis_run.h: the analysis pass over the fleet: pressure per host (used / limit, trend,
+ * time to exhaustion), leak suspects per (host, tag, pool), and the alerts they raise.
+ *
+ * The pass reads hosts through the fleet view (fleet.h) and their history from the store; it
+ * keeps its results in its own per-host state and answers the API and the exporters from
+ * there. Alert transitions go to a callback (the wiring hands them to the notifier). Runs on
+ * the collector's loop: a pass starts every 30 s and runs in time slices.
+ */
+#ifndef PW_ANALYSIS_RUN_H
+#define PW_ANALYSIS_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "alert.h"
+#include "analysis.h"
+#include "fleet.h"
+#include "ingest.h"
+
+/* A leak suspect: (host, tag, pool) and the numbers that justify it. */
+typedef struct pw_suspect_s {
+    char host[256];
+    uint8_t tag[PW_TAG_MAX];
+    uint8_t tag_len;
+    uint8_t pool;
+    uint64_t found_ms;       /* sample time when first flagged */
+    pw_leak_t leak;          /* the numbers that justify it (for COMPARE: the comparison's numbers
+                                in the same fields: score, rate, first/last bytes, span, ratio) */
+    pw_leak_method_t method; /* TREND (pw_leak_eval) or COMPARE (a few screens) */
+    pw_compare_t cmp;        /* COMPARE: the screen comparison (deltas, screens) */
+} pw_suspect_t;
+
+/* The pass's result for one host. */
+typedef struct pw_analysis_host_s {
+    pw_pressure_t np, pg; /* nonpaged and paged pool pressure */
+    int have_pressure;    /* np and pg hold a pass's verdict */
+    uint32_t n_suspects;  /* suspects of this host in the last pass */
+} pw_analysis_host_t;
+
+/* An alert transition, with the alert's name ("PoolTagLeak", "NonpagedPoolPressure",
+ * "PagedPoolPressure") and a one-line summary and description for receivers. `resend`: the
+ * alert is still firing and is sent again (Alertmanager forgets alerts not resent). */
+typedef void (*pw_analysis_alert_cb)(void *arg, const pw_alert_transition_t *tr, const char *name,
+                                     const char *summary, const char *description, int resend);
+
+typedef struct pw_analysis_opts_s {
+    const char *alerts_path;       /* firing alerts kept across restarts; NULL = not kept */
+    pw_analysis_alert_cb on_alert; /* NULL: transitions are only logged */
+    void *on_alert_arg;
+} pw_analysis_opts_t;
+
+typedef struct pw_analysis_run_s pw_analysis_run_t;
+
+/* Creates the pass over ingest's fleet and store (borrowed; they outlive it), restores the
+ * firing alerts from opts->alerts_path and, with a loop, starts the pass timer (the first
+ * pass 30 s after start). Without a loop, passes run only through pw_analysis_run_pass.
+ * Returns 0 or PW_ENOMEM. */
+int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opts_t *opts,
+                        pw_analysis_run_t **out);
+
+/* Saves the firing alerts, stops the timer and frees the pass (in the timer's close callback
+ * when it has a loop: run the loop to finish). Accepts NULL. */
+void pw_analysis_run_close(pw_analysis_run_t *rn);
+
+/* Runs one whole pass now (the timer's work; tests and the API's ?refresh use it). */
+void pw_analysis_run_pass(pw_analysis_run_t *rn);
+
+/* Current suspects, sorted by score descending; borrowed until the next pass. */
+size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out);
+
+/* Current alerts (pending, firing, recently resolved). */
+const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn);
+
+/* The pass's result for host `h`, or NULL before the host was judged. */
+const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, const pw_host_t *h);
+
+/* Test seams: publish suspects judged elsewhere (copied; they replace the last pass's), set a
+ * host's result as a pass would leave it, and the alert set for a caller to evaluate rules
+ * into. Return 0 or PW_ENOMEM. */
+int pw_analysis_run_publish(pw_analysis_run_t *rn, const pw_suspect_t *s, size_t n);
+int pw_analysis_run_set_host(pw_analysis_run_t *rn, const pw_host_t *h,
+                             const pw_analysis_host_t *res);
+pw_alert_set_t *pw_analysis_run_alert_set(pw_analysis_run_t *rn);
+
+#endif /* PW_ANALYSIS_RUN_H */

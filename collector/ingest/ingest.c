@@ -1,0 +1,429 @@
+/* ingest.c: the one writer of the fleet and of samples into the store (ingest.h). */
+#include "ingest.h"
+#include "alloc.h"
+#include "fleet_agg.h"
+#include "fleet_internal.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MOD "ingest"
+
+struct pw_ingest_s {
+    pw_store_t *store; /* borrowed */
+    pw_fleet_t fleet;
+    uint64_t uncommitted; /* samples put since the last commit */
+    pw_ingest_sample_cb on_sample;
+    void *on_sample_arg;
+};
+
+pw_host_t *pw_ingest_restore(pw_ingest_t *ing, const char *name, unsigned width,
+                             const pw_sample_t *table)
+{
+    pw_host_t *h = pw__fleet_get(&ing->fleet, name, width);
+    if (h == NULL)
+        return NULL;
+    pw_host_table_t *t = h->priv;
+    if (!t->dec.have_base && table != NULL && pw_sample_copy(&t->snapshot, table) != 0)
+        return NULL;
+    t->hist_from_store = 1; /* read by the first analysis pass, under its time slices */
+    return h;
+}
+
+/* Rebuilds what the fleet view needs from the store: hosts and their last tables. */
+static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
+{
+    pw_store_host_info_t *hosts;
+    size_t n;
+    int r = pw_store_hosts(ing->store, &hosts, &n, d);
+    if (r != 0)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        pw_sample_t last;
+        pw_sample_init(&last);
+        pw_store_latest(ing->store, hosts[i].name, &last, NULL);
+        pw_host_t *h = pw_ingest_restore(ing, hosts[i].name, hosts[i].counter_width, &last);
+        pw_sample_close(&last);
+        if (h == NULL) {
+            r = PW_ENOMEM;
+            break;
+        }
+        pw_host_table_t *t = h->priv;
+        memcpy(h->agent_id, hosts[i].agent_id, hosts[i].agent_id_len);
+        h->agent_id_len = hosts[i].agent_id_len;
+        memcpy(h->boot_id, hosts[i].boot_id, hosts[i].boot_id_len);
+        h->boot_id_len = hosts[i].boot_id_len;
+        t->stored_seq = t->committed_seq = hosts[i].last_seq;
+        h->last_seen_ms = hosts[i].last_seen_ms;
+        /* "family version" as a Hello is stored; an import stores the family alone. */
+        char *sp = strchr(hosts[i].os, ' ');
+        if (sp) {
+            snprintf(h->os_family, sizeof(h->os_family), "%.*s", (int)(sp - hosts[i].os),
+                     hosts[i].os);
+            snprintf(h->os_version, sizeof(h->os_version), "%s", sp + 1);
+        } else {
+            snprintf(h->os_family, sizeof(h->os_family), "%s", hosts[i].os);
+        }
+    }
+    pw_store_hosts_free(hosts, n);
+    return r;
+}
+
+int pw_ingest_new(pw_store_t *store, pw_ingest_t **out, pw_diag_t *d)
+{
+    pw_ingest_t *ing = pw_calloc(1, sizeof(*ing));
+    if (ing == NULL)
+        return PW_ENOMEM;
+    ing->store = store;
+    pw_fleet_init(&ing->fleet);
+    int r = load_fleet(ing, d);
+    if (r != 0) {
+        pw_ingest_free(ing);
+        return r;
+    }
+    *out = ing;
+    return 0;
+}
+
+void pw_ingest_free(pw_ingest_t *ing)
+{
+    if (ing == NULL)
+        return;
+    pw_fleet_agg_free(ing->fleet.agg);
+    ing->fleet.agg = NULL;
+    pw_fleet_close(&ing->fleet);
+    pw_free(ing);
+}
+
+const pw_fleet_t *pw_ingest_fleet(const pw_ingest_t *ing)
+{
+    return &ing->fleet;
+}
+
+pw_store_t *pw_ingest_store(const pw_ingest_t *ing)
+{
+    return ing->store;
+}
+
+void pw_ingest_on_sample(pw_ingest_t *ing, pw_ingest_sample_cb cb, void *arg)
+{
+    ing->on_sample = cb;
+    ing->on_sample_arg = arg;
+}
+
+static int same_instance(const pw_host_t *h, const Poolwatch__V1__Hello *hello)
+{
+    return h->agent_id_len == hello->agent_id.len && h->boot_id_len == hello->boot_id.len &&
+           memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) == 0 &&
+           memcmp(h->boot_id, hello->boot_id.data, h->boot_id_len) == 0;
+}
+
+int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const char *name,
+                    void *session, pw_ingest_hello_res_t *res, pw_diag_t *d)
+{
+    memset(res, 0, sizeof(*res));
+    if ((hello->counter_width != 32 && hello->counter_width != 64) || hello->agent_id.len == 0 ||
+        hello->agent_id.len > 64 || hello->boot_id.len == 0 || hello->boot_id.len > 64)
+        return pw_diag_set(d, PW_EPROTO, 0, 0, "hello",
+                           "Hello: counter_width must be 32 or 64, ids 1..64 bytes");
+    pw_host_t *h = pw__fleet_get(&ing->fleet, name, hello->counter_width);
+    if (h == NULL)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "hello", "out of memory");
+    pw_host_table_t *t = h->priv;
+    if (t->session != NULL && t->session != session) {
+        /* The agent came back before its old session timed out, or another agent claims the
+         * same host (a cloned machine with the same certificate). */
+        res->replaced = t->session;
+        res->twin = h->agent_id_len != hello->agent_id.len ||
+                    memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) != 0;
+        snprintf(res->old_os_family, sizeof(res->old_os_family), "%s", h->os_family);
+    }
+    int new_instance = !same_instance(h, hello);
+    if (new_instance) {
+        uint64_t s = 0;
+        pw_store_last_seq(ing->store, hello->agent_id.data, hello->agent_id.len,
+                          hello->boot_id.data, hello->boot_id.len, &s);
+        t->stored_seq = t->committed_seq = s;
+        memcpy(h->agent_id, hello->agent_id.data, hello->agent_id.len);
+        h->agent_id_len = hello->agent_id.len;
+        memcpy(h->boot_id, hello->boot_id.data, hello->boot_id.len);
+        h->boot_id_len = hello->boot_id.len;
+    }
+    if (h->counter_width != hello->counter_width || new_instance)
+        pw__fleet_reset_stream(h, hello->counter_width);
+    snprintf(h->os_family, sizeof(h->os_family), "%s", hello->os_family);
+    snprintf(h->os_version, sizeof(h->os_version), "%s", hello->os_version);
+    snprintf(h->arch, sizeof(h->arch), "%s", hello->arch);
+    snprintf(h->agent_version, sizeof(h->agent_version), "%s", hello->agent_version);
+    h->os_build = hello->os_build;
+    h->source_kind = hello->source_kind;
+    h->physical_memory_bytes = hello->physical_memory_bytes;
+    h->boot_time_ms = hello->boot_time_ms;
+    h->interval_ms = hello->interval_ms;
+    if (hello->nonpaged_limit) {
+        h->nonpaged_limit_bytes = hello->nonpaged_limit->bytes;
+        h->nonpaged_limit_source = hello->nonpaged_limit->source;
+        snprintf(h->nonpaged_limit_detail, sizeof(h->nonpaged_limit_detail), "%s",
+                 hello->nonpaged_limit->detail);
+    }
+    if (hello->paged_limit) {
+        h->paged_limit_bytes = hello->paged_limit->bytes;
+        h->paged_limit_source = hello->paged_limit->source;
+        snprintf(h->paged_limit_detail, sizeof(h->paged_limit_detail), "%s",
+                 hello->paged_limit->detail);
+    }
+    t->session = session;
+    res->host = h;
+    /* Everything committed is safe; what is put but not committed yet will be committed by
+     * the next tick, so the agent may start after the committed seq (resends are idempotent). */
+    res->resume_seq = t->committed_seq;
+    return 0;
+}
+
+void pw_ingest_detach(pw_ingest_t *ing, pw_host_t *h, void *session)
+{
+    (void)ing;
+    if (h != NULL && h->priv->session == session)
+        h->priv->session = NULL;
+}
+
+void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms)
+{
+    (void)ing;
+    h->last_contact_ms = now_ms;
+}
+
+void *pw_ingest_session(const pw_host_t *h)
+{
+    return h->priv->session;
+}
+
+/* The store rolled back everything since the last commit: those samples are no longer
+ * stored, and their agents must resend them from the last ack. */
+static void rolled_back(pw_ingest_t *ing)
+{
+    for (size_t i = 0; i < ing->fleet.n; i++) {
+        pw_host_table_t *t = ing->fleet.hosts[i]->priv;
+        if (t->stored_seq > t->committed_seq)
+            t->stored_seq = t->committed_seq;
+    }
+    ing->uncommitted = 0;
+}
+
+int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample *s,
+                    const uint8_t *payload, size_t len, pw_ingest_frame_res_t *res,
+                    int *store_failed, pw_diag_t *d)
+{
+    pw_host_table_t *t = h->priv;
+    memset(res, 0, sizeof(*res));
+    *store_failed = 0;
+    pw__fleet_save_prev(h, s); /* the step's previous rows, for the change columns */
+    pw_delta_result_t dr;
+    int r = pw_delta_apply(&t->dec, s, &dr, d);
+    if (r != 0)
+        return r;
+    /* Keep the fleet's per-tag index current (GET /tags reads it); on ENOMEM it is dropped
+     * and rebuilt at the next query. */
+    pw_fleet_agg_note(&ing->fleet, h);
+    h->samples++;
+    h->last_seen_ms = s->timestamp_ms;
+    h->resets += dr.resets;
+    pw__fleet_note_totals(h, s->timestamp_ms, t->dec.totals.nonpaged_bytes,
+                          t->dec.totals.paged_bytes);
+    res->gap_before = dr.gap_before;
+    h->gaps += dr.gap_before;
+    /* The store can keep the agent's own frame when the decoder's state before it is what the
+     * store holds last: the previous applied sample was stored. */
+    int follows = t->dec_stored && !s->keyframe && !s->dict_reset;
+    t->dec_stored = 0;
+    if (s->seq <= t->stored_seq)
+        return 0; /* already stored: a resend after a reconnect */
+    char os[96];
+    snprintf(os, sizeof(os), "%s %s", h->os_family, h->os_version);
+    pw_store_host_t sh = {h->name,        h->agent_id, h->agent_id_len, h->boot_id,
+                          h->boot_id_len, os,          h->counter_width};
+    r = pw_store_put_frame(ing->store, &sh, &t->dec, payload, len, s->base_seq, follows,
+                           dr.gap_before, d);
+    if (r < 0) {
+        rolled_back(ing);
+        *store_failed = 1;
+        return r;
+    }
+    t->dec_stored = r == 0;
+    t->stored_seq = s->seq;
+    res->stored_seq = s->seq;
+    ing->uncommitted++;
+    if (ing->on_sample)
+        ing->on_sample(ing->on_sample_arg, h);
+    return 0;
+}
+
+/* Makes a store-acceptable sample of an imported screen: frees rebuilt as allocs - diff
+ * (poolmon's columns may disagree after a wrap), repeated (tag, pool) rows dropped. */
+static void import_fix(pw_sample_t *s, unsigned width)
+{
+    uint64_t mask = width >= 64 ? UINT64_MAX : ((1ull << width) - 1);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        pw_entry_t *e = &s->entries[i];
+        int dup = 0;
+        for (size_t j = 0; j < m && !dup; j++)
+            dup = s->entries[j].pool == e->pool && s->entries[j].tag_len == e->tag_len &&
+                  memcmp(s->entries[j].tag, e->tag, e->tag_len) == 0;
+        if (dup)
+            continue;
+        e->allocs &= mask;
+        e->diff &= mask;
+        e->frees = (e->allocs - e->diff) & mask;
+        s->entries[m++] = *e;
+    }
+    s->n = m;
+}
+
+int pw_ingest_import_check(const pw_ingest_t *ing, const char *name, pw_diag_t *d)
+{
+    /* History of a host that streams from an agent is not mixed with imported screens. */
+    const pw_host_t *live = pw_fleet_find(&ing->fleet, name);
+    if (live != NULL && (live->priv->session != NULL || live->priv->dec.have_base ||
+                         (live->agent_id_len > 0 && !pw_host_imported(live))))
+        return pw_diag_set(d, PW_EEXIST, 0, 0, "host",
+                           "host '%s' has samples from an agent; import under another name", name);
+    return 0;
+}
+
+int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const char *boot_id,
+                     pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res, pw_diag_t *d)
+{
+    memset(res, 0, sizeof(*res));
+    int c = pw_ingest_import_check(ing, name, d);
+    if (c != 0)
+        return c;
+    char agent_id[300];
+    snprintf(agent_id, sizeof(agent_id), "import:%s", name);
+    size_t aid = strlen(agent_id) > 64 ? 64 : strlen(agent_id);
+    pw_store_host_t sh = {
+        name, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), "windows",
+        width};
+    int r = 0;
+    const pw_sample_t *last = NULL;
+    /* Stored and committed outside the agents' group commit: that commit may hold samples of
+     * streaming hosts, which become durable here a little earlier (their acks wait for the
+     * commit timer, which then finds nothing new). */
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        import_fix(&samples[i], width);
+        samples[i].seq = i + 1;
+        r = pw_store_put(ing->store, &sh, &samples[i], 0, d);
+        if (r >= 0) {
+            res->rows += samples[i].n;
+            res->screens++;
+            res->last_ts = samples[i].timestamp_ms;
+            last = &samples[i];
+        }
+    }
+    if (r >= 0) {
+        r = pw_store_commit(ing->store, d);
+        if (r == 0) {
+            for (size_t i = 0; i < ing->fleet.n; i++)
+                ing->fleet.hosts[i]->priv->committed_seq = ing->fleet.hosts[i]->priv->stored_seq;
+            ing->uncommitted = 0;
+        }
+    }
+    if (r < 0) {
+        rolled_back(ing);
+        return r;
+    }
+    /* The fleet shows the host's last screen unless the host streams live. */
+    pw_host_t *h = pw__fleet_get(&ing->fleet, name, width);
+    if (h && last && !h->priv->dec.have_base &&
+        last->timestamp_ms >= h->priv->snapshot.timestamp_ms) {
+        pw_sample_copy(&h->priv->snapshot, last);
+        if (h->os_family[0] == '\0')
+            snprintf(h->os_family, sizeof(h->os_family), "windows");
+        if (last->timestamp_ms > h->last_seen_ms)
+            h->last_seen_ms = last->timestamp_ms;
+    }
+    return 0;
+}
+
+uint64_t pw_ingest_uncommitted(const pw_ingest_t *ing)
+{
+    return ing->uncommitted;
+}
+
+int64_t pw_ingest_commit(pw_ingest_t *ing, pw_diag_t *d)
+{
+    if (ing->uncommitted == 0)
+        return 0;
+    int r = pw_store_commit(ing->store, d);
+    if (r != 0) {
+        rolled_back(ing);
+        return r;
+    }
+    int64_t n = (int64_t)ing->uncommitted;
+    ing->uncommitted = 0;
+    for (size_t i = 0; i < ing->fleet.n; i++)
+        ing->fleet.hosts[i]->priv->committed_seq = ing->fleet.hosts[i]->priv->stored_seq;
+    return n;
+}
+
+/* After a restart: the ring's points from before it, read back from the store (what the
+ * pressure trend and the sparklines need), ahead of any point that arrived since. */
+typedef struct {
+    pw_fleet_point_t *p;
+    size_t n, cap;
+} hist_load_t;
+
+static int hist_push(hist_load_t *hl, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged)
+{
+    if (hl->n == hl->cap) {
+        size_t nc = hl->cap ? hl->cap * 2 : 512;
+        pw_fleet_point_t *p = pw_realloc(hl->p, nc * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        hl->p = p;
+        hl->cap = nc;
+    }
+    hl->p[hl->n++] = (pw_fleet_point_t){ts_ms, nonpaged, paged};
+    return 0;
+}
+
+static int hist_load_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
+{
+    return hist_push(arg, ts_ms, t->nonpaged_bytes, t->paged_bytes);
+}
+
+int pw_ingest_restore_history(pw_ingest_t *ing, const pw_host_t *host, uint64_t window_ms)
+{
+    if (host->index >= ing->fleet.n || ing->fleet.hosts[host->index] != host)
+        return 0;
+    pw_host_t *h = ing->fleet.hosts[host->index];
+    pw_host_table_t *t = h->priv;
+    if (!t->hist_from_store)
+        return 0;
+    t->hist_from_store = 0;
+    /* Stored points older than the ring's oldest (the ring holds what arrived since). */
+    uint64_t before = t->hist_n ? pw_fleet_hist_at(h, 0)->ts_ms : h->last_seen_ms + 1;
+    if (before == 0)
+        return 1;
+    hist_load_t hl = {0};
+    uint64_t from = before > window_ms ? before - window_ms : 0;
+    pw_diag_t d;
+    int r = pw_store_totals(ing->store, h->name, from, before - 1, hist_load_cb, &hl, &d);
+    if (r != 0 && r != PW_ENOENT)
+        PW_LOG_WARN(MOD, "%s: history from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
+    if (r == 0 && hl.n > 0) {
+        for (size_t i = 0; r == 0 && i < t->hist_n; i++) {
+            const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
+            r = hist_push(&hl, p->ts_ms, p->nonpaged_bytes, p->paged_bytes);
+        }
+        if (r == 0) { /* oldest first; the ring keeps the newest PW_FLEET_HISTORY */
+            t->hist_n = t->hist_head = 0;
+            for (size_t i = 0; i < hl.n; i++)
+                pw__fleet_note_totals(h, hl.p[i].ts_ms, hl.p[i].nonpaged_bytes,
+                                      hl.p[i].paged_bytes);
+        }
+    }
+    pw_free(hl.p);
+    return 1;
+}

@@ -1,0 +1,137 @@
+/* ingest.h: the one writer of the fleet and of samples into the store.
+ *
+ * Every change to a host's table goes through here: an agent's Hello and its Sample frames
+ * (handed over decoded by the session layer, session.h), an imported poolmon capture
+ * (parsed into samples by the API first) and the fleet rebuilt from the store at start.
+ * Samples are put into the store as they arrive and made durable by pw_ingest_commit (the
+ * group commit); what became durable is each host's committed seq, which the session layer
+ * acknowledges. Ingest knows no connection, no HTTP and no JSON: a session is an opaque
+ * pointer it keeps on the host so that a newer session can replace it.
+ *
+ * Single-threaded: the collector's loop calls everything here.
+ */
+#ifndef PW_INGEST_H
+#define PW_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "fleet.h"
+#include "poolwatch.pb-c.h"
+#include "sample.h"
+#include "store.h"
+
+typedef struct pw_ingest_s pw_ingest_t;
+
+/* Called after a sample was applied to host `h` (and stored, when it was new): the analysis
+ * keeps its per-host state current from here. */
+typedef void (*pw_ingest_sample_cb)(void *arg, const pw_host_t *h);
+
+/* Creates ingest over an open store (borrowed; it must outlive ingest) and rebuilds the fleet
+ * from it: every stored host with its identity, last seq and last table. Returns 0,
+ * PW_ENOMEM, or the store's error with `d` saying what. */
+int pw_ingest_new(pw_store_t *store, pw_ingest_t **out, pw_diag_t *d);
+
+/* Frees ingest and its fleet. Accepts NULL. Uncommitted samples are not committed. */
+void pw_ingest_free(pw_ingest_t *ing);
+
+/* Files host `name` with counter width `width` and last table `table` (copied) as the store
+ * gives it back at start: no stream, no change columns, its history ring read back later
+ * (pw_ingest_restore_history); its identity and last_seen_ms are the caller's to set from
+ * the store. A host that already exists takes the table unless it streams. Returns the host, or
+ * NULL on PW_ENOMEM. */
+pw_host_t *pw_ingest_restore(pw_ingest_t *ing, const char *name, unsigned width,
+                             const pw_sample_t *table);
+
+/* The fleet (owned by ingest): read it through fleet.h. */
+const pw_fleet_t *pw_ingest_fleet(const pw_ingest_t *ing);
+
+/* The store ingest writes (borrowed). */
+pw_store_t *pw_ingest_store(const pw_ingest_t *ing);
+
+/* Sets the observer of applied samples (NULL: none). */
+void pw_ingest_on_sample(pw_ingest_t *ing, pw_ingest_sample_cb cb, void *arg);
+
+/* What a Hello did. */
+typedef struct pw_ingest_hello_res_s {
+    pw_host_t *host; /* the host the session now streams to */
+    void *replaced;  /* the session this one replaced on the host, or NULL */
+    int twin;        /* the replaced session was another agent (other agent id) */
+    char old_os_family[16];
+    uint64_t resume_seq; /* the agent resends from resume_seq + 1: the last durable seq */
+} pw_ingest_hello_res_t;
+
+/* Files an agent's Hello under host `name` (verified against the client certificate by the
+ * session layer, spelt as the certificate spells it) and attaches `session` to the host. A new
+ * agent instance (agent or boot id) starts a new stream whose seqs continue after what the
+ * store holds for that instance. Returns 0; PW_EPROTO when the Hello is malformed (counter
+ * width not 32 or 64, ids empty or longer than 64 bytes) with `d` saying so; PW_ENOMEM. */
+int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const char *name,
+                    void *session, pw_ingest_hello_res_t *res, pw_diag_t *d);
+
+/* Detaches `session` from its host (the connection closed). Does nothing when another
+ * session has replaced it. */
+void pw_ingest_detach(pw_ingest_t *ing, pw_host_t *h, void *session);
+
+/* Notes a frame from the host's agent at loop time `now_ms` (pw_host_t.last_contact_ms). */
+void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms);
+
+/* The session attached to the host, or NULL. */
+void *pw_ingest_session(const pw_host_t *h);
+
+/* What a Sample frame did. */
+typedef struct pw_ingest_frame_res_s {
+    uint64_t stored_seq; /* the sample's seq when it was stored now, 0 otherwise (a resend) */
+    uint64_t gap_before; /* samples the agent reported lost before this one */
+} pw_ingest_frame_res_t;
+
+/* Applies Sample `s` (the decoded frame `payload` of `len` bytes: the store may keep it as it
+ * is) to the host of a session that said Hello, updates the fleet's indexes and, when its seq
+ * is new, puts it into the store (durable at the next pw_ingest_commit). Returns 0; a
+ * negative code when the sample is refused (PW_ENOBASE, PW_ESEQ, PW_EPROTO ...: the session
+ * should say so and close) with `d` saying why; PW_ESTORE-class codes from the store when
+ * putting failed: then everything since the last commit was rolled back (every host's stored
+ * seq is back at its committed seq: sessions with unacked samples must restart). The two
+ * kinds are told apart by *store_failed. */
+int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample *s,
+                    const uint8_t *payload, size_t len, pw_ingest_frame_res_t *res,
+                    int *store_failed, pw_diag_t *d);
+
+/* What an import did. */
+typedef struct pw_ingest_import_res_s {
+    size_t screens;   /* samples stored */
+    size_t rows;      /* rows in them */
+    uint64_t last_ts; /* time of the last stored sample */
+} pw_ingest_import_res_t;
+
+/* 0 when host `name` may take an import; PW_EEXIST when it has samples from an agent (history
+ * is not mixed), with `d` saying so. */
+int pw_ingest_import_check(const pw_ingest_t *ing, const char *name, pw_diag_t *d);
+
+/* Imports `n` samples of a saved capture (screens in time order, seq 1..n) as host `name`
+ * with counter width `width` (32 or 64), instance "import:<name>" / `boot_id` (the capture's
+ * content hash: importing the same file again stores nothing twice). Rows are made
+ * store-acceptable (frees rebuilt as allocs - diff, repeated (tag, pool) rows dropped), the
+ * samples stored and committed, and the fleet shows the host's last screen unless the host
+ * streams live. Returns 0; PW_EEXIST when the host has samples from an agent (history is not
+ * mixed); PW_EINVAL, PW_ENOMEM or a store error with `d` saying what. `samples` are changed
+ * in place (the row fixes). */
+int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const char *boot_id,
+                     pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res, pw_diag_t *d);
+
+/* Samples put since the last commit. */
+uint64_t pw_ingest_uncommitted(const pw_ingest_t *ing);
+
+/* The group commit: makes every sample put so far durable and sets each host's committed seq
+ * (pw_host_committed_seq) to its stored seq. Returns the number of samples made durable (0:
+ * nothing to do), or the store's error: then everything since the last commit was rolled
+ * back, as in pw_ingest_frame. */
+int64_t pw_ingest_commit(pw_ingest_t *ing, pw_diag_t *d);
+
+/* Reads the host's older history points back from the store once (hosts rebuilt at start
+ * have an empty ring; the first analysis pass calls this under its time slices). Returns 1
+ * when points were to be read (now done), 0 when there was nothing to do. */
+int pw_ingest_restore_history(pw_ingest_t *ing, const pw_host_t *h, uint64_t window_ms);
+
+#endif /* PW_INGEST_H */

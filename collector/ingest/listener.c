@@ -1,0 +1,221 @@
+/* listener.c: accepts agent connections within the limits, runs the group commit and sends
+ * the acks of what became durable (listener.h). Sessions: session.c. */
+#include "alloc.h"
+#include "listener_internal.h"
+#include "net.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MOD "collector"
+
+#define IPTAB_SIZE 65536
+#define COMPACT_BUDGET_MS                                                                          \
+    20 /* per commit tick (200 ms): compaction takes at most ~10 % of the loop */
+
+/* Per-address connection counts: an open-addressing table whose entries are reused, not
+ * removed. */
+static pw_ipslot_t *ip_slot(pw_listener_t *l, const char *ip)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = ip; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    for (uint32_t i = 0; i < IPTAB_SIZE; i++) {
+        pw_ipslot_t *sl = &l->iptab[(h + i) % IPTAB_SIZE];
+        if (sl->ip[0] == '\0') {
+            snprintf(sl->ip, sizeof(sl->ip), "%s", ip);
+            return sl;
+        }
+        if (strcmp(sl->ip, ip) == 0)
+            return sl;
+        if (sl->count == 0 && i > 64) { /* reuse a stale slot far along the probe chain */
+            snprintf(sl->ip, sizeof(sl->ip), "%s", ip);
+            return sl;
+        }
+    }
+    return NULL;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    pw_listener_t *l = server->data;
+    if (status != 0) {
+        PW_LOG_WARN(MOD, "accept: %s", uv_strerror(status));
+        return;
+    }
+    if (l->n_sessions >= (size_t)l->o.max_connections) {
+        pw_complain(&l->c_conns, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "connection limit %lld reached: refusing", (long long)l->o.max_connections);
+        pw_net_reject(server);
+        return;
+    }
+    pw_session_t *k = pw_calloc(1, sizeof(*k));
+    if (k == NULL) {
+        pw_net_reject(server);
+        return;
+    }
+    k->l = l;
+    pw_diag_t d;
+    if (pw_tls_accept(&k->tls, server, l->o.tls_ctx, &pw__session_cbs, k, &d) != 0) {
+        pw_free(k);
+        pw_net_reject(server);
+        return;
+    }
+    pw_frame_reader_init(&k->reader, l->o.hello_max_frame_bytes);
+    uv_timer_init(l->loop, &k->timer);
+    k->timer.data = k;
+    k->next = l->sessions;
+    if (l->sessions)
+        l->sessions->prev = k;
+    l->sessions = k;
+    l->n_sessions++;
+    struct sockaddr_storage ss;
+    int sl = sizeof(ss);
+    if (uv_tcp_getpeername(pw_tls_tcp(k->tls), (struct sockaddr *)&ss, &sl) == 0)
+        pw_net_addr_format((struct sockaddr *)&ss, k->peer, sizeof(k->peer));
+    char ip[sizeof(k->peer)];
+    memcpy(ip, k->peer, sizeof(ip));
+    char *colon = strrchr(ip, ':');
+    if (colon && ip[0] != '[')
+        *colon = '\0';
+    k->ip = ip_slot(l, ip);
+    if (k->ip && ++k->ip->count > (uint32_t)l->o.max_connections_per_ip) {
+        pw_complain(&l->c_conns, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "%s: more than %lld connections from one address: refusing", ip,
+                    (long long)l->o.max_connections_per_ip);
+        pw__session_close(k, NULL);
+    }
+    pw__session_start_timer(k, l->o.handshake_timeout_ms);
+}
+
+void pw__listener_store_failed(pw_listener_t *l, int r, const char *msg)
+{
+    /* The store rolled back everything since the last commit (ingest put every host's stored
+     * seq back): sessions that sent those samples restart, and their agents resend from the
+     * last ack. */
+    pw_complain(&l->c_store, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_ERROR, MOD,
+                "store: %s (%s): not acking; sessions will resend", pw_strerror(r), msg);
+    for (pw_session_t *k = l->sessions; k != NULL; k = k->next)
+        if (k->host && k->pending_seq > pw_host_committed_seq(k->host)) {
+            k->pending_seq = 0;
+            pw__session_close(k, "store failure: resend needed");
+        }
+}
+
+/* Compacts chunks whose window ended (pw_store_compact), after the acks went out and
+ * within a small budget, so that a fleet's chunks ending at the same hour do not hold the loop. */
+static void compact_some(pw_listener_t *l)
+{
+    pw_diag_t d;
+    int64_t n = pw_store_compact(pw_ingest_store(l->ing), COMPACT_BUDGET_MS, &d);
+    if (n < 0)
+        pw_complain(&l->c_store, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "store: compacting closed chunks: %s (%s)", pw_strerror((int)n), d.msg);
+}
+
+void pw_listener_commit(pw_listener_t *l)
+{
+    pw_diag_t d;
+    int64_t n = pw_ingest_commit(l->ing, &d);
+    if (n < 0) {
+        pw__listener_store_failed(l, (int)n, d.msg);
+        return;
+    }
+    if (n > 0)
+        pw_complain_release(&l->c_store, MOD, "store");
+    /* An import commits outside this timer: what it made durable is acked here too. */
+    for (pw_session_t *k = l->sessions; k != NULL; k = k->next)
+        if (k->host && k->pending_seq > k->acked_seq &&
+            pw_host_committed_seq(k->host) >= k->pending_seq && !pw_tls_is_closing(k->tls))
+            pw__session_send_ack(k, k->pending_seq, 0);
+    compact_some(l);
+}
+
+static void on_commit_timer(uv_timer_t *t)
+{
+    pw_listener_commit(t->data);
+}
+
+int pw_listener_start(uv_loop_t *loop, const pw_listener_opts_t *opts, pw_ingest_t *ing,
+                      pw_listener_t **out, pw_diag_t *d)
+{
+    char host[256];
+    uint16_t port;
+    struct sockaddr_storage ss;
+    if (pw_net_split_host_port(opts->listen, 7070, host, sizeof(host), &port, NULL) != 0 ||
+        pw_net_addr_from_literal(host, port, &ss) != 0)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, "listen", "listen address '%s' is not IP:port",
+                           opts->listen);
+    pw_listener_t *l = pw_calloc(1, sizeof(*l));
+    pw_ipslot_t *iptab = l ? pw_calloc(IPTAB_SIZE, sizeof(*iptab)) : NULL;
+    if (iptab == NULL) {
+        pw_free(l);
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "listen", "out of memory");
+    }
+    l->loop = loop;
+    l->o = *opts;
+    l->ing = ing;
+    l->iptab = iptab;
+    pw_buf_init(&l->out, PW_FRAME_MAX_DEFAULT + 16);
+    uv_tcp_init(loop, &l->server);
+    l->server.data = l;
+    uv_timer_init(loop, &l->commit_timer);
+    l->commit_timer.data = l;
+    int r;
+    if ((r = uv_tcp_bind(&l->server, (struct sockaddr *)&ss, 0)) != 0 ||
+        (r = uv_listen((uv_stream_t *)&l->server, 1024, on_connection)) != 0) {
+        pw_diag_set(d, r, 0, 0, "listen", "cannot listen on %s: %s", opts->listen, uv_strerror(r));
+        *out = l; /* the caller stops and frees it like a started one */
+        return r;
+    }
+    l->port = pw_net_bound_port(&l->server);
+    uv_timer_start(&l->commit_timer, on_commit_timer, opts->commit_interval_ms,
+                   opts->commit_interval_ms);
+    *out = l;
+    return 0;
+}
+
+void pw_listener_stop(pw_listener_t *l)
+{
+    if (l == NULL)
+        return;
+    /* Commit what arrived last; acks for it are lost with the sessions, which is safe. */
+    if (uv_is_active((uv_handle_t *)&l->commit_timer))
+        pw_listener_commit(l);
+    for (pw_session_t *k = l->sessions; k != NULL; k = k->next)
+        pw__session_close(k, NULL);
+    pw_net_close_if_open((uv_handle_t *)&l->server, l->loop);
+    pw_net_close_if_open((uv_handle_t *)&l->commit_timer, l->loop);
+}
+
+void pw_listener_free(pw_listener_t *l)
+{
+    if (l == NULL)
+        return;
+    pw_buf_close(&l->out);
+    pw_free(l->iptab);
+    pw_free(l);
+}
+
+int pw_listener_port(const pw_listener_t *l)
+{
+    return l->port;
+}
+
+size_t pw_listener_connections(const pw_listener_t *l)
+{
+    return l->n_sessions;
+}
+
+int pw_listener_send_command(pw_listener_t *l, const pw_host_t *h,
+                             const Poolwatch__V1__Command *cmd)
+{
+    (void)l;
+    pw_session_t *k = pw_ingest_session(h);
+    if (k == NULL || k->tls == NULL || pw_tls_is_closing(k->tls))
+        return PW_ECLOSED;
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_COMMAND;
+    env.command = (Poolwatch__V1__Command *)(uintptr_t)cmd;
+    return pw__session_send(k, &env);
+}

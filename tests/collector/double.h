@@ -1,0 +1,46 @@
+/* double.h: the one collector test double. A store on ":memory:", ingest over it, the analysis
+ * pass (no loop: passes run when a test asks) and the API's dependencies, all the product's
+ * own code: hosts are made the ways the collector makes them (an agent's Hello and Sample
+ * frames through pw_ingest_frame, a table restored from the store through pw_ingest_restore).
+ * Commands to agents go to a test callback. */
+#ifndef PW_TEST_DOUBLE_H
+#define PW_TEST_DOUBLE_H
+
+#include "analysis_run.h"
+#include "api.h"
+#include "buf.h"
+#include "delta.h"
+#include "ingest.h"
+#include "store.h"
+
+typedef struct pw_double_s {
+    pw_store_t *store;
+    pw_ingest_t *ing;
+    pw_analysis_run_t *an;
+    pw_api_t api; /* deps filled; tokens and pooltag are the test's */
+    pw_buf_t frame;
+    int session; /* the address of this is the session of "connected" hosts */
+    /* Commands: what the API sent last (send_command returns cmd_ret). */
+    int (*on_command)(void *arg, const pw_host_t *h, const Poolwatch__V1__Command *cmd);
+    void *on_command_arg;
+} pw_double_t;
+
+/* Opens the double. Returns 0 or a negative code. */
+int pw_double_open(pw_double_t *d);
+
+/* Closes everything (the API's tokens and pooltag too). */
+void pw_double_close(pw_double_t *d);
+
+/* A host that streams from an agent: an agent's Hello with counter width `width` (ids
+ * "agent:NAME" / "boot:1"); the session stays attached when `connected`. */
+pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, int connected);
+
+/* Sends sample `s` as the host's agent would: encoded with `e` (a delta against the previous
+ * one, or a keyframe), framed, and handed to pw_ingest_frame. Returns its result. */
+int pw_double_send(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s);
+
+/* A host whose last table `s` is restored from the store (no stream). */
+pw_host_t *pw_double_restore(pw_double_t *d, const char *name, unsigned width,
+                             const pw_sample_t *s);
+
+#endif /* PW_TEST_DOUBLE_H */
