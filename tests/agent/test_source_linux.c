@@ -264,11 +264,9 @@ static void test_not_root_eacces(void **state)
     (void)state;
     struct stat stt;
     if (stat("/proc/slabinfo", &stt) != 0)
-        skip();
-    if (stt.st_mode & S_IROTH) {
-        print_message("/proc/slabinfo is world-readable here: no EACCES to test\n");
-        skip();
-    }
+        pw_test_skip("no /proc/slabinfo on this machine: EACCES not checked");
+    if (stt.st_mode & S_IROTH)
+        pw_test_skip("/proc/slabinfo is world-readable here: no EACCES to test");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -340,8 +338,9 @@ static void test_real_proc(void **state)
     pw_diag_t d;
     int r = open_linux(NULL, &src, &d);
     if (r == PW_EACCES || r == PW_ENOENT) {
-        print_message("SKIP real /proc: %s\n", d.msg);
-        skip();
+        char why[400];
+        snprintf(why, sizeof(why), "real /proc not checked (run as root): %s", d.msg);
+        pw_test_skip(why);
     }
     assert_int_equal(r, 0);
     assert_string_equal(src->info.os_family, "linux");
@@ -409,5 +408,5 @@ int main(void)
         cmocka_unit_test(test_fake_root_case20_v11), cmocka_unit_test(test_bad_roots),
         cmocka_unit_test(test_not_root_eacces),      cmocka_unit_test(test_real_proc),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -8,7 +8,8 @@ PW=$1
 COLL=$2
 SRC=$3
 FX=$SRC/tests/fixtures
-fail=0
+# shellcheck source=../check.sh
+. "$SRC/tests/check.sh"
 dir=$(mktemp -d /tmp/pw-cli-e2e-XXXXXX)
 cpid=
 cleanup() {
@@ -16,15 +17,6 @@ cleanup() {
     [ -n "${KEEP:-}" ] || rm -rf "$dir"; [ -n "${KEEP:-}" ] && echo "kept $dir"
 }
 trap cleanup EXIT
-
-check() { # check NAME EXPECTED ACTUAL
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -163,7 +155,7 @@ if command -v tmux >/dev/null 2>&1; then
     check "tmux top quits" 0 "$(grep -c '^ Tag  Type' "$dir/screen3")"
     $T kill-server 2>/dev/null
 else
-    echo "skip tmux: not installed"
+    skip_part "top in a terminal not checked: tmux is not installed (deploy/install-deps.sh)"
 fi
 
 # last: alerts (keeps the checks above meaningful if the server fails here)
@@ -172,4 +164,4 @@ check "alerts exit" 0 $?
 POOLWATCH_TOKEN=$READ "$PW" --json alerts >"$dir/out" 2>"$dir/err"
 check "alerts --json parses" 0 "$(python3 -c 'import json,sys; json.load(open(sys.argv[1])); print(0)' "$dir/out" 2>&1 | tail -1)"
 
-exit $fail
+finish
