@@ -4,10 +4,8 @@
  * num_slabs * pagesperslab pages. */
 #include "test_util.h"
 
-#include "alloc.h"
 #include "sample.h"
 #include "source.h"
-#include "source_internal.h"
 #include "source_linux.h"
 
 #include <dirent.h>
@@ -15,40 +13,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Opens the linux ops directly (as pw_source_open does), so this test links only
- * source_linux.c and not the other sources of the registry. */
+/* The source is opened through the registry (pw_source_open("linux"), agent/source.h), as the
+ * agent opens it. */
 static int open_linux(const pw_source_config_t *cfg, pw_source_t **out, pw_diag_t *d)
 {
-    static const pw_source_config_t zero;
-    pw_source_t *src = pw_calloc(1, sizeof(*src));
-    assert_non_null(src);
-    src->ops = &pw__source_linux_ops;
-    src->cfg = cfg ? *cfg : zero;
-    src->priv = pw_calloc(1, pw__source_linux_ops.priv_size);
-    assert_non_null(src->priv);
-    int r = src->ops->open(src, "", &src->cfg, d);
-    if (r != 0) {
-        src->ops->close(src);
-        pw_free(src->priv);
-        pw_free(src);
-        return r;
-    }
-    *out = src;
-    return 0;
+    return pw_source_open("linux", cfg, out, d);
 }
 
-static void close_linux(pw_source_t *src)
-{
-    src->ops->close(src);
-    pw_free(src->priv);
-    pw_free(src);
-}
-
-static int sample_linux(pw_source_t *src, pw_sample_t *s, pw_diag_t *d)
-{
-    pw_sample_reset(s);
-    return src->ops->sample(src, s, d);
-}
+#define close_linux  pw_source_close
+#define sample_linux pw_source_sample
 
 static const pw_entry_t *entry(const pw_sample_t *s, const char *tag)
 {
