@@ -23,6 +23,22 @@ skip_part() {
     fi
 }
 
+# wait_for WHAT TIMEOUT_S COMMAND...: runs COMMAND every 0.1 s until it succeeds; after
+# TIMEOUT_S seconds prints "FAIL timed out after N s waiting for WHAT", sets fail=1, returns 1.
+wait_for() {
+    _what=$1 _limit=$(($2 * 10)) _i=0
+    shift 2
+    until "$@"; do
+        _i=$((_i + 1))
+        if [ $_i -ge $_limit ]; then
+            echo "FAIL timed out after $((_limit / 10)) s waiting for $_what"
+            fail=1
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
 finish() {
     [ "$fail" -ne 0 ] && exit 1
     [ -n "$skipped" ] && exit 77
