@@ -338,7 +338,10 @@ static void test_e2e_agents_collector_store(void **state)
         assert_true(w.oldest_ms + 1000 < restart_ms);
     }
     char out[400];
-    /* Refusal: a client without a certificate (openssl s_client) is refused by the TLS layer. */
+    /* Refusal: a client without a certificate (openssl s_client) is refused by the TLS layer.
+     * The `sleep 1 |` is not a wait for the collector: s_client ends at the end of its stdin,
+     * and with TLS 1.3 the server's alert comes after the client's Finished, so stdin stays
+     * open for 1 s for s_client to read (and print) the alert. */
     snprintf(out, sizeof(out), "%s/nocert.txt", dir);
     snprintf(cmd, sizeof(cmd),
              "sleep 1 | timeout 10 openssl s_client -connect 127.0.0.1:%s -servername localhost "
