@@ -11,18 +11,10 @@ pw_add_test(test_source_win
 # the limit rule table, service arguments and paths, text parsers and codec on the Windows C
 # runtime. (test_spool and test_config are POSIX-only: fork, dirent, open_memstream, mkdtemp;
 # the spool's Windows file layer runs in test_e2e_wine, where the agent spools every sample.)
-pw_add_test(test_source_win_parse
-  SOURCES agent/test_source_win_parse.c ${CMAKE_SOURCE_DIR}/agent/source_win_parse.c
-  LIBS pw_base LABEL windows)
-target_include_directories(test_source_win_parse PRIVATE ${CMAKE_SOURCE_DIR}/agent)
-pw_add_test(test_service_win
-  SOURCES agent/test_service_win.c ${CMAKE_SOURCE_DIR}/agent/service_win_args.c
-  LIBS pw_base LABEL windows)
-target_include_directories(test_service_win PRIVATE ${CMAKE_SOURCE_DIR}/agent)
-pw_add_test(test_source_replay
-  SOURCES agent/test_source_replay.c ${CMAKE_SOURCE_DIR}/agent/source_replay.c
-  LIBS pw_text LABEL windows)
-target_include_directories(test_source_replay PRIVATE ${CMAKE_SOURCE_DIR}/agent)
+pw_add_test(test_source_win_parse SOURCES agent/test_source_win_parse.c LIBS pw_agent_lib
+            LABEL windows)
+pw_add_test(test_service_win SOURCES agent/test_service_win.c LIBS pw_agent_lib LABEL windows)
+pw_add_test(test_source_replay SOURCES agent/test_source_replay.c LIBS pw_agent_lib LABEL windows)
 pw_add_test(test_poolmon_text SOURCES common/test_poolmon_text.c LIBS pw_text LABEL windows)
 pw_add_test(test_codec SOURCES common/test_codec.c LIBS pw_core LABEL windows)
 pw_add_test(test_delta SOURCES common/test_delta.c LIBS pw_core LABEL windows)

@@ -4,10 +4,8 @@
  * num_slabs * pagesperslab pages. */
 #include "test_util.h"
 
-#include "alloc.h"
 #include "sample.h"
 #include "source.h"
-#include "source_internal.h"
 #include "source_linux.h"
 
 #include <dirent.h>
@@ -15,40 +13,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Opens the linux ops directly (as pw_source_open does), so this test links only
- * source_linux.c and not the other sources of the registry. */
+/* The source is opened through the registry (pw_source_open("linux"), agent/source.h), as the
+ * agent opens it. */
 static int open_linux(const pw_source_config_t *cfg, pw_source_t **out, pw_diag_t *d)
 {
-    static const pw_source_config_t zero;
-    pw_source_t *src = pw_calloc(1, sizeof(*src));
-    assert_non_null(src);
-    src->ops = &pw__source_linux_ops;
-    src->cfg = cfg ? *cfg : zero;
-    src->priv = pw_calloc(1, pw__source_linux_ops.priv_size);
-    assert_non_null(src->priv);
-    int r = src->ops->open(src, "", &src->cfg, d);
-    if (r != 0) {
-        src->ops->close(src);
-        pw_free(src->priv);
-        pw_free(src);
-        return r;
-    }
-    *out = src;
-    return 0;
+    return pw_source_open("linux", cfg, out, d);
 }
 
-static void close_linux(pw_source_t *src)
-{
-    src->ops->close(src);
-    pw_free(src->priv);
-    pw_free(src);
-}
-
-static int sample_linux(pw_source_t *src, pw_sample_t *s, pw_diag_t *d)
-{
-    pw_sample_reset(s);
-    return src->ops->sample(src, s, d);
-}
+#define close_linux  pw_source_close
+#define sample_linux pw_source_sample
 
 static const pw_entry_t *entry(const pw_sample_t *s, const char *tag)
 {
@@ -264,11 +237,9 @@ static void test_not_root_eacces(void **state)
     (void)state;
     struct stat stt;
     if (stat("/proc/slabinfo", &stt) != 0)
-        skip();
-    if (stt.st_mode & S_IROTH) {
-        print_message("/proc/slabinfo is world-readable here: no EACCES to test\n");
-        skip();
-    }
+        pw_test_skip("no /proc/slabinfo on this machine: EACCES not checked");
+    if (stt.st_mode & S_IROTH)
+        pw_test_skip("/proc/slabinfo is world-readable here: no EACCES to test");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -340,8 +311,9 @@ static void test_real_proc(void **state)
     pw_diag_t d;
     int r = open_linux(NULL, &src, &d);
     if (r == PW_EACCES || r == PW_ENOENT) {
-        print_message("SKIP real /proc: %s\n", d.msg);
-        skip();
+        char why[400];
+        snprintf(why, sizeof(why), "real /proc not checked (run as root): %s", d.msg);
+        pw_test_skip(why);
     }
     assert_int_equal(r, 0);
     assert_string_equal(src->info.os_family, "linux");
@@ -409,5 +381,5 @@ int main(void)
         cmocka_unit_test(test_fake_root_case20_v11), cmocka_unit_test(test_bad_roots),
         cmocka_unit_test(test_not_root_eacces),      cmocka_unit_test(test_real_proc),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

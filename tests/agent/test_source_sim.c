@@ -3,7 +3,7 @@
 #include "test_util.h"
 
 #include "sample.h"
-#include "source_internal.h"
+#include "source.h"
 #include "source_sim.h"
 
 #define KiB     1024ull
@@ -284,39 +284,35 @@ static void test_sim_presets_and_ground_truth(void **state)
     assert_int_equal(pw_sim_event_growth_bytes(t[0], START_MS, 24 * HOUR_MS), MiB);
 }
 
+/* The "sim:" spec through the registry (pw_source_open), as the agent opens it. */
 static void test_sim_source_ops_spec(void **state)
 {
     (void)state;
     pw_source_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.sim_start_ms = START_MS;
-    const char *bad[] = {"", "nope/0", "steady/x", "steady/1x", "fleet-small/8", "steady/"};
+    const char *bad[] = {"sim:",         "sim",           "sim:nope/0",
+                         "sim:steady/x", "sim:steady/1x", "sim:fleet-small/8",
+                         "sim:steady/"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        pw_source_t src;
-        memset(&src, 0, sizeof(src));
-        src.ops = &pw__source_sim_ops;
-        src.priv = calloc(1, pw__source_sim_ops.priv_size);
+        pw_source_t *src = NULL;
         pw_diag_t d;
         pw_diag_clear(&d);
-        assert_int_equal(pw__source_sim_ops.open(&src, bad[i], &cfg, &d), PW_EINVAL);
+        assert_int_equal(pw_source_open(bad[i], &cfg, &src, &d), PW_EINVAL);
+        assert_null(src);
         assert_true(d.msg[0] != 0);
-        pw__source_sim_ops.close(&src);
-        free(src.priv);
     }
-    pw_source_t src;
-    memset(&src, 0, sizeof(src));
-    src.ops = &pw__source_sim_ops;
-    src.priv = calloc(1, pw__source_sim_ops.priv_size);
-    assert_int_equal(pw__source_sim_ops.open(&src, "fleet-small/5", &cfg, NULL), 0);
-    assert_string_equal(src.info.host_name, "sim-fleet-small-5");
+    pw_source_t *src = NULL;
+    assert_int_equal(pw_source_open("sim:fleet-small/5", &cfg, &src, NULL), 0);
+    assert_string_equal(pw_source_name(src), "sim");
+    assert_string_equal(src->info.host_name, "sim-fleet-small-5");
     pw_sample_t s;
     pw_sample_init(&s);
-    assert_int_equal(pw__source_sim_ops.sample(&src, &s, NULL), 0);
+    assert_int_equal(pw_source_sample(src, &s, NULL), 0);
     assert_int_equal(s.n, 1500);
     assert_int_equal(s.timestamp_ms, START_MS);
     pw_sample_close(&s);
-    pw__source_sim_ops.close(&src);
-    free(src.priv);
+    pw_source_close(src);
 }
 
 int main(void)

@@ -8,7 +8,8 @@ PW=$1
 COLL=$2
 SRC=$3
 FX=$SRC/tests/fixtures
-fail=0
+# shellcheck source=../check.sh
+. "$SRC/tests/check.sh"
 dir=$(mktemp -d /tmp/pw-cli-e2e-XXXXXX)
 cpid=
 cleanup() {
@@ -16,15 +17,6 @@ cleanup() {
     [ -n "${KEEP:-}" ] || rm -rf "$dir"; [ -n "${KEEP:-}" ] && echo "kept $dir"
 }
 trap cleanup EXIT
-
-check() { # check NAME EXPECTED ACTUAL
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -136,34 +128,40 @@ check "missing CA file says why" 1 \
 POOLWATCH_TOKEN=$READ "$PW" --url "https://localhost:$HP" hosts >/dev/null 2>&1
 check "DNS name in SAN accepted" 0 $?
 
-# top in a terminal (tmux on a private socket): keys P (nonpaged), I (include prompt), E, Q
+# top in a terminal (tmux on a private socket): keys P (nonpaged), I (include prompt), E, Q.
+# After each key the screen is polled until it shows the key's effect (10 s at most).
 if command -v tmux >/dev/null 2>&1; then
     T="tmux -L pw-cli-e2e-$$"
+    # screen_has PATTERN: the pane shows a line matching the grep pattern (saved in $dir/screen)
+    screen_has() { $T capture-pane -t top -p >"$dir/screen" 2>/dev/null && grep -q "$1" "$dir/screen"; }
+    # screen_has_both A B: both patterns on the screen
+    screen_has_both() { screen_has "$1" && grep -q "$2" "$dir/screen"; }
     $T new-session -d -s top -x 120 -y 30 \
         "env POOLWATCH_URL=$POOLWATCH_URL POOLWATCH_CA=$POOLWATCH_CA POOLWATCH_TOKEN=$ADMIN $PW top OLD01; sleep 5"
-    sleep 1.5
+    wait_for "top's table and status line" 10 screen_has_both '^ Tag  Type' 'agent not connected'
     $T capture-pane -t top -p >"$dir/screen1"
     check "tmux top header" 1 "$(grep -c '^ Tag  Type      Allocs (     )' "$dir/screen1")"
     # admin token, but no agent connected for an imported host: the status line says so
     check "tmux top live note" 1 "$(grep -c 'agent not connected' "$dir/screen1")"
     $T send-keys -t top p
-    sleep 0.5
+    wait_for "'Pool: nonpaged' after key p" 10 screen_has 'Pool: nonpaged'
     $T send-keys -t top i
-    sleep 0.5
+    wait_for "the include prompt after key i" 10 screen_has '^Include tags'
     $T send-keys -t top 'Ab*' Enter
-    sleep 0.5
+    wait_for "'Include: Ab*' after the prompt" 10 screen_has 'Include: Ab\*'
     $T send-keys -t top e
-    sleep 1.5
+    wait_for "the Sum row after key e" 10 screen_has '^ Sum '
     $T capture-pane -t top -p >"$dir/screen2"
     check "tmux top status" 1 "$(grep -c '^ Sort: Bytes (desc)  Pool: nonpaged  Include: Ab\*  Exclude: -' "$dir/screen2")"
     check "tmux top rows" "Sum Abcd" "$(awk '/^ (Sum|Abcd|Wxyz) /{printf "%s%s", s, $1; s=" "}' "$dir/screen2")"
     $T send-keys -t top q
-    sleep 0.5
+    screen_gone() { ! screen_has '^ Tag  Type'; }
+    wait_for "top to quit after key q (table gone)" 10 screen_gone
     $T capture-pane -t top -p >"$dir/screen3"
     check "tmux top quits" 0 "$(grep -c '^ Tag  Type' "$dir/screen3")"
     $T kill-server 2>/dev/null
 else
-    echo "skip tmux: not installed"
+    skip_part "top in a terminal not checked: tmux is not installed (deploy/install-deps.sh)"
 fi
 
 # last: alerts (keeps the checks above meaningful if the server fails here)
@@ -172,4 +170,4 @@ check "alerts exit" 0 $?
 POOLWATCH_TOKEN=$READ "$PW" --json alerts >"$dir/out" 2>"$dir/err"
 check "alerts --json parses" 0 "$(python3 -c 'import json,sys; json.load(open(sys.argv[1])); print(0)' "$dir/out" 2>&1 | tail -1)"
 
-exit $fail
+finish

@@ -9,16 +9,14 @@
  *       it must exit non-zero with the clear message in its log.
  * Native process, Windows children: the .exe paths come from the environment
  * (PW_WIN_AGENT_EXE, PW_WIN_AGENT_TESTHOOKS_EXE; PW_WINE, default "wine"), set by
- * deploy/windows/test.sh. Without them the test is skipped (the native ctest run). */
+ * deploy/windows/test.sh (ctest -L wine). Without them the test exits 77 (skipped; a failure
+ * with CI=true); deploy/test.sh's native run leaves it out (label "wine"). */
 #include "test_util.h"
+#include "proc.h"
 #include "store.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <time.h>
 #include <unistd.h>
 
 #define START_MS 1764400000000ull
@@ -27,70 +25,18 @@ static char dir[256];
 static const char *wine, *agent_exe, *hooks_exe;
 static char coll_port[16];
 
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
-    socklen_t l = sizeof(a);
-    getsockname(s, (struct sockaddr *)&a, &l);
-    close(s);
-    return ntohs(a.sin_port);
-}
-
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        int nul = open("/dev/null", O_RDONLY);
-        dup2(nul, 0);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* Waits up to `ms` for pid; returns its status, or -1 if still running. */
-static int wait_exit(pid_t pid, long ms)
-{
-    int st = 0;
-    for (long t = 0; t < ms; t += 100) {
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return st;
-        sleep_ms(100);
-    }
-    return -1;
-}
+/* The collector's query API, only to watch the WINHOST session (GET /api/v1/hosts/WINHOST). */
+#define ADMIN_TOKEN "e2e-wine-admin-token-0123456789"
+static int http_port;
 
 static void stop(pid_t pid)
 {
-    kill(pid, SIGTERM);
-    if (wait_exit(pid, 5000) == -1) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-    }
+    pw_proc_stop(pid, SIGTERM, 5000);
 }
 
 static int file_contains(const char *path, const char *needle)
 {
-    size_t n;
-    char *s = pw_test_read_file(path, &n);
-    int r = strstr(s, needle) != NULL;
-    free(s);
-    return r;
+    return pw_test_file_contains(path, needle);
 }
 
 /* The Windows spelling of a path of this machine: Wine maps drive Z: to "/". */
@@ -108,23 +54,26 @@ static const char *winpath(const char *unix_path, char *out, size_t n)
 
 static pid_t start_collector(void)
 {
-    char log[300], listen_arg[64], db[300], ca[300], cert[300], key[300];
+    char log[300], listen_arg[64], db[300], ca[300], cert[300], key[300], http[64], tokens[300];
     snprintf(log, sizeof(log), "%s/collector.log", dir);
     snprintf(listen_arg, sizeof(listen_arg), "--agents.listen=127.0.0.1:%s", coll_port);
     snprintf(db, sizeof(db), "--store.path=%s/pw.db", dir);
     snprintf(ca, sizeof(ca), "--agents.ca_file=%s/pki/ca.pem", dir);
     snprintf(cert, sizeof(cert), "--agents.cert_file=%s/pki/collector.pem", dir);
     snprintf(key, sizeof(key), "--agents.key_file=%s/pki/collector.key", dir);
+    snprintf(http, sizeof(http), "--http.listen=127.0.0.1:%d", http_port);
+    snprintf(tokens, sizeof(tokens), "--http.tokens_file=%s/tokens", dir);
     char *argv[] = {PW_COLLECTOR_BIN,
                     listen_arg,
                     db,
                     ca,
                     cert,
                     key,
-                    "--http.listen=",
+                    http,
+                    tokens,
                     "--collector.log_level=debug",
                     NULL};
-    return spawn(argv, log);
+    return pw_proc_spawn(argv, log);
 }
 
 /* Starts `exe` under Wine with Windows paths for the spool and certificates. */
@@ -162,7 +111,7 @@ static pid_t start_agent(const char *exe, const char *name, const char *source, 
                     (char *)(uintptr_t)extra1,
                     (char *)(uintptr_t)extra2,
                     NULL};
-    return spawn(argv, log);
+    return pw_proc_spawn(argv, log);
 }
 
 /* ---- recorded buffers for (a) --------------------------------------------------------------- */
@@ -252,7 +201,7 @@ static int sc_wait(const char *name, int state)
 {
     int st = -1;
     for (int i = 0; i < 50 && (st = sc_state(name)) != state; i++)
-        sleep_ms(200);
+        pw_proc_sleep_ms(200);
     return st;
 }
 
@@ -299,9 +248,10 @@ static void check_service(void)
     int seen = 0;
     for (int i = 0; i < 50 && !seen; i++) {
         seen = access(seg, F_OK) == 0;
-        sleep_ms(200);
+        pw_proc_sleep_ms(200);
     }
-    assert_true(seen);
+    if (!seen)
+        fail_msg("the service wrote no spool segment %s within 10 s", seg);
     snprintf(args, sizeof(args), "sc stop %s", name);
     run_wine(args);
     assert_int_equal(sc_wait(name, 1), 1);
@@ -310,27 +260,68 @@ static void check_service(void)
     assert_int_equal(sc_state(name), -1);
 }
 
+/* GET /api/v1/hosts/WINHOST: the number of its samples the collector applied, and whether an
+ * agent session is open. */
+static uint64_t win_host(int *connected)
+{
+    char ca[300];
+    snprintf(ca, sizeof(ca), "%s/pki/ca.pem", dir);
+    char *j = pw_proc_https(ca, http_port, ADMIN_TOKEN, "/api/v1/hosts/WINHOST", NULL);
+    uint64_t n = pw_proc_json_u64(j, "samples", 0);
+    *connected = strstr(j, "\"connected\":true") != NULL;
+    free(j);
+    return n;
+}
+
+static uint64_t win_samples(void)
+{
+    int c;
+    return win_host(&c);
+}
+
+typedef struct {
+    uint64_t min_samples;
+    int connected;
+} win_wait_t;
+
+static int win_in_state(void *arg)
+{
+    const win_wait_t *w = arg;
+    int c;
+    return win_host(&c) >= w->min_samples && c == w->connected;
+}
+
+/* Waits up to 60 s (Wine is slow) until WINHOST has min_samples applied samples and its
+ * session is open (connected = 1) or closed (0). */
+static void wait_win(uint64_t min_samples, int connected)
+{
+    win_wait_t w = {min_samples, connected};
+    char what[200], log[300];
+    snprintf(what, sizeof(what), "GET /api/v1/hosts/WINHOST: samples >= %llu, %s",
+             (unsigned long long)min_samples, connected ? "connected" : "not connected");
+    snprintf(log, sizeof(log), "%s/collector.log", dir);
+    pw_proc_wait(win_in_state, &w, 60000, what, log);
+}
+
 static void test_e2e_wine_agent(void **state)
 {
     (void)state;
     agent_exe = getenv("PW_WIN_AGENT_EXE");
     hooks_exe = getenv("PW_WIN_AGENT_TESTHOOKS_EXE");
     wine = getenv("PW_WINE") ? getenv("PW_WINE") : "wine";
-    if (agent_exe == NULL || hooks_exe == NULL) {
-        fprintf(stderr, "PW_WIN_AGENT_EXE / PW_WIN_AGENT_TESTHOOKS_EXE not set: run "
-                        "deploy/windows/test.sh\n");
-        skip();
-    }
+    if (agent_exe == NULL || hooks_exe == NULL)
+        pw_test_skip("PW_WIN_AGENT_EXE / PW_WIN_AGENT_TESTHOOKS_EXE not set: run "
+                     "deploy/windows/test.sh");
     setenv("WINEDEBUG", "-all", 0);
     snprintf(dir, sizeof(dir), "/tmp/pw-e2e-wine-XXXXXX");
     assert_non_null(mkdtemp(dir));
     char cmd[1024];
-    snprintf(cmd, sizeof(cmd),
-             "%s/deploy/pki.sh %s/pki --agent WINHOST --agent HOST01 --agent WINPLAIN "
-             ">/dev/null 2>&1",
-             PW_SOURCE_DIR, dir);
-    assert_int_equal(system(cmd), 0);
-    snprintf(coll_port, sizeof(coll_port), "%d", free_port());
+    snprintf(cmd, sizeof(cmd), "%s/pki", dir);
+    pw_proc_pki(PW_SOURCE_DIR, cmd, "--agent WINHOST --agent HOST01 --agent WINPLAIN");
+    snprintf(cmd, sizeof(cmd), "%s/tokens", dir);
+    pw_proc_tokens_file(cmd, ADMIN_TOKEN, "admin e2e-wine");
+    snprintf(coll_port, sizeof(coll_port), "%d", pw_proc_free_port());
+    http_port = pw_proc_free_port();
     pid_t coll = start_collector();
 
     /* (a) recordings: open -> A, sample 1 -> A, sample 2 -> B, then C for every later sample. */
@@ -362,7 +353,7 @@ static void test_e2e_wine_agent(void **state)
 
     /* (c) the plain win source: Wine answers STATUS_INVALID_INFO_CLASS. */
     pid_t plain = start_agent(agent_exe, "plain", "win", "WINPLAIN", NULL, NULL);
-    int st = wait_exit(plain, 60000);
+    int st = pw_proc_wait_exit(plain, 60000);
     assert_true(st != -1);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
     char log[300];
@@ -370,7 +361,7 @@ static void test_e2e_wine_agent(void **state)
     assert_true(file_contains(log, "pool tag information is not available on this system"));
     assert_true(file_contains(log, "0xC0000003"));
 
-    st = wait_exit(rep, 60000);
+    st = pw_proc_wait_exit(rep, 60000);
     assert_true(st != -1);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
@@ -379,7 +370,7 @@ static void test_e2e_wine_agent(void **state)
     snprintf(tmp, sizeof(tmp), "%s/spool-hooks", dir);
     snprintf(dup_spool, sizeof(dup_spool), "--spool.dir=%s", winpath(tmp, tmp, sizeof(tmp)));
     pid_t dup = start_agent(agent_exe, "dup", "sim:steady/0", "WINHOST", dup_spool, NULL);
-    st = wait_exit(dup, 60000);
+    st = pw_proc_wait_exit(dup, 60000);
     assert_true(st != -1);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
     snprintf(log, sizeof(log), "%s/agent-dup.log", dir);
@@ -387,13 +378,14 @@ static void test_e2e_wine_agent(void **state)
 
     check_service();
 
-    /* Let the hooked agent deliver a few more samples, then stop it; whatever the collector
-     * acknowledged is in the store. */
-    sleep_ms(3000);
+    /* Let the hooked agent deliver a few more samples (5 more than now, at least 3 in all),
+     * then stop it and wait until the collector has seen its session end: whatever the
+     * collector acknowledged is in the store once it stopped. */
+    uint64_t now_samples = win_samples();
+    wait_win(now_samples + 5 > 3 ? now_samples + 5 : 3, 1);
     stop(hooked);
-    sleep_ms(300); /* a last group commit */
-    kill(coll, SIGTERM);
-    waitpid(coll, NULL, 0);
+    wait_win(0, 0);
+    pw_proc_stop(coll, SIGTERM, 30000);
     snprintf(log, sizeof(log), "%s/agent-hooks.log", dir);
     assert_true(file_contains(log, "testhook: recorded buffers replace NtQuerySystemInformation"));
 
@@ -461,5 +453,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_wine_agent),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int r = cmocka_run_group_tests(tests, NULL, NULL);
+    pw_proc_kill_all();
+    return pw_test_exit(r);
 }

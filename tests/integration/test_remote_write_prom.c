@@ -7,73 +7,21 @@
  * own API reports (GET /api/v1/hosts/{host}), stamped with the host's last sample time
  * (timestamp() of the series = last_seen_ms), and the collector's /metrics must count the
  * samples as accepted (2xx) with none failed or dropped.
- * Skipped (loudly, cmocka skip) only when prometheus is not installed and cannot be.
+ * Skipped (exit 77, a failure with CI=true) only when prometheus is not installed and cannot be.
  */
 #include "test_util.h"
+#include "proc.h"
 
-#include <fcntl.h>
 #include <jansson.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define HOST  "rwhost"
 #define TOKEN "rw-admin-token-0123456789"
 
 static char dir[256];
-static pid_t children[8];
-static size_t n_children;
-
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
-    socklen_t l = sizeof(a);
-    getsockname(s, (struct sockaddr *)&a, &l);
-    close(s);
-    return ntohs(a.sin_port);
-}
-
-static void kill_children(void)
-{
-    for (size_t i = 0; i < n_children; i++)
-        if (children[i] > 0 && kill(children[i], SIGKILL) == 0)
-            waitpid(children[i], NULL, 0);
-    n_children = 0;
-}
-
-/* Starts argv[0] with its output in `log`. */
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid > 0 && n_children < 8)
-        children[n_children++] = pid;
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Runs `cmd` (curl ... > dir/out.json) and parses the file; NULL when it is not JSON. */
 static json_t *curl_json(const char *cmd)
 {
@@ -150,28 +98,74 @@ static const char *prometheus_bin(void)
     return NULL;
 }
 
+static int prom_ready(void *arg)
+{
+    (void)arg;
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "curl -sf http://127.0.0.1:%d/-/ready >/dev/null 2>&1", prom_port);
+    return system(cmd) == 0;
+}
+
+static int prom_has_3_samples(void *arg)
+{
+    (void)arg;
+    double t;
+    char val[64];
+    return prom_query("count_over_time(poolwatch_pool_bytes{host=\"" HOST
+                      "\",pool=\"nonpaged\"}[10m])",
+                      &t, val, sizeof(val)) == 1 &&
+           atoi(val) >= 3;
+}
+
+/* The collector's API says no agent session is open for the host. */
+static int host_gone(void *arg)
+{
+    (void)arg;
+    json_t *h = collector_host();
+    if (h == NULL)
+        return 0;
+    json_t *o = json_object_get(h, "_h") ? json_object_get(h, "_h") : h;
+    int gone = json_is_false(json_object_get(o, "connected"));
+    json_decref(h);
+    return gone;
+}
+
+typedef struct {
+    int64_t want_ms, got_ms;
+} ts_wait_t;
+
+static int prom_has_last(void *arg)
+{
+    ts_wait_t *w = arg;
+    double t;
+    char val[64];
+    if (prom_query("timestamp(poolwatch_pool_bytes{host=\"" HOST "\",pool=\"nonpaged\"})", &t, val,
+                   sizeof(val)) != 1)
+        return 0;
+    w->got_ms = (int64_t)(strtod(val, NULL) * 1000.0 + 0.5);
+    return w->got_ms == w->want_ms;
+}
+
 static void test_remote_write_prometheus(void **state)
 {
     (void)state;
     const char *bin = prometheus_bin();
-    if (bin == NULL) {
-        print_message("SKIPPED: prometheus is not installed and deploy/install-deps.sh "
-                      "--prometheus could not install it: remote write NOT checked against "
-                      "Prometheus\n");
-        skip();
-    }
+    if (bin == NULL)
+        pw_test_skip("prometheus is not installed and deploy/install-deps.sh --prometheus "
+                     "could not install it: remote write NOT checked against Prometheus");
     snprintf(dir, sizeof(dir), "/tmp/pw-rw-prom-XXXXXX");
     assert_non_null(mkdtemp(dir));
     char cmd[2048];
-    snprintf(cmd, sizeof(cmd),
-             "%s/deploy/pki.sh %s/pki --agent " HOST " >/dev/null 2>&1 && "
-             "printf '%%s %%s\\n' $(printf %%s %s | sha256sum | cut -d' ' -f1) 'admin rw' > "
-             "%s/tokens && printf 'global:\\n  scrape_interval: 1m\\n' > %s/prometheus.yml",
-             PW_SOURCE_DIR, dir, TOKEN, dir, dir);
+    snprintf(cmd, sizeof(cmd), "%s/pki", dir);
+    pw_proc_pki(PW_SOURCE_DIR, cmd, "--agent " HOST);
+    snprintf(cmd, sizeof(cmd), "%s/tokens", dir);
+    pw_proc_tokens_file(cmd, TOKEN, "admin rw");
+    snprintf(cmd, sizeof(cmd), "printf 'global:\\n  scrape_interval: 1m\\n' > %s/prometheus.yml",
+             dir);
     assert_int_equal(system(cmd), 0);
 
     /* Prometheus */
-    prom_port = free_port();
+    prom_port = pw_proc_free_port();
     char p0[300], p1[300], p2[300], p3[64], plog[300];
     snprintf(p0, sizeof(p0), "%s", bin);
     snprintf(p1, sizeof(p1), "--config.file=%s/prometheus.yml", dir);
@@ -179,20 +173,12 @@ static void test_remote_write_prometheus(void **state)
     snprintf(p3, sizeof(p3), "--web.listen-address=127.0.0.1:%d", prom_port);
     snprintf(plog, sizeof(plog), "%s/prometheus.log", dir);
     char *pargv[] = {p0, p1, p2, p3, "--web.enable-remote-write-receiver", NULL};
-    spawn(pargv, plog);
-    int ready = 0;
-    for (int i = 0; i < 150 && !ready; i++) {
-        snprintf(cmd, sizeof(cmd), "curl -sf http://127.0.0.1:%d/-/ready >/dev/null 2>&1",
-                 prom_port);
-        ready = system(cmd) == 0;
-        if (!ready)
-            sleep_ms(100);
-    }
-    assert_true(ready);
+    pw_proc_spawn(pargv, plog);
+    pw_proc_wait(prom_ready, NULL, 15000, "Prometheus ready (GET /-/ready)", plog);
 
     /* the collector, writing every second; the agent on the simulator, a sample every 300 ms */
-    int agent_port = free_port();
-    api_port = free_port();
+    int agent_port = pw_proc_free_port();
+    api_port = pw_proc_free_port();
     char c1[64], c2[300], c3[300], c4[300], c5[300], c6[64], c7[300], c8[300], clog[300];
     snprintf(c1, sizeof(c1), "--agents.listen=127.0.0.1:%d", agent_port);
     snprintf(c2, sizeof(c2), "--store.path=%s/pw.db", dir);
@@ -215,7 +201,7 @@ static void test_remote_write_prometheus(void **state)
                      "--remote_write.interval=1s",
                      "--collector.log_level=debug",
                      NULL};
-    spawn(cargv, clog);
+    pw_proc_spawn(cargv, clog);
     char a1[64], a2[300], a3[300], a4[300], a5[300], alog[300];
     snprintf(a1, sizeof(a1), "--collector.endpoints=127.0.0.1:%d", agent_port);
     snprintf(a2, sizeof(a2), "--spool.dir=%s/spool", dir);
@@ -235,50 +221,33 @@ static void test_remote_write_prometheus(void **state)
                      "--collector.backoff_min=200ms",
                      "--agent.interval=300ms",
                      NULL};
-    pid_t agent = spawn(aargv, alog);
+    pid_t agent = pw_proc_spawn(aargv, alog);
 
     /* samples flow: wait until Prometheus holds 3 samples of the host's series (3 remote
      * writes, each with the newest sample of the host) */
     double t;
     char val[64];
-    int n = 0;
-    for (int i = 0; i < 200 && n < 3; i++) {
-        sleep_ms(100);
-        if (prom_query("count_over_time(poolwatch_pool_bytes{host=\"" HOST
-                       "\",pool=\"nonpaged\"}[10m])",
-                       &t, val, sizeof(val)) == 1)
-            n = atoi(val);
-    }
-    assert_true(n >= 3);
-    /* stop the agent: the collector's last sample of the host is final */
-    kill(agent, SIGTERM);
-    waitpid(agent, NULL, 0);
-    uint64_t last = 0, np = 0, pg = 0;
-    for (int i = 0; i < 30; i++) {
-        json_t *h = collector_host();
-        assert_non_null(h);
-        uint64_t l = jint(h, "last_seen_ms");
-        np = jint(h, "nonpaged_bytes");
-        pg = jint(h, "paged_bytes");
-        json_decref(h);
-        if (l == last && l != 0)
-            break;
-        last = l;
-        sleep_ms(300);
-    }
+    pw_proc_wait(prom_has_3_samples, NULL, 20000,
+                 "3 samples of poolwatch_pool_bytes{host=" HOST ",pool=nonpaged} in Prometheus",
+                 clog);
+    /* stop the agent and wait until the collector has seen its session end: the collector's
+     * last sample of the host is final */
+    pw_proc_stop(agent, SIGTERM, 30000);
+    pw_proc_wait(host_gone, NULL, 20000, "GET /api/v1/hosts/" HOST ": not connected", clog);
+    json_t *h = collector_host();
+    assert_non_null(h);
+    uint64_t last = jint(h, "last_seen_ms");
+    uint64_t np = jint(h, "nonpaged_bytes");
+    uint64_t pg = jint(h, "paged_bytes");
+    json_decref(h);
     assert_true(last > 0);
     /* Prometheus gets it at the next interval: timestamp() of the series is the sample's */
-    int64_t got_ms = 0;
-    for (int i = 0; i < 100; i++) {
-        if (prom_query("timestamp(poolwatch_pool_bytes{host=\"" HOST "\",pool=\"nonpaged\"})", &t,
-                       val, sizeof(val)) == 1) {
-            got_ms = (int64_t)(strtod(val, NULL) * 1000.0 + 0.5);
-            if (got_ms == (int64_t)last)
-                break;
-        }
-        sleep_ms(100);
-    }
-    assert_int_equal(got_ms, (int64_t)last);
+    ts_wait_t tw = {(int64_t)last, 0};
+    pw_proc_wait(prom_has_last, &tw, 10000,
+                 "timestamp(poolwatch_pool_bytes{host=" HOST ",pool=nonpaged}) in Prometheus = "
+                 "the host's last_seen_ms",
+                 clog);
+    assert_int_equal(tw.got_ms, (int64_t)last);
     char q[256];
     snprintf(q, sizeof(q), "poolwatch_pool_bytes{host=\"" HOST "\",pool=\"nonpaged\"}");
     assert_int_equal(prom_query(q, &t, val, sizeof(val)), 1);
@@ -308,7 +277,7 @@ static void test_remote_write_prometheus(void **state)
     assert_non_null(strstr(m, "\npoolwatch_remote_write_last_status 204\n"));
     assert_null(strstr(m, "\npoolwatch_remote_write_samples_total 0\n"));
     free(m);
-    kill_children();
+    pw_proc_kill_all();
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (getenv("PW_KEEP_E2E") == NULL)
         assert_int_equal(system(cmd), 0);
@@ -321,6 +290,6 @@ int main(void)
         cmocka_unit_test(test_remote_write_prometheus),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
-    kill_children();
-    return r;
+    pw_proc_kill_all();
+    return pw_test_exit(r);
 }

@@ -1,0 +1,61 @@
+/* proc.h: the processes of the end-to-end tests (tests/integration/): agents, collectors and
+ * helpers started with their output in a log file; waits on what they do (a log line, an API
+ * answer, an exit) with a bounded timeout and a failure that names what was awaited and shows
+ * the end of the log; stops; and whatever is still running is killed when the test exits.
+ * Built once (library pw_test_proc) and linked by every integration test. */
+#ifndef PW_TEST_PROC_H
+#define PW_TEST_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A free TCP port on 127.0.0.1 (bound, read back, released). */
+int pw_proc_free_port(void);
+
+/* Starts argv[0] (looked up in PATH when it has no '/') with stdin from /dev/null and stdout
+ * and stderr appended to `log`. The child is remembered and killed at exit if still running. */
+pid_t pw_proc_spawn(char *const argv[], const char *log);
+
+/* Waits up to timeout_ms for pid to exit; returns its wait status, or -1 if it still runs. */
+int pw_proc_wait_exit(pid_t pid, long timeout_ms);
+
+/* Sends `sig` and waits up to timeout_ms; a process still running then is killed with SIGKILL
+ * (said on stderr) and -1 returned. Otherwise returns the wait status. */
+int pw_proc_stop(pid_t pid, int sig, long timeout_ms);
+
+/* SIGKILLs and reaps every child still running (also run at exit). */
+void pw_proc_kill_all(void);
+
+void pw_proc_sleep_ms(long ms);
+
+/* Wall-clock time in ms since the Unix epoch. */
+uint64_t pw_proc_now_ms(void);
+
+/* Polls cond(arg) every 50 ms until it returns non-zero; after timeout_ms the test fails with
+ * "timed out after N ms waiting for <what>" and, when `log` is not NULL, the end of that log. */
+void pw_proc_wait(int (*cond)(void *arg), void *arg, long timeout_ms, const char *what,
+                  const char *log);
+
+/* Waits until the file at `log` holds `needle` at least `count` times. */
+void pw_proc_wait_log(const char *log, const char *needle, size_t count, long timeout_ms);
+
+/* Prints the last `lines` lines of the file at `path` to stderr, headed by its name. */
+void pw_proc_dump_log(const char *path, int lines);
+
+/* Runs deploy/pki.sh DIR ARGS (quietly, under source_dir); fails the test if it fails. */
+void pw_proc_pki(const char *source_dir, const char *dir, const char *args);
+
+/* Writes a tokens file at `path` with one line: SHA-256 of `token`, then `role_and_name`
+ * ("admin e2e"). */
+void pw_proc_tokens_file(const char *path, const char *token, const char *role_and_name);
+
+/* The body of https://localhost:PORT/PATH (a GET, or a POST of `body` when not NULL) with
+ * `Authorization: Bearer token`, trusting ca_file; malloc'd, "" when nothing came back. */
+char *pw_proc_https(const char *ca_file, int port, const char *token, const char *path,
+                    const char *body);
+
+/* The unsigned integer after "key": in a JSON text (the first one), or `dflt` when absent. */
+uint64_t pw_proc_json_u64(const char *json, const char *key, uint64_t dflt);
+
+#endif /* PW_TEST_PROC_H */
