@@ -1,5 +1,5 @@
 /* store.c: the store's public API: checks arguments, fills in option defaults, times
- * commits and counts puts; the work is in store_sqlite.c. */
+ * commits and counts puts; the work is in the store_*.c files (store_internal.h). */
 #include "store.h"
 
 #include <string.h>

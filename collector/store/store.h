@@ -1,5 +1,4 @@
-/* store.h: the collector's history store on embedded SQLite (DESIGN §4,
- * docs/internals/store.md).
+/* store.h: the collector's history store on embedded SQLite (docs/internals/store.md).
  *
  * The collector puts every accepted sample (the host's full table after the sample was
  * applied) and then, at most every 200 ms, calls pw_store_commit(): when it returns 0,
@@ -9,11 +8,14 @@
  * common/delta.h; closed chunks compressed with zstd), with rollups at 1 min and 15 min per
  * (host, tag, pool) and retention per level.
  *
- * A store is used from one thread (the collector's loop). Every function returns 0 (or a
- * non-negative value where said) or a negative poolwatch code; `d` (may be NULL) says what
- * and where. A failed put or commit rolls back every sample put since the last successful
- * commit: none of them is stored, the last seq per agent instance is the committed one
- * again, so resent samples are accepted; a later put + commit works once space is back.
+ * A store is used from one thread (the collector's loop); a file-backed store also runs its own
+ * WAL checkpointer thread on a second connection. Every function returns 0 (or a
+ * non-negative value where said) or a negative poolwatch code (common/error.h), PW_EINVAL for
+ * a NULL store or other required argument; `d` (may be NULL) says what and where. Pointer
+ * arguments are borrowed for the call unless said otherwise. A failed put or commit rolls back
+ * every sample put since the last successful commit: none of them is stored, the last seq per agent
+ * instance is the committed one again, so resent samples are accepted; a later put + commit works
+ * once space is back.
  */
 #ifndef PW_STORE_H
 #define PW_STORE_H
@@ -116,15 +118,18 @@ typedef struct pw_store_stats_s {
 
 typedef struct pw_store_s pw_store_t;
 
-/* Opens (creating when missing) the store at `path` ("file.db", or ":memory:" for tests),
- * applies pending schema migrations, sets WAL, synchronous=FULL, foreign keys and the busy
- * timeout. `opts` may be NULL (defaults). On success *out is owned by the caller (close with
- * pw_store_close). Returns 0; PW_EINVAL (bad option); PW_ESTORE (cannot open, not a
- * database, schema newer than this build: `d` has sqlite3_errmsg); PW_ENOSPC; PW_ENOMEM. */
+/* Opens (creating when missing) the store at `path` ("file.db", or ":memory:" for tests;
+ * copied), applies pending schema migrations, sets WAL, synchronous=FULL, foreign keys and the
+ * busy timeout, and starts the checkpointer thread (not for ":memory:"). `opts` may be NULL
+ * (defaults). On success *out is owned by the caller (close with pw_store_close).
+ * Returns 0; PW_EINVAL (no path, bad option); PW_ESTORE (cannot open, not a
+ * database, no WAL, schema newer than this build: `d` has sqlite3_errmsg); PW_ENOSPC;
+ * PW_ENOMEM. */
 int pw_store_open(const char *path, const pw_store_opts_t *opts, pw_store_t **out, pw_diag_t *d);
 
-/* Rolls back anything not committed, closes the database and frees `st`. Open chunks stay
- * open on disk and are closed when the host's next sample arrives. Accepts NULL. */
+/* Rolls back anything not committed, stops the checkpointer, closes the database and frees
+ * `st`. Open chunks stay open on disk and are closed when the host's next sample arrives.
+ * Accepts NULL. */
 void pw_store_close(pw_store_t *st);
 
 /* Adds sample `s` (borrowed: the host's full table after the sample, seq and timestamp_ms
@@ -161,8 +166,8 @@ int pw_store_put_frame(pw_store_t *st, const pw_store_host_t *host, const pw_del
                        uint64_t gap_before, pw_diag_t *d);
 
 /* Makes every sample put since the last commit durable (COMMIT with the WAL fsync'ed).
- * Returns 0 (also when there was nothing to commit); PW_ENOSPC / PW_ESTORE / PW_ENOMEM with
- * everything since the last commit rolled back. */
+ * Returns 0 (also when there was nothing to commit); PW_EINVAL (NULL store); PW_ENOSPC /
+ * PW_ESTORE / PW_ENOMEM with everything since the last commit rolled back. */
 int pw_store_commit(pw_store_t *st, pw_diag_t *d);
 
 /* Deletes, per level, what is entirely older than the level's retention at `now_ms` (ms
@@ -188,17 +193,19 @@ int64_t pw_store_series(pw_store_t *st, const char *host, const uint8_t *tag, si
 /* Frees the points of `s` and zeroes it. Accepts NULL. */
 void pw_store_series_free(pw_store_series_t *s);
 
-/* Rebuilds the newest stored table of `host` into `out` (initialised with pw_sample_init;
- * reset first) from its newest chunk: entries, seq, timestamp_ms, flags and totals as put.
- * Entries are sorted by (tag, pool) in the chunk's first-use order, not the put order.
- * Returns 0; PW_ENOENT (host unknown or nothing stored); PW_ECORRUPT; PW_ESTORE; PW_ENOMEM. */
+/* Rebuilds the newest stored table of `host` into `out` (the caller's, initialised with
+ * pw_sample_init; reset first) from its newest chunk: entries, seq, timestamp_ms, flags and
+ * totals as put. Entries are sorted by (tag, pool) in the chunk's first-use order, not the put
+ * order. Returns 0; PW_EINVAL; PW_ENOENT (host unknown or nothing stored); PW_ECORRUPT;
+ * PW_ESTORE; PW_ENOMEM. */
 int pw_store_latest(pw_store_t *st, const char *host, pw_sample_t *out, pw_diag_t *d);
 
-/* Lists every host sorted by name into *out (owned array of *n entries; free with
- * pw_store_hosts_free). Returns 0, PW_ESTORE or PW_ENOMEM. */
+/* Lists every host sorted by name into *out (an array of *n entries owned by the caller; free
+ * with pw_store_hosts_free; NULL and 0 on failure). Returns 0, PW_EINVAL, PW_ESTORE or
+ * PW_ENOMEM. */
 int pw_store_hosts(pw_store_t *st, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
 
-/* Frees a list from pw_store_hosts. Accepts NULL. */
+/* Frees a list of `n` hosts from pw_store_hosts. Accepts NULL. */
 void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n);
 
 /* The highest seq stored for the agent instance (agent_id, boot_id), including samples put
@@ -228,17 +235,18 @@ int pw_store_totals(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t
 int pw_store_table_at(pw_store_t *st, const char *host, uint64_t from_ms, pw_sample_t *out,
                       pw_diag_t *d);
 
-/* Sizes and counters (see pw_store_stats_t). Returns 0 or PW_ESTORE. */
+/* Fills *out (the caller's; zeroed first) with sizes and counters (see pw_store_stats_t).
+ * Returns 0; PW_EINVAL; PW_ESTORE (the counters of this process are filled in anyway). */
 int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d);
 
 /* Closes every open chunk and compacts every sealed one (see pw_store_compact) inside the
  * current or a new transaction, committing when it opened one: for shutdown tools and
- * benchmarks. Returns 0 or as pw_store_commit. */
+ * benchmarks. Returns 0 or as pw_store_commit (a failure rolls the transaction back). */
 int pw_store_flush(pw_store_t *st, pw_diag_t *d);
 
 /* Compacts chunks whose window is over: a put that starts a host's new window only seals the
  * old chunk (its samples stay stored as they came, readable and durable); compaction turns
- * it into one compressed blob in columns (collector/chunk.h) and writes its 15-min rollups,
+ * it into one compressed blob in columns (chunk.h) and writes its 15-min rollups,
  * ~30 ms of work per 3,000-row hour (bench_store: collector.chunk_close_ms_mean). Oldest
  * first, until none is left or `budget_ms` (ms of wall time) has passed, always at least one
  * when any is waiting. Inside the current transaction, or a new one that it commits. The
@@ -247,12 +255,13 @@ int pw_store_flush(pw_store_t *st, pw_diag_t *d);
 int64_t pw_store_compact(pw_store_t *st, uint64_t budget_ms, pw_diag_t *d);
 
 /* Checkpoints the WAL into the database file and truncates it (PRAGMA
- * wal_checkpoint(TRUNCATE)); outside a transaction only. Returns 0, PW_EAGAIN (readers
- * prevented a full checkpoint, or a transaction is open) or PW_ESTORE. */
+ * wal_checkpoint(TRUNCATE)); outside a transaction only. Returns 0, PW_EINVAL, PW_EAGAIN
+ * (readers prevented a full checkpoint, or a transaction is open) or PW_ESTORE. */
 int pw_store_checkpoint(pw_store_t *st, pw_diag_t *d);
 
-/* Changes the database ceiling at run time (0 = none), as the option max_db_bytes.
- * Returns 0 or PW_ESTORE. */
+/* Changes the database ceiling at run time to `max_db_bytes` (bytes, rounded down to whole
+ * pages, at least one; 0 = none), as the option max_db_bytes. Returns 0, PW_EINVAL or
+ * PW_ESTORE. */
 int pw_store_set_max_bytes(pw_store_t *st, uint64_t max_db_bytes, pw_diag_t *d);
 
 #endif /* PW_STORE_H */

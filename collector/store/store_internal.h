@@ -1,11 +1,129 @@
 /* store_internal.h: between the store's thin API (store.c: arguments, timing, counters) and
- * its SQLite backend (store_sqlite.c). Not for other modules. */
+ * its SQLite backend (the store_*.c files), and between those files. Not for other modules.
+ *
+ * Tables: hosts, instances (last seq per agent_id/boot_id), tags (global tag bytes -> id),
+ * chunks (per host and aligned window; data NULL while open or sealed, then one zstd blob in
+ * columns, chunk.h), chunk_rows (one record per sample of an open or sealed chunk: what makes a
+ * sample durable before its chunk is compacted), rollups (per host, level and chunk: zstd pages
+ * of up to 256 rows of 1-min or 15-min buckets), gaps, migrations.
+ *
+ * In memory, per host: the open chunk's encoder (common/delta.h, a fresh one per chunk, so
+ * the chunk starts with a keyframe carrying its dictionary) and its records. Any failure
+ * inside a transaction rolls it back and forgets every host's in-memory state: the next put
+ * of a host reloads it from the database (closing the open chunk it finds there), the same
+ * path as after a restart, so memory never disagrees with what is stored.
+ *
+ * Files: store_open.c (open, pragmas, schema migrations, statements, close), store_txn.c
+ * (transactions, group commit), store_put.c (hosts' state, duplicates, put), store_chunks.c
+ * (chunk blobs, sealing, compaction, flush), store_rollup.c (1-min and 15-min rollups,
+ * retention), store_query.c (series, totals, tables, hosts, stats), store_checkpoint.c (the WAL
+ * checkpointer thread).
+ */
 #ifndef PW_STORE_INTERNAL_H
 #define PW_STORE_INTERNAL_H
 
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zstd.h>
+
+#include "buf.h"
+#include "chunk.h"
+#include "delta.h"
 #include "store.h"
+#include "tagdict.h"
+
+#define BLOB_MAX   (1024u * 1024u * 1024u) /* ceiling of any in-memory blob */
+#define FRAME_MAX  (64u * 1024u * 1024u)
+#define M1_MS      60000ull
+#define M15_MS     900000ull
+#define ROLLUP_VER 1
+
+/* Prepared statements: indexes into pw_store_sql_t.st (texts in store_open.c). */
+enum {
+    S_BEGIN,
+    S_COMMIT,
+    S_ROLLBACK,
+    S_HOST_GET,
+    S_HOST_INS,
+    S_HOST_UPD,
+    S_INST_GET,
+    S_INST_UPSERT,
+    S_TAG_INS,
+    S_TAG_ALL,
+    S_CHUNK_INS,
+    S_CHUNK_OPEN,
+    S_CHUNK_SEAL,
+    S_CHUNK_CLOSE,
+    S_SEALED_NEXT,
+    S_CHUNK_DEL,
+    S_ROWS_INS,
+    S_ROWS_GET,
+    S_ROWS_DEL,
+    S_ROLLUP_INS,
+    S_ROLLUP_RANGE,
+    S_CHUNK_RANGE,
+    S_CHUNK_RANGE_M1,
+    S_RET_EXPIRING,
+    S_CHUNK_LAST,
+    S_GAP_INS,
+    S_RET_CHUNKS,
+    S_RET_ROLLUPS,
+    S_RET_GAPS,
+    S_HOSTS_ALL,
+    S_OPEN_HOSTS,
+    S_STATS,
+    S_PAGES,
+    S_PAGESIZE,
+    S__COUNT
+};
+
+typedef struct pw_store_hstate_s {
+    int64_t id;
+    char *name;
+    /* agent instance of the newest sample and its last seq */
+    uint8_t agent[64], boot[64];
+    size_t agent_len, boot_len;
+    int inst_known, inst_has_seq;
+    uint64_t inst_seq;
+    /* open chunk */
+    int64_t chunk_id; /* 0: no row yet */
+    int enc_live;
+    pw_delta_enc_t enc;
+    unsigned width;
+    uint64_t window_start, t0, t1, first_seq, last_seq;
+    uint32_t nsamples;
+    /* The open chunk's last record is a frame of the agent's own chain (pw_store_put_frame),
+     * holding the decoder state at codec seq chain_seq: the next delta of that chain on it
+     * can be stored as received. */
+    int chain;
+    uint64_t chain_seq;
+} pw_store_hstate_t;
+
+typedef struct pw_store_ckpt_s pw_store_ckpt_t;
 
 typedef struct pw_store_sql_s pw_store_sql_t;
+
+struct pw_store_sql_s {
+    sqlite3 *db;
+    sqlite3_stmt *st[S__COUNT];
+    pw_store_opts_t opts;
+    char *path;
+    int memory;
+    pw_store_ckpt_t *ckpt; /* the background checkpointer, NULL for :memory: or when it failed */
+    int in_txn;
+    pw_store_hstate_t **slots; /* open addressing by name */
+    size_t nslots, nhosts;
+    pw_tagdict_t tags; /* mirror of table tags: id = tags.id */
+    uint32_t tags_committed;
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    pw_buf_t frame, zbuf, tmp;
+    pw_buf_t recs; /* a closing chunk's records, read back from chunk_rows */
+    pw_buf_t cols; /* the same in columns (chunk.h layout 2), before compression */
+    uint64_t closes, close_us_total, close_us_max; /* chunk compactions of this process */
+    uint64_t compact_fallbacks; /* chunks kept as records: their rows did not decode */
+};
 
 struct pw_store_s {
     pw_store_sql_t *sql;
@@ -13,6 +131,8 @@ struct pw_store_s {
     uint64_t puts, duplicates, commits, failed_commits, updates;
     uint64_t commit_us_total, commit_us_max;
 };
+
+/* ---- the backend's entry points, called by store.c (what they do: store.h) --------------- */
 
 int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_sql_t **out,
                        pw_diag_t *d);
@@ -40,5 +160,65 @@ int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d);
 int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d);
 int pw__store_sql_checkpoint(pw_store_sql_t *q, pw_diag_t *d);
 int pw__store_sql_set_max_bytes(pw_store_sql_t *q, uint64_t max_db_bytes, pw_diag_t *d);
+
+/* ---- shared by the backend's files ------------------------------------------------------- */
+
+/* store_open.c */
+/* Runs constant SQL (no parameters) with sqlite3_exec. Returns 0, PW_ENOSPC, PW_ENOMEM or
+ * PW_ESTORE (`d` has SQLite's message). */
+int pw__store_exec(pw_store_sql_t *q, const char *sql, pw_diag_t *d, const char *what);
+/* Reads the integer a PRAGMA statement (S_PAGES, S_PAGESIZE) returns into *v. */
+int pw__store_pragma_int(pw_store_sql_t *q, int which, int64_t *v, pw_diag_t *d);
+
+/* store_txn.c */
+/* Translates SQLite result `rc` (SQLITE_FULL -> PW_ENOSPC, SQLITE_NOMEM -> PW_ENOMEM, else
+ * PW_ESTORE) into `d` with sqlite3_errmsg, and returns the code. */
+int pw__store_sqlfail(pw_store_sql_t *q, int rc, pw_diag_t *d, const char *what);
+/* Prepared statement `i` (S_*), reset and unbound, ready to bind. */
+sqlite3_stmt *pw__store_stmt(pw_store_sql_t *q, int i);
+int pw__store_run(pw_store_sql_t *q, sqlite3_stmt *s, pw_diag_t *d, const char *what);
+int pw__store_begin(pw_store_sql_t *q, pw_diag_t *d);
+void pw__store_abort_txn(pw_store_sql_t *q);
+
+/* store_put.c */
+void pw__store_forget_hosts(pw_store_sql_t *q);
+pw_store_hstate_t *pw__store_host_find(pw_store_sql_t *q, const char *name);
+int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hstate_t **out,
+                       pw_diag_t *d);
+
+/* store_chunks.c */
+/* Compresses src[0..n) into q->zbuf at the store's zstd level. */
+int pw__store_zcompress(pw_store_sql_t *q, const uint8_t *src, size_t n, pw_diag_t *d);
+int pw__store_zdecompress(pw_store_sql_t *q, const void *src, size_t n, uint64_t raw_size,
+                          pw_buf_t *out, pw_diag_t *d);
+int pw__store_replay(int fmt, const uint8_t *p, size_t len, unsigned width, pw_chunk_cb cb,
+                     void *arg, pw_diag_t *d);
+int pw__store_load_chunk(pw_store_sql_t *q, int64_t id, const void *data, size_t dlen,
+                         uint64_t raw_size, pw_buf_t *out, pw_diag_t *d);
+/* Forgets the host's open chunk in memory (its encoder, id, count, chain). */
+void pw__store_chunk_reset(pw_store_hstate_t *hs);
+int pw__store_close_chunk(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d);
+int pw__store_close_stale_chunks(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d);
+
+/* store_rollup.c */
+#define ROLL_M1  1 /* pw__store_rollup_chunk: write the 1-min level */
+#define ROLL_M15 2 /* and/or the 15-min level */
+int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, int fmt,
+                           const pw_buf_t *recs, uint64_t t0, uint64_t t1, int levels,
+                           pw_diag_t *d);
+
+/* store_query.c */
+/* Column `i` of the current row as a new string ("" for NULL); NULL when out of memory. */
+char *pw__store_col_strdup(sqlite3_stmt *s, int i);
+
+/* store_checkpoint.c */
+void pw__store_ckpt_start(pw_store_sql_t *q);
+void pw__store_ckpt_stop(pw_store_ckpt_t *k);
+
+/* The start of a retention or query range: `now - keep`, 0 when that would be negative. */
+static inline uint64_t pw__store_cutoff(uint64_t now, uint64_t keep)
+{
+    return now > keep ? now - keep : 0;
+}
 
 #endif /* PW_STORE_INTERNAL_H */

@@ -1,4 +1,4 @@
-/* bench_store.c: the collector's history store (collector/store.h) on a real file.
+/* bench_store.c: the collector's history store (collector/store/store.h) on a real file.
  *
  * Load: 3,000-row Windows-like tables (allocs 10^2..10^7, outstanding 1..10^4, 16..4096 bytes
  * per allocation, as bench_codec), 5 % of the rows changing per sample, seeded; each host

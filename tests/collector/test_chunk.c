@@ -1,4 +1,4 @@
-/* test_chunk.c: the store's chunk layouts (collector/chunk.h): records -> columns is lossless
+/* test_chunk.c: the store's chunk layouts (collector/store/chunk.h): records -> columns is lossless
  * (checked against an independent model of the tables), d_bytes departures are 0 for
  * one-size tags and exactly the non-proportional part otherwise, and hostile blobs fail
  * with PW_ECORRUPT, never a crash. */

@@ -1,4 +1,4 @@
-/* test_store.c: the collector's history store (collector/store.h).
+/* test_store.c: the collector's history store (collector/store/store.h).
  *
  * Every expected value comes from the tables the test builds itself (formulas below, or
  * numbers written by hand), never from the store's own output.

@@ -1,0 +1,118 @@
+/* store_checkpoint.c: WAL checkpoints, in the background (a thread with its own connection)
+ * and on request (pw_store_checkpoint). */
+#include <pthread.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "store_internal.h"
+
+/* SQLite's automatic checkpoint runs inside the COMMIT that crosses wal_autocheckpoint pages:
+ * on the collector's loop, it copies the WAL into the database and fsyncs it while no sample
+ * is read and no ack is sent. A thread with its own connection does it instead, every
+ * CKPT_MS: a PASSIVE checkpoint never blocks the writer, and readers and the writer never
+ * wait for it (https://sqlite.org/wal.html#checkpointing, sqlite3_wal_checkpoint_v2). The WAL
+ * restarts from its beginning at the first commit after a checkpoint that caught up. */
+#define CKPT_MS 1000
+
+struct pw_store_ckpt_s {
+    sqlite3 *db;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+};
+
+/* One read on the checkpointer's connection: it then knows the database is in WAL mode and
+ * maps the WAL. Returns an SQLite result code. */
+static int ckpt_touch(sqlite3 *db)
+{
+    return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+}
+
+static void *ckpt_main(void *arg)
+{
+    pw_store_ckpt_t *k = arg;
+    pthread_mutex_lock(&k->mu);
+    while (!k->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += CKPT_MS / 1000;
+        ts.tv_nsec += (long)(CKPT_MS % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+        if (k->stop)
+            break;
+        pthread_mutex_unlock(&k->mu);
+        /* Errors (busy, disk full) leave the WAL as it is: the next round tries again. A
+         * connection that has not read the database since it opened has not opened its WAL
+         * either, and its checkpoint is a no-op that reports success with log = -1 (SQLite
+         * 3.40): the WAL then grew without end. A read opens it (ckpt_touch). */
+        int log = 0, done = 0;
+        int r = sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        if (r == SQLITE_OK && log < 0 && ckpt_touch(k->db) == SQLITE_OK)
+            sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        pthread_mutex_lock(&k->mu);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+void pw__store_ckpt_stop(pw_store_ckpt_t *k)
+{
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&k->mu);
+    k->stop = 1;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->th, NULL);
+    sqlite3_close(k->db);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    pw_free(k);
+}
+
+/* Starts the checkpointer and turns the automatic checkpoint off; when it cannot start, the
+ * automatic checkpoint stays on (slower, still correct). */
+void pw__store_ckpt_start(pw_store_sql_t *q)
+{
+    pw_store_ckpt_t *k = pw_calloc(1, sizeof(*k));
+    if (k == NULL)
+        return;
+    if (sqlite3_open_v2(q->path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        sqlite3_close(k->db);
+        pw_free(k);
+        return;
+    }
+    sqlite3_busy_timeout(k->db, q->opts.busy_timeout_ms);
+    ckpt_touch(k->db); /* a failure is retried by the first round */
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    if (pthread_create(&k->th, NULL, ckpt_main, k) != 0) {
+        sqlite3_close(k->db);
+        pthread_mutex_destroy(&k->mu);
+        pthread_cond_destroy(&k->cv);
+        pw_free(k);
+        return;
+    }
+    if (pw__store_exec(q, "PRAGMA wal_autocheckpoint=0", NULL, "wal_autocheckpoint") != 0) {
+        pw__store_ckpt_stop(k);
+        return;
+    }
+    q->ckpt = k;
+}
+
+int pw__store_sql_checkpoint(pw_store_sql_t *q, pw_diag_t *d)
+{
+    if (q->in_txn)
+        return pw_diag_set(d, PW_EAGAIN, 0, 0, "checkpoint", "a transaction is open");
+    int log = 0, done = 0;
+    int rc = sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+    if (rc == SQLITE_BUSY)
+        return pw_diag_set(d, PW_EAGAIN, 0, 0, "checkpoint", "readers hold the WAL");
+    return rc == SQLITE_OK ? 0 : pw__store_sqlfail(q, rc, d, "checkpoint");
+}

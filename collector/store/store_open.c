@@ -1,0 +1,371 @@
+/* store_open.c: opening the store's database (pragmas, WAL, schema migrations, prepared
+ * statements, the tag table in memory), its ceiling, and closing it. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "store_internal.h"
+
+#define SCHEMA_LAST 3
+
+/* ---- schema ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int version;
+    const char *name;
+    const char *sql;
+} migration_t;
+
+static const migration_t migrations[] = {
+    {1, "initial schema",
+     "CREATE TABLE hosts(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+     " os TEXT NOT NULL DEFAULT '', counter_width INTEGER NOT NULL, agent_id BLOB, boot_id BLOB,"
+     " last_seen_ms INTEGER NOT NULL DEFAULT 0, last_seq INTEGER NOT NULL DEFAULT 0);"
+     "CREATE TABLE instances(agent_id BLOB NOT NULL, boot_id BLOB NOT NULL,"
+     " host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
+     " last_seq INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,"
+     " PRIMARY KEY(agent_id, boot_id)) WITHOUT ROWID;"
+     "CREATE TABLE tags(id INTEGER PRIMARY KEY, tag BLOB NOT NULL UNIQUE);"
+     "CREATE TABLE chunks(id INTEGER PRIMARY KEY,"
+     " host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
+     " window_ms INTEGER NOT NULL, t0_ms INTEGER NOT NULL, t1_ms INTEGER NOT NULL,"
+     " nsamples INTEGER NOT NULL, counter_width INTEGER NOT NULL, first_seq INTEGER NOT NULL,"
+     " last_seq INTEGER NOT NULL, raw_size INTEGER NOT NULL DEFAULT 0, data BLOB);"
+     "CREATE INDEX chunks_host_t0 ON chunks(host_id, t0_ms);"
+     "CREATE INDEX chunks_t1 ON chunks(t1_ms);"
+     "CREATE TABLE chunk_rows(chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,"
+     " idx INTEGER NOT NULL, seq INTEGER NOT NULL, ts_ms INTEGER NOT NULL, data BLOB NOT NULL,"
+     " PRIMARY KEY(chunk_id, idx));"
+     "CREATE TABLE rollups(id INTEGER PRIMARY KEY,"
+     " host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
+     " level INTEGER NOT NULL, t0_ms INTEGER NOT NULL, t1_ms INTEGER NOT NULL,"
+     " raw_size INTEGER NOT NULL, data BLOB NOT NULL);"
+     "CREATE INDEX rollups_key ON rollups(host_id, level, t0_ms);"
+     "CREATE INDEX rollups_t1 ON rollups(level, t1_ms);"
+     "CREATE TABLE gaps(host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
+     " ts_ms INTEGER NOT NULL, seq INTEGER NOT NULL, missed INTEGER NOT NULL);"
+     "CREATE INDEX gaps_host_ts ON gaps(host_id, ts_ms);"},
+    /* Rollup blobs become pages of rows with their key range [k0, k1] (older blobs hold
+     * every row: 0 .. 2^32-1). 1-min rollups are written when a raw chunk expires, not
+     * when it closes: chunks.m1 says whether a chunk's 1-min rollup exists (1 for chunks
+     * closed before this step, which were rolled up eagerly). */
+    {2, "rollup pages, lazy 1-min rollups",
+     "ALTER TABLE rollups ADD COLUMN k0 INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE rollups ADD COLUMN k1 INTEGER NOT NULL DEFAULT 4294967295;"
+     "DROP INDEX rollups_key;"
+     "CREATE INDEX rollups_page ON rollups(host_id, level, t0_ms, k0, k1);"
+     "ALTER TABLE chunks ADD COLUMN m1 INTEGER NOT NULL DEFAULT 1;"},
+    /* Closed chunks in columns (chunk.h layout 2): chunks.fmt says which layout a closed
+     * chunk's blob has (1 for those closed before this step). A chunk whose window is over is
+     * sealed (sealed=1, data still NULL, rows in chunk_rows) and compacted later. */
+    {3, "columnar closed chunks, sealed chunks compacted later",
+     "ALTER TABLE chunks ADD COLUMN fmt INTEGER NOT NULL DEFAULT 1;"
+     "ALTER TABLE chunks ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;"},
+};
+
+static const char *const sql_text[S__COUNT] = {
+    [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id FROM hosts WHERE name=?1",
+    [S_HOST_INS] = "INSERT INTO hosts(name, os, counter_width) VALUES(?1, ?2, ?3)",
+    [S_HOST_UPD] = "UPDATE hosts SET os=?2, counter_width=?3, agent_id=?4, boot_id=?5,"
+                   " last_seen_ms=?6, last_seq=?7 WHERE id=?1",
+    [S_INST_GET] = "SELECT last_seq FROM instances WHERE agent_id=?1 AND boot_id=?2",
+    [S_INST_UPSERT] = "INSERT INTO instances(agent_id, boot_id, host_id, last_seq, last_seen_ms)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(agent_id, boot_id) DO UPDATE SET"
+                      " host_id=excluded.host_id, last_seq=excluded.last_seq,"
+                      " last_seen_ms=excluded.last_seen_ms",
+    [S_TAG_INS] = "INSERT INTO tags(id, tag) VALUES(?1, ?2)",
+    [S_TAG_ALL] = "SELECT id, tag FROM tags ORDER BY id",
+    [S_CHUNK_INS] = "INSERT INTO chunks(host_id, window_ms, t0_ms, t1_ms, nsamples, counter_width,"
+                    " first_seq, last_seq, m1) VALUES(?1, ?2, ?3, ?3, 0, ?4, ?5, ?5, 0)",
+    [S_CHUNK_OPEN] = "SELECT id, counter_width, window_ms FROM chunks"
+                     " WHERE host_id=?1 AND data IS NULL AND sealed=0 ORDER BY id",
+    [S_CHUNK_SEAL] = "UPDATE chunks SET t0_ms=?2, t1_ms=?3, nsamples=?4, first_seq=?5,"
+                     " last_seq=?6, sealed=1 WHERE id=?1",
+    [S_CHUNK_CLOSE] = "UPDATE chunks SET raw_size=?2, data=?3, fmt=?4 WHERE id=?1",
+    [S_SEALED_NEXT] = "SELECT id, host_id, counter_width, t0_ms, t1_ms FROM chunks"
+                      " WHERE data IS NULL AND sealed=1 ORDER BY id LIMIT 1",
+    [S_CHUNK_DEL] = "DELETE FROM chunks WHERE id=?1",
+    [S_ROWS_INS] = "INSERT INTO chunk_rows(chunk_id, idx, seq, ts_ms, data) VALUES(?1,?2,?3,?4,?5)",
+    [S_ROWS_GET] = "SELECT seq, ts_ms, data FROM chunk_rows WHERE chunk_id=?1 ORDER BY idx",
+    [S_ROWS_DEL] = "DELETE FROM chunk_rows WHERE chunk_id=?1",
+    [S_ROLLUP_INS] = "INSERT INTO rollups(host_id, level, t0_ms, t1_ms, raw_size, data, k0, k1)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_ROLLUP_RANGE] = "SELECT raw_size, data FROM rollups WHERE host_id=?1 AND level=?2"
+                       " AND t0_ms BETWEEN ?3 AND ?4 AND k0 <= ?6 AND k1 >= ?6 AND t1_ms >= ?5"
+                       " ORDER BY t0_ms, id",
+    [S_CHUNK_RANGE] = "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
+                      " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
+                      " ORDER BY t0_ms, id",
+    [S_CHUNK_RANGE_M1] =
+        "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
+        " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
+        " AND m1=0 ORDER BY t0_ms, id",
+    [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data, fmt"
+                       " FROM chunks"
+                       " WHERE data IS NOT NULL AND m1=0 AND t1_ms < ?1 AND t1_ms >= ?2"
+                       " ORDER BY id",
+    [S_CHUNK_LAST] = "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
+                     " ORDER BY id DESC LIMIT 1",
+    [S_GAP_INS] = "INSERT INTO gaps(host_id, ts_ms, seq, missed) VALUES(?1, ?2, ?3, ?4)",
+    [S_RET_CHUNKS] = "DELETE FROM chunks WHERE data IS NOT NULL AND t1_ms < ?1",
+    [S_RET_ROLLUPS] = "DELETE FROM rollups WHERE level=?1 AND t1_ms < ?2",
+    [S_RET_GAPS] = "DELETE FROM gaps WHERE ts_ms < ?1",
+    [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq"
+                    " FROM hosts ORDER BY name",
+    [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
+                     " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
+    [S_STATS] = "SELECT (SELECT count(*) FROM chunks),"
+                " (SELECT count(*) FROM chunks WHERE data IS NOT NULL),"
+                " (SELECT coalesce(sum(nsamples), 0) FROM chunks WHERE data IS NOT NULL),"
+                " (SELECT count(*) FROM chunk_rows),"
+                " (SELECT coalesce(sum(length(data)), 0) FROM chunks),"
+                " (SELECT coalesce(sum(length(data)), 0) FROM chunk_rows),"
+                " (SELECT count(*) FROM rollups),"
+                " (SELECT coalesce(sum(length(data)), 0) FROM rollups),"
+                " (SELECT count(*) FROM tags), (SELECT count(*) FROM hosts)",
+    [S_PAGES] = "PRAGMA page_count",
+    [S_PAGESIZE] = "PRAGMA page_size",
+};
+
+/* ---- open / close ------------------------------------------------------------------------ */
+
+int pw__store_exec(pw_store_sql_t *q, const char *sql, pw_diag_t *d, const char *what)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(q->db, sql, NULL, NULL, &err);
+    if (rc == SQLITE_OK)
+        return 0;
+    int prim = rc & 0xff;
+    int code = prim == SQLITE_FULL ? PW_ENOSPC : prim == SQLITE_NOMEM ? PW_ENOMEM : PW_ESTORE;
+    pw_diag_set(d, code, 0, 0, what, "sqlite: %s: %s (code %d)", what,
+                err ? err : sqlite3_errmsg(q->db), rc);
+    sqlite3_free(err);
+    return code;
+}
+
+static int migrate(pw_store_sql_t *q, pw_diag_t *d)
+{
+    int rc = pw__store_exec(q, "BEGIN IMMEDIATE", d, "begin migration");
+    if (rc != 0)
+        return rc;
+    rc = pw__store_exec(q,
+                        "CREATE TABLE IF NOT EXISTS migrations(version INTEGER PRIMARY KEY,"
+                        " name TEXT NOT NULL, applied_ms INTEGER NOT NULL)",
+                        d, "migrations table");
+    int64_t have = 0;
+    sqlite3_stmt *s = NULL;
+    if (rc == 0) {
+        int r = sqlite3_prepare_v2(q->db, "SELECT coalesce(max(version), 0) FROM migrations", -1,
+                                   &s, NULL);
+        if (r == SQLITE_OK && (r = sqlite3_step(s)) == SQLITE_ROW)
+            have = sqlite3_column_int64(s, 0);
+        else
+            rc = pw__store_sqlfail(q, r, d, "schema version");
+        sqlite3_finalize(s);
+        s = NULL;
+    }
+    if (rc == 0 && have > SCHEMA_LAST)
+        rc = pw_diag_set(d, PW_ESTORE, 0, 0, "schema",
+                         "database schema version %lld is newer than this build's %d",
+                         (long long)have, SCHEMA_LAST);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    for (size_t i = 0; rc == 0 && i < sizeof(migrations) / sizeof(migrations[0]); i++) {
+        const migration_t *m = &migrations[i];
+        if (m->version <= have)
+            continue;
+        rc = pw__store_exec(q, m->sql, d, m->name);
+        if (rc != 0)
+            break;
+        int r = sqlite3_prepare_v2(
+            q->db, "INSERT INTO migrations(version, name, applied_ms) VALUES(?1, ?2, ?3)", -1, &s,
+            NULL);
+        if (r == SQLITE_OK) {
+            sqlite3_bind_int(s, 1, m->version);
+            sqlite3_bind_text(s, 2, m->name, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(s, 3, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+            r = sqlite3_step(s);
+        }
+        if (r != SQLITE_DONE)
+            rc = pw__store_sqlfail(q, r, d, "record migration");
+        sqlite3_finalize(s);
+        s = NULL;
+    }
+    if (rc == 0)
+        return pw__store_exec(q, "COMMIT", d, "commit migration");
+    pw__store_exec(q, "ROLLBACK", NULL, "rollback migration");
+    return rc;
+}
+
+static int load_tags(pw_store_sql_t *q, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_TAG_ALL);
+    int rc, r = 0;
+    while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        size_t n = (size_t)sqlite3_column_bytes(s, 1);
+        const uint8_t *t = sqlite3_column_blob(s, 1);
+        if (id < 0 || id > UINT32_MAX || t == NULL ||
+            pw_tagdict_define(&q->tags, (uint32_t)id, t, n) != 0)
+            r = pw_diag_set(d, PW_ECORRUPT, 0, 0, "tags", "tag id %lld invalid", (long long)id);
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = pw__store_sqlfail(q, rc, d, "load tags");
+    sqlite3_reset(s);
+    q->tags_committed = pw_tagdict_count(&q->tags);
+    return r;
+}
+
+int pw__store_pragma_int(pw_store_sql_t *q, int which, int64_t *v, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, which);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *v = sqlite3_column_int64(s, 0);
+    int r = rc == SQLITE_ROW ? 0 : pw__store_sqlfail(q, rc, d, "pragma");
+    sqlite3_reset(s);
+    return r;
+}
+
+int pw__store_sql_set_max_bytes(pw_store_sql_t *q, uint64_t max_db_bytes, pw_diag_t *d)
+{
+    int64_t psize = 0;
+    int rc = pw__store_pragma_int(q, S_PAGESIZE, &psize, d);
+    if (rc != 0)
+        return rc;
+    uint64_t pages = max_db_bytes == 0 ? 4294967294ull : max_db_bytes / (uint64_t)psize;
+    if (pages < 1)
+        pages = 1;
+    /* PRAGMA takes no bound parameters: the value is our own integer, never outside text. */
+    char sql[64];
+    snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%llu", (unsigned long long)pages);
+    sqlite3_stmt *s;
+    rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
+    if (rc != SQLITE_OK)
+        return pw__store_sqlfail(q, rc, d, "max_page_count");
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : pw__store_sqlfail(q, rc, d, "max_page_count");
+}
+
+int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_sql_t **out,
+                       pw_diag_t *d)
+{
+    pw_store_sql_t *q = pw_calloc(1, sizeof(*q));
+    if (q == NULL || (q->path = pw_strdup(path)) == NULL) {
+        pw_free(q);
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
+    }
+    q->opts = *opts;
+    q->memory = strcmp(path, ":memory:") == 0;
+    pw_tagdict_init(&q->tags, 0);
+    pw_buf_init(&q->frame, FRAME_MAX + 16);
+    pw_buf_init(&q->zbuf, BLOB_MAX);
+    pw_buf_init(&q->tmp, BLOB_MAX);
+    pw_buf_init(&q->recs, BLOB_MAX);
+    pw_buf_init(&q->cols, BLOB_MAX);
+    q->cctx = ZSTD_createCCtx();
+    q->dctx = ZSTD_createDCtx();
+    int rc = 0;
+    if (q->cctx == NULL || q->dctx == NULL)
+        rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "zstd", "out of memory");
+    int r = rc ? SQLITE_OK
+               : sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc == 0 && r != SQLITE_OK) {
+        /* SQLite says only "unable to open database file": say which directory is missing or
+         * not writable (the systemd unit creates /var/lib/poolwatch-collector; a hand-run
+         * collector with the example config does not). */
+        char dir[1024], why[1200] = "";
+        snprintf(dir, sizeof(dir), "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash != NULL && slash != dir) {
+            *slash = '\0';
+            struct stat sb;
+            if (stat(dir, &sb) != 0)
+                snprintf(why, sizeof(why), " (directory %s: %s; create it or set store.path)", dir,
+                         strerror(errno));
+            else if (access(dir, W_OK) != 0)
+                snprintf(why, sizeof(why), " (directory %s is not writable by this user)", dir);
+        }
+        rc = pw_diag_set(d, r == SQLITE_NOMEM ? PW_ENOMEM : PW_ESTORE, 0, 0, "path",
+                         "sqlite: cannot open %s: %s%s", path,
+                         q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(r), why);
+    }
+    if (rc == 0) {
+        sqlite3_extended_result_codes(q->db, 1);
+        sqlite3_busy_timeout(q->db, q->opts.busy_timeout_ms);
+        /* WAL: commits append to the log, readers are not blocked. synchronous=FULL: the WAL
+         * is fsync'ed at every commit, which is what "acked means on disk" needs; NORMAL
+         * would only sync at checkpoints and can lose the newest commits on power loss
+         * (https://sqlite.org/pragma.html#pragma_synchronous, https://sqlite.org/wal.html). */
+        rc = pw__store_exec(q, "PRAGMA journal_mode=WAL", d, "journal_mode");
+        rc = rc ? rc : pw__store_exec(q, "PRAGMA synchronous=FULL", d, "synchronous");
+        rc = rc ? rc : pw__store_exec(q, "PRAGMA foreign_keys=ON", d, "foreign_keys");
+        /* A WAL restarted after a checkpoint is reused, not shrunk: one that grew (a burst, a
+         * long reader) gives back what is above 64 MiB at the next restart. */
+        rc = rc ? rc
+                : pw__store_exec(q, "PRAGMA journal_size_limit=67108864", d, "journal_size_limit");
+    }
+    if (rc == 0 && !q->memory) {
+        sqlite3_stmt *s;
+        const unsigned char *mode = NULL;
+        if (sqlite3_prepare_v2(q->db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK) {
+            if (sqlite3_step(s) == SQLITE_ROW)
+                mode = sqlite3_column_text(s, 0);
+            if (mode == NULL || strcmp((const char *)mode, "wal") != 0)
+                rc = pw_diag_set(d, PW_ESTORE, 0, 0, "journal_mode",
+                                 "sqlite: %s cannot use WAL (journal mode %s)", path,
+                                 mode ? (const char *)mode : "?");
+            sqlite3_finalize(s);
+        }
+    }
+    rc = rc ? rc : migrate(q, d);
+    for (int i = 0; rc == 0 && i < S__COUNT; i++) {
+        r = sqlite3_prepare_v3(q->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
+        if (r != SQLITE_OK)
+            rc = pw__store_sqlfail(q, r, d, sql_text[i]);
+    }
+    rc = rc ? rc : load_tags(q, d);
+    if (rc == 0 && !q->memory)
+        pw__store_ckpt_start(q);
+    if (rc == 0 && q->opts.max_db_bytes != 0)
+        rc = pw__store_sql_set_max_bytes(q, q->opts.max_db_bytes, d);
+    if (rc != 0) {
+        pw__store_sql_close(q);
+        return rc;
+    }
+    *out = q;
+    return 0;
+}
+
+void pw__store_sql_close(pw_store_sql_t *q)
+{
+    if (q == NULL)
+        return;
+    pw__store_ckpt_stop(q->ckpt);
+    if (q->db != NULL)
+        pw__store_abort_txn(q);
+    pw__store_forget_hosts(q);
+    pw_free(q->slots);
+    for (int i = 0; i < S__COUNT; i++)
+        sqlite3_finalize(q->st[i]);
+    sqlite3_close(q->db);
+    ZSTD_freeCCtx(q->cctx);
+    ZSTD_freeDCtx(q->dctx);
+    pw_tagdict_close(&q->tags);
+    pw_buf_close(&q->frame);
+    pw_buf_close(&q->zbuf);
+    pw_buf_close(&q->tmp);
+    pw_buf_close(&q->recs);
+    pw_buf_close(&q->cols);
+    pw_free(q->path);
+    pw_free(q);
+}

@@ -1,0 +1,362 @@
+/* store_put.c: putting samples: hosts' in-memory state (loaded or created inside the
+ * transaction), agent instances and duplicates, and the records of the open chunk (a sample
+ * re-encoded by pw_store_put, or the agent's frame as received by pw_store_put_frame). */
+#include <string.h>
+
+#include "alloc.h"
+#include "codec.h"
+#include "frame.h"
+#include "store_internal.h"
+
+/* Start of the chunk window holding `ts` for host `hs`. Hosts' windows are offset by whole
+ * 15-minute steps (by host id), so that the chunks of a whole fleet do not all close in the same
+ * minute after each hour; 15-min rollup buckets still fall inside one chunk. */
+static uint64_t window_of(const pw_store_sql_t *q, const pw_store_hstate_t *hs, uint64_t ts)
+{
+    uint64_t w = q->opts.chunk_window_ms;
+    uint64_t off = 0;
+    if (w > 900000 && w % 900000 == 0)
+        off = ((uint64_t)hs->id % (w / 900000)) * 900000;
+    if (ts < off)
+        return 0;
+    return ts - (ts - off) % w;
+}
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static void hstate_free(pw_store_hstate_t *hs)
+{
+    if (hs == NULL)
+        return;
+    if (hs->enc_live)
+        pw_delta_enc_close(&hs->enc);
+    pw_free(hs->name);
+    pw_free(hs);
+}
+
+void pw__store_forget_hosts(pw_store_sql_t *q)
+{
+    for (size_t i = 0; i < q->nslots; i++) {
+        hstate_free(q->slots[i]);
+        q->slots[i] = NULL;
+    }
+    q->nhosts = 0;
+}
+
+pw_store_hstate_t *pw__store_host_find(pw_store_sql_t *q, const char *name)
+{
+    if (q->nslots == 0)
+        return NULL;
+    size_t m = q->nslots - 1;
+    for (size_t i = hash_name(name) & m;; i = (i + 1) & m) {
+        if (q->slots[i] == NULL)
+            return NULL;
+        if (strcmp(q->slots[i]->name, name) == 0)
+            return q->slots[i];
+    }
+}
+
+static int host_insert(pw_store_sql_t *q, pw_store_hstate_t *hs)
+{
+    if ((q->nhosts + 1) * 2 > q->nslots) {
+        size_t ns = q->nslots ? q->nslots * 2 : 64;
+        pw_store_hstate_t **slots = pw_calloc(ns, sizeof(*slots));
+        if (slots == NULL)
+            return PW_ENOMEM;
+        for (size_t i = 0; i < q->nslots; i++) {
+            pw_store_hstate_t *h = q->slots[i];
+            if (h == NULL)
+                continue;
+            size_t j = hash_name(h->name) & (ns - 1);
+            while (slots[j] != NULL)
+                j = (j + 1) & (ns - 1);
+            slots[j] = h;
+        }
+        pw_free(q->slots);
+        q->slots = slots;
+        q->nslots = ns;
+    }
+    size_t j = hash_name(hs->name) & (q->nslots - 1);
+    while (q->slots[j] != NULL)
+        j = (j + 1) & (q->nslots - 1);
+    q->slots[j] = hs;
+    q->nhosts++;
+    return 0;
+}
+
+/* The in-memory state of host `name`, loaded or created (inside the transaction). */
+int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hstate_t **out,
+                       pw_diag_t *d)
+{
+    pw_store_hstate_t *hs = pw__store_host_find(q, h->name);
+    if (hs != NULL) {
+        *out = hs;
+        return 0;
+    }
+    hs = pw_calloc(1, sizeof(*hs));
+    if (hs == NULL || (hs->name = pw_strdup(h->name)) == NULL) {
+        pw_free(hs);
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "host", "out of memory");
+    }
+    sqlite3_stmt *s = pw__store_stmt(q, S_HOST_GET);
+    sqlite3_bind_text(s, 1, h->name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        hs->id = sqlite3_column_int64(s, 0);
+        rc = 0;
+    } else if (rc == SQLITE_DONE) {
+        sqlite3_reset(s);
+        s = pw__store_stmt(q, S_HOST_INS);
+        sqlite3_bind_text(s, 1, h->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, h->os ? h->os : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int(s, 3, (int)h->counter_width);
+        rc = pw__store_run(q, s, d, "insert host");
+        hs->id = sqlite3_last_insert_rowid(q->db);
+    } else {
+        rc = pw__store_sqlfail(q, rc, d, "find host");
+    }
+    sqlite3_reset(s);
+    if (rc == 0)
+        rc = pw__store_close_stale_chunks(q, hs, d);
+    if (rc == 0 && host_insert(q, hs) != 0)
+        rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "host", "out of memory");
+    if (rc != 0) {
+        hstate_free(hs);
+        return rc;
+    }
+    *out = hs;
+    return 0;
+}
+
+static int inst_load(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
+                     pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_INST_GET);
+    sqlite3_bind_blob(s, 1, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    hs->inst_has_seq = rc == SQLITE_ROW;
+    if (rc == SQLITE_ROW)
+        hs->inst_seq = (uint64_t)sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return pw__store_sqlfail(q, rc, d, "find agent instance");
+    memcpy(hs->agent, h->agent_id, h->agent_id_len);
+    memcpy(hs->boot, h->boot_id, h->boot_id_len);
+    hs->agent_len = h->agent_id_len;
+    hs->boot_len = h->boot_id_len;
+    hs->inst_known = 1;
+    return 0;
+}
+
+/* The first steps of a put: the host's state, its agent instance, the duplicate check, and
+ * closing the open chunk when the sample cannot join it (another window, full, older than its
+ * newest sample, another counter width). Returns 0, PW_STORE_DUPLICATE or a negative code. */
+static int put_prepare(pw_store_sql_t *q, const pw_store_host_t *h, uint64_t seq, uint64_t ts,
+                       pw_store_hstate_t **out, pw_diag_t *d)
+{
+    pw_store_hstate_t *hs;
+    int rc = pw__store_host_get(q, h, &hs, d);
+    if (rc != 0)
+        return rc;
+    if (!hs->inst_known || hs->agent_len != h->agent_id_len || hs->boot_len != h->boot_id_len ||
+        memcmp(hs->agent, h->agent_id, hs->agent_len) != 0 ||
+        memcmp(hs->boot, h->boot_id, hs->boot_len) != 0) {
+        rc = inst_load(q, hs, h, d);
+        if (rc != 0)
+            return rc;
+        hs->chain = 0; /* another agent instance: another codec chain */
+    }
+    if (hs->inst_has_seq && seq <= hs->inst_seq)
+        return PW_STORE_DUPLICATE;
+    uint64_t ws = window_of(q, hs, ts);
+    if (hs->nsamples > 0 && (ws != hs->window_start || hs->nsamples >= q->opts.chunk_max_samples ||
+                             ts < hs->t1 || h->counter_width != hs->width)) {
+        rc = pw__store_close_chunk(q, hs, d);
+        if (rc != 0)
+            return rc;
+    }
+    *out = hs;
+    return 0;
+}
+
+/* Writes the record in q->frame (one codec frame) for sample `seq` at `ts` into the host's
+ * open chunk (creating the chunk row first), then the instance, host and gap rows. */
+static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hstate_t *hs,
+                      uint64_t seq, uint64_t ts, uint64_t gap_before, pw_diag_t *d)
+{
+    int rc;
+    sqlite3_stmt *st;
+    if (hs->chunk_id == 0) {
+        st = pw__store_stmt(q, S_CHUNK_INS);
+        sqlite3_bind_int64(st, 1, hs->id);
+        sqlite3_bind_int64(st, 2, (int64_t)hs->window_start);
+        sqlite3_bind_int64(st, 3, (int64_t)ts);
+        sqlite3_bind_int(st, 4, (int)hs->width);
+        sqlite3_bind_int64(st, 5, (int64_t)seq);
+        if ((rc = pw__store_run(q, st, d, "insert chunk")) != 0)
+            return rc;
+        hs->chunk_id = sqlite3_last_insert_rowid(q->db);
+    }
+    st = pw__store_stmt(q, S_ROWS_INS);
+    sqlite3_bind_int64(st, 1, hs->chunk_id);
+    sqlite3_bind_int64(st, 2, hs->nsamples);
+    sqlite3_bind_int64(st, 3, (int64_t)seq);
+    sqlite3_bind_int64(st, 4, (int64_t)ts);
+    sqlite3_bind_blob(st, 5, q->frame.data, (int)q->frame.len, SQLITE_STATIC);
+    if ((rc = pw__store_run(q, st, d, "insert chunk row")) != 0)
+        return rc;
+    if (hs->nsamples == 0) {
+        hs->t0 = ts;
+        hs->first_seq = seq;
+    }
+    hs->t1 = ts;
+    hs->last_seq = seq;
+    hs->nsamples++;
+
+    st = pw__store_stmt(q, S_INST_UPSERT);
+    sqlite3_bind_blob(st, 1, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 2, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, hs->id);
+    sqlite3_bind_int64(st, 4, (int64_t)seq);
+    sqlite3_bind_int64(st, 5, (int64_t)ts);
+    if ((rc = pw__store_run(q, st, d, "update agent instance")) != 0)
+        return rc;
+    st = pw__store_stmt(q, S_HOST_UPD);
+    sqlite3_bind_int64(st, 1, hs->id);
+    sqlite3_bind_text(st, 2, h->os ? h->os : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, (int)h->counter_width);
+    sqlite3_bind_blob(st, 4, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 5, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (int64_t)ts);
+    sqlite3_bind_int64(st, 7, (int64_t)seq);
+    if ((rc = pw__store_run(q, st, d, "update host")) != 0)
+        return rc;
+    if (gap_before > 0) {
+        st = pw__store_stmt(q, S_GAP_INS);
+        sqlite3_bind_int64(st, 1, hs->id);
+        sqlite3_bind_int64(st, 2, (int64_t)ts);
+        sqlite3_bind_int64(st, 3, (int64_t)seq);
+        sqlite3_bind_int64(st, 4, (int64_t)gap_before);
+        if ((rc = pw__store_run(q, st, d, "insert gap")) != 0)
+            return rc;
+    }
+    hs->inst_seq = seq;
+    hs->inst_has_seq = 1;
+    return 0;
+}
+
+static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_sample_t *s,
+                      uint64_t gap_before, int *wrote, pw_diag_t *d)
+{
+    pw_store_hstate_t *hs;
+    uint64_t ts = s->timestamp_ms;
+    int rc = put_prepare(q, h, s->seq, ts, &hs, d);
+    if (rc != 0)
+        return rc;
+    if (!hs->enc_live) {
+        if (pw_delta_enc_init(&hs->enc, h->counter_width) != 0)
+            return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width", "bad counter width");
+        hs->enc_live = 1;
+        hs->width = h->counter_width;
+        hs->window_start = window_of(q, hs, ts);
+    }
+    /* The chunk's own numbering: agent seqs restart with every boot, the codec wants growth.
+     * A fresh encoder starts with a dict_reset keyframe, also after frames of an agent's chain
+     * (pw_store_put_frame) in the same chunk. */
+    pw_sample_t tmp = *s;
+    tmp.seq = (uint64_t)hs->nsamples + 1;
+    const Poolwatch__V1__Sample *msg;
+    rc = pw_delta_encode(&hs->enc, &tmp, 0, &msg, d);
+    if (rc != 0) {
+        if (hs->nsamples == 0)
+            pw__store_chunk_reset(hs);
+        return rc; /* nothing written for this sample: the transaction stays good */
+    }
+    *wrote = 1; /* the encoder moved on: from here a failure must roll back */
+    hs->chain = 0;
+    pw_buf_reset(&q->frame);
+    rc = pw_codec_pack_sample(msg, FRAME_MAX, &q->frame);
+    if (rc != 0)
+        return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
+    return put_record(q, h, hs, s->seq, ts, gap_before, d);
+}
+
+static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_delta_dec_t *dec,
+                            const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                            uint64_t gap_before, pw_diag_t *d)
+{
+    pw_store_hstate_t *hs;
+    uint64_t ts = dec->timestamp_ms;
+    int rc = put_prepare(q, h, dec->seq, ts, &hs, d);
+    if (rc != 0)
+        return rc;
+    if (hs->enc_live) {
+        /* Records of pw_store_put in this chunk: their encoder's base is not what the frames
+         * below leave in a reader's decoder, so a later pw_store_put starts over. */
+        pw_delta_enc_close(&hs->enc);
+        hs->enc_live = 0;
+    }
+    if (hs->nsamples == 0) {
+        hs->width = dec->width;
+        hs->window_start = window_of(q, hs, ts);
+        hs->chain = 0;
+    }
+    pw_buf_reset(&q->frame);
+    if (follows && hs->chain && base_seq == hs->chain_seq && payload != NULL) {
+        /* The chunk's reader holds exactly the agent's base: the frame as received. */
+        uint8_t hdr[PW_FRAME_HEADER];
+        pw_frame_put_header(hdr, (uint32_t)len);
+        rc = pw_buf_append(&q->frame, hdr, sizeof(hdr));
+        rc = rc ? rc : pw_buf_append(&q->frame, payload, len);
+    } else {
+        /* A chunk start, or the chain broke (keyframe, dict_reset, a sample not stored, a
+         * gap): a keyframe of the decoder's table, with its whole dictionary. */
+        rc = pw_delta_dec_pack_keyframe(dec, gap_before, FRAME_MAX, &q->frame);
+    }
+    if (rc != 0)
+        return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
+    rc = put_record(q, h, hs, dec->seq, ts, gap_before, d);
+    if (rc == 0) {
+        hs->chain = 1;
+        hs->chain_seq = dec->seq;
+    }
+    return rc;
+}
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+int pw__store_sql_put(pw_store_sql_t *q, const pw_store_host_t *h, const pw_sample_t *s,
+                      uint64_t gap_before, pw_diag_t *d)
+{
+    int rc = pw__store_begin(q, d);
+    if (rc != 0) {
+        pw__store_abort_txn(q);
+        return rc;
+    }
+    int wrote = 0;
+    rc = put_locked(q, h, s, gap_before, &wrote, d);
+    /* Codec refusals before anything was written leave the transaction as it was. */
+    if (rc < 0 && (wrote || (rc != PW_EINVAL && rc != PW_ETOOBIG && rc != PW_ESEQ)))
+        pw__store_abort_txn(q);
+    return rc;
+}
+
+int pw__store_sql_put_frame(pw_store_sql_t *q, const pw_store_host_t *h, const pw_delta_dec_t *dec,
+                            const uint8_t *payload, size_t len, uint64_t base_seq, int follows,
+                            uint64_t gap_before, pw_diag_t *d)
+{
+    int rc = pw__store_begin(q, d);
+    if (rc == 0)
+        rc = put_frame_locked(q, h, dec, payload, len, base_seq, follows, gap_before, d);
+    /* Any failure may have closed a chunk or written a row: roll everything back. */
+    if (rc < 0)
+        pw__store_abort_txn(q);
+    return rc;
+}

@@ -1,0 +1,542 @@
+/* store_query.c: reads: series (raw chunks and rollup pages), totals, a host's table at a
+ * time and its newest one, hosts, an instance's last seq, sizes and counters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "alloc.h"
+#include "store_internal.h"
+
+/* ---- series ------------------------------------------------------------------------------ */
+
+typedef struct {
+    pw_store_series_t *out;
+    uint64_t step, from, to;
+    const uint8_t *tag;
+    size_t tag_len;
+    pw_pool_t pool;
+} series_t;
+
+static int series_add(series_t *sr, uint64_t ts, uint64_t b, uint64_t df, uint64_t a, uint64_t f,
+                      uint32_t cnt, uint64_t bmin, uint64_t bmax, uint64_t dmin, uint64_t dmax)
+{
+    pw_store_series_t *o = sr->out;
+    uint64_t g = sr->step ? ts - ts % sr->step : ts;
+    if (o->n > 0 && o->points[o->n - 1].ts_ms == g) {
+        pw_store_point_t *p = &o->points[o->n - 1];
+        p->bytes = b, p->diff = df, p->allocs = a, p->frees = f;
+        p->bytes_min = bmin < p->bytes_min ? bmin : p->bytes_min;
+        p->bytes_max = bmax > p->bytes_max ? bmax : p->bytes_max;
+        p->diff_min = dmin < p->diff_min ? dmin : p->diff_min;
+        p->diff_max = dmax > p->diff_max ? dmax : p->diff_max;
+        p->samples += cnt;
+        return 0;
+    }
+    if (o->n == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 256;
+        pw_store_point_t *np = pw_realloc(o->points, nc * sizeof(*np));
+        if (np == NULL)
+            return PW_ENOMEM;
+        o->points = np;
+        o->cap = nc;
+    }
+    o->points[o->n++] = (pw_store_point_t){g, b, df, a, f, bmin, bmax, dmin, dmax, cnt};
+    return 0;
+}
+
+static int series_raw_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)seq;
+    series_t *sr = arg;
+    if (dd->timestamp_ms < sr->from || dd->timestamp_ms > sr->to)
+        return 0;
+    const pw_row_t *r = pw_delta_dec_find(dd, sr->tag, sr->tag_len, sr->pool);
+    if (r == NULL)
+        return 0;
+    int rc = series_add(sr, dd->timestamp_ms, r->bytes, r->diff, r->allocs, r->frees, 1, r->bytes,
+                        r->bytes, r->diff, r->diff);
+    return rc ? pw_diag_set(d, rc, 0, 0, "series", "out of memory") : 0;
+}
+
+/* Adds the buckets of row `gkey` from one decompressed rollup blob. */
+static int series_rollup(series_t *sr, const uint8_t *p, size_t len, uint32_t gkey, pw_diag_t *d)
+{
+    size_t off = 1;
+    uint64_t bucket_ms, b0, nb, nrows;
+    if (len < 1 || p[0] != ROLLUP_VER || pw_varint_get(p, len, &off, &bucket_ms) ||
+        pw_varint_get(p, len, &off, &b0) || pw_varint_get(p, len, &off, &nb) ||
+        pw_varint_get(p, len, &off, &nrows) || bucket_ms == 0 || nrows > len || nb > len)
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup header invalid");
+    uint64_t key = 0, row = UINT64_MAX;
+    for (uint64_t i = 0; i < nrows; i++) {
+        uint64_t g;
+        if (pw_varint_get(p, len, &off, &g))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup keys truncated");
+        key += g;
+        if (key == gkey)
+            row = i;
+    }
+    uint64_t skip = 0, rlen = 0;
+    for (uint64_t i = 0; i < nrows; i++) {
+        uint64_t l;
+        if (pw_varint_get(p, len, &off, &l) || l > len)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup lengths invalid");
+        if (i < row)
+            skip += l;
+        else if (i == row)
+            rlen = l;
+    }
+    if (row == UINT64_MAX)
+        return 0;
+    if (skip > len - off || rlen > len - off - skip)
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "rollup", "rollup row outside the blob");
+    const uint8_t *rp = p + off + skip;
+    size_t ro = 0;
+    uint64_t pb = 0, pd = 0, pa = 0, pf = 0;
+    for (uint64_t k = 0; k < nb; k++) {
+        uint64_t cnt, v[8];
+        if (pw_varint_get(rp, rlen, &ro, &cnt))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off + skip + ro, "rollup", "row truncated");
+        if (cnt == 0)
+            continue;
+        for (int j = 0; j < 8; j++)
+            if (pw_varint_get(rp, rlen, &ro, &v[j]))
+                return pw_diag_set(d, PW_ECORRUPT, 0, off + skip + ro, "rollup", "row truncated");
+        pb += pw_unzigzag(v[0]), pd += pw_unzigzag(v[1]), pa += pw_unzigzag(v[2]);
+        pf += pw_unzigzag(v[3]) + (pw_unzigzag(v[2]) - pw_unzigzag(v[1]));
+        uint64_t ts = (b0 + k) * bucket_ms;
+        if (ts > sr->to || ts + bucket_ms <= sr->from)
+            continue;
+        int rc = series_add(sr, ts, pb, pd, pa, pf, (uint32_t)cnt, pb - v[4], pb + v[5], pd - v[6],
+                            pd + v[7]);
+        if (rc != 0)
+            return pw_diag_set(d, rc, 0, 0, "series", "out of memory");
+    }
+    return 0;
+}
+
+static int host_id_of(pw_store_sql_t *q, const char *name, int64_t *id, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_HOST_GET);
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int r = 0;
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(s, 0);
+    else if (rc == SQLITE_DONE)
+        r = PW_ENOENT;
+    else
+        r = pw__store_sqlfail(q, rc, d, "find host");
+    sqlite3_reset(s);
+    return r;
+}
+
+/* Reads raw chunks of host `hid` overlapping [from, to]; open ones only when `open_only`. */
+static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to, int open_only,
+                      int not_m1, pw_chunk_cb cb, void *arg, const int *stop, pw_diag_t *d)
+{
+    /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
+     * before it. Closed chunks come first (compaction goes in id order); the rows of sealed and
+     * open ones (data NULL) are read by another statement, so their ids are collected first.
+     * `not_m1`: only chunks whose 1-min rollup is not written yet. */
+    sqlite3_stmt *s = pw__store_stmt(q, not_m1 ? S_CHUNK_RANGE_M1 : S_CHUNK_RANGE);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int64(s, 2, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
+    sqlite3_bind_int64(s, 3, (int64_t)to);
+    sqlite3_bind_int64(s, 4, (int64_t)(open_only ? UINT64_MAX >> 1 : from));
+    int rc, r = 0;
+    struct {
+        int64_t id;
+        unsigned width;
+    } *pend = NULL;
+    size_t np = 0, pcap = 0;
+    while (r == 0 && !(stop && *stop) && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        unsigned width = (unsigned)sqlite3_column_int(s, 1);
+        uint64_t raw = (uint64_t)sqlite3_column_int64(s, 2);
+        const void *data = sqlite3_column_blob(s, 3);
+        size_t dlen = (size_t)sqlite3_column_bytes(s, 3);
+        if (data == NULL) {
+            if (np == pcap) {
+                size_t nc = pcap ? pcap * 2 : 4;
+                void *p = pw_realloc(pend, nc * sizeof(*pend));
+                if (p == NULL) {
+                    r = pw_diag_set(d, PW_ENOMEM, 0, 0, "chunks", "out of memory");
+                    break;
+                }
+                pend = p;
+                pcap = nc;
+            }
+            pend[np].id = id;
+            pend[np++].width = width;
+            continue;
+        }
+        int fmt = sqlite3_column_int(s, 4);
+        r = pw__store_load_chunk(q, id, data, dlen, raw, &q->tmp, d);
+        if (r == 0)
+            r = pw__store_replay(fmt, q->tmp.data, q->tmp.len, width, cb, arg, d);
+    }
+    if (r == 0 && !(stop && *stop) && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        r = pw__store_sqlfail(q, rc, d, "read chunks");
+    sqlite3_reset(s);
+    for (size_t i = 0; r == 0 && !(stop && *stop) && i < np; i++) {
+        r = pw__store_load_chunk(q, pend[i].id, NULL, 0, 0, &q->tmp, d);
+        if (r == 0)
+            r = pw__store_replay(PW_CHUNK_RECORDS, q->tmp.data, q->tmp.len, pend[i].width, cb, arg,
+                                 d);
+    }
+    pw_free(pend);
+    return r;
+}
+
+typedef struct {
+    uint64_t ts;
+    size_t i;
+} ts_idx_t;
+
+static int ts_idx_cmp(const void *a, const void *b)
+{
+    const ts_idx_t *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Points in time order, one per time step. Samples arrive in order from one agent, but two
+ * agents writing as one host (a cloned machine, a simulated history sent twice) interleave:
+ * their points are sorted (stable) and those of one step merged, the later stored one's values
+ * kept, min/max and counts combined. */
+static int series_normalize(pw_store_series_t *o)
+{
+    size_t k = 1;
+    while (k < o->n && o->points[k - 1].ts_ms < o->points[k].ts_ms)
+        k++;
+    if (k >= o->n)
+        return 0;
+    ts_idx_t *ix = pw_malloc(o->n * sizeof(*ix));
+    pw_store_point_t *np = pw_malloc(o->n * sizeof(*np));
+    if (ix == NULL || np == NULL) {
+        pw_free(ix);
+        pw_free(np);
+        return PW_ENOMEM;
+    }
+    for (size_t i = 0; i < o->n; i++)
+        ix[i] = (ts_idx_t){o->points[i].ts_ms, i};
+    qsort(ix, o->n, sizeof(*ix), ts_idx_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        const pw_store_point_t *p = &o->points[ix[i].i];
+        if (m > 0 && np[m - 1].ts_ms == p->ts_ms) {
+            pw_store_point_t *q = &np[m - 1];
+            q->bytes = p->bytes, q->diff = p->diff, q->allocs = p->allocs, q->frees = p->frees;
+            q->bytes_min = p->bytes_min < q->bytes_min ? p->bytes_min : q->bytes_min;
+            q->bytes_max = p->bytes_max > q->bytes_max ? p->bytes_max : q->bytes_max;
+            q->diff_min = p->diff_min < q->diff_min ? p->diff_min : q->diff_min;
+            q->diff_max = p->diff_max > q->diff_max ? p->diff_max : q->diff_max;
+            q->samples += p->samples;
+        } else {
+            np[m++] = *p;
+        }
+    }
+    memcpy(o->points, np, m * sizeof(*np));
+    o->n = m;
+    pw_free(ix);
+    pw_free(np);
+    return 0;
+}
+
+int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t *tag,
+                             size_t tag_len, pw_pool_t pool, uint64_t from_ms, uint64_t to_ms,
+                             uint64_t step_ms, pw_store_series_t *out, pw_diag_t *d)
+{
+    if (from_ms > (uint64_t)INT64_MAX || to_ms > (uint64_t)INT64_MAX)
+        to_ms = (uint64_t)INT64_MAX;
+    series_t sr = {out, step_ms, from_ms, to_ms, tag, tag_len, pool};
+    int64_t hid = 0;
+    int rc = host_id_of(q, host, &hid, d);
+    if (rc == PW_ENOENT)
+        return 0;
+    if (rc != 0)
+        return rc;
+    if (step_ms < M1_MS) {
+        out->level = PW_STORE_RAW;
+        rc = each_chunk(q, hid, sr.from, sr.to, 0, 0, series_raw_cb, &sr, NULL, d);
+        if (rc == 0 && (rc = series_normalize(out)) != 0)
+            rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
+        return rc != 0 ? rc : (int64_t)out->n;
+    }
+    int level = step_ms < M15_MS ? PW_STORE_1MIN : PW_STORE_15MIN;
+    out->level = (pw_store_level_t)level;
+    int64_t gid = pw_tagdict_find(&q->tags, tag, tag_len);
+    if (gid >= 0) {
+        uint32_t gkey = PW_ROW_KEY(gid, pool);
+        sqlite3_stmt *s = pw__store_stmt(q, S_ROLLUP_RANGE);
+        sqlite3_bind_int64(s, 1, hid);
+        sqlite3_bind_int(s, 2, level);
+        sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from_ms, q->opts.chunk_window_ms));
+        sqlite3_bind_int64(s, 4, (int64_t)to_ms);
+        sqlite3_bind_int64(
+            s, 5, (int64_t)pw__store_cutoff(from_ms, level == PW_STORE_1MIN ? M1_MS : M15_MS));
+        sqlite3_bind_int64(s, 6, gkey);
+        int r;
+        while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
+            rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 1),
+                                       (size_t)sqlite3_column_bytes(s, 1),
+                                       (uint64_t)sqlite3_column_int64(s, 0), &q->tmp, d);
+            if (rc == 0)
+                rc = series_rollup(&sr, q->tmp.data, q->tmp.len, gkey, d);
+        }
+        if (rc == 0 && r != SQLITE_DONE)
+            rc = pw__store_sqlfail(q, r, d, "read rollups");
+        sqlite3_reset(s);
+    }
+    /* The open chunk is not rolled up yet: read it raw (its tag may be new to `tags`); at the
+     * 1-min level so are the closed chunks that have not expired yet. */
+    if (rc == 0)
+        rc = each_chunk(q, hid, sr.from, sr.to, level == PW_STORE_15MIN, level == PW_STORE_1MIN,
+                        series_raw_cb, &sr, NULL, d);
+    if (rc == 0 && (rc = series_normalize(out)) != 0)
+        rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
+    return rc != 0 ? rc : (int64_t)out->n;
+}
+
+/* ---- latest, hosts, last seq, stats ------------------------------------------------------ */
+
+typedef struct {
+    uint64_t from, to;
+    pw_store_totals_cb cb;
+    void *arg;
+    int stopped; /* cb asked to stop: later chunks stop at their first sample */
+} totals_t;
+
+static int totals_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)seq, (void)d;
+    totals_t *t = arg;
+    if (t->stopped)
+        return 1;
+    if (dd->timestamp_ms < t->from || dd->timestamp_ms > t->to)
+        return 0;
+    int r = t->cb(t->arg, dd->timestamp_ms, &dd->totals);
+    t->stopped = r > 0;
+    return r;
+}
+
+int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, uint64_t to_ms,
+                         pw_store_totals_cb cb, void *arg, pw_diag_t *d)
+{
+    int64_t hid = 0;
+    int rc = host_id_of(q, host, &hid, d);
+    if (rc != 0)
+        return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
+    totals_t t = {from_ms, to_ms, cb, arg, 0};
+    return each_chunk(q, hid, from_ms, to_ms, 0, 0, totals_cb, &t, &t.stopped, d);
+}
+
+typedef struct {
+    uint64_t from;
+    pw_sample_t *out;
+    int found, rc;
+} table_at_t;
+
+static int table_at_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)d;
+    table_at_t *t = arg;
+    if (t->found || dd->timestamp_ms < t->from)
+        return t->found;
+    t->found = 1;
+    t->rc = pw_delta_dec_to_sample(dd, t->out);
+    t->out->seq = seq;
+    return 1;
+}
+
+int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms, pw_sample_t *out,
+                           pw_diag_t *d)
+{
+    int64_t hid = 0;
+    int rc = host_id_of(q, host, &hid, d);
+    if (rc != 0)
+        return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
+    table_at_t t = {from_ms, out, 0, 0};
+    pw_sample_reset(out);
+    rc = each_chunk(q, hid, from_ms, UINT64_MAX >> 1, 0, 0, table_at_cb, &t, &t.found, d);
+    if (rc == 0 && t.rc != 0)
+        rc = pw_diag_set(d, t.rc, 0, 0, "sample", "out of memory");
+    if (rc == 0 && !t.found)
+        rc = pw_diag_set(d, PW_ENOENT, 0, 0, "host", "nothing stored for %s after %llu ms", host,
+                         (unsigned long long)from_ms);
+    return rc;
+}
+
+static int last_seq_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)dd, (void)d;
+    *(uint64_t *)arg = seq;
+    return 0;
+}
+
+int pw__store_sql_latest(pw_store_sql_t *q, const char *host, pw_sample_t *out, pw_diag_t *d)
+{
+    int64_t hid = 0;
+    int rc = host_id_of(q, host, &hid, d);
+    if (rc != 0)
+        return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
+    sqlite3_stmt *s = pw__store_stmt(q, S_CHUNK_LAST);
+    sqlite3_bind_int64(s, 1, hid);
+    int r = sqlite3_step(s);
+    if (r == SQLITE_DONE) {
+        sqlite3_reset(s);
+        return pw_diag_set(d, PW_ENOENT, 0, 0, "host", "nothing stored for %s", host);
+    }
+    if (r != SQLITE_ROW) {
+        rc = pw__store_sqlfail(q, r, d, "find newest chunk");
+        sqlite3_reset(s);
+        return rc;
+    }
+    int64_t id = sqlite3_column_int64(s, 0);
+    unsigned width = (unsigned)sqlite3_column_int(s, 1);
+    uint64_t raw = (uint64_t)sqlite3_column_int64(s, 2);
+    const void *data = sqlite3_column_blob(s, 3);
+    int fmt = data != NULL ? sqlite3_column_int(s, 4) : PW_CHUNK_RECORDS;
+    if (data != NULL) {
+        rc = pw__store_zdecompress(q, data, (size_t)sqlite3_column_bytes(s, 3), raw, &q->tmp, d);
+        sqlite3_reset(s);
+    } else {
+        sqlite3_reset(s);
+        rc = pw__store_load_chunk(q, id, NULL, 0, 0, &q->tmp, d);
+    }
+    if (rc != 0)
+        return rc;
+    /* Replayed into our own decoder to keep the final table. */
+    pw_delta_dec_t dd;
+    if (pw_delta_dec_init(&dd, width, 0) != 0)
+        return pw_diag_set(d, PW_ECORRUPT, 0, 0, "counter_width", "chunk counter width %u", width);
+    uint64_t last_seq = 0;
+    rc = pw_chunk_replay(fmt, q->tmp.data, q->tmp.len, &dd, last_seq_cb, &last_seq, d);
+    if (rc == 0 && !dd.have_base)
+        rc = pw_diag_set(d, PW_ECORRUPT, 0, 0, "chunk", "newest chunk of %s is empty", host);
+    if (rc == 0 && (rc = pw_delta_dec_to_sample(&dd, out)) != 0)
+        rc = pw_diag_set(d, rc, 0, 0, "sample", "out of memory");
+    if (rc == 0)
+        out->seq = last_seq;
+    pw_delta_dec_close(&dd);
+    return rc;
+}
+
+char *pw__store_col_strdup(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    return pw_strdup(t ? (const char *)t : "");
+}
+
+static size_t col_blob(sqlite3_stmt *s, int i, uint8_t *dst, size_t cap)
+{
+    size_t n = (size_t)sqlite3_column_bytes(s, i);
+    const void *p = sqlite3_column_blob(s, i);
+    if (p == NULL || n > cap)
+        return 0;
+    memcpy(dst, p, n);
+    return n;
+}
+
+int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_HOSTS_ALL);
+    pw_store_host_info_t *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc, r = 0;
+    while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            pw_store_host_info_t *nv = pw_realloc(v, nc * sizeof(*nv));
+            if (nv == NULL) {
+                r = PW_ENOMEM;
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        pw_store_host_info_t *h = &v[cnt];
+        memset(h, 0, sizeof(*h));
+        cnt++;
+        h->name = pw__store_col_strdup(s, 0);
+        h->os = pw__store_col_strdup(s, 1);
+        if (h->name == NULL || h->os == NULL)
+            r = PW_ENOMEM;
+        h->counter_width = (unsigned)sqlite3_column_int(s, 2);
+        h->agent_id_len = col_blob(s, 3, h->agent_id, sizeof(h->agent_id));
+        h->boot_id_len = col_blob(s, 4, h->boot_id, sizeof(h->boot_id));
+        h->last_seen_ms = (uint64_t)sqlite3_column_int64(s, 5);
+        h->last_seq = (uint64_t)sqlite3_column_int64(s, 6);
+    }
+    if (r == PW_ENOMEM)
+        r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");
+    else if (rc != SQLITE_DONE)
+        r = pw__store_sqlfail(q, rc, d, "list hosts");
+    sqlite3_reset(s);
+    if (r != 0) {
+        pw_store_hosts_free(v, cnt);
+        return r;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
+                           const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_INST_GET);
+    sqlite3_bind_blob(s, 1, agent_id, (int)agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, boot_id, (int)boot_id_len, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int r = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? PW_ENOENT : PW_ESTORE;
+    if (rc == SQLITE_ROW)
+        *seq = (uint64_t)sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return r;
+}
+
+static uint64_t file_size(const char *path, const char *suffix)
+{
+    char p[4096];
+    struct stat sb;
+    if (snprintf(p, sizeof(p), "%s%s", path, suffix) >= (int)sizeof(p) || stat(p, &sb) != 0)
+        return 0;
+    return (uint64_t)sb.st_size;
+}
+
+int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_STATS);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        rc = pw__store_sqlfail(q, rc, d, "stats");
+        sqlite3_reset(s);
+        return rc;
+    }
+    o->closes = q->closes;
+    o->close_us_total = q->close_us_total;
+    o->close_us_max = q->close_us_max;
+    o->compact_fallbacks = q->compact_fallbacks;
+    o->chunks = (uint64_t)sqlite3_column_int64(s, 0);
+    o->closed_chunks = (uint64_t)sqlite3_column_int64(s, 1);
+    o->samples = (uint64_t)sqlite3_column_int64(s, 2) + (uint64_t)sqlite3_column_int64(s, 3);
+    o->raw_bytes = (uint64_t)sqlite3_column_int64(s, 4) + (uint64_t)sqlite3_column_int64(s, 5);
+    o->rollup_windows = (uint64_t)sqlite3_column_int64(s, 6);
+    o->rollup_bytes = (uint64_t)sqlite3_column_int64(s, 7);
+    o->tags = (uint64_t)sqlite3_column_int64(s, 8);
+    o->hosts = (uint64_t)sqlite3_column_int64(s, 9);
+    sqlite3_reset(s);
+    if (q->memory) {
+        int64_t pages = 0, psize = 0;
+        rc = pw__store_pragma_int(q, S_PAGES, &pages, d);
+        rc = rc ? rc : pw__store_pragma_int(q, S_PAGESIZE, &psize, d);
+        o->bytes_on_disk = (uint64_t)(pages * psize);
+        return rc;
+    }
+    o->bytes_on_disk = file_size(q->path, "") + file_size(q->path, "-wal");
+    return 0;
+}
