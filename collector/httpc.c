@@ -373,14 +373,6 @@ int pw_httpc_post(pw_httpc_t *c, const char *headers, const void *body, size_t l
     return 0;
 }
 
-uint64_t pw_httpc_backoff(uint64_t initial_ms, uint64_t max_ms, uint32_t attempts)
-{
-    uint64_t delay = initial_ms;
-    for (uint32_t i = 1; i < attempts && delay < max_ms; i++)
-        delay *= 2;
-    return delay > max_ms ? max_ms : delay;
-}
-
 static void on_timer_closed(uv_handle_t *h)
 {
     pw_httpc_t *c = h->data;

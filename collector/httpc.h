@@ -64,10 +64,6 @@ int pw_httpc_post(pw_httpc_t *c, const char *headers, const void *body, size_t l
 /* 1 while a request is in flight. */
 int pw_httpc_busy(const pw_httpc_t *c);
 
-/* Exponential backoff of the senders: the wait after the `attempts`-th failed attempt (1 =
- * the first): initial_ms doubled (attempts - 1) times, capped at max_ms. Milliseconds. */
-uint64_t pw_httpc_backoff(uint64_t initial_ms, uint64_t max_ms, uint32_t attempts);
-
 /* Stops: a request in flight is abandoned without its callback; the client is freed once
  * libuv has closed its handles (run the loop to finish). Accepts NULL. */
 void pw_httpc_close(pw_httpc_t *c);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "backoff.h"
 #include "httpc.h"
 #include "log.h"
 #include "net.h"
@@ -443,8 +444,9 @@ static void on_done(void *arg, int result)
             unlink_msg(n, m);
             msg_free(m);
         } else {
+            /* attempts >= 1: counted when sent */
             uint64_t delay =
-                pw_httpc_backoff(n->o.backoff_initial_ms, n->o.backoff_max_ms, m->attempts);
+                pw_backoff_delay_ms(n->o.backoff_initial_ms, n->o.backoff_max_ms, m->attempts - 1);
             m->not_before = uv_now(n->loop) + delay;
             PW_LOG_DEBUG(MOD, "%s: attempt %u failed (%s), retry in %llu ms", tn, m->attempts,
                          r < 0 ? pw_strerror(r) : "status", (unsigned long long)delay);

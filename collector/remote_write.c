@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "backoff.h"
 #include "httpc.h"
 #include "log.h"
 #include "prom_remote.pb-c.h"
@@ -658,8 +659,9 @@ static void on_done(void *arg, int result)
             memset(&w->c_fail, 0, sizeof(w->c_fail));
         }
     } else if (result < 0 || result == 429 || result >= 500) {
+        /* attempts >= 1: counted when sent */
         uint64_t delay =
-            pw_httpc_backoff(w->o.backoff_initial_ms, w->o.backoff_max_ms, q->attempts);
+            pw_backoff_delay_ms(w->o.backoff_initial_ms, w->o.backoff_max_ms, q->attempts - 1);
         q->not_before = uv_now(w->loop) + delay;
         PW_LOG_DEBUG(MOD, "attempt %u: %s %d: retry in %llu ms", q->attempts,
                      result < 0 ? pw_strerror(result) : "status", result,
