@@ -77,6 +77,11 @@ int pw_stats_robust_z(const double *x, size_t n, double *z);
 /* p-th quantile (0 <= p <= 1) of x[0..n), type 7 (above). Returns 0, PW_EINVAL, PW_ENOMEM. */
 int pw_stats_quantile(const double *x, size_t n, double p, double *out);
 
+/* The same type 7 quantile of v[0..n) (n >= 1, 0 <= p <= 1) without a copy or a sort: v is
+ * reordered by a selection, O(n) on average; no NaN in v. The one implementation: the query
+ * API's fleet columns (api_v1.c) call it for every tag of a page. */
+double pw_stats_quantile7(double *v, size_t n, double p);
+
 /* Mann-Kendall trend test result. */
 typedef struct pw_mk_s {
     size_t n;   /* points used (after decimation) */

@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "alloc.h"
+#include "analysis.h"
 #include "fleet_agg.h"
 #include "poolmon_text.h"
 
@@ -1210,54 +1211,6 @@ static void aggset_free(aggset_t *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* k-th smallest of v[0..n) (reorders v): Hoare's selection. */
-static uint64_t select_k(uint64_t *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        uint64_t piv = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < piv)
-                i++;
-            while (v[j] > piv)
-                j--;
-            if (i <= j) {
-                uint64_t t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return v[k];
-    }
-    return v[k];
-}
-
-/* Type-7 quantile (analysis.h: h = (n - 1) p, linear between closest ranks). */
-static double quantile7(uint64_t *v, size_t n, double p)
-{
-    double hpos = (double)(n - 1) * p;
-    size_t lo = (size_t)floor(hpos);
-    double a = (double)select_k(v, n, lo);
-    if (lo + 1 >= n)
-        return a;
-    /* After the selection v[lo+1 ..] are all >= v[lo]: the next order statistic is their min. */
-    uint64_t b = UINT64_MAX;
-    for (size_t i = lo + 1; i < n; i++)
-        if (v[i] < b)
-            b = v[i];
-    return a + (hpos - (double)lo) * ((double)b - a);
-}
-
 static int cmp_agg_total(const void *a, const void *b)
 {
     const agg_t *x = a, *y = b;
@@ -1322,7 +1275,7 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
     const pw_agg_t *g = &ix->aggs[a->off];
     /* min, max and the top hosts (largest first, ties: the earlier host) over the entries,
      * which are in no order; the quantiles over a copy of the values. */
-    uint64_t *vals = pw_malloc((g->n ? g->n : 1) * sizeof(*vals));
+    double *vals = pw_malloc((g->n ? g->n : 1) * sizeof(*vals));
     if (vals == NULL)
         return NULL;
     a->min = UINT64_MAX;
@@ -1331,7 +1284,7 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
     for (uint32_t i = 0; i < g->n; i++) {
         uint64_t b = g->v[i].bytes;
         uint32_t host = g->v[i].host;
-        vals[i] = b;
+        vals[i] = (double)b;
         a->min = b < a->min ? b : a->min;
         a->max = b > a->max ? b : a->max;
         uint32_t n = a->top_n;
@@ -1358,8 +1311,8 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
         json_array_append_new(top,
                               json_pack("{s:o,s:o}", "host", jstr(f->hosts[a->top_host[i]]->name),
                                         "bytes", ju64(a->top_bytes[i])));
-    double p50 = quantile7(vals, a->hosts, 0.5);
-    double p90 = quantile7(vals, a->hosts, 0.9);
+    double p50 = pw_stats_quantile7(vals, a->hosts, 0.5);
+    double p90 = pw_stats_quantile7(vals, a->hosts, 0.9);
     pw_free(vals);
     return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag",
                      tag_text(a->tag, a->tag_len, tt), "type", pw_pool_name(a->pool), "hosts",
