@@ -17,6 +17,7 @@
 #include "analysis.h"
 #include "fleet_agg.h"
 #include "poolmon_text.h"
+#include "tagpat.h"
 
 #define MAX_PARAMS   4  /* {name} segments in a route */
 #define MAX_QUERY    32 /* query parameters looked at */
@@ -338,106 +339,6 @@ static int pool_word(const char *s)
     if (strcmp(s, "both") == 0 || strcmp(s, "all") == 0)
         return 3;
     return -1;
-}
-
-/* poolmon /i /x patterns: `*` any run, `?` one byte; case-sensitive. p and s are counted
- * (no copies per row). A pattern byte equal to the text byte is taken literally before `*` is
- * tried, so a `*` in a tag is matched by a `*` in the pattern as one byte. */
-static int glob_match(const char *p, size_t pn, const char *s, size_t sn)
-{
-    size_t pi = 0, si = 0, star = SIZE_MAX, ss = 0;
-    while (si < sn) {
-        if (pi < pn && (p[pi] == '?' || p[pi] == s[si])) {
-            pi++;
-            si++;
-        } else if (pi < pn && p[pi] == '*') {
-            star = pi++;
-            ss = si;
-        } else if (star != SIZE_MAX) {
-            pi = star + 1;
-            si = ++ss;
-        } else {
-            return 0;
-        }
-    }
-    while (pi < pn && p[pi] == '*')
-        pi++;
-    return pi == pn;
-}
-
-/* A comma-separated pattern list split once per request, not once per row. */
-typedef struct pat_s {
-    const char *p;
-    size_t n;
-} pat_t;
-
-typedef struct patlist_s {
-    int present; /* the parameter was given (an empty list then matches nothing) */
-    size_t n;
-    pat_t *v;          /* owned */
-    int any_first;     /* some pattern starts with `*` or `?` */
-    uint64_t first[4]; /* else: the set of the patterns' first bytes */
-} patlist_t;
-
-/* Splits `list` (NULL: absent) into l. Empty patterns and patterns longer than any tag text
- * could need are left out. Returns 0 or PW_ENOMEM. */
-static int patlist_init(patlist_t *l, const char *list)
-{
-    memset(l, 0, sizeof(*l));
-    if (list == NULL)
-        return 0;
-    l->present = 1;
-    size_t cap = 1;
-    for (const char *c = list; (c = strchr(c, ',')) != NULL; c++)
-        cap++;
-    if ((l->v = pw_malloc(cap * sizeof(*l->v))) == NULL)
-        return PW_ENOMEM;
-    for (const char *p = list;;) {
-        const char *c = strchr(p, ',');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (n > 0 && n < TAG_TEXT_MAX + 8) {
-            unsigned char c0 = (unsigned char)p[0];
-            l->v[l->n++] = (pat_t){p, n};
-            if (c0 == '*' || c0 == '?')
-                l->any_first = 1;
-            l->first[c0 >> 6] |= 1ull << (c0 & 63);
-        }
-        if (c == NULL)
-            return 0;
-        p = c + 1;
-    }
-}
-
-static void patlist_free(patlist_t *l)
-{
-    pw_free(l->v);
-    memset(l, 0, sizeof(*l));
-}
-
-/* Whether the text s (sn bytes) matches any pattern of l. */
-static int patlist_match(const patlist_t *l, const char *s, size_t sn)
-{
-    if (!l->any_first) { /* every pattern starts with a literal byte: s[0] must be one */
-        unsigned char c0 = sn ? (unsigned char)s[0] : 0;
-        if (sn == 0 || !(l->first[c0 >> 6] >> (c0 & 63) & 1))
-            return 0;
-    }
-    for (size_t i = 0; i < l->n; i++) {
-        const pat_t *p = &l->v[i];
-        /* A literal first byte that differs: no match (what glob_match would find). */
-        if (p->p[0] != '*' && p->p[0] != '?' && (sn == 0 || p->p[0] != s[0]))
-            continue;
-        if (glob_match(p->p, p->n, s, sn))
-            return 1;
-        /* Short Windows tags are padded with spaces ("Io  "): `Io` means that tag too, as
-         * docs/cli.md says for top's I and X keys. */
-        size_t tn = sn;
-        while (tn > 0 && s[tn - 1] == ' ')
-            tn--;
-        if (tn > 0 && tn < sn && glob_match(p->p, p->n, s, tn))
-            return 1;
-    }
-    return 0;
 }
 
 static const char *limit_source_name(int s)
@@ -886,7 +787,8 @@ static void make_item(const uint8_t *tag, size_t len, uint64_t col, uint32_t i, 
 
 /* Whether a tag passes the include and exclude lists, matched on its printable form
  * (pw_tag_format), which is the bytes themselves for most tags. */
-static int tag_passes(const uint8_t *tag, size_t len, const patlist_t *inc, const patlist_t *exc)
+static int tag_passes(const uint8_t *tag, size_t len, const pw_tagpat_list_t *inc,
+                      const pw_tagpat_list_t *exc)
 {
     char tt[TAG_TEXT_MAX];
     const char *s = (const char *)tag;
@@ -897,8 +799,8 @@ static int tag_passes(const uint8_t *tag, size_t len, const patlist_t *inc, cons
             s = tt;
             break;
         }
-    return !(inc->present && !patlist_match(inc, s, sn)) &&
-           !(exc->present && patlist_match(exc, s, sn));
+    return !(inc->present && !pw_tagpat_list_match(inc, s, sn)) &&
+           !(exc->present && pw_tagpat_list_match(exc, s, sn));
 }
 
 /* Moves item `at` of the max-heap h (n items, cmp_item order) down to its place. */
@@ -1008,10 +910,10 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     }
     if (desc < 0)
         desc = sort != SORT_TAG; /* poolmon: tags ascending, numbers largest first */
-    patlist_t inc, exc;
-    int r = patlist_init(&inc, query_get(&q, "include"));
+    pw_tagpat_list_t inc, exc;
+    int r = pw_tagpat_list_init(&inc, query_get(&q, "include"));
     if (r == 0)
-        r = patlist_init(&exc, query_get(&q, "exclude"));
+        r = pw_tagpat_list_init(&exc, query_get(&q, "exclude"));
     else
         memset(&exc, 0, sizeof(exc));
     size_t n = host_nrows(h), m = 0;
@@ -1025,8 +927,8 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         }
     }
     if (r != 0) {
-        patlist_free(&inc);
-        patlist_free(&exc);
+        pw_tagpat_list_free(&inc);
+        pw_tagpat_list_free(&exc);
         query_free(&q);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
@@ -1077,8 +979,8 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         }
         make_item(tag, len, col, (uint32_t)i, sort, desc, &g_items[m++]);
     }
-    patlist_free(&inc);
-    patlist_free(&exc);
+    pw_tagpat_list_free(&inc);
+    pw_tagpat_list_free(&exc);
     size_t out_n = m < limit ? m : (size_t)limit;
     g_host = h;
     g_tag_desc = sort == SORT_TAG && desc;
