@@ -307,7 +307,7 @@ int pw_remote_write_check(const pw_remote_write_opts_t *o, pw_diag_t *d)
         return PW_EINVAL;
     if (!has(o->url))
         return 0;
-    pw_httpc_url_t u;
+    pw_url_t u;
     int r = pw_httpc_parse_url(o->url, "remote_write.url", &u, d);
     if (r != 0) {
         if (d)
