@@ -830,6 +830,22 @@ static int scan_spool(pw_agent_t *a)
     return r < 0 ? r : 0;
 }
 
+/* The source's configuration from the agent's, for pw_agent_run and pw_agent_check alike (the
+ * check opens the source the run would: same replay and simulation start times). */
+static void source_config(const pw_agent_cfg_t *cfg, pw_source_config_t *scfg)
+{
+    memset(scfg, 0, sizeof(*scfg));
+    scfg->proc_root = cfg->proc_root;
+    scfg->nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
+    scfg->paged_limit_bytes = cfg->paged_limit_bytes;
+    scfg->replay_interval_ms = cfg->replay_interval_ms;
+    scfg->replay_start_ms = cfg->replay_start_ms;
+    scfg->sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    scfg->sim_start_ms = cfg->sim_start_ms;
+    if (scfg->sim_start_ms == 0 && cfg->sim_backfill_ms)
+        scfg->sim_start_ms = now_ms() - cfg->sim_backfill_ms;
+}
+
 int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
 {
     pw_agent_t *a = pw_calloc(1, sizeof(*a));
@@ -844,16 +860,7 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     pw_sample_init(&a->sample);
     pw_buf_init(&a->frame, PW_FRAME_MAX_DEFAULT + 16);
     pw_source_config_t scfg;
-    memset(&scfg, 0, sizeof(scfg));
-    scfg.proc_root = cfg->proc_root;
-    scfg.nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
-    scfg.paged_limit_bytes = cfg->paged_limit_bytes;
-    scfg.replay_interval_ms = cfg->replay_interval_ms;
-    scfg.replay_start_ms = cfg->replay_start_ms;
-    scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
-    scfg.sim_start_ms = cfg->sim_start_ms;
-    if (scfg.sim_start_ms == 0 && cfg->sim_backfill_ms)
-        scfg.sim_start_ms = now_ms() - cfg->sim_backfill_ms;
+    source_config(cfg, &scfg);
     if ((r = pw_source_open(cfg->source, &scfg, &a->src, d)) != 0)
         goto fail;
     snprintf(a->host_name, sizeof(a->host_name), "%s",
@@ -980,12 +987,7 @@ static int dir_writable(const char *dir, pw_diag_t *d, const char *field)
 int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d)
 {
     pw_source_config_t scfg;
-    memset(&scfg, 0, sizeof(scfg));
-    scfg.proc_root = cfg->proc_root;
-    scfg.nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
-    scfg.paged_limit_bytes = cfg->paged_limit_bytes;
-    scfg.replay_interval_ms = cfg->replay_interval_ms;
-    scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    source_config(cfg, &scfg);
     pw_source_t *src;
     int r = pw_source_open(cfg->source, &scfg, &src, d);
     if (r != 0)
