@@ -1,4 +1,4 @@
-/* agent.h: the agent's wiring (STYLE.md 4.1): a libuv loop with a sampling timer that reads
+/* agent.h: the agent's wiring: a libuv loop with a sampling timer that reads
  * the configured source, delta-encodes against the previous sample, appends the frame to the
  * durable spool and streams it to the collector over mutual TLS; acks trim the spool; after a
  * reconnect everything after the collector's last stored seq is sent again.

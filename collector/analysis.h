@@ -1,4 +1,4 @@
-/* analysis.h: pure statistics over time series for the collector (issue 6, DESIGN §5):
+/* analysis.h: pure statistics over time series for the collector (methods below):
  * nonpaged/paged pressure and time to exhaustion, leak suspects per (host, tag, pool type),
  * fleet distributions, robust outliers and shared attributes of suspect hosts.
  *
@@ -123,7 +123,7 @@ typedef enum {
 
 typedef struct pw_pressure_opts_s {
     double warn_ratio;        /* used/limit at or above which level is WARN; default 0.70 */
-    double critical_ratio;    /* ... CRITICAL; default 0.85 (issue 6) */
+    double critical_ratio;    /* ... CRITICAL; default 0.85 */
     int64_t window_ms;        /* trend window ending at the last point; default 2 h */
     double alpha;             /* trend significance and CI level 1 - alpha; default 0.05 */
     size_t min_points;        /* fewer points in the window: no trend, no ETA; default 6 */

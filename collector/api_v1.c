@@ -1,5 +1,5 @@
 /* api_v1.c: the routing table, authentication and the /api/v1 handlers (JSON via jansson).
- * The shapes are the contract of notes/api_v1.md, described in docs/openapi.json. */
+ * The shapes are the contract described in docs/openapi.json. */
 #include "api.h"
 
 #include <inttypes.h>
