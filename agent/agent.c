@@ -2,6 +2,7 @@
 #include "alloc.h"
 #include "codec.h"
 #include "delta.h"
+#include "findtag.h"
 #include "frame.h"
 #include "log.h"
 #include "net.h"
@@ -21,12 +22,6 @@
 #define access _access
 #define F_OK   0
 #define W_OK   2
-#endif
-#ifdef _WIN32
-#include <windows.h> /* after uv.h, which includes winsock2.h first */
-#else
-#include <dirent.h>
-#include <sys/stat.h>
 #endif
 
 #define MOD               "agent"
@@ -549,7 +544,7 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
         const char *d = a->cfg->drivers_dir && *a->cfg->drivers_dir
                             ? a->cfg->drivers_dir
                             : default_drivers_dir(dir, sizeof(dir));
-        int r = pw_agent_find_tag(d, c->tag.data, c->tag.len, on_match, &ms);
+        int r = pw_findtag_scan(d, c->tag.data, c->tag.len, on_match, &ms);
         if (r < 0) {
             res.status = r;
             snprintf(msg, sizeof(msg), "cannot read %.180s: %.60s", d, pw_strerror(r));
@@ -830,6 +825,22 @@ static int scan_spool(pw_agent_t *a)
     return r < 0 ? r : 0;
 }
 
+/* The source's configuration from the agent's, for pw_agent_run and pw_agent_check alike (the
+ * check opens the source the run would: same replay and simulation start times). */
+static void source_config(const pw_agent_cfg_t *cfg, pw_source_config_t *scfg)
+{
+    memset(scfg, 0, sizeof(*scfg));
+    scfg->proc_root = cfg->proc_root;
+    scfg->nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
+    scfg->paged_limit_bytes = cfg->paged_limit_bytes;
+    scfg->replay_interval_ms = cfg->replay_interval_ms;
+    scfg->replay_start_ms = cfg->replay_start_ms;
+    scfg->sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    scfg->sim_start_ms = cfg->sim_start_ms;
+    if (scfg->sim_start_ms == 0 && cfg->sim_backfill_ms)
+        scfg->sim_start_ms = now_ms() - cfg->sim_backfill_ms;
+}
+
 int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
 {
     pw_agent_t *a = pw_calloc(1, sizeof(*a));
@@ -844,16 +855,7 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     pw_sample_init(&a->sample);
     pw_buf_init(&a->frame, PW_FRAME_MAX_DEFAULT + 16);
     pw_source_config_t scfg;
-    memset(&scfg, 0, sizeof(scfg));
-    scfg.proc_root = cfg->proc_root;
-    scfg.nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
-    scfg.paged_limit_bytes = cfg->paged_limit_bytes;
-    scfg.replay_interval_ms = cfg->replay_interval_ms;
-    scfg.replay_start_ms = cfg->replay_start_ms;
-    scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
-    scfg.sim_start_ms = cfg->sim_start_ms;
-    if (scfg.sim_start_ms == 0 && cfg->sim_backfill_ms)
-        scfg.sim_start_ms = now_ms() - cfg->sim_backfill_ms;
+    source_config(cfg, &scfg);
     if ((r = pw_source_open(cfg->source, &scfg, &a->src, d)) != 0)
         goto fail;
     snprintf(a->host_name, sizeof(a->host_name), "%s",
@@ -980,12 +982,7 @@ static int dir_writable(const char *dir, pw_diag_t *d, const char *field)
 int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d)
 {
     pw_source_config_t scfg;
-    memset(&scfg, 0, sizeof(scfg));
-    scfg.proc_root = cfg->proc_root;
-    scfg.nonpaged_limit_bytes = cfg->nonpaged_limit_bytes;
-    scfg.paged_limit_bytes = cfg->paged_limit_bytes;
-    scfg.replay_interval_ms = cfg->replay_interval_ms;
-    scfg.sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    source_config(cfg, &scfg);
     pw_source_t *src;
     int r = pw_source_open(cfg->source, &scfg, &src, d);
     if (r != 0)
@@ -1035,112 +1032,3 @@ int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     pw_tls_ctx_free(ctx);
     return dir_writable(cfg->spool_dir, d, "spool.dir");
 }
-
-/* ============================================================================================
- * Find tag
- * ========================================================================================== */
-
-static int file_contains(const char *path, const uint8_t *tag, size_t len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return 0;
-    /* Read in blocks, keeping the last len-1 bytes so a match across blocks is found. */
-    uint8_t buf[65536 + PW_TAG_MAX];
-    size_t keep = 0, n;
-    int found = 0;
-    while (!found && (n = fread(buf + keep, 1, 65536, f)) > 0) {
-        size_t total = keep + n;
-        for (size_t i = 0; i + len <= total; i++)
-            if (buf[i] == tag[0] && memcmp(buf + i, tag, len) == 0) {
-                found = 1;
-                break;
-            }
-        keep = len - 1 < total ? len - 1 : total;
-        memmove(buf, buf + total - keep, keep);
-    }
-    fclose(f);
-    return found;
-}
-
-#ifdef _WIN32
-/* Windows: FindFirstFile gives names, sizes and the directory bit in one pass (no dirent.h in
- * MSVC's C runtime). Narrow (ANSI) names, as the drivers directory has. */
-int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
-                      void *arg)
-{
-    if (tag_len == 0 || tag_len > PW_TAG_MAX)
-        return PW_EINVAL;
-    char pat[4096];
-    snprintf(pat, sizeof(pat), "%s\\*", dir);
-    WIN32_FIND_DATAA fd;
-    HANDLE h = FindFirstFileA(pat, &fd);
-    if (h == INVALID_HANDLE_VALUE)
-        return PW_ENOENT;
-    int matches = 0;
-    do {
-        uint64_t size = ((uint64_t)fd.nFileSizeHigh << 32) | fd.nFileSizeLow;
-        if (fd.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE) ||
-            size > (256u << 20))
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s\\%s", dir, fd.cFileName);
-        if (file_contains(path, tag, tag_len)) {
-            matches++;
-            cb(fd.cFileName, size, arg);
-        }
-    } while (FindNextFileA(h, &fd));
-    FindClose(h);
-    return matches;
-}
-#else
-/* Depth-first over `dir` + `rel`, symbolic links not followed (a link to /etc/passwd is not a
- * driver); `matches` counts. Returns 0 or PW_ENOENT when the top directory cannot be read. */
-static int find_tag_in(const char *root, const char *rel, int depth, const uint8_t *tag,
-                       size_t tag_len, pw_findtag_cb cb, void *arg, int *matches)
-{
-    char dirpath[4096];
-    int w = snprintf(dirpath, sizeof(dirpath), "%s%s%s", root, rel[0] ? "/" : "", rel);
-    if (w < 0 || (size_t)w >= sizeof(dirpath))
-        return 0; /* a path too long to open: skipped */
-    DIR *dp = opendir(dirpath);
-    if (dp == NULL)
-        return depth == 0 ? PW_ENOENT : 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        char path[4096], sub[4096];
-        struct stat st;
-        int pn = snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
-        int sn = snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
-        if (pn < 0 || (size_t)pn >= sizeof(path) || sn < 0 || (size_t)sn >= sizeof(sub) ||
-            lstat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode)) {
-            /* /lib/modules/RELEASE/kernel/drivers/net/ethernet/intel/e1000e: depth 5 */
-            if (depth < 8)
-                find_tag_in(root, sub, depth + 1, tag, tag_len, cb, arg, matches);
-            continue;
-        }
-        if (!S_ISREG(st.st_mode) || st.st_size > (256 << 20))
-            continue;
-        if (file_contains(path, tag, tag_len)) {
-            (*matches)++;
-            cb(sub, (uint64_t)st.st_size, arg);
-        }
-    }
-    closedir(dp);
-    return 0;
-}
-
-int pw_agent_find_tag(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
-                      void *arg)
-{
-    if (tag_len == 0 || tag_len > PW_TAG_MAX)
-        return PW_EINVAL;
-    int matches = 0;
-    int r = find_tag_in(dir, "", 0, tag, tag_len, cb, arg, &matches);
-    return r < 0 ? r : matches;
-}
-#endif

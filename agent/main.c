@@ -1,13 +1,14 @@
 /* main.c: poolwatch-agent's command line: configuration (file + flags), --check-config,
  * --print-example, then pw_agent_run. Windows service subcommands live in service_win.c. */
 #include "agent.h"
-#include "config.h"
+#include "daemon.h"
 #include "log.h"
 #ifdef _WIN32
 #include "service_win.h"
 #endif
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #if defined(__GLIBC__)
@@ -30,70 +31,28 @@ static void usage(FILE *out)
 #endif
 }
 
+/* pw_daemon_t's callbacks take the configuration untyped. */
+static int check(const void *cfg, pw_diag_t *d)
+{
+    return pw_agent_check(cfg, d);
+}
+
+static int run(const void *cfg, pw_diag_t *d)
+{
+    return pw_agent_run(cfg, d);
+}
+
 static int agent_main(int argc, char **argv)
 {
-    static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
+    static const pw_daemon_t dm = {.name = "poolwatch-agent",
+                                   .options = pw_agent_options,
+                                   .log_level_offset = offsetof(pw_agent_cfg_t, log_level),
+                                   .log_level_option = "agent.log_level",
+                                   .usage = usage,
+                                   .check = check,
+                                   .run = run};
     pw_agent_cfg_t cfg;
-    pw_diag_t d;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "--print-example") == 0)
-            return pw_config_write_example(pw_agent_options, "poolwatch-agent", stdout) == 0 ? 0
-                                                                                             : 1;
-    }
-    memset(&cfg, 0, sizeof(cfg));
-    pw_diag_clear(&d);
-    int optind = 0;
-    if (pw_config_find_flag(argc, argv, "config", &path) < 0 ||
-        pw_config_defaults(pw_agent_options, &cfg, &d) < 0 ||
-        (path != NULL && pw_config_load_file(pw_agent_options, &cfg, path, &d) < 0) ||
-        pw_config_apply_args(pw_agent_options, &cfg, argc, argv, own, &optind, &d) < 0 ||
-        pw_config_check(pw_agent_options, &cfg, &d) < 0) {
-        fprintf(stderr, "poolwatch-agent: %s\n", d.msg[0] ? d.msg : "bad --config");
-        pw_config_free(pw_agent_options, &cfg);
-        return 2;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "poolwatch-agent: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        pw_config_free(pw_agent_options, &cfg);
-        return 2;
-    }
-    int lvl = pw_log_parse_level(cfg.log_level ? cfg.log_level : "info");
-    if (lvl < 0) {
-        fprintf(stderr,
-                "poolwatch-agent: agent.log_level: '%s' is not error, warn, info or "
-                "debug\n",
-                cfg.log_level);
-        pw_config_free(pw_agent_options, &cfg);
-        return 2;
-    }
-    pw_log_level = lvl;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--check-config") == 0) {
-            int rc = pw_agent_check(&cfg, &d);
-            if (rc != 0)
-                fprintf(stderr, "poolwatch-agent: check failed: %s\n", d.msg);
-            else
-                pw_config_dump(pw_agent_options, &cfg, stdout);
-            pw_config_free(pw_agent_options, &cfg);
-            return rc == 0 ? 0 : 2;
-        }
-    int r = pw_agent_run(&cfg, &d);
-    if (r != 0) {
-        /* Many messages already end with the reason ("FILE: cannot open: No such file or
-         * directory"): say it once. */
-        if (strstr(d.msg, pw_strerror(r)) != NULL)
-            fprintf(stderr, "poolwatch-agent: %s\n", d.msg);
-        else
-            fprintf(stderr, "poolwatch-agent: %s: %s\n", pw_strerror(r), d.msg);
-    }
-    pw_config_free(pw_agent_options, &cfg);
-    return r == 0 ? 0 : 1;
+    return pw_daemon_main(&dm, &cfg, sizeof(cfg), argc, argv);
 }
 
 int main(int argc, char **argv)

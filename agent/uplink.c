@@ -10,37 +10,6 @@
 #include <string.h>
 
 /* ============================================================================================
- * Backoff
- * ========================================================================================== */
-
-void pw_backoff_init(pw_backoff_t *b, uint64_t min_ms, uint64_t max_ms)
-{
-    b->min_ms = min_ms ? min_ms : 1000;
-    b->max_ms = max_ms ? max_ms : 300000;
-    if (b->max_ms < b->min_ms)
-        b->max_ms = b->min_ms;
-    b->attempt = 0;
-}
-
-uint64_t pw_backoff_next(pw_backoff_t *b, uint32_t rnd)
-{
-    uint64_t base = b->min_ms;
-    for (uint32_t i = 0; i < b->attempt && base < b->max_ms; i++)
-        base *= 2;
-    if (base > b->max_ms)
-        base = b->max_ms;
-    if (b->attempt < 64)
-        b->attempt++;
-    uint64_t half = base / 2;
-    return half + (uint64_t)rnd % (base - half + 1);
-}
-
-void pw_backoff_reset(pw_backoff_t *b)
-{
-    b->attempt = 0;
-}
-
-/* ============================================================================================
  * Uplink
  * ========================================================================================== */
 

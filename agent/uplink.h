@@ -12,28 +12,9 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "backoff.h" /* pw_backoff_t: the reconnect delays */
 #include "error.h"
 #include "poolwatch.pb-c.h"
-
-/* ---- backoff (pure, so tests drive it with their own random numbers) ---------------------- */
-
-typedef struct pw_backoff_s {
-    uint64_t min_ms;  /* first delay */
-    uint64_t max_ms;  /* cap */
-    uint32_t attempt; /* failures since the last success */
-} pw_backoff_t;
-
-/* Initialises a backoff between min_ms and max_ms (ms; 0 = defaults 1,000 and 300,000). */
-void pw_backoff_init(pw_backoff_t *b, uint64_t min_ms, uint64_t max_ms);
-
-/* Delay before the next attempt, in ms, and counts the attempt. "Equal jitter": with
- * base = min(max, min * 2^attempt), the delay is base/2 + (rnd mod (base/2 + 1)), so it is
- * never below half the base (no thundering herd of instant retries) and never above max.
- * `rnd` is any uniformly random 32-bit value. */
-uint64_t pw_backoff_next(pw_backoff_t *b, uint32_t rnd);
-
-/* Back to the first delay (after a session that got as far as an Ack). */
-void pw_backoff_reset(pw_backoff_t *b);
 
 /* ---- uplink --------------------------------------------------------------------------------- */
 

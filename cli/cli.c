@@ -221,8 +221,14 @@ int pw_cli_client(pw_cli_t *cli, pw_client_t *client)
     pw_diag_t d;
     pw_diag_clear(&d);
     memset(client, 0, sizeof(*client));
+    if (cli->url == NULL || cli->url[0] == '\0') {
+        fprintf(cli->err, "poolwatch: no server URL (set POOLWATCH_URL or --url)\n");
+        return PW_EXIT_USAGE;
+    }
     if (pw_url_parse(cli->url, &client->url, &d) < 0) {
-        fprintf(cli->err, "poolwatch: %s\n", d.msg);
+        /* the parser's reason, with the hint the CLI can give */
+        fprintf(cli->err, "poolwatch: --url %s: %s%s\n", cli->url, d.msg,
+                strcmp(d.field, "userinfo") == 0 ? " (use POOLWATCH_TOKEN)" : "");
         return PW_EXIT_USAGE;
     }
     client->token = cli->token;

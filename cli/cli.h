@@ -193,7 +193,8 @@ int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t siz
 #define PW_TOP_KEY_EXCLUDE 4 /* ask for exclude patterns */
 int pw_top_key(pw_top_view_t *v, int key);
 
-/* Does `tag` match one of the comma-separated patterns (`*`, `?`, case-sensitive)? */
+/* Does `tag` match one of the comma-separated patterns? The rule of common/tagpat.h: `*`, `?`,
+ * case-sensitive, the padding spaces of a short tag optional. */
 int pw_top_match(const char *patterns, const char *tag);
 
 /* Renders the screen for a `width` x `height` terminal: header lines, status, column header,

@@ -1,4 +1,4 @@
-/* client.h: the CLI's small blocking HTTP(S) client for the query API (notes/api_v1.md).
+/* client.h: the CLI's small blocking HTTP(S) client for the query API (docs/openapi.json).
  *
  * One request per connection ("Connection: close"): connect (non-blocking connect bounded by
  * the timeout), TLS with OpenSSL verifying the server's chain against a CA file and its name
@@ -13,29 +13,11 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "url.h" /* pw_url_t, pw_url_parse, pw_url_escape */
 
 #define PW_CLIENT_MAX_BODY   ((size_t)256 << 20) /* response body ceiling, bytes */
 #define PW_CLIENT_TIMEOUT_MS 30000               /* default connect / read / write timeout */
-#define PW_CLIENT_HOST_MAX   256
-#define PW_CLIENT_BASE_MAX   512
-
-/* A parsed base URL: scheme://host[:port][/base]. */
-typedef struct pw_url_s {
-    int tls;                       /* 1 for https, 0 for http */
-    char host[PW_CLIENT_HOST_MAX]; /* without the [] of an IPv6 literal */
-    char port[8];                  /* decimal; 443 / 80 by default */
-    char base[PW_CLIENT_BASE_MAX]; /* path prefix without trailing '/', "" for the root */
-} pw_url_t;
-
-/* Parses `url` ("https://collector.example:8443", "http://127.0.0.1:8080/pw/"). Returns 0, or
- * PW_EINVAL with diag set (field "url") for a missing/unknown scheme, an empty or too long
- * host, a bad port (not 1..65535), user info, a query or fragment. */
-int pw_url_parse(const char *url, pw_url_t *out, pw_diag_t *diag);
-
-/* Appends `s` percent-encoded (RFC 3986: everything but ALPHA DIGIT - . _ ~) to `out`
- * (NUL-terminated, size out_size). Returns the new length, or PW_ETOOBIG when it does not fit
- * (out is then truncated but terminated). Tags keep their spaces as %20 ("Io%20%20"). */
-int pw_url_escape(char *out, size_t out_size, const char *s);
+#define PW_CLIENT_HOST_MAX   PW_URL_HOST_MAX
 
 typedef struct pw_client_s {
     pw_url_t url;

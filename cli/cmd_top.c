@@ -9,7 +9,6 @@
 #include "cli.h"
 
 #include <curses.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 
 #include "alloc.h"
 #include "sample.h"
+#include "tagpat.h"
 
 #define LIVE_DURATION_MS 600000u /* asked for on open; renewed every LIVE_RENEW_MS */
 #define LIVE_RENEW_MS    300000u
@@ -244,28 +244,7 @@ int pw_top_key(pw_top_view_t *v, int key)
 
 int pw_top_match(const char *patterns, const char *tag)
 {
-    char trimmed[PW_TAG_MAX * 4 + 1];
-    snprintf(trimmed, sizeof(trimmed), "%s", tag);
-    size_t n = strlen(trimmed);
-    while (n > 0 && trimmed[n - 1] == ' ')
-        trimmed[--n] = '\0';
-    const char *p = patterns;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        char pat[256];
-        if (len > 0 && len < sizeof(pat)) {
-            memcpy(pat, p, len);
-            pat[len] = '\0';
-            /* "Io" must match "Io  ": the pattern applies to the tag with or without the
-             * padding poolmon adds to short tags. */
-            if (fnmatch(pat, tag, FNM_NOESCAPE) == 0 || fnmatch(pat, trimmed, FNM_NOESCAPE) == 0)
-                return 1;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
+    return pw_tagpat_list_match_str(patterns, tag, strlen(tag));
 }
 
 static int row_visible(const pw_top_view_t *v, const pw_top_row_t *r)

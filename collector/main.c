@@ -4,10 +4,11 @@
 #include "tokens.h"
 
 #include <openssl/rand.h>
-#include "config.h"
+#include "daemon.h"
 #include "log.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,17 @@ static int new_token(const char *role, const char *name)
     return 0;
 }
 
+/* pw_daemon_t's callbacks take the configuration untyped. */
+static int check(const void *cfg, pw_diag_t *d)
+{
+    return pw_collector_check(cfg, d);
+}
+
+static int run(const void *cfg, pw_diag_t *d)
+{
+    return pw_collector_run(cfg, d);
+}
+
 int main(int argc, char **argv)
 {
 #ifndef _WIN32
@@ -70,67 +82,13 @@ int main(int argc, char **argv)
         }
         return new_token(argv[2], argv[3]);
     }
-    static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
+    static const pw_daemon_t dm = {.name = "poolwatch-collector",
+                                   .options = pw_collector_options,
+                                   .log_level_offset = offsetof(pw_collector_cfg_t, log_level),
+                                   .log_level_option = "collector.log_level",
+                                   .usage = usage,
+                                   .check = check,
+                                   .run = run};
     pw_collector_cfg_t cfg;
-    pw_diag_t d;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "--print-example") == 0)
-            return pw_config_write_example(pw_collector_options, "poolwatch-collector", stdout) == 0
-                       ? 0
-                       : 1;
-    }
-    memset(&cfg, 0, sizeof(cfg));
-    pw_diag_clear(&d);
-    int optind = 0;
-    if (pw_config_find_flag(argc, argv, "config", &path) < 0 ||
-        pw_config_defaults(pw_collector_options, &cfg, &d) < 0 ||
-        (path != NULL && pw_config_load_file(pw_collector_options, &cfg, path, &d) < 0) ||
-        pw_config_apply_args(pw_collector_options, &cfg, argc, argv, own, &optind, &d) < 0 ||
-        pw_config_check(pw_collector_options, &cfg, &d) < 0) {
-        fprintf(stderr, "poolwatch-collector: %s\n", d.msg[0] ? d.msg : "bad --config");
-        pw_config_free(pw_collector_options, &cfg);
-        return 2;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "poolwatch-collector: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        pw_config_free(pw_collector_options, &cfg);
-        return 2;
-    }
-    int lvl = pw_log_parse_level(cfg.log_level ? cfg.log_level : "info");
-    if (lvl < 0) {
-        fprintf(stderr,
-                "poolwatch-collector: collector.log_level: '%s' is not error, warn, info or "
-                "debug\n",
-                cfg.log_level);
-        pw_config_free(pw_collector_options, &cfg);
-        return 2;
-    }
-    pw_log_level = lvl;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--check-config") == 0) {
-            int rc = pw_collector_check(&cfg, &d);
-            if (rc != 0)
-                fprintf(stderr, "poolwatch-collector: check failed: %s\n", d.msg);
-            else
-                pw_config_dump(pw_collector_options, &cfg, stdout);
-            pw_config_free(pw_collector_options, &cfg);
-            return rc == 0 ? 0 : 2;
-        }
-    int r = pw_collector_run(&cfg, &d);
-    if (r != 0) {
-        /* Many messages already end with the reason ("cannot open 'tokens': No such file or
-         * directory"): say it once, as the agent does. */
-        if (strstr(d.msg, pw_strerror(r)) != NULL)
-            fprintf(stderr, "poolwatch-collector: %s\n", d.msg);
-        else
-            fprintf(stderr, "poolwatch-collector: %s: %s\n", pw_strerror(r), d.msg);
-    }
-    pw_config_free(pw_collector_options, &cfg);
-    return r == 0 ? 0 : 1;
+    return pw_daemon_main(&dm, &cfg, sizeof(cfg), argc, argv);
 }

@@ -19,3 +19,4 @@ pw_add_test(test_poolmon_text SOURCES common/test_poolmon_text.c LIBS pw_text LA
 pw_add_test(test_codec SOURCES common/test_codec.c LIBS pw_core LABEL windows)
 pw_add_test(test_delta SOURCES common/test_delta.c LIBS pw_core LABEL windows)
 pw_add_test(test_frame SOURCES common/test_frame.c LIBS pw_core LABEL windows)
+pw_add_test(test_backoff SOURCES common/test_backoff.c LIBS pw_base LABEL windows)

@@ -24,16 +24,6 @@ static double sorted_median(const double *s, size_t n)
     return (s[n / 2 - 1] + s[n / 2]) / 2.0;
 }
 
-/* Type 7 quantile of an already sorted array. */
-static double sorted_quantile(const double *s, size_t n, double p)
-{
-    double h = (double)(n - 1) * p;
-    size_t lo = (size_t)floor(h);
-    if (lo >= n - 1)
-        return s[n - 1];
-    return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
 /* Index of the i-th of m evenly spaced points among n (m <= n, m >= 2). */
 static size_t decimate_index(size_t i, size_t n, size_t m)
 {
@@ -71,6 +61,55 @@ double pw_stats_norm_quantile(double p)
     return (lo + hi) / 2.0;
 }
 
+/* k-th smallest of v[0..n) (reorders v): Hoare's selection. */
+static double select_k(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double piv = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < piv)
+                i++;
+            while (v[j] > piv)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+double pw_stats_quantile7(double *v, size_t n, double p)
+{
+    double h = (double)(n - 1) * p;
+    size_t lo = (size_t)floor(h);
+    if (lo >= n - 1)
+        lo = n - 1;
+    double a = select_k(v, n, lo);
+    if (lo + 1 >= n)
+        return a;
+    /* After the selection v[lo+1 ..] are all >= v[lo]: the next order statistic is their min. */
+    double b = v[lo + 1];
+    for (size_t i = lo + 2; i < n; i++)
+        if (v[i] < b)
+            b = v[i];
+    return a + (h - (double)lo) * (b - a);
+}
+
 int pw_stats_median(const double *x, size_t n, double *out)
 {
     if (x == NULL || n == 0 || out == NULL)
@@ -93,8 +132,7 @@ int pw_stats_quantile(const double *x, size_t n, double p, double *out)
     if (s == NULL)
         return PW_ENOMEM;
     memcpy(s, x, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), cmp_double);
-    *out = sorted_quantile(s, n, p);
+    *out = pw_stats_quantile7(s, n, p);
     pw_free(s);
     return 0;
 }
@@ -679,8 +717,8 @@ int pw_fleet_dist(const double *v, size_t n, pw_dist_t *out)
     out->n = n;
     out->min = s[0];
     out->max = s[n - 1];
-    out->p50 = sorted_quantile(s, n, 0.5);
-    out->p90 = sorted_quantile(s, n, 0.9);
+    out->p50 = pw_stats_quantile7(s, n, 0.5);
+    out->p90 = pw_stats_quantile7(s, n, 0.9);
     pw_free(s);
     return 0;
 }

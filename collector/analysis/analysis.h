@@ -1,4 +1,4 @@
-/* analysis.h: pure statistics over time series for the collector (issue 6, DESIGN §5):
+/* analysis.h: pure statistics over time series for the collector (methods below):
  * nonpaged/paged pressure and time to exhaustion, leak suspects per (host, tag, pool type),
  * fleet distributions, robust outliers and shared attributes of suspect hosts.
  *
@@ -77,6 +77,11 @@ int pw_stats_robust_z(const double *x, size_t n, double *z);
 /* p-th quantile (0 <= p <= 1) of x[0..n), type 7 (above). Returns 0, PW_EINVAL, PW_ENOMEM. */
 int pw_stats_quantile(const double *x, size_t n, double p, double *out);
 
+/* The same type 7 quantile of v[0..n) (n >= 1, 0 <= p <= 1) without a copy or a sort: v is
+ * reordered by a selection, O(n) on average; no NaN in v. The one implementation: the query
+ * API's fleet columns (api_v1.c) call it for every tag of a page. */
+double pw_stats_quantile7(double *v, size_t n, double p);
+
 /* Mann-Kendall trend test result. */
 typedef struct pw_mk_s {
     size_t n;   /* points used (after decimation) */
@@ -118,7 +123,7 @@ typedef enum {
 
 typedef struct pw_pressure_opts_s {
     double warn_ratio;        /* used/limit at or above which level is WARN; default 0.70 */
-    double critical_ratio;    /* ... CRITICAL; default 0.85 (issue 6) */
+    double critical_ratio;    /* ... CRITICAL; default 0.85 */
     int64_t window_ms;        /* trend window ending at the last point; default 2 h */
     double alpha;             /* trend significance and CI level 1 - alpha; default 0.05 */
     size_t min_points;        /* fewer points in the window: no trend, no ETA; default 6 */

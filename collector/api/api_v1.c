@@ -1,5 +1,5 @@
 /* api_v1.c: the routing table, authentication and the /api/v1 handlers (JSON via jansson).
- * The shapes are the contract of notes/api_v1.md, described in docs/openapi.json. */
+ * The shapes are the contract described in docs/openapi.json. */
 #include "api.h"
 
 #include <inttypes.h>
@@ -14,8 +14,10 @@
 #include <openssl/crypto.h>
 
 #include "alloc.h"
+#include "analysis.h"
 #include "fleet_agg.h"
 #include "poolmon_text.h"
+#include "tagpat.h"
 
 #define MAX_PARAMS   4  /* {name} segments in a route */
 #define MAX_QUERY    32 /* query parameters looked at */
@@ -337,106 +339,6 @@ static int pool_word(const char *s)
     if (strcmp(s, "both") == 0 || strcmp(s, "all") == 0)
         return 3;
     return -1;
-}
-
-/* poolmon /i /x patterns: `*` any run, `?` one byte; case-sensitive. p and s are counted
- * (no copies per row). A pattern byte equal to the text byte is taken literally before `*` is
- * tried, so a `*` in a tag is matched by a `*` in the pattern as one byte. */
-static int glob_match(const char *p, size_t pn, const char *s, size_t sn)
-{
-    size_t pi = 0, si = 0, star = SIZE_MAX, ss = 0;
-    while (si < sn) {
-        if (pi < pn && (p[pi] == '?' || p[pi] == s[si])) {
-            pi++;
-            si++;
-        } else if (pi < pn && p[pi] == '*') {
-            star = pi++;
-            ss = si;
-        } else if (star != SIZE_MAX) {
-            pi = star + 1;
-            si = ++ss;
-        } else {
-            return 0;
-        }
-    }
-    while (pi < pn && p[pi] == '*')
-        pi++;
-    return pi == pn;
-}
-
-/* A comma-separated pattern list split once per request, not once per row. */
-typedef struct pat_s {
-    const char *p;
-    size_t n;
-} pat_t;
-
-typedef struct patlist_s {
-    int present; /* the parameter was given (an empty list then matches nothing) */
-    size_t n;
-    pat_t *v;          /* owned */
-    int any_first;     /* some pattern starts with `*` or `?` */
-    uint64_t first[4]; /* else: the set of the patterns' first bytes */
-} patlist_t;
-
-/* Splits `list` (NULL: absent) into l. Empty patterns and patterns longer than any tag text
- * could need are left out. Returns 0 or PW_ENOMEM. */
-static int patlist_init(patlist_t *l, const char *list)
-{
-    memset(l, 0, sizeof(*l));
-    if (list == NULL)
-        return 0;
-    l->present = 1;
-    size_t cap = 1;
-    for (const char *c = list; (c = strchr(c, ',')) != NULL; c++)
-        cap++;
-    if ((l->v = pw_malloc(cap * sizeof(*l->v))) == NULL)
-        return PW_ENOMEM;
-    for (const char *p = list;;) {
-        const char *c = strchr(p, ',');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (n > 0 && n < TAG_TEXT_MAX + 8) {
-            unsigned char c0 = (unsigned char)p[0];
-            l->v[l->n++] = (pat_t){p, n};
-            if (c0 == '*' || c0 == '?')
-                l->any_first = 1;
-            l->first[c0 >> 6] |= 1ull << (c0 & 63);
-        }
-        if (c == NULL)
-            return 0;
-        p = c + 1;
-    }
-}
-
-static void patlist_free(patlist_t *l)
-{
-    pw_free(l->v);
-    memset(l, 0, sizeof(*l));
-}
-
-/* Whether the text s (sn bytes) matches any pattern of l. */
-static int patlist_match(const patlist_t *l, const char *s, size_t sn)
-{
-    if (!l->any_first) { /* every pattern starts with a literal byte: s[0] must be one */
-        unsigned char c0 = sn ? (unsigned char)s[0] : 0;
-        if (sn == 0 || !(l->first[c0 >> 6] >> (c0 & 63) & 1))
-            return 0;
-    }
-    for (size_t i = 0; i < l->n; i++) {
-        const pat_t *p = &l->v[i];
-        /* A literal first byte that differs: no match (what glob_match would find). */
-        if (p->p[0] != '*' && p->p[0] != '?' && (sn == 0 || p->p[0] != s[0]))
-            continue;
-        if (glob_match(p->p, p->n, s, sn))
-            return 1;
-        /* Short Windows tags are padded with spaces ("Io  "): `Io` means that tag too, as
-         * docs/cli.md says for top's I and X keys. */
-        size_t tn = sn;
-        while (tn > 0 && s[tn - 1] == ' ')
-            tn--;
-        if (tn > 0 && tn < sn && glob_match(p->p, p->n, s, tn))
-            return 1;
-    }
-    return 0;
 }
 
 static const char *limit_source_name(int s)
@@ -788,7 +690,8 @@ static void make_item(const uint8_t *tag, size_t len, uint64_t col, uint32_t i, 
 
 /* Whether a tag passes the include and exclude lists, matched on its printable form
  * (pw_tag_format), which is the bytes themselves for most tags. */
-static int tag_passes(const uint8_t *tag, size_t len, const patlist_t *inc, const patlist_t *exc)
+static int tag_passes(const uint8_t *tag, size_t len, const pw_tagpat_list_t *inc,
+                      const pw_tagpat_list_t *exc)
 {
     char tt[TAG_TEXT_MAX];
     const char *s = (const char *)tag;
@@ -799,8 +702,8 @@ static int tag_passes(const uint8_t *tag, size_t len, const patlist_t *inc, cons
             s = tt;
             break;
         }
-    return !(inc->present && !patlist_match(inc, s, sn)) &&
-           !(exc->present && patlist_match(exc, s, sn));
+    return !(inc->present && !pw_tagpat_list_match(inc, s, sn)) &&
+           !(exc->present && pw_tagpat_list_match(exc, s, sn));
 }
 
 /* Moves item `at` of the max-heap h (n items, cmp_item order) down to its place. */
@@ -910,10 +813,10 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     }
     if (desc < 0)
         desc = sort != SORT_TAG; /* poolmon: tags ascending, numbers largest first */
-    patlist_t inc, exc;
-    int r = patlist_init(&inc, query_get(&q, "include"));
+    pw_tagpat_list_t inc, exc;
+    int r = pw_tagpat_list_init(&inc, query_get(&q, "include"));
     if (r == 0)
-        r = patlist_init(&exc, query_get(&q, "exclude"));
+        r = pw_tagpat_list_init(&exc, query_get(&q, "exclude"));
     else
         memset(&exc, 0, sizeof(exc));
     size_t n = host_nrows(h), m = 0;
@@ -927,8 +830,8 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         }
     }
     if (r != 0) {
-        patlist_free(&inc);
-        patlist_free(&exc);
+        pw_tagpat_list_free(&inc);
+        pw_tagpat_list_free(&exc);
         query_free(&q);
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
@@ -958,8 +861,8 @@ static int h_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         uint64_t col = sort == SORT_TAG ? 0 : vrow_column(&row, sort, (int)by_change);
         make_item(row.tag, row.tag_len, col, (uint32_t)i, sort, desc, &g_items[m++]);
     }
-    patlist_free(&inc);
-    patlist_free(&exc);
+    pw_tagpat_list_free(&inc);
+    pw_tagpat_list_free(&exc);
     size_t out_n = m < limit ? m : (size_t)limit;
     g_host = h;
     g_tag_desc = sort == SORT_TAG && desc;
@@ -1092,54 +995,6 @@ static void aggset_free(aggset_t *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* k-th smallest of v[0..n) (reorders v): Hoare's selection. */
-static uint64_t select_k(uint64_t *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        uint64_t piv = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < piv)
-                i++;
-            while (v[j] > piv)
-                j--;
-            if (i <= j) {
-                uint64_t t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return v[k];
-    }
-    return v[k];
-}
-
-/* Type-7 quantile (analysis.h: h = (n - 1) p, linear between closest ranks). */
-static double quantile7(uint64_t *v, size_t n, double p)
-{
-    double hpos = (double)(n - 1) * p;
-    size_t lo = (size_t)floor(hpos);
-    double a = (double)select_k(v, n, lo);
-    if (lo + 1 >= n)
-        return a;
-    /* After the selection v[lo+1 ..] are all >= v[lo]: the next order statistic is their min. */
-    uint64_t b = UINT64_MAX;
-    for (size_t i = lo + 1; i < n; i++)
-        if (v[i] < b)
-            b = v[i];
-    return a + (hpos - (double)lo) * ((double)b - a);
-}
-
 static int cmp_agg_total(const void *a, const void *b)
 {
     const agg_t *x = a, *y = b;
@@ -1204,7 +1059,7 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
     const pw_agg_t *g = &ix->aggs[a->off];
     /* min, max and the top hosts (largest first, ties: the earlier host) over the entries,
      * which are in no order; the quantiles over a copy of the values. */
-    uint64_t *vals = pw_malloc((g->n ? g->n : 1) * sizeof(*vals));
+    double *vals = pw_malloc((g->n ? g->n : 1) * sizeof(*vals));
     if (vals == NULL)
         return NULL;
     a->min = UINT64_MAX;
@@ -1213,7 +1068,7 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
     for (uint32_t i = 0; i < g->n; i++) {
         uint64_t b = g->v[i].bytes;
         uint32_t host = g->v[i].host;
-        vals[i] = b;
+        vals[i] = (double)b;
         a->min = b < a->min ? b : a->min;
         a->max = b > a->max ? b : a->max;
         uint32_t n = a->top_n;
@@ -1240,8 +1095,8 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
         json_array_append_new(top,
                               json_pack("{s:o,s:o}", "host", jstr(f->hosts[a->top_host[i]]->name),
                                         "bytes", ju64(a->top_bytes[i])));
-    double p50 = quantile7(vals, a->hosts, 0.5);
-    double p90 = quantile7(vals, a->hosts, 0.9);
+    double p50 = pw_stats_quantile7(vals, a->hosts, 0.5);
+    double p90 = pw_stats_quantile7(vals, a->hosts, 0.9);
     pw_free(vals);
     return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag",
                      tag_text(a->tag, a->tag_len, tt), "type", pw_pool_name(a->pool), "hosts",

@@ -20,7 +20,7 @@ typedef struct attempt_s attempt_t;
 
 struct pw_httpc_s {
     uv_loop_t *loop;
-    pw_httpc_url_t u;
+    pw_url_t u;
     pw_tls_ctx_t *tls;
     uint64_t timeout_ms;
     uv_timer_t timer;
@@ -50,51 +50,14 @@ static http_parser_settings rsp_settings;
 
 /* ---- URL --------------------------------------------------------------------------------- */
 
-int pw_httpc_parse_url(const char *url, const char *opt, pw_httpc_url_t *out, pw_diag_t *d)
+int pw_httpc_parse_url(const char *url, const char *opt, pw_url_t *out, pw_diag_t *d)
 {
-    memset(out, 0, sizeof(*out));
-    struct http_parser_url u;
-    http_parser_url_init(&u);
-    size_t len = url ? strlen(url) : 0;
-    if (len == 0 || http_parser_parse_url(url, len, 0, &u) != 0 ||
-        !(u.field_set & (1 << UF_SCHEMA)) || !(u.field_set & (1 << UF_HOST)))
-        return pw_diag_set(d, PW_ECONFIG, 0, 0, opt,
-                           "%s: %s: not an http[s]://host[:port][/path] URL", opt, url ? url : "");
-    const char *sch = url + u.field_data[UF_SCHEMA].off;
-    size_t schl = u.field_data[UF_SCHEMA].len;
-    if (schl == 5 && strncasecmp(sch, "https", 5) == 0)
-        out->tls = 1;
-    else if (!(schl == 4 && strncasecmp(sch, "http", 4) == 0))
-        return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_SCHEMA].off, opt,
-                           "%s: %s: the scheme must be http:// or https://", opt, url);
-    if (u.field_data[UF_HOST].len >= sizeof(out->host) || (u.field_set & (1 << UF_USERINFO)))
-        return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_HOST].off, opt,
-                           "%s: %s: host too long or user info given (use bearer_token_file)", opt,
-                           url);
-    memcpy(out->host, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len);
-    snprintf(out->port, sizeof(out->port), "%u",
-             (u.field_set & (1 << UF_PORT)) ? u.port
-             : out->tls                     ? 443u
-                                            : 80u);
-    size_t pl = 0;
-    const char *path = "/";
-    if (u.field_set & (1 << UF_PATH)) {
-        path = url + u.field_data[UF_PATH].off;
-        pl = len - u.field_data[UF_PATH].off;
-        if (u.field_set & (1 << UF_FRAGMENT))
-            pl = u.field_data[UF_FRAGMENT].off - 1 - u.field_data[UF_PATH].off;
-    } else {
-        pl = 1;
-    }
-    if (pl >= sizeof(out->path))
-        return pw_diag_set(d, PW_ECONFIG, 0, 0, opt, "%s: %s: path longer than %zu bytes", opt, url,
-                           sizeof(out->path) - 1);
-    memcpy(out->path, path, pl);
-    for (const char *p = out->path; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f)
-            return pw_diag_set(d, PW_ECONFIG, 0, 0, opt, "%s: %s: control byte or space in path",
-                               opt, url);
-    return 0;
+    pw_diag_t ud;
+    pw_diag_clear(&ud);
+    if (pw_url_parse_request(url, out, &ud) == 0)
+        return 0;
+    return pw_diag_set(d, PW_ECONFIG, 0, ud.offset, opt, "%s: %s: %s%s", opt, url ? url : "",
+                       ud.msg, strcmp(ud.field, "userinfo") == 0 ? " (use bearer_token_file)" : "");
 }
 
 /* ---- client ------------------------------------------------------------------------------ */
@@ -371,14 +334,6 @@ int pw_httpc_post(pw_httpc_t *c, const char *headers, const void *body, size_t l
         uv_timer_start(&c->timer, on_timeout, 0, 0);
     }
     return 0;
-}
-
-uint64_t pw_httpc_backoff(uint64_t initial_ms, uint64_t max_ms, uint32_t attempts)
-{
-    uint64_t delay = initial_ms;
-    for (uint32_t i = 1; i < attempts && delay < max_ms; i++)
-        delay *= 2;
-    return delay > max_ms ? max_ms : delay;
 }
 
 static void on_timer_closed(uv_handle_t *h)

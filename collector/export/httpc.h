@@ -15,19 +15,12 @@
 
 #include "error.h"
 #include "net.h"
+#include "url.h"
 
-/* A parsed URL. */
-typedef struct pw_httpc_url_s {
-    int tls;                    /* 1 for https:// */
-    char host[PW_NET_HOST_MAX]; /* name or IP literal, without brackets */
-    char port[8];               /* decimal; 80 / 443 by default */
-    char path[1024];            /* path and query as written, "/" when none */
-} pw_httpc_url_t;
-
-/* Parses "http[s]://host[:port][/path][?query]" (no user info, no fragment kept, no control
- * bytes or spaces). `opt` names the option in the message ("remote_write.url").
- * Returns 0 or PW_ECONFIG with d->field = opt and d->msg "<opt>: <url>: <reason>". */
-int pw_httpc_parse_url(const char *url, const char *opt, pw_httpc_url_t *out, pw_diag_t *d);
+/* Parses `url` with common/url.h's pw_url_parse_request, for an option named `opt`
+ * ("remote_write.url"). Returns 0 or PW_ECONFIG with d->field = opt and d->msg
+ * "<opt>: <url>: <reason>". */
+int pw_httpc_parse_url(const char *url, const char *opt, pw_url_t *out, pw_diag_t *d);
 
 typedef struct pw_httpc_opts_s {
     const char *url;       /* required */
@@ -63,10 +56,6 @@ int pw_httpc_post(pw_httpc_t *c, const char *headers, const void *body, size_t l
 
 /* 1 while a request is in flight. */
 int pw_httpc_busy(const pw_httpc_t *c);
-
-/* Exponential backoff of the senders: the wait after the `attempts`-th failed attempt (1 =
- * the first): initial_ms doubled (attempts - 1) times, capped at max_ms. Milliseconds. */
-uint64_t pw_httpc_backoff(uint64_t initial_ms, uint64_t max_ms, uint32_t attempts);
 
 /* Stops: a request in flight is abandoned without its callback; the client is freed once
  * libuv has closed its handles (run the loop to finish). Accepts NULL. */

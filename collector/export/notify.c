@@ -1,16 +1,17 @@
 /* notify.c: webhook and Alertmanager v2 delivery on the libuv loop (see notify.h). */
 #include "notify.h"
 
-#include <http_parser.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "alloc.h"
+#include "backoff.h"
 #include "httpc.h"
 #include "log.h"
 #include "net.h"
+#include "url.h"
 
 #define MOD "notify"
 
@@ -161,51 +162,32 @@ static int parse_url(const char *url, const char *opt, int am, target_t *t, pw_d
     memset(t, 0, sizeof(*t));
     if (url == NULL || url[0] == '\0')
         return 0;
-    struct http_parser_url u;
-    http_parser_url_init(&u);
-    size_t len = strlen(url);
-    if (http_parser_parse_url(url, len, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)) ||
-        !(u.field_set & (1 << UF_HOST)))
-        return pw_diag_set(d, PW_ECONFIG, 0, 0, opt,
-                           "alerts.%s: %s: not an http://host[:port][/path] URL", opt, url);
-    const char *sch = url + u.field_data[UF_SCHEMA].off;
-    size_t schl = u.field_data[UF_SCHEMA].len;
-    if (schl != 4 || strncasecmp(sch, "http", 4) != 0)
-        return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_SCHEMA].off, opt,
-                           "alerts.%s: %s: only http:// is supported (put a TLS proxy on loopback "
-                           "for https)",
-                           opt, url);
-    if (u.field_data[UF_HOST].len >= sizeof(t->host) || (u.field_set & (1 << UF_USERINFO)))
-        return pw_diag_set(d, PW_ECONFIG, 0, u.field_data[UF_HOST].off, opt,
-                           "alerts.%s: %s: host too long or user info given", opt, url);
-    memcpy(t->host, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len);
-    snprintf(t->port, sizeof(t->port), "%u", (u.field_set & (1 << UF_PORT)) ? u.port : 80u);
-    const char *path = "";
-    size_t pl = 0;
-    if (u.field_set & (1 << UF_PATH)) {
-        path = url + u.field_data[UF_PATH].off;
-        /* path and query as written */
-        pl = len - u.field_data[UF_PATH].off;
-        if (u.field_set & (1 << UF_FRAGMENT))
-            pl = u.field_data[UF_FRAGMENT].off - 1 - u.field_data[UF_PATH].off;
+    pw_url_t u;
+    pw_diag_t ud;
+    pw_diag_clear(&ud);
+    int r = pw_url_parse_request(url, &u, &ud);
+    if (r != 0 || u.tls) {
+        const char *why = ud.msg;
+        if (r != 0 && strcmp(ud.field, "url") == 0)
+            why = "not an http://host[:port][/path] URL";
+        else if (r == 0 || strcmp(ud.field, "scheme") == 0)
+            why = "only http:// is supported (put a TLS proxy on loopback for https)";
+        return pw_diag_set(d, PW_ECONFIG, 0, ud.offset, opt, "alerts.%s: %s: %s", opt, url, why);
     }
+    memcpy(t->host, u.host, sizeof(t->host));
+    memcpy(t->port, u.port, sizeof(t->port));
+    size_t pl = strlen(u.path);
     if (am) {
-        while (pl > 0 && path[pl - 1] == '/')
+        while (pl > 0 && u.path[pl - 1] == '/')
             pl--;
         t->path = pw_malloc(pl + sizeof("/api/v2/alerts"));
         if (t->path == NULL)
             return PW_ENOMEM;
-        memcpy(t->path, path, pl);
+        memcpy(t->path, u.path, pl);
         memcpy(t->path + pl, "/api/v2/alerts", sizeof("/api/v2/alerts"));
-    } else {
-        t->path = pl ? pw_strndup(path, pl) : pw_strdup("/");
-        if (t->path == NULL)
-            return PW_ENOMEM;
+    } else if ((t->path = pw_strdup(u.path)) == NULL) {
+        return PW_ENOMEM;
     }
-    for (const char *p = t->path; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f)
-            return pw_diag_set(d, PW_ECONFIG, 0, 0, opt,
-                               "alerts.%s: %s: control byte or space in path", opt, url);
     t->on = 1;
     return 0;
 }
@@ -443,8 +425,9 @@ static void on_done(void *arg, int result)
             unlink_msg(n, m);
             msg_free(m);
         } else {
+            /* attempts >= 1: counted when sent */
             uint64_t delay =
-                pw_httpc_backoff(n->o.backoff_initial_ms, n->o.backoff_max_ms, m->attempts);
+                pw_backoff_delay_ms(n->o.backoff_initial_ms, n->o.backoff_max_ms, m->attempts - 1);
             m->not_before = uv_now(n->loop) + delay;
             PW_LOG_DEBUG(MOD, "%s: attempt %u failed (%s), retry in %llu ms", tn, m->attempts,
                          r < 0 ? pw_strerror(r) : "status", (unsigned long long)delay);

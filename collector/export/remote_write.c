@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "backoff.h"
 #include "httpc.h"
 #include "log.h"
 #include "prom_remote.pb-c.h"
@@ -309,7 +310,7 @@ int pw_remote_write_check(const pw_remote_write_opts_t *o, pw_diag_t *d)
         return PW_EINVAL;
     if (!has(o->url))
         return 0;
-    pw_httpc_url_t u;
+    pw_url_t u;
     int r = pw_httpc_parse_url(o->url, "remote_write.url", &u, d);
     if (r != 0) {
         if (d)
@@ -660,8 +661,9 @@ static void on_done(void *arg, int result)
             memset(&w->c_fail, 0, sizeof(w->c_fail));
         }
     } else if (result < 0 || result == 429 || result >= 500) {
+        /* attempts >= 1: counted when sent */
         uint64_t delay =
-            pw_httpc_backoff(w->o.backoff_initial_ms, w->o.backoff_max_ms, q->attempts);
+            pw_backoff_delay_ms(w->o.backoff_initial_ms, w->o.backoff_max_ms, q->attempts - 1);
         q->not_before = uv_now(w->loop) + delay;
         PW_LOG_DEBUG(MOD, "attempt %u: %s %d: retry in %llu ms", q->attempts,
                      result < 0 ? pw_strerror(result) : "status", result,
