@@ -1,5 +1,5 @@
 /* cmd_query.c: the listing commands (hosts, tags, leaks, alerts, series, lookup) and their
- * text formats. Each formatter reads the JSON of one endpoint of notes/api_v1.md. */
+ * text formats. Each formatter reads the JSON of one endpoint of docs/openapi.json. */
 #include "cli.h"
 
 #include <inttypes.h>

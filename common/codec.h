@@ -1,4 +1,4 @@
-/* codec.h: Envelope <-> bytes over protobuf-c, with size caps (DESIGN §3).
+/* codec.h: Envelope <-> bytes over protobuf-c, with size caps (docs/protocol.md).
  *
  * Unpacking hostile bytes cannot make protobuf-c allocate without bound: every unpack runs
  * with an allocator capped at PW_CODEC_ALLOC_FACTOR times the payload size (plus a constant),

@@ -1,4 +1,4 @@
-/* delta.h: keyframe / delta encoding of pool tables (DESIGN §3, docs/protocol.md).
+/* delta.h: keyframe / delta encoding of pool tables (docs/protocol.md).
  *
  * A table is a set of rows keyed by (tag id, pool type): key = id * 4 + pool. A keyframe
  * carries every row's absolute counters; a delta carries, for rows that changed since the

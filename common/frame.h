@@ -1,4 +1,4 @@
-/* frame.h: the stream framing of DESIGN §3: a 4-byte big-endian length, then that many bytes
+/* frame.h: the stream framing of docs/protocol.md: a 4-byte big-endian length, then that many bytes
  * of one protobuf Envelope.
  *
  * The parser never trusts a length (Redis proto_max_bulk_len, picohttpparser's -2/-1/n

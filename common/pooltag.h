@@ -1,5 +1,5 @@
 /* pooltag.h: loader for `pooltag.txt`-format tag descriptions (Debugging Tools for Windows,
- * `triage\pooltag.txt`; issue 6 item 5), so that every leak suspect shows its driver and
+ * `triage\pooltag.txt`), so that every leak suspect shows its driver and
  * description, or "unknown".
  *
  * Format (the file's own header): `<PoolTag> - <binary-name> - <Description>`, one per line,

@@ -1,4 +1,4 @@
-/* sample.h: one sample of a host's pool table (DESIGN §2), as sources produce it and as the
+/* sample.h: one sample of a host's pool table (docs/protocol.md), as sources produce it and as the
  * codec and the collector consume it.
  *
  * A row is one (pool tag, pool type) pair, as poolmon shows it: the same tag's paged and

@@ -1,4 +1,4 @@
-/* tagdict.h: pool tag bytes <-> small integer ids (DESIGN §2: "inside one connection each
+/* tagdict.h: pool tag bytes <-> small integer ids ("inside one connection each
  * tag gets a small integer id in a dictionary that the agent sends once").
  *
  * Ids are dense and assigned in order of first use: 0, 1, 2, ... An encoder adds tags as it

@@ -1,4 +1,4 @@
-/* alert.h: alert state machine (issue 6 item 1 and "Alerts out"): inactive -> pending ->
+/* alert.h: alert state machine: inactive -> pending ->
  * firing -> resolved, keyed by labels (host, tag, pool, severity), with a `for` duration and
  * hysteresis, driven by an injected clock. Pure: no I/O, no clock reads; every call takes
  * now_ms and may emit one transition that the notifier (webhook, Alertmanager) turns into a

@@ -1,4 +1,4 @@
-/* analysis_run.c: runs the statistics of analysis.c over the fleet (issue 6).
+/* analysis_run.c: runs the statistics of analysis.c over the fleet.
  *
  * Every pass (a timer, 30 s):
  *  - pressure: nonpaged and paged used / limit per host with a Theil-Sen trend over the last
@@ -817,7 +817,7 @@ static void finish_pass(run_t *rn, int64_t now_ms)
     rn->in_pass = 0;
 }
 
-/* After a restart the leak screen's baseline ("the value after the agent's start", issue 6)
+/* After a restart the leak screen's baseline ("the value after the agent's start")
  * would otherwise be the first table after the restart, and a leak would have to grow again
  * by MIN_GROWTH before it is looked at: the table of 24 h before the newest sample (the long
  * pass's window) is read back from the store instead, or the oldest one stored. */

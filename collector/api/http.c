@@ -1,4 +1,4 @@
-/* http.c: the collector's HTTP listener for the query API (issue 7 item 1).
+/* http.c: the collector's HTTP listener for the query API.
  *
  * TLS with the collector's certificate through pw_tls (server context with no_client_cert:
  * browsers and scripts authenticate with bearer tokens, api_v1.c), HTTP/1.1 parsed by

@@ -1,4 +1,4 @@
-/* tokens.h: bearer tokens of the query API (issue 7 item 1).
+/* tokens.h: bearer tokens of the query API.
  *
  * The tokens file holds one token per line, never the token itself but its SHA-256:
  *

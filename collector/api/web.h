@@ -1,5 +1,5 @@
 /* web.h: the web dashboard's static files (web/), built into the collector by
- * cmake/EmbedWeb.cmake, and the handler that serves them (issue 7 item 3).
+ * cmake/EmbedWeb.cmake, and the handler that serves them.
  *
  * Served without a token: the pages hold no data. The scripts ask for a bearer token (login
  * box, or #token=... in the URL) and call /api/v1 with it, where the usual auth applies.

@@ -1,4 +1,4 @@
-/* notify.h: alerts out (issue 6 item 4): turns alert transitions (alert.h) into
+/* notify.h: alerts out: turns alert transitions (alert.h) into
  *   - a webhook: POST of one JSON object per transition to a configured URL, and
  *   - the Alertmanager v2 API: POST <base>/api/v2/alerts with a JSON array of alerts
  *     (labels alertname, host, tag, pool, severity; annotations summary, description;

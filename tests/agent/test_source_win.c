@@ -252,7 +252,7 @@ static void test_win_source_unavailable(void **state)
     assert_non_null(strstr(d.msg, "0xC0000022"));
 }
 
-/* The real ntdll: under Wine the class is missing (issue 8's measured fact); on Windows it works.
+/* The real ntdll: under Wine the class is missing; on Windows it works.
  * Wine is recognised by ntdll's wine_get_version export. */
 static void test_win_source_real_ntdll(void **state)
 {

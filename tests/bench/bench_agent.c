@@ -1,4 +1,4 @@
-/* bench_agent.c: what the agent costs on a host (issue 4 targets), with the sim source preset
+/* bench_agent.c: what the agent costs on a host, with the sim source preset
  * "steady" (3,000 rows, 5 % of them changing per sample; agent/source_sim.h).
  *
  *   agent.sample_cpu_us          per sample, median: the agent's own work after the source

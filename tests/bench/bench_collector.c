@@ -1,4 +1,4 @@
-/* bench_collector.c: what the collector sustains (issue 5 targets).
+/* bench_collector.c: what the collector sustains.
  *
  *   collector.apply_updates_per_s_core  decode + apply in memory: pw_codec_unpack and
  *                                pw_delta_apply of pre-encoded delta frames (2,000 rows, 5 %

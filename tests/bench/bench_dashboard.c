@@ -1,5 +1,4 @@
-/* bench_dashboard.c: the web dashboard's first paint with 1,000 hosts (issue 7 target
- * <= 1,000 ms).
+/* bench_dashboard.c: the web dashboard's first paint with 1,000 hosts.
  *
  *   dashboard.first_paint_ms  median of 5 cold loads of the fleet page in headless Chromium
  *                             (Debian's /usr/bin/chromium driven by playwright-core:

@@ -1,4 +1,4 @@
-/* bench_detect.c: the detection evaluation of issue 6 ("Evaluation"): a labelled suite fed
+/* bench_detect.c: the detection evaluation: a labelled suite fed
  * through the same analysis the collector runs (collector/analysis_run.c), compared in the same
  * run with a plain Prometheus predict_linear-style threshold rule.
  *

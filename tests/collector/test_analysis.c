@@ -474,7 +474,7 @@ static void test_leak_diff_and_rate_gates(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* the Ddk story (issue 6): Windows Server 2003 R2 with /3GB, nonpaged limit 128 MB, nonpaged
+/* the Ddk story: Windows Server 2003 R2 with /3GB, nonpaged limit 128 MB, nonpaged
  * 30 MB after boot and 120 MB at the fault, growth in the daytime only (08:00-18:00 here).
  * Rebuilt at 1-min sampling over 90 h (boot at 00:00 of day 0, fault at 18:00 of day 3 =
  * 40 daytime hours): host = 30 MiB + 90 MiB * daytime_hours / 40 (+-32 KiB), i.e. 2.25 MiB

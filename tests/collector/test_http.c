@@ -1,4 +1,4 @@
-/* test_http.c: the collector's query API (issue 7 item 1).
+/* test_http.c: the collector's query API.
  *
  * The fleet is built through the collector's own ingest by the test double (double.h): HOST01
  * streams (two samples from an agent, so it has a previous table for the change columns),
