@@ -91,6 +91,7 @@ for f in "${CAPTURES[@]}"; do
   names+=(--agent "capture-$c")
 done
 for i in $(seq 0 $((SIM_HOSTS - 1))); do names+=(--agent "sim-$SIM_PRESET-$i"); done
+names+=(--agent ddk-2003)
 
 echo "==> certificates (throw-away CA in $DEMO/pki)"
 ./deploy/pki.sh "$DEMO/pki" --collector-name localhost "${names[@]}" --cli cli >"$DEMO/logs/pki.log"
@@ -187,6 +188,10 @@ for i in $(seq 0 $((SIM_HOSTS - 1))); do
   agent "sim-$SIM_PRESET-$i" "sim:$SIM_PRESET/$i" --agent.interval=10s --sim.backfill=6h
 done
 echo "==> simulated fleet: $SIM_HOSTS Windows hosts ($SIM_PRESET: host sim-$SIM_PRESET-3 leaks nonpaged pool), 6 h of history"
+# The seed story: Windows Server 2003 /3GB (128 MB nonpaged limit) whose nonpaged pool climbs
+# from ~30 MB because of tag 'Ddk ' over 14 days.
+agent ddk-2003 sim:ddk-2003 --agent.interval=60s --sim.backfill=14d
+echo "==> host ddk-2003: Windows Server 2003 /3GB, 128 MB nonpaged limit, Ddk leaking, 14 days of history"
 
 URL="https://127.0.0.1:$HTTP_PORT"
 cat >"$DEMO/env" <<EOF
