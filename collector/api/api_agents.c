@@ -1,0 +1,91 @@
+/* api_agents.c: POST /api/v1/hosts/{host}/commands (to the host's agent) and the JSON of its
+ * answer. */
+#include "api_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResult *res)
+{
+    json_t *m = json_array();
+    for (size_t i = 0; m && i < res->n_matches; i++) {
+        const Poolwatch__V1__DriverMatch *d = res->matches[i];
+        json_array_append_new(m, json_pack("{s:o,s:o,s:o}", "file", pw__api_jstr(d->file),
+                                           "size_bytes", pw__api_ju64(d->size_bytes),
+                                           "file_version", pw__api_jstr(d->file_version)));
+    }
+    pw__api_send_json(resp, 200,
+                      json_pack("{s:i,s:o,s:o}", "status", (int)res->status, "message",
+                                pw__api_jstr(res->message), "matches", m));
+}
+
+int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
+{
+    pw_host_t *h = pw__api_find_host(api, params[0], resp);
+    if (h == NULL)
+        return resp->status;
+    json_error_t je;
+    json_t *b = json_loadb((const char *)req->body, req->body_len, JSON_REJECT_DUPLICATES, &je);
+    if (b == NULL || !json_is_object(b)) {
+        json_decref(b);
+        /* jansson names its own flag for a \u0000 in a string: say it in the API's words. */
+        const char *why = b                                           ? "not an object"
+                          : strstr(je.text, "JSON_ALLOW_NUL") != NULL ? "\\u0000 in a string"
+                                                                      : je.text;
+        return pw_api_error(resp, 400, "EINVAL", "body is not a JSON object: %s (line %d)", why,
+                            je.line);
+    }
+    Poolwatch__V1__Command cmd = POOLWATCH__V1__COMMAND__INIT;
+    const char *kind = json_string_value(json_object_get(b, "kind"));
+    json_t *dur = json_object_get(b, "duration_ms"), *iv = json_object_get(b, "interval_ms");
+    uint8_t tag[PW_TAG_MAX];
+    int r = 0;
+    if (kind == NULL) {
+        r = pw_api_error(resp, 400, "EINVAL", "'kind' is required");
+    } else if (strcmp(kind, "live") == 0) {
+        json_int_t d = dur ? json_integer_value(dur) : 600000;
+        if ((dur && !json_is_integer(dur)) || d < 1000 || d > 600000)
+            r = pw_api_error(resp, 400, "EINVAL", "duration_ms must be 1000..600000");
+        cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_LIVE_MODE;
+        cmd.duration_ms = (uint32_t)d;
+    } else if (strcmp(kind, "keyframe") == 0) {
+        cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_KEYFRAME;
+    } else if (strcmp(kind, "interval") == 0) {
+        json_int_t i = json_integer_value(iv);
+        if (!json_is_integer(iv) || i < 1000 || i > 86400000)
+            r = pw_api_error(resp, 400, "EINVAL", "interval_ms must be 1000..86400000");
+        cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_SET_INTERVAL;
+        cmd.interval_ms = (uint32_t)i;
+    } else if (strcmp(kind, "find_tag") == 0) {
+        const char *t = json_string_value(json_object_get(b, "tag"));
+        int tl = t ? pw__api_tag_parse(t, tag) : -1;
+        if (tl < 0)
+            r = pw_api_error(resp, 400, "EINVAL", "tag must be 1..64 bytes in printable form");
+        cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG;
+        cmd.tag.data = tag;
+        cmd.tag.len = tl > 0 ? (size_t)tl : 0;
+    } else if (strcmp(kind, "status") == 0) {
+        cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS;
+    } else {
+        r = pw_api_error(resp, 400, "EINVAL",
+                         "kind must be live, keyframe, interval, find_tag or status");
+    }
+    json_decref(b);
+    if (r)
+        return r;
+    cmd.id = ++api->next_cmd_id;
+    if (!pw_host_connected(h) || api->agents.send_command == NULL ||
+        api->agents.send_command(api->agents.arg, h, &cmd) != 0)
+        return pw_api_error(resp, 503, "ECLOSED", "host '%s' is not connected", h->name);
+    resp->pending = 1;
+    resp->cmd_id = cmd.id;
+    snprintf(resp->cmd_host, sizeof(resp->cmd_host), "%s", h->name);
+    resp->status = 200;
+    return 200;
+}

@@ -1,0 +1,193 @@
+/* api_hosts.c: GET /api/v1/hosts and /api/v1/hosts/{host}. */
+#include "api_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "series.h"
+
+/* ============================================================================================
+ * Host views
+ * ========================================================================================== */
+
+/* Pressure of one pool: the analysis pass's result when it ran, else computed now from the
+ * host's ring (or the current totals when the ring is empty). */
+void pw__api_host_pressure(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *out)
+{
+    const pw_analysis_host_t *ah = pw_analysis_run_host(api->an, h);
+    if (ah != NULL && ah->have_pressure) {
+        *out = pool == PW_POOL_PAGED ? ah->pg : ah->np;
+        return;
+    }
+    const pw_totals_t *t = pw_host_totals(h);
+    uint64_t limit = pw_host_limit(h, pool);
+    size_t hist_n = pw_host_hist_n(h);
+    size_t n = hist_n ? hist_n : 1;
+    pw_point_t one, *pts = n > 1 ? pw_malloc(n * sizeof(*pts)) : &one;
+    memset(out, 0, sizeof(*out));
+    out->level = PW_LEVEL_UNKNOWN;
+    out->eta_ms = -1;
+    if (pts == NULL)
+        return;
+    if (hist_n == 0) {
+        one.ts_ms = (int64_t)pw_host_ts(h);
+        one.v = (double)(pool == PW_POOL_PAGED ? t->paged_bytes : t->nonpaged_bytes);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
+            pts[i].ts_ms = (int64_t)p->ts_ms;
+            pts[i].v = (double)(pool == PW_POOL_PAGED ? p->paged_bytes : p->nonpaged_bytes);
+        }
+    }
+    if (pw_pressure_eval(pts, n, limit, NULL, out) != 0) {
+        memset(out, 0, sizeof(*out));
+        out->level = PW_LEVEL_UNKNOWN;
+        out->eta_ms = -1;
+    }
+    if (pts != &one)
+        pw_free(pts);
+}
+
+json_t *pw__api_totals_json(const pw_totals_t *t)
+{
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "paged_bytes", pw__api_ju64(t->paged_bytes),
+                     "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes), "physical_memory_bytes",
+                     pw__api_ju64(t->physical_memory_bytes), "available_bytes",
+                     pw__api_ju64(t->available_bytes), "commit_bytes",
+                     pw__api_ju64(t->commit_bytes), "commit_limit_bytes",
+                     pw__api_ju64(t->commit_limit_bytes), "commit_peak_bytes",
+                     pw__api_ju64(t->commit_peak_bytes));
+}
+
+typedef struct hostsum_s {
+    const pw_host_t *h;
+    pw_pressure_t np, pg;
+} hostsum_t;
+
+/* The host's suspects in the last pass. */
+static size_t host_suspects(const pw_api_t *api, const pw_host_t *h)
+{
+    const pw_suspect_t *s;
+    size_t n = pw_analysis_run_suspects(api->an, &s);
+    return pw_series_suspects(s, n, h->name);
+}
+
+static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
+{
+    const pw_host_t *h = hs->h;
+    const pw_totals_t *t = pw_host_totals(h);
+    char os[96];
+    snprintf(os, sizeof(os), "%s%s%s", h->os_family, h->os_version[0] ? " " : "", h->os_version);
+    uint64_t np_limit = pw_host_limit(h, PW_POOL_NONPAGED);
+    uint64_t pg_limit = pw_host_limit(h, PW_POOL_PAGED);
+    size_t hist_n = pw_host_hist_n(h);
+    uint64_t last = hist_n ? pw_fleet_hist_at(h, hist_n - 1)->ts_ms : pw_host_ts(h);
+    json_t *np_eta =
+        hs->np.eta_ms >= 0 ? pw__api_ju64(last + (uint64_t)hs->np.eta_ms) : json_null();
+    json_t *pg_eta =
+        hs->pg.eta_ms >= 0 ? pw__api_ju64(last + (uint64_t)hs->pg.eta_ms) : json_null();
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    json_object_set_new(o, "name", pw__api_jstr(h->name));
+    json_object_set_new(o, "os", pw__api_jstr(os));
+    json_object_set_new(o, "os_build", json_integer(h->os_build));
+    json_object_set_new(o, "arch", pw__api_jstr(h->arch));
+    json_object_set_new(o, "agent_version", pw__api_jstr(h->agent_version));
+    json_object_set_new(o, "connected", json_boolean(pw_host_connected(h)));
+    json_object_set_new(o, "last_seen_ms", pw__api_ju64(h->last_seen_ms));
+    json_object_set_new(o, "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes));
+    json_object_set_new(o, "nonpaged_limit_bytes", pw__api_ju64(np_limit));
+    json_object_set_new(o, "nonpaged_limit_source",
+                        pw__api_jstr(pw__api_limit_source_name(h->nonpaged_limit_source)));
+    json_object_set_new(o, "nonpaged_limit_detail", pw__api_jstr(h->nonpaged_limit_detail));
+    json_object_set_new(o, "nonpaged_ratio",
+                        json_real(np_limit ? (double)t->nonpaged_bytes / (double)np_limit : 0.0));
+    json_object_set_new(o, "nonpaged_level", pw__api_jstr(pw__api_level_name(hs->np.level)));
+    json_object_set_new(o, "nonpaged_eta_ms", np_eta);
+    json_object_set_new(o, "paged_bytes", pw__api_ju64(t->paged_bytes));
+    json_object_set_new(o, "paged_limit_bytes", pw__api_ju64(pg_limit));
+    json_object_set_new(o, "paged_limit_source",
+                        pw__api_jstr(pw__api_limit_source_name(h->paged_limit_source)));
+    json_object_set_new(o, "paged_ratio",
+                        json_real(pg_limit ? (double)t->paged_bytes / (double)pg_limit : 0.0));
+    json_object_set_new(o, "paged_level", pw__api_jstr(pw__api_level_name(hs->pg.level)));
+    json_object_set_new(o, "paged_eta_ms", pg_eta);
+    json_object_set_new(o, "samples", pw__api_ju64(h->samples));
+    json_object_set_new(o, "suspects", json_integer((json_int_t)host_suspects(api, h)));
+    return o;
+}
+
+static void host_sum(const pw_api_t *api, const pw_host_t *h, hostsum_t *hs)
+{
+    hs->h = h;
+    pw__api_host_pressure(api, h, PW_POOL_NONPAGED, &hs->np);
+    pw__api_host_pressure(api, h, PW_POOL_PAGED, &hs->pg);
+}
+
+static double np_ratio(const pw_host_t *h)
+{
+    const pw_totals_t *t = pw_host_totals(h);
+    uint64_t l = pw_host_limit(h, PW_POOL_NONPAGED);
+    return l ? (double)t->nonpaged_bytes / (double)l : 0.0;
+}
+
+static int cmp_hostsum(const void *a, const void *b)
+{
+    const hostsum_t *x = a, *y = b;
+    double rx = np_ratio(x->h), ry = np_ratio(y->h);
+    if (rx != ry)
+        return rx > ry ? -1 : 1;
+    return strcmp(x->h->name, y->h->name);
+}
+
+/* ============================================================================================
+ * Handlers
+ * ========================================================================================== */
+
+int pw__api_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
+{
+    (void)req;
+    (void)params;
+    const pw_fleet_t *f = pw_ingest_fleet(api->ing);
+    hostsum_t *hs = pw_calloc(f->n ? f->n : 1, sizeof(*hs));
+    if (hs == NULL)
+        return pw_api_error(resp, 500, "ENOMEM", "out of memory");
+    for (size_t i = 0; i < f->n; i++)
+        host_sum(api, f->hosts[i], &hs[i]);
+    if (f->n > 1)
+        qsort(hs, f->n, sizeof(*hs), cmp_hostsum);
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < f->n; i++)
+        json_array_append_new(arr, host_json(api, &hs[i]));
+    pw_free(hs);
+    return pw__api_send_json(resp, 200, arr ? json_pack("{s:o}", "hosts", arr) : NULL);
+}
+
+int pw__api_host(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
+{
+    (void)req;
+    pw_host_t *h = pw__api_find_host(api, params[0], resp);
+    if (h == NULL)
+        return resp->status;
+    hostsum_t hs;
+    host_sum(api, h, &hs);
+    json_t *o = host_json(api, &hs);
+    if (o == NULL)
+        return pw_api_error(resp, 500, "ENOMEM", "out of memory");
+    json_object_set_new(o, "totals", pw__api_totals_json(pw_host_totals(h)));
+    json_t *hist = json_array();
+    for (size_t i = 0; hist && i < pw_host_hist_n(h); i++) {
+        const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
+        json_array_append_new(hist, json_pack("{s:o,s:o,s:o}", "ts_ms", pw__api_ju64(p->ts_ms),
+                                              "nonpaged_bytes", pw__api_ju64(p->nonpaged_bytes),
+                                              "paged_bytes", pw__api_ju64(p->paged_bytes)));
+    }
+    json_object_set_new(o, "history", hist);
+    return pw__api_send_json(resp, 200, o);
+}

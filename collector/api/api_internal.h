@@ -1,0 +1,84 @@
+/* api_internal.h: what the files of the API share (api_util.c) and the handlers the router
+ * (api_v1.c) dispatches to, one file per resource. Private to api/. */
+#ifndef PW_API_INTERNAL_H
+#define PW_API_INTERNAL_H
+
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "api.h"
+
+#define PW_API_MAX_QUERY    32 /* query parameters looked at */
+#define PW_API_TAG_TEXT_MAX (PW_TAG_MAX * 4 + 1)
+#define PW_API_TOP_HOSTS    5 /* top_hosts of a fleet tag aggregate */
+
+/* Decoded query parameters. */
+typedef struct query_s {
+    size_t n;
+    char *name[PW_API_MAX_QUERY];
+    char *value[PW_API_MAX_QUERY];
+    char *mem;
+} pw__api_query_t;
+
+/* ---- api_util.c ---- */
+/* JSON values: a string (invalid UTF-8 escaped), or null; an unsigned integer (clamped to
+ * INT64_MAX); a real (null when not finite). New references. */
+json_t *pw__api_jstr(const char *s);
+json_t *pw__api_jstr_or_null(const char *s);
+json_t *pw__api_ju64(uint64_t v);
+json_t *pw__api_jreal(double v);
+/* Fills resp with `j` (stolen) as JSON and `status`; 500 on ENOMEM or a NULL j. Returns the
+ * status. */
+int pw__api_send_json(pw_api_resp_t *resp, int status, json_t *j);
+/* A hex digit's value, or -1. */
+int pw__api_hexval(int ch);
+/* Percent-decodes s[0..n) into out (NUL-terminated, at most out_size - 1 bytes); `plus`:
+ * '+' is a space. Returns the length or -1 (bad encoding, too long). */
+ssize_t pw__api_pct_decode(const char *s, size_t n, int plus, char *out, size_t out_size);
+/* A tag's printable form (pw_tag_format) in `out`; returns out. */
+const char *pw__api_tag_text(const uint8_t *tag, size_t len, char out[PW_API_TAG_TEXT_MAX]);
+/* A tag from its printable form; returns the length (1..PW_TAG_MAX) or -1. */
+int pw__api_tag_parse(const char *s, uint8_t out[PW_TAG_MAX]);
+/* The query string parsed into q (freed with pw__api_query_free); on failure resp holds the
+ * error (400, 500) and -1 is returned. */
+int pw__api_query_parse(const char *s, pw__api_query_t *q, pw_api_resp_t *resp);
+void pw__api_query_free(pw__api_query_t *q);
+/* A parameter's value, NULL when absent. */
+const char *pw__api_query_get(const pw__api_query_t *q, const char *name);
+/* An integer parameter 0..max into *out: 1 present, 0 absent, -1 bad (resp holds the 400). */
+int pw__api_query_u64(const pw__api_query_t *q, const char *name, uint64_t max, uint64_t *out,
+                      pw_api_resp_t *resp);
+/* "paged" / "nonpaged" / "session" / "both" to a pool (3 = both), -1 otherwise. */
+int pw__api_pool_word(const char *s);
+const char *pw__api_limit_source_name(int s);
+const char *pw__api_level_name(pw_level_t l);
+/* The tag's driver and description from the loaded pooltag.txt (NULL when unknown). */
+void pw__api_describe(const pw_api_t *api, const uint8_t *tag, size_t len, const char **drv,
+                      const char **desc);
+/* The host named `name`, or NULL with resp holding the 404. */
+pw_host_t *pw__api_find_host(pw_api_t *api, const char *name, pw_api_resp_t *resp);
+
+/* ---- shared views ---- */
+/* A pool's pressure: the analysis pass's result when it ran, else computed now (api_hosts.c). */
+void pw__api_host_pressure(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *out);
+json_t *pw__api_totals_json(const pw_totals_t *t);
+/* One leak suspect as JSON (api_leaks.c). */
+json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
+
+/* ---- handlers: (api, request, path parameters, response) -> HTTP status ---- */
+#define PW__API_HANDLER(name)                                                                      \
+    int pw__api_##name(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
+PW__API_HANDLER(hosts);
+PW__API_HANDLER(host);
+PW__API_HANDLER(pool);
+PW__API_HANDLER(series);
+PW__API_HANDLER(command);
+PW__API_HANDLER(tags);
+PW__API_HANDLER(tag);
+PW__API_HANDLER(leaks);
+PW__API_HANDLER(alerts);
+PW__API_HANDLER(pooltag);
+PW__API_HANDLER(import);
+
+#endif /* PW_API_INTERNAL_H */
