@@ -50,31 +50,22 @@ static uint64_t rnd(void)
  * `limit` bytes) and leaves: the host is filed as the collector files it. */
 static pw_host_t *hello(const char *name, uint64_t limit)
 {
-    char aid[64];
-    snprintf(aid, sizeof(aid), "agent:%s", name);
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, name, 32, aid);
     Poolwatch__V1__PoolLimit lim = POOLWATCH__V1__POOL_LIMIT__INIT;
     lim.bytes = limit;
     lim.source = (Poolwatch__V1__LimitSource)PW_LIMIT_COMPUTED;
     lim.detail = "";
-    Poolwatch__V1__Hello hm = POOLWATCH__V1__HELLO__INIT;
-    hm.protocol_major = PW_PROTOCOL_MAJOR;
-    hm.host_name = (char *)(uintptr_t)name;
-    hm.counter_width = 32;
-    hm.agent_id.data = (uint8_t *)aid;
-    hm.agent_id.len = strlen(aid);
-    hm.boot_id.data = (uint8_t *)"boot:1";
-    hm.boot_id.len = 6;
     hm.os_family = "windows";
     hm.os_version = "10.0";
     hm.os_build = 17763;
     hm.arch = "x64";
-    hm.agent_version = "";
     hm.nonpaged_limit = &lim;
-    pw_ingest_hello_res_t res;
-    if (pw_ingest_hello(g_d.ing, &hm, name, &g_d.session, &res, NULL) != 0)
+    pw_host_t *h = pw_double_hello(&g_d, &hm, 0);
+    if (h == NULL)
         abort();
-    pw_ingest_detach(g_d.ing, res.host, &g_d.session);
-    return res.host;
+    return h;
 }
 
 static void build_fleet(uint64_t now_ms)

@@ -48,28 +48,40 @@ void pw_double_close(pw_double_t *d)
     memset(d, 0, sizeof(*d));
 }
 
-pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, int connected)
+void pw_double_hello_init(Poolwatch__V1__Hello *hm, const char *name, unsigned width, char aid[300])
 {
-    char aid[300];
-    snprintf(aid, sizeof(aid), "agent:%s", name);
-    Poolwatch__V1__Hello hello = POOLWATCH__V1__HELLO__INIT;
-    hello.protocol_major = PW_PROTOCOL_MAJOR;
-    hello.host_name = (char *)(uintptr_t)name;
-    hello.counter_width = width;
-    hello.agent_id.data = (uint8_t *)aid;
-    hello.agent_id.len = strlen(aid) > 64 ? 64 : strlen(aid);
-    hello.boot_id.data = (uint8_t *)"boot:1";
-    hello.boot_id.len = 6;
-    hello.os_family = "";
-    hello.os_version = "";
-    hello.arch = "";
-    hello.agent_version = "";
+    snprintf(aid, 300, "agent:%s", name);
+    Poolwatch__V1__Hello init = POOLWATCH__V1__HELLO__INIT;
+    *hm = init;
+    hm->protocol_major = PW_PROTOCOL_MAJOR;
+    hm->host_name = (char *)(uintptr_t)name;
+    hm->counter_width = width;
+    hm->agent_id.data = (uint8_t *)aid;
+    hm->agent_id.len = strlen(aid) > 64 ? 64 : strlen(aid);
+    hm->boot_id.data = (uint8_t *)"boot:1";
+    hm->boot_id.len = 6;
+    hm->os_family = "";
+    hm->os_version = "";
+    hm->arch = "";
+    hm->agent_version = "";
+}
+
+pw_host_t *pw_double_hello(pw_double_t *d, const Poolwatch__V1__Hello *hm, int connected)
+{
     pw_ingest_hello_res_t res;
-    if (pw_ingest_hello(d->ing, &hello, name, &d->session, &res, NULL) != 0)
+    if (pw_ingest_hello(d->ing, hm, hm->host_name, &d->session, &res, NULL) != 0)
         return NULL;
     if (!connected)
         pw_ingest_detach(d->ing, res.host, &d->session);
     return res.host;
+}
+
+pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, int connected)
+{
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, name, width, aid);
+    return pw_double_hello(d, &hm, connected);
 }
 
 int pw_double_send(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)

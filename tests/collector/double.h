@@ -31,6 +31,16 @@ int pw_double_open(pw_double_t *d);
 /* Closes everything (the API's tokens and pooltag too). */
 void pw_double_close(pw_double_t *d);
 
+/* An agent's Hello for host `name`: protocol, counter width, ids "agent:NAME" (in `aid`, which
+ * must outlive the Hello) / "boot:1", empty OS strings. Set other fields before
+ * pw_double_hello. */
+void pw_double_hello_init(Poolwatch__V1__Hello *hm, const char *name, unsigned width,
+                          char aid[300]);
+
+/* Files Hello `hm` through pw_ingest_hello; the session stays attached when `connected`.
+ * Returns the host, or NULL. */
+pw_host_t *pw_double_hello(pw_double_t *d, const Poolwatch__V1__Hello *hm, int connected);
+
 /* A host that streams from an agent: an agent's Hello with counter width `width` (ids
  * "agent:NAME" / "boot:1"); the session stays attached when `connected`. */
 pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, int connected);

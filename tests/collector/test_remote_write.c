@@ -57,28 +57,16 @@ static pw_suspect_t suspects[3];
 static pw_host_t *hello_with_limit(const char *name, uint64_t np_limit)
 {
     char aid[300];
-    snprintf(aid, sizeof(aid), "agent:%s", name);
+    Poolwatch__V1__Hello hello;
+    pw_double_hello_init(&hello, name, 32, aid);
     Poolwatch__V1__PoolLimit lim = POOLWATCH__V1__POOL_LIMIT__INIT;
     lim.bytes = np_limit;
     lim.source = POOLWATCH__V1__LIMIT_SOURCE__LIMIT_REPORTED;
     lim.detail = "";
-    Poolwatch__V1__Hello hello = POOLWATCH__V1__HELLO__INIT;
-    hello.protocol_major = PW_PROTOCOL_MAJOR;
-    hello.host_name = (char *)(uintptr_t)name;
-    hello.counter_width = 32;
-    hello.agent_id.data = (uint8_t *)aid;
-    hello.agent_id.len = strlen(aid);
-    hello.boot_id.data = (uint8_t *)"boot:1";
-    hello.boot_id.len = 6;
-    hello.os_family = "";
-    hello.os_version = "";
-    hello.arch = "";
-    hello.agent_version = "";
     hello.nonpaged_limit = &lim;
-    pw_ingest_hello_res_t res;
-    assert_int_equal(pw_ingest_hello(dbl.ing, &hello, name, &dbl.session, &res, NULL), 0);
-    pw_ingest_detach(dbl.ing, res.host, &dbl.session);
-    return res.host;
+    pw_host_t *h = pw_double_hello(&dbl, &hello, 0);
+    assert_non_null(h);
+    return h;
 }
 
 /* beta's table, its nonpaged total `np` */
