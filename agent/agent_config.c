@@ -1,4 +1,4 @@
-/* agent_config.c: the agent's options, one row each (STYLE.md pattern 9). The example file
+/* agent_config.c: the agent's options, one row each (a table-driven config, as Redis config.c does). The example file
  * deploy/config/agent.conf.example is generated from these rows (`--print-example`) and a
  * test checks that it parses back to the defaults. */
 #include "agent.h"

@@ -1,4 +1,4 @@
-/* source.h: where the agent's samples come from (STYLE.md pattern 3: an ops table and a static
+/* source.h: where the agent's samples come from (an ops table and a static
  * registry). A source is opened from a spec string:
  *
  *   "win"               NtQuerySystemInformation(SystemPoolTagInformation)   (Windows only)

@@ -1,4 +1,4 @@
-/* collector_config.c: the collector's options, one row each (STYLE.md pattern 9);
+/* collector_config.c: the collector's options, one row each;
  * deploy/config/collector.conf.example is generated from them (`--print-example`). */
 #include "collector.h"
 #include "config.h"

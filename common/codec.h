@@ -3,7 +3,7 @@
  * Unpacking hostile bytes cannot make protobuf-c allocate without bound: every unpack runs
  * with an allocator capped at PW_CODEC_ALLOC_FACTOR times the payload size (plus a constant),
  * and a message without a oneof case is rejected. Pointers into a decoded message must not
- * survive its pw_codec_free (STYLE.md 4.5 rule 8).
+ * survive its pw_codec_free.
  */
 #ifndef PW_CODEC_H
 #define PW_CODEC_H

@@ -1,4 +1,4 @@
-/* config.h: table-driven configuration (STYLE.md pattern 9; fluent-bit config maps, Redis
+/* config.h: table-driven configuration (fluent-bit config maps, Redis
  * static_configs[]). A binary declares its options once, as rows of a table; one generic
  * routine applies defaults, reads an INI file (parsed by inih, https://github.com/benhoyt/inih,
  * Debian package libinih-dev), applies command-line overrides, range-checks, dumps the

@@ -12,7 +12,7 @@
  * wrap; a larger backward move is a reset (pw_counter_delta). The encoder sends a reset row
  * absolutely and the decoder reports it (pw_delta_result_t.resets): never a huge delta.
  *
- * Encoder and decoder keep caller-owned state (collectd value_to_rate, STYLE.md pattern 5):
+ * Encoder and decoder keep caller-owned state (collectd value_to_rate):
  * one per agent instance and one per connection respectively. Decoding a delta whose base the
  * decoder does not hold fails with PW_ENOBASE and changes nothing: decoding never guesses.
  */

@@ -1,4 +1,4 @@
-/* poolwatch dashboard: fleet overview, host page, tag page over /api/v1 (notes/api_v1.md).
+/* poolwatch dashboard: fleet overview, host page, tag page over /api/v1 (docs/openapi.json).
  * Plain JS, no build step. Routes live in the URL fragment: #/ (fleet), #/host/NAME,
  * #/tag/TAG. The bearer token comes from the login box or from a link ending in #token=...,
  * and is kept in sessionStorage (this tab only). Charts: uPlot (web/package.json). */
