@@ -449,31 +449,12 @@ static void bench_fleet(size_t n)
     }
 
     int port = bp_free_port();
-    char bin[1024], listen[64], store[1024], ca[1024], cert[1024], key[1024], log[1024];
-    snprintf(bin, sizeof(bin), "%s/collector/poolwatch-collector", PW_BENCH_BIN_DIR);
-    snprintf(listen, sizeof(listen), "--agents.listen=127.0.0.1:%d", port);
-    snprintf(store, sizeof(store), "--store.path=%s/collector.db", work);
-    snprintf(ca, sizeof(ca), "--agents.ca_file=%s/ca.pem", pki);
-    snprintf(cert, sizeof(cert), "--agents.cert_file=%s/collector.pem", pki);
-    snprintf(key, sizeof(key), "--agents.key_file=%s/collector.key", pki);
-    snprintf(log, sizeof(log), "%s/collector.log", work);
-    char *cargv[] = {bin,
-                     listen,
-                     store,
-                     ca,
-                     cert,
-                     key,
-                     "--http.listen=",
-                     "--collector.log_level=warn",
-                     "--agents.max_connections_per_ip=20000",
-                     NULL};
-    if (access(bin, X_OK) != 0) {
-        fprintf(stderr, "bench_collector: %s not built: fleet figures skipped\n", bin);
+    pid_t cpid = bp_collector_spawn(PW_BENCH_BIN_DIR, work, pki, port,
+                                    "--agents.max_connections_per_ip=20000");
+    if (cpid < 0) {
+        fprintf(stderr, "bench_collector: fleet figures skipped\n");
         return;
     }
-    pid_t cpid = bp_spawn(cargv, log);
-    for (int i = 0; i < 100 && !bp_port_open(port); i++)
-        bp_sleep_ms(100);
 
     /* Template samples for the whole run, shared by every agent (each agent applies them to
      * its own table on the collector, as its own stream). */
@@ -595,8 +576,8 @@ static void bench_fleet(size_t n)
         printf("BENCH collector.fleet_10k_loadgen_cpu_percent %.1f %%\n",
                100.0 * (s1 - s0) / (w1 - w0));
     } else {
-        fprintf(stderr, "bench_collector: no acked sample (collector %s); see %s\n",
-                alive ? "running" : "died", log);
+        fprintf(stderr, "bench_collector: no acked sample (collector %s); see %s/collector.log\n",
+                alive ? "running" : "died", work);
     }
     fflush(stdout);
     bp_stop(cpid, 30000);
