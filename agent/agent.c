@@ -31,12 +31,13 @@
 
 typedef enum { SESS_DOWN, SESS_HELLO_SENT, SESS_STREAMING } sess_state_t;
 
-typedef struct pw_agent_s {
+struct pw_agent_s {
     const pw_agent_cfg_t *cfg;
     uv_loop_t loop;
     uv_timer_t sample_timer;
     uv_timer_t pump_timer; /* resend batches while the backlog drains */
     uv_timer_t sync_timer; /* spool.fsync = ack: syncs samples unacked after the deadline */
+    uv_timer_t poll_timer; /* pw_agent_poll: ends its turn of the loop */
     uint64_t synced_seq;   /* highest seq known durable (synced here, or acked) */
     uint64_t syncs;        /* fdatasync calls for samples (status): one per sample with
                               spool.fsync = always, fewer with ack */
@@ -69,7 +70,7 @@ typedef struct pw_agent_s {
     const char *endpoints[MAX_ENDPOINTS];
     size_t n_endpoints;
     int stopping;
-} pw_agent_t;
+};
 
 static uint64_t now_ms(void)
 {
@@ -841,7 +842,9 @@ static void source_config(const pw_agent_cfg_t *cfg, pw_source_config_t *scfg)
         scfg->sim_start_ms = now_ms() - cfg->sim_backfill_ms;
 }
 
-int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
+static void agent_free(pw_agent_t *a);
+
+int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
 {
     pw_agent_t *a = pw_calloc(1, sizeof(*a));
     if (a == NULL)
@@ -908,6 +911,7 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     a->pump_timer.data = a;
     uv_timer_init(&a->loop, &a->sync_timer);
     a->sync_timer.data = a;
+    uv_timer_init(&a->loop, &a->poll_timer);
     uv_signal_init(&a->loop, &a->sigint);
     uv_signal_init(&a->loop, &a->sigterm);
     a->sigint.data = a->sigterm.data = a;
@@ -926,13 +930,55 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     PW_LOG_INFO(MOD, "host %s, source %s, spool %s (seq %llu, acked %llu), collector %s, %s",
                 a->host_name, pw_source_name(a->src), cfg->spool_dir, (unsigned long long)a->seq,
                 (unsigned long long)a->acked_seq, cfg->collectors, pw_tls_library());
-    uv_run(&a->loop, UV_RUN_DEFAULT);
-    stop_publish(NULL);
-    r = 0;
-    end_session(a);
-    pw_uplink_close(a->up);
-    a->up = NULL;
+    *out = a;
+    return 0;
 fail:
+    agent_free(a);
+    return r;
+}
+
+static void on_poll_timer(uv_timer_t *t)
+{
+    uv_stop(t->loop);
+}
+
+int pw_agent_poll(pw_agent_t *a, uint64_t ms)
+{
+    uv_timer_start(&a->poll_timer, on_poll_timer, ms, 0);
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    uv_timer_stop(&a->poll_timer);
+    return a->sess == SESS_STREAMING;
+}
+
+uint64_t pw_agent_sample_step(pw_agent_t *a)
+{
+    on_sample_timer(&a->sample_timer);
+    return a->seq;
+}
+
+void pw_agent_close(pw_agent_t *a)
+{
+    if (a == NULL)
+        return;
+    stop_publish(NULL);
+    end_session(a);
+    agent_free(a);
+}
+
+int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
+{
+    pw_agent_t *a;
+    int r = pw_agent_open(cfg, &a, d);
+    if (r != 0)
+        return r;
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    pw_agent_close(a);
+    return 0;
+}
+
+/* Frees what pw_agent_open made, as far as it got. */
+static void agent_free(pw_agent_t *a)
+{
     /* The uplink closes its own handles (its TLS session may still flush); we close ours and
      * let the loop run until everything is closed. */
     if (a->up)
@@ -940,6 +986,7 @@ fail:
     pw_net_close_if_open((uv_handle_t *)&a->sample_timer, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->pump_timer, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sync_timer, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->poll_timer, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sigint, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sigterm, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->stop_async, &a->loop);
@@ -952,7 +999,6 @@ fail:
     pw_free(a->kf_seqs);
     pw_free(a->endpoints_buf);
     pw_free(a);
-    return r;
 }
 
 /* ============================================================================================

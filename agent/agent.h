@@ -78,6 +78,25 @@ int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d);
  * source, spool, certificates, endpoints). */
 int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d);
 
+/* pw_agent_run in parts, for a program that drives the agent by hand (the benchmark of its
+ * per-sample cost, tests/bench/bench_agent.c): pw_agent_run is pw_agent_open, the loop until
+ * a stop, pw_agent_close.
+ * pw_agent_open does all of pw_agent_run's start-up (source, spool, uplink, timers; the
+ * uplink starts connecting, the sample timer's first tick is due at once) and returns the
+ * agent in *out; 0 or the error pw_agent_run would return. `cfg` must outlive it.
+ * pw_agent_poll runs the agent's loop for `ms` (connecting, Hello and its Ack, writes, acks,
+ * the sample and sync timers); returns 1 when a session streams to a collector, else 0.
+ * pw_agent_sample_step runs what the sample timer runs, once: source read, delta encode, pack,
+ * spool append under spool.fsync, the send to a streaming session and the fsync policy's
+ * bookkeeping (a simulated source that is ahead of the wall clock takes no sample). Returns
+ * the last seq appended.
+ * pw_agent_close stops and frees the agent (accepts NULL). */
+typedef struct pw_agent_s pw_agent_t;
+int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d);
+int pw_agent_poll(pw_agent_t *a, uint64_t ms);
+uint64_t pw_agent_sample_step(pw_agent_t *a);
+void pw_agent_close(pw_agent_t *a);
+
 /* Asks the running pw_agent_run to stop as SIGTERM does (it then returns 0). Callable from any
  * thread: the Windows service's control handler (service_win.c) calls it on SERVICE_CONTROL_STOP,
  * where no signal exists. A call made before the agent runs stops it as soon as it starts. */

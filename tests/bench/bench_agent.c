@@ -1,24 +1,29 @@
 /* bench_agent.c: what the agent costs on a host, with the sim source preset
  * "steady" (3,000 rows, 5 % of them changing per sample; agent/source_sim.h).
  *
- *   agent.sample_cpu_us          per sample, median: the agent's own work after the source
- *                                read, done by the same functions on_sample_timer uses
- *                                (agent/agent.c): pw_delta_encode, pw_codec_pack_sample,
- *                                pw_spool_append as the default spool.fsync = ack does it
- *                                while the collector acks within 1 s (the spool's MANUAL
- *                                policy: the record overwrites the zeros of a preallocated
- *                                segment, no fdatasync: the collector's ack makes it durable),
- *                                then TLS encryption of the frame (OpenSSL SSL_write into a
- *                                memory BIO, drained into a buffer as common/tls.c does).
- *                                Measured as thread CPU time (CLOCK_THREAD_CPUTIME_ID): time
- *                                spent waiting for the disk is not CPU. Target <= 50 us.
- *   agent.sample_cpu_us_fsync_each  the same with one fdatasync per record: spool.fsync =
- *                                always, and the ack policy while the collector is away
- *   agent.sample_cpu_us_nofsync  the same with the spool's fsync policy NEVER (no
- *                                preallocation either)
- *   agent.sample_wall_us, _fsync_each  wall time of those two (fdatasync waits)
- *   agent.sample_{encode,pack,spool,encrypt}_us  the median of each step alone (default
- *                                policy); agent.sample_spool_us_fsync_each with fdatasync
+ *   agent.sample_cpu_us          per sample, median: the agent's own per-sample path, run by the
+ *                                agent's code itself: pw_agent_sample_step (agent/agent.h) runs
+ *                                on_sample_timer of agent/agent.c once in an agent opened with
+ *                                pw_agent_open, streaming over mutual TLS to a real
+ *                                poolwatch-collector on loopback (which acks within 200 ms),
+ *                                with the default spool.fsync = ack: the sim source's read of
+ *                                the next sample, pw_delta_encode, pw_codec_pack_sample,
+ *                                pw_spool_append (no fdatasync: the collector's ack makes it
+ *                                durable), pump() reading the frame back from the spool and
+ *                                sending it (TLS encryption, the socket write), after_append().
+ *                                Between steps the bench runs the agent's loop for 5 ms (write
+ *                                completions, acks, the sync timer: not timed). Measured as
+ *                                thread CPU time (CLOCK_THREAD_CPUTIME_ID): time spent waiting
+ *                                for the disk is not CPU. Target <= 50 us.
+ *   agent.sample_cpu_us_fsync_each  the same step with spool.fsync = always (one fdatasync
+ *                                per sample: also the ack policy while the collector is away)
+ *   agent.sample_cpu_us_nofsync  the same step with spool.fsync = never
+ *   agent.sample_wall_us, _fsync_each  wall time of the step (default policy, always)
+ *   agent.sample_{source,encode,pack,spool}_us  the parts, each timed alone by calling the
+ *                                same functions in a loop of this bench (source: pw_sim_next;
+ *                                spool: the default policy's append), for where the time goes;
+ *                                agent.sample_spool_us_fsync_each with fdatasync. Their sum is
+ *                                not the step: the step also sends (TLS, socket write).
  *   agent.spool_segment_create_us  CPU of the append that starts a segment (creates it, writes
  *                                and syncs its 8 MiB of zeros): not in the medians above
  *   agent.spool_segment_create_per_sample_us  that cost spread over the records a segment
@@ -43,27 +48,22 @@
  *                                percentage of one core. Target <= 0.1 %.
  *   agent.cpu_percent_1s         the same at --agent.interval=1s (a third of the window), to
  *                                show how it scales with the interval
- * Measured on the 2-core build VM (ext4 on virtio): sample_cpu_us 29.7-31.3 with the default
- * spool.fsync = ack (encode 23, pack 4, spool 1.2, encrypt 1); fsync_each 72-84 (the
- * fdatasync 31-40 of it: the virtio doorbell and the context switches around the wait; 98
- * before segments were preallocated); segment creation 2.9-3.4 ms = 0.33-0.38 us per sample;
- * rss_kb 7,648 (anon 2,012, file 5,636: the binary 4.0 MB of it), pss_kb 6,088; with the
- * shared OpenSSL rss 8,500 (libcrypto.so.3 alone 4.1 MB); cpu_percent_10s 0.004, _1s 0.047.
+ * Measured on the 2-core build VM (ext4 on virtio): see the README's Benchmarks table.
  * PW_BENCH_AGENT_SECONDS=0 runs the in-process figures only (for perf record).
  * Binaries: PW_BENCH_BIN_DIR (the build tree). Work files under $TMPDIR (default /var/tmp, a
  * disk), removed at the end; the PKI is cached in the build tree (bench-pki/).
  */
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "agent.h"
 #include "bench_proc.h"
 #include "codec.h"
 #include "delta.h"
 #include "frame.h"
+#include "log.h"
 #include "source_sim.h"
 #include "spool.h"
 
@@ -89,114 +89,110 @@ static double median(double *v, size_t n)
     return n ? v[n / 2] : 0;
 }
 
-static void die_ssl(const char *what)
-{
-    fprintf(stderr, "bench_agent: %s\n", what);
-    ERR_print_errors_fp(stderr);
-    exit(1);
-}
-
-/* ---- an established TLS client/server pair over memory BIOs ------------------------------- */
+/* ---- agent.sample_cpu_us: the agent's own step ---------------------------------------------- */
 
 typedef struct {
-    SSL_CTX *cctx, *sctx;
-    SSL *c, *s;
-    BIO *c_in, *c_out, *s_in, *s_out;
-    uint8_t *drain;
-    size_t drain_cap;
-} tls_pair_t;
+    double cpu_us, wall_us; /* medians of the timed steps */
+    size_t steps;
+} step_cost_t;
 
-static void shuttle(BIO *from, BIO *to)
+static void cfg_set(pw_agent_cfg_t *cfg, const char *key, const char *value)
 {
-    char buf[16384];
-    int n;
-    while ((n = BIO_read(from, buf, sizeof(buf))) > 0)
-        BIO_write(to, buf, n);
-}
-
-static void tls_pair_open(tls_pair_t *p, const char *pki)
-{
-    char ca[1024], ccert[1024], ckey[1024], scert[1024], skey[1024];
-    snprintf(ca, sizeof(ca), "%s/ca.pem", pki);
-    snprintf(ccert, sizeof(ccert), "%s/agent-sim-steady-0.pem", pki);
-    snprintf(ckey, sizeof(ckey), "%s/agent-sim-steady-0.key", pki);
-    snprintf(scert, sizeof(scert), "%s/collector.pem", pki);
-    snprintf(skey, sizeof(skey), "%s/collector.key", pki);
-    /* The policy of common/tls.c: TLS 1.2 minimum, 1.3 preferred, both sides verified. */
-    p->cctx = SSL_CTX_new(TLS_client_method());
-    p->sctx = SSL_CTX_new(TLS_server_method());
-    if (!p->cctx || !p->sctx)
-        die_ssl("SSL_CTX_new");
-    SSL_CTX_set_min_proto_version(p->cctx, TLS1_2_VERSION);
-    SSL_CTX_set_min_proto_version(p->sctx, TLS1_2_VERSION);
-    if (SSL_CTX_load_verify_locations(p->cctx, ca, NULL) != 1 ||
-        SSL_CTX_load_verify_locations(p->sctx, ca, NULL) != 1 ||
-        SSL_CTX_use_certificate_chain_file(p->cctx, ccert) != 1 ||
-        SSL_CTX_use_PrivateKey_file(p->cctx, ckey, SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_use_certificate_chain_file(p->sctx, scert) != 1 ||
-        SSL_CTX_use_PrivateKey_file(p->sctx, skey, SSL_FILETYPE_PEM) != 1)
-        die_ssl("loading the bench PKI");
-    SSL_CTX_set_verify(p->cctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_verify(p->sctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-    p->c = SSL_new(p->cctx);
-    p->s = SSL_new(p->sctx);
-    p->c_in = BIO_new(BIO_s_mem());
-    p->c_out = BIO_new(BIO_s_mem());
-    p->s_in = BIO_new(BIO_s_mem());
-    p->s_out = BIO_new(BIO_s_mem());
-    SSL_set_bio(p->c, p->c_in, p->c_out);
-    SSL_set_bio(p->s, p->s_in, p->s_out);
-    SSL_set_connect_state(p->c);
-    SSL_set_accept_state(p->s);
-    SSL_set1_host(p->c, "localhost");
-    for (int i = 0; i < 20 && !(SSL_is_init_finished(p->c) && SSL_is_init_finished(p->s)); i++) {
-        SSL_do_handshake(p->c);
-        shuttle(p->c_out, p->s_in);
-        SSL_do_handshake(p->s);
-        shuttle(p->s_out, p->c_in);
+    pw_diag_t d;
+    if (pw_config_set(pw_agent_options, cfg, key, value, &d) != 0) {
+        fprintf(stderr, "bench_agent: %s=%s: %s\n", key, value, d.msg);
+        exit(1);
     }
-    if (!SSL_is_init_finished(p->c) || !SSL_is_init_finished(p->s))
-        die_ssl("TLS handshake over memory BIOs");
 }
 
-/* What common/tls.c does per pw_tls_write: encrypt, then copy the ciphertext out of the write
- * BIO into a buffer that a uv_write request owns. */
-static void tls_pair_encrypt(tls_pair_t *p, const void *data, size_t len)
+/* Opens an agent (sim:steady/0, spool.fsync = `fsync`) streaming to the collector on `port`,
+ * waits until its session streams, then times n calls of pw_agent_sample_step (the first
+ * WARMUP not counted), running the agent's loop for 5 ms after each. */
+static step_cost_t agent_steps(size_t n, const char *fsync, const char *work, const char *pki,
+                               int port)
 {
-    if (SSL_write(p->c, data, (int)len) != (int)len)
-        die_ssl("SSL_write");
-    size_t pending = BIO_ctrl_pending(p->c_out);
-    if (pending > p->drain_cap) {
-        p->drain = realloc(p->drain, pending);
-        p->drain_cap = pending;
+    pw_agent_cfg_t cfg;
+    pw_diag_t d;
+    char buf[1024];
+    if (pw_config_defaults(pw_agent_options, &cfg, &d) < 0) {
+        fprintf(stderr, "bench_agent: defaults: %s\n", d.msg);
+        exit(1);
     }
-    if (p->drain == NULL || BIO_read(p->c_out, p->drain, (int)pending) != (int)pending)
-        die_ssl("draining ciphertext");
+    cfg_set(&cfg, "agent.source", "sim:steady/0");
+    cfg_set(&cfg, "agent.log_level", "warn");
+    cfg_set(&cfg, "spool.fsync", fsync);
+    snprintf(buf, sizeof(buf), "%s/spool-step-%s", work, fsync);
+    bp_system("rm -rf %s && mkdir -p %s", buf, buf);
+    cfg_set(&cfg, "spool.dir", buf);
+    snprintf(buf, sizeof(buf), "127.0.0.1:%d", port);
+    cfg_set(&cfg, "collector.endpoints", buf);
+    snprintf(buf, sizeof(buf), "%s/ca.pem", pki);
+    cfg_set(&cfg, "collector.ca_file", buf);
+    snprintf(buf, sizeof(buf), "%s/agent-sim-steady-0.pem", pki);
+    cfg_set(&cfg, "collector.cert_file", buf);
+    snprintf(buf, sizeof(buf), "%s/agent-sim-steady-0.key", pki);
+    cfg_set(&cfg, "collector.key_file", buf);
+    /* The timer's own ticks: the first at once (sample 1, the keyframe), the next in an hour;
+     * the steps take the samples in between. The simulated clock starts two days back at
+     * 10 s per sample, so the source is never ahead of the wall clock. */
+    cfg.interval_ms = 3600000;
+    cfg.sim_interval_ms = 10000;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    cfg.sim_start_ms = (uint64_t)now.tv_sec * 1000 - 2 * 86400000ull;
+    pw_log_level = PW_LOG_LVL_WARN;
+    pw_agent_t *a;
+    if (pw_agent_open(&cfg, &a, &d) != 0) {
+        fprintf(stderr, "bench_agent: pw_agent_open: %s\n", d.msg);
+        exit(1);
+    }
+    int streaming = 0;
+    for (int i = 0; i < 200 && !streaming; i++)
+        streaming = pw_agent_poll(a, 50);
+    if (!streaming) {
+        fprintf(stderr, "bench_agent: the agent did not stream to 127.0.0.1:%d in 10 s\n", port);
+        exit(1);
+    }
+    double *cpu = calloc(n, sizeof(double)), *wall = calloc(n, sizeof(double));
+    size_t k = 0;
+    uint64_t seq0 = 0, seq = 0;
+    for (size_t i = 0; i < n; i++) {
+        double c0 = clock_us(CLOCK_THREAD_CPUTIME_ID), w0 = clock_us(CLOCK_MONOTONIC);
+        seq = pw_agent_sample_step(a);
+        double c1 = clock_us(CLOCK_THREAD_CPUTIME_ID), w1 = clock_us(CLOCK_MONOTONIC);
+        if (i == 0)
+            seq0 = seq;
+        if (i >= WARMUP) {
+            cpu[k] = c1 - c0;
+            wall[k++] = w1 - w0;
+        }
+        streaming = pw_agent_poll(a, 5);
+    }
+    if (seq - seq0 != n - 1 || !streaming) {
+        fprintf(stderr, "bench_agent: %zu steps appended %llu samples, session %s\n", n,
+                (unsigned long long)(seq - seq0 + 1), streaming ? "up" : "down");
+        exit(1);
+    }
+    step_cost_t r = {median(cpu, k), median(wall, k), k};
+    free(cpu);
+    free(wall);
+    pw_agent_close(a);
+    pw_config_free(pw_agent_options, &cfg);
+    return r;
 }
 
-static void tls_pair_close(tls_pair_t *p)
-{
-    SSL_free(p->c);
-    SSL_free(p->s);
-    SSL_CTX_free(p->cctx);
-    SSL_CTX_free(p->sctx);
-    free(p->drain);
-}
-
-/* ---- agent.sample_cpu_us ------------------------------------------------------------------ */
+/* ---- the parts, each timed alone ------------------------------------------------------------ */
 
 typedef struct {
-    double cpu_us, wall_us;
-    double phase_us[4];    /* encode, pack, spool append, encrypt: median thread CPU of each */
+    double phase_us[4];    /* source read, encode, pack, spool append: median thread CPU */
     double first_spool_us; /* the first append: it creates (and preallocates) the segment */
     double frame_bytes;    /* mean frame size of the timed samples */
 } cost_t;
 
-static const char *const phase_names[4] = {"encode", "pack", "spool", "encrypt"};
+static const char *const phase_names[4] = {"source", "encode", "pack", "spool"};
 
-/* Like the agent, one sample buffer is refilled by the source before each sample (so its
- * rows are as warm in the cache as the agent's); only the steps after the read are timed. */
-static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t policy, tls_pair_t *tls)
+/* The functions on_sample_timer calls, one after the other as there, each timed. */
+static cost_t parts(size_t n, const char *spool_dir, pw_spool_fsync_t policy)
 {
     pw_sim_t *sim;
     pw_sample_t sample;
@@ -214,7 +210,6 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
         exit(1);
     }
     pw_buf_init(&frame, PW_FRAME_MAX_DEFAULT + 16);
-    double *cpu = calloc(n, sizeof(double)), *wall = calloc(n, sizeof(double));
     double *ph[4];
     for (int p = 0; p < 4; p++)
         ph[p] = calloc(n, sizeof(double));
@@ -222,55 +217,46 @@ static cost_t per_sample(size_t n, const char *spool_dir, pw_spool_fsync_t polic
     double first_spool_us = 0, frame_sum = 0;
     for (size_t i = 0; i < n; i++) {
         pw_sample_t *s = &sample;
+        double t[5];
+        t[0] = clock_us(CLOCK_THREAD_CPUTIME_ID);
         pw_sample_reset(s);
         if (pw_sim_next(sim, s) != 0)
             exit(1);
         s->seq = i + 1;
-        double c0 = clock_us(CLOCK_THREAD_CPUTIME_ID), w0 = clock_us(CLOCK_MONOTONIC);
-        double t[5];
-        t[0] = c0;
+        t[1] = clock_us(CLOCK_THREAD_CPUTIME_ID);
         const Poolwatch__V1__Sample *msg;
         if (pw_delta_encode(&enc, s, 0, &msg, &d) != 0) {
             fprintf(stderr, "bench_agent: encode: %s\n", d.msg);
             exit(1);
         }
-        t[1] = clock_us(CLOCK_THREAD_CPUTIME_ID);
+        t[2] = clock_us(CLOCK_THREAD_CPUTIME_ID);
         pw_buf_reset(&frame);
         if (pw_codec_pack_sample(msg, PW_FRAME_MAX_DEFAULT, &frame) != 0) {
             fprintf(stderr, "bench_agent: pack failed\n");
             exit(1);
         }
-        t[2] = clock_us(CLOCK_THREAD_CPUTIME_ID);
+        t[3] = clock_us(CLOCK_THREAD_CPUTIME_ID);
         if (pw_spool_append(sp, s->seq, msg->keyframe ? PW_SPOOL_KEYFRAME : 0, frame.data,
                             frame.len, &d) != 0) {
             fprintf(stderr, "bench_agent: append: %s\n", d.msg);
             exit(1);
         }
-        t[3] = clock_us(CLOCK_THREAD_CPUTIME_ID);
-        tls_pair_encrypt(tls, frame.data, frame.len);
-        double c1 = clock_us(CLOCK_THREAD_CPUTIME_ID), w1 = clock_us(CLOCK_MONOTONIC);
-        t[4] = c1;
+        t[4] = clock_us(CLOCK_THREAD_CPUTIME_ID);
         if (i == 0)
-            first_spool_us = t[3] - t[2];
+            first_spool_us = t[4] - t[3];
         if (i >= WARMUP) { /* the first is the keyframe; let caches settle */
             frame_sum += (double)frame.len;
             for (int p = 0; p < 4; p++)
                 ph[p][k] = t[p + 1] - t[p];
-            cpu[k] = c1 - c0;
-            wall[k++] = w1 - w0;
+            k++;
         }
     }
-    printf("CHECK agent.rows_per_sample %zu rows (%s)\n", sample.n,
-           policy == PW_SPOOL_FSYNC_NEVER    ? "fsync never"
-           : policy == PW_SPOOL_FSYNC_MANUAL ? "fsync ack, acked in time"
-                                             : "fsync always");
-    cost_t r = {median(cpu, k), median(wall, k), {0}, first_spool_us, k ? frame_sum / k : 0};
+    printf("CHECK agent.rows_per_sample %zu rows\n", sample.n);
+    cost_t r = {{0}, first_spool_us, k ? frame_sum / k : 0};
     for (int p = 0; p < 4; p++) {
         r.phase_us[p] = median(ph[p], k);
         free(ph[p]);
     }
-    free(cpu);
-    free(wall);
     pw_buf_close(&frame);
     pw_spool_close(sp);
     pw_delta_enc_close(&enc);
@@ -352,59 +338,50 @@ int main(void)
     const char *names[] = {"sim-steady-0"};
     bp_pki(pki, names, 1);
 
+    /* The collector every agent of this bench streams to. */
+    int port = bp_free_port();
+    pid_t cpid = bp_collector_spawn(PW_BENCH_BIN_DIR, work, pki, port, NULL);
+    if (cpid < 0) {
+        bp_system("rm -rf %s", work);
+        return 1;
+    }
+
     size_t n = SAMPLES + WARMUP;
-    tls_pair_t tls;
-    memset(&tls, 0, sizeof(tls));
-    tls_pair_open(&tls, pki);
-    cost_t nosync = per_sample(n, spool_dir, PW_SPOOL_FSYNC_NEVER, &tls);
-    cost_t acked = per_sample(n, spool_dir, PW_SPOOL_FSYNC_MANUAL, &tls);
-    cost_t dflt = per_sample(n, spool_dir, PW_SPOOL_FSYNC_ALWAYS, &tls);
-    tls_pair_close(&tls);
+    step_cost_t acked = agent_steps(n, "ack", work, pki, port);
+    step_cost_t each = agent_steps(n, "always", work, pki, port);
+    step_cost_t never = agent_steps(n, "never", work, pki, port);
+    printf("CHECK agent.steps_timed %zu steps per policy\n", acked.steps);
     printf("BENCH agent.sample_cpu_us %.1f us\n", acked.cpu_us);
-    printf("BENCH agent.sample_cpu_us_fsync_each %.1f us\n", dflt.cpu_us);
-    printf("BENCH agent.sample_cpu_us_nofsync %.1f us\n", nosync.cpu_us);
+    printf("BENCH agent.sample_cpu_us_fsync_each %.1f us\n", each.cpu_us);
+    printf("BENCH agent.sample_cpu_us_nofsync %.1f us\n", never.cpu_us);
     printf("BENCH agent.sample_wall_us %.1f us\n", acked.wall_us);
-    printf("BENCH agent.sample_wall_us_fsync_each %.1f us\n", dflt.wall_us);
+    printf("BENCH agent.sample_wall_us_fsync_each %.1f us\n", each.wall_us);
+    fflush(stdout);
+    cost_t part = parts(n, spool_dir, PW_SPOOL_FSYNC_MANUAL);
+    cost_t part_each = parts(n, spool_dir, PW_SPOOL_FSYNC_ALWAYS);
     for (int p = 0; p < 4; p++)
-        printf("BENCH agent.sample_%s_us %.1f us\n", phase_names[p], acked.phase_us[p]);
-    printf("BENCH agent.sample_spool_us_fsync_each %.1f us\n", dflt.phase_us[2]);
+        printf("BENCH agent.sample_%s_us %.1f us\n", phase_names[p], part.phase_us[p]);
+    printf("BENCH agent.sample_spool_us_fsync_each %.1f us\n", part_each.phase_us[3]);
     /* Not in the median: the append that starts a segment also preallocates it (spool.h),
      * once per PW_SPOOL_SEGMENT_BYTES_DEFAULT of frames. */
-    double per_seg =
-        dflt.frame_bytes > 0 ? (double)PW_SPOOL_SEGMENT_BYTES_DEFAULT / (dflt.frame_bytes + 20) : 0;
-    printf("BENCH agent.spool_segment_create_us %.1f us\n", dflt.first_spool_us);
+    double per_seg = part_each.frame_bytes > 0
+                         ? (double)PW_SPOOL_SEGMENT_BYTES_DEFAULT / (part_each.frame_bytes + 20)
+                         : 0;
+    printf("BENCH agent.spool_segment_create_us %.1f us\n", part_each.first_spool_us);
     printf("BENCH agent.spool_segment_create_per_sample_us %.2f us\n",
-           per_seg > 0 ? dflt.first_spool_us / per_seg : 0);
+           per_seg > 0 ? part_each.first_spool_us / per_seg : 0);
     fflush(stdout);
 
     /* The real processes. */
     const char *secs = getenv("PW_BENCH_AGENT_SECONDS");
     unsigned window = secs ? (unsigned)atoi(secs) : 60;
     if (window == 0) { /* in-process figures only (profiling) */
+        bp_stop(cpid, 10000);
         bp_system("rm -rf %s", work);
         return 0;
     }
     if (window < 10)
         window = 10;
-    int port = bp_free_port();
-    char bin[1024], listen[64], store[1024], ca[1024], cert[1024], key[1024], log[1024];
-    snprintf(bin, sizeof(bin), "%s/collector/poolwatch-collector", PW_BENCH_BIN_DIR);
-    snprintf(listen, sizeof(listen), "--agents.listen=127.0.0.1:%d", port);
-    snprintf(store, sizeof(store), "--store.path=%s/collector.db", work);
-    snprintf(ca, sizeof(ca), "--agents.ca_file=%s/ca.pem", pki);
-    snprintf(cert, sizeof(cert), "--agents.cert_file=%s/collector.pem", pki);
-    snprintf(key, sizeof(key), "--agents.key_file=%s/collector.key", pki);
-    snprintf(log, sizeof(log), "%s/collector.log", work);
-    char *cargv[] = {
-        bin, listen, store, ca, cert, key, "--http.listen=", "--collector.log_level=warn", NULL};
-    if (access(bin, X_OK) != 0) {
-        fprintf(stderr, "bench_agent: %s not built: process figures skipped\n", bin);
-        bp_system("rm -rf %s", work);
-        return 0;
-    }
-    pid_t cpid = bp_spawn(cargv, log);
-    for (int i = 0; i < 100 && !bp_port_open(port); i++)
-        bp_sleep_ms(100);
     proc_cost_t p10 = run_agent("poolwatch-agent", work, pki, port, "10s", 15, window);
     proc_cost_t p1 = run_agent("poolwatch-agent", work, pki, port, "1s", 5, window / 3);
     /* The same agent linked with the shared OpenSSL (PW_AGENT_STATIC_OPENSSL=OFF), when this

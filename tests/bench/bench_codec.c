@@ -7,11 +7,26 @@
  *   codec.keyframe_with_dict_bytes_per_tag  first keyframe of a connection
  *   codec.delta_bytes_per_tag               delta size / tags in the table
  *   codec.encode_decode_us                  encode + frame + unpack + apply, per sample
- *   codec.prometheus_text_bytes_per_tag     the same sample as Prometheus text, 6 series/tag
+ *   codec.prometheus_text_bytes_per_tag     the collector's whole GET /metrics body as
+ *                                           pw_api_metrics (collector/api/metrics_prom.c)
+ *                                           writes it for one host whose table is this
+ *                                           sample (made through ingest: an agent's Hello and
+ *                                           keyframe into pw_ingest_frame, as the collector
+ *                                           test double does), divided by the 3,000 tags of
+ *                                           the host's table. /metrics does not hold every
+ *                                           tag: per host its 9 host series and the 20 (tag,
+ *                                           pool) rows with the most bytes as
+ *                                           poolwatch_tag_bytes and poolwatch_tag_allocations
+ *                                           (40 series), plus the collector's self-metrics;
+ *                                           the full table is in the API. So this is what a
+ *                                           scrape costs per tag of the host, not a tag's
+ *                                           series size.
+ *   codec.prometheus_text_gzip_bytes_per_tag  the same body gzip'ed by zlib's deflate at the
+ *                                           default level, as a client sending
+ *                                           Accept-Encoding: gzip would get it
  *   codec.alt_submsg_*                      the same rows as repeated sub-messages, sized with
  *                                           protobuf's encoding rules: the layout not chosen
  */
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +36,11 @@
 #include "codec.h"
 #include "delta.h"
 #include "frame.h"
+#ifdef PW_BENCH_METRICS
+#include <zlib.h>
+
+#include "../collector/double.h" /* the collector test double */
+#endif
 
 #define TAGS      3000
 #define SAMPLES   2000
@@ -101,6 +121,54 @@ static size_t submsg_changes_size(const Poolwatch__V1__Changes *c)
     return total;
 }
 
+#ifdef PW_BENCH_METRICS
+/* Bytes of the collector's /metrics body for one streaming host whose table is `s`, plain
+ * and gzip'ed ([0], [1]). */
+static void metrics_bytes(const pw_sample_t *s, double out[2])
+{
+    pw_double_t dbl;
+    pw_delta_enc_t enc;
+    pw_buf_t body;
+    pw_buf_init(&body, 64u << 20);
+    if (pw_double_open(&dbl) != 0 || pw_delta_enc_init(&enc, 32) != 0) {
+        fprintf(stderr, "bench_codec: collector double\n");
+        exit(1);
+    }
+    pw_host_t *h = pw_double_stream(&dbl, "HOST01", 32, 1);
+    int r = h != NULL ? pw_double_send(&dbl, &enc, h, s) : PW_ENOMEM;
+    if (r != 0 || pw_host_nrows(h) != s->n || pw_api_metrics(&dbl.api, &body) != 0) {
+        fprintf(stderr, "bench_codec: /metrics of the host: %s\n", pw_strerror(r));
+        exit(1);
+    }
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    uLong cap = compressBound((uLong)body.len) + 32;
+    uint8_t *gz = malloc(cap);
+    if (gz == NULL || deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                                   Z_DEFAULT_STRATEGY) != Z_OK) {
+        fprintf(stderr, "bench_codec: deflateInit2\n");
+        exit(1);
+    }
+    z.next_in = body.data;
+    z.avail_in = (uInt)body.len;
+    z.next_out = gz;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+        fprintf(stderr, "bench_codec: deflate\n");
+        exit(1);
+    }
+    out[0] = (double)body.len;
+    out[1] = (double)z.total_out;
+    printf("CHECK codec.metrics_body_bytes %zu B plain, %lu B gzip, for %zu rows\n", body.len,
+           (unsigned long)z.total_out, pw_host_nrows(h));
+    deflateEnd(&z);
+    free(gz);
+    pw_buf_close(&body);
+    pw_delta_enc_close(&enc);
+    pw_double_close(&dbl);
+}
+#endif
+
 int main(void)
 {
     static row_t rows[TAGS];
@@ -123,10 +191,9 @@ int main(void)
     pw_sample_init(&s);
     pw_buf_t wire;
     pw_buf_init(&wire, 64u << 20);
-    double t_total = 0, kf_bytes = 0, kf_dict_bytes = 0, delta_bytes = 0, prom_bytes = 0;
+    double t_total = 0, kf_bytes = 0, kf_dict_bytes = 0, delta_bytes = 0, prom_bytes[2] = {0, 0};
     double alt_kf = 0, alt_delta = 0;
     int n_delta = 0, n_kf = 0;
-    char line[256];
     for (int k = 0; k < SAMPLES; k++) {
         if (k > 0)
             for (int i = 0; i < TAGS; i++)
@@ -179,32 +246,19 @@ int main(void)
             n_delta++;
             t_total += t1 - t0;
         }
-        if (k == 1000) {
-            /* The same sample as Prometheus text exposition: six series per tag. */
-            static const char *const names[3] = {"poolwatch_pool_allocs_total",
-                                                 "poolwatch_pool_frees_total",
-                                                 "poolwatch_pool_bytes"};
-            for (int i = 0; i < TAGS; i++)
-                for (int pool = 0; pool < 2; pool++)
-                    for (int m = 0; m < 3; m++) {
-                        uint64_t v = pool != rows[i].pool ? 0
-                                     : m == 0             ? rows[i].allocs
-                                     : m == 1
-                                         ? rows[i].frees
-                                         : (rows[i].allocs - rows[i].frees) * rows[i].per_alloc;
-                        prom_bytes += snprintf(
-                            line, sizeof(line),
-                            "%s{host=\"HOST01\",tag=\"%.4s\",pool=\"%s\"} %" PRIu64 " %" PRIu64
-                            "\n",
-                            names[m], rows[i].tag, pool ? "nonpaged" : "paged", v, s.timestamp_ms);
-                    }
-        }
+#ifdef PW_BENCH_METRICS
+        if (k == 1000)
+            metrics_bytes(&s, prom_bytes);
+#endif
     }
     printf("BENCH codec.keyframe_bytes_per_tag %.2f B\n", kf_bytes / TAGS);
     printf("BENCH codec.keyframe_with_dict_bytes_per_tag %.2f B\n", kf_dict_bytes / TAGS);
     printf("BENCH codec.delta_bytes_per_tag %.3f B\n", delta_bytes / n_delta / TAGS);
     printf("BENCH codec.encode_decode_us %.1f us\n", t_total / n_delta);
-    printf("BENCH codec.prometheus_text_bytes_per_tag %.1f B\n", prom_bytes / TAGS);
+#ifdef PW_BENCH_METRICS
+    printf("BENCH codec.prometheus_text_bytes_per_tag %.2f B\n", prom_bytes[0] / TAGS);
+    printf("BENCH codec.prometheus_text_gzip_bytes_per_tag %.2f B\n", prom_bytes[1] / TAGS);
+#endif
     printf("BENCH codec.alt_submsg_keyframe_bytes_per_tag %.2f B\n", alt_kf / TAGS);
     printf("BENCH codec.alt_submsg_delta_bytes_per_tag %.3f B\n", alt_delta / n_delta / TAGS);
     pw_buf_close(&wire);

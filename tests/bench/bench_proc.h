@@ -187,4 +187,39 @@ static inline void bp_pki(const char *dir, const char *const *agents, size_t n)
     bp_system("%s", cmd);
 }
 
+/* Starts the poolwatch-collector of this build tree (bin_dir/collector/) on 127.0.0.1:port
+ * for agents with the PKI in `pki`, its store and log (collector.log) in `work`, the HTTP API
+ * off, plus `extra` (one more flag, or NULL), and waits up to 10 s for the port to open.
+ * Returns its pid, or -1 when the binary is not built. */
+static inline pid_t bp_collector_spawn(const char *bin_dir, const char *work, const char *pki,
+                                       int port, const char *extra)
+{
+    char bin[1024], listen[64], store[1024], ca[1024], cert[1024], key[1024], log[1024];
+    snprintf(bin, sizeof(bin), "%s/collector/poolwatch-collector", bin_dir);
+    snprintf(listen, sizeof(listen), "--agents.listen=127.0.0.1:%d", port);
+    snprintf(store, sizeof(store), "--store.path=%s/collector.db", work);
+    snprintf(ca, sizeof(ca), "--agents.ca_file=%s/ca.pem", pki);
+    snprintf(cert, sizeof(cert), "--agents.cert_file=%s/collector.pem", pki);
+    snprintf(key, sizeof(key), "--agents.key_file=%s/collector.key", pki);
+    snprintf(log, sizeof(log), "%s/collector.log", work);
+    char *argv[] = {bin,
+                    listen,
+                    store,
+                    ca,
+                    cert,
+                    key,
+                    "--http.listen=",
+                    "--collector.log_level=warn",
+                    (char *)(uintptr_t)extra,
+                    NULL};
+    if (access(bin, X_OK) != 0) {
+        fprintf(stderr, "bench: %s not built\n", bin);
+        return -1;
+    }
+    pid_t pid = bp_spawn(argv, log);
+    for (int i = 0; i < 100 && !bp_port_open(port); i++)
+        bp_sleep_ms(100);
+    return pid;
+}
+
 #endif /* PW_BENCH_PROC_H */
