@@ -22,25 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 
 #include "alloc.h"
-
-#ifdef _WIN32
-#include <windows.h>
-#include <direct.h>
-#include <io.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#else
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/uio.h>
-#include <unistd.h>
-#endif
+#include "spool_internal.h"
 
 #define SEG_HDR      16u
 #define REC_HDR      20u
@@ -50,7 +35,7 @@
 #define STATE_FIXED  40u
 #define STATE_GAP    32u
 #define READ_CHUNK   (64u * 1024u)
-#define PATH_MAX_LEN 4096u
+#define PATH_MAX_LEN PW__SPOOL_PATH_MAX
 #define DIR_MAX_LEN  (PATH_MAX_LEN - 64u)
 #define SEG_NAME_LEN 30u /* "spool-" + 20 digits + ".seg" */
 
@@ -147,338 +132,24 @@ static uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t len)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Platform layer: the only code that differs between POSIX and Windows                       */
+/* Writing (the OS layer is in spool_posix.c / spool_win.c, behind spool_internal.h)          */
 /* ------------------------------------------------------------------------------------------ */
 
-#ifdef _WIN32
-/* The CRT's errno values match POSIX for the conditions we report. Paths are narrow (ANSI);
- * TODO: UTF-8 to UTF-16 with _wopen / MoveFileExW for non-ASCII spool directories. */
-static int os_err(void)
-{
-    return errno ? -errno : PW_EIO;
-}
-
-static int os_open(const char *path, int write, int create_excl)
-{
-    int fl = _O_BINARY | _O_NOINHERIT | (write ? _O_RDWR : _O_RDONLY);
-    if (create_excl)
-        fl |= _O_CREAT | _O_EXCL;
-    return _open(path, fl, _S_IREAD | _S_IWRITE);
-}
-
-static int os_open_trunc(const char *path)
-{
-    return _open(path, _O_BINARY | _O_NOINHERIT | _O_WRONLY | _O_CREAT | _O_TRUNC,
-                 _S_IREAD | _S_IWRITE);
-}
-
-static int os_close(int fd)
-{
-    return _close(fd);
-}
-
-static long long os_pread(int fd, void *buf, size_t n, uint64_t off)
-{
-    if (_lseeki64(fd, (long long)off, SEEK_SET) < 0)
-        return -1;
-    return _read(fd, buf, (unsigned)n);
-}
-
-static long long os_pwrite(int fd, const void *buf, size_t n, uint64_t off)
-{
-    if (_lseeki64(fd, (long long)off, SEEK_SET) < 0)
-        return -1;
-    return _write(fd, buf, (unsigned)n);
-}
-
-static int os_datasync(int fd)
-{
-    return _commit(fd) == 0 ? 0 : os_err();
-}
-
-/* NTFS makes directory entries durable with the file's metadata; nothing to do. */
-static int os_dirsync(const char *dir)
-{
-    (void)dir;
-    return 0;
-}
-
-static int os_truncate(int fd, uint64_t size)
-{
-    return _chsize_s(fd, (long long)size) == 0 ? 0 : os_err();
-}
-
-static int os_filesize(int fd, uint64_t *size)
-{
-    long long n = _filelengthi64(fd);
-    if (n < 0)
-        return os_err();
-    *size = (uint64_t)n;
-    return 0;
-}
-
-static int os_rename(const char *from, const char *to)
-{
-    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-        return 0;
-    return PW_EIO;
-}
-
-static int os_unlink(const char *path)
-{
-    return _unlink(path) == 0 ? 0 : os_err();
-}
-
-static int os_mkdir(const char *dir)
-{
-    return _mkdir(dir) == 0 || errno == EEXIST ? 0 : os_err();
-}
-
-/* An exclusive byte-range lock on the lock file (LockFileEx, fileapi.h), held until the handle
- * closes: two agents appending to one spool would interleave records. */
-static int os_lock(int fd)
-{
-    HANDLE h = (HANDLE)_get_osfhandle(fd);
-    if (h == INVALID_HANDLE_VALUE)
-        return PW_EIO;
-    OVERLAPPED ov;
-    memset(&ov, 0, sizeof(ov));
-    if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov))
-        return 0;
-    DWORD e = GetLastError();
-    return e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING ? PW_EAGAIN : PW_EIO;
-}
-
-typedef int (*dir_cb)(const char *name, void *arg);
-
-static int os_list_dir(const char *dir, dir_cb cb, void *arg)
-{
-    char pat[PATH_MAX_LEN];
-    WIN32_FIND_DATAA fd;
-    snprintf(pat, sizeof(pat), "%s\\*", dir);
-    HANDLE h = FindFirstFileA(pat, &fd);
-    if (h == INVALID_HANDLE_VALUE)
-        return GetLastError() == ERROR_FILE_NOT_FOUND ? 0 : PW_EIO;
-    int rc = 0;
-    do {
-        if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
-            rc = cb(fd.cFileName, arg);
-    } while (rc == 0 && FindNextFileA(h, &fd));
-    FindClose(h);
-    return rc;
-}
-
-static uint64_t now_ms(void)
-{
-    return (uint64_t)GetTickCount64();
-}
-#else
-static int os_err(void)
-{
-    return errno ? -errno : PW_EIO;
-}
-
-static int os_open(const char *path, int write, int create_excl)
-{
-    int fl = O_CLOEXEC | (write ? O_RDWR : O_RDONLY);
-    if (create_excl)
-        fl |= O_CREAT | O_EXCL;
-    return open(path, fl, 0600);
-}
-
-static int os_open_trunc(const char *path)
-{
-    return open(path, O_CLOEXEC | O_WRONLY | O_CREAT | O_TRUNC, 0600);
-}
-
-static int os_close(int fd)
-{
-    return close(fd);
-}
-
-static long long os_pread(int fd, void *buf, size_t n, uint64_t off)
-{
-    return pread(fd, buf, n, (off_t)off);
-}
-
-static long long os_pwrite(int fd, const void *buf, size_t n, uint64_t off)
-{
-    return pwrite(fd, buf, n, (off_t)off);
-}
-
-static int os_datasync(int fd)
-{
-#if defined(__APPLE__)
-    return fsync(fd) == 0 ? 0 : os_err();
-#else
-    return fdatasync(fd) == 0 ? 0 : os_err();
-#endif
-}
-
-/* A new or renamed file is durable only once its directory entry is (fsync(2) on Linux). */
-static int os_dirsync(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
-    if (fd < 0)
-        return os_err();
-    int rc = fsync(fd) == 0 ? 0 : os_err();
-    close(fd);
-    return rc;
-}
-
-static int os_truncate(int fd, uint64_t size)
-{
-    return ftruncate(fd, (off_t)size) == 0 ? 0 : os_err();
-}
-
-static int os_filesize(int fd, uint64_t *size)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return os_err();
-    if (!S_ISREG(st.st_mode))
-        return PW_EINVAL;
-    *size = (uint64_t)st.st_size;
-    return 0;
-}
-
-static int os_rename(const char *from, const char *to)
-{
-    return rename(from, to) == 0 ? 0 : os_err();
-}
-
-static int os_unlink(const char *path)
-{
-    return unlink(path) == 0 ? 0 : os_err();
-}
-
-static int os_mkdir(const char *dir)
-{
-    return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : os_err();
-}
-
-/* A POSIX record lock: two agents appending to one spool would interleave records. */
-static int os_lock(int fd)
-{
-    struct flock fl;
-    memset(&fl, 0, sizeof(fl));
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    if (fcntl(fd, F_SETLK, &fl) == 0)
-        return 0;
-    return errno == EACCES || errno == EAGAIN ? PW_EAGAIN : os_err();
-}
-
-typedef int (*dir_cb)(const char *name, void *arg);
-
-static int os_list_dir(const char *dir, dir_cb cb, void *arg)
-{
-    DIR *dp = opendir(dir);
-    if (dp == NULL)
-        return os_err();
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(dp)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        rc = cb(de->d_name, arg);
-    }
-    closedir(dp);
-    return rc;
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-#endif
-
-/* Writes all of buf at off; returns 0 or a negated errno (PW_EIO on a zero-length write). */
-static int write_all(int fd, const void *buf, size_t n, uint64_t off)
+int pw__spool_write_all(int fd, const void *buf, size_t n, uint64_t off)
 {
     const uint8_t *p = buf;
     while (n > 0) {
         errno = 0;
-        long long w = os_pwrite(fd, p, n, off);
+        long long w = pw__spool_os_pwrite(fd, p, n, off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return w < 0 ? os_err() : PW_EIO;
+            return w < 0 ? pw__spool_os_err() : PW_EIO;
         p += w;
         off += (uint64_t)w;
         n -= (size_t)w;
     }
     return 0;
-}
-
-/* Header and payload in one system call where we can (one write per sample matters for the
- * agent's CPU budget); a short vectored write falls back to write_all for the rest. */
-static int write_record(int fd, const uint8_t *hdr, const void *payload, size_t len, uint64_t off)
-{
-#if defined(__linux__)
-    /* iovec is not const-correct; pwritev only reads. */
-    struct iovec iov[2] = {{(void *)(uintptr_t)hdr, REC_HDR}, {(void *)(uintptr_t)payload, len}};
-    ssize_t w;
-    do {
-        w = pwritev(fd, iov, len ? 2 : 1, (off_t)off);
-    } while (w < 0 && errno == EINTR);
-    if (w < 0)
-        return os_err();
-    size_t done = (size_t)w;
-    if (done < REC_HDR) {
-        int rc = write_all(fd, hdr + done, REC_HDR - done, off + done);
-        if (rc != 0)
-            return rc;
-        done = REC_HDR;
-    }
-    size_t pdone = done - REC_HDR;
-    return pdone < len
-               ? write_all(fd, (const uint8_t *)payload + pdone, len - pdone, off + REC_HDR + pdone)
-               : 0;
-#else
-    int rc = write_all(fd, hdr, REC_HDR, off);
-    return rc != 0 || len == 0 ? rc : write_all(fd, payload, len, off + REC_HDR);
-#endif
-}
-
-/* Writes zero bytes over [off, end): the preallocation of a new segment, and the erasing of a
- * torn record inside one. 64 KiB per system call from one 4 KiB stack page (a static zero
- * buffer of that size would stay mapped in the agent's memory). */
-static int write_zeros(int fd, uint64_t off, uint64_t end)
-{
-    uint8_t z[4096];
-    memset(z, 0, sizeof(z));
-#if defined(__linux__)
-    struct iovec iov[16];
-    while (off < end) {
-        int n = 0;
-        uint64_t left = end - off;
-        for (; n < 16 && left > 0; n++) {
-            size_t k = left > sizeof(z) ? sizeof(z) : (size_t)left;
-            iov[n].iov_base = z;
-            iov[n].iov_len = k;
-            left -= k;
-        }
-        ssize_t w = pwritev(fd, iov, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? os_err() : PW_EIO;
-        off += (uint64_t)w;
-    }
-    return 0;
-#else
-    while (off < end) {
-        size_t k = end - off > sizeof(z) ? sizeof(z) : (size_t)(end - off);
-        int rc = write_all(fd, z, k, off);
-        if (rc != 0)
-            return rc;
-        off += k;
-    }
-    return 0;
-#endif
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -537,7 +208,7 @@ static void reader_init(reader_t *r)
 static void reader_reset(reader_t *r, int fd)
 {
     if (r->fd >= 0)
-        os_close(r->fd);
+        pw__spool_os_close(r->fd);
     r->fd = fd;
     r->boff = 0;
     r->blen = 0;
@@ -577,11 +248,11 @@ static int reader_get(reader_t *r, uint64_t off, size_t n, uint64_t limit, const
     size_t got = 0;
     while (got < want) {
         errno = 0;
-        long long k = os_pread(r->fd, r->buf + got, want - got, off + got);
+        long long k = pw__spool_os_pread(r->fd, r->buf + got, want - got, off + got);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
-            return os_err();
+            return pw__spool_os_err();
         if (k == 0)
             break;
         got += (size_t)k;
@@ -620,17 +291,17 @@ static int save_state(pw_spool_t *sp, pw_diag_t *d)
     char tmp[PATH_MAX_LEN], dst[PATH_MAX_LEN];
     file_path(sp, "state.tmp", tmp, sizeof(tmp));
     file_path(sp, "state", dst, sizeof(dst));
-    int fd = os_open_trunc(tmp);
+    int fd = pw__spool_os_open_trunc(tmp);
     if (fd < 0)
-        return pw_diag_set(d, os_err(), 0, 0, "state.tmp", "cannot create %s", tmp);
-    int rc = write_all(fd, buf, n, 0);
+        return pw_diag_set(d, pw__spool_os_err(), 0, 0, "state.tmp", "cannot create %s", tmp);
+    int rc = pw__spool_write_all(fd, buf, n, 0);
     if (rc == 0 && sp->opts.fsync != PW_SPOOL_FSYNC_NEVER)
-        rc = os_datasync(fd);
-    os_close(fd);
+        rc = pw__spool_os_datasync(fd);
+    pw__spool_os_close(fd);
     if (rc == 0)
-        rc = os_rename(tmp, dst);
+        rc = pw__spool_os_rename(tmp, dst);
     if (rc == 0 && sp->opts.fsync != PW_SPOOL_FSYNC_NEVER)
-        rc = os_dirsync(sp->dir);
+        rc = pw__spool_os_dirsync(sp->dir);
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "state", "cannot write %s: %s", dst, pw_strerror(rc));
     return 0;
@@ -642,20 +313,20 @@ static int load_state(pw_spool_t *sp, pw_diag_t *problem)
 {
     char path[PATH_MAX_LEN];
     file_path(sp, "state", path, sizeof(path));
-    int fd = os_open(path, 0, 0);
+    int fd = pw__spool_os_open(path, 0, 0);
     if (fd < 0)
-        return errno == ENOENT ? 0 : os_err();
+        return errno == ENOENT ? 0 : pw__spool_os_err();
     uint8_t buf[STATE_FIXED + STATE_GAP * PW_SPOOL_MAX_GAPS + 8];
     size_t got = 0;
     while (got < sizeof(buf)) {
-        long long k = os_pread(fd, buf + got, sizeof(buf) - got, got);
+        long long k = pw__spool_os_pread(fd, buf + got, sizeof(buf) - got, got);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
             break;
         got += (size_t)k;
     }
-    os_close(fd);
+    pw__spool_os_close(fd);
     const char *why = NULL;
     uint32_t ngaps = got >= STATE_FIXED ? get32(buf + 32) : 0;
     if (got < STATE_FIXED + 4 || memcmp(buf, STATE_MAGIC, 8) != 0)
@@ -771,7 +442,7 @@ static int sync_active(pw_spool_t *sp, pw_diag_t *d)
 {
     if (sp->wfd < 0 || !sp->dirty)
         return 0;
-    int rc = os_datasync(sp->wfd);
+    int rc = pw__spool_os_datasync(sp->wfd);
     if (rc != 0) {
         char path[PATH_MAX_LEN];
         seg_path(sp, sp->segs[sp->nseg - 1].first_seq, path, sizeof(path));
@@ -779,7 +450,7 @@ static int sync_active(pw_spool_t *sp, pw_diag_t *d)
                            path, pw_strerror(rc));
     }
     sp->dirty = 0;
-    sp->last_sync_ms = now_ms();
+    sp->last_sync_ms = pw__spool_os_now_ms();
     return 0;
 }
 
@@ -788,7 +459,7 @@ static void close_active(pw_spool_t *sp)
     if (sp->wfd >= 0) {
         if (sp->opts.fsync != PW_SPOOL_FSYNC_NEVER)
             (void)sync_active(sp, NULL); /* best effort: the record syncs already reported */
-        os_close(sp->wfd);
+        pw__spool_os_close(sp->wfd);
         sp->wfd = -1;
         sp->dirty = 0;
     }
@@ -801,7 +472,7 @@ static void seal_active(pw_spool_t *sp)
 {
     if (sp->wfd >= 0) {
         seg_t *s = &sp->segs[sp->nseg - 1];
-        if (s->alloc > s->size && os_truncate(sp->wfd, s->size) == 0) {
+        if (s->alloc > s->size && pw__spool_os_truncate(sp->wfd, s->size) == 0) {
             sp->bytes -= s->alloc - s->size;
             s->alloc = s->size;
         }
@@ -821,7 +492,7 @@ static int drop_front(pw_spool_t *sp, size_t n, pw_diag_t *d)
         iters_forget(sp, s->first_seq);
         if (done == sp->nseg - 1)
             close_active(sp);
-        rc = os_unlink(path);
+        rc = pw__spool_os_unlink(path);
         if (rc != 0 && rc != PW_ENOENT) {
             pw_diag_set(d, rc, 0, 0, "segment", "cannot delete %s: %s", path, pw_strerror(rc));
             break;
@@ -863,9 +534,9 @@ static int walk_seg(pw_spool_t *sp, const seg_t *s, walk_cb cb, void *arg)
     seg_path(sp, s->first_seq, path, sizeof(path));
     reader_t r;
     reader_init(&r);
-    r.fd = os_open(path, 0, 0);
+    r.fd = pw__spool_os_open(path, 0, 0);
     if (r.fd < 0)
-        return os_err();
+        return pw__spool_os_err();
     int rc = 0;
     uint64_t off = SEG_HDR;
     while (off < s->size) {
@@ -990,18 +661,18 @@ static int create_seg(pw_spool_t *sp, uint64_t first_seq, uint64_t alloc, pw_dia
 {
     char path[PATH_MAX_LEN];
     seg_path(sp, first_seq, path, sizeof(path));
-    int fd = os_open(path, 1, 1);
+    int fd = pw__spool_os_open(path, 1, 1);
     if (fd < 0)
-        return pw_diag_set(d, os_err(), 0, 0, "segment", "cannot create %s", path);
+        return pw_diag_set(d, pw__spool_os_err(), 0, 0, "segment", "cannot create %s", path);
     uint8_t hdr[SEG_HDR];
     memcpy(hdr, SEG_MAGIC, 8);
     put64(hdr + 8, first_seq);
-    int rc = write_all(fd, hdr, SEG_HDR, 0);
+    int rc = pw__spool_write_all(fd, hdr, SEG_HDR, 0);
     if (rc == 0 && alloc > SEG_HDR) {
-        rc = write_zeros(fd, SEG_HDR, alloc);
+        rc = pw__spool_os_write_zeros(fd, SEG_HDR, alloc);
         if (rc == 0)
-            rc = os_datasync(fd);
-        if (rc != 0 && os_truncate(fd, SEG_HDR) == 0) {
+            rc = pw__spool_os_datasync(fd);
+        if (rc != 0 && pw__spool_os_truncate(fd, SEG_HDR) == 0) {
             /* No room for the zeros (ENOSPC): records extend the file, as without
              * preallocation; their own writes and syncs report what still fails. */
             alloc = SEG_HDR;
@@ -1009,13 +680,13 @@ static int create_seg(pw_spool_t *sp, uint64_t first_seq, uint64_t alloc, pw_dia
         }
     }
     if (rc == 0 && sp->opts.fsync != PW_SPOOL_FSYNC_NEVER)
-        rc = os_dirsync(sp->dir);
+        rc = pw__spool_os_dirsync(sp->dir);
     seg_t s = {first_seq, 0, 0, SEG_HDR, alloc, 0};
     if (rc == 0)
         rc = push_seg(sp, &s);
     if (rc != 0) {
-        os_close(fd);
-        os_unlink(path);
+        pw__spool_os_close(fd);
+        pw__spool_os_unlink(path);
         return pw_diag_set(d, rc, 0, 0, "segment", "cannot create %s: %s", path, pw_strerror(rc));
     }
     sp->wfd = fd;
@@ -1086,7 +757,7 @@ static int quarantine(pw_spool_t *sp, const char *path, pw_spool_report_t *rep, 
     rep->quarantined++;
     (void)sp;
     /* If the rename fails the file stays, ignored again at the next open; not fatal. */
-    (void)os_rename(path, bad);
+    (void)pw__spool_os_rename(path, bad);
     return 0;
 }
 
@@ -1164,11 +835,11 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
     reader_t r;
     reader_init(&r);
     /* Read-write only where a torn tail may have to be cut. */
-    r.fd = os_open(path, is_last, 0);
+    r.fd = pw__spool_os_open(path, is_last, 0);
     if (r.fd < 0)
-        return pw_diag_set(d, os_err(), 0, 0, "segment", "cannot open %s", path);
-    uint64_t fsize = 0; /* set by os_filesize; mingw -O2 cannot see that */
-    int rc = os_filesize(r.fd, &fsize);
+        return pw_diag_set(d, pw__spool_os_err(), 0, 0, "segment", "cannot open %s", path);
+    uint64_t fsize = 0; /* set by pw__spool_os_filesize; mingw -O2 cannot see that */
+    int rc = pw__spool_os_filesize(r.fd, &fsize);
     if (rc != 0) {
         reader_free(&r);
         return pw_diag_set(d, rc, 0, 0, "segment", "cannot stat %s", path);
@@ -1191,7 +862,7 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
         if (prefix && is_last) {
             rep->torn_bytes_cut += fsize;
             note(rep, PW_ETRUNCATED, 0, path, "segment header incomplete: file removed");
-            return os_unlink(path);
+            return pw__spool_os_unlink(path);
         }
         return quarantine(sp, path, rep, 0, "segment header incomplete");
     }
@@ -1230,9 +901,9 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
         if (torn && bad_end < fsize) {
             /* Inside a preallocated segment: zero the torn bytes (a shorter record written
              * over them would leave garbage behind it) and keep the tail. */
-            rc = write_zeros(r.fd, bad_off, bad_end);
+            rc = pw__spool_os_write_zeros(r.fd, bad_off, bad_end);
             if (rc == 0 && sp->opts.fsync != PW_SPOOL_FSYNC_NEVER)
-                rc = os_datasync(r.fd);
+                rc = pw__spool_os_datasync(r.fd);
             if (rc != 0) {
                 reader_free(&r);
                 return pw_diag_set(d, rc, 0, bad_off, "segment", "cannot erase torn record in %s",
@@ -1241,7 +912,7 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
             rep->torn_bytes_cut += bad_end - bad_off;
             note(rep, PW_ETRUNCATED, bad_off, path, "torn last record erased");
         } else if (torn) {
-            rc = os_truncate(r.fd, bad_off);
+            rc = pw__spool_os_truncate(r.fd, bad_off);
             if (rc != 0) {
                 reader_free(&r);
                 return pw_diag_set(d, rc, 0, bad_off, "segment", "cannot truncate %s", path);
@@ -1261,7 +932,7 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
     if (!is_last && s.nrec == 0 && !s.sealed) {
         /* An empty segment in the middle holds nothing. */
         reader_free(&r);
-        return os_unlink(path);
+        return pw__spool_os_unlink(path);
     }
     rc = push_seg(sp, &s);
     if (rc == 0)
@@ -1339,7 +1010,7 @@ int pw_spool_open(const char *dir, const pw_spool_opts_t *opts, pw_spool_t **out
     if ((unsigned)o.fsync > PW_SPOOL_FSYNC_MANUAL)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "fsync", "unknown fsync policy %d", (int)o.fsync);
 
-    int rc = os_mkdir(dir);
+    int rc = pw__spool_os_mkdir(dir);
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "dir", "cannot create %s: %s", dir, pw_strerror(rc));
     pw_spool_t *sp = pw_calloc(1, sizeof(*sp));
@@ -1350,19 +1021,19 @@ int pw_spool_open(const char *dir, const pw_spool_opts_t *opts, pw_spool_t **out
     sp->opts = o;
     sp->wfd = -1;
     sp->lockfd = -1;
-    sp->last_sync_ms = now_ms();
+    sp->last_sync_ms = pw__spool_os_now_ms();
 
     char path[PATH_MAX_LEN];
     listing_t l = {.rep = rep, .dir = dir};
     file_path(sp, "lock", path, sizeof(path));
-    sp->lockfd = os_open(path, 1, 0);
+    sp->lockfd = pw__spool_os_open(path, 1, 0);
     if (sp->lockfd < 0 && errno == ENOENT)
-        sp->lockfd = os_open(path, 1, 1);
+        sp->lockfd = pw__spool_os_open(path, 1, 1);
     if (sp->lockfd < 0) {
-        rc = pw_diag_set(d, os_err(), 0, 0, "lock", "cannot open %s", path);
+        rc = pw_diag_set(d, pw__spool_os_err(), 0, 0, "lock", "cannot open %s", path);
         goto fail;
     }
-    if ((rc = os_lock(sp->lockfd)) != 0) {
+    if ((rc = pw__spool_os_lock(sp->lockfd)) != 0) {
         pw_diag_set(d, rc, 0, 0, "lock", "spool %s is in use by another process", dir);
         goto fail;
     }
@@ -1377,14 +1048,14 @@ int pw_spool_open(const char *dir, const pw_spool_opts_t *opts, pw_spool_t **out
         char bad[PATH_MAX_LEN];
         file_path(sp, "state", path, sizeof(path));
         file_path(sp, "state.bad", bad, sizeof(bad));
-        (void)os_rename(path, bad);
+        (void)pw__spool_os_rename(path, bad);
         rep->state_reset = 1;
         save = 1;
     }
     file_path(sp, "state.tmp", path, sizeof(path));
-    (void)os_unlink(path); /* a crash during save_state; "state" is still the old one */
+    (void)pw__spool_os_unlink(path); /* a crash during save_state; "state" is still the old one */
 
-    rc = os_list_dir(dir, list_cb, &l);
+    rc = pw__spool_os_list_dir(dir, list_cb, &l);
     if (rc != 0) {
         pw_diag_set(d, rc, 0, 0, "dir", "cannot list %s: %s", dir, pw_strerror(rc));
         goto fail;
@@ -1406,9 +1077,9 @@ int pw_spool_open(const char *dir, const pw_spool_opts_t *opts, pw_spool_t **out
      * checked, or erased a torn record). */
     if (sp->nseg > 0 && !sp->segs[sp->nseg - 1].sealed) {
         seg_path(sp, sp->segs[sp->nseg - 1].first_seq, path, sizeof(path));
-        sp->wfd = os_open(path, 1, 0);
+        sp->wfd = pw__spool_os_open(path, 1, 0);
         if (sp->wfd < 0) {
-            rc = pw_diag_set(d, os_err(), 0, 0, "segment", "cannot open %s", path);
+            rc = pw_diag_set(d, pw__spool_os_err(), 0, 0, "segment", "cannot open %s", path);
             goto fail;
         }
     }
@@ -1451,7 +1122,7 @@ void pw_spool_close(pw_spool_t *sp)
         return;
     close_active(sp);
     if (sp->lockfd >= 0)
-        os_close(sp->lockfd);
+        pw__spool_os_close(sp->lockfd);
     pw_free(sp->segs);
     pw_free(sp->dir);
     pw_free(sp);
@@ -1500,13 +1171,13 @@ int pw_spool_append(pw_spool_t *sp, uint64_t seq, uint32_t flags, const void *pa
     put64(hdr + 8, seq);
     put32(hdr + 16, flags);
     put32(hdr + 4, rec_crc(hdr, payload, len));
-    rc = write_record(sp->wfd, hdr, payload, len, act->size);
+    rc = pw__spool_os_write_record(sp->wfd, hdr, REC_HDR, payload, len, act->size);
     if (rc == 0 && sp->opts.fsync == PW_SPOOL_FSYNC_ALWAYS)
-        rc = os_datasync(sp->wfd);
+        rc = pw__spool_os_datasync(sp->wfd);
     if (rc != 0) {
         /* Leave the segment exactly as before, so the same seq can be retried: cut at its
          * valid end (a preallocated tail goes too; later records extend the file). */
-        if (os_truncate(sp->wfd, act->size) == 0 && act->alloc > act->size) {
+        if (pw__spool_os_truncate(sp->wfd, act->size) == 0 && act->alloc > act->size) {
             sp->bytes -= act->alloc - act->size;
             act->alloc = act->size;
         }
@@ -1528,7 +1199,7 @@ int pw_spool_append(pw_spool_t *sp, uint64_t seq, uint32_t flags, const void *pa
     } else {
         sp->dirty = 1;
         if (sp->opts.fsync == PW_SPOOL_FSYNC_INTERVAL &&
-            now_ms() - sp->last_sync_ms >= sp->opts.fsync_interval_ms)
+            pw__spool_os_now_ms() - sp->last_sync_ms >= sp->opts.fsync_interval_ms)
             (void)sync_active(sp, NULL); /* retried at the next append or pw_spool_sync */
     }
     for (size_t i = 0; i < sp->ngaps; i++)
@@ -1658,10 +1329,10 @@ static int iter_enter(pw_spool_iter_t *it, size_t idx, pw_diag_t *d)
     pw_spool_t *sp = it->sp;
     char path[PATH_MAX_LEN];
     seg_path(sp, sp->segs[idx].first_seq, path, sizeof(path));
-    int fd = os_open(path, 0, 0);
+    int fd = pw__spool_os_open(path, 0, 0);
     if (fd < 0) {
         it->cur_first = 0;
-        return pw_diag_set(d, os_err(), 0, 0, "segment", "cannot open %s", path);
+        return pw_diag_set(d, pw__spool_os_err(), 0, 0, "segment", "cannot open %s", path);
     }
     reader_reset(&it->rd, fd);
     it->cur_first = sp->segs[idx].first_seq;
