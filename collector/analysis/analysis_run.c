@@ -807,7 +807,8 @@ static void finish_pass(run_t *rn, int64_t now_ms)
     rn->building = tmp;
     rn->bcap = tcap;
     rn->n_building = 0;
-    qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
+    if (rn->n_suspects > 1) /* a pass without suspects may have no list at all (NULL) */
+        qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
     pw_alert_expire(rn->alerts, now_ms);
     if (rn->alerts_dirty)
         save_firing(rn);
