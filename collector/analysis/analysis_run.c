@@ -796,6 +796,12 @@ static int64_t wall_ms(void)
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
+/* The alerts' clock: the caller's (opts->now_ms) or the wall clock. */
+static int64_t clock_ms(const run_t *rn)
+{
+    return rn->o.now_ms != NULL ? rn->o.now_ms(rn->o.now_arg) : wall_ms();
+}
+
 /* Publishes the pass in progress: its suspects replace the last pass's. */
 static void finish_pass(run_t *rn, int64_t now_ms)
 {
@@ -807,7 +813,8 @@ static void finish_pass(run_t *rn, int64_t now_ms)
     rn->building = tmp;
     rn->bcap = tcap;
     rn->n_building = 0;
-    qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
+    if (rn->n_suspects > 1) /* a pass without suspects may have no list at all (NULL) */
+        qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
     pw_alert_expire(rn->alerts, now_ms);
     if (rn->alerts_dirty)
         save_firing(rn);
@@ -875,7 +882,7 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn)
 {
     if (rn == NULL)
         return;
-    int64_t now_ms = wall_ms();
+    int64_t now_ms = clock_ms(rn);
     rn->n_building = 0;
     for (size_t i = 0; i < rn->fleet->n; i++)
         pass_host(rn, rn->fleet->hosts[i], now_ms);
@@ -902,12 +909,12 @@ static void on_timer(uv_timer_t *t)
         rn->n_building = 0;
         rn->pass_start_ms = now;
     }
-    int64_t wall = wall_ms();
+    int64_t now_ms = clock_ms(rn);
     uint64_t t0 = uv_hrtime();
     while (rn->cursor < rn->fleet->n && uv_hrtime() - t0 < (uint64_t)SLICE_MS * 1000000)
-        pass_host(rn, rn->fleet->hosts[rn->cursor++], wall);
+        pass_host(rn, rn->fleet->hosts[rn->cursor++], now_ms);
     if (rn->cursor >= rn->fleet->n)
-        finish_pass(rn, wall);
+        finish_pass(rn, now_ms);
 }
 
 int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opts_t *opts,

@@ -49,6 +49,12 @@ typedef struct pw_analysis_opts_s {
     const char *alerts_path;       /* firing alerts kept across restarts; NULL = not kept */
     pw_analysis_alert_cb on_alert; /* NULL: transitions are only logged */
     void *on_alert_arg;
+    /* The clock of the alerts (when a condition began, how long it held, when a resolved alert
+     * expires), in ms since the Unix epoch; called once per pass with `now_arg`. NULL: the wall
+     * clock (the collector). A replay of recorded or simulated time (bench_detect) passes the
+     * time of the sample it has reached, so a `for` duration is counted in that time. */
+    int64_t (*now_ms)(void *arg);
+    void *now_arg;
 } pw_analysis_opts_t;
 
 typedef struct pw_analysis_run_s pw_analysis_run_t;

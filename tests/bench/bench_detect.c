@@ -1,6 +1,6 @@
-/* bench_detect.c: the detection evaluation: a labelled suite fed
- * through the same analysis the collector runs (collector/analysis_run.c), compared in the same
- * run with a plain Prometheus predict_linear-style threshold rule.
+/* bench_detect.c: the detection evaluation: a labelled suite fed through the collector's own
+ * paths (ingest, the store, the analysis pass of collector/analysis/analysis_run.c), compared in
+ * the same run with a plain Prometheus predict_linear-style threshold rule.
  *
  * Cases
  *  - simulated presets (agent/source_sim.h, ground truth from pw_sim_ground_truth: linear,
@@ -12,7 +12,8 @@
  *  - real captures (tests/fixtures/poolmon, tests/fixtures/slabinfo; labels from
  *    shared/data/README.md): every poolmon file is one case. Its system screens form a series
  *    (15 min apart, the replay default); session screens are separate views, each a single
- *    snapshot. case09 (Drsd, two screens before/after one print job) is labelled "Drsd"; every
+ *    snapshot (its own case and host: the API's import would file every screen of a file under
+ *    one host). case09 (Drsd, two screens before/after one print job) is labelled "Drsd"; every
  *    other capture is a single snapshot (or no poolmon at all: cases 18, 32 are rejected) whose
  *    right answer is "no suspect". The slabinfo dumps are all single snapshots (the README gives
  *    no before/after numbers for any of them): the right answer is "no suspect" (case22 is the
@@ -20,25 +21,34 @@
  *    cache, case20/25 inode/dentry growth, case23/26 buffer_head). Each cache is a row:
  *    bytes = num_slabs * pagesperslab * 4096 (active_objs * objsize when absent), diff =
  *    active_objs.
- *    Captures are imported hosts (no live stream): as in analysis_run.c, a row of the last
- *    screen with 2 .. 11 screens (fewer than pw_leak_eval's 12 points) is judged by
- *    pw_screen_compare (Diff and Bytes grew from the first to the last screen, never fell;
- *    method "compare", weaker evidence than a trend, printed as such); a row with a single
- *    screen never is.
  *  - case09 rebuilt: the printer-driver leak as a series, ASSUMING one print job every 10 min
  *    (the capture gives the per-job leak: allocs +177, frees +171, 6 blocks of 832 B), 10 s
- *    sampling, 4 h. Labelled Drsd.
+ *    sampling, 8 h, streamed as a Windows agent would. Labelled Drsd.
  *
- * Analysis per case, as analysis_run.c does it: every pass (30 s, 5 min for presets longer than
- * 2 days) the rows that grew >= 64 KiB since the first sample, the 16 largest growths, get
- * pw_leak_eval with the collector's default options on the last hour of raw points (a short
- * pass) and on the last 24 h at 15-min steps with the long-window options (analysis_run.c's
- * second pass for slow and intermittent leaks). Pressure: the warn/critical alerts of
- * analysis_run.c (ratio >= 0.70 for 5 min, >= 0.85 for 1 min).
+ * The product's paths, per case (one store, ingest and analysis per case, so a pass judges the
+ * case's host only):
+ *  - streamed cases (presets, case09 rebuilt): an agent's Hello (pw_ingest_hello: counter
+ *    width, source kind and the pool limits the source reports) and every sample delta-encoded
+ *    (pw_delta_encode), framed (pw_codec_pack_frame) and handed to pw_ingest_frame, as the
+ *    session layer does; pw_ingest_commit before every pass (the collector's group commit runs
+ *    every 200 ms, i.e. before any pass).
+ *  - captures: screens parsed into samples and imported with pw_ingest_import (counter width
+ *    and content-hash boot id chosen as the API's POST /import does), then one pass at the time
+ *    of the last screen (an import lands at once).
+ *  - judging: pw_analysis_run_new (no loop) with a simulated clock (pw_analysis_opts_t.now_ms:
+ *    the time of the sample the replay has reached, so `for` durations count sample time), and
+ *    pw_analysis_run_pass every 30 s of sample time from the first sample on, the collector's
+ *    cadence (the long pass is the product's: every 10th pass, the first included). Results
+ *    only through pw_analysis_run_suspects (the rank is the product's order), pw_analysis_run_host
+ *    (ETA) and pw_analysis_run_alerts (pressure: NonpagedPoolPressure warning / critical firing).
+ *    Store: SQLite ":memory:" per case (PW_DETECT_STORE=DIR puts each case's store file
+ *    in DIR instead; the file is removed after the case).
  *
- * Baseline ("predict_linear"): for every row, the least-squares slope of bytes over the last
- * hour (at least 30 min of points) times 24 h >= 1 MiB, held for 10 min (a `for: 10m` rule);
- * for the host: predict_linear(nonpaged[1h], 4h) >= limit.
+ * Baseline ("predict_linear", a comparison rule, not the product; it sees the samples as they
+ * are fed): for every row, the least-squares slope of bytes over the last hour (at least 30 min
+ * of points) times 24 h >= 1 MiB, held for 10 min (a `for: 10m` rule); for the host:
+ * predict_linear(nonpaged[1h], 4h) >= limit. Evaluated at the product's pass times (captures:
+ * at every screen after the first and at the end).
  *
  * Scoring, per (case, host, tag, pool) row: "final" = suspect in the last pass of the case
  * (what an operator sees at the end; caches have levelled off by then); "any" = suspect in any
@@ -46,28 +56,43 @@
  * flag = first pass that flags the leak row minus the first sample where it had grown.
  * real_cases_top1 = fraction of real cases (captures, case09 rebuilt, ddk-2003) whose
  * top-ranked final suspect is the labelled tag ("none" when the label is no suspect).
+ * PW_DETECT_PASS_S overrides the pass period (seconds of sample time; default 30).
+ *
+ * Cost: the product's pass on one 1,000-row host (pressure Theil-Sen on 2 h of totals, up to 16
+ * candidates read back from the store and judged) takes tens of ms of CPU; at a pass every 30 s
+ * of sample time that is about 45 min of CPU per simulated day, so the whole suite (38 host-days)
+ * runs for many hours. `bench_detect PRESET` runs only the presets whose name contains PRESET
+ * (no captures); `bench_detect captures` runs only the captures and case09 rebuilt.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "alert.h"
 #include "alloc.h"
 #include "analysis.h"
+#include "analysis_run.h"
+#include "buf.h"
+#include "codec.h"
+#include "delta.h"
+#include "frame.h"
+#include "ingest.h"
 #include "poolmon_text.h"
 #include "sample.h"
 #include "slabinfo_text.h"
 #include "source_sim.h"
+#include "store.h"
 
-#define MIN_GROWTH      (64u << 10) /* analysis_run.c's screen */
-#define CANDIDATES      16
-#define SHORT_MS        (3600000LL)            /* raw points read per candidate (1 h) */
-#define LONG_MS         (24 * 3600000LL)       /* long pass window */
-#define LONG_STEP_MS    (900000LL)             /* long pass points: 15-min steps */
-#define HOST_HIST       1024                   /* PW_FLEET_HISTORY */
+#define SHORT_MS        (3600000LL)            /* the baseline rule's window (1 h) */
+#define HOST_HIST       1024                   /* host totals kept for predict_linear */
 #define START_MS        INT64_C(1704067200000) /* 2024-01-01 00:00:00 UTC */
+#define PASS_MS         30000                  /* the collector's pass period */
+#define LONG_EVERY      10                     /* the product's long pass: every 10th pass */
+#define HOST_NAME       "bench-host"
 #define BASE_HORIZON_MS (24 * 3600000.0)
 #define BASE_GROWTH     (1024.0 * 1024.0)
 #define BASE_FOR_MS     (10 * 60000LL)
@@ -100,36 +125,22 @@ static pw_row_point_t *ring_at(ring_t *r, size_t i)
     return &r->p[(r->head + i) % r->cap];
 }
 
-/* copies the points with ts >= from into out, oldest first */
-static size_t ring_copy(ring_t *r, int64_t from, pw_row_point_t *out)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        pw_row_point_t *q = ring_at(r, i);
-        if (q->ts_ms >= from)
-            out[k++] = *q;
-    }
-    return k;
-}
-
 typedef struct {
     uint8_t tag[PW_TAG_MAX];
     uint8_t tag_len, pool;
     int leak;         /* label: 1 = leak */
-    uint64_t base;    /* bytes at the first sample (analysis_run.c's baseline) */
+    uint64_t base;    /* bytes at the first sample (for the onset) */
     int64_t onset_ms; /* first sample where a leak row had grown; -1 */
-    ring_t s, l;      /* raw last hour; 15-min steps for 24 h */
+    ring_t s;         /* raw last hour, for the baseline rule */
     int64_t flag_ms;  /* first pass that flagged it, -1 */
     int final_flag;   /* flagged in the last pass */
     double final_score;
     int64_t bflag_ms, bcond_since; /* baseline */
     int bfinal;
-    pw_screen_row_t *scr; /* imported cases: every screen of the row */
-    size_t n_scr, cap_scr;
-    pw_compare_t cmp; /* the last comparison that flagged it */
+    pw_compare_t cmp; /* the last comparison that flagged it (method COMPARE) */
     int cmp_flag;
     int64_t flag_last_ms;          /* last pass that flagged it */
-    size_t flag_passes, flag_long; /* passes that flagged it; of which by the long pass only */
+    size_t flag_passes, flag_long; /* passes that flagged it; of which long passes */
     double flag_rate;              /* growth rate (B/h) when first flagged */
 } row_t;
 
@@ -137,23 +148,30 @@ typedef struct {
     const char *name;
     int real;           /* counts for real_cases_top1 */
     const char *expect; /* label shown: tag or "none" */
-    int imported;       /* a capture (no live stream): short rows judged by comparison */
     row_t *rows;
     size_t n, cap;
-    ring_t np, pg; /* host totals (v in bytes in .bytes) */
+    ring_t np; /* host nonpaged totals (in .bytes), for predict_linear */
     uint64_t np_limit;
-    int64_t last_ms;
+    int64_t first_ms, last_ms, last_pass_ms;
     int64_t pass_ms, next_pass;
-    pw_alert_set_t *alerts;
     double warn_mb, crit_mb, base_near_mb; /* nonpaged MB when first fired, -1 */
     int64_t warn_ms, crit_ms, base_near_ms;
     double warn_eta_h;
-    /* scratch */
-    pw_row_point_t *tmp;
-    pw_point_t *htmp;
-    size_t tmp_cap;
-    double eval_s;
-    size_t evals;
+    size_t top; /* row of the top-ranked suspect of the last pass, or SIZE_MAX */
+    /* the product */
+    char path[512]; /* store file, "" = :memory: */
+    pw_store_t *store;
+    pw_ingest_t *ing;
+    pw_analysis_run_t *an;
+    pw_host_t *host;
+    int64_t clock_ms; /* the analysis' clock: the time the replay has reached */
+    pw_delta_enc_t enc;
+    int have_enc;
+    pw_buf_t frame;
+    int session;
+    uint64_t seq;
+    size_t passes, suspects_seen;
+    double pass_s, ingest_s;
 } case_t;
 
 typedef struct {
@@ -173,26 +191,66 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void case_init(case_t *c, const char *name, int real, const char *expect, int64_t interval,
-                      int64_t pass_ms)
+static int64_t case_clock(void *arg)
+{
+    return ((case_t *)arg)->clock_ms;
+}
+
+static void die(const char *what, int r, const pw_diag_t *d)
+{
+    fprintf(stderr, "bench_detect: %s: %s%s%s\n", what, pw_strerror(r), d ? ": " : "",
+            d ? d->msg : "");
+    exit(1);
+}
+
+static int64_t pass_period_ms(void)
+{
+    const char *e = getenv("PW_DETECT_PASS_S");
+    return e && atoll(e) > 0 ? atoll(e) * 1000 : PASS_MS;
+}
+
+/* A case with its own store, ingest and analysis pass on the case's clock. */
+static void case_init(case_t *c, const char *name, int real, const char *expect)
 {
     memset(c, 0, sizeof(*c));
     c->name = name;
     c->real = real;
     c->expect = expect;
-    c->pass_ms = pass_ms;
+    c->pass_ms = pass_period_ms();
+    c->first_ms = c->last_pass_ms = -1;
+    c->top = SIZE_MAX;
     ring_init(&c->np, HOST_HIST);
-    ring_init(&c->pg, HOST_HIST);
-    c->tmp_cap = (size_t)(SHORT_MS / interval) + 4;
-    if (c->tmp_cap < LONG_MS / LONG_STEP_MS + 4)
-        c->tmp_cap = LONG_MS / LONG_STEP_MS + 4;
-    c->tmp = pw_calloc(c->tmp_cap, sizeof(*c->tmp));
-    c->htmp = pw_calloc(HOST_HIST, sizeof(*c->htmp));
     c->warn_mb = c->crit_mb = c->base_near_mb = -1;
     c->warn_ms = c->crit_ms = c->base_near_ms = -1;
     c->warn_eta_h = -1;
-    if (c->tmp == NULL || c->htmp == NULL || pw_alert_set_new(&c->alerts) != 0)
-        abort();
+    const char *dir = getenv("PW_DETECT_STORE");
+    if (dir != NULL && dir[0] != '\0') {
+        static unsigned k;
+        snprintf(c->path, sizeof(c->path), "%s/bench_detect.%ld.%u.db", dir, (long)getpid(), k++);
+    }
+    pw_buf_init(&c->frame, PW_FRAME_MAX_DEFAULT + 16);
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_store_open(c->path[0] ? c->path : ":memory:", NULL, &c->store, &d);
+    if (r != 0)
+        die("store", r, &d);
+    if ((r = pw_ingest_new(c->store, &c->ing, &d)) != 0)
+        die("ingest", r, &d);
+    pw_analysis_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.now_ms = case_clock;
+    o.now_arg = c;
+    if ((r = pw_analysis_run_new(NULL, c->ing, &o, &c->an)) != 0)
+        die("analysis", r, NULL);
+}
+
+static row_t *row_find(case_t *c, const uint8_t *tag, size_t len, int pool)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].tag_len == len && c->rows[i].pool == pool &&
+            memcmp(c->rows[i].tag, tag, len) == 0)
+            return &c->rows[i];
+    return NULL;
 }
 
 static row_t *row_get(case_t *c, size_t hint, const pw_entry_t *e)
@@ -200,10 +258,9 @@ static row_t *row_get(case_t *c, size_t hint, const pw_entry_t *e)
     if (hint < c->n && c->rows[hint].tag_len == e->tag_len && c->rows[hint].pool == e->pool &&
         memcmp(c->rows[hint].tag, e->tag, e->tag_len) == 0)
         return &c->rows[hint];
-    for (size_t i = 0; i < c->n; i++)
-        if (c->rows[i].tag_len == e->tag_len && c->rows[i].pool == e->pool &&
-            memcmp(c->rows[i].tag, e->tag, e->tag_len) == 0)
-            return &c->rows[i];
+    row_t *f = row_find(c, e->tag, e->tag_len, e->pool);
+    if (f != NULL)
+        return f;
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 64;
         c->rows = pw_realloc(c->rows, c->cap * sizeof(*c->rows));
@@ -217,8 +274,7 @@ static row_t *row_get(case_t *c, size_t hint, const pw_entry_t *e)
     r->pool = e->pool;
     r->base = e->bytes;
     r->onset_ms = r->flag_ms = r->bflag_ms = r->bcond_since = -1;
-    ring_init(&r->s, c->tmp_cap);
-    ring_init(&r->l, (size_t)(LONG_MS / LONG_STEP_MS) + 2);
+    ring_init(&r->s, 400); /* an hour at 10 s, and some */
     return r;
 }
 
@@ -231,211 +287,29 @@ static void label(case_t *c, const char *tag, int pool)
             c->rows[i].leak = 1;
 }
 
-/* ---- one analysis pass ------------------------------------------------------------------- */
+/* ---- the baseline rule (the comparison, not the product) ---------------------------------- */
 
-typedef struct {
-    size_t row;
-    uint64_t growth;
-} cand_t;
-
-static int cmp_cand(const void *a, const void *b)
+static void baseline(case_t *c, int64_t now)
 {
-    const cand_t *x = a, *y = b;
-    return x->growth > y->growth ? -1 : x->growth < y->growth;
-}
-
-static size_t host_series(case_t *c, int pool, int64_t from)
-{
-    ring_t *h = pool == PW_POOL_NONPAGED ? &c->np : &c->pg;
-    size_t k = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        pw_row_point_t *q = ring_at(h, i);
-        if (q->ts_ms >= from)
-            c->htmp[k++] = (pw_point_t){q->ts_ms, (double)q->bytes};
-    }
-    return k;
-}
-
-/* analysis_run.c's change points (short pass only): a run of equal (bytes, diff) values carries one
- * piece of evidence, not one per sample (a piecewise-constant series makes Mann-Kendall's S large
- * while only a few changes happened); the first point of each run and the last point are kept. */
-static size_t change_points(pw_row_point_t *p, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || p[i].bytes != p[k - 1].bytes || p[i].diff != p[k - 1].diff || i + 1 == n)
-            p[k++] = p[i];
-    return k;
-}
-
-/* analysis_run.c's long pass gets at most 128 host points (evenly thinned): its share only
- * needs the host's trend, and Theil-Sen is O(n^2). */
-static size_t thin(pw_point_t *p, size_t n, size_t max)
-{
-    if (n <= max)
-        return n;
-    size_t k = 0;
-    for (size_t i = 0; i < max; i++)
-        p[k++] = p[i * (n - 1) / (max - 1)];
-    return k;
-}
-
-static void long_opts(pw_leak_opts_t *o)
-{
-    /* analysis_run.c's long pass: 24 h at 15-min steps, 3 parts of 8 h, 4 KiB/h. */
-    pw_leak_opts_default(o);
-    o->window_ms = LONG_MS;
-    o->min_span_ms = 6 * 3600000LL;
-    o->min_rate_bytes_per_h = 4096.0;
-}
-
-static void pass(case_t *c, int64_t now, int final)
-{
-    /* pressure alerts as analysis_run.c (only the ratio drives them) */
-    if (c->np_limit > 0 && c->np.n > 0) {
-        double used = (double)ring_at(&c->np, c->np.n - 1)->bytes;
-        double ratio = used / (double)c->np_limit;
-        static const struct {
-            const char *sev;
-            double th;
-            int64_t for_ms;
-        } lv[2] = {{"warning", 0.70, 300000}, {"critical", 0.85, 60000}};
-        for (int k = 0; k < 2; k++) {
-            pw_alert_key_t key;
-            memset(&key, 0, sizeof(key));
-            snprintf(key.host, sizeof(key.host), "%s", c->name);
-            snprintf(key.pool, sizeof(key.pool), "nonpaged");
-            snprintf(key.severity, sizeof(key.severity), "%s", lv[k].sev);
-            pw_alert_rule_t rule = {lv[k].th, 0.02, lv[k].for_ms, 900000};
-            pw_alert_transition_t tr;
-            if (pw_alert_eval(c->alerts, &rule, &key, ratio, now, &tr) > 0 &&
-                tr.to == PW_ALERT_FIRING) {
-                if (k == 0 && c->warn_ms < 0) {
-                    c->warn_ms = now;
-                    c->warn_mb = used / 1048576.0;
-                    size_t hn = host_series(c, PW_POOL_NONPAGED, 0);
-                    pw_pressure_t pr;
-                    if (pw_pressure_eval(c->htmp, hn, c->np_limit, NULL, &pr) == 0 &&
-                        pr.eta_ms >= 0)
-                        c->warn_eta_h = (double)pr.eta_ms / 3600000.0;
-                }
-                if (k == 1 && c->crit_ms < 0) {
-                    c->crit_ms = now;
-                    c->crit_mb = used / 1048576.0;
-                }
-            }
-        }
-        /* baseline: predict_linear(nonpaged[1h], 4h) >= limit */
-        if (c->base_near_ms < 0) {
-            double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
-            for (size_t i = 0; i < c->np.n; i++) {
-                pw_row_point_t *q = ring_at(&c->np, i);
-                if (q->ts_ms < now - SHORT_MS)
-                    continue;
-                double x = (double)(q->ts_ms - now) / 1000.0, y = (double)q->bytes;
-                sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
-            }
-            double den = k * sxx - sx * sx;
-            if (k >= 3 && den > 0) {
-                double b = (k * sxy - sx * sy) / den, a = (sy - b * sx) / k;
-                if (a + b * 4 * 3600.0 >= (double)c->np_limit) {
-                    c->base_near_ms = now;
-                    c->base_near_mb = used / 1048576.0;
-                }
-            }
-        }
-    }
-
-    /* imported capture: analysis_run.c's compare_pass (rows of the last screen with 2 .. 11
-     * screens); rows with enough screens go to the trend passes below */
-    pw_leak_opts_t so, lo;
-    pw_leak_opts_default(&so);
-    long_opts(&lo);
-    if (c->imported) {
-        for (size_t i = 0; i < c->n; i++) {
-            row_t *r = &c->rows[i];
-            r->final_flag = 0;
-            r->final_score = 0;
-            if (r->n_scr < 2 || r->n_scr >= so.min_points || r->scr[r->n_scr - 1].ts_ms != now)
+    if (c->np_limit > 0 && c->np.n > 0 && c->base_near_ms < 0) {
+        /* predict_linear(nonpaged[1h], 4h) >= limit */
+        double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+        for (size_t i = 0; i < c->np.n; i++) {
+            pw_row_point_t *q = ring_at(&c->np, i);
+            if (q->ts_ms < now - SHORT_MS)
                 continue;
-            pw_compare_t cmp;
-            c->evals++;
-            if (pw_screen_compare(r->scr, r->n_scr, &cmp) != 0 || !cmp.suspect)
-                continue;
-            if (r->flag_ms < 0)
-                r->flag_ms = now;
-            r->final_flag = 1;
-            r->final_score = cmp.score;
-            r->cmp = cmp;
-            r->cmp_flag = 1;
+            double x = (double)(q->ts_ms - now) / 1000.0, y = (double)q->bytes;
+            sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
         }
-    }
-
-    /* leak screen */
-    cand_t cand[CANDIDATES];
-    size_t nc = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        row_t *r = &c->rows[i];
-        if (c->imported && r->n_scr > 0 && r->n_scr < so.min_points)
-            continue; /* judged by comparison above */
-        r->final_flag = 0;
-        r->final_score = 0;
-        if (r->s.n == 0)
-            continue;
-        uint64_t b = ring_at(&r->s, r->s.n - 1)->bytes;
-        if (b < r->base + MIN_GROWTH)
-            continue;
-        uint64_t g = b - r->base;
-        if (nc < CANDIDATES) {
-            cand[nc++] = (cand_t){i, g};
-            qsort(cand, nc, sizeof(*cand), cmp_cand);
-        } else if (g > cand[nc - 1].growth) {
-            cand[nc - 1] = (cand_t){i, g};
-            qsort(cand, nc, sizeof(*cand), cmp_cand);
-        }
-    }
-    double t0 = now_s();
-    for (size_t k = 0; k < nc; k++) {
-        row_t *r = &c->rows[cand[k].row];
-        int pool = r->pool == PW_POOL_NONPAGED ? PW_POOL_NONPAGED : PW_POOL_PAGED;
-        double score = 0, rate = 0;
-        int flagged = 0, by_short = 0;
-        for (int pass_i = 0; pass_i < 2; pass_i++) {
-            ring_t *ring = pass_i ? &r->l : &r->s;
-            int64_t from = now - (pass_i ? LONG_MS : SHORT_MS);
-            size_t n = ring_copy(ring, from, c->tmp);
-            if (!pass_i) /* 15-min steps are coarse already: a step leak is flat in between */
-                n = change_points(c->tmp, n);
-            size_t hn = host_series(c, pool, from);
-            if (pass_i)
-                hn = thin(c->htmp, hn, 128);
-            pw_leak_input_t in = {c->tmp, n, c->htmp, hn, r->base, 1};
-            pw_leak_t lk;
-            if (pw_leak_eval(&in, pass_i ? &lo : &so, &lk) != 0)
-                continue;
-            c->evals++;
-            if (lk.suspect) {
-                flagged = 1;
-                by_short |= !pass_i;
-                if (lk.score > score)
-                    score = lk.score, rate = lk.rate_bytes_per_h;
+        double den = k * sxx - sx * sx;
+        if (k >= 3 && den > 0) {
+            double b = (k * sxy - sx * sy) / den, a = (sy - b * sx) / k;
+            if (a + b * 4 * 3600.0 >= (double)c->np_limit) {
+                c->base_near_ms = now;
+                c->base_near_mb = (double)ring_at(&c->np, c->np.n - 1)->bytes / 1048576.0;
             }
         }
-        if (flagged) {
-            if (r->flag_ms < 0) {
-                r->flag_ms = now;
-                r->flag_rate = rate;
-            }
-            r->flag_last_ms = now;
-            r->flag_passes++;
-            r->flag_long += !by_short;
-            r->final_flag = 1;
-            r->final_score = score;
-        }
     }
-    c->eval_s += now_s() - t0;
-
-    /* baseline rule on every row */
     for (size_t i = 0; i < c->n; i++) {
         row_t *r = &c->rows[i];
         r->bfinal = 0;
@@ -468,56 +342,238 @@ static void pass(case_t *c, int64_t now, int final)
                 r->bflag_ms = now;
         }
     }
-    (void) final;
 }
 
-static void feed(case_t *c, const pw_sample_t *s)
+/* ---- the product's pass ----------------------------------------------------------------- */
+
+static pw_alert_state_t np_alert(const case_t *c, const char *severity)
+{
+    pw_alert_key_t k;
+    memset(&k, 0, sizeof(k));
+    snprintf(k.host, sizeof(k.host), "%s", HOST_NAME);
+    snprintf(k.pool, sizeof(k.pool), "nonpaged");
+    snprintf(k.severity, sizeof(k.severity), "%s", severity);
+    return pw_alert_state(pw_analysis_run_alerts(c->an), &k, NULL);
+}
+
+/* One pass of the product at sample time `now`, and what it says, row by row. */
+static void pass(case_t *c, int64_t now)
+{
+    pw_diag_t d;
+    int64_t r = pw_ingest_commit(c->ing, &d);
+    if (r < 0)
+        die("commit", (int)r, &d);
+    c->clock_ms = now;
+    int long_pass = c->passes % LONG_EVERY == 0;
+    double t0 = now_s();
+    pw_analysis_run_pass(c->an);
+    c->pass_s += now_s() - t0;
+    c->passes++;
+    c->last_pass_ms = now;
+
+    for (size_t i = 0; i < c->n; i++) {
+        c->rows[i].final_flag = 0;
+        c->rows[i].final_score = 0;
+    }
+    c->top = SIZE_MAX;
+    const pw_suspect_t *sus;
+    size_t ns = pw_analysis_run_suspects(c->an, &sus);
+    for (size_t k = 0; k < ns; k++) {
+        const pw_suspect_t *s = &sus[k];
+        row_t *w = row_find(c, s->tag, s->tag_len, s->pool);
+        if (w == NULL) {
+            char t[PW_TAG_MAX * 4 + 1];
+            pw_tag_format(s->tag, s->tag_len, t, sizeof(t));
+            printf("  %s: suspect %s %s is no row the bench fed\n", c->name, t,
+                   pw_pool_name(s->pool));
+            continue;
+        }
+        if (c->top == SIZE_MAX)
+            c->top = (size_t)(w - c->rows); /* the product's order: score descending */
+        c->suspects_seen++;
+        if (w->flag_ms < 0) {
+            w->flag_ms = now;
+            w->flag_rate = s->leak.rate_bytes_per_h;
+        }
+        w->flag_last_ms = now;
+        w->flag_passes++;
+        w->flag_long += long_pass;
+        w->final_flag = 1;
+        w->final_score = s->leak.score;
+        if (s->method == PW_LEAK_METHOD_COMPARE) {
+            w->cmp = s->cmp;
+            w->cmp_flag = 1;
+        }
+    }
+
+    /* pressure: the product's NonpagedPoolPressure alerts */
+    if (c->np_limit > 0 && c->np.n > 0) {
+        double used = (double)ring_at(&c->np, c->np.n - 1)->bytes / 1048576.0;
+        if (c->warn_ms < 0 && np_alert(c, "warning") == PW_ALERT_FIRING) {
+            c->warn_ms = now;
+            c->warn_mb = used;
+            const pw_analysis_host_t *hr = pw_analysis_run_host(c->an, c->host);
+            if (hr != NULL && hr->have_pressure && hr->np.eta_ms >= 0)
+                c->warn_eta_h = (double)hr->np.eta_ms / 3600000.0;
+        }
+        if (c->crit_ms < 0 && np_alert(c, "critical") == PW_ALERT_FIRING) {
+            c->crit_ms = now;
+            c->crit_mb = used;
+        }
+    }
+    baseline(c, now);
+}
+
+/* The bench's own view of a sample: rows, onsets, the baseline's series. */
+static void track(case_t *c, const pw_sample_t *s)
 {
     int64_t ts = (int64_t)s->timestamp_ms;
     for (size_t i = 0; i < s->n; i++) {
         const pw_entry_t *e = &s->entries[i];
         row_t *r = row_get(c, i, e);
-        pw_row_point_t p = {ts, e->bytes, e->diff};
-        ring_push(&r->s, p);
-        /* 15-min steps: the last value of each step */
-        if (r->l.n > 0 && ring_at(&r->l, r->l.n - 1)->ts_ms / LONG_STEP_MS == ts / LONG_STEP_MS)
-            *ring_at(&r->l, r->l.n - 1) = p;
-        else
-            ring_push(&r->l, p);
+        ring_push(&r->s, (pw_row_point_t){ts, e->bytes, e->diff});
         if (r->onset_ms < 0 && e->bytes > r->base)
             r->onset_ms = ts;
-        if (c->imported) {
-            if (r->n_scr == r->cap_scr) {
-                r->cap_scr = r->cap_scr ? r->cap_scr * 2 : 4;
-                r->scr = pw_realloc(r->scr, r->cap_scr * sizeof(*r->scr));
-                if (r->scr == NULL)
-                    abort();
-            }
-            r->scr[r->n_scr++] = (pw_screen_row_t){ts, e->allocs, e->frees, e->diff, e->bytes};
-        }
     }
     ring_push(&c->np, (pw_row_point_t){ts, s->totals.nonpaged_bytes, 0});
-    ring_push(&c->pg, (pw_row_point_t){ts, s->totals.paged_bytes, 0});
+    if (c->first_ms < 0)
+        c->first_ms = ts;
     c->last_ms = ts;
+}
+
+/* An agent's Hello for the case's host. */
+static void stream_hello(case_t *c, const pw_source_info_t *in)
+{
+    Poolwatch__V1__Hello h = POOLWATCH__V1__HELLO__INIT;
+    Poolwatch__V1__PoolLimit np = POOLWATCH__V1__POOL_LIMIT__INIT,
+                             pp = POOLWATCH__V1__POOL_LIMIT__INIT;
+    h.protocol_major = PW_PROTOCOL_MAJOR;
+    h.host_name = HOST_NAME;
+    h.agent_id.data = (uint8_t *)"agent:bench_detect";
+    h.agent_id.len = 18;
+    h.boot_id.data = (uint8_t *)"boot:1";
+    h.boot_id.len = 6;
+    h.os_family = (char *)(uintptr_t)in->os_family;
+    h.os_version = (char *)(uintptr_t)in->os_version;
+    h.os_build = in->os_build;
+    h.arch = (char *)(uintptr_t)in->arch;
+    h.agent_version = "bench";
+    h.source_kind = (Poolwatch__V1__SourceKind)in->kind;
+    h.counter_width = in->counter_width ? in->counter_width : 64;
+    h.physical_memory_bytes = in->physical_memory_bytes;
+    np.bytes = in->nonpaged_limit.bytes;
+    np.source = (Poolwatch__V1__LimitSource)in->nonpaged_limit.source;
+    np.detail = (char *)(uintptr_t)in->nonpaged_limit.detail;
+    pp.bytes = in->paged_limit.bytes;
+    pp.source = (Poolwatch__V1__LimitSource)in->paged_limit.source;
+    pp.detail = (char *)(uintptr_t)in->paged_limit.detail;
+    h.nonpaged_limit = &np;
+    h.paged_limit = &pp;
+    h.boot_time_ms = in->boot_time_ms;
+    h.interval_ms = 10000;
+    pw_ingest_hello_res_t res;
+    pw_diag_t d;
+    int r = pw_ingest_hello(c->ing, &h, HOST_NAME, &c->session, &res, &d);
+    if (r != 0)
+        die("hello", r, &d);
+    c->host = res.host;
+    c->np_limit = c->host->nonpaged_limit_bytes; /* as the collector filed it */
+    if ((r = pw_delta_enc_init(&c->enc, h.counter_width)) != 0)
+        die("encoder", r, NULL);
+    c->have_enc = 1;
+}
+
+/* One sample as the host's agent sends it: seq, delta, frame, pw_ingest_frame; a pass when the
+ * replay has reached the next pass time. */
+static void stream(case_t *c, pw_sample_t *s)
+{
+    track(c, s);
+    double t0 = now_s();
+    s->seq = ++c->seq;
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_delta_encode(&c->enc, s, 0, &msg, &d);
+    if (r != 0)
+        die("encode", r, &d);
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_SAMPLE;
+    env.sample = (Poolwatch__V1__Sample *)(uintptr_t)msg;
+    pw_buf_reset(&c->frame);
+    if ((r = pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &c->frame)) != 0)
+        die("frame", r, NULL);
+    pw_ingest_frame_res_t res;
+    int store_failed;
+    r = pw_ingest_frame(c->ing, c->host, msg, c->frame.data + 4, c->frame.len - 4, &res,
+                        &store_failed, &d);
+    if (r != 0)
+        die(store_failed ? "store put" : "ingest frame", r, &d);
+    c->ingest_s += now_s() - t0;
+    int64_t ts = (int64_t)s->timestamp_ms;
     if (c->next_pass == 0)
         c->next_pass = ts + c->pass_ms;
     if (ts >= c->next_pass) {
-        pass(c, ts, 0);
+        pass(c, ts);
         c->next_pass += c->pass_ms;
     }
 }
 
-/* The last pass, then scoring and the per-case line. */
+/* The end of a streamed case: a last pass at the last sample unless one ran there. */
+static void stream_end(case_t *c)
+{
+    if (c->last_pass_ms != c->last_ms && c->first_ms >= 0)
+        pass(c, c->last_ms);
+}
+
+/* A capture: its screens imported as the API's POST /import does (32-bit counters unless a
+ * value needs 64, boot id = the content hash), then one pass at the last screen's time. The
+ * baseline rule is evaluated at every screen after the first, as it would watch them arrive.
+ * `key`/`key_len`: the bytes the content hash is taken over. */
+static void import(case_t *c, pw_sample_t *ss, size_t n, unsigned width, const void *key,
+                   size_t key_len)
+{
+    for (size_t i = 0; i < n; i++) {
+        track(c, &ss[i]);
+        if (i > 0)
+            baseline(c, (int64_t)ss[i].timestamp_ms);
+    }
+    if (n == 0)
+        return;
+    char boot_id[40];
+    uint64_t fnv = 1469598103934665603ull;
+    for (size_t i = 0; i < key_len; i++)
+        fnv = (fnv ^ ((const uint8_t *)key)[i]) * 1099511628211ull;
+    snprintf(boot_id, sizeof(boot_id), "import:%016" PRIx64, fnv);
+    pw_ingest_import_res_t ir;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    double t0 = now_s();
+    int r = pw_ingest_import(c->ing, HOST_NAME, width, boot_id, ss, n, &ir, &d);
+    c->ingest_s += now_s() - t0;
+    if (r != 0)
+        die("import", r, &d);
+    c->host = pw_fleet_find(pw_ingest_fleet(c->ing), HOST_NAME);
+    pass(c, c->last_ms);
+}
+
+static unsigned capture_width(const pw_sample_t *ss, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < ss[i].n; j++)
+            if (ss[i].entries[j].allocs > UINT32_MAX || ss[i].entries[j].frees > UINT32_MAX ||
+                ss[i].entries[j].diff > UINT32_MAX)
+                return 64;
+    return 32;
+}
+
+/* Scoring and the per-case line. */
 static void finish(case_t *c)
 {
-    pass(c, c->last_ms, 1);
-    const row_t *top = NULL, *btop = NULL;
+    const row_t *top = c->top != SIZE_MAX ? &c->rows[c->top] : NULL, *btop = NULL;
     size_t leaks = 0, nflag = 0, nany = 0;
     for (size_t i = 0; i < c->n; i++) {
         const row_t *r = &c->rows[i];
         leaks += r->leak;
-        if (r->final_flag && (top == NULL || r->final_score > top->final_score))
-            top = r;
         if (r->bfinal && (btop == NULL || r->bflag_ms < btop->bflag_ms))
             btop = r;
         nflag += r->final_flag;
@@ -572,15 +628,15 @@ static void finish(case_t *c)
         break;
     }
     /* rows flagged at some pass that are not leaks (transient suspects: every such alert went
-     * out), with when and by which pass */
+     * out), with when and how many passes */
     for (size_t i = 0; i < c->n; i++) {
         row_t *r = &c->rows[i];
         if (r->leak || r->flag_ms < 0 || r->cmp_flag)
             continue;
         char t[PW_TAG_MAX * 4 + 1];
         pw_tag_format(r->tag, r->tag_len, t, sizeof(t));
-        printf("  %s: not a leak, flagged %s: %s %s from %.2f h to %.2f h (%zu passes, %zu by the "
-               "long pass only), %.0f B/h when first flagged, bytes %llu at the end\n",
+        printf("  %s: not a leak, flagged %s: %s %s from %.2f h to %.2f h (%zu passes, %zu of them "
+               "long passes), %.0f B/h when first flagged, bytes %llu at the end\n",
                c->name, r->final_flag ? "at the end" : "transiently", t, pw_pool_name(r->pool),
                (double)(r->flag_ms - START_MS) / 3600000.0,
                (double)(r->flag_last_ms - START_MS) / 3600000.0, r->flag_passes, r->flag_long,
@@ -623,17 +679,24 @@ static void print_compare(const case_t *c)
 
 static void case_free(case_t *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        pw_free(c->rows[i].s.p);
-        pw_free(c->rows[i].l.p);
-        pw_free(c->rows[i].scr);
+    pw_analysis_run_close(c->an);
+    pw_ingest_free(c->ing);
+    pw_store_close(c->store);
+    if (c->path[0]) {
+        char p[600];
+        unlink(c->path);
+        snprintf(p, sizeof(p), "%s-wal", c->path);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s-shm", c->path);
+        unlink(p);
     }
+    if (c->have_enc)
+        pw_delta_enc_close(&c->enc);
+    pw_buf_close(&c->frame);
+    for (size_t i = 0; i < c->n; i++)
+        pw_free(c->rows[i].s.p);
     pw_free(c->rows);
     pw_free(c->np.p);
-    pw_free(c->pg.p);
-    pw_free(c->tmp);
-    pw_free(c->htmp);
-    pw_alert_set_free(c->alerts);
 }
 
 /* ---- simulated presets -------------------------------------------------------------------- */
@@ -681,11 +744,8 @@ static void run_sim(const char *preset, uint32_t host)
         e[k - 1] = 0;
     int real = strcmp(preset, "ddk-2003") == 0;
     case_t c;
-    case_init(&c, name, real, e, 10000,
-              getenv("PW_DETECT_PASS_S")         ? atoll(getenv("PW_DETECT_PASS_S")) * 1000
-              : p->duration_ms > 2 * 86400000ull ? 300000
-                                                 : 60000);
-    c.np_limit = info.nonpaged_limit.bytes;
+    case_init(&c, name, real, e);
+    stream_hello(&c, &info);
     pw_sample_t s;
     pw_sample_init(&s);
     uint64_t n_samples = p->duration_ms / 10000 + 1;
@@ -694,15 +754,16 @@ static void run_sim(const char *preset, uint32_t host)
         s.n = 0;
         if (pw_sim_next(sim, &s) != 0)
             abort();
-        feed(&c, &s);
+        stream(&c, &s);
         if (k == 0)
             for (size_t i = 0; i < ne && i < 16; i++)
                 if (ev[i]->kind <= PW_SIM_LEAK_BURSTY)
                     label(&c, ev[i]->tag, ev[i]->pool);
     }
+    stream_end(&c);
     finish(&c);
-    printf("  (%s: %llu samples, %zu leak evals in %.1f s, total %.1f s)\n", name,
-           (unsigned long long)n_samples, c.evals, c.eval_s, now_s() - t0);
+    printf("  (%s: %llu samples through ingest in %.1f s, %zu passes in %.1f s, total %.1f s)\n",
+           name, (unsigned long long)n_samples, c.ingest_s, c.passes, c.pass_s, now_s() - t0);
     if (real) {
         ddk_warn_mb = c.warn_mb;
         ddk_crit_mb = c.crit_mb;
@@ -778,10 +839,9 @@ static void run_poolmon(const char *file)
     char *name = names[nn++ % 32];
     snprintf(name, 64, "%.6s (poolmon)", file);
     if (data == NULL || pw_poolmon_parse(data, len, &o, &doc, &d) != 0) {
-        /* not poolmon (cases 18, 32): nothing to analyse, so no suspect */
+        /* not poolmon (cases 18, 32): the API's import refuses it, so no suspect */
         case_t c;
-        case_init(&c, name, 1, expect, 900000, 30000);
-        c.imported = 1;
+        case_init(&c, name, 1, expect);
         printf("  %s rejected by the parser: %s\n", file, data ? d.msg : "cannot read");
         finish(&c);
         case_free(&c);
@@ -789,28 +849,30 @@ static void run_poolmon(const char *file)
         return;
     }
     /* System screens form the series; each session screen is its own snapshot. */
-    case_t c;
-    case_init(&c, name, 1, expect, 900000, 30000);
-    c.imported = 1;
-    pw_sample_t s;
-    pw_sample_init(&s);
+    pw_sample_t *ss = pw_calloc(doc.n_screens ? doc.n_screens : 1, sizeof(*ss));
+    if (ss == NULL)
+        abort();
     size_t snaps = 0;
     for (size_t i = 0; i < doc.n_screens; i++) {
         const pw_poolmon_screen_t *sc = &doc.screens[i];
         if (sc->session != PW_POOLMON_SESSION_NONE)
             continue;
-        pw_sample_reset(&s);
-        if (pw_poolmon_screen_to_sample(sc, &s) != 0)
+        pw_sample_init(&ss[snaps]);
+        if (pw_poolmon_screen_to_sample(sc, &ss[snaps]) != 0)
             abort();
-        feed(&c, &s);
         snaps++;
     }
+    case_t c;
+    case_init(&c, name, 1, expect);
+    import(&c, ss, snaps, capture_width(ss, snaps), data, len);
     if (strncmp(file, "case09", 6) == 0)
         label(&c, "Drsd", PW_POOL_PAGED);
     printf("  %s: %zu screens, %zu in the system series\n", file, doc.n_screens, snaps);
     finish(&c);
     print_compare(&c);
     case_free(&c);
+    for (size_t i = 0; i < snaps; i++)
+        pw_sample_close(&ss[i]);
     for (size_t i = 0; i < doc.n_screens; i++) {
         const pw_poolmon_screen_t *sc = &doc.screens[i];
         if (sc->session == PW_POOLMON_SESSION_NONE)
@@ -818,25 +880,36 @@ static void run_poolmon(const char *file)
         case_t cs;
         char *sn = names[nn++ % 32];
         snprintf(sn, 64, "%.6s session screen %zu", file, i + 1);
-        case_init(&cs, sn, 1, "none", 900000, 30000);
-        cs.imported = 1;
-        pw_sample_reset(&s);
-        if (pw_poolmon_screen_to_sample(sc, &s) != 0)
+        case_init(&cs, sn, 1, "none");
+        pw_sample_init(&ss[0]);
+        if (pw_poolmon_screen_to_sample(sc, &ss[0]) != 0)
             abort();
-        feed(&cs, &s);
+        char key[128];
+        snprintf(key, sizeof(key), "%s#%zu", file, i);
+        import(&cs, ss, 1, capture_width(ss, 1), key, strlen(key));
+        pw_sample_close(&ss[0]);
         finish(&cs);
         case_free(&cs);
     }
-    pw_sample_close(&s);
+    pw_free(ss);
     pw_poolmon_doc_close(&doc);
     free(data);
 }
 
-/* case09 rebuilt: one print job every 10 min (assumed), each leaking 6 x 832 B in Drsd. */
+/* case09 rebuilt: one print job every 10 min (assumed), each leaking 6 x 832 B in Drsd,
+ * streamed by a Windows XP agent (32-bit counters, no limit reported). */
 static void run_case09_rebuilt(void)
 {
     case_t c;
-    case_init(&c, "case09 rebuilt (1 job/10 min, 8 h)", 1, "Drsd", 10000, 30000);
+    case_init(&c, "case09 rebuilt (1 job/10 min, 8 h)", 1, "Drsd");
+    pw_source_info_t info;
+    memset(&info, 0, sizeof(info));
+    info.kind = PW_SOURCE_WINDOWS;
+    info.counter_width = 32;
+    snprintf(info.os_family, sizeof(info.os_family), "windows");
+    snprintf(info.os_version, sizeof(info.os_version), "5.1");
+    snprintf(info.arch, sizeof(info.arch), "x86");
+    stream_hello(&c, &info);
     pw_sample_t s;
     pw_sample_init(&s);
     uint64_t allocs = 560, frees = 539; /* screen 1 */
@@ -849,8 +922,9 @@ static void run_case09_rebuilt(void)
         pw_sample_add(&s, "Drsd", 4, PW_POOL_PAGED, allocs, frees, diff, diff * 832);
         s.totals.paged_bytes = 8004 * 1024 + (diff - 21) * 832;
         s.totals.nonpaged_bytes = 2224 * 1024;
-        feed(&c, &s);
+        stream(&c, &s);
     }
+    stream_end(&c);
     label(&c, "Drsd", PW_POOL_PAGED);
     finish(&c);
     case_free(&c);
@@ -884,36 +958,39 @@ static void run_slab(const char *file)
     char *name = names[nn++ % 16];
     snprintf(name, 40, "%.6s (slabinfo)", file);
     case_t c;
-    case_init(&c, name, 1, "none", 900000, 30000);
-    c.imported = 1;
+    case_init(&c, name, 1, "none");
     if (data == NULL || pw_slabinfo_parse(data, len, NULL, &doc, &d) != 0) {
         printf("  %s rejected: %s\n", file, data ? d.msg : "cannot read");
     } else {
-        /* one sample per block (all single dumps here) */
-        pw_sample_t s;
-        pw_sample_init(&s);
+        /* one sample per block (all single dumps here), imported as a capture */
+        pw_sample_t *ss = pw_calloc(doc.n_blocks ? doc.n_blocks : 1, sizeof(*ss));
+        if (ss == NULL)
+            abort();
         const pw_slab_cache_t *biggest = NULL;
         uint64_t big = 0;
         for (size_t b = 0; b < doc.n_blocks; b++) {
-            pw_sample_reset(&s);
-            s.timestamp_ms = (uint64_t)(START_MS + (int64_t)b * 900000);
+            pw_sample_t *s = &ss[b];
+            pw_sample_init(s);
+            s->timestamp_ms = (uint64_t)(START_MS + (int64_t)b * 900000);
             for (size_t i = 0; i < doc.blocks[b].n_caches; i++) {
                 const pw_slab_cache_t *sc = &doc.caches[doc.blocks[b].first_cache + i];
                 uint64_t bytes;
                 if (pw_slabinfo_cache_slab_bytes(sc, 4096, &bytes) != 0)
                     bytes = sc->active_objs * sc->objsize;
                 size_t tl = sc->name_len < PW_TAG_MAX ? sc->name_len : PW_TAG_MAX;
-                pw_sample_add(&s, sc->name, tl, PW_POOL_PAGED, sc->active_objs, 0, sc->active_objs,
+                pw_sample_add(s, sc->name, tl, PW_POOL_PAGED, sc->active_objs, 0, sc->active_objs,
                               bytes);
-                s.totals.paged_bytes += bytes;
+                s->totals.paged_bytes += bytes;
                 if (bytes > big)
                     big = bytes, biggest = sc;
             }
-            feed(&c, &s);
         }
+        import(&c, ss, doc.n_blocks, capture_width(ss, doc.n_blocks), data, len);
         printf("  %s: %zu block(s), %zu caches, largest %s %.0f KiB (informative only)\n", file,
                doc.n_blocks, doc.n_caches, biggest ? biggest->name : "-", (double)big / 1024.0);
-        pw_sample_close(&s);
+        for (size_t b = 0; b < doc.n_blocks; b++)
+            pw_sample_close(&ss[b]);
+        pw_free(ss);
     }
     finish(&c);
     case_free(&c);
@@ -944,12 +1021,13 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     only = argc > 1 ? argv[1] : NULL;
+    int captures = only == NULL || strcmp(only, "captures") == 0;
     double t0 = now_s();
-    for (size_t i = 0; only == NULL && i < sizeof(poolmon_files) / sizeof(*poolmon_files); i++)
+    for (size_t i = 0; captures && i < sizeof(poolmon_files) / sizeof(*poolmon_files); i++)
         run_poolmon(poolmon_files[i]);
-    if (only == NULL)
+    if (captures)
         run_case09_rebuilt();
-    for (size_t i = 0; only == NULL && i < sizeof(slab_files) / sizeof(*slab_files); i++)
+    for (size_t i = 0; captures && i < sizeof(slab_files) / sizeof(*slab_files); i++)
         run_slab(slab_files[i]);
     run_sim("leak-linear", 0);
     run_sim("leak-step", 0);
