@@ -227,6 +227,7 @@ void pw__fleet_reset_stream(pw_host_t *h, unsigned counter_width)
     pw_delta_dec_close(&t->dec);
     h->counter_width = counter_width;
     pw_delta_dec_init(&t->dec, counter_width, 0);
+    t->dict_epoch++;
     t->prev_n = 0;
     t->prev_valid = 0;
     t->dec_stored = 0;

@@ -22,6 +22,7 @@ struct pw_agg_host_s {
     const pw_host_t *h; /* NULL: never indexed */
     /* what the indexed table was: re-index when any of these moved */
     int base;
+    uint32_t dict_epoch; /* the stream dictionary's epoch when indexed */
     uint64_t seq, ts;
     size_t nrows;
     const void *rows;
@@ -49,6 +50,7 @@ static void set_version(pw_agg_host_t *hs, const pw_host_t *h)
 {
     hs->h = h;
     hs->base = h->priv->dec.have_base;
+    hs->dict_epoch = h->priv->dict_epoch;
     hs->seq = h->priv->dec.have_base ? h->priv->dec.seq : h->priv->snapshot.seq;
     hs->ts = h->priv->dec.have_base ? h->priv->dec.timestamp_ms : h->priv->snapshot.timestamp_ms;
     hs->nrows = host_rows(h);
@@ -163,6 +165,9 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
     size_t n = host_rows(h);
     /* Fast path: the same rows (keys and tags) as indexed: only bytes move. */
     int same = h->priv->dec.have_base && hs->h == h && hs->base && hs->n == n;
+    /* Within one dictionary an id names one tag: the tag bytes are compared only after the
+     * dictionary started over (a keyframe with dict_reset may reuse ids for other tags). */
+    int check_tags = hs->dict_epoch != h->priv->dict_epoch;
     for (size_t i = 0; same && i < n; i++) {
         const pw_row_t *r = &h->priv->dec.rows[i];
         contrib_t *c = &hs->c[i];
@@ -170,13 +175,14 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
             same = 0;
             break;
         }
-        /* A keyframe with a new dictionary may reuse ids for other tags. */
-        size_t l1, l2;
-        const uint8_t *t1 = pw_tagdict_get(&h->priv->dec.dict, PW_ROW_ID(r->key), &l1);
-        const uint8_t *t2 = pw_tagdict_get(&a->tags, PW_ROW_ID(c->agg), &l2);
-        if (l1 != l2 || memcmp(t1, t2, l1) != 0) {
-            same = 0;
-            break;
+        if (check_tags) {
+            size_t l1, l2;
+            const uint8_t *t1 = pw_tagdict_get(&h->priv->dec.dict, PW_ROW_ID(r->key), &l1);
+            const uint8_t *t2 = pw_tagdict_get(&a->tags, PW_ROW_ID(c->agg), &l2);
+            if (l1 != l2 || memcmp(t1, t2, l1) != 0) {
+                same = 0;
+                break;
+            }
         }
         if (r->bytes == c->bytes)
             continue;

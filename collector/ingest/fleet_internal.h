@@ -10,7 +10,8 @@
 #define PW_PREV_ABSENT 1u /* pw_row_t.reserved of a prev_rows entry: the row was new */
 
 typedef struct pw_host_table_s {
-    pw_delta_dec_t dec; /* current table of a stream (valid when dec.have_base) */
+    pw_delta_dec_t dec;  /* current table of a stream (valid when dec.have_base) */
+    uint32_t dict_epoch; /* bumped when dec's dictionary starts over (ids may name other tags) */
     /* The rows the last sample changed or added, as they were before it, sorted by key
      * (reserved = PW_PREV_ABSENT: the row did not exist): with the current table this gives
      * every row's change since the previous sample for a few percent of a full copy of the

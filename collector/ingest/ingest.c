@@ -223,6 +223,8 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
     int r = pw_delta_apply(&t->dec, s, &dr, d);
     if (r != 0)
         return r;
+    if (s->dict_reset)
+        t->dict_epoch++;
     /* Keep the fleet's per-tag index current (GET /tags reads it); on ENOMEM it is dropped
      * and rebuilt at the next query. */
     pw_fleet_agg_note(&ing->fleet, h);

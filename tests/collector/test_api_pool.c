@@ -19,6 +19,7 @@
 #include "api.h"
 #include "delta.h"
 #include "double.h"
+#include "fleet_agg.h"
 
 static pw_double_t g_d;
 
@@ -388,13 +389,52 @@ static void test_r_reference(void **state)
             }
 }
 
+/* The fleet's tag index after an agent restarts with a fresh encoder: its dictionary starts
+ * over and the same ids, in the same row positions, name other tags. The index must follow
+ * the tags, not the ids (worked by hand: AAAA holds 700 bytes after the restart, BBBB 100). */
+static void test_index_dict_reset(void **state)
+{
+    (void)state;
+    pw_host_t *h = pw_double_stream(&g_d, "D", 32, 0);
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    s.timestamp_ms = 1000;
+    add(&s, "AAAA", 4, PW_POOL_NONPAGED, 10, 5, 100);
+    add(&s, "BBBB", 4, PW_POOL_NONPAGED, 10, 5, 700);
+    assert_int_equal(pw_double_send(&g_d, &e, h, &s), 0);
+    const pw_fleet_agg_t *ix;
+    assert_int_equal(pw_fleet_agg_sync(pw_ingest_fleet(g_d.ing), &ix), 0);
+    pw_delta_enc_close(&e);
+    /* the restarted agent: a fresh encoder meets the tags in the other order */
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    pw_sample_reset(&s);
+    s.seq = 2;
+    s.timestamp_ms = 2000;
+    add(&s, "BBBB", 4, PW_POOL_NONPAGED, 10, 5, 100);
+    add(&s, "AAAA", 4, PW_POOL_NONPAGED, 10, 5, 700);
+    assert_int_equal(pw_double_send(&g_d, &e, h, &s), 0);
+    assert_int_equal(pw_fleet_agg_sync(pw_ingest_fleet(g_d.ing), &ix), 0);
+    int64_t ia = pw_tagdict_find(&ix->tags, (const uint8_t *)"AAAA", 4);
+    int64_t ib = pw_tagdict_find(&ix->tags, (const uint8_t *)"BBBB", 4);
+    assert_true(ia >= 0 && ib >= 0);
+    uint64_t a = ix->aggs[PW_ROW_KEY(ia, PW_POOL_NONPAGED)].total;
+    uint64_t b = ix->aggs[PW_ROW_KEY(ib, PW_POOL_NONPAGED)].total;
+    assert_int_equal(a, 700);
+    assert_int_equal(b, 100);
+    pw_delta_enc_close(&e);
+    pw_sample_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_p_orders),
-        cmocka_unit_test(test_p_limits),
-        cmocka_unit_test(test_p_patterns),
-        cmocka_unit_test(test_r_reference),
+        cmocka_unit_test(test_p_orders),         cmocka_unit_test(test_p_limits),
+        cmocka_unit_test(test_p_patterns),       cmocka_unit_test(test_r_reference),
+        cmocka_unit_test(test_index_dict_reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
