@@ -105,7 +105,7 @@ static const pw_sim_event_t ev_ddk_2003[] = {
      .pool = N_,
      .host = PW_SIM_ALL_HOSTS,
      .onset_ms = 0,
-     .rate_bytes = 70400,
+     .rate_bytes = 563200, /* 550 KiB per office hour: the climb is Ddk's */
      .rate_period_ms = HOUR_MS,
      .block_bytes = 512,
      .base_bytes = 600 * KiB,
@@ -132,7 +132,7 @@ static const pw_sim_event_t ev_ddk_2003[] = {
      .rate_period_ms = HOUR_MS,
      .block_bytes = 256,
      .base_bytes = 512 * KiB,
-     .cap_bytes = 35 * MiB},
+     .cap_bytes = 6 * MiB},
     {.kind = PW_SIM_CACHE,
      .tag = "File",
      .pool = N_,
@@ -142,7 +142,7 @@ static const pw_sim_event_t ev_ddk_2003[] = {
      .rate_period_ms = HOUR_MS,
      .block_bytes = 256,
      .base_bytes = 1 * MiB,
-     .cap_bytes = 25 * MiB},
+     .cap_bytes = 4 * MiB},
     {.kind = PW_SIM_CACHE,
      .tag = "Ntfr",
      .pool = N_,
@@ -152,7 +152,7 @@ static const pw_sim_event_t ev_ddk_2003[] = {
      .rate_period_ms = HOUR_MS,
      .block_bytes = 64,
      .base_bytes = 512 * KiB,
-     .cap_bytes = 12 * MiB},
+     .cap_bytes = 2 * MiB},
 };
 static const pw_sim_event_t ev_fleet_small[] = {
     {.kind = PW_SIM_LEAK_LINEAR,
@@ -184,8 +184,8 @@ static const pw_sim_preset_t presets[] = {
      50, 0xCACEu, DAY_MS, OS_2019, 16 * GiB, 300 * MiB, 600 * MiB, 20 * MiB, 50 * MiB,
      EVENTS(ev_cache_plateau)},
     {"ddk-2003",
-     "Windows Server 2003 x86 /3GB (128 MB nonpaged limit): Ddk leaks in office hours, "
-     "nonpaged ~30 MB -> ~115 MB over 14 days",
+     "Windows Server 2003 x86 /3GB (128 MB nonpaged limit): Ddk leaks 550 KiB an office hour, "
+     "nonpaged ~32 MiB -> ~119 MiB over 14 days, nearly all of it Ddk",
      1, 800, 50, 0xDD2003u, 14 * DAY_MS, OS_2003_3GB, 4 * GiB, 14 * MiB, 60 * MiB, 2 * MiB, 8 * MiB,
      EVENTS(ev_ddk_2003)},
     {"fleet-small", "8 hosts of Windows Server 2016; host 3 leaks 4 MB/h nonpaged in NtFC", 8, 1500,
