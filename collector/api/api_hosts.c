@@ -102,20 +102,24 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
     json_object_set_new(o, "connected", json_boolean(pw_host_connected(h)));
     json_object_set_new(o, "last_seen_ms", pw__api_ju64(h->last_seen_ms));
     json_object_set_new(o, "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes));
-    json_object_set_new(o, "nonpaged_limit_bytes", pw__api_ju64(np_limit));
+    /* An unknown limit (0: imported captures, Linux, replay) is null, and so is its ratio:
+     * never 0 %, which would read as healthy. */
+    json_object_set_new(o, "nonpaged_limit_bytes", np_limit ? pw__api_ju64(np_limit) : json_null());
     json_object_set_new(o, "nonpaged_limit_source",
                         pw__api_jstr(pw__api_limit_source_name(h->nonpaged_limit_source)));
     json_object_set_new(o, "nonpaged_limit_detail", pw__api_jstr(h->nonpaged_limit_detail));
     json_object_set_new(o, "nonpaged_ratio",
-                        json_real(np_limit ? (double)t->nonpaged_bytes / (double)np_limit : 0.0));
+                        np_limit ? json_real((double)t->nonpaged_bytes / (double)np_limit)
+                                 : json_null());
     json_object_set_new(o, "nonpaged_level", pw__api_jstr(pw__api_level_name(hs->np.level)));
     json_object_set_new(o, "nonpaged_eta_ms", np_eta);
     json_object_set_new(o, "paged_bytes", pw__api_ju64(t->paged_bytes));
-    json_object_set_new(o, "paged_limit_bytes", pw__api_ju64(pg_limit));
+    json_object_set_new(o, "paged_limit_bytes", pg_limit ? pw__api_ju64(pg_limit) : json_null());
     json_object_set_new(o, "paged_limit_source",
                         pw__api_jstr(pw__api_limit_source_name(h->paged_limit_source)));
     json_object_set_new(o, "paged_ratio",
-                        json_real(pg_limit ? (double)t->paged_bytes / (double)pg_limit : 0.0));
+                        pg_limit ? json_real((double)t->paged_bytes / (double)pg_limit)
+                                 : json_null());
     json_object_set_new(o, "paged_level", pw__api_jstr(pw__api_level_name(hs->pg.level)));
     json_object_set_new(o, "paged_eta_ms", pg_eta);
     json_object_set_new(o, "samples", pw__api_ju64(h->samples));

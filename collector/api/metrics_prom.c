@@ -1,8 +1,9 @@
 /* metrics_prom.c: GET /metrics in the Prometheus text exposition format 0.0.4
  * (https://prometheus.io/docs/instrumenting/exposition_formats/).
  *
- * Series and cardinality: per host 9 series (pool used/limit for nonpaged and paged,
- * samples, connected, last seen, suspects, and the table size), plus, per host, the
+ * Series and cardinality: per host up to 9 series (pool used/limit for nonpaged and paged,
+ * samples, connected, last seen, suspects, and the table size; a pool's limit series only when
+ * its limit is known: absent = unknown, as Prometheus expects), plus, per host, the
  * PW_API_METRICS_TOP_N (20) (tag, pool) rows with the most bytes as two gauges
  * (poolwatch_tag_bytes, poolwatch_tag_allocations): at most 9 + 40 series per host, so a
  * 10,000-host fleet exposes about 490,000 series. The full table stays in the API
@@ -80,7 +81,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         const char *name, *type, *help;
     } hm[] = {
         {"poolwatch_pool_bytes", "gauge", "Pool bytes in use (host totals)."},
-        {"poolwatch_pool_limit_bytes", "gauge", "Pool limit in bytes (0 = unknown)."},
+        {"poolwatch_pool_limit_bytes", "gauge",
+         "Pool limit in bytes (present only when the limit is known)."},
         {"poolwatch_host_samples_total", "counter", "Samples received from the host's agent."},
         {"poolwatch_host_connected", "gauge", "1 when the host's agent is connected."},
         {"poolwatch_host_last_seen_seconds", "gauge", "Time of the newest sample, Unix seconds."},
@@ -99,11 +101,12 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             switch (m) {
             case 0:
             case 1: {
+                /* A limit of 0 is unknown: no series (absent = unknown), not a 0. */
                 const uint64_t *v = m == 0 ? used : lim;
-                r = out(b,
-                        "%s{host=\"%s\",pool=\"nonpaged\"} %" PRIu64
-                        "\n%s{host=\"%s\",pool=\"paged\"} %" PRIu64 "\n",
-                        hm[m].name, hn, v[0], hm[m].name, hn, v[1]);
+                for (int p = 0; p < 2 && r == 0; p++)
+                    if (m == 0 || v[p] != 0)
+                        r = out(b, "%s{host=\"%s\",pool=\"%s\"} %" PRIu64 "\n", hm[m].name, hn,
+                                pw_series_pool_names[p], v[p]);
                 break;
             }
             case 2:

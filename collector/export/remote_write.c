@@ -133,7 +133,9 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t 
     for (int p = 0; p < 2 && r == 0; p++)
         r = add(b, "poolwatch_pool_bytes", h->name, pn[p], NULL, (double)used[p], ts, NULL);
     for (int p = 0; p < 2 && r == 0; p++)
-        r = add(b, "poolwatch_pool_limit_bytes", h->name, pn[p], NULL, (double)lim[p], ts, NULL);
+        if (lim[p] != 0) /* 0 = unknown: no series (absent = unknown), as in /metrics */
+            r = add(b, "poolwatch_pool_limit_bytes", h->name, pn[p], NULL, (double)lim[p], ts,
+                    NULL);
     if (ah != NULL && ah->have_pressure) {
         const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
         for (int p = 0; p < 2 && r == 0; p++)

@@ -5,14 +5,16 @@
  *
  * What is sent: every `interval`, for each host with a sample newer than the last one sent,
  * the latest value of the series of series.h (the names and labels of /metrics):
- *   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool},
+ *   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool} (only where the
+ *   pool's limit is known: an unknown limit is absent, not 0),
  *   poolwatch_pool_exhaustion_seconds{host,pool} (only where the analysis gives an ETA),
  *   poolwatch_host_connected{host}, poolwatch_host_suspects{host}, and for the host's
  *   `tags_per_host` (tag, pool) rows with the most bytes poolwatch_tag_bytes{host,pool,tag}
  *   and poolwatch_tag_allocations{host,pool,tag}.
  * Each sample is stamped with the time of the host's sample it comes from (not the send
- * time); a host without a new sample is not sent again. Cardinality per host: 6 (+ up to 2
- * ETAs) + 2 x min(rows, tags_per_host); 46-48 with the default 20.
+ * time); a host without a new sample is not sent again. Cardinality per host: 4 + one limit
+ * series per pool whose limit is known (6 with both) (+ up to 2 ETAs) + 2 x min(rows,
+ * tags_per_host); 46-48 with the default 20 and both limits known, 44 with neither.
  *
  * Encoding (the spec): WriteRequest of proto/prom_remote.proto (prompb's field numbers), labels
  * sorted by name with __name__ first, one sample per series, packed with protobuf-c and
@@ -41,7 +43,9 @@
 #include "error.h"
 #include "fleet.h"
 
-#define PW_REMOTE_WRITE_HOST_SERIES 6 /* per host, without the exhaustion ETAs */
+/* Per host, without the exhaustion ETAs, when both pool limits are known (2 fewer when
+ * neither is: an unknown limit has no series). */
+#define PW_REMOTE_WRITE_HOST_SERIES 6
 
 typedef struct pw_remote_write_opts_s {
     const char *url;                  /* http[s]://host[:port]/path; NULL or "" = off */

@@ -1,7 +1,8 @@
 /* series.h: what the collector exports as Prometheus series, shared by /metrics
  * (metrics_prom.c, the text exposition) and remote write (remote_write.c, protobuf), so that
  * both carry the same values under the same names and labels:
- *   per host   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool},
+ *   per host   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool} (where
+ *              the pool's limit is known: absent = unknown, never 0),
  *              poolwatch_pool_exhaustion_seconds{host,pool} (where the analysis gives an ETA),
  *              poolwatch_host_connected{host}, poolwatch_host_suspects{host};
  *   per row    poolwatch_tag_bytes{host,tag,pool}, poolwatch_tag_allocations{host,tag,pool}

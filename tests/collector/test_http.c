@@ -427,7 +427,8 @@ static void test_hosts(void **state)
     json_t *j = get_ok("/api/v1/hosts", NULL);
     json_t *hs = json_object_get(j, "hosts");
     assert_int_equal(json_array_size(hs), 3);
-    /* nonpaged_ratio: HOST01 164000/200000 = 0.82, HOST03 101000/1000000 = 0.101, HOST02 0. */
+    /* nonpaged_ratio: HOST01 164000/200000 = 0.82, HOST03 101000/1000000 = 0.101, HOST02's
+     * limit unknown (null; sorted last). */
     json_t *h = json_array_get(hs, 0);
     assert_string_equal(gets(h, "name"), "HOST01");
     assert_string_equal(gets(json_array_get(hs, 1), "name"), "HOST03");
@@ -448,11 +449,33 @@ static void test_hosts(void **state)
     assert_true(json_is_null(json_object_get(h, "nonpaged_eta_ms")));
     assert_int_equal(geti(h, "paged_bytes"), 48000);
     assert_string_equal(gets(h, "paged_level"), "unknown"); /* no paged limit */
+    assert_true(json_is_null(json_object_get(h, "paged_limit_bytes")));
+    assert_true(json_is_null(json_object_get(h, "paged_ratio")));
     assert_int_equal(geti(h, "samples"), 2);
     assert_int_equal(geti(h, "suspects"), 1);
     json_t *h3 = json_array_get(hs, 1);
     assert_int_equal(geti(h3, "nonpaged_limit_bytes"), 1000000); /* from the table's totals */
+    assert_float_equal(json_real_value(json_object_get(h3, "nonpaged_ratio")), 0.101, 1e-12);
     assert_string_equal(gets(h3, "nonpaged_level"), "ok");
+    /* HOST02: restored from a sample without limits, no Hello: both limits unknown. Null, not
+     * 0 B at 0 % (which reads as healthy); the fields are still there. */
+    json_t *h2 = json_array_get(hs, 2);
+    assert_int_equal(geti(h2, "nonpaged_bytes"), 20000);
+    for (size_t k = 0; k < 4; k++) {
+        static const char *const keys[] = {"nonpaged_limit_bytes", "nonpaged_ratio",
+                                           "paged_limit_bytes", "paged_ratio"};
+        json_t *v = json_object_get(h2, keys[k]);
+        assert_non_null(v);
+        assert_true(json_is_null(v));
+    }
+    assert_string_equal(gets(h2, "nonpaged_limit_source"), "unknown");
+    assert_string_equal(gets(h2, "nonpaged_level"), "unknown");
+    assert_string_equal(gets(h2, "paged_level"), "unknown");
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/HOST02", NULL);
+    assert_true(json_is_null(json_object_get(j, "nonpaged_limit_bytes")));
+    assert_true(json_is_null(json_object_get(j, "nonpaged_ratio")));
+    assert_int_equal(geti(json_object_get(j, "totals"), "nonpaged_bytes"), 20000);
     json_decref(j);
 
     j = get_ok("/api/v1/hosts/HOST01", NULL);
@@ -912,6 +935,14 @@ static void test_openapi_lists_every_route(void **state)
     size_t ops = 0;
     json_object_foreach(paths, key, val) ops += json_object_size(val);
     assert_int_equal(ops, n);
+    /* A host's limits and ratios are null when the limit is unknown (OpenAPI 3.0: nullable). */
+    json_t *hp = json_object_get(
+        json_object_get(json_object_get(json_object_get(doc, "components"), "schemas"), "Host"),
+        "properties");
+    static const char *const nullable[] = {"nonpaged_limit_bytes", "nonpaged_ratio",
+                                           "paged_limit_bytes", "paged_ratio"};
+    for (size_t i = 0; i < 4; i++)
+        assert_true(json_is_true(json_object_get(json_object_get(hp, nullable[i]), "nullable")));
     json_decref(doc);
 }
 
@@ -927,6 +958,17 @@ static void test_metrics_direct(void **state)
     assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST01\",pool=\"nonpaged\"} 164000\n"));
     assert_non_null(
         strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"nonpaged\"} 200000\n"));
+    assert_non_null(
+        strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST03\",pool=\"nonpaged\"} 1000000\n"));
+    /* An unknown limit has no series (absent = unknown), never 0: HOST01's and HOST03's paged
+     * pools, both of HOST02's; the used bytes are still there. */
+    assert_non_null(strstr(t, "# HELP poolwatch_pool_limit_bytes Pool limit in bytes (present "
+                              "only when the limit is known).\n"));
+    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"paged\"}"));
+    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST03\",pool=\"paged\"}"));
+    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST02\""));
+    assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST02\",pool=\"nonpaged\"} 20000\n"));
+    assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST01\",pool=\"paged\"} 48000\n"));
     assert_non_null(strstr(t, "poolwatch_host_samples_total{host=\"HOST01\"} 2\n"));
     assert_non_null(strstr(t, "poolwatch_host_connected{host=\"HOST01\"} 0\n"));
     assert_non_null(strstr(t, "poolwatch_host_last_seen_seconds{host=\"HOST01\"} 1010.000\n"));

@@ -205,8 +205,7 @@ static const char *const want_alpha[] = {
 static const char *const want_beta[] = {
     "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1000 @1764400010000",
     "poolwatch_pool_bytes{host=beta,pool=paged} 2000 @1764400010000",
-    "poolwatch_pool_limit_bytes{host=beta,pool=nonpaged} 0 @1764400010000",
-    "poolwatch_pool_limit_bytes{host=beta,pool=paged} 0 @1764400010000",
+    /* no poolwatch_pool_limit_bytes: beta's limits are unknown (absent, not 0) */
     "poolwatch_host_connected{host=beta} 1 @1764400010000",
     "poolwatch_host_suspects{host=beta} 2 @1764400010000",
     "poolwatch_tag_bytes{host=beta,pool=nonpaged,tag=Proc} 777 @1764400010000",
@@ -222,12 +221,15 @@ static void test_encode(void **state)
     build_fleet();
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
-    /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 6 + 2 x min(1, 3) = 8, gamma none */
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 21);
-    assert_int_equal(g->n, 21);
-    assert_int_equal(g->bodies, 5); /* 5 + 5 + 5 + 5 + 1 */
+    /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 4 (no limit series: both limits
+     * unknown) + 2 x min(1, 3) = 6, gamma none: 19 */
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 19);
+    assert_int_equal(g->n, 19);
+    assert_int_equal(g->bodies, 4); /* 5 + 5 + 5 + 4 */
     assert_int_equal(g->body_series[0], 5);
-    assert_int_equal(g->body_series[4], 1);
+    assert_int_equal(g->body_series[3], 4);
+    for (size_t i = 0; i < g->n; i++) /* beta has no limit series at all */
+        assert_null(strstr(g->line[i], "poolwatch_pool_limit_bytes{host=beta"));
     for (size_t i = 0; i < N_ALPHA; i++)
         assert_string_equal(g->line[i], want_alpha[i]);
     for (size_t i = 0; i < N_BETA; i++)
@@ -241,23 +243,24 @@ static void test_encode(void **state)
     /* beta's next sample: only beta, stamped with its time */
     fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
     restore_beta(1500);
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
     assert_int_equal(g->bodies, 1);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
-    assert_string_equal(g->line[7], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
+    assert_string_equal(g->line[5], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
                                     "@1764400020000");
 
-    /* tags_per_host 0: host-level series only; 2: the two largest rows (formula: hosts x host
-     * series + hosts x 2 x min(rows, tags_per_host), plus alpha's one ETA) */
+    /* tags_per_host 0: host-level series only; 2: the two largest rows (formula: host series
+     * (6 for alpha, whose limits are known; 4 for beta, whose are not) + hosts x 2 x min(rows,
+     * tags_per_host), plus alpha's one ETA) */
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 0, 0, &cur, collect_emit, g),
-                     2 * PW_REMOTE_WRITE_HOST_SERIES + 1);
+                     PW_REMOTE_WRITE_HOST_SERIES + 4 + 1);
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 2, 0, &cur, collect_emit, g),
-                     2 * PW_REMOTE_WRITE_HOST_SERIES + 1 + 2 * 2 + 2 * 1);
+                     PW_REMOTE_WRITE_HOST_SERIES + 4 + 1 + 2 * 2 + 2 * 1);
     assert_string_equal(g->line[9], want_alpha[9]);
     assert_string_equal(g->line[11],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
@@ -265,7 +268,7 @@ static void test_encode(void **state)
     /* a large tags_per_host (the sorting path) selects the same rows in the same order */
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 10000, 0, &cur, collect_emit, g),
-                     13 + 2 + 8);
+                     13 + 2 + 6);
     for (size_t i = 0; i < N_ALPHA; i++)
         assert_string_equal(g->line[i], want_alpha[i]);
     assert_string_equal(
@@ -276,7 +279,7 @@ static void test_encode(void **state)
      * (T_BETA + 10000 by now) is not. */
     memset(g, 0, sizeof(*g));
     cur.min_ts_ms = T_ALPHA + 1;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     memset(g, 0, sizeof(*g));
@@ -298,7 +301,7 @@ static void test_encode(void **state)
     assert_int_equal(cur.ahead, 1);
     /* the clock moves on: beta's sample goes out, stamped with its own time */
     cur.max_ts_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
@@ -310,7 +313,7 @@ static void test_encode(void **state)
     assert_int_equal(cur.ahead, 1);
     fleet->hosts[1]->last_seen_ms = T_BETA + 20000;
     cur.max_ts_ms = T_BETA + 30000;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400030000");
@@ -649,15 +652,15 @@ static void test_sender(void **state)
     memset(&logs, 0, sizeof(logs));
     pw_log_set_sink(log_sink, NULL);
 
-    /* 500 then 204: one request of 21 series, retried once, counted once */
+    /* 500 then 204: one request of 19 series, retried once, counted once */
     uint64_t t0 = now_ms();
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
-    run_until(&loop, w, 21, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
+    run_until(&loop, w, 19, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 2);
     assert_true(now_ms() - t0 >= 50); /* the backoff was waited */
-    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.samples, 19);
     assert_int_equal(st.requests, 1);
     assert_int_equal(st.retries, 1);
     assert_int_equal(st.failed_samples, 0);
@@ -673,9 +676,9 @@ static void test_sender(void **state)
     assert_string_equal(srv.hdr[5], "team1");
     got_t *g = calloc(1, sizeof(*g));
     decode_body(g, srv.body, srv.body_len);
-    assert_int_equal(g->n, 21);
+    assert_int_equal(g->n, 19);
     assert_string_equal(g->line[0], want_alpha[0]);
-    assert_string_equal(g->line[20], want_beta[7]);
+    assert_string_equal(g->line[18], want_beta[5]);
     /* the log: one WARN naming the URL and the status, one INFO when it works again */
     char want[300];
     snprintf(want, sizeof(want), "%s: status 500: retrying with back-off (1 request queued)", url);
@@ -690,18 +693,18 @@ static void test_sender(void **state)
     write_file(tok, "s3cret-2");
     assert_int_equal(pw_remote_write_reload_token(w, &d), 0);
     fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 8);
-    run_until(&loop, w, 21 + 8, 300);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 6);
+    run_until(&loop, w, 19 + 6, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 3);
-    assert_int_equal(st.samples, 21);
-    assert_int_equal(st.failed_samples, 8);
+    assert_int_equal(st.samples, 19);
+    assert_int_equal(st.failed_samples, 6);
     assert_int_equal(st.retries, 1);
     assert_int_equal(st.last_status, 400);
     assert_int_equal(st.queued, 0);
     assert_string_equal(srv.hdr[4], "Bearer s3cret-2");
     snprintf(want, sizeof(want),
-             "%s: status 400: refused: 8 samples dropped (not retried) (1 request queued)", url);
+             "%s: status 400: refused: 6 samples dropped (not retried) (1 request queued)", url);
     assert_int_equal(logs.n, 1);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     memset(&logs, 0, sizeof(logs));
@@ -711,7 +714,7 @@ static void test_sender(void **state)
     pw_remote_write_close(w);
 
     /* a full queue: max_queue 1, 5 series per request, nothing answers (closed port): the
-     * 21 series make 5 requests queued before the first is sent; 4 are dropped, oldest first */
+     * 19 series make 4 requests queued before the first is sent; 3 are dropped, oldest first */
     uv_close((uv_handle_t *)&srv.listener, NULL);
     uv_run(&loop, UV_RUN_NOWAIT);
     pw_remote_write_opts_t o2;
@@ -723,9 +726,9 @@ static void test_sender(void **state)
     o2.backoff_initial_ms = 20;
     o2.max_sample_age_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o2, &w, &d), 0);
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.dropped_samples, 20); /* 5 + 5 + 5 + 5; the last request (1) stays */
+    assert_int_equal(st.dropped_samples, 15); /* 5 + 5 + 5; the last request (4) stays */
     assert_int_equal(st.queued, 1);
     run_until(&loop, w, 0, 300); /* connection refused: retried, never accepted */
     pw_remote_write_get_stats(w, &st);
@@ -733,7 +736,7 @@ static void test_sender(void **state)
     assert_true(st.retries >= 1);
     assert_int_equal(st.last_status, 0);
     assert_int_equal(st.last_error, UV_ECONNREFUSED);
-    /* one WARN for the drops (4 requests, rate-limited), one for the failure while it keeps
+    /* one WARN for the drops (3 requests, rate-limited), one for the failure while it keeps
      * failing (retried every 20 ms; the next WARN is due after a minute) */
     snprintf(want, sizeof(want),
              "%s: queue full (max_queue 1): dropped the oldest request, 5 samples (5 dropped so "
@@ -746,7 +749,7 @@ static void test_sender(void **state)
     assert_int_equal(logs.n, 2);
     /* Closing with the last request unsent says so (it was silent). */
     pw_remote_write_close(w);
-    snprintf(want, sizeof(want), "%s: 1 request (1 samples) not sent at shutdown", url);
+    snprintf(want, sizeof(want), "%s: 1 request (4 samples) not sent at shutdown", url);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     pw_log_set_sink(NULL, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -789,11 +792,11 @@ static void test_sender_clock(void **state)
     uint64_t now = wall_ms();
     fleet->hosts[0]->last_seen_ms = now + 3600000; /* alpha: an hour ahead */
     fleet->hosts[1]->last_seen_ms = now - 1000;    /* beta: right */
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 8);
-    run_until(&loop, w, 8, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 6);
+    run_until(&loop, w, 6, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 8);
+    assert_int_equal(st.samples, 6);
     assert_int_equal(st.hosts_ahead, 1);
     assert_int_equal(st.ahead_skips, 1);
     char want[300];
@@ -811,9 +814,9 @@ static void test_sender_clock(void **state)
     /* alpha's clock fixed: its new sample goes out */
     fleet->hosts[0]->last_seen_ms = now - 500;
     assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 13);
-    run_until(&loop, w, 8 + 13, 0);
+    run_until(&loop, w, 6 + 13, 0);
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.samples, 19);
     assert_int_equal(st.hosts_ahead, 0);
     assert_int_equal(st.ahead_skips, 2);
     assert_int_equal(srv.requests, 2);
@@ -822,7 +825,7 @@ static void test_sender_clock(void **state)
     o.max_clock_skew_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     fleet->hosts[0]->last_seen_ms = now + 3600000;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.hosts_ahead, 0);
     pw_log_set_sink(NULL, NULL);
@@ -899,12 +902,12 @@ static void test_sender_https(void **state)
     pw_remote_write_t *w;
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
-    /* alpha 6 + 1 + 2, beta 6 + 2 */
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
-    run_until(&loop, w, 17, 0);
+    /* alpha 6 + 1 + 2, beta 4 (its limits unknown: no limit series) + 2 */
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 15);
+    run_until(&loop, w, 15, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 17);
+    assert_int_equal(st.samples, 15);
     assert_int_equal(st.last_status, 204);
     assert_int_equal(st.retries, 0);
     assert_int_equal(srv.requests, 1);
@@ -914,7 +917,7 @@ static void test_sender_https(void **state)
     assert_string_equal(srv.hdr[4], ""); /* no token configured: no header */
     got_t *g = calloc(1, sizeof(*g));
     decode_body(g, srv.body, srv.body_len);
-    assert_int_equal(g->n, 17);
+    assert_int_equal(g->n, 15);
     assert_string_equal(g->line[7], want_alpha[7]); /* alpha's largest row */
     free(g);
     pw_remote_write_close(w);
@@ -924,7 +927,7 @@ static void test_sender_https(void **state)
     o.backoff_initial_ms = 20;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     fleet->hosts[0]->last_seen_ms++;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 15);
     run_until(&loop, w, 0, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.samples, 0);
