@@ -59,6 +59,20 @@ static void fmt_pct_or_dash(const json_t *o, const char *key, char *out, size_t 
         snprintf(out, size, "-");
 }
 
+/* A pool limit and its ratio: "-" when the limit is unknown (null since the API says so; a 0
+ * from an older collector means the same), never "0 B" / "0.0%", which read as healthy. */
+static void fmt_limit(const json_t *o, const char *limit_key, const char *ratio_key, char *lim,
+                      size_t lim_size, char *pct, size_t pct_size)
+{
+    if (!jhas_num(o, limit_key) || ju64(o, limit_key) == 0) {
+        snprintf(lim, lim_size, "-");
+        snprintf(pct, pct_size, "-");
+        return;
+    }
+    pw_cli_format_bytes(ju64(o, limit_key), lim, lim_size);
+    fmt_pct_or_dash(o, ratio_key, pct, pct_size);
+}
+
 /* The array under `key`, or NULL when the document does not have one. */
 static const json_t *jarr(const json_t *root, const char *key)
 {
@@ -81,8 +95,7 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
     {
         char np[24], lim[24], pct[16], eta[32], pg[24], seen[32];
         fmt_bytes_or_dash(h, "nonpaged_bytes", np, sizeof(np));
-        fmt_bytes_or_dash(h, "nonpaged_limit_bytes", lim, sizeof(lim));
-        fmt_pct_or_dash(h, "nonpaged_ratio", pct, sizeof(pct));
+        fmt_limit(h, "nonpaged_limit_bytes", "nonpaged_ratio", lim, sizeof(lim), pct, sizeof(pct));
         fmt_time_or_dash(h, "nonpaged_eta_ms", eta, sizeof(eta));
         fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
         fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));

@@ -58,8 +58,15 @@ cat "$dir/err"
 POOLWATCH_TOKEN=$READ "$PW" hosts >"$dir/out" 2>"$dir/err"
 check "hosts exit" 0 $?
 check "hosts lists OLD01" 1 "$(grep -c '^OLD01 ' "$dir/out")"
+# An imported capture has no pool limit: "-" in NP LIMIT (columns 54-64) and NP% (66-71), as in
+# NP ETA, level unknown; never "0 B" / "0.0%".
+check "hosts OLD01 limit unknown" "- - unknown" \
+    "$(grep '^OLD01 ' "$dir/out" | cut -c54-64,65-71,72-80 | tr -s ' ' | sed 's/^ //; s/ $//')"
+check "hosts no 0.0%" 0 "$(grep -c '0\.0%' "$dir/out")"
 POOLWATCH_TOKEN=$READ "$PW" --json --compact hosts >"$dir/out"
 check "hosts --json" 0 "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(0 if any(h["name"]=="OLD01" for h in d["hosts"]) else 1)' "$dir/out")"
+check "hosts --json OLD01 limit and ratio null" "None None None None" \
+    "$(python3 -c 'import json,sys; h=[h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"]=="OLD01"][0]; print(*(h[k] for k in ("nonpaged_limit_bytes","nonpaged_ratio","paged_limit_bytes","paged_ratio")))' "$dir/out")"
 
 # top --once: the second screen (Abcd Nonp 150/50/100/10000, change +50/+10/+40/+4000)
 POOLWATCH_TOKEN=$READ "$PW" top OLD01 --once >"$dir/out" 2>"$dir/err"

@@ -1035,6 +1035,29 @@ static void test_fmt_listings(void **state)
     assert_non_null(strstr(s, "\nHOST02               -              -              -           - "
                               "     - -     -                               -        0 -\n"));
     free(s);
+    /* An unknown limit: null from the API (LINUX01), or 0 from an older collector (OLD02):
+     * "-" for the limit and the ratio, as for an ETA not given, never "0 B" / "0.0%".
+     * 104857600 B = 100.0 MiB, 52428800 = 50.0 MiB, 1024 = 1.0 KiB; "unknown" is wider than
+     * the level column's 5. */
+    s = fmt_with(pw_fmt_hosts,
+                 "{\"hosts\":[{\"name\":\"LINUX01\",\"os\":\"linux 6.1\",\"connected\":true,"
+                 "\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":104857600,"
+                 "\"nonpaged_limit_bytes\":null,\"nonpaged_ratio\":null,"
+                 "\"nonpaged_level\":\"unknown\",\"nonpaged_eta_ms\":null,"
+                 "\"paged_bytes\":52428800,\"paged_limit_bytes\":null,\"paged_ratio\":null,"
+                 "\"suspects\":0},"
+                 "{\"name\":\"OLD02\",\"connected\":false,\"nonpaged_bytes\":1024,"
+                 "\"nonpaged_limit_bytes\":0,\"nonpaged_ratio\":0.0,"
+                 "\"nonpaged_level\":\"unknown\"}]}",
+                 0);
+    assert_non_null(strstr(s, "\nLINUX01              linux 6.1      yes    100.0 MiB           - "
+                              "     - unknown -                        50.0 MiB        0 "
+                              "2024-03-14 10:15:00Z\n"));
+    assert_non_null(strstr(s, "\nOLD02                -              no       1.0 KiB           - "
+                              "     - unknown -                               -        0 -\n"));
+    assert_null(strstr(s, "0 B"));
+    assert_null(strstr(s, "0.0%"));
+    free(s);
     s = fmt_with(pw_fmt_hosts, "{\"tags\":[]}", PW_EPARSE);
     assert_string_equal(s, "");
     free(s);
