@@ -53,8 +53,12 @@ function fmtBytes(n) {
   while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
   return (i ? v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0) : String(v)) + ' ' + u[i];
 }
-function limitText(l) { return l ? fmtBytes(l) : '<span class="mute">no limit</span>'; }
+/* A pool limit the agent could not give (imported captures, Linux, replay hosts: null in the
+ * API, 0 from an older collector) is unknown: never "0 B" at "0.0%", which reads as healthy. */
+function limitText(l) { return l ? fmtBytes(l) : '<span class="mute" title="pool limit unknown">unknown</span>'; }
 function fmtPct(r) { return r == null ? '—' : (r * 100).toFixed(1) + '%'; }
+function limitPct(r, l) { return l ? fmtPct(r) : '<span class="mute" title="pool limit unknown">—</span>'; }
+function limitLevel(lvl, l) { return l ? lvl : 'unknown'; }
 function fmtDur(ms) {
   if (ms <= 0) return 'now';
   const m = Math.round(ms / 60000);
@@ -226,7 +230,7 @@ function fleetView() {
       `<div class="card"><b>${n.warn}</b>warn</div>` +
       `<div class="card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
     const rows = hosts.map((h) => {
-      const lvl = h.nonpaged_level;
+      const lvl = limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes);
       const used = `${bar(h.nonpaged_ratio, lvl)}${fmtBytes(h.nonpaged_bytes)} / ` +
         limitText(h.nonpaged_limit_bytes);
       const sp = h.suspects || 0;
@@ -234,9 +238,9 @@ function fleetView() {
         `<td class="host">${level(lvl)}${hostLink(h.name)}</td>` +
         `<td>${esc(h.os || '')}${h.arch ? ' ' + esc(h.arch) : ''}</td>` +
         `<td title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
-        `<td class="num pct">${fmtPct(h.nonpaged_ratio)}</td><td class="eta">${fmtEta(h.nonpaged_eta_ms)}</td>` +
+        `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td><td class="eta">${fmtEta(h.nonpaged_eta_ms)}</td>` +
         `<td class="spark-cell" data-host="${esc(h.name)}">${sparkCache.get(h.name) || ''}</td>` +
-        `<td class="num">${fmtPct(h.paged_ratio)}</td>` +
+        `<td class="num">${limitPct(h.paged_ratio, h.paged_limit_bytes)}</td>` +
         `<td class="num suspects"><span class="badge${sp ? '' : ' zero'}">${sp}</span></td>` +
         `<td>${h.connected ? fmtAgo(h.last_seen_ms) : '<span class="mute">offline, ' + fmtAgo(h.last_seen_ms) + '</span>'}</td></tr>`;
     });
@@ -392,13 +396,13 @@ function hostView(name) {
   async function refresh() {
     const [h, leaks] = await Promise.all([api('/api/v1/hosts/' + encodeURIComponent(name)),
       api('/api/v1/leaks').catch(() => ({ suspects: [] }))]);
-    $('h1 .lvl').className = 'lvl ' + (h.nonpaged_level || 'unknown');
+    $('h1 .lvl').className = 'lvl ' + (limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes) || 'unknown');
     $('#host-os').textContent = [h.os, h.arch, h.connected ? 'connected' : 'offline'].filter(Boolean).join(' · ');
     const tot = h.totals || {};
     $('#host-cards').innerHTML =
-      `<div class="card"><b>${fmtPct(h.nonpaged_ratio)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
+      `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
       `<div class="card"><b>${fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
-      `<div class="card"><b>${fmtPct(h.paged_ratio)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
+      `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
       `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ${fmtBytes(tot.available_bytes)} available</div>` +
       `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>`;
     const mine = leaks.suspects.filter((s) => s.host === name);
@@ -412,7 +416,7 @@ function hostView(name) {
       const lim = h.nonpaged_limit_bytes, top = Math.max(...series[0].values);
       if (lim && top >= lim / 4)
         series.push({ label: 'limit', values: hist.map(() => lim), color: '#c62828', dash: [6, 4] });
-      $('#np-note').textContent = !lim ? '(no known limit)' : top >= lim / 4 ? ''
+      $('#np-note').textContent = !lim ? '(limit unknown)' : top >= lim / 4 ? ''
         : `(limit ${fmtBytes(lim)} is off this scale: ${fmtPct(top / lim)} at most)`;
       if (chart) chart.destroy();
       chart = await lineChart($('#np-chart'), xs, series, { width: 640, height: 220 });

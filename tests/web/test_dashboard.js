@@ -107,7 +107,8 @@ async function main() {
     errors.length = 0; // the wrong token's 401 is logged by the browser: expected
 
     // Fleet: every host, ordered by nonpaged pressure. The expected order is computed here
-    // from the API's bytes and limits (ratio = used / limit, 0 without a limit; ties by name).
+    // from the API's bytes and limits (ratio = used / limit; a host whose limit is unknown,
+    // null, sorts as 0; ties by name).
     let shown, want;
     for (let attempt = 0; attempt < 3; attempt++) { // values move every 10 s: retry a race
       shown = await page.$$eval('#hosts tbody tr', (trs) => trs.map((t) => t.dataset.host));
@@ -123,6 +124,31 @@ async function main() {
     eq('fleet has the five hosts', HOSTS.slice().sort(), shown.slice().sort());
     const pcts = await page.$$eval('#hosts tbody td.pct', (tds) => tds.map((t) => parseFloat(t.textContent) || 0));
     check('fleet % column is non-increasing', pcts.every((p, i) => i === 0 || p <= pcts[i - 1]), pcts.join(' '));
+    // The replayed capture has no pool limit (poolmon screens do not carry one): the API says
+    // null, the fleet row says "unknown" / "—" and a grey (unknown) level, never 0.0 % in ok
+    // colours. The sim hosts have a limit (the preset's), so their % is a number.
+    {
+      const { hosts } = await apiGet('/api/v1/hosts');
+      const c9 = hosts.find((h) => h.name === 'capture-case09');
+      eq('API: replay host limit and ratio are null', [null, null, null, null],
+        [c9.nonpaged_limit_bytes, c9.nonpaged_ratio, c9.paged_limit_bytes, c9.paged_ratio]);
+      eq('API: replay host level unknown', 'unknown', c9.nonpaged_level);
+      const c9row = await page.$eval('#hosts tr[data-host="capture-case09"]', (tr) => ({
+        cls: tr.className, dot: tr.querySelector('td.host .lvl').className,
+        bar: tr.querySelector('.bar').className, used: tr.cells[2].textContent,
+        pct: tr.querySelector('td.pct').textContent, paged: tr.cells[6].textContent,
+        dotColour: getComputedStyle(tr.querySelector('td.host .lvl')).backgroundColor,
+        okColour: getComputedStyle(document.documentElement).getPropertyValue('--ok').trim(),
+      }));
+      eq('fleet: unknown limit row and dot not ok', ['lvl-unknown', 'lvl unknown', 'bar unknown'],
+        [c9row.cls, c9row.dot, c9row.bar]);
+      check('fleet: unknown limit says unknown', / \/ unknown$/.test(c9row.used), c9row.used);
+      eq('fleet: unknown limit % columns', ['—', '—'], [c9row.pct, c9row.paged]);
+      // --ok is #2e8b57 = rgb(46, 139, 87) (app.css); the unknown grey is #999.
+      eq('fleet: unknown limit dot is grey', ['#2e8b57', 'rgb(153, 153, 153)'], [c9row.okColour, c9row.dotColour]);
+      const simPct = await page.textContent('#hosts tr[data-host="sim-fleet-small-0"] td.pct');
+      check('fleet: a known limit has a % figure', /^\d+\.\d%$/.test(simPct), simPct);
+    }
     const leakRow = `#hosts tr[data-host="${LEAKER}"]`;
     check('leaking host has suspects', parseInt(await page.textContent(`${leakRow} td.suspects`), 10) >= 1,
       await page.textContent(`${leakRow} td.suspects`));
@@ -142,6 +168,10 @@ async function main() {
       frees: '710', frees_change: '+171', diff: '27', diff_change: '+6', bytes: '22464',
       bytes_change: '+4992', per_alloc: '832' },
     Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'driver')));
+    const c9cards = await page.$$eval('#host-cards .card', (cs) => cs.map((c) => c.textContent));
+    check('host page: unknown nonpaged limit', /^—nonpaged .* \/ unknown$/.test(c9cards[0]), c9cards[0]);
+    check('host page: unknown paged limit', /^—paged .* \/ unknown$/.test(c9cards[2]), c9cards[2]);
+    eq('host page: level dot unknown', 'lvl unknown', await page.getAttribute('h1 .lvl', 'class'));
     await page.fill('#include', 'Drs*');
     await page.waitForTimeout(300);
     await ready(page, 'host');
