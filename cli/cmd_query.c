@@ -230,6 +230,15 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                 fprintf(out, " (%.0f B per allocation)", json_number_value(pa));
             fputc('\n', out);
         }
+        /* The engine's words, and the tags that grew with it (one finding, one alert). */
+        if (jstr(l, "evidence")[0] != '\0')
+            fprintf(out, "  %s (confidence %.2f)\n", jstr(l, "evidence"), jdbl(l, "confidence"));
+        const json_t *f = json_object_get(l, "finding");
+        if (json_is_object(f) && json_is_string(json_object_get(f, "with")))
+            fprintf(out, "  %s %s\n",
+                    json_is_true(json_object_get(f, "head")) ? "grew together with:"
+                                                             : "part of the finding of",
+                    json_string_value(json_object_get(f, "with")));
     }
     return 0;
 }

@@ -1,243 +1,654 @@
-/* analysis_run.c: runs the statistics of analysis.c over the fleet.
+/* analysis_run.c: the detection engine (detect.h) and the pressure statistics (analysis.h) run
+ * over the fleet, as a stream.
  *
- * Every pass (a timer, 30 s):
- *  - pressure: nonpaged and paged used / limit per host with a Theil-Sen trend over the last
- *    2 h of the host's totals (ring in fleet.h) and a time to exhaustion; alerts
- *    "NonpagedPoolPressure"/"PagedPoolPressure" at the warn and critical ratios;
- *  - leak suspects: a cheap screen first (rows that grew by at least 64 KiB since the agent
- *    instance started, the 16 largest growths per host), then pw_leak_eval on each
- *    candidate's raw series of the last hour from the store; alert "PoolTagLeak". Only the
- *    change points of a series are judged (the first point of each run of equal values, and
- *    the last point; short pass only): rows that change every few samples are piecewise constant,
- * and Mann-Kendall on the repeated values finds "trends" in pure noise (bench_detect: 75 false
- *    suspects a day on one host without this, 0 with it). Every LONG_EVERY passes a long
- *    pass judges the last 24 h at 15-min steps (slow and intermittent leaks: 1 MB/day, a leak
- *    that grows only in office hours, steps every 4 h);
- *  - screen comparison: a host without a live stream (an imported or replayed poolmon
- *    capture) whose rows have fewer screens than pw_leak_eval's minimum (12) is judged by
- *    pw_screen_compare on each row of its last screen: every stored screen, first against last
- *    (Diff and Bytes grew, never fell). Such suspects say method COMPARE and the number of
- *    screens; they raise no alert (old screens, weaker evidence than a trend). A host's result
- *    is kept until its last screen changes (a new import), so the store is read once per import;
- *  - alerts out: transitions go to the alert callback (the wiring hands them to the notifier:
- *    webhook, Alertmanager) when set; firing alerts are resent every RESEND_PASSES passes.
- * Memory: the screen keeps one baseline row (24 bytes + the tag bytes) per row per host.
+ * State, per host (bytes for a 2,000-row host in brackets; pw_analysis_run_state_bytes):
+ *  - one row record per (tag, pool) [56 B each + a 4-byte hash slot per half-empty slot, 128 KB]:
+ *    its first point of the current boot (time, bytes, diff), its lowest and last bytes, and its
+ *    candidate slot. Updated from ingest's observer on every applied sample, O(rows of the table);
+ *  - candidates [up to CAND_LIVE = 12 rows, 3.6 KB each: a pw_detect_ring_t of 64 points and the
+ *    last verdict]: a row becomes one when its bytes rose MIN_GROWTH (64 KiB) above their lowest
+ *    since the boot began; its ring starts with the row's first point of the boot and then takes
+ *    every sample. When all slots are taken, a candidate whose last verdicts were not "leak" for
+ *    a while gives way to a row that grew more. Hosts of few, slow screens (imports, replayed
+ *    captures: an interval of 5 min or more) are "dense": every row is a candidate from its first
+ *    screen (up to CAND_DENSE rows), so a 2-screen capture is judged on every tag;
+ *  - pool totals for pressure [2 x (120 + 144) points, 8 KB]: the last 2 h at >= 1 min spacing
+ *    and the last 24 h at >= 10 min.
+ * The store is read only to rebuild this state after a restart (tables at up to REBUILD_TABLES
+ * times over the last 7 days, every screen of an imported host, totals of the last 24 h).
+ *
+ * Passes: a timer every PASS_MS on the loop picks the hosts with new data (and candidates whose
+ * ring changed enough: a verdict that stays the same is re-checked after 1, 2, 4 ... 32 new
+ * points), and the libuv thread pool evaluates them: pw_detect_eval per due candidate, the
+ * grouping of the host's candidates, pressure with its ETA. The worker and the loop share a
+ * host's state under the host's mutex (held per host for the evaluation of one host, about a
+ * millisecond): acks and API requests never wait for a pass. When the work is done the loop
+ * publishes the suspects, raises and resolves alerts and hands transitions to the callback.
+ * Without a loop (tests, bench_detect) pw_analysis_run_pass does the same inline.
+ *
+ * Findings: a host's candidates judged leak or growing-cache whose byte increments correlate
+ * (Pearson r >= GROUP_R over 16 common time steps) are one finding; its head is the best-ranked
+ * (a leak before a cache, then by score). Suspects are the findings with a leak verdict; a
+ * suspect stays listed until a later verdict says otherwise (no flicker between passes); one
+ * "PoolTagLeak" alert per finding, raised by its head, only for hosts that stream live
+ * (imported screens are old evidence). Alerts "NonpagedPoolPressure"/"PagedPoolPressure" at the
+ * warn and critical ratios of the pool limit (pw_host_limit: the Hello's, else the sample's).
  */
 #include "analysis_run.h"
+#include "alert_file.h"
 #include "alloc.h"
 #include "log.h"
 
-#include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define MOD             "analysis"
-#define PASS_MS         30000
-#define CANDIDATES      16
-#define MIN_GROWTH      (64u << 10)
-#define LEAK_WINDOW_MS  (60ull * 60 * 1000)
-#define LONG_WINDOW_MS  (24ull * 60 * 60 * 1000)
-#define LONG_STEP_MS    (15ull * 60 * 1000)
-#define LONG_EVERY      10  /* passes between long passes (5 min) */
-#define LONG_HOST_MAX   128 /* host points given to the long pass (Theil-Sen is O(n^2)) */
-#define RESEND_PASSES   2   /* Prometheus resends firing alerts every minute */
-#define PATH_MAX_ALERTS 4096
-#define HIST_LOAD_MS    (3ull * 60 * 60 * 1000) /* ring points read back after a restart */
+#define MOD            "analysis"
+#define PASS_MS        30000
+#define CAND_LIVE      12
+#define CAND_DENSE     4096
+#define MIN_GROWTH     (64u << 10)
+#define DENSE_INTERVAL (5u * 60 * 1000)
+#define MAX_BACKOFF    32
+#define QUIET_EVICT    3 /* non-leak verdicts in a row before a candidate may give way */
+#define GROUP_R        0.9
+#define GROUP_STEPS    16
+#define RECENT_N       120
+#define RECENT_STEP_MS 60000LL
+#define LONG_N         144
+#define LONG_STEP_MS   600000LL
+#define TREND_MS       (2LL * 3600000)
+#define LONG_TREND_MS  (24LL * 3600000)
+#define REBUILD_TABLES 32
+#define REBUILD_MS     (7ULL * 24 * 3600000)
+#define RESEND_PASSES  2 /* Prometheus resends firing alerts every minute */
 
-/* Screen-comparison result of one host without a live stream, kept until its last screen
- * changes. */
+/* ---- state ---------------------------------------------------------------------------------- */
+
 typedef struct {
-    char host[256];
-    uint64_t seen_ms, snap_ts, snap_seq; /* the host's state when judged */
-    size_t snap_n;
-    int valid;
-    pw_suspect_t *s; /* owned, n used */
-    size_t n, cap;
-} cmp_cache_t;
+    uint64_t hash;    /* of (pool, tag bytes) */
+    uint64_t last;    /* bytes of the last sample */
+    uint64_t seg_min; /* lowest bytes since the row's boot began */
+    int64_t first_ts; /* the row's first point of the boot ... */
+    uint64_t first_bytes;
+    uint32_t first_diff;        /* ... (diff saturated to 32 bits: only the seed point uses it) */
+    uint32_t tag_off;           /* tag bytes in the host's arena */
+    int32_t cand;               /* candidate slot, -1 */
+    uint8_t tag_len, pool, gen; /* gen: the host's boot generation of first_* and seg_min */
+} row_t;
 
-/* The leak screen's baseline of a host: rows sorted by hash, equal hashes next to each other;
- * 24 bytes a row, the tag bytes back to back in `tags` (a full PW_TAG_MAX copy per row made the
- * baseline 160 KB of a 2,000-row host). */
 typedef struct {
-    uint64_t hash;  /* of (pool, tag bytes): base_hash */
-    uint64_t bytes; /* bytes outstanding at the baseline */
-    uint32_t off;   /* tag bytes: tags + off */
-    uint8_t tag_len;
-    uint8_t pool;
-} base_row_t;
+    uint32_t row;      /* UINT32_MAX: free slot */
+    uint16_t backoff;  /* new points needed before the next evaluation */
+    uint8_t quiet;     /* evaluations in a row that were not "leak" */
+    uint8_t has;       /* res holds a verdict */
+    uint64_t found_ms; /* when first judged a leak, 0 while it is not one */
+    uint32_t group;    /* finding: slot of its head */
+    uint16_t group_n;
+    pw_detect_ring_t ring;
+    pw_detect_t res;
+} cand_t;
 
-/* The pass's state of one host, by the host's fleet index. */
 typedef struct {
-    pw_analysis_host_t pub;
-    int judged;           /* pub is a pass's result */
-    int restore_checked;  /* what a restart lost was read back (restore_host) */
-    base_row_t *baseline; /* rows at the start of the agent instance, sorted */
-    uint8_t *baseline_tags;
-    size_t n_baseline;
+    pw_point_t v[2][RECENT_N]; /* nonpaged, paged */
+    size_t n;
+} recent_t;
+
+typedef struct {
+    pw_point_t v[2][LONG_N];
+    size_t n;
+} longr_t;
+
+typedef struct {
+    uv_mutex_t mu; /* shared with the worker: rows, cands, totals, next */
+    int mu_init;
+    const pw_host_t *h;
+    char name[256];
+    row_t *rows;
+    size_t n_rows, cap_rows;
+    uint32_t *slots; /* open addressing: row index + 1, 0 empty */
+    size_t n_slots;
+    uint8_t *tags;
+    size_t tags_len, tags_cap;
+    cand_t *cands;
+    size_t n_cands, cap_cands;
+    uint8_t gen;
+    uint8_t boot_id[64];
+    size_t boot_id_len;
+    int dense;
+    int64_t last_ts;      /* newest point fed */
+    int64_t evaluated_ts; /* last_ts when last evaluated */
+    recent_t recent;
+    longr_t longr;
+    uint64_t np_limit, pg_limit;
+    int have_limits;
+    /* results */
+    pw_analysis_host_t next; /* written by the worker */
+    pw_analysis_host_t pub;  /* published by the loop */
+    int judged, next_ready;
+    int restore_checked;
+    int queued;
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
-    uv_loop_t *loop; /* NULL: no timer */
+    uv_loop_t *loop; /* NULL: no timer, no worker */
     pw_ingest_t *ing;
     const pw_fleet_t *fleet;
     pw_store_t *store;
     pw_analysis_opts_t o;
-    host_state_t *hs; /* by host index */
+    host_state_t **hs; /* by host index */
     size_t n_hs;
     uv_timer_t timer;
+    uv_work_t work;
+    int working; /* a job is on the thread pool */
+    int closing;
+    int timer_closed;
+    host_state_t **job; /* hosts of the job (states are never freed while the run lives) */
+    size_t n_job, cap_job;
+    uint64_t last_pass_ms;
     pw_alert_set_t *alerts;
-    pw_suspect_t *suspects; /* published: the last complete pass, sorted by score */
+    pw_suspect_t *suspects; /* published */
     size_t n_suspects, cap;
-    pw_suspect_t *building; /* the pass in progress */
-    size_t n_building, bcap;
-    size_t cursor; /* next host of the pass in progress */
-    int in_pass;
-    uint64_t pass_start_ms; /* loop time when the pass began */
-    pw_point_t *pts;
-    pw_row_point_t *rpts;
-    size_t pts_cap, rpts_cap;
-    pw_store_series_t series;
     uint64_t passes;
-    cmp_cache_t *cc; /* one per host judged by comparison */
-    size_t n_cc, cc_cap;
-    pw_screen_row_t *scr;
-    size_t scr_cap;
-    size_t restore_cursor; /* next host to restore from the store after a start */
-    char *alerts_path;     /* firing alerts kept across restarts; NULL for a :memory: store */
-    pw_sample_t table;     /* a live replay host's table, for compare_pass */
-    int alerts_dirty;      /* an alert started or stopped firing since the last save */
+    size_t restore_cursor;
+    char *alerts_path;
+    int alerts_dirty;
+    pw_detect_opts_t dopts;
+    pw_sample_t table; /* rebuild scratch */
 } run_t;
 
-/* The pass's state of host h, grown to the fleet's size as hosts appear; NULL on ENOMEM. */
-static host_state_t *state_of(run_t *rn, const pw_host_t *h)
+static uint64_t row_hash(int pool, const uint8_t *tag, size_t len)
 {
-    if (h->index >= rn->n_hs) {
-        size_t nn = rn->fleet->n > h->index ? rn->fleet->n : h->index + 1;
-        host_state_t *p = pw_realloc(rn->hs, nn * sizeof(*p));
-        if (p == NULL)
-            return NULL;
-        memset(p + rn->n_hs, 0, (nn - rn->n_hs) * sizeof(*p));
-        rn->hs = p;
-        rn->n_hs = nn;
-    }
-    return &rn->hs[h->index];
-}
-
-/* FNV-1a over the pool type and the tag bytes. */
-static uint64_t base_hash(int pool, const uint8_t *tag, size_t len)
-{
-    uint64_t x = 14695981039346656037ull;
+    uint64_t x = 14695981039346656037ull; /* FNV-1a */
     x = (x ^ (uint8_t)pool) * 1099511628211ull;
     for (size_t i = 0; i < len; i++)
         x = (x ^ tag[i]) * 1099511628211ull;
     return x;
 }
 
-static int cmp_base(const void *a, const void *b)
+static host_state_t *state_of(run_t *rn, const pw_host_t *h)
 {
-    const base_row_t *x = a, *y = b;
-    return x->hash < y->hash ? -1 : x->hash > y->hash;
+    if (h->index >= rn->n_hs) {
+        size_t nn = rn->fleet->n > h->index ? rn->fleet->n : h->index + 1;
+        host_state_t **p = pw_realloc(rn->hs, nn * sizeof(*p));
+        if (p == NULL)
+            return NULL;
+        memset(p + rn->n_hs, 0, (nn - rn->n_hs) * sizeof(*p));
+        rn->hs = p;
+        rn->n_hs = nn;
+    }
+    host_state_t *s = rn->hs[h->index];
+    if (s == NULL) {
+        s = pw_calloc(1, sizeof(*s));
+        if (s == NULL)
+            return NULL;
+        if (uv_mutex_init(&s->mu) != 0) {
+            pw_free(s);
+            return NULL;
+        }
+        s->mu_init = 1;
+        s->h = h;
+        snprintf(s->name, sizeof(s->name), "%s", h->name);
+        rn->hs[h->index] = s;
+    }
+    return s;
 }
 
-/* Replaces h's baseline with `n` rows, row i being (tags[i], lens[i], pools[i], bytes[i]) as
- * `get` gives them. All or nothing: on ENOMEM the old baseline stays. */
-typedef void (*base_get_fn)(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
-                            uint64_t *bytes);
-
-static int base_set(host_state_t *h, const void *src, size_t n, base_get_fn get)
+static void state_free(host_state_t *s)
 {
-    base_row_t *rows = pw_calloc(n ? n : 1, sizeof(*rows));
-    size_t cap = 4 * n + 64, off = 0; /* Windows tags are 4 bytes; slab names grow it */
-    uint8_t *tags = pw_malloc(cap);
-    for (size_t i = 0; rows != NULL && tags != NULL && i < n; i++) {
-        const uint8_t *t;
-        size_t len;
-        int pool;
-        uint64_t bytes;
-        get(src, i, &t, &len, &pool, &bytes);
-        if (off + len > cap) {
-            uint8_t *nt = pw_realloc(tags, cap * 2 + len);
-            if (nt == NULL) {
-                pw_free(tags);
-                tags = NULL;
-                break;
-            }
-            tags = nt;
-            cap = cap * 2 + len;
-        }
-        memcpy(tags + off, t, len);
-        rows[i] = (base_row_t){base_hash(pool, t, len), bytes, (uint32_t)off, (uint8_t)len,
-                               (uint8_t)pool};
-        off += len;
-    }
-    if (rows == NULL || tags == NULL) {
-        pw_free(rows);
-        pw_free(tags);
+    if (s == NULL)
+        return;
+    if (s->mu_init)
+        uv_mutex_destroy(&s->mu);
+    pw_free(s->rows);
+    pw_free(s->slots);
+    pw_free(s->tags);
+    pw_free(s->cands);
+    pw_free(s);
+}
+
+static int slots_grow(host_state_t *s)
+{
+    size_t n = s->n_slots ? s->n_slots * 2 : 256;
+    uint32_t *v = pw_calloc(n, sizeof(*v));
+    if (v == NULL)
         return PW_ENOMEM;
+    for (size_t i = 0; i < s->n_rows; i++) {
+        size_t j = (size_t)s->rows[i].hash & (n - 1);
+        while (v[j] != 0)
+            j = (j + 1) & (n - 1);
+        v[j] = (uint32_t)i + 1;
     }
-    qsort(rows, n, sizeof(*rows), cmp_base);
-    pw_free(h->baseline);
-    pw_free(h->baseline_tags);
-    h->baseline = rows;
-    h->baseline_tags = tags;
-    h->n_baseline = n;
+    pw_free(s->slots);
+    s->slots = v;
+    s->n_slots = n;
     return 0;
 }
 
-static void get_host_row(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
-                         uint64_t *bytes)
+/* The row of (tag, pool), added when new; NULL on ENOMEM. */
+static row_t *row_get(host_state_t *s, const uint8_t *tag, size_t len, int pool)
+{
+    uint64_t hash = row_hash(pool, tag, len);
+    if (s->n_slots > 0) {
+        for (size_t j = (size_t)hash & (s->n_slots - 1); s->slots[j] != 0;
+             j = (j + 1) & (s->n_slots - 1)) {
+            row_t *r = &s->rows[s->slots[j] - 1];
+            if (r->hash == hash && r->pool == pool && r->tag_len == len &&
+                memcmp(s->tags + r->tag_off, tag, len) == 0)
+                return r;
+        }
+    }
+    if ((s->n_rows + 1) * 2 > s->n_slots && slots_grow(s) != 0)
+        return NULL;
+    if (s->n_rows == s->cap_rows) {
+        size_t nc = s->cap_rows ? s->cap_rows * 2 : 64;
+        row_t *v = pw_realloc(s->rows, nc * sizeof(*v));
+        if (v == NULL)
+            return NULL;
+        s->rows = v;
+        s->cap_rows = nc;
+    }
+    if (s->tags_len + len > s->tags_cap) {
+        size_t nc = s->tags_cap ? s->tags_cap * 2 + len : 4096;
+        uint8_t *v = pw_realloc(s->tags, nc);
+        if (v == NULL)
+            return NULL;
+        s->tags = v;
+        s->tags_cap = nc;
+    }
+    memcpy(s->tags + s->tags_len, tag, len);
+    row_t *r = &s->rows[s->n_rows];
+    memset(r, 0, sizeof(*r));
+    r->hash = hash;
+    r->tag_off = (uint32_t)s->tags_len;
+    r->tag_len = (uint8_t)len;
+    r->pool = (uint8_t)pool;
+    r->cand = -1;
+    r->gen = (uint8_t)(s->gen - 1); /* not seen in this boot yet */
+    s->tags_len += len;
+    size_t j = (size_t)hash & (s->n_slots - 1);
+    while (s->slots[j] != 0)
+        j = (j + 1) & (s->n_slots - 1);
+    s->slots[j] = (uint32_t)++s->n_rows;
+    return r;
+}
+
+/* A free candidate slot for row `ri` (its ring seeded with the row's first point of the boot
+ * when that is older than `now`), or -1. Live hosts: a candidate whose last QUIET_EVICT verdicts
+ * were not leaks and whose row grew less gives way. */
+static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
+{
+    size_t cap = s->dense ? CAND_DENSE : CAND_LIVE;
+    long slot = -1;
+    for (size_t i = 0; i < s->n_cands && slot < 0; i++)
+        if (s->cands[i].row == UINT32_MAX)
+            slot = (long)i;
+    if (slot < 0 && s->n_cands < cap) {
+        if (s->n_cands == s->cap_cands) {
+            size_t nc = s->cap_cands ? s->cap_cands * 2 : (s->dense ? 64 : CAND_LIVE);
+            cand_t *v = pw_realloc(s->cands, nc * sizeof(*v));
+            if (v == NULL)
+                return -1;
+            s->cands = v;
+            s->cap_cands = nc;
+        }
+        slot = (long)s->n_cands++;
+    }
+    if (slot < 0) {
+        /* the quietest candidate that grew least, if it grew less than this row */
+        uint64_t least = growth;
+        for (size_t i = 0; i < s->n_cands; i++) {
+            const row_t *r = &s->rows[s->cands[i].row];
+            uint64_t g = r->last > r->seg_min ? r->last - r->seg_min : 0;
+            if (s->cands[i].quiet >= QUIET_EVICT && g < least) {
+                least = g;
+                slot = (long)i;
+            }
+        }
+        if (slot < 0)
+            return -1;
+        s->rows[s->cands[slot].row].cand = -1;
+    }
+    cand_t *c = &s->cands[slot];
+    memset(c, 0, sizeof(*c));
+    c->row = ri;
+    c->backoff = 1;
+    c->group = (uint32_t)slot;
+    pw_detect_ring_init(&c->ring);
+    s->rows[ri].cand = (int32_t)slot;
+    return (int)slot;
+}
+
+/* One row's values of a sample, however the sample is held. */
+typedef struct {
+    const uint8_t *tag;
+    size_t len;
+    int pool;
+    uint64_t allocs, frees, diff, bytes;
+} rowv_t;
+
+typedef void (*row_fn)(const void *src, size_t i, rowv_t *out);
+
+static void view_row(const void *src, size_t i, rowv_t *o)
 {
     pw_host_row_t r;
     pw_host_row_plain(src, i, &r);
-    *tag = r.tag;
-    *len = r.tag_len;
-    *pool = r.pool;
-    *bytes = r.bytes;
+    *o = (rowv_t){r.tag, r.tag_len, r.pool, r.allocs, r.frees, r.diff, r.bytes};
 }
 
-static void get_entry(const void *src, size_t i, const uint8_t **tag, size_t *len, int *pool,
-                      uint64_t *bytes)
+static void entry_row(const void *src, size_t i, rowv_t *o)
 {
-    const pw_entry_t *en = &((const pw_sample_t *)src)->entries[i];
-    *tag = en->tag;
-    *len = en->tag_len;
-    *pool = en->pool;
-    *bytes = en->bytes;
+    const pw_entry_t *e = &((const pw_sample_t *)src)->entries[i];
+    *o = (rowv_t){e->tag, e->tag_len, e->pool, e->allocs, e->frees, e->diff, e->bytes};
 }
 
-/* ingest's observer: an applied sample. */
-static void on_sample(void *arg, const pw_host_t *h)
+static void totals_note(host_state_t *s, int64_t ts, uint64_t np, uint64_t pg)
+{
+    recent_t *r = &s->recent;
+    if (r->n == 0 || ts - r->v[0][r->n - 1].ts_ms >= RECENT_STEP_MS) {
+        if (r->n == RECENT_N) {
+            memmove(r->v[0], r->v[0] + 1, (RECENT_N - 1) * sizeof(pw_point_t));
+            memmove(r->v[1], r->v[1] + 1, (RECENT_N - 1) * sizeof(pw_point_t));
+            r->n--;
+        }
+        r->n++;
+    }
+    if (r->n > 0 && ts >= r->v[0][r->n - 1].ts_ms) { /* the newest point replaces the last */
+        r->v[0][r->n - 1] = (pw_point_t){ts, (double)np};
+        r->v[1][r->n - 1] = (pw_point_t){ts, (double)pg};
+    }
+    longr_t *l = &s->longr;
+    if (l->n == 0 || ts - l->v[0][l->n - 1].ts_ms >= LONG_STEP_MS) {
+        if (l->n == LONG_N) {
+            memmove(l->v[0], l->v[0] + 1, (LONG_N - 1) * sizeof(pw_point_t));
+            memmove(l->v[1], l->v[1] + 1, (LONG_N - 1) * sizeof(pw_point_t));
+            l->n--;
+        }
+        l->v[0][l->n] = (pw_point_t){ts, (double)np};
+        l->v[1][l->n] = (pw_point_t){ts, (double)pg};
+        l->n++;
+    }
+}
+
+/* Feeds one table (n rows through `get`) at time ts of boot `boot_id` into the host's state.
+ * Called with the host's mutex held. */
+static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t ts,
+                 const uint8_t *boot_id, size_t boot_len, const pw_totals_t *tot)
+{
+    if (ts < s->last_ts)
+        return; /* older than what the state holds (an import of earlier screens): skipped */
+    if (boot_len != s->boot_id_len || memcmp(boot_id, s->boot_id, boot_len) != 0) {
+        s->gen++;
+        memcpy(s->boot_id, boot_id, boot_len);
+        s->boot_id_len = boot_len;
+    }
+    s->last_ts = ts;
+    if (tot != NULL)
+        totals_note(s, ts, tot->nonpaged_bytes, tot->paged_bytes);
+    for (size_t i = 0; i < n; i++) {
+        rowv_t v;
+        get(src, i, &v);
+        row_t *r = row_get(s, v.tag, v.len, v.pool);
+        if (r == NULL)
+            continue; /* out of memory: the row is not followed */
+        uint32_t ri = (uint32_t)(r - s->rows);
+        if (r->gen != s->gen) {
+            r->gen = s->gen;
+            r->first_ts = ts;
+            r->first_bytes = v.bytes;
+            r->first_diff = v.diff > UINT32_MAX ? UINT32_MAX : (uint32_t)v.diff;
+            r->seg_min = v.bytes;
+        }
+        r->last = v.bytes;
+        if (v.bytes < r->seg_min)
+            r->seg_min = v.bytes;
+        if (r->cand < 0) {
+            uint64_t g = v.bytes - r->seg_min;
+            if (!s->dense && g < MIN_GROWTH)
+                continue;
+            if (cand_take(s, ri, g) < 0)
+                continue;
+            r = &s->rows[ri];
+            if (r->first_ts < ts) { /* seed: the row's first point of this boot */
+                pw_detect_point_t p0 = {r->first_ts, 0, 0, r->first_diff, r->first_bytes, s->gen};
+                pw_detect_ring_push(&s->cands[r->cand].ring, &p0);
+            }
+        }
+        pw_detect_point_t p = {ts, v.allocs, v.frees, v.diff, v.bytes, s->gen};
+        pw_detect_ring_push(&s->cands[r->cand].ring, &p);
+    }
+}
+
+static int host_dense(const pw_host_t *h)
+{
+    return pw_host_imported(h) || h->interval_ms >= DENSE_INTERVAL ||
+           h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY;
+}
+
+/* ingest's observer: a streamed sample (screen NULL: read the table through the view) or one
+ * imported screen. */
+static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
 {
     run_t *rn = arg;
-    host_state_t *hs = state_of(rn, h);
-    /* The baseline is the first table of an agent instance (or of the collector's run). */
-    if (hs == NULL || hs->baseline != NULL || !pw_host_streaming(h))
+    host_state_t *s = state_of(rn, h);
+    if (s == NULL)
         return;
-    base_set(hs, h, pw_host_nrows(h), get_host_row); /* ENOMEM: tried again at the next sample */
+    uv_mutex_lock(&s->mu);
+    if (s->n_rows == 0)
+        s->dense = screen != NULL || host_dense(h); /* an import is screens by definition */
+    if (screen != NULL) {
+        feed(s, screen, screen->n, entry_row, (int64_t)screen->timestamp_ms, (const uint8_t *)"i",
+             1, &screen->totals);
+    } else {
+        feed(s, h, pw_host_nrows(h), view_row, (int64_t)pw_host_ts(h), h->boot_id, h->boot_id_len,
+             pw_host_totals(h));
+    }
+    uv_mutex_unlock(&s->mu);
 }
 
-static const base_row_t *base_find(const host_state_t *h, const uint8_t *tag, size_t len, int pool)
+/* ---- evaluation (the worker, or inline) ----------------------------------------------------- */
+
+/* Bytes of a ring at time t by linear interpolation (clamped to its ends). */
+static double ring_at(const pw_detect_ring_t *r, int64_t t)
 {
-    if (h->baseline == NULL)
-        return NULL;
-    base_row_t key = {.hash = base_hash(pool, tag, len)};
-    const base_row_t *hit = bsearch(&key, h->baseline, h->n_baseline, sizeof(key), cmp_base);
-    if (hit == NULL)
-        return NULL;
-    /* Equal hashes are neighbours: walk back to the first, then forward. */
-    while (hit > h->baseline && hit[-1].hash == key.hash)
-        hit--;
-    for (const base_row_t *end = h->baseline + h->n_baseline; hit < end && hit->hash == key.hash;
-         hit++)
-        if (hit->pool == pool && hit->tag_len == len &&
-            memcmp(h->baseline_tags + hit->off, tag, len) == 0)
-            return hit;
-    return NULL;
+    if (t <= r->p[0].ts_ms)
+        return (double)r->p[0].bytes;
+    for (size_t i = 1; i < r->n; i++)
+        if (t <= r->p[i].ts_ms) {
+            const pw_detect_point_t *a = &r->p[i - 1], *b = &r->p[i];
+            double f =
+                b->ts_ms > a->ts_ms ? (double)(t - a->ts_ms) / (double)(b->ts_ms - a->ts_ms) : 1.0;
+            return (double)a->bytes + f * ((double)b->bytes - (double)a->bytes);
+        }
+    return (double)r->p[r->n - 1].bytes;
 }
+
+/* Pearson r of the byte increments of two rings over GROUP_STEPS steps of their common time;
+ * 0 when they do not overlap or one does not vary. */
+static double increments_r(const pw_detect_ring_t *a, const pw_detect_ring_t *b)
+{
+    int64_t t0 = a->p[0].ts_ms > b->p[0].ts_ms ? a->p[0].ts_ms : b->p[0].ts_ms;
+    int64_t t1 =
+        a->p[a->n - 1].ts_ms < b->p[b->n - 1].ts_ms ? a->p[a->n - 1].ts_ms : b->p[b->n - 1].ts_ms;
+    if (t1 <= t0)
+        return 0.0;
+    double da[GROUP_STEPS], db[GROUP_STEPS], pa = ring_at(a, t0), pb = ring_at(b, t0);
+    double ma = 0, mb = 0;
+    for (int k = 1; k <= GROUP_STEPS; k++) {
+        int64_t t = t0 + (t1 - t0) * k / GROUP_STEPS;
+        double va = ring_at(a, t), vb = ring_at(b, t);
+        da[k - 1] = va - pa;
+        db[k - 1] = vb - pb;
+        pa = va;
+        pb = vb;
+        ma += da[k - 1];
+        mb += db[k - 1];
+    }
+    ma /= GROUP_STEPS;
+    mb /= GROUP_STEPS;
+    double sab = 0, saa = 0, sbb = 0;
+    for (int k = 0; k < GROUP_STEPS; k++) {
+        sab += (da[k] - ma) * (db[k] - mb);
+        saa += (da[k] - ma) * (da[k] - ma);
+        sbb += (db[k] - mb) * (db[k] - mb);
+    }
+    if (saa <= 0 || sbb <= 0)
+        return 0.0;
+    return sab / sqrt(saa * sbb);
+}
+
+static int growing(const cand_t *c)
+{
+    return c->row != UINT32_MAX && c->has &&
+           (c->res.verdict == PW_DETECT_LEAK || c->res.verdict == PW_DETECT_GROWING_CACHE);
+}
+
+/* Ranks a over b: a leak before a cache, then the higher score. */
+static int ranks_above(const cand_t *a, const cand_t *b)
+{
+    int la = a->res.verdict == PW_DETECT_LEAK, lb = b->res.verdict == PW_DETECT_LEAK;
+    if (la != lb)
+        return la;
+    return a->res.score > b->res.score;
+}
+
+/* Groups the host's growing candidates into findings (union by correlated increments; the
+ * head is the best-ranked member). */
+static void group_host(host_state_t *s)
+{
+    size_t n = s->n_cands;
+    for (size_t i = 0; i < n; i++) {
+        s->cands[i].group = (uint32_t)i;
+        s->cands[i].group_n = 1;
+    }
+    if (s->dense && n > 256)
+        return; /* a capture with thousands of changing rows: findings stay single */
+    for (size_t i = 0; i < n; i++) {
+        if (!growing(&s->cands[i]))
+            continue;
+        for (size_t j = i + 1; j < n; j++) {
+            if (!growing(&s->cands[j]) || s->cands[j].group == s->cands[i].group)
+                continue;
+            if (increments_r(&s->cands[i].ring, &s->cands[j].ring) < GROUP_R)
+                continue;
+            uint32_t from = s->cands[j].group, to = s->cands[i].group;
+            for (size_t k = 0; k < n; k++)
+                if (s->cands[k].group == from)
+                    s->cands[k].group = to;
+        }
+    }
+    /* the head of each group: its best-ranked member; members point at the head's slot */
+    for (size_t i = 0; i < n; i++) {
+        if (!growing(&s->cands[i]) || s->cands[i].group != i)
+            continue;
+        size_t head = i, cnt = 0;
+        for (size_t k = 0; k < n; k++)
+            if (growing(&s->cands[k]) && s->cands[k].group == i) {
+                cnt++;
+                if (ranks_above(&s->cands[k], &s->cands[head]))
+                    head = k;
+            }
+        for (size_t k = 0; k < n; k++)
+            if (growing(&s->cands[k]) && s->cands[k].group == i) {
+                s->cands[k].group = (uint32_t)(head | 0x80000000u); /* marked: done */
+                s->cands[k].group_n = (uint16_t)cnt;
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        s->cands[i].group &= 0x7fffffffu;
+}
+
+static void pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit, int64_t window,
+                          pw_pressure_t *out)
+{
+    pw_pressure_opts_t o;
+    pw_pressure_opts_default(&o);
+    o.window_ms = window;
+    if (n == 0 || pw_pressure_eval(pts, n, limit, &o, out) != 0) {
+        memset(out, 0, sizeof(*out));
+        out->limit_bytes = limit;
+        out->level = PW_LEVEL_UNKNOWN;
+        out->eta_ms = out->eta_soon_ms = out->eta_late_ms = -1;
+        out->mk_p = 1.0;
+    }
+}
+
+/* Evaluates one host: due candidates, findings, pressure. Host mutex held. */
+static void eval_host(run_t *rn, host_state_t *s)
+{
+    uint32_t judged = 0;
+    for (size_t i = 0; i < s->n_cands; i++) {
+        cand_t *c = &s->cands[i];
+        if (c->row == UINT32_MAX)
+            continue;
+        judged++;
+        if (c->has && c->ring.dirty < c->backoff)
+            continue;
+        pw_detect_t d;
+        if (pw_detect_eval(c->ring.p, c->ring.n, &rn->dopts, &d) != 0)
+            continue;
+        int same = c->has && d.verdict == c->res.verdict;
+        c->backoff =
+            same ? (uint16_t)(c->backoff * 2 > MAX_BACKOFF ? MAX_BACKOFF : c->backoff * 2) : 1;
+        c->quiet = d.verdict == PW_DETECT_LEAK ? 0 : (uint8_t)(c->quiet < 255 ? c->quiet + 1 : 255);
+        if (d.verdict == PW_DETECT_LEAK && c->found_ms == 0)
+            c->found_ms = (uint64_t)s->last_ts;
+        else if (d.verdict != PW_DETECT_LEAK)
+            c->found_ms = 0;
+        c->res = d;
+        c->has = 1;
+        c->ring.dirty = 0;
+    }
+    if (s->dense) {
+        /* short series: a leak verdict must stand out among the host's rows */
+        pw_detect_t **v = pw_malloc((s->n_cands ? s->n_cands : 1) * sizeof(*v));
+        size_t k = 0;
+        for (size_t i = 0; v != NULL && i < s->n_cands; i++)
+            if (s->cands[i].row != UINT32_MAX && s->cands[i].has)
+                v[k++] = &s->cands[i].res;
+        if (v != NULL)
+            pw_detect_peer_screen(v, k);
+        pw_free(v);
+    }
+    group_host(s);
+    pw_analysis_host_t *nx = &s->next;
+    memset(nx, 0, sizeof(*nx));
+    nx->rows_judged = judged;
+    for (int pool = 0; pool < 2; pool++) {
+        uint64_t limit = pool ? s->pg_limit : s->np_limit;
+        pw_pressure_t *pr = pool ? &nx->pg : &nx->np;
+        int64_t *win = pool ? &nx->pg_trend_ms : &nx->np_trend_ms;
+        pressure_eval(s->recent.v[pool], s->recent.n, limit, TREND_MS, pr);
+        *win = TREND_MS;
+        if (!pr->trend_up && s->longr.n > 0) {
+            /* flat for 2 h (a leak of office hours at night): the last 24 h may still rise */
+            pw_pressure_t lp;
+            pressure_eval(s->longr.v[pool], s->longr.n, limit, LONG_TREND_MS, &lp);
+            if (lp.trend_up) {
+                lp.used_bytes = pr->used_bytes; /* the newest value, not the last 10-min point */
+                *pr = lp;
+                *win = LONG_TREND_MS;
+            }
+        }
+    }
+    nx->have_pressure = s->recent.n > 0;
+    s->evaluated_ts = s->last_ts;
+    s->next_ready = 1;
+}
+
+static void work_cb(uv_work_t *w)
+{
+    run_t *rn = w->data;
+    for (size_t i = 0; i < rn->n_job; i++) {
+        host_state_t *s = rn->job[i];
+        uv_mutex_lock(&s->mu);
+        eval_host(rn, s);
+        uv_mutex_unlock(&s->mu);
+    }
+}
+
+/* ---- publication (the loop) ----------------------------------------------------------------- */
 
 static const char *alert_name(const pw_alert_key_t *k)
 {
@@ -248,11 +659,12 @@ static const char *alert_name(const pw_alert_key_t *k)
 
 static void notify(run_t *rn, const pw_alert_transition_t *tr, int resend)
 {
-    char sum[400], desc[160];
+    char sum[400], desc[300];
     if (tr->key.tag[0] != '\0') {
         snprintf(sum, sizeof(sum), "%s: pool tag %s (%s) keeps growing", tr->key.host, tr->key.tag,
                  tr->key.pool);
-        snprintf(desc, sizeof(desc), "leak suspect (sustained growth of bytes and allocations)");
+        snprintf(desc, sizeof(desc), "leak suspect: %s",
+                 tr->key.tag[0] ? "outstanding bytes and allocations grow steadily" : "");
     } else {
         snprintf(sum, sizeof(sum), "%s: %s pool at %.1f %% of its limit", tr->key.host,
                  tr->key.pool, tr->value * 100.0);
@@ -290,505 +702,6 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
         rn->alerts_dirty = 1;
 }
 
-/* ---- firing alerts across restarts ----------------------------------------------------------
- * The firing alerts are kept in a JSON file beside the store (written when one starts or stops
- * firing, at the end of a pass; replaced atomically and fsync'ed), and restored at start without a
- * transition: receivers do not see them fire a second time, and they resolve as usual when the
- * analysis no longer finds their condition. */
-
-static void save_firing_cb(const pw_alert_transition_t *cur, void *arg)
-{
-    if (cur->to != PW_ALERT_FIRING)
-        return;
-    json_array_append_new(arg, json_pack("{s:s,s:s,s:s,s:s,s:I,s:f}", "host", cur->key.host, "tag",
-                                         cur->key.tag, "pool", cur->key.pool, "severity",
-                                         cur->key.severity, "since_ms",
-                                         (json_int_t)cur->active_since_ms, "value", cur->value));
-}
-
-/* Replaces `path` by `text` so that a crash leaves the old or the new file, and the new one
- * survives a power cut once this returns: write a temporary file, fsync it, rename it over
- * the old one, fsync the directory (libuv's synchronous fs calls, so this works on Windows
- * too, where the directory step is skipped). Returns 0 or a negative libuv code. */
-static int replace_file(const char *path, const char *tmp, char *text)
-{
-    uv_fs_t req;
-    int fd =
-        uv_fs_open(NULL, &req, tmp, UV_FS_O_WRONLY | UV_FS_O_CREAT | UV_FS_O_TRUNC, 0644, NULL);
-    uv_fs_req_cleanup(&req);
-    if (fd < 0)
-        return fd;
-    size_t len = strlen(text), off = 0;
-    int r = 0;
-    while (r == 0 && off < len) {
-        uv_buf_t b = uv_buf_init(text + off, (unsigned)(len - off));
-        int n = uv_fs_write(NULL, &req, fd, &b, 1, -1, NULL);
-        uv_fs_req_cleanup(&req);
-        if (n < 0)
-            r = n;
-        else
-            off += (size_t)n;
-    }
-    if (r == 0)
-        r = uv_fs_fsync(NULL, &req, fd, NULL);
-    uv_fs_req_cleanup(&req);
-    uv_fs_close(NULL, &req, fd, NULL);
-    uv_fs_req_cleanup(&req);
-    if (r == 0)
-        r = uv_fs_rename(NULL, &req, tmp, path, NULL);
-    uv_fs_req_cleanup(&req);
-    if (r != 0)
-        return r;
-#ifndef _WIN32
-    char dir[PATH_MAX_ALERTS + 8];
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == dir)
-        slash[1] = '\0';
-    else
-        *slash = '\0';
-    int dfd = uv_fs_open(NULL, &req, dir, UV_FS_O_RDONLY, 0, NULL);
-    uv_fs_req_cleanup(&req);
-    if (dfd >= 0) {
-        uv_fs_fsync(NULL, &req, dfd, NULL); /* best effort: the rename is done */
-        uv_fs_req_cleanup(&req);
-        uv_fs_close(NULL, &req, dfd, NULL);
-        uv_fs_req_cleanup(&req);
-    }
-#endif
-    return 0;
-}
-
-static void save_firing(run_t *rn)
-{
-    rn->alerts_dirty = 0;
-    if (rn->alerts_path == NULL)
-        return;
-    json_t *a = json_array();
-    if (a == NULL)
-        return;
-    pw_alert_foreach(rn->alerts, save_firing_cb, a);
-    char tmp[PATH_MAX_ALERTS + 8];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", rn->alerts_path);
-    char *text = json_dumps(a, JSON_COMPACT);
-    int r = text != NULL ? replace_file(rn->alerts_path, tmp, text) : UV_ENOMEM;
-    if (r != 0)
-        PW_LOG_WARN(MOD, "cannot write %s: %s", rn->alerts_path, uv_strerror(r));
-    free(text); /* jansson's allocator is malloc */
-    json_decref(a);
-}
-
-static void load_firing(run_t *rn)
-{
-    if (rn->alerts_path == NULL)
-        return;
-    json_error_t err;
-    json_t *a = json_load_file(rn->alerts_path, 0, &err);
-    if (a == NULL) {
-        if (errno != ENOENT && access(rn->alerts_path, F_OK) == 0)
-            PW_LOG_WARN(MOD, "%s:%d: firing alerts not restored: %s", rn->alerts_path, err.line,
-                        err.text);
-        return;
-    }
-    size_t i, n = 0;
-    json_t *o;
-    json_array_foreach(a, i, o)
-    {
-        pw_alert_key_t k;
-        memset(&k, 0, sizeof(k));
-        const char *host, *tag, *pool, *sev;
-        json_int_t since;
-        double value;
-        if (json_unpack(o, "{s:s,s:s,s:s,s:s,s:I,s:F}", "host", &host, "tag", &tag, "pool", &pool,
-                        "severity", &sev, "since_ms", &since, "value", &value) != 0 ||
-            strlen(host) >= sizeof(k.host) || strlen(tag) >= sizeof(k.tag) ||
-            strlen(pool) >= sizeof(k.pool) || strlen(sev) >= sizeof(k.severity)) {
-            PW_LOG_WARN(MOD, "%s: entry %zu is not a firing alert: skipped", rn->alerts_path, i);
-            continue;
-        }
-        snprintf(k.host, sizeof(k.host), "%s", host);
-        snprintf(k.tag, sizeof(k.tag), "%s", tag);
-        snprintf(k.pool, sizeof(k.pool), "%s", pool);
-        snprintf(k.severity, sizeof(k.severity), "%s", sev);
-        if (pw_alert_restore(rn->alerts, &k, (int64_t)since, value) == 0)
-            n++;
-    }
-    json_decref(a);
-    if (n > 0)
-        PW_LOG_INFO(MOD, "%zu firing alerts restored from %s", n, rn->alerts_path);
-}
-
-static int grow_pts(run_t *rn, size_t n)
-{
-    if (n <= rn->pts_cap)
-        return 0;
-    pw_point_t *p = pw_realloc(rn->pts, n * sizeof(*p));
-    if (p == NULL)
-        return PW_ENOMEM;
-    rn->pts = p;
-    rn->pts_cap = n;
-    return 0;
-}
-
-static void pressure_pass(run_t *rn, const pw_host_t *h, host_state_t *hs, int64_t now_ms)
-{
-    size_t hist_n = pw_host_hist_n(h);
-    if (hist_n == 0 || grow_pts(rn, hist_n) != 0)
-        return;
-    pw_pressure_opts_t o;
-    pw_pressure_opts_default(&o);
-    for (int pool = 0; pool < 2; pool++) {
-        for (size_t i = 0; i < hist_n; i++) {
-            const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
-            rn->pts[i].ts_ms = (int64_t)p->ts_ms;
-            rn->pts[i].v = (double)(pool ? p->paged_bytes : p->nonpaged_bytes);
-        }
-        uint64_t limit = pool ? h->paged_limit_bytes : h->nonpaged_limit_bytes;
-        pw_pressure_t *pr = pool ? &hs->pub.pg : &hs->pub.np;
-        if (pw_pressure_eval(rn->pts, hist_n, limit, &o, pr) != 0) {
-            /* No verdict is no ETA: a zeroed result read as "exhausted now" (eta 0). */
-            memset(pr, 0, sizeof(*pr));
-            pr->limit_bytes = limit;
-            pr->level = PW_LEVEL_UNKNOWN;
-            pr->eta_ms = pr->eta_soon_ms = pr->eta_late_ms = -1;
-            PW_LOG_WARN(MOD, "%s: %s pressure not judged: its history is not usable", h->name,
-                        pool ? "paged" : "nonpaged");
-            continue;
-        }
-        const char *pn = pool ? "paged" : "nonpaged";
-        if (limit == 0)
-            continue;
-        alert(rn, h->name, "", pn, "warning", pr->ratio, o.warn_ratio, 0.02, 5 * 60 * 1000, now_ms);
-        alert(rn, h->name, "", pn, "critical", pr->ratio, o.critical_ratio, 0.02, 60 * 1000,
-              now_ms);
-    }
-    hs->pub.have_pressure = 1;
-}
-
-typedef struct {
-    size_t row;
-    uint64_t growth;
-} cand_t;
-
-static int cmp_cand(const void *a, const void *b)
-{
-    const cand_t *x = a, *y = b;
-    return x->growth > y->growth ? -1 : x->growth < y->growth;
-}
-
-/* Appends a zeroed suspect of (host, tag, pool) to *v (n used of cap). NULL when out of memory. */
-static pw_suspect_t *suspect_new(pw_suspect_t **v, size_t *n, size_t *cap, const pw_host_t *h,
-                                 const uint8_t *tag, size_t len, int pool)
-{
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        pw_suspect_t *p = pw_realloc(*v, nc * sizeof(*p));
-        if (p == NULL)
-            return NULL;
-        *v = p;
-        *cap = nc;
-    }
-    pw_suspect_t *s = &(*v)[(*n)++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->host, sizeof(s->host), "%s", h->name);
-    memcpy(s->tag, tag, len);
-    s->tag_len = (uint8_t)len;
-    s->pool = (uint8_t)pool;
-    return s;
-}
-
-static int add_suspect(run_t *rn, const pw_host_t *h, const uint8_t *tag, size_t len, int pool,
-                       const pw_leak_t *lk)
-{
-    pw_suspect_t *s = suspect_new(&rn->building, &rn->n_building, &rn->bcap, h, tag, len, pool);
-    if (s == NULL)
-        return PW_ENOMEM;
-    s->found_ms = h->last_seen_ms;
-    s->leak = *lk;
-    return 0;
-}
-
-/* Keeps the change points of p[0..n): the first point of each run of equal (bytes, diff)
- * and the last point (see the top of the file). Returns the new count. */
-static size_t change_points(pw_row_point_t *p, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || p[i].bytes != p[k - 1].bytes || p[i].diff != p[k - 1].diff || i + 1 == n)
-            p[k++] = p[i];
-    return k;
-}
-
-/* pw_leak_eval of one row: the short pass on the raw last hour, or (lp) the long pass on 24 h
- * at 15-min steps. Returns 0 with *lk filled, or nonzero when there is nothing to judge. */
-static int eval_row(run_t *rn, const pw_host_t *h, const host_state_t *hs, const uint8_t *t,
-                    size_t len, int pool, int lp, const pw_leak_opts_t *o, pw_leak_t *lk)
-{
-    uint64_t win = lp ? LONG_WINDOW_MS : LEAK_WINDOW_MS;
-    uint64_t to = h->last_seen_ms, from = to > win ? to - win : 0;
-    int64_t n = pw_store_series(rn->store, h->name, t, len, (pw_pool_t)pool, from, to,
-                                lp ? LONG_STEP_MS : 0, &rn->series, NULL);
-    if (n <= 0)
-        return -1;
-    if ((size_t)n > rn->rpts_cap) {
-        pw_row_point_t *p = pw_realloc(rn->rpts, (size_t)n * sizeof(*p));
-        if (p == NULL)
-            return PW_ENOMEM;
-        rn->rpts = p;
-        rn->rpts_cap = (size_t)n;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        rn->rpts[i].ts_ms = (int64_t)rn->series.points[i].ts_ms;
-        rn->rpts[i].bytes = rn->series.points[i].bytes;
-        rn->rpts[i].diff = rn->series.points[i].diff;
-    }
-    /* Short pass only: at 15-min steps noise differs from step to step already, while a leak
-     * that lands in steps (every 4 h) is flat in between and would lose its points. */
-    size_t m = lp ? (size_t)n : change_points(rn->rpts, (size_t)n);
-    /* The host's total of the same pool, from the ring (thinned for the long pass). */
-    size_t hist_n = pw_host_hist_n(h);
-    if (grow_pts(rn, hist_n) != 0)
-        return PW_ENOMEM;
-    size_t hn = 0, step = 1;
-    if (lp && hist_n > LONG_HOST_MAX)
-        step = (hist_n + LONG_HOST_MAX - 1) / LONG_HOST_MAX;
-    for (size_t i = 0; i < hist_n; i += step) {
-        const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
-        rn->pts[hn].ts_ms = (int64_t)p->ts_ms;
-        rn->pts[hn++].v = (double)(pool == PW_POOL_NONPAGED ? p->nonpaged_bytes : p->paged_bytes);
-    }
-    const base_row_t *b = base_find(hs, t, len, pool);
-    pw_leak_input_t in = {rn->rpts, m, rn->pts, hn, b ? b->bytes : 0, 1};
-    return pw_leak_eval(&in, o, lk);
-}
-
-static void compare_pass(run_t *rn, const pw_host_t *h, host_state_t *hs);
-
-static void leak_pass(run_t *rn, const pw_host_t *h, host_state_t *hs, int64_t now_ms)
-{
-    hs->pub.n_suspects = 0;
-    if (!pw_host_streaming(h)) {
-        compare_pass(rn, h, hs);
-        return;
-    }
-    /* An agent replaying saved poolmon screens (replay:FILE): while its history is too short
-     * for a trend test, its screens are compared, as an import of the same file is. */
-    if (h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY) {
-        pw_leak_opts_t so;
-        pw_leak_opts_default(&so);
-        if (pw_host_hist_n(h) < so.min_points) {
-            compare_pass(rn, h, hs);
-            return;
-        }
-    }
-    if (hs->baseline == NULL)
-        return;
-    cand_t cand[CANDIDATES];
-    size_t nc = 0, nrows = pw_host_nrows(h);
-    for (size_t i = 0; i < nrows; i++) {
-        pw_host_row_t r;
-        pw_host_row_plain(h, i, &r);
-        const base_row_t *b = base_find(hs, r.tag, r.tag_len, r.pool);
-        uint64_t first = b ? b->bytes : 0;
-        if (r.bytes < first + MIN_GROWTH)
-            continue;
-        uint64_t g = r.bytes - first;
-        if (nc < CANDIDATES) {
-            cand[nc++] = (cand_t){i, g};
-            qsort(cand, nc, sizeof(*cand), cmp_cand);
-        } else if (g > cand[nc - 1].growth) {
-            cand[nc - 1] = (cand_t){i, g};
-            qsort(cand, nc, sizeof(*cand), cmp_cand);
-        }
-    }
-    pw_leak_opts_t o, lo;
-    pw_leak_opts_default(&o);
-    /* the long pass: 24 h at 15-min steps, 3 parts of 8 h, at least 6 h of data, 4 KiB/h */
-    pw_leak_opts_default(&lo);
-    lo.window_ms = (int64_t)LONG_WINDOW_MS;
-    lo.min_span_ms = 6 * 3600000LL;
-    lo.min_rate_bytes_per_h = 4096.0;
-    int long_pass = rn->passes % LONG_EVERY == 0;
-    for (size_t k = 0; k < nc; k++) {
-        pw_host_row_t r;
-        pw_host_row_plain(h, cand[k].row, &r);
-        const uint8_t *t = r.tag;
-        size_t len = r.tag_len;
-        int pool = r.pool;
-        pw_leak_t lk, best;
-        int have = 0;
-        for (int lp = 0; lp <= long_pass; lp++) {
-            if (eval_row(rn, h, hs, t, len, pool, lp, lp ? &lo : &o, &lk) != 0)
-                continue;
-            if (!have || (lk.suspect && (!best.suspect || lk.score > best.score)))
-                best = lk;
-            have = 1;
-        }
-        if (!have)
-            continue;
-        char shown[PW_TAG_MAX * 4 + 1];
-        pw_tag_format(t, len, shown, sizeof(shown));
-        /* Between long passes a firing alert is not resolved by the short pass alone (the
-         * long pass may be what flagged it): the next long pass judges with both. */
-        pw_alert_key_t key;
-        memset(&key, 0, sizeof(key));
-        snprintf(key.host, sizeof(key.host), "%.127s", h->name); /* as alert() truncates */
-        snprintf(key.tag, sizeof(key.tag), "%.127s", shown);
-        snprintf(key.pool, sizeof(key.pool), "%s", pw_pool_name(pool));
-        snprintf(key.severity, sizeof(key.severity), "warning");
-        if (long_pass || best.suspect || pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_FIRING)
-            alert(rn, h->name, shown, pw_pool_name(pool), "warning", best.suspect ? 1.0 : 0.0, 1.0,
-                  0.5, 0, now_ms);
-        if (!best.suspect)
-            continue;
-        if (add_suspect(rn, h, t, len, pool, &best) == 0)
-            hs->pub.n_suspects++;
-    }
-}
-
-/* ---- screen comparison ---------------------------------------------------------------------- */
-
-static cmp_cache_t *cache_get(run_t *rn, const char *host)
-{
-    for (size_t i = 0; i < rn->n_cc; i++)
-        if (strcmp(rn->cc[i].host, host) == 0)
-            return &rn->cc[i];
-    if (rn->n_cc == rn->cc_cap) {
-        size_t nc = rn->cc_cap ? rn->cc_cap * 2 : 16;
-        cmp_cache_t *p = pw_realloc(rn->cc, nc * sizeof(*p));
-        if (p == NULL)
-            return NULL;
-        rn->cc = p;
-        rn->cc_cap = nc;
-    }
-    cmp_cache_t *e = &rn->cc[rn->n_cc++];
-    memset(e, 0, sizeof(*e));
-    snprintf(e->host, sizeof(e->host), "%s", host);
-    return e;
-}
-
-/* Reads the stored screens of one row (raw, from the first) into rn->scr. Returns the count,
- * or a negative code. */
-static int64_t row_screens(run_t *rn, const pw_host_t *h, const pw_entry_t *e, uint64_t to)
-{
-    int64_t n = pw_store_series(rn->store, h->name, e->tag, e->tag_len, (pw_pool_t)e->pool, 0, to,
-                                0, &rn->series, NULL);
-    if (n <= 0)
-        return n;
-    if ((size_t)n > rn->scr_cap) {
-        pw_screen_row_t *p = pw_realloc(rn->scr, (size_t)n * sizeof(*p));
-        if (p == NULL)
-            return PW_ENOMEM;
-        rn->scr = p;
-        rn->scr_cap = (size_t)n;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const pw_store_point_t *q = &rn->series.points[i];
-        rn->scr[i] = (pw_screen_row_t){(int64_t)q->ts_ms, q->allocs, q->frees, q->diff, q->bytes};
-    }
-    return n;
-}
-
-/* Judges every row of the host's last screen by comparison into e. Returns 0 or a negative
- * code (the host is judged again at the next pass). */
-static int compare_host(run_t *rn, const pw_host_t *h, const pw_sample_t *snap, cmp_cache_t *e)
-{
-    pw_leak_opts_t o;
-    pw_leak_opts_default(&o);
-    uint64_t to = h->last_seen_ms > snap->timestamp_ms ? h->last_seen_ms : snap->timestamp_ms;
-    e->n = 0;
-    /* Cheap probe on the largest row: at 15-min steps, a host with enough history for a trend
-     * test is not a short capture (no raw read of its whole history). */
-    size_t big = 0;
-    for (size_t i = 1; i < snap->n; i++)
-        if (snap->entries[i].bytes > snap->entries[big].bytes)
-            big = i;
-    const pw_entry_t *be = &snap->entries[big];
-    int64_t pn = pw_store_series(rn->store, h->name, be->tag, be->tag_len, (pw_pool_t)be->pool, 0,
-                                 to, LONG_STEP_MS, &rn->series, NULL);
-    if (pn < 0)
-        return (int)pn;
-    if ((size_t)pn >= o.min_points)
-        return 0;
-    for (size_t i = 0; i < snap->n; i++) {
-        const pw_entry_t *en = &snap->entries[i];
-        int64_t n = row_screens(rn, h, en, to);
-        if (n < 0)
-            return (int)n;
-        /* one screen never raises a suspect; enough screens belong to the trend test */
-        if (n < 2 || (size_t)n >= o.min_points)
-            continue;
-        pw_compare_t cmp;
-        if (pw_screen_compare(rn->scr, (size_t)n, &cmp) != 0 || !cmp.suspect)
-            continue;
-        pw_suspect_t *s = suspect_new(&e->s, &e->n, &e->cap, h, en->tag, en->tag_len, en->pool);
-        if (s == NULL)
-            return PW_ENOMEM;
-        s->found_ms = (uint64_t)rn->scr[n - 1].ts_ms;
-        s->method = PW_LEAK_METHOD_COMPARE;
-        s->cmp = cmp;
-        /* the same numbers in the trend fields, for readers that know only those */
-        pw_leak_t *l = &s->leak;
-        l->suspect = true;
-        l->score = cmp.score;
-        l->n_window = cmp.screens;
-        l->span_ms = cmp.span_ms;
-        l->rate_bytes_per_h = cmp.rate_bytes_per_h;
-        l->share = -1.0;
-        l->first_bytes = cmp.first_bytes;
-        l->last_bytes = cmp.last_bytes;
-        l->growth_ratio =
-            cmp.first_bytes > 0 ? (double)cmp.last_bytes / (double)cmp.first_bytes : INFINITY;
-        l->consistency = (double)cmp.steps_up / (double)(cmp.screens - 1);
-        l->last_part_p = 1.0;
-    }
-    return 0;
-}
-
-/* A host without a live stream (its last table from the store), or a replay of saved
- * screens too short for a trend: its rows judged by screen comparison (see the top of the
- * file), from the cache while its last screen is unchanged. */
-static void compare_pass(run_t *rn, const pw_host_t *h, host_state_t *hs)
-{
-    size_t n = pw_host_nrows(h);
-    uint64_t ts = pw_host_ts(h), seq = pw_host_seq(h);
-    if (n == 0)
-        return;
-    cmp_cache_t *e = cache_get(rn, h->name);
-    if (e == NULL)
-        return;
-    if (!e->valid || e->seen_ms != h->last_seen_ms || e->snap_ts != ts || e->snap_seq != seq ||
-        e->snap_n != n) {
-        e->valid = 0;
-        if (pw_host_table_copy(h, &rn->table) != 0 || compare_host(rn, h, &rn->table, e) != 0) {
-            e->n = 0;
-            return;
-        }
-        e->valid = 1;
-        e->seen_ms = h->last_seen_ms;
-        e->snap_ts = ts;
-        e->snap_seq = seq;
-        e->snap_n = n;
-    }
-    for (size_t i = 0; i < e->n; i++) {
-        const pw_suspect_t *c = &e->s[i];
-        pw_suspect_t *s =
-            suspect_new(&rn->building, &rn->n_building, &rn->bcap, h, c->tag, c->tag_len, c->pool);
-        if (s == NULL)
-            return;
-        *s = *c;
-        hs->pub.n_suspects++;
-    }
-}
-
-static int cmp_suspect(const void *a, const void *b)
-{
-    const pw_suspect_t *x = a, *y = b;
-    return x->leak.score > y->leak.score ? -1 : x->leak.score < y->leak.score;
-}
-
 static int64_t wall_ms(void)
 {
     uv_timeval64_t tv;
@@ -796,126 +709,324 @@ static int64_t wall_ms(void)
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
-/* The alerts' clock: the caller's (opts->now_ms) or the wall clock. */
 static int64_t clock_ms(const run_t *rn)
 {
     return rn->o.now_ms != NULL ? rn->o.now_ms(rn->o.now_arg) : wall_ms();
 }
 
-/* Publishes the pass in progress: its suspects replace the last pass's. */
-static void finish_pass(run_t *rn, int64_t now_ms)
+static int cmp_suspect(const void *a, const void *b)
 {
-    pw_suspect_t *tmp = rn->suspects;
-    size_t tcap = rn->cap;
-    rn->suspects = rn->building;
-    rn->n_suspects = rn->n_building;
-    rn->cap = rn->bcap;
-    rn->building = tmp;
-    rn->bcap = tcap;
-    rn->n_building = 0;
-    if (rn->n_suspects > 1) /* a pass without suspects may have no list at all (NULL) */
-        qsort(rn->suspects, rn->n_suspects, sizeof(*rn->suspects), cmp_suspect);
+    const pw_suspect_t *x = a, *y = b;
+    return x->d.score > y->d.score ? -1 : x->d.score < y->d.score;
+}
+
+static int append_suspect(run_t *rn, pw_suspect_t **v, size_t *n, size_t *cap,
+                          const host_state_t *s, const cand_t *c, size_t slot)
+{
+    (void)rn;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        pw_suspect_t *p = pw_realloc(*v, nc * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        *v = p;
+        *cap = nc;
+    }
+    const row_t *r = &s->rows[c->row];
+    pw_suspect_t *x = &(*v)[(*n)++];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->host, sizeof(x->host), "%s", s->name);
+    memcpy(x->tag, s->tags + r->tag_off, r->tag_len);
+    x->tag_len = r->tag_len;
+    x->pool = r->pool;
+    x->head = c->group == slot;
+    x->group = c->group;
+    x->group_n = c->group_n;
+    x->found_ms = c->found_ms;
+    x->d = c->res;
+    double host_rate =
+        r->pool == PW_POOL_PAGED ? s->pub.pg.slope_bytes_per_h : s->pub.np.slope_bytes_per_h;
+    x->share =
+        host_rate > 0
+            ? (c->res.rate_bytes_per_h >= host_rate ? 1.0 : c->res.rate_bytes_per_h / host_rate)
+            : -1.0;
+    if (x->share < 0 && host_rate > 0)
+        x->share = 0;
+    return 0;
+}
+
+/* "dentry, kmalloc-64 +2": the finding's other tags (head), or the head's tag (member). */
+static void finding_text(const host_state_t *s, const cand_t *c, size_t slot, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t len = 0, shown = 0, more = 0;
+    for (size_t k = 0; k < s->n_cands; k++) {
+        const cand_t *o = &s->cands[k];
+        if (!growing(o) || o->group != c->group)
+            continue;
+        if ((c->group == slot && k == slot) || (c->group != slot && k != c->group))
+            continue;
+        const row_t *r = &s->rows[o->row];
+        char t[PW_TAG_MAX * 4 + 1];
+        pw_tag_format(s->tags + r->tag_off, r->tag_len, t, sizeof(t));
+        if (shown < 3 && len + strlen(t) + 3 < cap) {
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", shown ? ", " : "", t);
+            shown++;
+        } else {
+            more++;
+        }
+    }
+    if (more > 0 && len + 8 < cap)
+        snprintf(out + len, cap - len, " +%zu", more);
+}
+
+/* Publishes the results of the hosts just evaluated and rebuilds the suspect list. */
+static void publish(run_t *rn)
+{
+    int64_t now_ms = clock_ms(rn);
+    pw_suspect_t *v = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t hi = 0; hi < rn->n_hs; hi++) {
+        host_state_t *s = rn->hs[hi];
+        if (s == NULL)
+            continue;
+        uv_mutex_lock(&s->mu);
+        int fresh = s->next_ready;
+        if (fresh) {
+            s->pub = s->next;
+            s->next_ready = 0;
+            s->judged = 1;
+        }
+        size_t first = n;
+        for (size_t i = 0; i < s->n_cands; i++) {
+            const cand_t *c = &s->cands[i];
+            if (!growing(c))
+                continue;
+            const cand_t *head = &s->cands[c->group];
+            if (head->res.verdict != PW_DETECT_LEAK || c->res.verdict != PW_DETECT_LEAK)
+                continue;
+            if (append_suspect(rn, &v, &n, &cap, s, c, i) == 0)
+                finding_text(s, c, i, v[n - 1].with, sizeof(v[n - 1].with));
+        }
+        s->pub.n_suspects = (uint32_t)(n - first);
+        const pw_host_t *h = s->h;
+        int live = pw_host_streaming(h) && !pw_host_imported(h);
+        /* alerts: one per finding (its head) on live hosts; fresh results only */
+        if (fresh && live) {
+            for (size_t i = 0; i < s->n_cands; i++) {
+                const cand_t *c = &s->cands[i];
+                if (c->row == UINT32_MAX || !c->has)
+                    continue;
+                const row_t *r = &s->rows[c->row];
+                char shown[PW_TAG_MAX * 4 + 1];
+                pw_tag_format(s->tags + r->tag_off, r->tag_len, shown, sizeof(shown));
+                int on = growing(c) && c->group == i && c->res.verdict == PW_DETECT_LEAK;
+                pw_alert_key_t key;
+                memset(&key, 0, sizeof(key));
+                snprintf(key.host, sizeof(key.host), "%.127s", s->name);
+                snprintf(key.tag, sizeof(key.tag), "%.127s", shown);
+                snprintf(key.pool, sizeof(key.pool), "%s", pw_pool_name(r->pool));
+                snprintf(key.severity, sizeof(key.severity), "warning");
+                if (on || pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_INACTIVE)
+                    alert(rn, s->name, shown, pw_pool_name(r->pool), "warning", on ? 1.0 : 0.0, 1.0,
+                          0.5, 0, now_ms);
+            }
+        }
+        if (fresh && s->pub.have_pressure) {
+            pw_pressure_opts_t o;
+            pw_pressure_opts_default(&o);
+            for (int pool = 0; pool < 2; pool++) {
+                const pw_pressure_t *pr = pool ? &s->pub.pg : &s->pub.np;
+                if (pr->limit_bytes == 0)
+                    continue;
+                const char *pn = pool ? "paged" : "nonpaged";
+                alert(rn, s->name, "", pn, "warning", pr->ratio, o.warn_ratio, 0.02, 5 * 60 * 1000,
+                      now_ms);
+                alert(rn, s->name, "", pn, "critical", pr->ratio, o.critical_ratio, 0.02, 60 * 1000,
+                      now_ms);
+            }
+        }
+        uv_mutex_unlock(&s->mu);
+    }
+    /* heads by score, each followed by its members */
+    pw_suspect_t *sorted = pw_malloc((n ? n : 1) * sizeof(*sorted));
+    if (sorted != NULL) {
+        size_t nh = 0;
+        for (size_t i = 0; i < n; i++)
+            if (v[i].head)
+                sorted[nh++] = v[i];
+        if (nh > 1)
+            qsort(sorted, nh, sizeof(*sorted), cmp_suspect);
+        size_t k = nh;
+        pw_suspect_t *heads = pw_malloc((nh ? nh : 1) * sizeof(*heads));
+        if (heads != NULL) {
+            memcpy(heads, sorted, nh * sizeof(*heads));
+            k = 0;
+            for (size_t hd = 0; hd < nh; hd++) {
+                sorted[k++] = heads[hd];
+                for (size_t i = 0; i < n; i++)
+                    if (!v[i].head && v[i].group == heads[hd].group &&
+                        strcmp(v[i].host, heads[hd].host) == 0)
+                        sorted[k++] = v[i];
+            }
+            pw_free(heads);
+        }
+        pw_free(v);
+        v = sorted;
+        n = k;
+    }
+    pw_free(rn->suspects);
+    rn->suspects = v;
+    rn->n_suspects = n;
+    rn->cap = n;
     pw_alert_expire(rn->alerts, now_ms);
-    if (rn->alerts_dirty)
-        save_firing(rn);
+    if (rn->alerts_dirty) {
+        rn->alerts_dirty = 0;
+        if (rn->alerts_path != NULL)
+            pw_alert_save(rn->alerts, rn->alerts_path);
+    }
     if (rn->o.on_alert != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
         pw_alert_foreach(rn->alerts, resend_firing, rn);
     rn->passes++;
-    rn->in_pass = 0;
 }
 
-/* After a restart the leak screen's baseline ("the value after the agent's start")
- * would otherwise be the first table after the restart, and a leak would have to grow again
- * by MIN_GROWTH before it is looked at: the table of 24 h before the newest sample (the long
- * pass's window) is read back from the store instead, or the oldest one stored. */
-static void restore_baseline(run_t *rn, const pw_host_t *h, host_state_t *hs)
+/* ---- rebuild after a restart ------------------------------------------------------------------
+ */
+
+static int rebuild_totals_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
 {
-    uint64_t from = h->last_seen_ms > LONG_WINDOW_MS ? h->last_seen_ms - LONG_WINDOW_MS : 0;
-    pw_sample_t s;
-    pw_sample_init(&s);
-    pw_diag_t d;
-    int r = pw_store_table_at(rn->store, h->name, from, &s, &d);
-    if (r == 0 && s.n > 0) {
-        base_set(hs, &s, s.n, get_entry); /* ENOMEM: the first table after the restart */
-    } else if (r != 0 && r != PW_ENOENT) {
-        PW_LOG_WARN(MOD, "%s: baseline from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
-    }
-    pw_sample_close(&s);
+    totals_note(arg, (int64_t)ts_ms, t->nonpaged_bytes, t->paged_bytes);
+    return 0;
 }
 
-/* What a restart lost of a host that the store has: its history ring (ingest reads it back)
- * and its leak baseline. Once per host. */
-static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *hs)
+/* What a restart lost of a host that the store has: the fleet's totals ring (ingest reads it
+ * back) and this state: tables at up to REBUILD_TABLES times of the last 7 days (every screen of
+ * an imported host, up to CAND_DENSE... screens at most 256), then the totals of the last 24 h. */
+static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
 {
-    if (hs->restore_checked)
+    if (s->restore_checked)
         return;
-    hs->restore_checked = 1;
-    if (pw_ingest_restore_history(rn->ing, h, HIST_LOAD_MS))
-        restore_baseline(rn, h, hs);
+    s->restore_checked = 1;
+    if (!pw_ingest_restore_history(rn->ing, h, 3ULL * 3600000))
+        return;
+    uv_mutex_lock(&s->mu);
+    s->dense = host_dense(h);
+    uint64_t to = h->last_seen_ms;
+    uint64_t from = s->dense ? 0 : (to > REBUILD_MS ? to - REBUILD_MS : 0);
+    uint64_t step = s->dense ? 1 : (to - from) / REBUILD_TABLES + 1;
+    const uint8_t *boot = s->dense ? (const uint8_t *)"i" : h->boot_id;
+    size_t boot_len = s->dense ? 1 : h->boot_id_len;
+    for (int k = 0; k < (s->dense ? 256 : REBUILD_TABLES + 1) && from <= to; k++) {
+        pw_diag_t d;
+        int r = pw_store_table_at(rn->store, h->name, from, &rn->table, &d);
+        if (r != 0) {
+            if (r != PW_ENOENT)
+                PW_LOG_WARN(MOD, "%s: state from the store: %s (%s)", h->name, pw_strerror(r),
+                            d.msg);
+            break;
+        }
+        feed(s, &rn->table, rn->table.n, entry_row, (int64_t)rn->table.timestamp_ms, boot, boot_len,
+             NULL);
+        uint64_t next = rn->table.timestamp_ms + step;
+        from = next > from ? next : from + 1;
+    }
+    s->recent.n = 0;
+    s->longr.n = 0;
+    uint64_t tfrom = to > (uint64_t)LONG_TREND_MS ? to - (uint64_t)LONG_TREND_MS : 0;
+    pw_diag_t d;
+    pw_store_totals(rn->store, h->name, tfrom, to, rebuild_totals_cb, s, &d);
+    uv_mutex_unlock(&s->mu);
 }
 
-/* Restores hosts rebuilt at start, a time slice at a time; returns 1 while some are left. */
 static int restore_some(run_t *rn, uint64_t slice_ns)
 {
     uint64_t t0 = uv_hrtime();
     while (rn->restore_cursor < rn->fleet->n && uv_hrtime() - t0 < slice_ns) {
         const pw_host_t *h = rn->fleet->hosts[rn->restore_cursor++];
-        host_state_t *hs = state_of(rn, h);
-        if (hs)
-            restore_host(rn, h, hs);
+        host_state_t *s = state_of(rn, h);
+        if (s)
+            restore_host(rn, h, s);
     }
     return rn->restore_cursor < rn->fleet->n;
 }
 
-static void pass_host(run_t *rn, const pw_host_t *h, int64_t now_ms)
+/* ---- the pass ----------------------------------------------------------------------------- */
+
+/* Hosts with something to evaluate into rn->job (limits refreshed from the fleet view).
+ * Returns how many. */
+static size_t collect(run_t *rn)
 {
-    host_state_t *hs = state_of(rn, h);
-    if (hs == NULL)
-        return;
-    restore_host(rn, h, hs);
-    pressure_pass(rn, h, hs, now_ms);
-    leak_pass(rn, h, hs, now_ms);
-    hs->judged = 1;
+    rn->n_job = 0;
+    if (rn->cap_job < rn->fleet->n) {
+        host_state_t **v = pw_realloc(rn->job, rn->fleet->n * sizeof(*v));
+        if (v == NULL)
+            return 0;
+        rn->job = v;
+        rn->cap_job = rn->fleet->n;
+    }
+    for (size_t i = 0; i < rn->fleet->n; i++) {
+        const pw_host_t *h = rn->fleet->hosts[i];
+        host_state_t *s = state_of(rn, h);
+        if (s == NULL)
+            continue;
+        restore_host(rn, h, s);
+        uint64_t np = pw_host_limit(h, PW_POOL_NONPAGED), pg = pw_host_limit(h, PW_POOL_PAGED);
+        uv_mutex_lock(&s->mu);
+        int due = s->last_ts != s->evaluated_ts || np != s->np_limit || pg != s->pg_limit ||
+                  !s->have_limits;
+        s->np_limit = np;
+        s->pg_limit = pg;
+        s->have_limits = 1;
+        uv_mutex_unlock(&s->mu);
+        if (due && s->n_rows + s->recent.n > 0)
+            rn->job[rn->n_job++] = s;
+    }
+    return rn->n_job;
 }
 
 void pw_analysis_run_pass(pw_analysis_run_t *rn)
 {
-    if (rn == NULL)
+    if (rn == NULL || rn->working)
         return;
-    int64_t now_ms = clock_ms(rn);
-    rn->n_building = 0;
-    for (size_t i = 0; i < rn->fleet->n; i++)
-        pass_host(rn, rn->fleet->hosts[i], now_ms);
-    finish_pass(rn, now_ms);
+    collect(rn);
+    work_cb(&(uv_work_t){.data = rn});
+    publish(rn);
 }
 
-/* A pass over thousands of hosts must not hold the loop (acks wait behind it): the timer
- * takes slices of at most SLICE_MS of work, and a pass starts every PASS_MS. */
-#define TICK_MS  100
-#define SLICE_MS 20
+static void run_free(run_t *rn);
+
+static void after_work_cb(uv_work_t *w, int status)
+{
+    run_t *rn = w->data;
+    (void)status;
+    rn->working = 0;
+    if (!rn->closing)
+        publish(rn);
+    else if (rn->timer_closed)
+        run_free(rn);
+}
 
 static void on_timer(uv_timer_t *t)
 {
     run_t *rn = t->data;
-    uint64_t now = uv_now(rn->loop);
-    /* First what a restart lost (hosts rebuilt from the store), then the passes. */
-    if (restore_some(rn, (uint64_t)SLICE_MS * 1000000))
+    if (rn->working)
         return;
-    if (!rn->in_pass) {
-        if (rn->pass_start_ms != 0 && now - rn->pass_start_ms < PASS_MS)
-            return;
-        rn->in_pass = 1;
-        rn->cursor = 0;
-        rn->n_building = 0;
-        rn->pass_start_ms = now;
+    if (restore_some(rn, 20ull * 1000000))
+        return;
+    uint64_t now = uv_now(rn->loop);
+    if (now - rn->last_pass_ms < PASS_MS)
+        return;
+    rn->last_pass_ms = now;
+    if (collect(rn) == 0) {
+        publish(rn);
+        return;
     }
-    int64_t now_ms = clock_ms(rn);
-    uint64_t t0 = uv_hrtime();
-    while (rn->cursor < rn->fleet->n && uv_hrtime() - t0 < (uint64_t)SLICE_MS * 1000000)
-        pass_host(rn, rn->fleet->hosts[rn->cursor++], now_ms);
-    if (rn->cursor >= rn->fleet->n)
-        finish_pass(rn, now_ms);
+    rn->work.data = rn;
+    if (uv_queue_work(rn->loop, &rn->work, work_cb, after_work_cb) == 0)
+        rn->working = 1;
 }
+
+/* ---- life ---------------------------------------------------------------------------------- */
 
 int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opts_t *opts,
                         pw_analysis_run_t **out)
@@ -932,6 +1043,7 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
     if (opts)
         rn->o = *opts;
     rn->o.alerts_path = NULL;
+    pw_detect_opts_default(&rn->dopts);
     pw_sample_init(&rn->table);
     if (opts && opts->alerts_path) {
         size_t n = strlen(opts->alerts_path) + 1;
@@ -939,14 +1051,17 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
         if (rn->alerts_path != NULL)
             memcpy(rn->alerts_path, opts->alerts_path, n);
     }
-    load_firing(rn);
+    if (rn->alerts_path != NULL) {
+        size_t n = pw_alert_load(rn->alerts, rn->alerts_path);
+        if (n > 0)
+            PW_LOG_INFO(MOD, "%zu firing alerts restored from %s", n, rn->alerts_path);
+    }
     pw_ingest_on_sample(ing, on_sample, rn);
     if (loop != NULL) {
         uv_timer_init(loop, &rn->timer);
         rn->timer.data = rn;
-        /* The first pass starts PASS_MS after start-up, then every PASS_MS, in slices. */
-        rn->pass_start_ms = uv_now(loop);
-        uv_timer_start(&rn->timer, on_timer, TICK_MS, TICK_MS);
+        rn->last_pass_ms = uv_now(loop); /* the first pass PASS_MS after start */
+        uv_timer_start(&rn->timer, on_timer, 100, 100);
     }
     *out = rn;
     return 0;
@@ -955,20 +1070,11 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
 static void run_free(run_t *rn)
 {
     pw_alert_set_free(rn->alerts);
-    pw_store_series_free(&rn->series);
     pw_free(rn->suspects);
-    pw_free(rn->building);
-    pw_free(rn->pts);
-    pw_free(rn->rpts);
-    for (size_t i = 0; i < rn->n_cc; i++)
-        pw_free(rn->cc[i].s);
-    pw_free(rn->cc);
-    pw_free(rn->scr);
+    pw_free(rn->job);
     pw_free(rn->alerts_path);
-    for (size_t i = 0; i < rn->n_hs; i++) {
-        pw_free(rn->hs[i].baseline);
-        pw_free(rn->hs[i].baseline_tags);
-    }
+    for (size_t i = 0; i < rn->n_hs; i++)
+        state_free(rn->hs[i]);
     pw_free(rn->hs);
     pw_sample_close(&rn->table);
     pw_free(rn);
@@ -976,21 +1082,30 @@ static void run_free(run_t *rn)
 
 static void on_timer_closed(uv_handle_t *h)
 {
-    run_free(h->data);
+    run_t *rn = h->data;
+    rn->timer_closed = 1;
+    if (!rn->working)
+        run_free(rn);
 }
 
 void pw_analysis_run_close(pw_analysis_run_t *rn)
 {
     if (rn == NULL)
         return;
-    if (rn->alerts_dirty)
-        save_firing(rn);
+    if (rn->alerts_dirty && rn->alerts_path != NULL)
+        pw_alert_save(rn->alerts, rn->alerts_path);
     pw_ingest_on_sample(rn->ing, NULL, NULL);
     if (rn->loop == NULL) {
         run_free(rn);
         return;
     }
+    rn->closing = 1;
     uv_timer_stop(&rn->timer);
+    if (rn->working) {
+        /* the job finishes on the pool; the state is freed after it (uv_cancel may fail once
+         * the work started, so wait for it on the loop instead) */
+        uv_cancel((uv_req_t *)&rn->work);
+    }
     uv_close((uv_handle_t *)&rn->timer, on_timer_closed);
 }
 
@@ -1007,9 +1122,18 @@ const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn)
 
 const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, const pw_host_t *h)
 {
-    if (rn == NULL || h->index >= rn->n_hs || !rn->hs[h->index].judged)
+    if (rn == NULL || h->index >= rn->n_hs || rn->hs[h->index] == NULL || !rn->hs[h->index]->judged)
         return NULL;
-    return &rn->hs[h->index].pub;
+    return &rn->hs[h->index]->pub;
+}
+
+size_t pw_analysis_run_state_bytes(const pw_analysis_run_t *rn, const pw_host_t *h)
+{
+    if (rn == NULL || h->index >= rn->n_hs || rn->hs[h->index] == NULL)
+        return 0;
+    const host_state_t *s = rn->hs[h->index];
+    return sizeof(*s) + s->cap_rows * sizeof(row_t) + s->n_slots * sizeof(uint32_t) + s->tags_cap +
+           s->cap_cands * sizeof(cand_t);
 }
 
 int pw_analysis_run_publish(pw_analysis_run_t *rn, const pw_suspect_t *s, size_t n)
@@ -1033,10 +1157,10 @@ pw_alert_set_t *pw_analysis_run_alert_set(pw_analysis_run_t *rn)
 int pw_analysis_run_set_host(pw_analysis_run_t *rn, const pw_host_t *h,
                              const pw_analysis_host_t *res)
 {
-    host_state_t *hs = state_of(rn, h);
-    if (hs == NULL)
+    host_state_t *s = state_of(rn, h);
+    if (s == NULL)
         return PW_ENOMEM;
-    hs->pub = *res;
-    hs->judged = 1;
+    s->pub = *res;
+    s->judged = 1;
     return 0;
 }

@@ -1,10 +1,11 @@
 /* analysis_run.h: the analysis pass over the fleet: pressure per host (used / limit, trend,
  * time to exhaustion), leak suspects per (host, tag, pool), and the alerts they raise.
  *
- * The pass reads hosts through the fleet view (fleet.h) and their history from the store; it
- * keeps its results in its own per-host state and answers the API and the exporters from
- * there. Alert transitions go to a callback (the wiring hands them to the notifier). Runs on
- * the collector's loop: a pass starts every 30 s and runs in time slices.
+ * The pass keeps a bounded state per host, fed by ingest's observer on every sample (the store
+ * is read only to rebuild it after a restart), evaluates hosts with new data every 30 s on the
+ * libuv thread pool, and answers the API and the exporters from its results. Alert transitions
+ * go to a callback on the loop (the wiring hands them to the notifier). Details and the state's
+ * layout: analysis_run.c.
  */
 #ifndef PW_ANALYSIS_RUN_H
 #define PW_ANALYSIS_RUN_H
@@ -16,27 +17,38 @@
 
 #include "alert.h"
 #include "analysis.h"
+#include "detect.h"
 #include "fleet.h"
 #include "ingest.h"
 
-/* A leak suspect: (host, tag, pool) and the numbers that justify it. */
+/* A leak suspect: (host, tag, pool), the engine's verdict (detect.h) and the finding it belongs
+ * to. Tags of one host that grew together (their increments correlate, see analysis_run.c)
+ * are one finding: the first-ranked is its head, the others say so, and only the head raises
+ * an alert. */
 typedef struct pw_suspect_s {
     char host[256];
     uint8_t tag[PW_TAG_MAX];
     uint8_t tag_len;
     uint8_t pool;
-    uint64_t found_ms;       /* sample time when first flagged */
-    pw_leak_t leak;          /* the numbers that justify it (for COMPARE: the comparison's numbers
-                                in the same fields: score, rate, first/last bytes, span, ratio) */
-    pw_leak_method_t method; /* TREND (pw_leak_eval) or COMPARE (a few screens) */
-    pw_compare_t cmp;        /* COMPARE: the screen comparison (deltas, screens) */
+    uint8_t head;      /* 1: the finding's head (its alert, its rank) */
+    uint16_t group_n;  /* tags in the finding (1: alone) */
+    uint32_t group;    /* finding number within the host (the head's candidate slot) */
+    uint64_t found_ms; /* sample time when first judged a leak */
+    double share;      /* rate / the host pool's growth rate, clamped to [0, 1]; -1 unknown */
+    char with[96];     /* head: the finding's other tags ("dentry, kmalloc-64 +2"); else the
+                          head's tag */
+    pw_detect_t d;     /* the verdict with its numbers and evidence */
 } pw_suspect_t;
 
 /* The pass's result for one host. */
 typedef struct pw_analysis_host_s {
-    pw_pressure_t np, pg; /* nonpaged and paged pool pressure */
-    int have_pressure;    /* np and pg hold a pass's verdict */
-    uint32_t n_suspects;  /* suspects of this host in the last pass */
+    pw_pressure_t np, pg;             /* nonpaged and paged pool pressure */
+    int have_pressure;                /* np and pg hold a pass's verdict */
+    int64_t np_trend_ms, pg_trend_ms; /* window the trend (and ETA) came from: 2 h, or 24 h when
+                                         the last 2 h did not rise (a leak that grows in office
+                                         hours is flat at night) */
+    uint32_t n_suspects;              /* suspects of this host in the last pass */
+    uint32_t rows_judged;             /* rows with a verdict (candidates) */
 } pw_analysis_host_t;
 
 /* An alert transition, with the alert's name ("PoolTagLeak", "NonpagedPoolPressure",
@@ -73,7 +85,8 @@ void pw_analysis_run_close(pw_analysis_run_t *rn);
 /* Runs one whole pass now (the timer's work; tests and the API's ?refresh use it). */
 void pw_analysis_run_pass(pw_analysis_run_t *rn);
 
-/* Current suspects, sorted by score descending; borrowed until the next pass. */
+/* Current suspects, heads first by score descending, each followed by the other tags of its
+ * finding; borrowed until the next pass. */
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out);
 
 /* Current alerts (pending, firing, recently resolved). */
@@ -81,6 +94,10 @@ const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn);
 
 /* The pass's result for host `h`, or NULL before the host was judged. */
 const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, const pw_host_t *h);
+
+/* Bytes of the analysis state of host `h` (rows, hash slots, tag bytes, candidates with their
+ * rings, totals): what the scale benchmark reports per host. 0 for a host never seen. */
+size_t pw_analysis_run_state_bytes(const pw_analysis_run_t *rn, const pw_host_t *h);
 
 /* Test seams: publish suspects judged elsewhere (copied; they replace the last pass's), set a
  * host's result as a pass would leave it, and the alert set for a caller to evaluate rules

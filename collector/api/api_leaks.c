@@ -15,36 +15,44 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
     char tt[PW_API_TAG_TEXT_MAX];
     const char *drv, *desc;
     pw__api_describe(api, s->tag, s->tag_len, &drv, &desc);
-    const pw_leak_t *l = &s->leak;
-    json_t *o =
-        json_pack("{s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host",
-                  pw__api_jstr(s->host), "tag", pw__api_tag_text(s->tag, s->tag_len, tt), "type",
-                  pw_pool_name(s->pool), "score", pw__api_jreal(l->score), "growth_bytes_per_h",
-                  pw__api_jreal(l->rate_bytes_per_h), "share_of_host_growth",
-                  l->share < 0 ? json_null() : pw__api_jreal(l->share), "first_bytes",
-                  pw__api_ju64(l->first_bytes), "current_bytes", pw__api_ju64(l->last_bytes),
-                  "growth_ratio", pw__api_jreal(l->growth_ratio), "window_ms",
-                  json_integer(l->span_ms), "mk_z", pw__api_jreal(l->mk_z), "consistency",
-                  pw__api_jreal(l->consistency), "driver", pw__api_jstr_or_null(drv), "description",
-                  pw__api_jstr_or_null(desc), "found_ms", pw__api_ju64(s->found_ms));
-    /* How it was judged (added fields; the ones above keep their meaning): a trend test over
-     * a window, or a comparison of a few screens with the deltas it rests on. */
+    const pw_detect_t *d = &s->d;
+    double ratio = d->first_bytes > 0 ? (double)d->last_bytes / (double)d->first_bytes : INFINITY;
+    json_t *o = json_pack(
+        "{s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", pw__api_jstr(s->host),
+        "tag", pw__api_tag_text(s->tag, s->tag_len, tt), "type", pw_pool_name(s->pool), "score",
+        pw__api_jreal(d->score), "growth_bytes_per_h", pw__api_jreal(d->rate_bytes_per_h),
+        "share_of_host_growth", s->share < 0 ? json_null() : pw__api_jreal(s->share), "first_bytes",
+        pw__api_ju64(d->first_bytes), "current_bytes", pw__api_ju64(d->last_bytes), "growth_ratio",
+        pw__api_jreal(ratio), "window_ms", json_integer(d->span_ms), "consistency",
+        pw__api_jreal(d->steps ? (double)d->steps_up / (double)d->steps : 0.0), "driver",
+        pw__api_jstr_or_null(drv), "description", pw__api_jstr_or_null(desc), "found_ms",
+        pw__api_ju64(s->found_ms));
     if (o == NULL)
         return NULL;
-    int cmp = s->method == PW_LEAK_METHOD_COMPARE;
+    /* The engine's verdict (detect.h): below 4 points it compares screens ("compare"), from 4 on
+     * it tests a trend. */
+    int cmp = d->points < 4;
+    json_object_set_new(o, "verdict", json_string(pw_detect_verdict_name(d->verdict)));
+    json_object_set_new(o, "confidence", pw__api_jreal(d->confidence));
+    json_object_set_new(o, "evidence", pw__api_jstr(d->evidence));
+    json_object_set_new(o, "since_ms", json_integer(d->since_ms));
+    json_object_set_new(o, "segments", json_integer((json_int_t)d->segments));
+    json_object_set_new(o, "growth_interval_bytes_per_h",
+                        json_pack("[o,o]", pw__api_jreal(d->rate_low_bytes_per_h),
+                                  pw__api_jreal(d->rate_high_bytes_per_h)));
     json_object_set_new(o, "method", json_string(cmp ? "compare" : "trend"));
-    pw_leak_opts_t lo;
-    pw_leak_opts_default(&lo);
-    json_object_set_new(o, "points",
-                        json_integer((json_int_t)(cmp ? s->cmp.screens : l->n_window)));
-    json_object_set_new(o, "trend_min_points", json_integer((json_int_t)lo.min_points));
+    json_object_set_new(o, "points", json_integer((json_int_t)d->points));
+    json_object_set_new(o, "trend_min_points", json_integer(4));
     json_object_set_new(
         o, "screen_delta",
-        cmp ? json_pack("{s:I,s:I,s:I,s:I,s:o}", "allocs", (json_int_t)s->cmp.d_allocs, "frees",
-                        (json_int_t)s->cmp.d_frees, "diff", (json_int_t)s->cmp.d_diff, "bytes",
-                        (json_int_t)s->cmp.d_bytes, "per_alloc_bytes",
-                        pw__api_jreal(s->cmp.per_alloc))
+        cmp ? json_pack("{s:I,s:I,s:I,s:I,s:o}", "allocs", (json_int_t)d->growth_allocs, "frees",
+                        (json_int_t)d->growth_frees, "diff", (json_int_t)d->growth_diff, "bytes",
+                        (json_int_t)d->growth_bytes, "per_alloc_bytes",
+                        pw__api_jreal(d->per_alloc_bytes))
             : json_null());
+    json_object_set_new(o, "finding",
+                        json_pack("{s:b,s:i,s:o}", "head", s->head, "tags", (int)s->group_n, "with",
+                                  s->with[0] ? pw__api_jstr(s->with) : json_null()));
     return o;
 }
 

@@ -159,7 +159,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         r = out(b,
                 "poolwatch_leak_growth_bytes_per_hour{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
                 esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
-                sp[i].leak.rate_bytes_per_h);
+                sp[i].d.rate_bytes_per_h);
     }
     if (r == 0)
         r = help(b, "poolwatch_leak_score", "gauge",
@@ -169,7 +169,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
         r = out(b, "poolwatch_leak_score{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
                 esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
-                sp[i].leak.score);
+                sp[i].d.score);
     }
     /* Alerts firing, by severity (the alerts themselves go to Alertmanager / the webhook). */
     if (r == 0)

@@ -257,7 +257,7 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
     res->stored_seq = s->seq;
     ing->uncommitted++;
     if (ing->on_sample)
-        ing->on_sample(ing->on_sample_arg, h);
+        ing->on_sample(ing->on_sample_arg, h, NULL);
     return 0;
 }
 
@@ -345,6 +345,8 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
         if (last->timestamp_ms > h->last_seen_ms)
             h->last_seen_ms = last->timestamp_ms;
     }
+    for (size_t i = 0; h != NULL && ing->on_sample != NULL && i < res->screens; i++)
+        ing->on_sample(ing->on_sample_arg, h, &samples[i]);
     return 0;
 }
 

@@ -24,9 +24,11 @@
 
 typedef struct pw_ingest_s pw_ingest_t;
 
-/* Called after a sample was applied to host `h` (and stored, when it was new): the analysis
+/* Called after a sample was applied to host `h` (and stored, when it was new) with `screen`
+ * NULL: read the new table through the view (fleet.h); and after an import, once per imported
+ * screen in time order with `screen` the stored screen (borrowed for the call). The analysis
  * keeps its per-host state current from here. */
-typedef void (*pw_ingest_sample_cb)(void *arg, const pw_host_t *h);
+typedef void (*pw_ingest_sample_cb)(void *arg, const pw_host_t *h, const pw_sample_t *screen);
 
 /* Creates ingest over an open store (borrowed; it must outlive ingest) and rebuilds the fleet
  * from it: every stored host with its identity, last seq and last table. Returns 0,

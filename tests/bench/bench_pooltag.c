@@ -2,15 +2,16 @@
  * or argv[1]) and the collector's analysis functions on synthetic windows. Also a by-hand check
  * of the loader's counts on the real file (printed as CHECK lines, not asserted: benchmarks may
  * read /work/shared, tests may not).
- * Prints `BENCH pooltag.load_ms`, `BENCH pooltag.lookup_ns`, `BENCH analysis.leak_eval_us`
- * (30-min window at 10 s, 181 points), `BENCH analysis.pressure_eval_us` (2-h window at 10 s,
- * 721 points), `BENCH analysis.theil_sen_2000_ms` (the O(n^2) cap), each the best of 5 runs. */
+ * Prints `BENCH pooltag.load_ms`, `BENCH pooltag.lookup_ns`, `BENCH analysis.detect_eval_us`
+ * (one pw_detect_eval of a full 64-point ring), `BENCH analysis.pressure_eval_us` (2-h window at 10
+ * s, 721 points), `BENCH analysis.theil_sen_2000_ms` (the O(n^2) cap), each the best of 5 runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "analysis.h"
+#include "detect.h"
 #include "pooltag.h"
 
 static double now_s(void)
@@ -52,24 +53,27 @@ int main(int argc, char **argv)
     printf("BENCH pooltag.lookup_ns %.1f ns\n", (now_s() - t0) / (double)iters * 1e9);
     pw_pooltag_free(t);
 
-    /* leak eval: 181 points at 10 s, 1 MiB/h */
-    pw_row_point_t row[181];
-    for (int i = 0; i < 181; i++) {
-        uint64_t b = 2u << 20;
-        b += (uint64_t)i * 2913u + (uint64_t)((i * 7919) % 4096);
-        row[i] = (pw_row_point_t){i * 10000LL, b, b / 256};
+    /* the detection engine on a full ring (64 points: 48 spread over 7 days, 16 at 10 s),
+     * 1 MiB/h with churn: the cost of one candidate's evaluation in the collector */
+    pw_detect_point_t row[PW_DETECT_RING];
+    for (int i = 0; i < PW_DETECT_RING; i++) {
+        int64_t tt = i < 48 ? i * (7 * 86400000LL / 48) : 7 * 86400000LL + (i - 48) * 10000LL;
+        uint64_t b =
+            (2u << 20) + (uint64_t)(tt / 3600000.0 * 1048576.0) + (uint64_t)((i * 7919) % 4096);
+        row[i] = (pw_detect_point_t){
+            tt, 1000000 + (uint64_t)i * 300, 990000 + (uint64_t)i * 200, b / 256, b, 1};
     }
-    pw_leak_input_t in = {.pts = row, .n = 181};
-    pw_leak_t out;
+    pw_detect_t out;
     best = 1e9;
     for (int r = 0; r < 5; r++) {
         double a = now_s();
         for (int k = 0; k < 100; k++)
-            pw_leak_eval(&in, NULL, &out);
+            pw_detect_eval(row, PW_DETECT_RING, NULL, &out);
         double dt = (now_s() - a) / 100;
         best = dt < best ? dt : best;
     }
-    printf("BENCH analysis.leak_eval_us %.1f us\n", best * 1e6);
+    printf("BENCH analysis.detect_eval_us %.1f us (verdict %s)\n", best * 1e6,
+           pw_detect_verdict_name(out.verdict));
 
     pw_point_t *host = malloc(721 * sizeof(*host));
     for (int i = 0; i < 721; i++)

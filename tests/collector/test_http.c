@@ -194,28 +194,34 @@ static int group_setup(void **state)
     g_suspects[0].tag_len = 4;
     g_suspects[0].pool = PW_POOL_NONPAGED;
     g_suspects[0].found_ms = 1005000;
-    g_suspects[0].leak.score = 2.5;
-    g_suspects[0].leak.rate_bytes_per_h = 1048576.0;
-    g_suspects[0].leak.share = 0.5;
-    g_suspects[0].leak.first_bytes = 1000;
-    g_suspects[0].leak.last_bytes = 60000;
-    g_suspects[0].leak.growth_ratio = 60.0;
-    g_suspects[0].leak.span_ms = 1800000;
-    g_suspects[0].leak.mk_z = 4.25;
-    g_suspects[0].leak.consistency = 1.0;
+    g_suspects[0].d.verdict = PW_DETECT_LEAK;
+    g_suspects[0].d.score = 2.5;
+    g_suspects[0].d.confidence = 0.99;
+    g_suspects[0].d.rate_bytes_per_h = 1048576.0;
+    g_suspects[0].d.points = 64;
+    g_suspects[0].share = 0.5;
+    g_suspects[0].d.first_bytes = 1000;
+    g_suspects[0].d.last_bytes = 60000;
+    g_suspects[0].d.span_ms = 1800000;
+    g_suspects[0].d.steps = g_suspects[0].d.steps_up = 63;
+    snprintf(g_suspects[0].d.evidence, sizeof(g_suspects[0].d.evidence), "rose in 63 of 63 steps");
+    g_suspects[0].head = 1;
+    g_suspects[0].group_n = 2;
+    snprintf(g_suspects[0].with, sizeof(g_suspects[0].with), "Irp ");
     g_suspects[1] = g_suspects[0];
     snprintf(g_suspects[1].host, sizeof(g_suspects[1].host), "HOST03");
     memcpy(g_suspects[1].tag, "Mm  ", 4);
-    g_suspects[1].leak.score = 1.0;
-    g_suspects[1].leak.share = -1; /* unknown -> null */
+    g_suspects[1].d.score = 1.0;
+    g_suspects[1].share = -1; /* unknown -> null */
+    g_suspects[1].group_n = 1;
+    g_suspects[1].with[0] = '\0';
     /* a comparison of two screens (case09's Drsd numbers from the data README) */
-    g_suspects[1].method = PW_LEAK_METHOD_COMPARE;
-    g_suspects[1].cmp.screens = 2;
-    g_suspects[1].cmp.d_allocs = 177;
-    g_suspects[1].cmp.d_frees = 171;
-    g_suspects[1].cmp.d_diff = 6;
-    g_suspects[1].cmp.d_bytes = 4992;
-    g_suspects[1].cmp.per_alloc = 832.0;
+    g_suspects[1].d.points = 2;
+    g_suspects[1].d.growth_allocs = 177;
+    g_suspects[1].d.growth_frees = 171;
+    g_suspects[1].d.growth_diff = 6;
+    g_suspects[1].d.growth_bytes = 4992;
+    g_suspects[1].d.per_alloc_bytes = 832.0;
     if (pw_analysis_run_publish(g_d.an, g_suspects, 2) != 0)
         return -1;
     pw_alert_key_t k;
@@ -680,11 +686,19 @@ static void test_leaks_alerts_pooltag(void **state)
     assert_true(json_is_null(json_object_get(json_array_get(s, 1), "share_of_host_growth")));
     /* how each was judged: a trend, or only a comparison of two screens with its deltas */
     assert_string_equal(gets(a, "method"), "trend");
+    assert_string_equal(gets(a, "verdict"), "leak");
+    assert_string_equal(gets(a, "evidence"), "rose in 63 of 63 steps");
+    assert_float_equal(json_real_value(json_object_get(a, "consistency")), 1.0, 0);
+    json_t *fd = json_object_get(a, "finding");
+    assert_true(json_is_true(json_object_get(fd, "head")));
+    assert_int_equal(geti(fd, "tags"), 2);
+    assert_string_equal(gets(fd, "with"), "Irp ");
     assert_true(json_is_null(json_object_get(a, "screen_delta")));
     json_t *b = json_array_get(s, 1);
     assert_string_equal(gets(b, "method"), "compare");
     assert_int_equal(geti(b, "points"), 2);
-    assert_int_equal(geti(b, "trend_min_points"), 12);
+    assert_int_equal(geti(b, "trend_min_points"), 4);
+    assert_true(json_is_null(json_object_get(json_object_get(b, "finding"), "with")));
     json_t *dl = json_object_get(b, "screen_delta");
     assert_int_equal(geti(dl, "allocs"), 177);
     assert_int_equal(geti(dl, "frees"), 171);

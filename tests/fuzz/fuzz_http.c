@@ -59,7 +59,8 @@ static void init_once(void)
          .tag = "Ddk ",
          .tag_len = 4,
          .pool = 1,
-         .leak = {.score = 1.0, .share = -1, .growth_ratio = 1e300}}};
+         .share = -1,
+         .d = {.score = 1.0, .first_bytes = 1, .last_bytes = UINT64_MAX}}};
     pw_analysis_run_publish(g_d.an, sus, 1);
 }
 

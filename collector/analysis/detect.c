@@ -1,0 +1,594 @@
+/* detect.c: the leak detection engine (method in detect.h). */
+#include "detect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP     PW_DETECT_MAX_POINTS
+#define MAXPAIRS (MAXP * (MAXP - 1) / 2)
+#define Z90      1.6448536269514722 /* z_{0.95}: Sen's two-sided 90 % interval */
+
+void pw_detect_opts_default(pw_detect_opts_t *o)
+{
+    o->alpha = 0.05;
+    o->min_snr = 3.0;
+    o->min_growth_bytes = 4096.0;
+    o->min_rate_bytes_per_h = 1024.0;
+    o->min_span_ms = 10 * 60000;
+}
+
+const char *pw_detect_verdict_name(pw_detect_verdict_t v)
+{
+    switch (v) {
+    case PW_DETECT_TOO_SHORT:
+        return "too-short";
+    case PW_DETECT_PLATEAU:
+        return "plateau";
+    case PW_DETECT_NOISE:
+        return "noise";
+    case PW_DETECT_GROWING_CACHE:
+        return "growing-cache";
+    case PW_DETECT_LEAK:
+        return "leak";
+    }
+    return "?";
+}
+
+/* ---- small statistics ---------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* A window: points [a, b) of the judged series. */
+typedef struct {
+    size_t a, b;
+} win_t;
+
+/* Sorted pair slopes of y over x within each window (x distinct pairs only). */
+static size_t pair_slopes(const double *x, const double *y, const win_t *w, size_t nw, double *out)
+{
+    size_t k = 0;
+    for (size_t s = 0; s < nw; s++)
+        for (size_t i = w[s].a; i < w[s].b; i++)
+            for (size_t j = i + 1; j < w[s].b; j++)
+                if (x[j] != x[i])
+                    out[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+    qsort(out, k, sizeof(*out), cmp_double);
+    return k;
+}
+
+static double sorted_median(const double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* Value of rank r (1-based, fractional: linear between neighbours, clamped to [1, n]). */
+static double rank_value(const double *v, size_t n, double r)
+{
+    if (r < 1.0)
+        r = 1.0;
+    if (r > (double)n)
+        r = (double)n;
+    size_t lo = (size_t)floor(r);
+    double f = r - (double)lo;
+    if (lo >= n)
+        return v[n - 1];
+    return v[lo - 1] + f * (v[lo] - v[lo - 1]);
+}
+
+/* Kendall's S and its ties-corrected variance, summed over windows. */
+static void mk_sum(const double *y, const win_t *w, size_t nw, double *s_out, double *var_out)
+{
+    double s = 0.0, var = 0.0;
+    double tmp[MAXP];
+    for (size_t k = 0; k < nw; k++) {
+        size_t n = w[k].b - w[k].a;
+        for (size_t i = w[k].a; i < w[k].b; i++)
+            for (size_t j = i + 1; j < w[k].b; j++)
+                s += (y[j] > y[i]) - (y[j] < y[i]);
+        double v = (double)n * (n - 1) * (2.0 * n + 5);
+        memcpy(tmp, y + w[k].a, n * sizeof(*tmp));
+        qsort(tmp, n, sizeof(*tmp), cmp_double);
+        for (size_t i = 0; i < n;) {
+            size_t j = i;
+            while (j < n && tmp[j] == tmp[i])
+                j++;
+            double t = (double)(j - i);
+            v -= t * (t - 1) * (2 * t + 5);
+            i = j;
+        }
+        var += v / 18.0;
+    }
+    *s_out = s;
+    *var_out = var;
+}
+
+typedef struct {
+    double slope, low, high;
+} sen_t;
+
+/* Seasonal Theil-Sen slope with Sen's interval at z (pairs within windows). */
+static sen_t sen_slope(const double *x, const double *y, const win_t *w, size_t nw, double var_s,
+                       double *scratch)
+{
+    sen_t r = {0, 0, 0};
+    size_t np = pair_slopes(x, y, w, nw, scratch);
+    if (np == 0)
+        return r;
+    r.slope = sorted_median(scratch, np);
+    double c = Z90 * sqrt(var_s > 0 ? var_s : 0);
+    r.low = rank_value(scratch, np, ((double)np - c) / 2.0);
+    r.high = rank_value(scratch, np, ((double)np + c) / 2.0 + 1.0);
+    if (var_s <= 0)
+        r.low = r.high = r.slope;
+    return r;
+}
+
+/* Plain Theil-Sen slope of points [a, b) (no interval). */
+static double ts_slope(const double *x, const double *y, size_t a, size_t b, double *scratch)
+{
+    win_t w = {a, b};
+    size_t np = pair_slopes(x, y, &w, 1, scratch);
+    return sorted_median(scratch, np);
+}
+
+/* Broken-stick fit on [a, b): returns the split index (a when one line fits as well). */
+static size_t late_start(const double *x, const double *y, size_t a, size_t b, double *scratch)
+{
+    size_t n = b - a;
+    if (n < 8)
+        return a;
+    double best_sse = INFINITY, sse0 = INFINITY;
+    size_t best = a;
+    /* the growth after the split has at least 6 points and a quarter of the segment: a short
+     * rising tail of churn always exists somewhere, and the search would find it */
+    size_t min_after = n / 4 > 6 ? n / 4 : 6;
+    for (size_t k = a; k + min_after <= b; k++) {
+        /* least squares of y on u = max(0, x - x_k) with an intercept */
+        double su = 0, sy = 0, suu = 0, suy = 0;
+        for (size_t i = a; i < b; i++) {
+            double u = x[i] > x[k] ? x[i] - x[k] : 0.0;
+            su += u;
+            sy += y[i];
+            suu += u * u;
+            suy += u * y[i];
+        }
+        double den = (double)n * suu - su * su;
+        if (den <= 0)
+            continue;
+        double bb = ((double)n * suy - su * sy) / den, aa = (sy - bb * su) / (double)n;
+        double sse = 0;
+        for (size_t i = a; i < b; i++) {
+            double u = x[i] > x[k] ? x[i] - x[k] : 0.0, e = y[i] - aa - bb * u;
+            sse += e * e;
+        }
+        if (k == a)
+            sse0 = sse;
+        if (bb > 0 && sse < best_sse) {
+            best_sse = sse;
+            best = k;
+        }
+    }
+    if (best == a || !(best_sse <= 0.6 * sse0))
+        return a;
+    /* The part before the split must be flat next to the growth after it. */
+    double before = ts_slope(x, y, a, best + 1, scratch), after = ts_slope(x, y, best, b, scratch);
+    if (after <= 0 || before > 0.25 * after)
+        return a;
+    return best;
+}
+
+/* "1.5 MiB", "812 KiB", "640 B" */
+static void fmt_bytes(double b, char *out, size_t cap)
+{
+    double a = fabs(b);
+    const char *sign = b < 0 ? "-" : "";
+    if (a >= 1024.0 * 1024 * 1024)
+        snprintf(out, cap, "%s%.1f GiB", sign, a / (1024.0 * 1024 * 1024));
+    else if (a >= 1024.0 * 1024)
+        snprintf(out, cap, "%s%.1f MiB", sign, a / (1024.0 * 1024));
+    else if (a >= 1024.0)
+        snprintf(out, cap, "%s%.0f KiB", sign, a / 1024.0);
+    else
+        snprintf(out, cap, "%s%.0f B", sign, a);
+}
+
+static void fmt_span(int64_t ms, char *out, size_t cap)
+{
+    double h = (double)ms / 3600000.0;
+    if (h >= 48)
+        snprintf(out, cap, "%.1f days", h / 24.0);
+    else if (h >= 1)
+        snprintf(out, cap, "%.1f h", h);
+    else
+        snprintf(out, cap, "%.0f min", (double)ms / 60000.0);
+}
+
+/* ---- the verdict ---------------------------------------------------------------------------- */
+
+static void evidence(pw_detect_t *o, const char *why)
+{
+    char g[32], pa[32], sp[32];
+    fmt_bytes((double)o->growth_bytes, g, sizeof(g));
+    fmt_bytes(o->per_alloc_bytes, pa, sizeof(pa));
+    fmt_span(o->span_ms, sp, sizeof(sp));
+    int len;
+    if (o->growth_diff > 0 && o->per_alloc_bytes > 0)
+        len = snprintf(o->evidence, sizeof(o->evidence),
+                       "outstanding %+lld allocations of %s (%s%s) over %s, rose in %zu of %zu "
+                       "steps",
+                       (long long)o->growth_diff, pa, o->growth_bytes >= 0 ? "+" : "", g, sp,
+                       o->steps_up, o->steps);
+    else
+        len = snprintf(o->evidence, sizeof(o->evidence),
+                       "bytes %s%s, outstanding allocations %+lld over %s, rose in %zu of %zu "
+                       "steps",
+                       o->growth_bytes >= 0 ? "+" : "", g, (long long)o->growth_diff, sp,
+                       o->steps_up, o->steps);
+    if (len > 0 && (size_t)len < sizeof(o->evidence) && why != NULL && why[0] != '\0')
+        snprintf(o->evidence + len, sizeof(o->evidence) - (size_t)len, "; %s", why);
+}
+
+int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t *opts,
+                   pw_detect_t *out)
+{
+    if (out == NULL || (p == NULL && n > 0))
+        return PW_EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->mk_p = 1.0;
+    out->saturation = 1.0;
+    for (size_t i = 1; i < n; i++)
+        if (p[i].ts_ms < p[i - 1].ts_ms)
+            return PW_EINVAL;
+    pw_detect_opts_t dflt;
+    if (opts == NULL) {
+        pw_detect_opts_default(&dflt);
+        opts = &dflt;
+    }
+    out->verdict = PW_DETECT_TOO_SHORT;
+    if (n < 2) {
+        out->points = n;
+        snprintf(out->evidence, sizeof(out->evidence),
+                 n == 0 ? "no points" : "one point: a single snapshot is no evidence of growth");
+        return 0;
+    }
+
+    /* Thin to MAXP points (the ends and segment boundaries survive: indices i (n-1)/(m-1)). */
+    size_t m = n > MAXP ? MAXP : n;
+    double x[MAXP], yb[MAXP], yd[MAXP];
+    uint32_t boot[MAXP];
+    uint64_t al[MAXP], fr[MAXP];
+    for (size_t i = 0; i < m; i++) {
+        size_t j = m == n ? i : (size_t)((double)i * (double)(n - 1) / (double)(m - 1));
+        x[i] = (double)(p[j].ts_ms - p[0].ts_ms) / 3600000.0;
+        yb[i] = (double)p[j].bytes;
+        yd[i] = (double)p[j].diff;
+        boot[i] = p[j].boot;
+        al[i] = p[j].allocs;
+        fr[i] = p[j].frees;
+    }
+    out->points = m;
+
+    /* 1. segments */
+    win_t seg[MAXP];
+    size_t ns = 0, start = 0;
+    for (size_t i = 1; i <= m; i++)
+        if (i == m || boot[i] != boot[i - 1] || (al[i] < al[i - 1] && fr[i] < fr[i - 1])) {
+            seg[ns++] = (win_t){start, i};
+            start = i;
+        }
+    double scratch[MAXPAIRS]; /* 65 KB of stack: pair slopes */
+
+    /* 2. the last segment with two points or more, from its late start; earlier segments that
+     * grew are pooled with it. */
+    size_t last = ns;
+    while (last > 0 && seg[last - 1].b - seg[last - 1].a < 2)
+        last--;
+    if (last == 0) {
+        snprintf(out->evidence, sizeof(out->evidence),
+                 "one point per boot: a single snapshot is no evidence of growth");
+        return 0;
+    }
+    win_t w[MAXP];
+    size_t nw = 0;
+    win_t judged = seg[last - 1];
+    judged.a = late_start(x, yb, judged.a, judged.b, scratch);
+    for (size_t s = 0; s + 1 < last; s++)
+        if (seg[s].b - seg[s].a >= 2) /* all of them: choosing those that grew would bias */
+            w[nw++] = seg[s];
+    w[nw++] = judged;
+    out->segments = nw;
+    out->since_ms = p[0].ts_ms + (int64_t)llround(x[judged.a] * 3600000.0);
+    out->first_bytes = (uint64_t)yb[judged.a];
+    out->last_bytes = (uint64_t)yb[judged.b - 1];
+
+    /* 3. statistics */
+    size_t pts = 0;
+    double rise = 0, fall = 0, scatter_v[MAXP];
+    int all_up = 1;
+    for (size_t s = 0; s < nw; s++) {
+        out->span_ms += (int64_t)llround((x[w[s].b - 1] - x[w[s].a]) * 3600000.0);
+        out->growth_bytes += (int64_t)(yb[w[s].b - 1] - yb[w[s].a]);
+        out->growth_diff += (int64_t)(yd[w[s].b - 1] - yd[w[s].a]);
+        out->growth_allocs += (int64_t)(al[w[s].b - 1] - al[w[s].a]);
+        out->growth_frees += (int64_t)(fr[w[s].b - 1] - fr[w[s].a]);
+        pts += w[s].b - w[s].a;
+        double runmax = yb[w[s].a];
+        for (size_t i = w[s].a + 1; i < w[s].b; i++) {
+            out->steps++;
+            if (yb[i] > yb[i - 1])
+                out->steps_up++;
+            if (!(yb[i] > yb[i - 1] && yd[i] > yd[i - 1]))
+                all_up = 0;
+            if (yb[i] > runmax)
+                runmax = yb[i];
+            if (runmax - yb[i] > fall)
+                fall = runmax - yb[i];
+        }
+        if (runmax - yb[w[s].a] > rise)
+            rise = runmax - yb[w[s].a];
+    }
+    out->fall = rise > 0 ? fall / rise : 0.0;
+    if (out->growth_bytes > 0 && out->growth_diff > 0)
+        out->per_alloc_bytes = (double)out->growth_bytes / (double)out->growth_diff;
+    double s_b, var_b, s_d, var_d;
+    mk_sum(yb, w, nw, &s_b, &var_b);
+    mk_sum(yd, w, nw, &s_d, &var_d);
+    sen_t sb = sen_slope(x, yb, w, nw, var_b, scratch);
+    sen_t sd = sen_slope(x, yd, w, nw, var_d, scratch);
+    out->rate_bytes_per_h = sb.slope;
+    out->rate_low_bytes_per_h = sb.low;
+    out->rate_high_bytes_per_h = sb.high;
+    out->diff_rate_per_h = sd.slope;
+    if (pts >= 4 && var_b > 0) {
+        double z = s_b > 0 ? (s_b - 1) / sqrt(var_b) : s_b < 0 ? (s_b + 1) / sqrt(var_b) : 0;
+        out->mk_p = 0.5 * erfc(z / sqrt(2.0));
+    }
+    /* the points' own noise, whatever the shape of the growth: the scatter of consecutive
+     * differences around the fitted slope, 1.4826 MAD / sqrt 2 (a curve that bends, like a
+     * cache levelling off, is not noise) */
+    size_t nv = 0;
+    for (size_t s = 0; s < nw; s++)
+        for (size_t i = w[s].a + 1; i < w[s].b; i++)
+            scatter_v[nv++] = (yb[i] - yb[i - 1]) - sb.slope * (x[i] - x[i - 1]);
+    double med = median_of(scatter_v, nv);
+    for (size_t i = 0; i < nv; i++)
+        scatter_v[i] = fabs(scatter_v[i] - med);
+    double scatter = 1.4826 * median_of(scatter_v, nv) / sqrt(2.0);
+    double net = sb.slope * (double)out->span_ms / 3600000.0;
+    out->snr = scatter > 0 ? net / scatter : (net > 0 ? INFINITY : 0.0);
+    size_t jn = judged.b - judged.a;
+    if (jn >= 9) {
+        size_t cut = judged.a + (2 * jn) / 3;
+        double early = ts_slope(x, yb, judged.a, cut + 1, scratch);
+        double late = ts_slope(x, yb, cut, judged.b, scratch);
+        out->saturation = early > 0 ? late / early : 1.0;
+    }
+    /* how long the judged window has stayed at its last level, and how long it grew before */
+    double tol = 3.0 * scatter > 0.02 * rise ? 3.0 * scatter : 0.02 * rise;
+    size_t top = judged.b - 1;
+    while (top > judged.a && yb[top - 1] >= yb[judged.b - 1] - tol)
+        top--;
+    out->flat_ms = (int64_t)llround((x[judged.b - 1] - x[top]) * 3600000.0);
+    int64_t grow_ms = (int64_t)llround((x[top] - x[judged.a]) * 3600000.0);
+    /* drift: the mean rate of the steps against their scatter, t = mean / (sd / sqrt k) (a
+     * random walk drifts by chance, but rarely by 2.5 of its own steps' deviations) */
+    double sum = 0, sum2 = 0;
+    size_t k = 0;
+    for (size_t s = 0; s < nw; s++)
+        for (size_t i = w[s].a + 1; i < w[s].b; i++) {
+            if (x[i] <= x[i - 1] || yb[i] == yb[i - 1])
+                continue; /* only the steps that moved: a leak in steps rests in between */
+            double r = (yb[i] - yb[i - 1]) / (x[i] - x[i - 1]); /* steps as rates: the points
+                                                                   are not evenly spaced */
+            sum += r;
+            sum2 += r * r;
+            k++;
+        }
+    double mean = k > 0 ? sum / (double)k : 0.0;
+    double var = k > 1 ? (sum2 - sum * mean) / (double)(k - 1) : 0.0;
+    out->drift_t = var > 0 ? mean / sqrt(var / (double)k) : (mean > 0 ? INFINITY : 0.0);
+    /* a series judged again and again (the collector every 30 s, an import's many rows) is
+     * tested many times: the longer the series, the stricter the level (real leaks over many
+     * points have p far below it) */
+    double alpha = pts < 8 ? opts->alpha : pts < 24 ? opts->alpha / 5 : opts->alpha / 50;
+    if (judged.a > seg[last - 1].a)
+        alpha /= 5; /* the split was searched for: it must be clearer than a whole series */
+
+    /* 4. verdict */
+    char why[128] = "";
+    int changed = 0;
+    for (size_t s = 0; s < nw && !changed; s++)
+        for (size_t i = w[s].a + 1; i < w[s].b && !changed; i++)
+            changed = yb[i] != yb[w[s].a];
+    if (pts <= nw) {
+        out->verdict = PW_DETECT_TOO_SHORT;
+        snprintf(why, sizeof(why), "one point per window");
+    } else if (!changed) {
+        out->verdict = PW_DETECT_PLATEAU;
+        snprintf(why, sizeof(why), "bytes unchanged");
+    } else if (out->span_ms < opts->min_span_ms) {
+        out->verdict = PW_DETECT_TOO_SHORT;
+        snprintf(why, sizeof(why), "only %.0f s of data: too short to tell growth from churn",
+                 (double)out->span_ms / 1000.0);
+    } else if (out->growth_bytes <= 0 || sb.slope <= 0) {
+        out->verdict = PW_DETECT_NOISE;
+        snprintf(why, sizeof(why), "no net growth");
+    } else if ((double)out->growth_bytes < opts->min_growth_bytes && pts >= 4) {
+        out->verdict = PW_DETECT_PLATEAU;
+        snprintf(why, sizeof(why), "growth below %.0f B", opts->min_growth_bytes);
+    } else if (pts >= 4 && sb.slope < opts->min_rate_bytes_per_h) {
+        out->verdict = PW_DETECT_PLATEAU;
+        snprintf(why, sizeof(why), "slower than %.0f B/h", opts->min_rate_bytes_per_h);
+    } else if (out->fall >= 0.5) {
+        out->verdict = PW_DETECT_NOISE;
+        snprintf(why, sizeof(why), "fell back by %.0f %% of its rise (freed in bulk)",
+                 out->fall * 100);
+    } else if (pts < 4 && !all_up) {
+        out->verdict = PW_DETECT_NOISE;
+        snprintf(why, sizeof(why), "bytes and allocations did not both rise at every step");
+    } else if (pts >= 4 && (out->mk_p >= alpha || out->snr < opts->min_snr ||
+                            (pts >= 6 && out->drift_t < 2.5))) {
+        out->verdict = PW_DETECT_NOISE;
+        snprintf(why, sizeof(why), "not significant (p %.3g, growth %.1f x scatter, drift %.1f)",
+                 out->mk_p, out->snr, out->drift_t);
+    } else if (jn >= 4 && grow_ms > 0 &&
+               (out->flat_ms > 2 * grow_ms ||
+                (jn >= 9 && out->saturation < 0.15 && out->flat_ms > grow_ms))) {
+        char a[32], b[32];
+        fmt_span(out->flat_ms, a, sizeof(a));
+        fmt_span(grow_ms, b, sizeof(b));
+        out->verdict = PW_DETECT_GROWING_CACHE;
+        snprintf(why, sizeof(why), "levelled off: flat for %s after growing for %s", a, b);
+    } else if (out->growth_diff <= 0 && sd.slope <= 0) {
+        out->verdict = PW_DETECT_GROWING_CACHE;
+        snprintf(why, sizeof(why), "bytes rose without more outstanding allocations");
+    } else {
+        out->verdict = PW_DETECT_LEAK;
+        if (nw > 1)
+            snprintf(why, sizeof(why), "grew in each of %zu boots", nw);
+        else if (judged.a > seg[last - 1].a)
+            snprintf(why, sizeof(why), "flat before it began growing");
+    }
+
+    /* 5. confidence and score */
+    if (out->verdict == PW_DETECT_LEAK || out->verdict == PW_DETECT_GROWING_CACHE) {
+        if (pts < 4) {
+            out->confidence = pts == 2 ? 0.15 : 0.25;
+        } else {
+            double lf = (double)(pts - 1) / 11.0, sf = out->snr / 6.0;
+            out->confidence = (1.0 - out->mk_p) * (lf < 1 ? lf : 1) * (sf < 1 ? sf : 1);
+        }
+        double kib = out->rate_bytes_per_h / 1024.0;
+        double wgt = out->verdict == PW_DETECT_LEAK ? 1.0 : 0.3;
+        out->score = log10(1.0 + (kib > 0 ? kib : 0)) * out->confidence * wgt;
+    }
+    evidence(out, why);
+    return 0;
+}
+
+static double rel_growth(const pw_detect_t *d)
+{
+    double f = d->first_bytes > 0 ? (double)d->first_bytes : 1.0;
+    return ((double)d->last_bytes - (double)d->first_bytes) / f;
+}
+
+size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
+{
+    size_t m = 0, demoted = 0;
+    for (size_t i = 0; i < n; i++)
+        m += v[i]->points >= 2;
+    if (m < 5)
+        return 0;
+    double *g = malloc(m * sizeof(*g));
+    if (g == NULL)
+        return 0; /* out of memory: the verdicts stay as they are */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->points >= 2)
+            g[k++] = rel_growth(v[i]);
+    double med = median_of(g, m);
+    for (size_t i = 0; i < m; i++)
+        g[i] = fabs(g[i] - med);
+    double mad = median_of(g, m);
+    free(g);
+    for (size_t i = 0; i < n; i++) {
+        pw_detect_t *d = v[i];
+        if (d->verdict != PW_DETECT_LEAK || d->points >= 4)
+            continue;
+        double r = rel_growth(d);
+        double z = mad > 0 ? 0.6745 * (r - med) / mad : (r > med ? INFINITY : 0.0);
+        if (z >= PW_DETECT_PEER_Z && r >= 0.10)
+            continue;
+        d->verdict = PW_DETECT_NOISE;
+        d->score = 0;
+        d->confidence = 0;
+        size_t len = strlen(d->evidence);
+        snprintf(d->evidence + len, sizeof(d->evidence) - len,
+                 "; growth of %+.1f %% does not stand out among %zu tags (z %.1f < %.1f)", r * 100,
+                 m, z, PW_DETECT_PEER_Z);
+        demoted++;
+    }
+    return demoted;
+}
+
+/* ---- the ring ------------------------------------------------------------------------------- */
+
+void pw_detect_ring_init(pw_detect_ring_t *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+static int same_values(const pw_detect_point_t *a, const pw_detect_point_t *b)
+{
+    return a->bytes == b->bytes && a->diff == b->diff && a->boot == b->boot;
+}
+
+/* Thins the spread part p[0 .. n_spread) to points at least `stride` apart (the first, the
+ * last and the ends of boot segments always kept). */
+static void spread_thin(pw_detect_ring_t *r)
+{
+    size_t k = 0, n = r->n_spread;
+    for (size_t i = 0; i < n; i++) {
+        int edge = i == 0 || i + 1 == n || r->p[i].boot != r->p[i - 1].boot ||
+                   r->p[i].boot != r->p[i + 1].boot;
+        if (edge || r->p[i].ts_ms - r->p[k - 1].ts_ms >= r->stride_ms)
+            r->p[k++] = r->p[i];
+    }
+    memmove(r->p + k, r->p + n, (r->n - n) * sizeof(r->p[0]));
+    r->n = (uint16_t)(r->n - (n - k));
+    r->n_spread = (uint16_t)k;
+}
+
+int pw_detect_ring_push(pw_detect_ring_t *r, const pw_detect_point_t *pt)
+{
+    if (r->n > 0 && pt->ts_ms < r->p[r->n - 1].ts_ms)
+        return PW_EINVAL;
+    r->dirty++;
+    /* a run of equal values keeps its first and last point */
+    if (r->n - r->n_spread >= 2 && same_values(pt, &r->p[r->n - 1]) &&
+        same_values(pt, &r->p[r->n - 2])) {
+        r->p[r->n - 1] = *pt;
+        return 0;
+    }
+    r->p[r->n++] = *pt;
+    if (r->n - r->n_spread <= PW_DETECT_RING_RECENT)
+        return 0;
+    /* the oldest recent point moves to the spread part when it is a stride after its last
+     * point (or starts a boot segment), else it is dropped */
+    const pw_detect_point_t *o = &r->p[r->n_spread];
+    int keep = r->n_spread == 0 || o->boot != r->p[r->n_spread - 1].boot ||
+               o->ts_ms - r->p[r->n_spread - 1].ts_ms >= r->stride_ms ||
+               o->boot != r->p[r->n_spread + 1].boot;
+    if (keep) {
+        r->n_spread++;
+    } else {
+        memmove(r->p + r->n_spread, r->p + r->n_spread + 1,
+                (r->n - r->n_spread - 1) * sizeof(r->p[0]));
+        r->n--;
+    }
+    if (r->n_spread >= PW_DETECT_RING - PW_DETECT_RING_RECENT) {
+        int64_t span = r->p[r->n_spread - 1].ts_ms - r->p[0].ts_ms;
+        int64_t want = span / ((PW_DETECT_RING - PW_DETECT_RING_RECENT) / 2);
+        r->stride_ms = r->stride_ms * 2 > want ? r->stride_ms * 2 : want;
+        if (r->stride_ms < 1)
+            r->stride_ms = 1;
+        spread_thin(r);
+    }
+    return 0;
+}

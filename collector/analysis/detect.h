@@ -1,0 +1,171 @@
+/* detect.h: the leak detection engine. One (host, tag, pool) series in, one verdict out.
+ *
+ * Every workflow calls this one function: live agents (10 s points), replayed and imported
+ * poolmon captures (15-minute screens, 2 to hundreds of them), the benchmark and the tests. There
+ * is no length at which nothing is judged: one point is "too short" and says so, two points get
+ * a low-confidence verdict by comparison, longer series get trend statistics.
+ *
+ * Pure: no I/O, no clock, no globals; scratch memory on the stack (series are bounded to
+ * PW_DETECT_MAX_POINTS, larger inputs are thinned first). Also here: the bounded ring that holds
+ * a series between evaluations (pw_detect_ring_t), so the collector keeps what the engine needs
+ * without reading the store back.
+ *
+ * Method (a series oldest first; "outstanding" = bytes and diff = allocs - frees):
+ *  1. Segments. A new segment starts where the boot instance changes or both cumulative
+ *     counters (allocs and frees) go down (a reboot or counter reset inside a capture). Points
+ *     are compared only within a segment: a reboot's drop is neither a free nor a trend.
+ *  2. Late start. In the last segment (>= 8 points) a broken-stick fit finds where growth
+ *     began: for each split k, least squares of y = a + b max(0, t - t_k); the split with the
+ *     smallest squared error is taken when it explains the data clearly better than one line
+ *     (SSE <= 0.6 of the straight fit's), the part before it is flat (its Theil-Sen slope at
+ *     most a quarter of b) and the part after it holds at least 6 points and a quarter of the
+ *     segment; its significance level is then a fifth of the usual (the split was searched). The
+ * judged window then starts at k ("since 10:45"). Earlier segments (2 points or more) are pooled
+ * with it: a leak that continues across a reboot grows in each, and pooling them all (not only
+ * those that grew) keeps the test unbiased.
+ *  3. Statistics over the judged windows, pairs taken within a window only (the seasonal
+ *     Kendall test and the seasonal Sen slope: Hirsch, Slack & Smith 1982, Water Resour. Res.
+ *     18:107): Theil-Sen slope of bytes per hour with Sen's 90 % interval; Mann-Kendall S,
+ *     Var(S) (ties corrected, summed over windows), one-sided upward p = erfc(Z / sqrt 2) / 2;
+ *     the same slope for diff; the points' noise (scatter = 1.4826 MAD / sqrt 2 of consecutive
+ *     differences less the fitted slope: the shape of the growth is not noise) and SNR = net
+ *     growth (slope x span) / scatter; the fraction of steps that rose;
+ *     the largest fall from a running maximum relative to the rise (bulk free); saturation =
+ *     Theil-Sen slope of the last third / slope of the first two thirds (>= 9 points); the
+ *     flat tail (time within max(3 scatter, 2 % of the rise) of the last value) against the
+ *     time it grew before; drift t = mean / (sd / sqrt k) of the k step rates (bytes / h) of
+ *     the steps that moved (a leak in steps rests in between).
+ *  4. Verdict, first that applies:
+ *       too-short      one point in every window, or windows spanning < min_span_ms;
+ *       plateau        bytes did not change, or the net growth is below min_growth_bytes;
+ *       noise          no net growth, a fall of half the rise or more (freed in bulk), or
+ *                      growth not significant for >= 4 points: p >= alpha' (alpha below 8
+ *                      points, alpha / 5 below 24, alpha / 50 from 24: a series is judged again
+ *                      and again), SNR < min_snr, or drift t < 2.5 (>= 6 points);
+ *       growing-cache  growth that levelled off (flat for more than twice as long as it grew,
+ *                      or saturation < 0.15 and flat longer than it grew), or bytes that rose
+ *                      with no more outstanding allocations (diff flat or falling);
+ *       leak           otherwise (2-3 points: bytes and diff rose at every step).
+ *  5. Confidence in [0, 1]: (1 - p) x min(1, (points - 1) / 11) x min(1, SNR / 6) for trends;
+ *     0.15 for 2 points, 0.25 for 3. Score (ranks suspects of a host and of the fleet):
+ *       score = log10(1 + rate in KiB/h) x confidence x w,   w = 1 leak, 0.3 growing-cache
+ *     so a cache ranks below a leak of comparable size, and a 2-screen comparison ranks below a
+ *     trend. The evidence is one line of words with the numbers.
+ */
+#ifndef PW_DETECT_H
+#define PW_DETECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define PW_DETECT_MAX_POINTS  128 /* points judged; more are thinned evenly (ends kept) */
+#define PW_DETECT_RING        64  /* points a ring keeps */
+#define PW_DETECT_RING_RECENT 16  /* of which the newest at full resolution */
+
+/* One point of a (host, tag, pool) series. */
+typedef struct pw_detect_point_s {
+    int64_t ts_ms;          /* ms since the Unix epoch, non-decreasing */
+    uint64_t allocs, frees; /* cumulative counters (only their direction is used) */
+    uint64_t diff;          /* allocations outstanding (objects in use for Linux slab) */
+    uint64_t bytes;         /* bytes outstanding */
+    uint32_t boot;          /* boot or agent instance number; a change starts a segment */
+} pw_detect_point_t;
+
+typedef enum {
+    PW_DETECT_TOO_SHORT = 0,
+    PW_DETECT_PLATEAU = 1,
+    PW_DETECT_NOISE = 2,
+    PW_DETECT_GROWING_CACHE = 3,
+    PW_DETECT_LEAK = 4
+} pw_detect_verdict_t;
+
+typedef struct pw_detect_opts_s {
+    double alpha;                /* one-sided significance of the upward trend; default 0.05 */
+    double min_snr;              /* net growth / robust scatter; default 3 */
+    double min_growth_bytes;     /* net growth below this is a plateau; default 4096 */
+    double min_rate_bytes_per_h; /* slower is a plateau; default 1024 (24 KiB/day) */
+    int64_t min_span_ms;         /* judged windows shorter than this are too short; default
+                                    10 min (two screens 15 min apart are judged; two live
+                                    samples 10 s apart are not) */
+} pw_detect_opts_t;
+
+/* Fills the defaults above. */
+void pw_detect_opts_default(pw_detect_opts_t *o);
+
+typedef struct pw_detect_s {
+    pw_detect_verdict_t verdict;
+    double confidence;       /* 0 .. 1 (method above) */
+    double score;            /* 0 unless leak or growing-cache */
+    double rate_bytes_per_h; /* seasonal Theil-Sen slope of bytes; 0 below 2 points */
+    double rate_low_bytes_per_h, rate_high_bytes_per_h; /* Sen's 90 % interval (= rate < 4 pts) */
+    double diff_rate_per_h;                             /* the same for outstanding allocations */
+    double mk_p;            /* one-sided upward Mann-Kendall p; 1 below 4 points */
+    double snr;             /* net growth / scatter; +inf when the scatter is 0 */
+    double saturation;      /* late / early slope; 1 when not measured */
+    double fall;            /* largest fall from a running maximum / rise; 0 when none */
+    double drift_t;         /* mean rate of the steps that moved / (sd / sqrt(their count)) */
+    int64_t flat_ms;        /* time the judged window has stayed within noise of its last value */
+    int64_t since_ms;       /* first point of the judged part (after a late start) */
+    int64_t span_ms;        /* time covered by the judged windows (sum) */
+    size_t points;          /* points judged (after thinning) */
+    size_t segments;        /* windows pooled (1 + earlier boots that grew) */
+    size_t steps, steps_up; /* consecutive pairs within windows, and those where bytes rose */
+    int64_t growth_bytes;   /* net growth of bytes summed over the windows */
+    int64_t growth_diff;    /* net growth of outstanding allocations over the windows */
+    int64_t growth_allocs, growth_frees; /* counter deltas over the windows (plain differences:
+                                            a wrapped 32-bit counter gives a negative delta) */
+    uint64_t first_bytes, last_bytes;    /* of the judged window of the last segment */
+    double per_alloc_bytes;              /* growth_bytes / growth_diff when both > 0, else 0 */
+    char evidence[256]; /* "outstanding +1,047 allocations of 1,024 B (+1.0 MiB) over ..." */
+} pw_detect_t;
+
+/* The verdict's name: "too-short", "plateau", "noise", "growing-cache", "leak". */
+const char *pw_detect_verdict_name(pw_detect_verdict_t v);
+
+/* Judges the series p[0..n) (oldest first; n may be 0). opts may be NULL for the defaults.
+ * Returns 0 with *out filled (whatever the verdict), or PW_EINVAL (NULL out, NULL p with n > 0,
+ * time stamps going backwards). */
+int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t *opts,
+                   pw_detect_t *out);
+
+/* Peers for short series. With 2 or 3 points there is no trend to test: a churning tag rises
+ * between two screens as often as not. A leak verdict from fewer than 4 points therefore
+ * stands only when the row's relative growth, (last - first) / first bytes of the judged window,
+ * stands out among the host's rows: robust z = 0.6745 (g - median) / MAD over every row in
+ * v[0..n) with 2 points or more (also the flat and falling ones), z >= PW_DETECT_PEER_Z (3.5,
+ * Iglewicz & Hoaglin's outlier rule) and growth of at least 10 %. Fewer than 5 such rows: no peer
+ * test (a capture of one tag, like Microsoft's `poolmon /iDrsd` example, is judged alone).
+ * Verdicts that fail become noise, with the reason appended to their evidence, and lose their
+ * score. Returns how many were demoted. */
+#define PW_DETECT_PEER_Z 3.5
+size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n);
+
+/* ---- the ring: a bounded series between evaluations ------------------------------------ */
+
+/* Up to PW_DETECT_RING points, oldest first, covering everything pushed since init: the newest
+ * PW_DETECT_RING_RECENT at full resolution, and before them up to 48 points spread evenly over
+ * the whole history (a point joins them when it is at least `stride_ms` after the last one; when
+ * they are full, the stride doubles, or becomes a 24th of their span, and they are thinned to it;
+ * the first point and the ends of boot segments always stay). Theil-Sen weighs every pair alike,
+ * so the days before must not be outvoted by a dense recent stretch; the recent points let a
+ * leak that just began show within minutes. A run of equal points keeps only its first and last:
+ * a row that changes every few samples is piecewise constant, and repeated values would read as
+ * a trend. Fixed memory: 64 x 48 bytes. */
+typedef struct pw_detect_ring_s {
+    uint16_t n;        /* points in p */
+    uint16_t n_spread; /* p[0 .. n_spread) are the spread points, the rest the recent ones */
+    uint16_t dirty;    /* pushes since the caller last set it to 0 */
+    int64_t stride_ms; /* minimum spacing of the spread points */
+    pw_detect_point_t p[PW_DETECT_RING];
+} pw_detect_ring_t;
+
+/* Empties the ring. */
+void pw_detect_ring_init(pw_detect_ring_t *r);
+
+/* Appends a point. A point older than the newest is dropped (returns PW_EINVAL); otherwise 0. */
+int pw_detect_ring_push(pw_detect_ring_t *r, const pw_detect_point_t *pt);
+
+#endif /* PW_DETECT_H */

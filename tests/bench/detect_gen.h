@@ -1,0 +1,77 @@
+/* detect_gen.h: the labelled suite of bench_detect: a seeded generator of hosts whose pool
+ * tables hold one event row of a known shape among churning background rows.
+ *
+ * A host has `rows` background rows (4-byte tags "Bxyz", base bytes 4 KiB .. 8 MiB, 16 .. 4096
+ * bytes per allocation, a quarter of them constant, the rest churning: every point their
+ * outstanding allocations are drawn again within +-10 % of their base, allocs rising by 100 ..
+ * 10,000 calls) and one event row (tag "Evnt", nonpaged) whose outstanding allocations follow
+ * the shape over the series' `points` points (index k = 0 .. points-1, u = k / (points - 1)):
+ *   leaks (label 1):
+ *     linear       +g allocations a point;
+ *     noisy-frees  +g a point plus uniform noise of +-1.2 g (it falls now and then);
+ *     late-start   flat (+-1 % churn) until u = 0.4 .. 0.6, then +g a point;
+ *     reboot       +g a point; the host reboots at the middle point: every row's counters
+ *                  start again from small values and the event row from its base (boot
+ *                  instance changes);
+ *     step         +3g every third point, flat between;
+ *     slow         +1 allocation a point (of 256 .. 1024 bytes);
+ *   not leaks (label 0):
+ *     cache        +g a point until u = 0.35, then flat with +-1 % churn;
+ *     bulk-free    +g a point until u = 0.6, then back to its base;
+ *     flat         +-10 % churn like the background.
+ * g is 8 .. 64 allocations (seeded), the event's allocation 256 .. 2048 bytes, its base 64 ..
+ * 4,096 allocations. Same seed, same host.
+ */
+#ifndef PW_DETECT_GEN_H
+#define PW_DETECT_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+typedef enum {
+    PW_GEN_LINEAR = 0,
+    PW_GEN_NOISY_FREES,
+    PW_GEN_LATE_START,
+    PW_GEN_REBOOT,
+    PW_GEN_STEP,
+    PW_GEN_SLOW,
+    PW_GEN_CACHE,
+    PW_GEN_BULK_FREE,
+    PW_GEN_FLAT,
+    PW_GEN_SHAPES
+} pw_gen_shape_t;
+
+/* "linear", "noisy-frees", ... */
+const char *pw_gen_shape_name(pw_gen_shape_t s);
+
+/* 1 for the leak shapes. */
+int pw_gen_shape_leak(pw_gen_shape_t s);
+
+/* Fewest points at which the shape is itself (reboot: 4, late-start and step: 6, the rest 2). */
+size_t pw_gen_shape_min_points(pw_gen_shape_t s);
+
+typedef struct pw_gen_s pw_gen_t;
+
+/* A host of `rows` background rows and the event row of `shape` over `points` points spaced
+ * `interval_ms` from `start_ms`. Returns NULL on ENOMEM. */
+pw_gen_t *pw_gen_new(uint64_t seed, pw_gen_shape_t shape, size_t points, size_t rows,
+                     int64_t start_ms, int64_t interval_ms);
+
+/* Point k (0, 1, ... in order) into `out` (reset here) with totals; *boot is the boot instance
+ * (1, then 2 after a reboot). Returns 0, PW_ENOENT past the last point, PW_ENOMEM. */
+int pw_gen_next(pw_gen_t *g, pw_sample_t *out, uint32_t *boot);
+
+/* The event row's tag ("Evnt") and pool. */
+#define PW_GEN_EVENT_TAG  "Evnt"
+#define PW_GEN_EVENT_POOL PW_POOL_NONPAGED
+
+void pw_gen_free(pw_gen_t *g);
+
+/* Appends one poolmon screen of `s` (XP layout: header lines with the totals, the column
+ * header, one row per entry) to `out` (grown with realloc; *len updated). crlf: CRLF line ends.
+ * Returns 0 or PW_ENOMEM. */
+int pw_gen_poolmon_screen(const pw_sample_t *s, int crlf, char **out, size_t *len, size_t *cap);
+
+#endif /* PW_DETECT_GEN_H */

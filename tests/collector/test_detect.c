@@ -1,0 +1,237 @@
+/* test_detect.c: the detection engine (collector/analysis/detect.c) on series whose numbers were
+ * worked out by hand: comparisons of 2 and 3 screens (the Drsd print job of Microsoft's example),
+ * a straight leak, a late start, a leak across a reboot, a cache that levels off, a bulk free,
+ * a flat row, bytes without allocations, and the ring's bounds. */
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "detect.h"
+
+#define MiB  1048576ULL
+#define Q_MS (15LL * 60000) /* 15-minute screens */
+#define T0   1700000000000LL
+#define EPS  1e-9
+
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+static pw_detect_point_t pt(int64_t i, uint64_t bytes, uint64_t diff, uint32_t boot)
+{
+    /* allocs rise by diff + 100 per point; frees follow (a busy tag) */
+    return (pw_detect_point_t){
+        T0 + i * Q_MS, 1000 + (uint64_t)i * 100 + diff, 1000 + (uint64_t)i * 100, diff, bytes,
+        boot};
+}
+
+static void test_one_point(void **state)
+{
+    (void)state;
+    pw_detect_t d;
+    pw_detect_point_t p = pt(0, 100, 1, 1);
+    assert_int_equal(pw_detect_eval(&p, 1, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_TOO_SHORT);
+    assert_true(d.score == 0.0);
+    assert_int_equal(pw_detect_eval(NULL, 0, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_TOO_SHORT);
+    pw_detect_point_t back[2] = {pt(1, 1, 1, 1), pt(0, 2, 2, 1)};
+    assert_int_equal(pw_detect_eval(back, 2, NULL, &d), PW_EINVAL);
+}
+
+/* Microsoft's Example 4: Drsd Diff 21 -> 27, Bytes 17472 -> 22464 around one print job. */
+static void test_two_screens_drsd(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[2] = {pt(0, 17472, 21, 1), pt(1, 22464, 27, 1)};
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(p, 2, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_int_equal(d.growth_bytes, 4992);
+    assert_int_equal(d.growth_diff, 6);
+    assert_near(d.per_alloc_bytes, 832.0, EPS);
+    assert_near(d.rate_bytes_per_h, 4992.0 * 4, 1e-6); /* 15 min apart */
+    assert_near(d.confidence, 0.15, EPS);
+    /* log10(1 + 19968 / 1024) x 0.15 = log10(20.5) x 0.15 */
+    assert_near(d.score, log10(20.5) * 0.15, 1e-12);
+    assert_int_equal(d.steps, 1);
+    assert_int_equal(d.steps_up, 1);
+    assert_non_null(strstr(d.evidence, "outstanding +6 allocations of 832 B"));
+    /* bytes up but diff down between the two screens: not a leak */
+    p[1].diff = 20;
+    assert_int_equal(pw_detect_eval(p, 2, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_NOISE);
+    assert_true(d.score == 0.0);
+}
+
+/* 12 screens, +1 MiB and +1,024 allocations per screen: 4 MiB/h. Kendall S = 66,
+ * Var(S) = 12 x 11 x 29 / 18 = 212.667, Z = 65 / 14.5831 = 4.4572, p = erfc(Z/sqrt2)/2. */
+static void test_straight_leak(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[12];
+    for (int i = 0; i < 12; i++)
+        p[i] = pt(i, 30 * MiB + (uint64_t)i * MiB, 5000 + (uint64_t)i * 1024, 7);
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(p, 12, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_near(d.rate_bytes_per_h, 4.0 * MiB, 1e-6);
+    assert_near(d.rate_low_bytes_per_h, 4.0 * MiB, 1e-6);
+    assert_near(d.diff_rate_per_h, 4096.0, 1e-9);
+    double z = 65.0 / sqrt(12.0 * 11 * 29 / 18);
+    assert_near(d.mk_p, 0.5 * erfc(z / sqrt(2.0)), 1e-15);
+    assert_true(isinf(d.snr));
+    assert_near(d.saturation, 1.0, EPS);
+    assert_near(d.confidence, 1.0 - d.mk_p, 1e-12);
+    assert_near(d.score, log10(1.0 + 4096.0) * (1.0 - d.mk_p), 1e-9);
+    assert_int_equal(d.growth_bytes, 11 * MiB);
+    assert_int_equal(d.span_ms, 11 * Q_MS);
+    assert_int_equal(d.since_ms, T0);
+    assert_int_equal(d.steps_up, 11);
+    assert_int_equal(d.segments, 1);
+}
+
+/* Flat for 6 screens, then +512 KiB a screen for 6: the judged part starts at screen 5 (the
+ * last flat point is the corner of the broken stick). */
+static void test_late_start(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[12];
+    for (int i = 0; i < 12; i++) {
+        uint64_t k = i < 6 ? 0 : (uint64_t)(i - 5);
+        p[i] = pt(i, 10 * MiB + k * 512 * 1024 + (i % 2) * 4096, 900 + k * 256 + (i % 2), 1);
+    }
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(p, 12, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_int_equal(d.since_ms, T0 + 5 * Q_MS);
+    assert_int_equal(d.first_bytes, 10 * MiB + 4096);
+    assert_non_null(strstr(d.evidence, "flat before it began growing"));
+}
+
+/* A leak across a reboot: boot 1 grows 0..3 MiB in 4 screens, boot 2 again from 0.5 MiB.
+ * Pooled: S = 6 + 6 = 12, Var = 2 x (4 x 3 x 13 / 18) = 17.333, Z = 11 / 4.1633 = 2.6421. */
+static void test_reboot(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[8];
+    for (int i = 0; i < 4; i++)
+        p[i] = (pw_detect_point_t){T0 + i * Q_MS,
+                                   50000 + (uint64_t)i * 2000,
+                                   40000 + (uint64_t)i * 1000,
+                                   10000 + (uint64_t)i * 1000,
+                                   (uint64_t)i * MiB + 64,
+                                   1};
+    for (int i = 0; i < 4; i++)
+        p[4 + i] = (pw_detect_point_t){T0 + (4 + i) * Q_MS,         300 + (uint64_t)i * 2000,
+                                       200 + (uint64_t)i * 1000,    100 + (uint64_t)i * 1000,
+                                       MiB / 2 + (uint64_t)i * MiB, 1};
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(p, 8, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_int_equal(d.segments, 2);
+    assert_int_equal(d.growth_bytes, 6 * MiB);
+    assert_int_equal(d.steps, 6);
+    double z = 11.0 / sqrt(2.0 * 4 * 3 * 13 / 18);
+    assert_near(d.mk_p, 0.5 * erfc(z / sqrt(2.0)), 1e-15);
+    assert_near(d.rate_bytes_per_h, 4.0 * MiB, 1e-6);
+    assert_non_null(strstr(d.evidence, "grew in each of 2 boots"));
+    /* the same points under one boot id: the drop reads as a fall, so not a leak */
+    for (int i = 4; i < 8; i++) {
+        p[i].allocs = 50000 + (uint64_t)i * 2000;
+        p[i].frees = 40000 + (uint64_t)i * 1000;
+    }
+    assert_int_equal(pw_detect_eval(p, 8, NULL, &d), 0);
+    assert_int_equal(d.segments, 1);
+    assert_true(d.verdict != PW_DETECT_LEAK);
+}
+
+/* Rises for 6 screens, then flat: the last third (screens 8-11) has slope 0 -> cache. */
+static void test_cache_levels_off(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[12];
+    for (int i = 0; i < 12; i++) {
+        uint64_t k = i < 6 ? (uint64_t)i : 5;
+        p[i] = pt(i, 2 * MiB + k * MiB, 100 + k * 1000, 1);
+    }
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(p, 12, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_GROWING_CACHE);
+    assert_near(d.saturation, 0.0, EPS);
+    /* a leak of the same size ranks above it */
+    pw_detect_point_t q[12];
+    for (int i = 0; i < 12; i++)
+        q[i] = pt(i, 2 * MiB + (uint64_t)i * MiB * 5 / 11, 100 + (uint64_t)i * 454, 1);
+    pw_detect_t l;
+    assert_int_equal(pw_detect_eval(q, 12, NULL, &l), 0);
+    assert_int_equal(l.verdict, PW_DETECT_LEAK);
+    assert_true(l.score > d.score);
+}
+
+static void test_bulk_free_flat_and_no_allocs(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[8];
+    /* up 0..5 MiB then down to 1 MiB: fell back by 80 % of its rise */
+    uint64_t v[8] = {0, 1, 2, 3, 4, 5, 1, 2};
+    for (int i = 0; i < 8; i++)
+        p[i] = pt(i, v[i] * MiB, 10 + v[i] * 100, 1);
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(p, 8, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_NOISE);
+    assert_near(d.fall, 4.0 / 5.0, EPS);
+    /* flat */
+    for (int i = 0; i < 8; i++)
+        p[i] = pt(i, 4096, 4, 1);
+    assert_int_equal(pw_detect_eval(p, 8, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_PLATEAU);
+    /* bytes rise, outstanding allocations do not (each block grows) */
+    for (int i = 0; i < 8; i++)
+        p[i] = pt(i, MiB + (uint64_t)i * MiB, 50, 1);
+    assert_int_equal(pw_detect_eval(p, 8, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_GROWING_CACHE);
+}
+
+/* The ring: runs of equal points keep their ends; 1,000 rising points stay within 64, the
+ * first and the last kept, time order kept. */
+static void test_ring(void **state)
+{
+    (void)state;
+    pw_detect_ring_t r;
+    pw_detect_ring_init(&r);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(pw_detect_ring_push(&r, &(pw_detect_point_t){T0 + i, 0, 0, 1, 7, 1}), 0);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.p[0].ts_ms, T0);
+    assert_int_equal(r.p[1].ts_ms, T0 + 4);
+    assert_int_equal(pw_detect_ring_push(&r, &(pw_detect_point_t){T0, 0, 0, 1, 7, 1}), PW_EINVAL);
+    pw_detect_ring_init(&r);
+    for (int i = 0; i < 1000; i++) {
+        pw_detect_point_t q = {T0 + i * 10000LL, 0, 0, (uint64_t)i, (uint64_t)i * 64, 1};
+        assert_int_equal(pw_detect_ring_push(&r, &q), 0);
+        assert_true(r.n <= PW_DETECT_RING);
+    }
+    assert_int_equal(r.p[0].ts_ms, T0);
+    assert_int_equal(r.p[r.n - 1].ts_ms, T0 + 999 * 10000LL);
+    for (int i = 1; i < r.n; i++)
+        assert_true(r.p[i].ts_ms > r.p[i - 1].ts_ms);
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_near(d.rate_bytes_per_h, 64.0 * 360, 1e-6); /* 64 B every 10 s */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_point),
+        cmocka_unit_test(test_two_screens_drsd),
+        cmocka_unit_test(test_straight_leak),
+        cmocka_unit_test(test_late_start),
+        cmocka_unit_test(test_reboot),
+        cmocka_unit_test(test_cache_levels_off),
+        cmocka_unit_test(test_bulk_free_flat_and_no_allocs),
+        cmocka_unit_test(test_ring),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
