@@ -44,37 +44,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MOD            "analysis"
-#define PASS_MS        30000
-#define CAND_LIVE      12
-#define CAND_DENSE     4096
-#define MIN_GROWTH     (64u << 10)
-#define DENSE_INTERVAL (5u * 60 * 1000)
-#define MAX_BACKOFF    32
-#define QUIET_EVICT    3 /* non-leak verdicts in a row before a candidate may give way */
-#define GROUP_R        0.9
-#define GROUP_STEPS    16
-#define RECENT_N       120
-#define RECENT_STEP_MS 60000LL
-#define LONG_N         144
-#define LONG_STEP_MS   600000LL
-#define TREND_MS       (2LL * 3600000)
-#define LONG_TREND_MS  (24LL * 3600000)
-#define REBUILD_TABLES 32
-#define REBUILD_MS     (7ULL * 24 * 3600000)
-#define RESEND_PASSES  2 /* Prometheus resends firing alerts every minute */
+#define MOD             "analysis"
+#define PASS_MS         30000
+#define CAND_LIVE       12
+#define CAND_DENSE      4096
+#define MIN_GROWTH      (64u << 10)
+#define DENSE_INTERVAL  (5u * 60 * 1000)
+#define MAX_BACKOFF     32
+#define LIVE_MIN_POINTS 12 /* a live row's verdict rests on a trend, never on 2 or 3 points */
+#define QUIET_EVICT     3  /* non-leak verdicts in a row before a candidate may give way */
+#define GROUP_R         0.9
+#define GROUP_STEPS     16
+#define RECENT_N        120
+#define RECENT_STEP_MS  60000LL
+#define LONG_N          144
+#define LONG_STEP_MS    600000LL
+#define TREND_MS        (2LL * 3600000)
+#define LONG_TREND_MS   (24LL * 3600000)
+#define REBUILD_TABLES  32
+#define REBUILD_MS      (7ULL * 24 * 3600000)
+#define RESEND_PASSES   2 /* Prometheus resends firing alerts every minute */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
 typedef struct {
-    uint64_t hash;    /* of (pool, tag bytes) */
-    uint64_t last;    /* bytes of the last sample */
-    uint64_t seg_min; /* lowest bytes since the row's boot began */
-    int64_t first_ts; /* the row's first point of the boot ... */
-    uint64_t first_bytes;
-    uint32_t first_diff;        /* ... (diff saturated to 32 bits: only the seed point uses it) */
+    uint64_t hash;              /* of (pool, tag bytes) */
+    uint64_t last;              /* bytes of the last sample */
+    uint64_t seg_min;           /* lowest bytes since the row's boot began */
+    uint64_t first_bytes;       /* the row's first point of the boot: bytes, ... */
+    uint32_t first_s;           /* ... its time (s after the host's epoch_ms), ... */
+    uint32_t first_diff;        /* ... its diff (saturated: only the ring's seed point uses it) */
     uint32_t tag_off;           /* tag bytes in the host's arena */
-    int32_t cand;               /* candidate slot, -1 */
+    float step;                 /* mean |change of bytes| per sample (exponential, 1/16): the row's
+                                   own churn, so a row that only churns is not made a candidate */
+    int16_t cand;               /* candidate slot, -1 */
     uint8_t tag_len, pool, gen; /* gen: the host's boot generation of first_* and seg_min */
 } row_t;
 
@@ -117,6 +120,7 @@ typedef struct {
     uint8_t boot_id[64];
     size_t boot_id_len;
     int dense;
+    int64_t epoch_ms;     /* time of the first point fed (row times are seconds after it) */
     int64_t last_ts;      /* newest point fed */
     int64_t evaluated_ts; /* last_ts when last evaluated */
     recent_t recent;
@@ -154,8 +158,9 @@ typedef struct pw_analysis_run_s {
     size_t restore_cursor;
     char *alerts_path;
     int alerts_dirty;
-    pw_detect_opts_t dopts;
-    pw_sample_t table; /* rebuild scratch */
+    pw_detect_opts_t dopts;      /* screens (dense hosts) */
+    pw_detect_opts_t dopts_live; /* live hosts: more points before a verdict */
+    pw_sample_t table;           /* rebuild scratch */
 } run_t;
 
 static uint64_t row_hash(int pool, const uint8_t *tag, size_t len)
@@ -316,7 +321,7 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
     c->backoff = 1;
     c->group = (uint32_t)slot;
     pw_detect_ring_init(&c->ring);
-    s->rows[ri].cand = (int32_t)slot;
+    s->rows[ri].cand = (int16_t)slot;
     return (int)slot;
 }
 
@@ -383,6 +388,8 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
         memcpy(s->boot_id, boot_id, boot_len);
         s->boot_id_len = boot_len;
     }
+    if (s->epoch_ms == 0)
+        s->epoch_ms = ts;
     s->last_ts = ts;
     if (tot != NULL)
         totals_note(s, ts, tot->nonpaged_bytes, tot->paged_bytes);
@@ -395,23 +402,31 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
         uint32_t ri = (uint32_t)(r - s->rows);
         if (r->gen != s->gen) {
             r->gen = s->gen;
-            r->first_ts = ts;
+            r->first_s = (uint32_t)((ts - s->epoch_ms) / 1000);
             r->first_bytes = v.bytes;
             r->first_diff = v.diff > UINT32_MAX ? UINT32_MAX : (uint32_t)v.diff;
             r->seg_min = v.bytes;
+            r->step = 0;
+        } else {
+            double dlt =
+                v.bytes > r->last ? (double)(v.bytes - r->last) : (double)(r->last - v.bytes);
+            r->step += (float)((dlt - r->step) / 16.0);
         }
         r->last = v.bytes;
         if (v.bytes < r->seg_min)
             r->seg_min = v.bytes;
         if (r->cand < 0) {
             uint64_t g = v.bytes - r->seg_min;
-            if (!s->dense && g < MIN_GROWTH)
+            /* live: grown 64 KiB above its lowest, and by more than 8 of its usual steps */
+            if (!s->dense && (g < MIN_GROWTH || (double)g < 8.0 * r->step))
                 continue;
             if (cand_take(s, ri, g) < 0)
                 continue;
             r = &s->rows[ri];
-            if (r->first_ts < ts) { /* seed: the row's first point of this boot */
-                pw_detect_point_t p0 = {r->first_ts, 0, 0, r->first_diff, r->first_bytes, s->gen};
+            int64_t first_ts = s->epoch_ms + (int64_t)r->first_s * 1000;
+            if (first_ts < ts) { /* seed: the row's first point of this boot */
+                pw_detect_point_t p0 = {first_ts,      r->first_diff,  0,
+                                        r->first_diff, r->first_bytes, s->gen};
                 pw_detect_ring_push(&s->cands[r->cand].ring, &p0);
             }
         }
@@ -586,7 +601,7 @@ static void eval_host(run_t *rn, host_state_t *s)
         if (c->has && c->ring.dirty < c->backoff)
             continue;
         pw_detect_t d;
-        if (pw_detect_eval(c->ring.p, c->ring.n, &rn->dopts, &d) != 0)
+        if (pw_detect_eval(c->ring.p, c->ring.n, s->dense ? &rn->dopts : &rn->dopts_live, &d) != 0)
             continue;
         int same = c->has && d.verdict == c->res.verdict;
         c->backoff =
@@ -913,7 +928,7 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
     s->dense = host_dense(h);
     uint64_t to = h->last_seen_ms;
     uint64_t from = s->dense ? 0 : (to > REBUILD_MS ? to - REBUILD_MS : 0);
-    uint64_t step = s->dense ? 1 : (to - from) / REBUILD_TABLES + 1;
+    uint64_t step = 1;
     const uint8_t *boot = s->dense ? (const uint8_t *)"i" : h->boot_id;
     size_t boot_len = s->dense ? 1 : h->boot_id_len;
     for (int k = 0; k < (s->dense ? 256 : REBUILD_TABLES + 1) && from <= to; k++) {
@@ -925,6 +940,8 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
                             d.msg);
             break;
         }
+        if (k == 0 && !s->dense) /* spread the tables over what the store holds */
+            step = (to - rn->table.timestamp_ms) / REBUILD_TABLES + 1;
         feed(s, &rn->table, rn->table.n, entry_row, (int64_t)rn->table.timestamp_ms, boot, boot_len,
              NULL);
         uint64_t next = rn->table.timestamp_ms + step;
@@ -1044,6 +1061,8 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
         rn->o = *opts;
     rn->o.alerts_path = NULL;
     pw_detect_opts_default(&rn->dopts);
+    rn->dopts_live = rn->dopts;
+    rn->dopts_live.min_points = LIVE_MIN_POINTS;
     pw_sample_init(&rn->table);
     if (opts && opts->alerts_path) {
         size_t n = strlen(opts->alerts_path) + 1;

@@ -17,6 +17,7 @@ void pw_detect_opts_default(pw_detect_opts_t *o)
     o->min_growth_bytes = 4096.0;
     o->min_rate_bytes_per_h = 1024.0;
     o->min_span_ms = 10 * 60000;
+    o->min_points = 2;
 }
 
 const char *pw_detect_verdict_name(pw_detect_verdict_t v)
@@ -422,6 +423,9 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
     } else if (!changed) {
         out->verdict = PW_DETECT_PLATEAU;
         snprintf(why, sizeof(why), "bytes unchanged");
+    } else if (pts < opts->min_points) {
+        out->verdict = PW_DETECT_TOO_SHORT;
+        snprintf(why, sizeof(why), "%zu points: a verdict needs %zu", pts, opts->min_points);
     } else if (out->span_ms < opts->min_span_ms) {
         out->verdict = PW_DETECT_TOO_SHORT;
         snprintf(why, sizeof(why), "only %.0f s of data: too short to tell growth from churn",

@@ -36,7 +36,8 @@
  *     time it grew before; drift t = mean / (sd / sqrt k) of the k step rates (bytes / h) of
  *     the steps that moved (a leak in steps rests in between).
  *  4. Verdict, first that applies:
- *       too-short      one point in every window, or windows spanning < min_span_ms;
+ *       too-short      one point in every window, fewer than min_points points, or windows
+ *                      spanning < min_span_ms;
  *       plateau        bytes did not change, or the net growth is below min_growth_bytes;
  *       noise          no net growth, a fall of half the rise or more (freed in bulk), or
  *                      growth not significant for >= 4 points: p >= alpha' (alpha below 8
@@ -87,6 +88,9 @@ typedef struct pw_detect_opts_s {
     double min_snr;              /* net growth / robust scatter; default 3 */
     double min_growth_bytes;     /* net growth below this is a plateau; default 4096 */
     double min_rate_bytes_per_h; /* slower is a plateau; default 1024 (24 KiB/day) */
+    size_t min_points;           /* fewer points in the judged windows: too short; default 2
+                                    (the collector asks 12 of a live row: with samples every
+                                    10 s, 2 or 3 points would be churn) */
     int64_t min_span_ms;         /* judged windows shorter than this are too short; default
                                     10 min (two screens 15 min apart are judged; two live
                                     samples 10 s apart are not) */

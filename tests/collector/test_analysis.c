@@ -300,6 +300,37 @@ static void test_pressure_no_eta(void **state)
     assert_int_equal(pw_pressure_eval(p, 5, 128 * 1048576ULL, &o, &out), PW_EINVAL);
 }
 
+/* The extrapolation cap is counted from the trend window, not from the start of the history:
+ * 10 h of history at 10-min steps, +1 MiB/h from 50 MiB (60 MiB at the end), the default 2-h
+ * window holds t = 8 .. 10 h (13 points, span 2 h), so ETAs up to 24 x 2 h = 48 h are given.
+ * Limit 107 MiB: (107 - 60) / 1 = 47 h, given; limit 120 MiB: 60 h, beyond (a cap counted from
+ * the history's start, 24 x 10 h = 240 h, would give it). */
+static void test_pressure_eta_cap_window(void **state)
+{
+    (void)state;
+    pw_point_t p[61];
+    for (int i = 0; i < 61; i++)
+        p[i] = (pw_point_t){i * 10 * MIN_MS, 50 * MiB + (double)i * MiB / 6.0};
+    pw_pressure_t out;
+    assert_int_equal(pw_pressure_eval(p, 61, 107 * 1048576ULL, NULL, &out), 0);
+    assert_int_equal(out.n_window, 13);
+    assert_true(out.trend_up);
+    assert_double_equal(out.slope_bytes_per_h, MiB, 1e-6);
+    assert_int_equal(out.eta_ms, 47 * HOUR_MS);
+    assert_false(out.eta_beyond);
+    assert_int_equal(pw_pressure_eval(p, 61, 120 * 1048576ULL, NULL, &out), 0);
+    assert_true(out.trend_up);
+    assert_true(out.eta_beyond);
+    assert_int_equal(out.eta_ms, -1);
+    /* exactly at the cap (48 h) it is still given; a minute over, not */
+    assert_int_equal(pw_pressure_eval(p, 61, 108 * 1048576ULL, NULL, &out), 0);
+    assert_int_equal(out.eta_ms, 48 * HOUR_MS);
+    assert_false(out.eta_beyond);
+    uint64_t over = 108 * 1048576ULL + 1048576ULL / 60;
+    assert_int_equal(pw_pressure_eval(p, 61, over, NULL, &out), 0);
+    assert_true(out.eta_beyond);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* leak suspects */
 
@@ -707,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_decimation),
         cmocka_unit_test(test_pressure_linear_exact),
         cmocka_unit_test(test_pressure_no_eta),
+        cmocka_unit_test(test_pressure_eta_cap_window),
         cmocka_unit_test(test_leak_1mb_per_hour_within_30_min),
         cmocka_unit_test(test_leak_churn_plateau_and_gates),
         cmocka_unit_test(test_leak_noise_gate),
