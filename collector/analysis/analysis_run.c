@@ -9,9 +9,10 @@
  *    last verdict]: a row becomes one when its bytes rose MIN_GROWTH (64 KiB) above their lowest
  *    since the boot began; its ring starts with the row's first point of the boot and then takes
  *    every sample. When all slots are taken, a candidate whose last verdicts were not "leak" for
- *    a while gives way to a row that grew more. Hosts of few, slow screens (imports, replayed
- *    captures: an interval of 5 min or more) are "dense": every row is a candidate from its first
- *    screen (up to CAND_DENSE rows), so a 2-screen capture is judged on every tag;
+ *    a while gives way to a row that grew more (or any candidate that is not a leak, to a row
+ *    that grew twice as much: a backfill fills the slots before a pass). Hosts of few, slow screens
+ * (imports, replayed captures: an interval of 5 min or more) are "dense": every row is a candidate
+ * from its first screen (up to CAND_DENSE rows), so a 2-screen capture is judged on every tag;
  *  - pool totals for pressure [2 x (120 + 144) points, 8 KB]: the last 2 h at >= 1 min spacing
  *    and the last 24 h at >= 10 min.
  * The store is read only to rebuild this state after a restart (tables at up to REBUILD_TABLES
@@ -301,12 +302,18 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
         slot = (long)s->n_cands++;
     }
     if (slot < 0) {
-        /* the quietest candidate that grew least, if it grew less than this row */
-        uint64_t least = growth;
+        /* The candidate that grew least gives way when this row grew more and the candidate's
+         * last QUIET_EVICT verdicts were not leaks, or when this row grew more than twice as
+         * much and the candidate is not a leak now (a burst of samples - an agent's backfill -
+         * fills the slots before any pass has judged them). */
+        uint64_t least = UINT64_MAX;
         for (size_t i = 0; i < s->n_cands; i++) {
-            const row_t *r = &s->rows[s->cands[i].row];
+            const cand_t *c = &s->cands[i];
+            const row_t *r = &s->rows[c->row];
             uint64_t g = r->last > r->seg_min ? r->last - r->seg_min : 0;
-            if (s->cands[i].quiet >= QUIET_EVICT && g < least) {
+            int leak = c->has && c->res.verdict == PW_DETECT_LEAK;
+            int gives = (c->quiet >= QUIET_EVICT && g < growth) || (!leak && g < growth / 2);
+            if (gives && g < least) {
                 least = g;
                 slot = (long)i;
             }
