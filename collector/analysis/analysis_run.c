@@ -162,6 +162,10 @@ typedef struct pw_analysis_run_s {
     pw_detect_opts_t dopts;      /* screens (dense hosts) */
     pw_detect_opts_t dopts_live; /* live hosts: more points before a verdict */
     pw_sample_t table;           /* rebuild scratch */
+    pw_analysis_stats_t stats;
+    uint64_t pass_t0;                      /* the pass in progress: its start (hrtime ns) */
+    uint64_t job_ns, job_cands, job_hosts; /* the worker's counts of its job, folded into
+                                              stats on the loop when the job is done */
 } run_t;
 
 static uint64_t row_hash(int pool, const uint8_t *tag, size_t len)
@@ -608,6 +612,7 @@ static void eval_host(run_t *rn, host_state_t *s)
         if (c->has && c->ring.dirty < c->backoff)
             continue;
         pw_detect_t d;
+        rn->job_cands++;
         if (pw_detect_eval(c->ring.p, c->ring.n, s->dense ? &rn->dopts : &rn->dopts_live, &d) != 0)
             continue;
         int same = c->has && d.verdict == c->res.verdict;
@@ -662,12 +667,16 @@ static void eval_host(run_t *rn, host_state_t *s)
 static void work_cb(uv_work_t *w)
 {
     run_t *rn = w->data;
+    uint64_t t0 = uv_hrtime();
+    rn->job_cands = 0;
     for (size_t i = 0; i < rn->n_job; i++) {
         host_state_t *s = rn->job[i];
         uv_mutex_lock(&s->mu);
         eval_host(rn, s);
         uv_mutex_unlock(&s->mu);
     }
+    rn->job_ns = uv_hrtime() - t0;
+    rn->job_hosts = rn->n_job;
 }
 
 /* ---- publication (the loop) ----------------------------------------------------------------- */
@@ -910,6 +919,14 @@ static void publish(run_t *rn)
     if (rn->o.on_alert != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
         pw_alert_foreach(rn->alerts, resend_firing, rn);
     rn->passes++;
+    rn->stats.passes = rn->passes;
+    rn->stats.last_work_ns = rn->job_ns;
+    rn->stats.work_ns += rn->job_ns;
+    rn->stats.cands_judged += rn->job_cands;
+    rn->stats.hosts_judged += rn->job_hosts;
+    rn->job_ns = rn->job_cands = rn->job_hosts = 0;
+    if (rn->pass_t0 != 0)
+        rn->stats.last_pass_ns = uv_hrtime() - rn->pass_t0;
 }
 
 /* ---- rebuild after a restart ------------------------------------------------------------------
@@ -1012,6 +1029,7 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn)
 {
     if (rn == NULL || rn->working)
         return;
+    rn->pass_t0 = uv_hrtime();
     collect(rn);
     work_cb(&(uv_work_t){.data = rn});
     publish(rn);
@@ -1041,6 +1059,7 @@ static void on_timer(uv_timer_t *t)
     if (now - rn->last_pass_ms < PASS_MS)
         return;
     rn->last_pass_ms = now;
+    rn->pass_t0 = uv_hrtime();
     if (collect(rn) == 0) {
         publish(rn);
         return;
@@ -1151,6 +1170,27 @@ const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, cons
     if (rn == NULL || h->index >= rn->n_hs || rn->hs[h->index] == NULL || !rn->hs[h->index]->judged)
         return NULL;
     return &rn->hs[h->index]->pub;
+}
+
+void pw_analysis_run_stats(const pw_analysis_run_t *rn, pw_analysis_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (rn != NULL)
+        *out = rn->stats;
+}
+
+int pw_analysis_run_feed(pw_analysis_run_t *rn, const pw_host_t *h, const pw_sample_t *t,
+                         const uint8_t *boot, size_t boot_len)
+{
+    host_state_t *s = state_of(rn, h);
+    if (s == NULL)
+        return PW_ENOMEM;
+    uv_mutex_lock(&s->mu);
+    if (s->n_rows == 0)
+        s->dense = host_dense(h);
+    feed(s, t, t->n, entry_row, (int64_t)t->timestamp_ms, boot, boot_len, &t->totals);
+    uv_mutex_unlock(&s->mu);
+    return 0;
 }
 
 size_t pw_analysis_run_state_bytes(const pw_analysis_run_t *rn, const pw_host_t *h)

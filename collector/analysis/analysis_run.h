@@ -99,6 +99,27 @@ const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, cons
  * rings, totals): what the scale benchmark reports per host. 0 for a host never seen. */
 size_t pw_analysis_run_state_bytes(const pw_analysis_run_t *rn, const pw_host_t *h);
 
+/* What the passes cost, for /metrics and the scale benchmark. */
+typedef struct pw_analysis_stats_s {
+    uint64_t passes;       /* published passes */
+    uint64_t hosts_judged; /* host evaluations (hosts with new data), all passes */
+    uint64_t cands_judged; /* candidate evaluations (pw_detect_eval calls), all passes */
+    uint64_t work_ns;      /* time the thread pool spent evaluating, all passes (ns) */
+    uint64_t last_work_ns; /* ... in the last pass */
+    uint64_t last_pass_ns; /* the last pass from its start on the loop to its publication */
+} pw_analysis_stats_t;
+
+/* Copies the counters into *out. */
+void pw_analysis_run_stats(const pw_analysis_run_t *rn, pw_analysis_stats_t *out);
+
+/* Feeds host `h`'s analysis state with table `t` (its time, rows and totals) of boot instance
+ * `boot` (boot_len bytes) as ingest's observer feeds a streamed sample, without the store or the
+ * fleet's table: for a benchmark that builds days of history at the resolution the state keeps
+ * (the same update path as samples and the restart's rebuild). Tables older than the state's
+ * newest are skipped. Returns 0 or PW_ENOMEM. */
+int pw_analysis_run_feed(pw_analysis_run_t *rn, const pw_host_t *h, const pw_sample_t *t,
+                         const uint8_t *boot, size_t boot_len);
+
 /* Test seams: publish suspects judged elsewhere (copied; they replace the last pass's), set a
  * host's result as a pass would leave it, and the alert set for a caller to evaluate rules
  * into. Return 0 or PW_ENOMEM. */
