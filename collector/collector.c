@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "analysis_run.h"
 #include "api.h"
+#include "daemon.h"
 #include "ingest.h"
 #include "listener.h"
 #include "log.h"
@@ -55,9 +56,10 @@ static void on_retention_timer(uv_timer_t *t)
 /* SIGHUP: the tokens file again (a token added or revoked without a restart). */
 static void on_sighup(uv_signal_t *s, int signum)
 {
-    (void)signum;
     pw_collector_t *c = s->data;
     pw_diag_t d;
+    PW_LOG_INFO(MOD, "%s: reloading the tokens file and the remote write token",
+                pw_daemon_signal_name(signum));
     int64_t n = pw_http_reload_tokens(c->http, &d);
     if (n >= 0)
         PW_LOG_INFO(MOD, "SIGHUP: %s reloaded, %lld tokens", c->cfg->tokens_file, (long long)n);
@@ -128,7 +130,7 @@ static void rw_opts(const pw_collector_cfg_t *cfg, pw_remote_write_opts_t *o)
 static void on_signal(uv_signal_t *s, int signum)
 {
     pw_collector_t *c = s->data;
-    PW_LOG_INFO(MOD, "signal %d: stopping", signum);
+    PW_LOG_INFO(MOD, "%s: stopping", pw_daemon_signal_name(signum));
     uv_stop(&c->loop);
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_agent_binary.sh AGENT SOURCE_DIR: poolwatch-agent's start-up errors from a shell: each
-# says its reason once, and a CA file that cannot be read says why.
+# says its reason once, and a CA file that cannot be read says why; --version; a running agent
+# survives SIGHUP (and logs it) and logs the SIGTERM that stops it.
 set -u
 AGENT=$1
 SRC=$2
@@ -39,5 +40,37 @@ check "check-config wrong host says so" 1 "$(grep -c "collector.cert_file: the c
 "$AGENT" --check-config --agent.source=sim:steady/0 --agent.host_name=H1 --spool.dir="$tmp/spool" \
     --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/out" 2>"$tmp/err"
 check "check-config right host exit" 0 $?
+
+# --version: name, version, commit (from CMake, "unknown" outside git) and OpenSSL
+"$AGENT" --version >"$tmp/out" 2>"$tmp/err"
+check "version exit" 0 $?
+check "version line" 1 "$(grep -cE '^poolwatch-agent [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{4,}|unknown)\), OpenSSL [0-9]' "$tmp/out")"
+
+# SIGHUP (a closed terminal, `systemctl reload`) never kills the agent: it logs it and goes on.
+# The collector endpoint is closed, so the agent samples into its spool and retries.
+# shellcheck disable=SC2086
+"$AGENT" --agent.source=sim:steady/0 --agent.host_name=h1 --spool.dir="$tmp/spool-hup" \
+    --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/hup.out" 2>"$tmp/hup.err" &
+pid=$!
+wait_log() { # pattern: waits (bounded) until the agent's log has it
+  i=0
+  while [ $i -lt 300 ] && ! grep -q "$1" "$tmp/hup.err"; do sleep 0.1; i=$((i + 1)); done
+}
+wait_log "host h1, source sim, "
+kill -HUP $pid
+wait_log "SIGHUP: ignored"
+check "SIGHUP logged" 1 "$(grep -c 'SIGHUP: ignored (the agent keeps running' "$tmp/hup.err")"
+kill -0 $pid 2>/dev/null
+check "alive after SIGHUP" 0 $?
+kill -HUP $pid
+i=0
+while [ $i -lt 300 ] && [ "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")" -lt 2 ]; do sleep 0.1; i=$((i + 1)); done
+check "second SIGHUP logged" 2 "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")"
+kill -0 $pid 2>/dev/null
+check "alive after a second SIGHUP" 0 $?
+kill -TERM $pid
+wait $pid
+check "SIGTERM exit" 0 $?
+check "SIGTERM logged" 1 "$(grep -c 'SIGTERM: stopping' "$tmp/hup.err")"
 
 exit $fail

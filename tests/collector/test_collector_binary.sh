@@ -11,6 +11,11 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=../check.sh
 . "$SRC/tests/check.sh"
 
+# --version: name, version, commit (from CMake, "unknown" outside git) and OpenSSL
+"$COLL" --version >"$tmp/out" 2>"$tmp/err"
+check "version exit" 0 $?
+check "version line" 1 "$(grep -cE '^poolwatch-collector [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{4,}|unknown)\), OpenSSL [0-9]' "$tmp/out")"
+
 "$COLL" --new-token read ops >"$tmp/out" 2>"$tmp/err"
 check "new-token exit" 0 $?
 check "new-token line" 1 "$(grep -cE '^[0-9a-f]{64} read ops$' "$tmp/out")"
