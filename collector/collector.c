@@ -16,6 +16,7 @@
 #include "pooltag.h"
 #include "remote_write.h"
 #include "store.h"
+#include "store_lock.h"
 #include "tokens.h"
 
 #include <stdio.h>
@@ -31,6 +32,7 @@ typedef struct {
     const pw_collector_cfg_t *cfg;
     uv_loop_t loop;
     pw_tls_ctx_t *tls_ctx;
+    pw_store_lock_t *store_lock; /* held while the collector runs: one collector per store */
     pw_store_t *store;
     pw_ingest_t *ing;
     pw_listener_t *agents;
@@ -154,7 +156,9 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
                             .ca_file = cfg->ca_file,
                             .cert_file = cfg->cert_file,
                             .key_file = cfg->key_file};
-    if ((r = pw_store_open(cfg->db_path, &so, &c->store, d)) != 0 ||
+    /* Before the database is touched: a second collector on the same store refuses to start. */
+    if ((r = pw_store_lock_acquire(cfg->db_path, &c->store_lock, d)) != 0 ||
+        (r = pw_store_open(cfg->db_path, &so, &c->store, d)) != 0 ||
         (r = pw_ingest_new(c->store, &c->ing, d)) != 0 ||
         (r = pw_tls_ctx_new(&c->tls_ctx, &to, d)) != 0)
         goto out;
@@ -254,6 +258,7 @@ out:
     pw_listener_free(c->agents);
     pw_ingest_free(c->ing);
     pw_store_close(c->store);
+    pw_store_lock_release(c->store_lock);
     pw_tls_ctx_free(c->tls_ctx);
     pw_free(c);
     return r;

@@ -52,25 +52,16 @@ check "version line" 1 "$(grep -cE '^poolwatch-agent [0-9]+\.[0-9]+\.[0-9]+ \(co
 "$AGENT" --agent.source=sim:steady/0 --agent.host_name=h1 --spool.dir="$tmp/spool-hup" \
     --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/hup.out" 2>"$tmp/hup.err" &
 pid=$!
-wait_log() { # pattern: waits (bounded) until the agent's log has it
-  i=0
-  while [ $i -lt 300 ] && ! grep -q "$1" "$tmp/hup.err"; do sleep 0.1; i=$((i + 1)); done
-}
-wait_log "host h1, source sim, "
+wait_for "the agent's start" 30 grep -q "host h1, source sim, " "$tmp/hup.err"
 kill -HUP $pid
-wait_log "SIGHUP: ignored"
+wait_for "SIGHUP logged" 30 grep -q "SIGHUP: ignored" "$tmp/hup.err"
 check "SIGHUP logged" 1 "$(grep -c 'SIGHUP: ignored (the agent keeps running' "$tmp/hup.err")"
 kill -0 $pid 2>/dev/null
 check "alive after SIGHUP" 0 $?
 kill -HUP $pid
-i=0
-while [ $i -lt 300 ] && [ "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")" -lt 2 ]; do sleep 0.1; i=$((i + 1)); done
+two_hups() { [ "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")" -ge 2 ]; }
+wait_for "the second SIGHUP logged" 30 two_hups
 check "second SIGHUP logged" 2 "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")"
-kill -0 $pid 2>/dev/null
-check "alive after a second SIGHUP" 0 $?
-kill -TERM $pid
-wait $pid
-check "SIGTERM exit" 0 $?
-check "SIGTERM logged" 1 "$(grep -c 'SIGTERM: stopping' "$tmp/hup.err")"
+check_stops "agent after two SIGHUPs" $pid "$tmp/hup.err"
 
 exit $fail
