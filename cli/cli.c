@@ -19,6 +19,7 @@ static const command_t commands[] = {
     {"parse", pw_cmd_parse},   {"hosts", pw_cmd_hosts},   {"tags", pw_cmd_tags},
     {"leaks", pw_cmd_leaks},   {"alerts", pw_cmd_alerts}, {"series", pw_cmd_series},
     {"lookup", pw_cmd_lookup}, {"top", pw_cmd_top},       {"import", pw_cmd_import},
+    {"host", pw_cmd_host},
 };
 
 void pw_cli_usage(FILE *f)
@@ -38,7 +39,10 @@ void pw_cli_usage(FILE *f)
           "                                                ask that agent which drivers hold TAG\n"
           "  top HOST                                      poolmon-like live screen\n"
           "  import FILE... --host NAME [--interval 15m] [--start T]\n"
+          "         [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"
           "                                                upload saved poolmon captures\n"
+          "  host rm HOST [--keep-history]                 retire a host (admin)\n"
+          "  host rename OLD NEW                           rename an imported host (admin)\n"
           "\n"
           "Connection: --url (POOLWATCH_URL, e.g. https://collector:7443), --token\n"
           "(POOLWATCH_TOKEN, bearer token), --ca (POOLWATCH_CA, PEM file to verify the server;\n"

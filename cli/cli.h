@@ -214,5 +214,6 @@ int pw_cmd_series(pw_cli_t *cli);
 int pw_cmd_lookup(pw_cli_t *cli);
 int pw_cmd_top(pw_cli_t *cli);
 int pw_cmd_import(pw_cli_t *cli);
+int pw_cmd_host(pw_cli_t *cli);
 
 #endif /* PW_CLI_H */

@@ -990,6 +990,8 @@ static size_t collect(run_t *rn)
     }
     for (size_t i = 0; i < rn->fleet->n; i++) {
         const pw_host_t *h = rn->fleet->hosts[i];
+        if (pw_host_retired(h))
+            continue; /* retired by an operator: nothing to judge */
         host_state_t *s = state_of(rn, h);
         if (s == NULL)
             continue;

@@ -237,6 +237,14 @@ int pw_store_host_limits(pw_store_t *st, const char *host, const pw_pool_limit_t
     return r ? r : pw__store_sql_host_limits(st->sql, host, nonpaged, paged, d);
 }
 
+int pw_store_host_os(pw_store_t *st, const char *host, const char *os, pw_diag_t *d)
+{
+    if (st == NULL || os == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int r = check_name(host, "host", d);
+    return r ? r : pw__store_sql_host_os(st->sql, host, os, d);
+}
+
 int pw_store_host_retire(pw_store_t *st, const char *host, int keep_history, uint64_t now_ms,
                          pw_diag_t *d)
 {

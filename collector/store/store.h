@@ -220,6 +220,10 @@ void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n);
 int pw_store_host_limits(pw_store_t *st, const char *host, const pw_pool_limit_t *nonpaged,
                          const pw_pool_limit_t *paged, pw_diag_t *d);
 
+/* Sets the OS text of `host` ("windows Windows Server 2003 x86 /3GB": family, space, version;
+ * read back by pw_store_hosts). Returns 0; PW_ENOENT; PW_EINVAL; PW_ESTORE. */
+int pw_store_host_os(pw_store_t *st, const char *host, const char *os, pw_diag_t *d);
+
 /* Retires `host`: with keep_history 0 its history is deleted (chunks, rollups, gaps, agent
  * instances); with 1 it is kept under the name "<host>#retired-<now_ms>" and left out of
  * pw_store_hosts. Either way the name is free: a later put under it starts a new host.

@@ -79,6 +79,14 @@ int pw__store_sql_host_limits(pw_store_sql_t *q, const char *host, const pw_pool
     return not_found(c, host, d);
 }
 
+int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, pw_diag_t *d)
+{
+    const char *texts[] = {host, os};
+    int64_t c = run_one(q, "UPDATE hosts SET os=?2 WHERE name=?1 AND retired=0", texts, 2, NULL, 0,
+                        d, "host os");
+    return not_found(c, host, d);
+}
+
 int pw__store_sql_host_retire(pw_store_sql_t *q, const char *host, int keep_history,
                               uint64_t now_ms, pw_diag_t *d)
 {

@@ -155,6 +155,7 @@ int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms
 int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
 int pw__store_sql_host_limits(pw_store_sql_t *q, const char *host, const pw_pool_limit_t *nonpaged,
                               const pw_pool_limit_t *paged, pw_diag_t *d);
+int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, pw_diag_t *d);
 int pw__store_sql_host_retire(pw_store_sql_t *q, const char *host, int keep_history,
                               uint64_t now_ms, pw_diag_t *d);
 int pw__store_sql_host_rename(pw_store_sql_t *q, const char *from, const char *to, pw_diag_t *d);
