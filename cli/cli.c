@@ -220,6 +220,51 @@ usage:
     return PW_EXIT_USAGE;
 }
 
+/* ---- table columns ------------------------------------------------------------------------ */
+
+static size_t utf8_chars(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+const char *pw_cli_fit(const char *s, int width, int right, char *out, size_t size)
+{
+    size_t len = strlen(s), w = width > 0 ? (size_t)width : 1;
+    size_t chars = utf8_chars(s, len), o = 0;
+    if (size == 0)
+        return out;
+    if (chars > w) {
+        /* w - 1 characters, then the ellipsis (3 bytes, one column) */
+        size_t keep = 0, seen = 0;
+        while (keep < len && seen < w - 1) {
+            keep++;
+            while (keep < len && ((unsigned char)s[keep] & 0xC0) == 0x80)
+                keep++;
+            seen++;
+        }
+        snprintf(out, size, "%.*s\xe2\x80\xa6", (int)keep, s);
+        return out;
+    }
+    size_t pad = w - chars;
+    if (right)
+        for (; o < pad && o + 1 < size; o++)
+            out[o] = ' ';
+    o += (size_t)snprintf(out + o, size - o, "%s", s);
+    for (size_t i = 0; !right && i < pad && o + 1 < size; i++)
+        out[o++] = ' ';
+    out[o < size ? o : size - 1] = '\0';
+    return out;
+}
+
+const char *pw_cli_count(uint64_t n, const char *noun, char *out, size_t size)
+{
+    snprintf(out, size, "%llu %s%s", (unsigned long long)n, noun, n == 1 ? "" : "s");
+    return out;
+}
+
 int pw_cli_client(pw_cli_t *cli, pw_client_t *client)
 {
     pw_diag_t d;

@@ -91,6 +91,15 @@ int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms);
 /* "2024-03-14 10:15:00Z" for ms since the epoch, into out (>= 24 bytes). */
 void pw_cli_format_time(uint64_t ms, char *out, size_t size);
 
+/* Fits `s` into exactly `width` display columns (UTF-8 characters; `width` >= 1) in out:
+ * padded with spaces on the right (left-aligned) or on the left (`right` 1, for numbers);
+ * a longer text is cut to width - 1 characters and "…" so that the columns after it stay
+ * aligned. Returns out. */
+const char *pw_cli_fit(const char *s, int width, int right, char *out, size_t size);
+
+/* "1 screen" / "2 screens": `n` and the noun, plural unless n is 1, into out. */
+const char *pw_cli_count(uint64_t n, const char *noun, char *out, size_t size);
+
 /* Bytes as "812 B", "91.9 KiB", "1.5 MiB", ... into out. */
 void pw_cli_format_bytes(uint64_t bytes, char *out, size_t size);
 

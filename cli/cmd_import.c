@@ -231,11 +231,23 @@ int pw_cmd_import(pw_cli_t *cli)
             json_t *fv = json_object_get(root, "first_ts_ms");
             pw_cli_format_time(json_is_integer(fv) ? (uint64_t)json_integer_value(fv) : 0, a,
                                sizeof(a));
-            fprintf(cli->out,
-                    "%s: %zu screens (server stored %" JSON_INTEGER_FORMAT
-                    " screens, %" JSON_INTEGER_FORMAT " rows) as %s, %s .. %s\n",
-                    files[k], screens[k], json_integer_value(json_object_get(root, "screens")),
-                    json_integer_value(json_object_get(root, "rows")), host, a, b);
+            char n1[32], n2[32], n3[32], lim[160] = "";
+            json_t *lv2 = json_object_get(root, "nonpaged_limit_bytes");
+            if (json_is_integer(lv2) && json_integer_value(lv2) > 0) {
+                char lb[24];
+                pw_cli_format_bytes((uint64_t)json_integer_value(lv2), lb, sizeof(lb));
+                snprintf(lim, sizeof(lim), "; nonpaged limit %s (%s)", lb,
+                         json_string_value(json_object_get(root, "nonpaged_limit_detail"))
+                             ? json_string_value(json_object_get(root, "nonpaged_limit_detail"))
+                             : "");
+            }
+            fprintf(cli->out, "%s: %s (server stored %s, %s) as %s, %s .. %s%s\n", files[k],
+                    pw_cli_count(screens[k], "screen", n1, sizeof(n1)),
+                    pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "screens")),
+                                 "screen", n2, sizeof(n2)),
+                    pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "rows")), "row",
+                                 n3, sizeof(n3)),
+                    host, a, b, lim);
         }
         json_decref(root);
     }

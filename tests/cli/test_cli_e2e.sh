@@ -112,7 +112,7 @@ check "tags --type header" 1 "$(grep -c '^Tag "Abcd" nonpaged: .* on 2 hosts' "$
 check "tags --type nonpaged rows" "OLD01 nonpaged OLD02 nonpaged" \
     "$(awk '/^OLD0/{printf "%s%s %s", s, $1, $2; s=" "}' "$dir/out")"
 POOLWATCH_TOKEN=$READ "$PW" tags Abcd --type paged >"$dir/out" 2>"$dir/err"
-check "tags --type paged header" 1 "$(grep -c '^Tag "Abcd" paged: .* on 1 hosts' "$dir/out")"
+check "tags --type paged header" 1 "$(grep -c '^Tag "Abcd" paged: .* on 1 host;' "$dir/out")"
 check "tags --type paged rows" "OLD02 paged" \
     "$(awk '/^OLD0/{printf "%s%s %s", s, $1, $2; s=" "}' "$dir/out")"
 
@@ -226,7 +226,7 @@ api_import() { # QUERY: the API's answer to an import with it (status and error 
     curl -s -o "$dir/api.json" -w '%{http_code}' --cacert "$dir/pki/ca.pem" \
         -H "Authorization: Bearer $ADMIN" --data-binary @"$FX/http/import_two_screens.txt" \
         "https://127.0.0.1:$HP/api/v1/import?host=BAD02&$1"
-    python3 -c 'import json,sys; print("", json.load(open(sys.argv[1]))["error"]["message"])' "$dir/api.json"
+    python3 -c 'import json,sys; print("", json.load(open(sys.argv[1])).get("error", {}).get("message", ""))' "$dir/api.json"
 }
 check "API nonpaged_limit_bytes=-5" \
     "400 parameter 'nonpaged_limit_bytes' must be an integer from 0 to 1125899906842624" \

@@ -1016,6 +1016,46 @@ static int fmt_lookup_only(const json_t *j, FILE *f)
     return pw_fmt_lookup(json_object_get(j, "pt"), json_object_get(j, "find"), f);
 }
 
+/* Long names and huge numbers are cut with "…" (one column, 3 bytes) so the columns after them
+ * stay where the header says. */
+static void test_fmt_truncates_long_columns(void **state)
+{
+    (void)state;
+    char b[64];
+    assert_string_equal(pw_cli_fit("abc", 5, 0, b, sizeof(b)), "abc  ");
+    assert_string_equal(pw_cli_fit("abc", 5, 1, b, sizeof(b)), "  abc");
+    assert_string_equal(pw_cli_fit("abcde", 5, 0, b, sizeof(b)), "abcde");
+    assert_string_equal(pw_cli_fit("linux 6.1.0-18-amd64", 14, 0, b, sizeof(b)),
+                        "linux 6.1.0-1\xe2\x80\xa6");
+    assert_string_equal(pw_cli_fit("12345678901", 8, 1, b, sizeof(b)), "1234567\xe2\x80\xa6");
+    /* a multi-byte character counts as one column and is never split */
+    assert_string_equal(pw_cli_fit("\xc3\xa9t\xc3\xa9-host", 4, 0, b, sizeof(b)),
+                        "\xc3\xa9t\xc3\xa9\xe2\x80\xa6"); /* "été…" */
+    assert_string_equal(pw_cli_fit("\xc3\xa9t\xc3\xa9", 4, 0, b, sizeof(b)), "\xc3\xa9t\xc3\xa9 ");
+    char *s = fmt_with(pw_fmt_hosts,
+                       "{\"hosts\":[{\"name\":\"a-very-long-host-name.example.com\","
+                       "\"os\":\"linux 6.1.0-18-amd64\",\"connected\":true,"
+                       "\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":1024,"
+                       "\"nonpaged_limit_bytes\":null,\"nonpaged_ratio\":null,"
+                       "\"nonpaged_level\":\"unknown\",\"paged_bytes\":1024,"
+                       "\"suspects\":12345678901}]}",
+                       0);
+    /* 20 + 1 + 14 + 1 columns before CONN, as in the header */
+    assert_non_null(strstr(s, "\na-very-long-host-na\xe2\x80\xa6 linux 6.1.0-1\xe2\x80\xa6 yes "
+                              "     1.0 KiB           -      - unknown -                      "
+                              "   1.0 KiB 1234567\xe2\x80\xa6 2024-03-14 10:15:00Z\n"));
+    free(s);
+    s = fmt_with(
+        pw_fmt_leaks,
+        "{\"suspects\":[{\"host\":\"lnx01\",\"tag\":\"ext4_inode_cache\",\"type\":\"paged\","
+        "\"score\":1.5,\"growth_bytes_per_h\":2048,\"share_of_host_growth\":0.25,"
+        "\"first_bytes\":1024,\"current_bytes\":4096,\"driver\":null,"
+        "\"description\":null}]}",
+        0);
+    assert_non_null(strstr(s, "\nlnx01                \"ext4_i\xe2\x80\xa6 paged       1.50 "));
+    free(s);
+}
+
 static void test_fmt_listings(void **state)
 {
     (void)state;
@@ -1028,17 +1068,17 @@ static void test_fmt_listings(void **state)
                  "\"paged_bytes\":104857600,\"suspects\":2},{\"name\":\"HOST02\"}]}",
                  0);
     /* 220200960 B = 210.0 MiB, 268435456 = 256.0 MiB, 104857600 = 100.0 MiB; columns
-     * %-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8s %s. */
+     * %-20s %-14s %-4s %11s %11s %6s %-7s %-21s %11s %8s %s. */
     assert_non_null(strstr(s, "\nHOST01               windows 5.2    yes    210.0 MiB   256.0 MiB "
-                              " 82.0% warn  -                       100.0 MiB        2 "
+                              " 82.0% warn    -                       100.0 MiB        2 "
                               "2024-03-14 10:15:00Z\n"));
     assert_non_null(strstr(s, "\nHOST02               -              -              -           - "
-                              "     - -     -                               -        0 -\n"));
+                              "     - -       -                               -        0 -\n"));
     free(s);
     /* An unknown limit: null from the API (LINUX01), or 0 from an older collector (OLD02):
      * "-" for the limit and the ratio, as for an ETA not given, never "0 B" / "0.0%".
-     * 104857600 B = 100.0 MiB, 52428800 = 50.0 MiB, 1024 = 1.0 KiB; "unknown" is wider than
-     * the level column's 5. */
+     * 104857600 B = 100.0 MiB, 52428800 = 50.0 MiB, 1024 = 1.0 KiB; "unknown" fills the level
+     * column's 7. */
     s = fmt_with(pw_fmt_hosts,
                  "{\"hosts\":[{\"name\":\"LINUX01\",\"os\":\"linux 6.1\",\"connected\":true,"
                  "\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":104857600,"
@@ -1149,7 +1189,7 @@ static void test_fmt_listings(void **state)
                  "\"bytes\":2048,\"diff\":4,\"robust_z\":3.5,\"outlier\":true,\"os_build\":3790}]}",
                  0);
     assert_string_equal(
-        s, "Tag \"Ddk \" nonpaged: 2.0 KiB on 1 hosts; driver -; Default\n"
+        s, "Tag \"Ddk \" nonpaged: 2.0 KiB on 1 host; driver -; Default\n"
            "HOST                 TYPE           BYTES       DIFF ROBUST_Z OUTLIER OS BUILD\n"
            "H1                   nonpaged     2.0 KiB          4     3.50 yes     3790\n");
     free(s);
@@ -1483,6 +1523,7 @@ int main(void)
         cmocka_unit_test(test_exit_codes_and_units),
         cmocka_unit_test(test_response_parse),
         cmocka_unit_test(test_fmt_listings),
+        cmocka_unit_test(test_fmt_truncates_long_columns),
         cmocka_unit_test(test_fake_server_hosts),
         cmocka_unit_test(test_fake_server_status_codes),
         cmocka_unit_test(test_fake_server_import),
