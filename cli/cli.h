@@ -171,6 +171,7 @@ typedef struct pw_top_view_s {
     char include[256]; /* comma-separated * ? patterns, "" = all */
     char exclude[256];
     char note[256]; /* status note (live mode refused, last error), "" = none */
+    int help;       /* ?: the key help in place of the table */
 } pw_top_view_t;
 
 typedef struct pw_top_lines_s {
@@ -194,7 +195,8 @@ void pw_top_table_close(pw_top_table_t *t);
  * &pool=..[&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */
 int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t size);
 
-/* Applies a key (poolmon's letters, either case). Returns PW_TOP_KEY_* . */
+/* Applies a key (poolmon's letters, either case; ? toggles the key help). Returns
+ * PW_TOP_KEY_* . */
 #define PW_TOP_KEY_NONE    0
 #define PW_TOP_KEY_CHANGED 1 /* view changed: refetch/redraw */
 #define PW_TOP_KEY_QUIT    2

@@ -127,11 +127,16 @@ check "unknown token -> 4" 4 $?
 check "no token -> 4" 4 $?
 POOLWATCH_TOKEN=$READ "$PW" import "$FX/http/import_two_screens.txt" --host X >/dev/null 2>&1
 check "read token on import -> 4" 4 $?
-POOLWATCH_TOKEN=$READ "$PW" top NOSUCHHOST --once >/dev/null 2>&1
+POOLWATCH_TOKEN=$READ "$PW" top NOSUCHHOST --once >/dev/null 2>"$dir/err"
 check "unknown host -> 3" 3 $?
+check "top: unknown host names the code and the path" \
+    "poolwatch top: GET /api/v1/hosts/NOSUCHHOST/pool?sort=bytes&by_change=0&order=desc&pool=both: HTTP 404 ENOENT: unknown host 'NOSUCHHOST'" \
+    "$(cat "$dir/err")"
 POOLWATCH_TOKEN=$READ "$PW" --ca "$dir/otherca/ca.pem" hosts >/dev/null 2>"$dir/err"
 check "untrusted server -> 1" 1 $?
-check "untrusted server says why" 1 "$(grep -c 'certificate' "$dir/err")"
+check "untrusted server says why and names --ca" \
+    "poolwatch: server certificate of 127.0.0.1 not accepted: self-signed certificate in certificate chain (checked against the CA file $dir/otherca/ca.pem; give the CA file that signed it with --ca FILE or POOLWATCH_CA)" \
+    "$(cat "$dir/err")"
 POOLWATCH_TOKEN=$READ "$PW" --ca "$dir/nonexistent.pem" hosts >/dev/null 2>"$dir/err"
 check "missing CA file says why" 1 \
     "$(grep -c "cannot load CA file $dir/nonexistent.pem: No such file or directory" "$dir/err")"

@@ -539,6 +539,20 @@ static void test_top_keys(void **state)
     pw_top_view_init(&v);
     pw_top_lines_t l;
 
+    /* ?: the key help in place of the table (3 header lines, blank, 9 help lines); ? again
+     * brings the table back. */
+    assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 13);
+    assert_string_equal(l.text[4], " Keys (either case; ? again to close):");
+    assert_int_equal(l.attr[4], PW_TOP_ATTR_HEADER);
+    assert_string_equal(l.text[12], "  Q       quit");
+    pw_top_lines_close(&l);
+    assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_memory_equal(l.text[4], " Tag ", 5);
+    pw_top_lines_close(&l);
+
     /* P: both -> nonpaged: Io and Wait only. */
     assert_int_equal(pw_top_key(&v, 'P'), PW_TOP_KEY_CHANGED);
     assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
@@ -727,6 +741,55 @@ static void test_url_parse(void **state)
     char small[6] = "";
     assert_int_equal(pw_url_escape(small, sizeof(small), "Io  "), PW_ETOOBIG);
     assert_string_equal(small, "Io%20"); /* 5 bytes + NUL fill 6; the 2nd space would not */
+}
+
+/* `poolwatch help COMMAND` prints what `poolwatch COMMAND --help` prints; --version names the
+ * version, the commit and OpenSSL. */
+static void test_cli_help_and_version(void **state)
+{
+    (void)state;
+    reset_env();
+    static const char *const cmds[] = {"parse",  "hosts",  "tags", "leaks",  "alerts",
+                                       "series", "lookup", "top",  "import", "host"};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        run_t a = RUN("help", cmds[i]);
+        run_t b = RUN(cmds[i], "--help");
+        run_t c = RUN(cmds[i], "-h");
+        assert_int_equal(a.rc, 0);
+        assert_int_equal(b.rc, 0);
+        assert_string_equal(a.out, b.out);
+        assert_string_equal(a.out, c.out);
+        char want[64];
+        snprintf(want, sizeof(want), "usage: poolwatch %s", cmds[i]);
+        assert_memory_equal(a.out, want, strlen(want));
+        assert_string_equal(a.err, "");
+        run_free(&a);
+        run_free(&b);
+        run_free(&c);
+    }
+    run_t r = RUN("help", "top");
+    assert_string_equal(r.out,
+                        "usage: poolwatch top HOST [--once] [--no-live]\n"
+                        "poolmon's screen for a remote host, refreshed every second; press ? for "
+                        "the keys.\n"
+                        "--once prints one screen as text; --no-live skips asking the agent for "
+                        "live mode.\n"
+                        "Global options: --url, --token, --ca, --json; see poolwatch --help and "
+                        "docs/cli.md.\n");
+    run_free(&r);
+    r = RUN("help");
+    assert_int_equal(r.rc, 0);
+    assert_memory_equal(r.out, "usage: poolwatch [--url URL]", 28);
+    run_free(&r);
+    r = RUN("help", "tpo");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch: unknown command 'tpo' (did you mean 'top'?)\n"));
+    run_free(&r);
+    r = RUN("--version");
+    assert_int_equal(r.rc, 0);
+    assert_memory_equal(r.out, "poolwatch 0.1.0 (commit ", 24);
+    assert_non_null(strstr(r.out, "), OpenSSL "));
+    run_free(&r);
 }
 
 static void test_env_and_flags(void **state)
@@ -1519,6 +1582,7 @@ int main(void)
         cmocka_unit_test(test_top_table_rejects_bad_json),
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_env_and_flags),
+        cmocka_unit_test(test_cli_help_and_version),
         cmocka_unit_test(test_cli_bad_arguments_say_what_and_suggest),
         cmocka_unit_test(test_exit_codes_and_units),
         cmocka_unit_test(test_response_parse),
