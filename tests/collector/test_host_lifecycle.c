@@ -7,9 +7,11 @@
 
 #include <jansson.h>
 
+#include "alloc.h"
 #include "api.h"
 #include "delta.h"
 #include "double.h"
+#include "remote_write.h"
 
 static pw_double_t g_d;
 
@@ -61,6 +63,25 @@ static pw_host_t *streaming(const char *name, int connected)
     return h;
 }
 
+static int drop_body(void *arg, uint8_t *body, size_t len, size_t series)
+{
+    (void)arg;
+    (void)len;
+    (void)series;
+    pw_free(body);
+    return 0;
+}
+
+/* Series remote write would send now for the whole fleet (a fresh cursor: nothing sent yet). */
+static int64_t rw_series(void)
+{
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
+    int64_t n =
+        pw_remote_write_encode(pw_ingest_fleet(g_d.ing), g_d.an, 20, 0, &cur, drop_body, NULL);
+    pw_remote_write_cursor_free(&cur);
+    return n;
+}
+
 static void test_retire_then_the_name_starts_a_new_host(void **state)
 {
     (void)state;
@@ -69,6 +90,8 @@ static void test_retire_then_the_name_starts_a_new_host(void **state)
     const pw_fleet_t *f = pw_ingest_fleet(g_d.ing);
     assert_int_equal(f->n, 1);
     assert_int_equal(h->index, 0);
+    /* pool bytes x2, connected, suspects (no limits) + 2 rows x (bytes, allocations) = 8 */
+    assert_int_equal(rw_series(), 8);
 
     /* connected: refused, the host stays */
     assert_int_equal(call(PW_API_DELETE, "/api/v1/hosts/agent01", "", NULL, body, sizeof(body)),
@@ -98,6 +121,7 @@ static void test_retire_then_the_name_starts_a_new_host(void **state)
     assert_int_equal(call(PW_API_GET, "/metrics", "", NULL, body, sizeof(body)), 200);
     assert_null(strstr(body, "agent01"));
     assert_non_null(strstr(body, "\npoolwatch_collector_hosts 0\n"));
+    assert_int_equal(rw_series(), 0);
     pw_analysis_run_pass(g_d.an); /* skips it (nothing to judge, no state touched) */
     pw_store_t *st = pw_ingest_store(g_d.ing);
     pw_sample_t got;
