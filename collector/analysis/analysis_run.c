@@ -810,7 +810,7 @@ static void publish(run_t *rn)
     size_t n = 0, cap = 0;
     for (size_t hi = 0; hi < rn->n_hs; hi++) {
         host_state_t *s = rn->hs[hi];
-        if (s == NULL)
+        if (s == NULL || pw_host_retired(s->h)) /* retired: its findings leave the list */
             continue;
         uv_mutex_lock(&s->mu);
         int fresh = s->next_ready;
