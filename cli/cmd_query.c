@@ -200,6 +200,16 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
     const json_t *s = jarr(root, "suspects");
     if (s == NULL)
         return PW_EPARSE;
+    const json_t *fp = json_object_get(root, "first_pass_ms");
+    if (json_array_size(s) == 0 && json_is_integer(fp)) {
+        /* Empty because nothing was judged yet (a collector just started), not because nothing
+         * leaks: say when the first pass is due (UTC, as every time the CLI prints). */
+        char t[32];
+        pw_cli_format_time((uint64_t)json_integer_value(fp), t, sizeof(t));
+        fprintf(out, "analysis has not run yet (first pass at %.8s UTC)\n",
+                strlen(t) >= 19 ? t + 11 : t);
+        return 0;
+    }
     fprintf(out, "%-20s %-8s %-8s %7s %13s %6s %11s %11s  %s\n", "HOST", "TAG", "TYPE", "SCORE",
             "GROWTH/H", "SHARE", "FIRST", "CURRENT", "DRIVER / DESCRIPTION");
     size_t i;

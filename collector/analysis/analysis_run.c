@@ -1137,6 +1137,14 @@ void pw_analysis_run_close(pw_analysis_run_t *rn)
     uv_close((uv_handle_t *)&rn->timer, on_timer_closed);
 }
 
+int64_t pw_analysis_run_first_pass_in_ms(const pw_analysis_run_t *rn)
+{
+    if (rn == NULL || rn->passes > 0 || rn->loop == NULL)
+        return -1;
+    uint64_t now = uv_now(rn->loop), due = rn->last_pass_ms + PASS_MS;
+    return due > now ? (int64_t)(due - now) : 0;
+}
+
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out)
 {
     *out = rn ? rn->suspects : NULL;

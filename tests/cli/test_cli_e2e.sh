@@ -273,6 +273,11 @@ kill -TERM "$cpid"
 wait "$cpid"
 check "collector stops for the restart" 0 $?
 start_collector
+# just started: the leak list is empty because nothing was judged yet, and says so
+POOLWATCH_TOKEN=$READ "$PW" leaks >"$dir/out" 2>"$dir/err"
+check "leaks before the first pass exit" 0 $?
+check "leaks before the first pass says when it is due" 1 \
+    "$(grep -cE '^analysis has not run yet \(first pass at [0-2][0-9]:[0-5][0-9]:[0-5][0-9] UTC\)$' "$dir/out")"
 check "W7X64 limits after a restart" \
     "805306368 computed Windows 7 x64: 75% of RAM <= 128 GB = 768 MB | 0.005213419596" \
     "$(limits W7X64 | awk -F' [|] ' '{print $2 " | " $3}' | sed 's/ ok$//')"

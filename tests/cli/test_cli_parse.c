@@ -1193,6 +1193,14 @@ static void test_fmt_listings(void **state)
                   "    1.0 KiB     2.0 KiB  - / Default for driver allocated memory\n"));
     assert_null(strstr(s, "screens")); /* a trend (no method: an older collector) */
     free(s);
+    /* nothing judged yet (a collector just started): when the first pass is due, not an empty
+     * table; 1710411330000 = 2024-03-14 10:15:30Z */
+    s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":1710411330000}", 0);
+    assert_string_equal(s, "analysis has not run yet (first pass at 10:15:30 UTC)\n");
+    free(s);
+    s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":null}", 0);
+    assert_memory_equal(s, "HOST ", 5); /* a pass ran: the (empty) table */
+    free(s);
     /* a comparison of two screens says so, with the deltas (case09's Drsd, data README) */
     s = fmt_with(pw_fmt_leaks,
                  "{\"suspects\":[{\"host\":\"PRN01\",\"tag\":\"Drsd\",\"type\":\"paged\","
