@@ -746,16 +746,22 @@ static void on_signal(uv_signal_t *s, int signum)
 }
 
 /* SIGHUP: a closed terminal or a `systemctl reload` must not end sampling (the default action
- * kills the process silently). The configuration and the TLS context (certificate, key, CA)
- * are read once at start and shared by every reconnect, so there is nothing to reload
- * safely here: say so, once per signal. */
+ * kills the process silently). The certificate, key and CA files are read again for the next
+ * connection (a renewed certificate without a restart); the configuration is not: the source,
+ * spool and endpoints live for the whole run. */
 static void on_sighup(uv_signal_t *s, int signum)
 {
-    (void)s;
-    PW_LOG_INFO(MOD,
-                "%s: ignored (the agent keeps running; restart it to apply a changed "
-                "configuration or certificate)",
-                pw_daemon_signal_name(signum));
+    pw_agent_t *a = s->data;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    if (pw_uplink_reload_tls(a->up, &d) == 0)
+        PW_LOG_INFO(MOD,
+                    "%s: certificate, key and CA files read again (used from the next "
+                    "connection); the configuration is read at start only",
+                    pw_daemon_signal_name(signum));
+    else
+        PW_LOG_WARN(MOD, "%s: TLS files not read again, the previous ones stay in use: %s",
+                    pw_daemon_signal_name(signum), d.msg);
 }
 
 /* pw_agent_stop: the running agent's async handle, published under a mutex so that a stop from

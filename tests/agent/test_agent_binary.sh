@@ -54,14 +54,16 @@ check "version line" 1 "$(grep -cE '^poolwatch-agent [0-9]+\.[0-9]+\.[0-9]+ \(co
 pid=$!
 wait_for "the agent's start" 30 grep -q "host h1, source sim, " "$tmp/hup.err"
 kill -HUP $pid
-wait_for "SIGHUP logged" 30 grep -q "SIGHUP: ignored" "$tmp/hup.err"
-check "SIGHUP logged" 1 "$(grep -c 'SIGHUP: ignored (the agent keeps running' "$tmp/hup.err")"
+wait_for "SIGHUP logged" 30 grep -q "SIGHUP: certificate" "$tmp/hup.err"
+check "SIGHUP logged: the TLS files read again" 1 "$(grep -c 'SIGHUP: certificate, key and CA files read again (used from the next connection); the configuration is read at start only' "$tmp/hup.err")"
 kill -0 $pid 2>/dev/null
 check "alive after SIGHUP" 0 $?
+# a certificate that cannot be read: said, and the previous one stays in use
+mv "$tmp/pki/agent-h1.pem" "$tmp/pki/agent-h1.pem.away"
 kill -HUP $pid
-two_hups() { [ "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")" -ge 2 ]; }
-wait_for "the second SIGHUP logged" 30 two_hups
-check "second SIGHUP logged" 2 "$(grep -c 'SIGHUP: ignored' "$tmp/hup.err")"
+wait_for "the second SIGHUP logged" 30 grep -q "SIGHUP: TLS files not read again" "$tmp/hup.err"
+check "second SIGHUP: the previous files stay" 1 "$(grep -c "WARN  \[agent\] SIGHUP: TLS files not read again, the previous ones stay in use: .*$tmp/pki/agent-h1.pem" "$tmp/hup.err")"
+mv "$tmp/pki/agent-h1.pem.away" "$tmp/pki/agent-h1.pem"
 check_stops "agent after two SIGHUPs" $pid "$tmp/hup.err"
 
 exit $fail
