@@ -1,11 +1,13 @@
 #include "agent.h"
 #include "alloc.h"
 #include "codec.h"
+#include "daemon.h"
 #include "delta.h"
 #include "findtag.h"
 #include "frame.h"
 #include "log.h"
 #include "net.h"
+#include "pw_version.h"
 #include "tls.h"
 #include "source.h"
 #include "spool.h"
@@ -25,7 +27,7 @@
 #endif
 
 #define MOD               "agent"
-#define PW_AGENT_VERSION  "0.1.0"
+#define PW_AGENT_VERSION  PW_VERSION
 #define RESEND_HIGH_WATER (1u << 20) /* bytes queued before the resend pauses */
 #define MAX_ENDPOINTS     16
 
@@ -41,7 +43,7 @@ struct pw_agent_s {
     uint64_t synced_seq;   /* highest seq known durable (synced here, or acked) */
     uint64_t syncs;        /* fdatasync calls for samples (status): one per sample with
                               spool.fsync = always, fewer with ack */
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     uv_async_t stop_async; /* pw_agent_stop from another thread (Windows service control) */
     pw_source_t *src;
     pw_spool_t *spool;
@@ -739,8 +741,27 @@ static void on_sample_timer(uv_timer_t *t)
 static void on_signal(uv_signal_t *s, int signum)
 {
     pw_agent_t *a = s->data;
-    PW_LOG_INFO(MOD, "signal %d: stopping", signum);
+    PW_LOG_INFO(MOD, "%s: stopping", pw_daemon_signal_name(signum));
     uv_stop(&a->loop);
+}
+
+/* SIGHUP: a closed terminal or a `systemctl reload` must not end sampling (the default action
+ * kills the process silently). The certificate, key and CA files are read again for the next
+ * connection (a renewed certificate without a restart); the configuration is not: the source,
+ * spool and endpoints live for the whole run. */
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    pw_agent_t *a = s->data;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    if (pw_uplink_reload_tls(a->up, &d) == 0)
+        PW_LOG_INFO(MOD,
+                    "%s: certificate, key and CA files read again (used from the next "
+                    "connection); the configuration is read at start only",
+                    pw_daemon_signal_name(signum));
+    else
+        PW_LOG_WARN(MOD, "%s: TLS files not read again, the previous ones stay in use: %s",
+                    pw_daemon_signal_name(signum), d.msg);
 }
 
 /* pw_agent_stop: the running agent's async handle, published under a mutex so that a stop from
@@ -917,6 +938,11 @@ int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
     a->sigint.data = a->sigterm.data = a;
     uv_signal_start(&a->sigint, on_signal, SIGINT);
     uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+#ifndef _WIN32
+    uv_signal_init(&a->loop, &a->sighup);
+    a->sighup.data = a;
+    uv_signal_start(&a->sighup, on_sighup, SIGHUP);
+#endif
     uv_async_init(&a->loop, &a->stop_async, on_stop_async);
     a->stop_async.data = a;
     uv_unref((uv_handle_t *)&a->stop_async);
@@ -989,6 +1015,9 @@ static void agent_free(pw_agent_t *a)
     pw_net_close_if_open((uv_handle_t *)&a->poll_timer, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sigint, &a->loop);
     pw_net_close_if_open((uv_handle_t *)&a->sigterm, &a->loop);
+#ifndef _WIN32
+    pw_net_close_if_open((uv_handle_t *)&a->sighup, &a->loop);
+#endif
     pw_net_close_if_open((uv_handle_t *)&a->stop_async, &a->loop);
     pw_net_loop_drain_close(&a->loop);
     pw_spool_close(a->spool);

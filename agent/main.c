@@ -3,6 +3,7 @@
 #include "agent.h"
 #include "daemon.h"
 #include "log.h"
+#include "tls.h"
 #ifdef _WIN32
 #include "service_win.h"
 #endif
@@ -50,7 +51,8 @@ static int agent_main(int argc, char **argv)
                                    .log_level_option = "agent.log_level",
                                    .usage = usage,
                                    .check = check,
-                                   .run = run};
+                                   .run = run,
+                                   .tls_library = pw_tls_library};
     pw_agent_cfg_t cfg;
     return pw_daemon_main(&dm, &cfg, sizeof(cfg), argc, argv);
 }

@@ -29,12 +29,6 @@ typedef enum {
     PW_SOURCE_SIMULATED = 4
 } pw_source_kind_t;
 
-typedef struct pw_pool_limit_s {
-    uint64_t bytes;           /* 0 = unknown */
-    pw_limit_source_t source; /* how it was found */
-    char detail[96];          /* e.g. "Windows Server 2003 x86 with /3GB: 128 MB" */
-} pw_pool_limit_t;
-
 /* What a source knows about its host; filled by open, may be refreshed by sample. */
 typedef struct pw_source_info_s {
     pw_source_kind_t kind;

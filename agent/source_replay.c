@@ -119,6 +119,14 @@ static int replay_open(pw_source_t *src, const char *arg, const pw_source_config
 
     src->info.kind = PW_SOURCE_POOLMON_REPLAY;
     src->info.counter_width = 32; /* poolmon shows ULONG counters */
+    /* A capture carries no limit: the agent's [limits] section is the only source of one, as
+     * for the other sources; without it the limit stays unknown (0), never a guess. */
+    if (cfg->nonpaged_limit_bytes)
+        src->info.nonpaged_limit =
+            (pw_pool_limit_t){cfg->nonpaged_limit_bytes, PW_LIMIT_CONFIGURED, "configured"};
+    if (cfg->paged_limit_bytes)
+        src->info.paged_limit =
+            (pw_pool_limit_t){cfg->paged_limit_bytes, PW_LIMIT_CONFIGURED, "configured"};
     snprintf(src->info.os_family, sizeof(src->info.os_family), "windows");
     for (size_t i = 0; i < ctx->n_docs && src->info.physical_memory_bytes == 0; i++)
         for (size_t j = 0; j < ctx->docs[i].n_screens; j++) {
@@ -144,6 +152,8 @@ static int replay_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     int r = pw_poolmon_screen_to_sample(s, out);
     if (r != 0)
         return pw_diag_set(d, r, s->line, 0, "", "replay: out of memory");
+    out->totals.nonpaged_limit_bytes = src->info.nonpaged_limit.bytes;
+    out->totals.paged_limit_bytes = src->info.paged_limit.bytes;
     return 0;
 }
 

@@ -203,6 +203,22 @@ static void connect_next(pw_uplink_t *up)
     up->gai_active = 1;
 }
 
+int pw_uplink_reload_tls(pw_uplink_t *up, pw_diag_t *d)
+{
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_CLIENT,
+                            .ca_file = up->opts.ca_file,
+                            .cert_file = up->opts.cert_file,
+                            .key_file = up->opts.key_file};
+    pw_tls_ctx_t *ctx;
+    int r = pw_tls_ctx_new(&ctx, &to, d);
+    if (r != 0)
+        return r;
+    /* Contexts are reference counted: a live connection holds its own reference. */
+    pw_tls_ctx_free(up->ctx);
+    up->ctx = ctx;
+    return 0;
+}
+
 int pw_uplink_new(uv_loop_t *loop, const pw_uplink_opts_t *opts, const pw_uplink_cbs_t *cbs,
                   void *arg, pw_uplink_t **out, pw_diag_t *d)
 {

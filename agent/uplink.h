@@ -75,6 +75,12 @@ void pw_uplink_drop(pw_uplink_t *up, const char *why);
 /* Endpoint of the current or last attempt ("host:port"). */
 const char *pw_uplink_endpoint(const pw_uplink_t *up);
 
+/* Reads the CA, certificate and key files again (the paths of the options) into a new TLS
+ * context used from the next connection on; the current connection, if any, keeps the one it
+ * started with. Returns 0, or the error of pw_tls_ctx_new (PW_ETLS, PW_EIO, PW_ENOMEM) with `d`
+ * saying which file: then the previous context stays in use. */
+int pw_uplink_reload_tls(pw_uplink_t *up, pw_diag_t *d);
+
 /* Stops everything; `up` is freed once its handles have closed (run the loop). */
 void pw_uplink_close(pw_uplink_t *up);
 

@@ -8,23 +8,113 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include "alloc.h"
+#include "daemon.h"
 
 typedef struct command_s {
     const char *name;
     int (*run)(pw_cli_t *cli);
+    /* `poolwatch help NAME` and `poolwatch NAME --help`: usage, then what it does (the long
+     * form is docs/cli.md) */
+    const char *help;
 } command_t;
 
 static const command_t commands[] = {
-    {"parse", pw_cmd_parse},   {"hosts", pw_cmd_hosts},   {"tags", pw_cmd_tags},
-    {"leaks", pw_cmd_leaks},   {"alerts", pw_cmd_alerts}, {"series", pw_cmd_series},
-    {"lookup", pw_cmd_lookup}, {"top", pw_cmd_top},       {"import", pw_cmd_import},
+    {"parse", pw_cmd_parse,
+     "usage: poolwatch parse FILE [--format auto|poolmon|slabinfo] [--json]\n"
+     "Shows what a saved poolmon capture or slabinfo dump holds (header fields and rows), with\n"
+     "notes for rows whose Per Alloc or Diff disagree with the recomputed value. No server.\n"},
+    {"hosts", pw_cmd_hosts,
+     "usage: poolwatch hosts [--json]\n"
+     "Hosts by nonpaged pressure: OS, connected, nonpaged used / limit / ratio / level / ETA,\n"
+     "paged, leak suspects, last seen. An unknown limit shows '-' and level 'unknown'.\n"},
+    {"tags", pw_cmd_tags,
+     "usage: poolwatch tags [TAG] [--fleet] [--type paged|nonpaged|session] [--limit N]\n"
+     "Per-tag fleet aggregates; --fleet the distribution over hosts; with TAG, the tag on each\n"
+     "host with its robust z score.\n"},
+    {"leaks", pw_cmd_leaks,
+     "usage: poolwatch leaks [--json]\n"
+     "Leak suspects by score: growth per hour, share of the host's growth, first and current\n"
+     "bytes, driver / description.\n"},
+    {"alerts", pw_cmd_alerts,
+     "usage: poolwatch alerts [--json]\n"
+     "Alerts: state, severity, name, host, tag, since, summary.\n"},
+    {"series", pw_cmd_series,
+     "usage: poolwatch series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n"
+     "A tag's history on a host, one line per point; the header says which level (raw, 1m,\n"
+     "15m) answered. Quote tags with spaces: poolwatch series HOST01 'Io  '.\n"},
+    {"lookup", pw_cmd_lookup,
+     "usage: poolwatch lookup TAG [--host HOST] [--json]\n"
+     "The pooltag.txt driver and description of TAG; with --host (admin token), the driver\n"
+     "files on that host's agent that contain the tag.\n"},
+    {"top", pw_cmd_top,
+     "usage: poolwatch top HOST [--once] [--no-live]\n"
+     "poolmon's screen for a remote host, refreshed every second; press ? for the keys.\n"
+     "--once prints one screen as text; --no-live skips asking the agent for live mode.\n"},
+    {"import", pw_cmd_import,
+     "usage: poolwatch import FILE... --host NAME [--interval 15m] [--start T]\n"
+     "                 [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"
+     "Uploads saved poolmon captures as NAME's history (admin token). --nonpaged-limit and\n"
+     "--paged-limit give the host its pool limits (128MiB, 2GiB); --os derives the others from\n"
+     "the Windows rule table (\"Windows Server 2003 x86 /3GB\" -> 128 MB nonpaged).\n"},
+    {"host", pw_cmd_host,
+     "usage: poolwatch host rm HOST [--keep-history]\n"
+     "       poolwatch host rename OLD NEW\n"
+     "rm retires a host (admin token; its agent must be stopped): gone from the fleet,\n"
+     "/metrics, remote write and alerts; its history is deleted, or kept out of sight with\n"
+     "--keep-history. An agent or import under the name later starts a new host. rename\n"
+     "renames an imported host with its history.\n"},
 };
+
+static const command_t *find_command(const char *name)
+{
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        if (strcmp(name, commands[k].name) == 0)
+            return &commands[k];
+    return NULL;
+}
+
+/* "unknown command 'X' (did you mean 'Y'?)" on err. */
+static void unknown_command(FILE *err, const char *word)
+{
+    const char *names[sizeof(commands) / sizeof(commands[0]) + 2];
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        names[k] = commands[k].name;
+    names[sizeof(commands) / sizeof(commands[0])] = "help";
+    names[sizeof(commands) / sizeof(commands[0]) + 1] = NULL;
+    const char *near = pw_cli_closest(word, names);
+    if (near != NULL)
+        fprintf(err, "poolwatch: unknown command '%s' (did you mean '%s'?)\n", word, near);
+    else
+        fprintf(err, "poolwatch: unknown command '%s'\n", word);
+}
+
+/* `poolwatch help [COMMAND]` and `COMMAND --help`: the command's help, or the usage. */
+static int help(FILE *out, FILE *err, const char *word)
+{
+    if (word == NULL || strcmp(word, "help") == 0) {
+        pw_cli_usage(out);
+        return PW_EXIT_OK;
+    }
+    const command_t *c = find_command(word);
+    if (c == NULL) {
+        unknown_command(err, word);
+        pw_cli_usage(err);
+        return PW_EXIT_USAGE;
+    }
+    fputs(c->help, out);
+    fprintf(out, "Global options: --url, --token, --ca, --json; see poolwatch --help and "
+                 "docs/cli.md.\n");
+    return PW_EXIT_OK;
+}
 
 void pw_cli_usage(FILE *f)
 {
     fputs("usage: poolwatch [--url URL] [--token TOKEN] [--ca FILE] [--json [--compact]] COMMAND "
           "...\n"
+          "       poolwatch help COMMAND | COMMAND --help | --version\n"
           "\n"
           "Commands:\n"
           "  parse FILE [--format auto|poolmon|slabinfo]   show what a saved capture holds\n"
@@ -38,7 +128,10 @@ void pw_cli_usage(FILE *f)
           "                                                ask that agent which drivers hold TAG\n"
           "  top HOST                                      poolmon-like live screen\n"
           "  import FILE... --host NAME [--interval 15m] [--start T]\n"
+          "         [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"
           "                                                upload saved poolmon captures\n"
+          "  host rm HOST [--keep-history]                 retire a host (admin)\n"
+          "  host rename OLD NEW                           rename an imported host (admin)\n"
           "\n"
           "Connection: --url (POOLWATCH_URL, e.g. https://collector:7443), --token\n"
           "(POOLWATCH_TOKEN, bearer token), --ca (POOLWATCH_CA, PEM file to verify the server;\n"
@@ -155,7 +248,7 @@ int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err
         fputs("poolwatch: out of memory\n", err);
         return PW_EXIT_SERVER;
     }
-    int n = 0, only_args = 0;
+    int n = 0, only_args = 0, want_help = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -181,39 +274,86 @@ int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err
         } else if (strcmp(argv[i], "--compact") == 0) {
             cli.compact = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            want_help = 1; /* the command's help when a command is named */
+        } else if (strcmp(argv[i], "--version") == 0) {
             pw_free(rest);
-            pw_cli_usage(out);
+            pw_daemon_print_version(out, "poolwatch", OpenSSL_version(OPENSSL_VERSION));
             return PW_EXIT_OK;
         } else {
             rest[n++] = argv[i];
         }
     }
+    if (want_help || (n > 0 && strcmp(rest[0], "help") == 0)) {
+        /* `help COMMAND`, `COMMAND --help`, `--help`: the same text either way */
+        const char *word = n == 0                         ? NULL
+                           : strcmp(rest[0], "help") == 0 ? (n > 1 ? rest[1] : NULL)
+                                                          : rest[0];
+        int rc = help(out, err, word);
+        pw_free(rest);
+        return rc;
+    }
     if (n == 0) {
         fputs("poolwatch: no command\n", err);
         goto usage;
     }
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
-        if (strcmp(rest[0], commands[k].name) == 0) {
-            cli.argc = n;
-            cli.argv = rest;
-            int rc = commands[k].run(&cli);
-            pw_free(rest);
-            return rc;
-        }
+    const command_t *c = find_command(rest[0]);
+    if (c != NULL) {
+        cli.argc = n;
+        cli.argv = rest;
+        int rc = c->run(&cli);
+        pw_free(rest);
+        return rc;
     }
-    const char *names[sizeof(commands) / sizeof(commands[0]) + 1];
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        names[k] = commands[k].name;
-    names[sizeof(commands) / sizeof(commands[0])] = NULL;
-    const char *near = pw_cli_closest(rest[0], names);
-    if (near != NULL)
-        fprintf(err, "poolwatch: unknown command '%s' (did you mean '%s'?)\n", rest[0], near);
-    else
-        fprintf(err, "poolwatch: unknown command '%s'\n", rest[0]);
+    unknown_command(err, rest[0]);
 usage:
     pw_free(rest);
     pw_cli_usage(err);
     return PW_EXIT_USAGE;
+}
+
+/* ---- table columns ------------------------------------------------------------------------ */
+
+static size_t utf8_chars(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+const char *pw_cli_fit(const char *s, int width, int right, char *out, size_t size)
+{
+    size_t len = strlen(s), w = width > 0 ? (size_t)width : 1;
+    size_t chars = utf8_chars(s, len), o = 0;
+    if (size == 0)
+        return out;
+    if (chars > w) {
+        /* w - 1 characters, then the ellipsis (3 bytes, one column) */
+        size_t keep = 0, seen = 0;
+        while (keep < len && seen < w - 1) {
+            keep++;
+            while (keep < len && ((unsigned char)s[keep] & 0xC0) == 0x80)
+                keep++;
+            seen++;
+        }
+        snprintf(out, size, "%.*s\xe2\x80\xa6", (int)keep, s);
+        return out;
+    }
+    size_t pad = w - chars;
+    if (right)
+        for (; o < pad && o + 1 < size; o++)
+            out[o] = ' ';
+    o += (size_t)snprintf(out + o, size - o, "%s", s);
+    for (size_t i = 0; !right && i < pad && o + 1 < size; i++)
+        out[o++] = ' ';
+    out[o < size ? o : size - 1] = '\0';
+    return out;
+}
+
+const char *pw_cli_count(uint64_t n, const char *noun, char *out, size_t size)
+{
+    snprintf(out, size, "%llu %s%s", (unsigned long long)n, noun, n == 1 ? "" : "s");
+    return out;
 }
 
 int pw_cli_client(pw_cli_t *cli, pw_client_t *client)

@@ -91,6 +91,15 @@ int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms);
 /* "2024-03-14 10:15:00Z" for ms since the epoch, into out (>= 24 bytes). */
 void pw_cli_format_time(uint64_t ms, char *out, size_t size);
 
+/* Fits `s` into exactly `width` display columns (UTF-8 characters; `width` >= 1) in out:
+ * padded with spaces on the right (left-aligned) or on the left (`right` 1, for numbers);
+ * a longer text is cut to width - 1 characters and "…" so that the columns after it stay
+ * aligned. Returns out. */
+const char *pw_cli_fit(const char *s, int width, int right, char *out, size_t size);
+
+/* "1 screen" / "2 screens": `n` and the noun, plural unless n is 1, into out. */
+const char *pw_cli_count(uint64_t n, const char *noun, char *out, size_t size);
+
 /* Bytes as "812 B", "91.9 KiB", "1.5 MiB", ... into out. */
 void pw_cli_format_bytes(uint64_t bytes, char *out, size_t size);
 
@@ -162,6 +171,7 @@ typedef struct pw_top_view_s {
     char include[256]; /* comma-separated * ? patterns, "" = all */
     char exclude[256];
     char note[256]; /* status note (live mode refused, last error), "" = none */
+    int help;       /* ?: the key help in place of the table */
 } pw_top_view_t;
 
 typedef struct pw_top_lines_s {
@@ -185,7 +195,8 @@ void pw_top_table_close(pw_top_table_t *t);
  * &pool=..[&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */
 int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t size);
 
-/* Applies a key (poolmon's letters, either case). Returns PW_TOP_KEY_* . */
+/* Applies a key (poolmon's letters, either case; ? toggles the key help). Returns
+ * PW_TOP_KEY_* . */
 #define PW_TOP_KEY_NONE    0
 #define PW_TOP_KEY_CHANGED 1 /* view changed: refetch/redraw */
 #define PW_TOP_KEY_QUIT    2
@@ -214,5 +225,6 @@ int pw_cmd_series(pw_cli_t *cli);
 int pw_cmd_lookup(pw_cli_t *cli);
 int pw_cmd_top(pw_cli_t *cli);
 int pw_cmd_import(pw_cli_t *cli);
+int pw_cmd_host(pw_cli_t *cli);
 
 #endif /* PW_CLI_H */

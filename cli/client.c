@@ -274,10 +274,20 @@ static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t
     SSL_set_fd(c->ssl, c->fd);
     if (SSL_connect(c->ssl) != 1) {
         long v = SSL_get_verify_result(c->ssl);
+        /* Say what to do: a name mismatch is the URL's business, anything else (self-signed,
+         * unknown issuer, expired) is about which CA the CLI trusts. */
+        if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH)
+            return pw_diag_set(diag, PW_EAUTH, 0, 0, "tls",
+                               "server certificate of %s not accepted: %s (use a --url host "
+                               "that the certificate names)",
+                               cl->url.host, X509_verify_cert_error_string(v));
         if (v != X509_V_OK)
             return pw_diag_set(diag, PW_EAUTH, 0, 0, "tls",
-                               "server certificate of %s not accepted: %s", cl->url.host,
-                               X509_verify_cert_error_string(v));
+                               "server certificate of %s not accepted: %s (checked against %s%s; "
+                               "give the CA file that signed it with --ca FILE or POOLWATCH_CA)",
+                               cl->url.host, X509_verify_cert_error_string(v),
+                               cl->ca_file ? "the CA file " : "the system's CA store",
+                               cl->ca_file ? cl->ca_file : "");
         return tls_error(diag, PW_ETLS, "TLS handshake failed");
     }
     return 0;

@@ -1,4 +1,5 @@
-/* cmd_import.c: `poolwatch import FILE... --host NAME [--interval 15m] [--start T]`.
+/* cmd_import.c: `poolwatch import FILE... --host NAME [--interval 15m] [--start T]
+ * [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]`.
  *
  * Each file is checked locally with the same parser the server uses (common/poolmon_text), so
  * a bad capture fails fast with FILE:LINE before any upload, then POSTed to /api/v1/import.
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "config.h"
+#include "winlimit.h"
 
 #define PROGRESS_MIN_BYTES ((size_t)1 << 20) /* smaller uploads finish too fast for a bar */
 
@@ -76,11 +79,30 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     return 0;
 }
 
-#define IMPORT_USAGE "poolwatch import FILE... --host NAME [--interval 15m] [--start T]"
+#define IMPORT_USAGE                                                                               \
+    "poolwatch import FILE... --host NAME [--interval 15m] [--start T] [--nonpaged-limit SIZE] "   \
+    "[--paged-limit SIZE] [--os TEXT]"
+
+/* A limit option: a size ("128MiB", "134217728"), above 0. Prints why not and returns
+ * PW_EXIT_USAGE. */
+static int parse_limit(pw_cli_t *cli, const char *opt, const char *text, uint64_t *bytes)
+{
+    if (text == NULL)
+        return 0;
+    if (pw_config_parse_size(text, bytes) != 0 || *bytes == 0) {
+        fprintf(cli->err,
+                "poolwatch import: bad %s '%s': a size above 0 such as 128MiB, 2GiB or 134217728 "
+                "(bytes)\n",
+                opt, text);
+        return PW_EXIT_USAGE;
+    }
+    return 0;
+}
 
 int pw_cmd_import(pw_cli_t *cli)
 {
-    const char *host = NULL, *interval = NULL, *start = NULL;
+    const char *host = NULL, *interval = NULL, *start = NULL, *np_text = NULL, *pg_text = NULL,
+               *os = NULL;
     const char **files = pw_calloc((size_t)cli->argc, sizeof(char *));
     size_t nf = 0;
     if (files == NULL)
@@ -90,11 +112,16 @@ int pw_cmd_import(pw_cli_t *cli)
         int r;
         if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--host", &host)) != 0 ||
             (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--interval", &interval)) != 0 ||
-            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--start", &start)) != 0) {
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--start", &start)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--nonpaged-limit", &np_text)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--paged-limit", &pg_text)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--os", &os)) != 0) {
             if (r < 0)
                 ex = PW_EXIT_USAGE;
         } else if (cli->argv[i][0] == '-') {
-            static const char *const opts[] = {"--host", "--interval", "--start", NULL};
+            static const char *const opts[] = {
+                "--host",        "--interval", "--start", "--nonpaged-limit",
+                "--paged-limit", "--os",       NULL};
             pw_free(files);
             return pw_cli_bad_args(cli, cli->argv[i], NULL, opts, IMPORT_USAGE);
         } else {
@@ -112,6 +139,21 @@ int pw_cmd_import(pw_cli_t *cli)
         clock_gettime(CLOCK_REALTIME, &now);
         if (pw_cli_parse_time(start, (uint64_t)now.tv_sec * 1000u, &start_ms) < 0) {
             fprintf(cli->err, "poolwatch import: bad --start '%s'\n", start);
+            ex = PW_EXIT_USAGE;
+        }
+    }
+    uint64_t np_bytes = 0, pg_bytes = 0;
+    if (ex == 0)
+        ex = parse_limit(cli, "--nonpaged-limit", np_text, &np_bytes);
+    if (ex == 0)
+        ex = parse_limit(cli, "--paged-limit", pg_text, &pg_bytes);
+    if (ex == 0 && os != NULL) {
+        /* The server reads it with the same rule table; an unknown OS fails here, before any
+         * upload. */
+        pw_win_os_t wo;
+        pw_diag_t od;
+        if (pw_win_os_parse(os, &wo, &od) != 0) {
+            fprintf(cli->err, "poolwatch import: --os: %s\n", od.msg);
             ex = PW_EXIT_USAGE;
         }
     }
@@ -154,6 +196,17 @@ int pw_cmd_import(pw_cli_t *cli)
         size_t n = strlen(path);
         snprintf(path + n, sizeof(path) - n, "&interval_ms=%" PRIu64 "&start_ms=%" PRIu64,
                  interval_ms, start_ms);
+        n = strlen(path);
+        if (np_bytes)
+            snprintf(path + n, sizeof(path) - n, "&nonpaged_limit_bytes=%" PRIu64, np_bytes);
+        n = strlen(path);
+        if (pg_bytes)
+            snprintf(path + n, sizeof(path) - n, "&paged_limit_bytes=%" PRIu64, pg_bytes);
+        n = strlen(path);
+        if (os != NULL && n + 4 < sizeof(path)) {
+            strcat(path, "&os=");
+            pw_url_escape(path, sizeof(path), os); /* appends */
+        }
         progress_t pg = {.err = cli->err, .file = files[k], .shown = 0};
         int bar = len >= PROGRESS_MIN_BYTES && cli->err == stderr && isatty(STDERR_FILENO);
         json_t *root;
@@ -178,11 +231,23 @@ int pw_cmd_import(pw_cli_t *cli)
             json_t *fv = json_object_get(root, "first_ts_ms");
             pw_cli_format_time(json_is_integer(fv) ? (uint64_t)json_integer_value(fv) : 0, a,
                                sizeof(a));
-            fprintf(cli->out,
-                    "%s: %zu screens (server stored %" JSON_INTEGER_FORMAT
-                    " screens, %" JSON_INTEGER_FORMAT " rows) as %s, %s .. %s\n",
-                    files[k], screens[k], json_integer_value(json_object_get(root, "screens")),
-                    json_integer_value(json_object_get(root, "rows")), host, a, b);
+            char n1[32], n2[32], n3[32], lim[160] = "";
+            json_t *lv2 = json_object_get(root, "nonpaged_limit_bytes");
+            if (json_is_integer(lv2) && json_integer_value(lv2) > 0) {
+                char lb[24];
+                pw_cli_format_bytes((uint64_t)json_integer_value(lv2), lb, sizeof(lb));
+                snprintf(lim, sizeof(lim), "; nonpaged limit %s (%s)", lb,
+                         json_string_value(json_object_get(root, "nonpaged_limit_detail"))
+                             ? json_string_value(json_object_get(root, "nonpaged_limit_detail"))
+                             : "");
+            }
+            fprintf(cli->out, "%s: %s (server stored %s, %s) as %s, %s .. %s%s\n", files[k],
+                    pw_cli_count(screens[k], "screen", n1, sizeof(n1)),
+                    pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "screens")),
+                                 "screen", n2, sizeof(n2)),
+                    pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "rows")), "row",
+                                 n3, sizeof(n3)),
+                    host, a, b, lim);
         }
         json_decref(root);
     }

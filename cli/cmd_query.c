@@ -87,23 +87,27 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
     const json_t *hosts = jarr(root, "hosts");
     if (hosts == NULL)
         return PW_EPARSE;
-    fprintf(out, "%-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8s %s\n", "HOST", "OS", "CONN",
+    /* Long names (Linux OS strings, FQDNs) are cut with "…": the columns stay aligned. */
+    fprintf(out, "%-20s %-14s %-4s %11s %11s %6s %-7s %-21s %11s %8s %s\n", "HOST", "OS", "CONN",
             "NONPAGED", "NP LIMIT", "NP%", "LEVEL", "NP ETA", "PAGED", "SUSPECTS", "LAST SEEN");
     size_t i;
     const json_t *h;
     json_array_foreach(hosts, i, h)
     {
-        char np[24], lim[24], pct[16], eta[32], pg[24], seen[32];
+        char np[24], lim[24], pct[16], eta[32], pg[24], seen[32], name[96], os[64], sus[40],
+            num[24];
         fmt_bytes_or_dash(h, "nonpaged_bytes", np, sizeof(np));
         fmt_limit(h, "nonpaged_limit_bytes", "nonpaged_ratio", lim, sizeof(lim), pct, sizeof(pct));
         fmt_time_or_dash(h, "nonpaged_eta_ms", eta, sizeof(eta));
         fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
         fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));
         json_t *c = json_object_get(h, "connected");
-        fprintf(out, "%-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8" PRIu64 " %s\n",
-                jstr(h, "name"), jstr(h, "os"),
+        snprintf(num, sizeof(num), "%" PRIu64, ju64(h, "suspects"));
+        fprintf(out, "%s %s %-4s %11s %11s %6s %-7s %-21s %11s %s %s\n",
+                pw_cli_fit(jstr(h, "name"), 20, 0, name, sizeof(name)),
+                pw_cli_fit(jstr(h, "os"), 14, 0, os, sizeof(os)),
                 json_is_boolean(c) ? (json_is_true(c) ? "yes" : "no") : "-", np, lim, pct,
-                jstr(h, "nonpaged_level"), eta, pg, ju64(h, "suspects"), seen);
+                jstr(h, "nonpaged_level"), eta, pg, pw_cli_fit(num, 8, 1, sus, sizeof(sus)), seen);
     }
     return 0;
 }
@@ -123,14 +127,16 @@ int pw_fmt_tags(const json_t *root, int fleet, FILE *out)
     const json_t *t;
     json_array_foreach(tags, i, t)
     {
-        char tag[80];
-        /* Quote the tag so its padding spaces show ("Io  "). */
-        snprintf(tag, sizeof(tag), "\"%s\"", jstr(t, "tag"));
+        char qt[80], tag[96], drv[64];
+        /* Quote the tag so its padding spaces show ("Io  "); a slab cache name is cut. */
+        snprintf(qt, sizeof(qt), "\"%s\"", jstr(t, "tag"));
+        pw_cli_fit(qt, 8, 0, tag, sizeof(tag));
         char total[24];
         fmt_bytes_or_dash(t, "bytes_total", total, sizeof(total));
         if (!fleet) {
-            fprintf(out, "%-8s %-8s %6" PRIu64 " %11s  %-16s %s\n", tag, jstr(t, "type"),
-                    ju64(t, "hosts"), total, jstr(t, "driver"), jstr(t, "description"));
+            fprintf(out, "%s %-8s %6" PRIu64 " %11s  %s %s\n", tag, jstr(t, "type"),
+                    ju64(t, "hosts"), total, pw_cli_fit(jstr(t, "driver"), 16, 0, drv, sizeof(drv)),
+                    jstr(t, "description"));
             continue;
         }
         char mn[24], p50[24], p90[24], mx[24];
@@ -138,7 +144,7 @@ int pw_fmt_tags(const json_t *root, int fleet, FILE *out)
         fmt_bytes_or_dash(t, "bytes_p50", p50, sizeof(p50));
         fmt_bytes_or_dash(t, "bytes_p90", p90, sizeof(p90));
         fmt_bytes_or_dash(t, "bytes_max", mx, sizeof(mx));
-        fprintf(out, "%-8s %-8s %6" PRIu64 " %11s %11s %11s %11s %11s ", tag, jstr(t, "type"),
+        fprintf(out, "%s %-8s %6" PRIu64 " %11s %11s %11s %11s %11s ", tag, jstr(t, "type"),
                 ju64(t, "hosts"), total, mn, p50, p90, mx);
         const json_t *top = jarr(t, "top_hosts");
         size_t k;
@@ -165,24 +171,26 @@ int pw_fmt_tag(const json_t *root, FILE *out)
         return PW_EPARSE;
     char total[24];
     fmt_bytes_or_dash(root, "bytes_total", total, sizeof(total));
-    fprintf(out, "Tag \"%s\" %s: %s on %" PRIu64 " hosts; driver %s; %s\n", jstr(root, "tag"),
-            jstr(root, "type"), total, (uint64_t)json_array_size(hosts), jstr(root, "driver"),
-            jstr(root, "description"));
+    char nh[32];
+    fprintf(out, "Tag \"%s\" %s: %s on %s; driver %s; %s\n", jstr(root, "tag"), jstr(root, "type"),
+            total, pw_cli_count(json_array_size(hosts), "host", nh, sizeof(nh)),
+            jstr(root, "driver"), jstr(root, "description"));
     fprintf(out, "%-20s %-8s %11s %10s %8s %-7s %s\n", "HOST", "TYPE", "BYTES", "DIFF", "ROBUST_Z",
             "OUTLIER", "OS BUILD");
     size_t i;
     const json_t *h;
     json_array_foreach(hosts, i, h)
     {
-        char b[24], z[16];
+        char b[24], z[16], hn[96];
         fmt_bytes_or_dash(h, "bytes", b, sizeof(b));
         if (jhas_num(h, "robust_z"))
             snprintf(z, sizeof(z), "%.2f", jdbl(h, "robust_z"));
         else
             snprintf(z, sizeof(z), "-");
-        fprintf(out, "%-20s %-8s %11s %10" PRIu64 " %8s %-7s %" PRIu64 "\n", jstr(h, "host"),
-                jstr(h, "type"), b, ju64(h, "diff"), z,
-                json_is_true(json_object_get(h, "outlier")) ? "yes" : "no", ju64(h, "os_build"));
+        fprintf(out, "%s %-8s %11s %10" PRIu64 " %8s %-7s %" PRIu64 "\n",
+                pw_cli_fit(jstr(h, "host"), 20, 0, hn, sizeof(hn)), jstr(h, "type"), b,
+                ju64(h, "diff"), z, json_is_true(json_object_get(h, "outlier")) ? "yes" : "no",
+                ju64(h, "os_build"));
     }
     return 0;
 }
@@ -192,14 +200,25 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
     const json_t *s = jarr(root, "suspects");
     if (s == NULL)
         return PW_EPARSE;
+    const json_t *fp = json_object_get(root, "first_pass_ms");
+    if (json_array_size(s) == 0 && json_is_integer(fp)) {
+        /* Empty because nothing was judged yet (a collector just started), not because nothing
+         * leaks: say when the first pass is due (UTC, as every time the CLI prints). */
+        char t[32];
+        pw_cli_format_time((uint64_t)json_integer_value(fp), t, sizeof(t));
+        fprintf(out, "analysis has not run yet (first pass at %.8s UTC)\n",
+                strlen(t) >= 19 ? t + 11 : t);
+        return 0;
+    }
     fprintf(out, "%-20s %-8s %-8s %7s %13s %6s %11s %11s  %s\n", "HOST", "TAG", "TYPE", "SCORE",
             "GROWTH/H", "SHARE", "FIRST", "CURRENT", "DRIVER / DESCRIPTION");
     size_t i;
     const json_t *l;
     json_array_foreach(s, i, l)
     {
-        char tag[80], g[24], share[16], first[24], cur[24];
-        snprintf(tag, sizeof(tag), "\"%s\"", jstr(l, "tag"));
+        char qt[80], tag[96], g[24], share[16], first[24], cur[24], hn[96];
+        snprintf(qt, sizeof(qt), "\"%s\"", jstr(l, "tag"));
+        pw_cli_fit(qt, 8, 0, tag, sizeof(tag));
         if (jhas_num(l, "growth_bytes_per_h")) {
             double v = jdbl(l, "growth_bytes_per_h");
             pw_cli_format_bytes(v < 0 ? (uint64_t)-v : (uint64_t)v, g + 1, sizeof(g) - 1);
@@ -210,9 +229,9 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
         fmt_pct_or_dash(l, "share_of_host_growth", share, sizeof(share));
         fmt_bytes_or_dash(l, "first_bytes", first, sizeof(first));
         fmt_bytes_or_dash(l, "current_bytes", cur, sizeof(cur));
-        fprintf(out, "%-20s %-8s %-8s %7.2f %13s %6s %11s %11s  %s / %s\n", jstr(l, "host"), tag,
-                jstr(l, "type"), jdbl(l, "score"), g, share, first, cur, jstr(l, "driver"),
-                jstr(l, "description"));
+        fprintf(out, "%s %s %-8s %7.2f %13s %6s %11s %11s  %s / %s\n",
+                pw_cli_fit(jstr(l, "host"), 20, 0, hn, sizeof(hn)), tag, jstr(l, "type"),
+                jdbl(l, "score"), g, share, first, cur, jstr(l, "driver"), jstr(l, "description"));
         /* A comparison of a few screens is not a trend: say so, with the deltas it rests on. */
         const json_t *dl = json_object_get(l, "screen_delta");
         if (strcmp(jstr(l, "method"), "compare") == 0 && json_is_object(dl)) {
@@ -255,15 +274,17 @@ int pw_fmt_alerts(const json_t *root, FILE *out)
     json_array_foreach(a, i, al)
     {
         const json_t *labels = json_object_get(al, "labels");
-        char tag[80], since[32];
+        char qt[80], tag[96], since[32], nm[96], hn[96];
         const char *t = json_string_value(json_object_get(labels, "tag"));
         if (t)
-            snprintf(tag, sizeof(tag), "\"%s\"", t);
+            snprintf(qt, sizeof(qt), "\"%s\"", t);
         else
-            snprintf(tag, sizeof(tag), "-");
+            snprintf(qt, sizeof(qt), "-");
+        pw_cli_fit(qt, 8, 0, tag, sizeof(tag));
         fmt_time_or_dash(al, "since_ms", since, sizeof(since));
-        fprintf(out, "%-9s %-9s %-24s %-20s %-8s %-21s %s\n", jstr(al, "state"),
-                jstr(al, "severity"), jstr(al, "name"), jstr(labels, "host"), tag, since,
+        fprintf(out, "%-9s %-9s %s %s %s %-21s %s\n", jstr(al, "state"), jstr(al, "severity"),
+                pw_cli_fit(jstr(al, "name"), 24, 0, nm, sizeof(nm)),
+                pw_cli_fit(jstr(labels, "host"), 20, 0, hn, sizeof(hn)), tag, since,
                 jstr(al, "summary"));
     }
     return 0;
@@ -274,11 +295,16 @@ int pw_fmt_series(const json_t *root, FILE *out)
     const json_t *p = jarr(root, "points");
     if (p == NULL)
         return PW_EPARSE;
-    /* level names where the points come from (raw samples or a rollup), not the step. */
+    /* level names where the points come from (raw samples or a rollup); the step asked for
+     * (--step, added by the CLI as "step") is how far apart the points are. */
     const char *level = jstr(root, "level");
-    fprintf(out, "%s \"%s\" %s (%s%s, %zu point%s)\n", jstr(root, "host"), jstr(root, "tag"),
-            jstr(root, "pool"), level, strcmp(level, "raw") == 0 ? " samples" : " rollup",
-            json_array_size(p), json_array_size(p) == 1 ? "" : "s");
+    const char *step = json_string_value(json_object_get(root, "step"));
+    char steps[48] = "", np[32];
+    if (step != NULL)
+        snprintf(steps, sizeof(steps), " in %s steps", step);
+    fprintf(out, "%s \"%s\" %s (%s%s%s, %s)\n", jstr(root, "host"), jstr(root, "tag"),
+            jstr(root, "pool"), level, strcmp(level, "raw") == 0 ? " samples" : " rollup", steps,
+            pw_cli_count(json_array_size(p), "point", np, sizeof(np)));
     if (json_array_size(p) == 0) {
         const char *pool = jstr(root, "pool");
         fprintf(out,
@@ -343,14 +369,17 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
 
 typedef int (*fmt_fn)(const json_t *root, FILE *out);
 
-/* GET path, then --json or the formatter. */
-static int get_and_print(pw_cli_t *cli, const char *path, fmt_fn fmt, int fleet)
+/* GET path, then --json or the formatter; `step` (may be NULL) is the series' --step, which
+ * the formatter names (the server's answer says only the level). */
+static int get_and_print(pw_cli_t *cli, const char *path, fmt_fn fmt, int fleet, const char *step)
 {
     json_t *root;
     int ex = pw_cli_call(cli, "GET", path, NULL, NULL, 0, NULL, NULL, &root);
     if (ex != 0)
         return ex;
     int rc = 0;
+    if (!cli->json && step != NULL)
+        json_object_set_new(root, "step", json_string(step));
     if (cli->json)
         pw_cli_print_json(cli, root);
     else if (fmt != NULL)
@@ -385,21 +414,21 @@ int pw_cmd_hosts(pw_cli_t *cli)
 {
     if (no_args(cli, "poolwatch hosts [--json]"))
         return PW_EXIT_USAGE;
-    return get_and_print(cli, "/api/v1/hosts", pw_fmt_hosts, 0);
+    return get_and_print(cli, "/api/v1/hosts", pw_fmt_hosts, 0, NULL);
 }
 
 int pw_cmd_leaks(pw_cli_t *cli)
 {
     if (no_args(cli, "poolwatch leaks [--json]"))
         return PW_EXIT_USAGE;
-    return get_and_print(cli, "/api/v1/leaks", pw_fmt_leaks, 0);
+    return get_and_print(cli, "/api/v1/leaks", pw_fmt_leaks, 0, NULL);
 }
 
 int pw_cmd_alerts(pw_cli_t *cli)
 {
     if (no_args(cli, "poolwatch alerts [--json]"))
         return PW_EXIT_USAGE;
-    return get_and_print(cli, "/api/v1/alerts", pw_fmt_alerts, 0);
+    return get_and_print(cli, "/api/v1/alerts", pw_fmt_alerts, 0, NULL);
 }
 
 static int append_param(char *path, size_t size, const char *name, const char *value)
@@ -443,8 +472,8 @@ int pw_cmd_tags(pw_cli_t *cli)
         (tag == NULL && limit && append_param(path, sizeof(path), "limit", limit) < 0))
         return PW_EXIT_USAGE;
     if (tag != NULL)
-        return get_and_print(cli, path, pw_fmt_tag, 0);
-    return get_and_print(cli, path, NULL, fleet);
+        return get_and_print(cli, path, pw_fmt_tag, 0, NULL);
+    return get_and_print(cli, path, NULL, fleet, NULL);
 }
 
 int pw_cmd_series(pw_cli_t *cli)
@@ -500,7 +529,7 @@ int pw_cmd_series(pw_cli_t *cli)
         if (append_param(path, sizeof(path), names[k], num) < 0)
             return PW_EXIT_USAGE;
     }
-    return get_and_print(cli, path, pw_fmt_series, 0);
+    return get_and_print(cli, path, pw_fmt_series, 0, step);
 }
 
 int pw_cmd_lookup(pw_cli_t *cli)

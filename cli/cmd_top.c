@@ -181,6 +181,9 @@ int pw_top_key(pw_top_view_t *v, int key)
 {
     pw_top_sort_t s;
     switch (key) {
+    case '?':
+        v->help = !v->help;
+        return PW_TOP_KEY_CHANGED;
     case 'q':
     case 'Q':
         return PW_TOP_KEY_QUIT;
@@ -419,6 +422,28 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
         view_ascending(v) ? "asc" : "desc", pool_names[v->pools], v->include[0] ? v->include : "*",
         v->exclude[0] ? v->exclude : "-", nv, t->total_rows, v->note[0] ? "  " : "", v->note);
     rc |= add_line(out, width, 0, "%s", "");
+    if (v->help) {
+        /* The keys, as docs/cli.md lists them, in place of the table until ? again. */
+        static const char *const keys[] = {
+            " Keys (either case; ? again to close):",
+            "  P       pools shown: both -> nonpaged -> paged (paged includes session)",
+            "  B M T   sort by Bytes, Per Alloc, Tag; the same key again reverses the order",
+            "  A F D   sort by Allocs, Frees, Diff",
+            "  S       sort by the change of the current column",
+            "  E       Sum lines per pool type",
+            "  L       highlight rows that changed",
+            "  I / X   include / exclude tag patterns (Nt*,Io??; empty clears)",
+            "  Q       quit",
+        };
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            rc |= add_line(out, width, i == 0 ? PW_TOP_ATTR_HEADER : 0, "%s", keys[i]);
+        pw_free(vis);
+        if (rc != 0) {
+            pw_top_lines_close(out);
+            return PW_ENOMEM;
+        }
+        return 0;
+    }
     rc |= add_line(out, width, PW_TOP_ATTR_HEADER,
                    " %-*s %-5s %10s (%5s) %10s (%5s) %9s (%5s) %11s (%7s) %9s", tw, "Tag", "Type",
                    "Allocs", "", "Frees", "", "Diff", "", "Bytes", "", "Per Alloc");
@@ -502,8 +527,12 @@ static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v
     json_t *j = json_loadb(resp.body, resp.body_len, 0, NULL);
     int ex = pw_cli_exit_for_status(resp.status);
     if (ex != 0) {
-        const char *m = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
-        snprintf(msg, msg_size, "HTTP %d%s%s", resp.status, m ? ": " : "", m ? m : "");
+        /* as every command says it: method, path, status, the API's code and message */
+        const json_t *e = json_object_get(j, "error");
+        const char *m = json_string_value(json_object_get(e, "message"));
+        const char *code = json_string_value(json_object_get(e, "code"));
+        snprintf(msg, msg_size, "GET %.300s: HTTP %d%s%s%s%.150s", path, resp.status,
+                 code ? " " : "", code ? code : "", m ? ": " : "", m ? m : "");
     } else if (j == NULL || pw_top_table_from_json(j, t, &d) < 0) {
         snprintf(msg, msg_size, "bad pool table from the server%s%.150s", j ? ": " : "",
                  j ? d.msg : "");
@@ -608,14 +637,14 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
         }
         if (action != PW_TOP_KEY_NONE || now - last_fetch >= REFRESH_MS) {
             pw_top_table_t nt;
-            char msg[200];
+            char msg[512];
             if (fetch(cl, host, v, &nt, msg, sizeof(msg)) == 0) {
                 pw_top_table_close(t);
                 *t = nt;
                 snprintf(v->note, sizeof(v->note), "%s", live_note);
             } else {
                 /* Keep the last table on screen and say what went wrong. */
-                snprintf(v->note, sizeof(v->note), "%s", msg);
+                snprintf(v->note, sizeof(v->note), "%.*s", (int)sizeof(v->note) - 1, msg);
             }
             last_fetch = now;
         }
@@ -650,12 +679,12 @@ int pw_cmd_top(pw_cli_t *cli)
     pw_top_view_t v;
     pw_top_view_init(&v);
     pw_top_table_t t;
-    char msg[200];
+    char msg[512];
     /* The first fetch happens before the screen is taken, so a wrong host or token is a plain
      * error message with its exit code. */
     ex = fetch(&cl, host, &v, &t, msg, sizeof(msg));
     if (ex != 0) {
-        fprintf(cli->err, "poolwatch top: %s: %s\n", host, msg);
+        fprintf(cli->err, "poolwatch top: %s\n", msg);
         return ex;
     }
     if (once || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO) || cli->out != stdout) {

@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "analysis_run.h"
 #include "api.h"
+#include "daemon.h"
 #include "ingest.h"
 #include "listener.h"
 #include "log.h"
@@ -15,6 +16,7 @@
 #include "pooltag.h"
 #include "remote_write.h"
 #include "store.h"
+#include "store_lock.h"
 #include "tokens.h"
 
 #include <stdio.h>
@@ -30,6 +32,7 @@ typedef struct {
     const pw_collector_cfg_t *cfg;
     uv_loop_t loop;
     pw_tls_ctx_t *tls_ctx;
+    pw_store_lock_t *store_lock; /* held while the collector runs: one collector per store */
     pw_store_t *store;
     pw_ingest_t *ing;
     pw_listener_t *agents;
@@ -55,9 +58,10 @@ static void on_retention_timer(uv_timer_t *t)
 /* SIGHUP: the tokens file again (a token added or revoked without a restart). */
 static void on_sighup(uv_signal_t *s, int signum)
 {
-    (void)signum;
     pw_collector_t *c = s->data;
     pw_diag_t d;
+    PW_LOG_INFO(MOD, "%s: reloading the tokens file and the remote write token",
+                pw_daemon_signal_name(signum));
     int64_t n = pw_http_reload_tokens(c->http, &d);
     if (n >= 0)
         PW_LOG_INFO(MOD, "SIGHUP: %s reloaded, %lld tokens", c->cfg->tokens_file, (long long)n);
@@ -128,7 +132,7 @@ static void rw_opts(const pw_collector_cfg_t *cfg, pw_remote_write_opts_t *o)
 static void on_signal(uv_signal_t *s, int signum)
 {
     pw_collector_t *c = s->data;
-    PW_LOG_INFO(MOD, "signal %d: stopping", signum);
+    PW_LOG_INFO(MOD, "%s: stopping", pw_daemon_signal_name(signum));
     uv_stop(&c->loop);
 }
 
@@ -152,7 +156,9 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
                             .ca_file = cfg->ca_file,
                             .cert_file = cfg->cert_file,
                             .key_file = cfg->key_file};
-    if ((r = pw_store_open(cfg->db_path, &so, &c->store, d)) != 0 ||
+    /* Before the database is touched: a second collector on the same store refuses to start. */
+    if ((r = pw_store_lock_acquire(cfg->db_path, &c->store_lock, d)) != 0 ||
+        (r = pw_store_open(cfg->db_path, &so, &c->store, d)) != 0 ||
         (r = pw_ingest_new(c->store, &c->ing, d)) != 0 ||
         (r = pw_tls_ctx_new(&c->tls_ctx, &to, d)) != 0)
         goto out;
@@ -252,6 +258,7 @@ out:
     pw_listener_free(c->agents);
     pw_ingest_free(c->ing);
     pw_store_close(c->store);
+    pw_store_lock_release(c->store_lock);
     pw_tls_ctx_free(c->tls_ctx);
     pw_free(c);
     return r;

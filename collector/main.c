@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 #include "daemon.h"
 #include "log.h"
+#include "tls.h"
 
 #include <signal.h>
 #include <stddef.h>
@@ -88,7 +89,8 @@ int main(int argc, char **argv)
                                    .log_level_option = "collector.log_level",
                                    .usage = usage,
                                    .check = check,
-                                   .run = run};
+                                   .run = run,
+                                   .tls_library = pw_tls_library};
     pw_collector_cfg_t cfg;
     return pw_daemon_main(&dm, &cfg, sizeof(cfg), argc, argv);
 }

@@ -1,14 +1,41 @@
 /* daemon.c: the daemons' shared command line (see daemon.h). */
 #include "daemon.h"
 
+#include <signal.h>
 #include <string.h>
 
 #include "log.h"
+#include "pw_version.h"
+
+void pw_daemon_print_version(FILE *out, const char *name, const char *tls)
+{
+    fprintf(out, "%s %s (commit %s)%s%s\n", name, PW_VERSION, PW_GIT_COMMIT, tls ? ", " : "",
+            tls ? tls : "");
+}
+
+const char *pw_daemon_signal_name(int signum)
+{
+    static char other[32];
+    switch (signum) {
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+#ifndef _WIN32
+    case SIGHUP:
+        return "SIGHUP";
+#endif
+    default:
+        snprintf(other, sizeof(other), "signal %d", signum);
+        return other;
+    }
+}
 
 /* The part between loading and freeing the configuration; returns the exit code. */
 static int with_config(const pw_daemon_t *dm, void *cfg, int argc, char **argv, pw_diag_t *d)
 {
-    static const char *const own[] = {"config=", "check-config", "print-example", "help", NULL};
+    static const char *const own[] = {"config=", "check-config", "print-example",
+                                      "help",    "version",      NULL};
     const char *path = NULL;
     int optind = 0;
     if (pw_config_find_flag(argc, argv, "config", &path) < 0 ||
@@ -58,6 +85,10 @@ int pw_daemon_main(const pw_daemon_t *dm, void *cfg, size_t cfg_size, int argc, 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             dm->usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            pw_daemon_print_version(stdout, dm->name, dm->tls_library ? dm->tls_library() : NULL);
             return 0;
         }
         if (strcmp(argv[i], "--print-example") == 0)

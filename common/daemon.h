@@ -1,5 +1,5 @@
 /* daemon.h: the command line the daemons share (poolwatch-agent, poolwatch-collector):
- * --help, --print-example, the configuration from defaults, --config FILE and
+ * --help, --version, --print-example, the configuration from defaults, --config FILE and
  * --section.option=VALUE flags (common/config.h), the log level, then --check-config (check and
  * print the effective configuration) or the daemon's run function.
  *
@@ -24,11 +24,22 @@ typedef struct pw_daemon_s {
     int (*check)(const void *cfg, pw_diag_t *d);
     /* The daemon itself, until it stops: 0, or a negative code with `d` set. */
     int (*run)(const void *cfg, pw_diag_t *d);
+    /* --version: the TLS library in use (pw_tls_library()); NULL prints none. */
+    const char *(*tls_library)(void);
 } pw_daemon_t;
 
 /* Runs the command line `argv` for `dm`. `cfg` is the daemon's zeroed-here configuration
  * struct, which the options fill and which is freed (pw_config_free) before returning.
  * Returns the process exit code. */
 int pw_daemon_main(const pw_daemon_t *dm, void *cfg, size_t cfg_size, int argc, char **argv);
+
+/* Writes the --version line of program `name` to `out`: "NAME VERSION (commit C), TLS\n", the
+ * version and commit from pw_version.h (the commit CMake saw at configure time, "unknown"
+ * outside git) and `tls` (the TLS library's own text; omitted when NULL). */
+void pw_daemon_print_version(FILE *out, const char *name, const char *tls);
+
+/* The name of signal `signum` as the log says it ("SIGHUP", "SIGTERM"), or "signal N" in a
+ * static buffer for others (not thread safe; the daemons call it from their loop). */
+const char *pw_daemon_signal_name(int signum);
 
 #endif /* PW_DAEMON_H */

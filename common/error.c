@@ -67,6 +67,8 @@ const char *pw_err_name(int err)
         return "ERANGE";
     case PW_ENOTSUP:
         return "ENOTSUP";
+    case PW_EEXIST:
+        return "EEXIST";
     case 0:
         return "OK";
     default:

@@ -59,7 +59,8 @@
     XX(ENOPOOLINFO, "pool tag information is not available on this system")                        \
     XX(ETIMEDOUT, "operation timed out")                                                           \
     XX(ECLOSED, "connection closed")                                                               \
-    XX(EOF, "end of input")
+    XX(EOF, "end of input")                                                                        \
+    XX(ELOCKED, "in use by another collector")
 
 typedef enum {
     PW__ERR_BASE = -7000,

@@ -59,6 +59,13 @@ typedef enum {
     PW_LIMIT_CONFIGURED = 4
 } pw_limit_source_t;
 
+/* A pool limit and how it was found (an agent's Hello, an import's options). */
+typedef struct pw_pool_limit_s {
+    uint64_t bytes;           /* 0 = unknown */
+    pw_limit_source_t source; /* how it was found */
+    char detail[96];          /* e.g. "Windows Server 2003 x86 with /3GB: 128 MB" */
+} pw_pool_limit_t;
+
 #define PW_SAMPLE_NO_ALLOCS 0x1u /* the source has no allocs/frees counters (Linux slab) */
 
 typedef struct pw_sample_s {

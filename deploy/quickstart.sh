@@ -135,11 +135,23 @@ tokens_file = tokens
 $POOLTAG_LINE
 EOF
 
+# A detached demo runs its daemons in their own sessions (setsid: no controlling terminal, so
+# closing the terminal sends them no SIGHUP); a foreground run keeps them in its session and
+# stops them itself when the terminal goes away (the HUP trap below).
+SETSID=
+if [ "$MODE" = detach ] && command -v setsid >/dev/null 2>&1; then SETSID=setsid; fi
 start() { # name, then the command
   local name=$1; shift
-  "$@" >>"$DEMO/logs/$name.log" 2>&1 &
+  $SETSID "$@" >>"$DEMO/logs/$name.log" 2>&1 </dev/null &
   echo $! >>"$DEMO/pids"
 }
+if [ "$MODE" = run ]; then
+  # The terminal went away (SIGHUP) or the run was interrupted while starting: stop what was
+  # started. Nothing is printed on HUP: there is no terminal to print to.
+  trap 'stop_demo; exit 129' HUP
+  trap 'echo; echo "stopping..."; stop_demo; exit 130' INT
+  trap 'stop_demo; exit 143' TERM
+fi
 
 echo "==> collector on 127.0.0.1:$AGENT_PORT (agents) and https://127.0.0.1:$HTTP_PORT (API, dashboard)"
 start collector "$COLLECTOR" --config "$DEMO/collector.conf"
@@ -226,6 +238,7 @@ if [ "$MODE" = detach ]; then
 fi
 echo "Press Ctrl-C to stop."
 trap 'echo; echo "stopping..."; stop_demo; exit 0' INT TERM
+trap 'stop_demo; exit 0' HUP
 while kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; do sleep 1; done
 echo "the collector exited; see $DEMO/logs/collector.log" >&2
 stop_demo

@@ -44,3 +44,14 @@ finish() {
     [ -n "$skipped" ] && exit 77
     exit 0
 }
+
+# check_stops NAME PID LOG: the daemon PID is still running, then stops on SIGTERM with exit 0
+# and logs "SIGTERM: stopping" in LOG.
+check_stops() {
+    kill -0 "$2" 2>/dev/null
+    check "$1 still running" 0 $?
+    kill -TERM "$2"
+    wait "$2"
+    check "$1 stops on SIGTERM" 0 $?
+    check "$1 logged SIGTERM" 1 "$(grep -c 'SIGTERM: stopping' "$3")"
+}

@@ -819,7 +819,7 @@ static void publish(run_t *rn)
     size_t n = 0, cap = 0;
     for (size_t hi = 0; hi < rn->n_hs; hi++) {
         host_state_t *s = rn->hs[hi];
-        if (s == NULL)
+        if (s == NULL || pw_host_retired(s->h)) /* retired: its findings leave the list */
             continue;
         uv_mutex_lock(&s->mu);
         int fresh = s->next_ready;
@@ -1007,6 +1007,8 @@ static size_t collect(run_t *rn)
     }
     for (size_t i = 0; i < rn->fleet->n; i++) {
         const pw_host_t *h = rn->fleet->hosts[i];
+        if (pw_host_retired(h))
+            continue; /* retired by an operator: nothing to judge */
         host_state_t *s = state_of(rn, h);
         if (s == NULL)
             continue;
@@ -1152,6 +1154,14 @@ void pw_analysis_run_close(pw_analysis_run_t *rn)
         uv_cancel((uv_req_t *)&rn->work);
     }
     uv_close((uv_handle_t *)&rn->timer, on_timer_closed);
+}
+
+int64_t pw_analysis_run_first_pass_in_ms(const pw_analysis_run_t *rn)
+{
+    if (rn == NULL || rn->passes > 0 || rn->loop == NULL)
+        return -1;
+    uint64_t now = uv_now(rn->loop), due = rn->last_pass_ms + PASS_MS;
+    return due > now ? (int64_t)(due - now) : 0;
 }
 
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out)

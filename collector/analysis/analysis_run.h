@@ -89,6 +89,11 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn);
  * finding; borrowed until the next pass. */
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out);
 
+/* Before the first pass (the results are empty because nothing was judged yet, not because
+ * nothing leaks): ms until it is due (>= 0) on the pass timer; -1 once a pass ran, or without a
+ * loop (passes only through pw_analysis_run_pass). */
+int64_t pw_analysis_run_first_pass_in_ms(const pw_analysis_run_t *rn);
+
 /* Current alerts (pending, firing, recently resolved). */
 const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn);
 

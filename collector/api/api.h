@@ -36,7 +36,7 @@
 #define PW_API_METRICS_TOP_N      20           /* per-host (tag, pool) series in /metrics */
 
 /* HTTP methods the router knows (values of http-parser's enum http_method). */
-typedef enum { PW_API_GET = 1, PW_API_POST = 3 } pw_api_method_t;
+typedef enum { PW_API_DELETE = 0, PW_API_GET = 1, PW_API_POST = 3 } pw_api_method_t;
 
 /* One parsed request; every pointer borrowed for the call. */
 typedef struct pw_api_req_s {

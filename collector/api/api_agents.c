@@ -27,20 +27,10 @@ void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResu
 
 int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
-    pw_host_t *h = pw__api_find_host(api, params[0], resp);
-    if (h == NULL)
+    pw_host_t *h;
+    json_t *b = pw__api_host_body(api, req, params[0], &h, resp);
+    if (b == NULL)
         return resp->status;
-    json_error_t je;
-    json_t *b = json_loadb((const char *)req->body, req->body_len, JSON_REJECT_DUPLICATES, &je);
-    if (b == NULL || !json_is_object(b)) {
-        json_decref(b);
-        /* jansson names its own flag for a \u0000 in a string: say it in the API's words. */
-        const char *why = b                                           ? "not an object"
-                          : strstr(je.text, "JSON_ALLOW_NUL") != NULL ? "\\u0000 in a string"
-                                                                      : je.text;
-        return pw_api_error(resp, 400, "EINVAL", "body is not a JSON object: %s (line %d)", why,
-                            je.line);
-    }
     Poolwatch__V1__Command cmd = POOLWATCH__V1__COMMAND__INIT;
     const char *kind = json_string_value(json_object_get(b, "kind"));
     json_t *dur = json_object_get(b, "duration_ms"), *iv = json_object_get(b, "interval_ms");

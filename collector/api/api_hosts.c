@@ -162,12 +162,14 @@ int pw__api_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     hostsum_t *hs = pw_calloc(f->n ? f->n : 1, sizeof(*hs));
     if (hs == NULL)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
+    size_t n = 0;
     for (size_t i = 0; i < f->n; i++)
-        host_sum(api, f->hosts[i], &hs[i]);
-    if (f->n > 1)
-        qsort(hs, f->n, sizeof(*hs), cmp_hostsum);
+        if (!pw_host_retired(f->hosts[i]))
+            host_sum(api, f->hosts[i], &hs[n++]);
+    if (n > 1)
+        qsort(hs, n, sizeof(*hs), cmp_hostsum);
     json_t *arr = json_array();
-    for (size_t i = 0; arr && i < f->n; i++)
+    for (size_t i = 0; arr && i < n; i++)
         json_array_append_new(arr, host_json(api, &hs[i]));
     pw_free(hs);
     return pw__api_send_json(resp, 200, arr ? json_pack("{s:o}", "hosts", arr) : NULL);
@@ -194,4 +196,70 @@ int pw__api_host(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     }
     json_object_set_new(o, "history", hist);
     return pw__api_send_json(resp, 200, o);
+}
+
+/* The HTTP answer to an ingest error of a host operation. */
+static int host_op_error(pw_api_resp_t *resp, int r, const pw_diag_t *d)
+{
+    int status = r == PW_ENOENT   ? 404
+                 : r == PW_EEXIST ? 409
+                 : r == PW_EAGAIN ? 409
+                 : r == PW_EINVAL ? 400
+                                  : 500;
+    return pw_api_error(resp, status, r == PW_EAGAIN ? "ECONNECTED" : pw_err_name(r), "%s",
+                        d->msg[0] ? d->msg : pw_strerror(r));
+}
+
+int pw__api_host_delete(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
+{
+    pw__api_query_t q;
+    if (pw__api_query_parse(req->query, &q, resp) != 0)
+        return resp->status;
+    uint64_t keep = 0;
+    if (pw__api_query_u64(&q, "keep_history", 1, &keep, resp) < 0) {
+        pw__api_query_free(&q);
+        return resp->status;
+    }
+    pw__api_query_free(&q);
+    pw_host_t *h = pw__api_find_host(api, params[0], resp);
+    if (h == NULL)
+        return resp->status;
+    char name[sizeof(h->name)];
+    snprintf(name, sizeof(name), "%s", h->name);
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_ingest_retire(api->ing, name, (int)keep, req->now_ms, &d);
+    if (r != 0)
+        return host_op_error(resp, r, &d);
+    return pw__api_send_json(resp, 200,
+                             json_pack("{s:o,s:b,s:b}", "host", pw__api_jstr(name), "retired", 1,
+                                       "history_kept", keep != 0));
+}
+
+int pw__api_host_rename(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
+{
+    pw_host_t *h;
+    json_t *b = pw__api_host_body(api, req, params[0], &h, resp);
+    if (b == NULL)
+        return resp->status;
+    const char *to = json_string_value(json_object_get(b, "name"));
+    int r = to == NULL ? pw_api_error(resp, 400, "EINVAL", "body must be {\"name\": \"NEW\"}")
+                       : pw__api_check_host_name(to, "name", resp);
+    if (r != 0) {
+        json_decref(b);
+        return r;
+    }
+    char from[sizeof(h->name)];
+    snprintf(from, sizeof(from), "%s", h->name);
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    r = pw_ingest_rename(api->ing, from, to, &d);
+    if (r != 0) {
+        json_decref(b);
+        return host_op_error(resp, r, &d);
+    }
+    r = pw__api_send_json(
+        resp, 200, json_pack("{s:o,s:o}", "host", pw__api_jstr(to), "from", pw__api_jstr(from)));
+    json_decref(b);
+    return r;
 }

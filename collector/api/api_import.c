@@ -11,6 +11,72 @@
 
 #include "alloc.h"
 #include "poolmon_text.h"
+#include "winlimit.h"
+
+/* Largest limit an import takes: 16 TiB, the largest the rule table gives (nonpaged pool of
+ * Windows 8.1 and later x64) is far below any value that would overflow a ratio. */
+#define MAX_LIMIT_BYTES (1ull << 50)
+
+/* The import's limit options: what was given and the OS, parsed before anything is stored. */
+typedef struct limits_opt_s {
+    uint64_t np, pg; /* given directly, 0 = not given */
+    const char *os;  /* NULL = not given */
+    pw_win_os_t win;
+} limits_opt_t;
+
+static int limits_parse(const pw__api_query_t *q, limits_opt_t *lo, pw_api_resp_t *resp)
+{
+    memset(lo, 0, sizeof(*lo));
+    if (pw__api_query_u64(q, "nonpaged_limit_bytes", MAX_LIMIT_BYTES, &lo->np, resp) < 0 ||
+        pw__api_query_u64(q, "paged_limit_bytes", MAX_LIMIT_BYTES, &lo->pg, resp) < 0)
+        return resp->status;
+    if (pw__api_query_get(q, "nonpaged_limit_bytes") && lo->np == 0)
+        return pw_api_error(resp, 400, "EINVAL",
+                            "parameter 'nonpaged_limit_bytes' must be above 0 (leave it out "
+                            "when the limit is unknown)");
+    if (pw__api_query_get(q, "paged_limit_bytes") && lo->pg == 0)
+        return pw_api_error(resp, 400, "EINVAL",
+                            "parameter 'paged_limit_bytes' must be above 0 (leave it out when "
+                            "the limit is unknown)");
+    lo->os = pw__api_query_get(q, "os");
+    if (lo->os != NULL) {
+        pw_diag_t d;
+        if (pw_win_os_parse(lo->os, &lo->win, &d) != 0)
+            return pw_api_error(resp, 400, "EINVAL", "parameter %s", d.msg);
+    }
+    return 0;
+}
+
+/* The limits of the imported host: those given, the others from the OS through the Windows
+ * source's rule table (RAM and commit limit from the capture's last screen, when it has them).
+ * An OS whose rule needs what the capture does not give is refused: 400 in resp. */
+static int limits_resolve(const limits_opt_t *lo, const pw_sample_t *last, pw_pool_limit_t *np,
+                          pw_pool_limit_t *pg, pw_api_resp_t *resp)
+{
+    memset(np, 0, sizeof(*np));
+    memset(pg, 0, sizeof(*pg));
+    if (lo->os == NULL) {
+        /* Given directly (or not at all): configured by the operator. */
+        if (lo->np) {
+            *np = (pw_pool_limit_t){lo->np, PW_LIMIT_CONFIGURED, "given at import"};
+        }
+        if (lo->pg) {
+            *pg = (pw_pool_limit_t){lo->pg, PW_LIMIT_CONFIGURED, "given at import"};
+        }
+        return 0;
+    }
+    pw_win_limit_overrides_t ovr = {.cfg_nonpaged_bytes = lo->np, .cfg_paged_bytes = lo->pg};
+    uint64_t ram = last ? last->totals.physical_memory_bytes : 0;
+    uint64_t commit = last ? last->totals.commit_limit_bytes : 0;
+    pw_win_pool_limits(&lo->win, ram, commit, &ovr, np, pg);
+    if (np->bytes == 0)
+        return pw_api_error(resp, 400, "EINVAL",
+                            "parameter os '%.80s': no nonpaged limit (%s%s): give "
+                            "nonpaged_limit_bytes",
+                            lo->os, np->detail,
+                            ram ? "" : "; the rule needs the RAM, which the capture does not give");
+    return 0;
+}
 
 int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
@@ -27,17 +93,11 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     else if (pw__api_query_u64(&q, "interval_ms", 366ull * 86400000, &interval, resp) < 0 ||
              pw__api_query_u64(&q, "start_ms", INT64_MAX, &start, resp) < 0)
         r = resp->status;
-    /* A host name as agents have them (DNS, NetBIOS): an import cannot be renamed or deleted
-     * afterwards, so a path or a typo with odd bytes is refused here. */
-    for (size_t i = 0; r == 0 && i < hl; i++)
-        if (!((host[i] >= 'a' && host[i] <= 'z') || (host[i] >= 'A' && host[i] <= 'Z') ||
-              (host[i] >= '0' && host[i] <= '9') || host[i] == '.' || host[i] == '-' ||
-              host[i] == '_') ||
-            (i == 0 && (host[i] == '.' || host[i] == '-')))
-            r = pw_api_error(resp, 400, "EINVAL",
-                             "host must be a host name (letters, digits, '.', '-', '_'; not "
-                             "starting with '.' or '-'): byte %zu of '%.64s'",
-                             i + 1, host);
+    if (r == 0)
+        r = pw__api_check_host_name(host, "host", resp);
+    limits_opt_t lo;
+    if (r == 0)
+        r = limits_parse(&q, &lo, resp);
     if (r) {
         pw__api_query_free(&q);
         return r;
@@ -104,10 +164,25 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     pw_ingest_import_res_t ir;
     memset(&ir, 0, sizeof(ir));
     ir.last_ts = first;
+    pw_pool_limit_t np, pg;
+    int lr =
+        r == 0 ? limits_resolve(&lo, doc.n_screens ? &ss[doc.n_screens - 1] : NULL, &np, &pg, resp)
+               : 0;
+    if (lr != 0) {
+        for (size_t i = 0; i < doc.n_screens; i++)
+            pw_sample_close(&ss[i]);
+        pw_free(ss);
+        pw_poolmon_doc_close(&doc);
+        pw__api_query_free(&q);
+        return lr;
+    }
     if (r == 0)
         r = pw_ingest_import(api->ing, host, width, boot_id, ss, doc.n_screens, &ir, &d);
     else
         pw_diag_set(&d, r, 0, 0, "import", "%s", pw_strerror(r));
+    /* What the operator said about the host, kept with it (a restart keeps it too). */
+    if (r == 0 && (lo.os != NULL || np.bytes || pg.bytes))
+        r = pw_ingest_import_meta(api->ing, host, lo.os, &np, &pg, &d);
     for (size_t i = 0; ss && i < doc.n_screens; i++)
         pw_sample_close(&ss[i]);
     pw_free(ss);
@@ -128,6 +203,14 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                           (int)doc.n_screens, "rows", pw__api_ju64(rows), "first_ts_ms",
                           pw__api_ju64(first), "last_ts_ms", pw__api_ju64(last), "cut_line",
                           doc.cut_line ? json_integer(doc.cut_line) : json_null());
+    /* The limits the host has now (given here or earlier; null: unknown). */
+    const pw_host_t *ih = pw_fleet_find(pw_ingest_fleet(api->ing), host);
+    uint64_t hl_np = ih ? pw_host_limit(ih, PW_POOL_NONPAGED) : 0;
+    uint64_t hl_pg = ih ? pw_host_limit(ih, PW_POOL_PAGED) : 0;
+    json_object_set_new(o, "nonpaged_limit_bytes", hl_np ? pw__api_ju64(hl_np) : json_null());
+    json_object_set_new(o, "paged_limit_bytes", hl_pg ? pw__api_ju64(hl_pg) : json_null());
+    json_object_set_new(o, "nonpaged_limit_detail",
+                        pw__api_jstr(ih ? ih->nonpaged_limit_detail : ""));
     pw_poolmon_doc_close(&doc);
     pw__api_query_free(&q);
     return pw__api_send_json(resp, 200, o);

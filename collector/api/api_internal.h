@@ -59,6 +59,24 @@ void pw__api_describe(const pw_api_t *api, const uint8_t *tag, size_t len, const
 /* The host named `name`, or NULL with resp holding the 404. */
 pw_host_t *pw__api_find_host(pw_api_t *api, const char *name, pw_api_resp_t *resp);
 
+/* The request's body parsed as a JSON object (a new reference), or NULL with the 400 written
+ * into resp ("body is not a JSON object: why (line N)"). */
+json_t *pw__api_body_object(const pw_api_req_t *req, pw_api_resp_t *resp);
+
+/* For POST /hosts/{host}/...: the host named `name` into *h and the body as a JSON object (a
+ * new reference); NULL with the 404 or 400 written into resp. */
+json_t *pw__api_host_body(pw_api_t *api, const pw_api_req_t *req, const char *name, pw_host_t **h,
+                          pw_api_resp_t *resp);
+
+/* 0 when `name` is a host name as agents have them (DNS, NetBIOS: letters, digits, '.', '-',
+ * '_', not starting with '.' or '-'), else the 400 written into resp naming `field` and the
+ * byte (an import's host, a rename's new name: a path or a typo with odd bytes is refused). */
+int pw__api_check_host_name(const char *name, const char *field, pw_api_resp_t *resp);
+
+/* 1 when a host named `name` is in the fleet and not retired: suspects and alerts of a host
+ * retired since the last analysis pass are left out of the answers. */
+int pw__api_host_known(const pw_api_t *api, const char *name);
+
 /* ---- shared views ---- */
 /* A pool's pressure: the analysis pass's result when it ran, else computed now (api_hosts.c). */
 void pw__api_host_pressure(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *out);
@@ -71,6 +89,8 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
     int pw__api_##name(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 PW__API_HANDLER(hosts);
 PW__API_HANDLER(host);
+PW__API_HANDLER(host_delete); /* DELETE /hosts/{host}[?keep_history=1]: retire (admin) */
+PW__API_HANDLER(host_rename); /* POST /hosts/{host}/rename {"name"}: imported hosts (admin) */
 PW__API_HANDLER(pool);
 PW__API_HANDLER(series);
 PW__API_HANDLER(command);

@@ -58,14 +58,20 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
 
 int pw__api_leaks(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
-    (void)req;
     (void)params;
     const pw_suspect_t *sp;
     size_t ns = pw_analysis_run_suspects(api->an, &sp);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < ns; i++)
-        json_array_append_new(arr, pw__api_suspect_json(api, &sp[i]));
-    return pw__api_send_json(resp, 200, arr ? json_pack("{s:o}", "suspects", arr) : NULL);
+        if (pw__api_host_known(api, sp[i].host))
+            json_array_append_new(arr, pw__api_suspect_json(api, &sp[i]));
+    /* An empty list right after a start means "not judged yet", not "no leak": say when. */
+    int64_t in_ms = pw_analysis_run_first_pass_in_ms(api->an);
+    return pw__api_send_json(
+        resp, 200,
+        arr ? json_pack("{s:o,s:o}", "suspects", arr, "first_pass_ms",
+                        in_ms >= 0 ? pw__api_ju64(req->now_ms + (uint64_t)in_ms) : json_null())
+            : NULL);
 }
 
 typedef struct alerts_ctx_s {
@@ -131,6 +137,8 @@ int pw__api_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     for (size_t i = 0; arr && i < a.n; i++) {
         const pw_alert_transition_t *t = &a.v[i];
         const pw_alert_key_t *k = &t->key;
+        if (!pw__api_host_known(api, k->host))
+            continue; /* retired */
         char name[32], summary[512];
         if (k->tag[0] == '\0') {
             snprintf(name, sizeof(name), "%s",

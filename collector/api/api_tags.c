@@ -247,7 +247,7 @@ int pw__api_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_re
     }
     for (size_t i = 0; i < f->n; i++) {
         const pw_host_t *h = f->hosts[i];
-        size_t n = pw_host_nrows(h);
+        size_t n = pw_host_retired(h) ? 0 : pw_host_nrows(h);
         for (size_t j = 0; j < n && m < cap; j++) {
             pw_host_row(h, j, &rr[m]);
             if (rr[m].tag_len != tl || memcmp(rr[m].tag, tag, (size_t)tl) != 0 ||

@@ -367,6 +367,50 @@ void pw__api_describe(const pw_api_t *api, const uint8_t *tag, size_t len, const
     }
 }
 
+json_t *pw__api_body_object(const pw_api_req_t *req, pw_api_resp_t *resp)
+{
+    json_error_t je;
+    json_t *b = json_loadb((const char *)req->body, req->body_len, JSON_REJECT_DUPLICATES, &je);
+    if (b != NULL && json_is_object(b))
+        return b;
+    json_decref(b);
+    /* jansson names its own flag for a \u0000 in a string: say it in the API's words. */
+    const char *why = b                                           ? "not an object"
+                      : strstr(je.text, "JSON_ALLOW_NUL") != NULL ? "\\u0000 in a string"
+                                                                  : je.text;
+    pw_api_error(resp, 400, "EINVAL", "body is not a JSON object: %s (line %d)", why, je.line);
+    return NULL;
+}
+
+json_t *pw__api_host_body(pw_api_t *api, const pw_api_req_t *req, const char *name, pw_host_t **h,
+                          pw_api_resp_t *resp)
+{
+    *h = pw__api_find_host(api, name, resp);
+    return *h ? pw__api_body_object(req, resp) : NULL;
+}
+
+int pw__api_check_host_name(const char *name, const char *field, pw_api_resp_t *resp)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 255)
+        return pw_api_error(resp, 400, "EINVAL", "%s is required (1..255 bytes)", field);
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+              (name[i] >= '0' && name[i] <= '9') || name[i] == '.' || name[i] == '-' ||
+              name[i] == '_') ||
+            (i == 0 && (name[i] == '.' || name[i] == '-')))
+            return pw_api_error(resp, 400, "EINVAL",
+                                "%s must be a host name (letters, digits, '.', '-', '_'; not "
+                                "starting with '.' or '-'): byte %zu of '%.64s'",
+                                field, i + 1, name);
+    return 0;
+}
+
+int pw__api_host_known(const pw_api_t *api, const char *name)
+{
+    return pw_fleet_find(pw_ingest_fleet(api->ing), name) != NULL;
+}
+
 pw_host_t *pw__api_find_host(pw_api_t *api, const char *name, pw_api_resp_t *resp)
 {
     pw_host_t *h = pw_fleet_find(pw_ingest_fleet(api->ing), name);

@@ -95,6 +95,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         r = help(b, hm[m].name, hm[m].type, hm[m].help);
         for (size_t i = 0; i < f->n && r == 0; i++) {
             const pw_host_t *h = f->hosts[i];
+            if (pw_host_retired(h))
+                continue;
             uint64_t used[2], lim[2];
             pw_series_pools(h, used, lim);
             esc(h->name, hn, sizeof(hn));
@@ -137,7 +139,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
         const pw_analysis_host_t *ah = pw_analysis_run_host(api->an, h);
-        if (ah == NULL || !ah->have_pressure)
+        if (ah == NULL || !ah->have_pressure || pw_host_retired(h))
             continue;
         esc(h->name, hn, sizeof(hn));
         const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
@@ -155,6 +157,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                  "Growth of a leak suspect's bytes per hour (trend: Theil-Sen slope over the "
                  "analysis window; few screens: first to last screen). Present while suspect.");
     for (size_t i = 0; i < ns && r == 0; i++) {
+        if (pw_fleet_find(f, sp[i].host) == NULL) /* retired since the last pass */
+            continue;
         pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
         r = out(b,
                 "poolwatch_leak_growth_bytes_per_hour{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
@@ -166,6 +170,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                  "Ranking score of a leak suspect (dimensionless, higher = more suspect; "
                  "GET /api/v1/leaks gives its parts). Present while suspect.");
     for (size_t i = 0; i < ns && r == 0; i++) {
+        if (pw_fleet_find(f, sp[i].host) == NULL) /* retired since the last pass */
+            continue;
         pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
         r = out(b, "poolwatch_leak_score{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
                 esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
@@ -196,6 +202,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                  "Allocations outstanding (diff) of the same rows as poolwatch_tag_bytes.");
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
+        if (pw_host_retired(h))
+            continue;
         esc(h->name, hn, sizeof(hn));
         size_t n = pw_series_top(h, top, PW_API_METRICS_TOP_N);
         for (size_t j = 0; j < n && r == 0; j++) {
@@ -217,8 +225,11 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     const pw_api_stats_t *st = &api->stats;
     if (r == 0)
         r = help(b, "poolwatch_collector_hosts", "gauge", "Hosts known to the collector.");
+    size_t live = 0;
+    for (size_t i = 0; i < f->n; i++)
+        live += !pw_host_retired(f->hosts[i]);
     if (r == 0)
-        r = out(b, "poolwatch_collector_hosts %zu\n", f->n);
+        r = out(b, "poolwatch_collector_hosts %zu\n", live);
     if (r == 0)
         r = help(b, "poolwatch_collector_agent_connections", "gauge", "Agent sessions open.");
     if (r == 0)

@@ -194,7 +194,7 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_analysis_run_t *an,
     cur->ahead = 0;
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
-        if (h->last_seen_ms == 0 || h->last_seen_ms <= cur->sent_ms[h->index])
+        if (h->last_seen_ms == 0 || h->last_seen_ms <= cur->sent_ms[h->index] || pw_host_retired(h))
             continue;
         if (cur->max_ts_ms != 0 && h->last_seen_ms > cur->max_ts_ms) {
             /* In the future: a receiver would take it and then refuse everything older. The
@@ -568,7 +568,7 @@ static void warn_ahead(pw_remote_write_t *w, const pw_fleet_t *f, uint64_t now)
 {
     const pw_host_t *h = NULL;
     for (size_t i = 0; i < f->n && h == NULL; i++)
-        if (f->hosts[i]->last_seen_ms > w->cur.max_ts_ms &&
+        if (!pw_host_retired(f->hosts[i]) && f->hosts[i]->last_seen_ms > w->cur.max_ts_ms &&
             f->hosts[i]->last_seen_ms > w->cur.sent_ms[f->hosts[i]->index])
             h = f->hosts[i];
     if (h == NULL)

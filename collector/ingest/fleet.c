@@ -36,12 +36,12 @@ void pw_fleet_close(pw_fleet_t *f)
 pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name)
 {
     for (size_t i = 0; i < f->n; i++)
-        if (strcmp(f->hosts[i]->name, name) == 0)
+        if (!f->hosts[i]->retired && strcmp(f->hosts[i]->name, name) == 0)
             return f->hosts[i];
     /* Host names compare without case, as DNS names do: "HOST01" is the agent host "host01"
      * (the spelling of its certificate) for the API, imports and commands. */
     for (size_t i = 0; i < f->n; i++)
-        if (strcasecmp(f->hosts[i]->name, name) == 0)
+        if (!f->hosts[i]->retired && strcasecmp(f->hosts[i]->name, name) == 0)
             return f->hosts[i];
     return NULL;
 }
@@ -353,6 +353,11 @@ uint64_t pw_host_limit(const pw_host_t *h, int pool)
 uint64_t pw_host_committed_seq(const pw_host_t *h)
 {
     return h->priv->committed_seq;
+}
+
+int pw_host_retired(const pw_host_t *h)
+{
+    return h->retired;
 }
 
 int pw_host_imported(const pw_host_t *h)

@@ -47,6 +47,8 @@ typedef struct pw_host_s {
     uint64_t last_contact_ms; /* collector's loop clock at the last frame */
     uint64_t samples, gaps, resets;
     uint32_t index;               /* position in the fleet (hosts are never removed) */
+    int retired;                  /* retired by an operator (pw_ingest_retire): every reader
+                                     skips it; its name belongs to no host any more */
     struct pw_host_table_s *priv; /* ingest's: the table, seqs, session, history ring */
 } pw_host_t;
 
@@ -79,7 +81,8 @@ void pw_fleet_init(pw_fleet_t *f);
 void pw_fleet_close(pw_fleet_t *f);
 
 /* The host named `name`, or NULL: the exact spelling first, else one that differs only in
- * case (host names compare without case, as DNS names do). Borrowed from the fleet. */
+ * case (host names compare without case, as DNS names do). Retired hosts are never found.
+ * Borrowed from the fleet. */
 pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name);
 
 /* ---- the view: every room reads a host through these -------------------------------- */
@@ -129,5 +132,10 @@ uint64_t pw_host_committed_seq(const pw_host_t *h);
 
 /* 1 when the host's history came from an import (its agent id says "import:"). */
 int pw_host_imported(const pw_host_t *h);
+
+/* 1 when an operator retired the host (DELETE /api/v1/hosts/{host}). Its entry stays in the
+ * fleet so that indexes stay stable (state kept by index elsewhere stays valid), with an empty
+ * table; every reader that walks the fleet skips it. */
+int pw_host_retired(const pw_host_t *h);
 
 #endif /* PW_FLEET_H */

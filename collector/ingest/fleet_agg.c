@@ -235,7 +235,8 @@ int pw_fleet_agg_sync(const pw_fleet_t *fleet, const pw_fleet_agg_t **out)
         return PW_ENOMEM;
     for (size_t i = 0; i < f->n; i++) {
         const pw_host_t *h = f->hosts[i];
-        if (i < a->nhosts && same_version(&a->hosts[i], h))
+        /* A retired host's table was emptied and noted when it was retired: nothing to add. */
+        if (pw_host_retired(h) || (i < a->nhosts && same_version(&a->hosts[i], h)))
             continue;
         if (note(a, h) != 0)
             return dropped(f);

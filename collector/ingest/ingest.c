@@ -31,6 +31,22 @@ pw_host_t *pw_ingest_restore(pw_ingest_t *ing, const char *name, unsigned width,
     return h;
 }
 
+/* Sets a limit an operator gave (bytes 0: none, the host's stays). */
+static void set_limit(pw_host_t *h, int pool, const pw_pool_limit_t *l)
+{
+    if (l->bytes == 0)
+        return;
+    if (pool == PW_POOL_PAGED) {
+        h->paged_limit_bytes = l->bytes;
+        h->paged_limit_source = l->source;
+        snprintf(h->paged_limit_detail, sizeof(h->paged_limit_detail), "%s", l->detail);
+    } else {
+        h->nonpaged_limit_bytes = l->bytes;
+        h->nonpaged_limit_source = l->source;
+        snprintf(h->nonpaged_limit_detail, sizeof(h->nonpaged_limit_detail), "%s", l->detail);
+    }
+}
+
 /* Rebuilds what the fleet view needs from the store: hosts and their last tables. */
 static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
 {
@@ -65,6 +81,8 @@ static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
         } else {
             snprintf(h->os_family, sizeof(h->os_family), "%s", hosts[i].os);
         }
+        set_limit(h, PW_POOL_NONPAGED, &hosts[i].nonpaged_limit);
+        set_limit(h, PW_POOL_PAGED, &hosts[i].paged_limit);
     }
     pw_store_hosts_free(hosts, n);
     return r;
@@ -304,9 +322,13 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     char agent_id[300];
     snprintf(agent_id, sizeof(agent_id), "import:%s", name);
     size_t aid = strlen(agent_id) > 64 ? 64 : strlen(agent_id);
+    /* The OS an operator gave an earlier import (pw_ingest_import_meta) stays. */
+    const pw_host_t *known = pw_fleet_find(&ing->fleet, name);
+    char os[96] = "windows";
+    if (known != NULL && known->os_version[0] != '\0')
+        snprintf(os, sizeof(os), "windows %s", known->os_version);
     pw_store_host_t sh = {
-        name, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), "windows",
-        width};
+        name, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), os, width};
     int r = 0;
     const pw_sample_t *last = NULL;
     /* Stored and committed outside the agents' group commit: that commit may hold samples of
@@ -340,6 +362,11 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     if (h && last && !h->priv->dec.have_base &&
         last->timestamp_ms >= h->priv->snapshot.timestamp_ms) {
         pw_sample_copy(&h->priv->snapshot, last);
+        if (h->agent_id_len == 0) {
+            /* as load_fleet reads it back: the host is an import (pw_host_imported) */
+            memcpy(h->agent_id, agent_id, aid);
+            h->agent_id_len = aid;
+        }
         if (h->os_family[0] == '\0')
             snprintf(h->os_family, sizeof(h->os_family), "windows");
         if (last->timestamp_ms > h->last_seen_ms)
@@ -347,6 +374,104 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     }
     for (size_t i = 0; h != NULL && ing->on_sample != NULL && i < res->screens; i++)
         ing->on_sample(ing->on_sample_arg, h, &samples[i]);
+    return 0;
+}
+
+/* ---- what an operator does to a host ------------------------------------------------------ */
+
+static pw_host_t *find_or_say(pw_ingest_t *ing, const char *name, pw_diag_t *d)
+{
+    pw_host_t *h = pw_fleet_find(&ing->fleet, name);
+    if (h == NULL)
+        pw_diag_set(d, PW_ENOENT, 0, 0, "host", "no host '%s'", name);
+    return h;
+}
+
+int pw_ingest_import_meta(pw_ingest_t *ing, const char *name, const char *os,
+                          const pw_pool_limit_t *nonpaged, const pw_pool_limit_t *paged,
+                          pw_diag_t *d)
+{
+    pw_host_t *h = find_or_say(ing, name, d);
+    if (h == NULL)
+        return PW_ENOENT;
+    if (!pw_host_imported(h))
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "host",
+                           "host '%s' streams from an agent, which says its own OS and limits",
+                           h->name);
+    int64_t c = pw_ingest_commit(ing, d); /* the store's call commits; pending samples first */
+    if (c < 0)
+        return (int)c;
+    int r = pw_store_host_limits(ing->store, h->name, nonpaged, paged, d);
+    if (r == 0 && os != NULL && os[0] != '\0') {
+        /* stored as "windows <os>", the way a Hello's OS is stored and read back at start */
+        char text[96];
+        snprintf(text, sizeof(text), "windows %s", os);
+        r = pw_store_host_os(ing->store, h->name, text, d);
+        if (r == 0)
+            snprintf(h->os_version, sizeof(h->os_version), "%s", os);
+    }
+    if (r != 0)
+        return r;
+    set_limit(h, PW_POOL_NONPAGED, nonpaged);
+    set_limit(h, PW_POOL_PAGED, paged);
+    return 0;
+}
+
+int pw_ingest_retire(pw_ingest_t *ing, const char *name, int keep_history, uint64_t now_ms,
+                     pw_diag_t *d)
+{
+    pw_host_t *h = find_or_say(ing, name, d);
+    if (h == NULL)
+        return PW_ENOENT;
+    pw_host_table_t *t = h->priv;
+    if (t->session != NULL)
+        return pw_diag_set(d, PW_EAGAIN, 0, 0, "host",
+                           "host '%s' has an agent connected: stop the agent first (it would "
+                           "come back at once as a new host)",
+                           h->name);
+    int64_t c = pw_ingest_commit(ing, d);
+    if (c < 0)
+        return (int)c;
+    int r = pw_store_host_retire(ing->store, h->name, keep_history, now_ms, d);
+    if (r == PW_ENOENT)
+        r = 0; /* a host with nothing stored yet: only the fleet knows it */
+    if (r != 0)
+        return r;
+    /* The entry stays (indexes are stable); its table empties, so the per-tag index drops its
+     * rows, and no name lookup finds it again. */
+    h->retired = 1;
+    pw__fleet_reset_stream(h, h->counter_width);
+    pw_sample_reset(&t->snapshot);
+    t->hist_n = t->hist_head = 0;
+    t->hist_from_store = 0;
+    pw_fleet_agg_note(&ing->fleet, h);
+    return 0;
+}
+
+int pw_ingest_rename(pw_ingest_t *ing, const char *from, const char *to, pw_diag_t *d)
+{
+    pw_host_t *h = find_or_say(ing, from, d);
+    if (h == NULL)
+        return PW_ENOENT;
+    size_t n = to ? strlen(to) : 0;
+    if (n == 0 || n >= sizeof(h->name))
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "name", "name: 1..255 bytes");
+    if (!pw_host_imported(h))
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "host",
+                           "host '%s' streams from an agent: its name is its certificate's",
+                           h->name);
+    const pw_host_t *other = pw_fleet_find(&ing->fleet, to);
+    if (other != NULL && other != h)
+        return pw_diag_set(d, PW_EEXIST, 0, 0, "name", "a host named '%s' exists", other->name);
+    int64_t c = pw_ingest_commit(ing, d);
+    if (c < 0)
+        return (int)c;
+    int r = pw_store_host_rename(ing->store, h->name, to, d);
+    if (r == PW_ENOENT)
+        r = 0;
+    if (r != 0)
+        return r;
+    snprintf(h->name, sizeof(h->name), "%s", to);
     return 0;
 }
 

@@ -122,6 +122,31 @@ int pw_ingest_import_check(const pw_ingest_t *ing, const char *name, pw_diag_t *
 int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const char *boot_id,
                      pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res, pw_diag_t *d);
 
+/* Gives imported host `name` what an operator said about it (the import's options): its OS text
+ * (`os`, may be NULL or "": unchanged; shown as "windows <os>") and its pool limits (`nonpaged`,
+ * `paged`; bytes 0 = none given, the host's limit stays as it was). Kept in the store, so a
+ * restart keeps them. Returns 0; PW_ENOENT (no such host); PW_EINVAL (not an imported host: an
+ * agent's Hello says its own); a store error; `d` says which. */
+int pw_ingest_import_meta(pw_ingest_t *ing, const char *name, const char *os,
+                          const pw_pool_limit_t *nonpaged, const pw_pool_limit_t *paged,
+                          pw_diag_t *d);
+
+/* Retires host `name` (an operator's DELETE): pending samples are committed first, then the
+ * host's stored history is deleted (keep_history 0) or kept out of sight (1, see
+ * pw_store_host_retire; `now_ms` names it); in the fleet the host is marked retired
+ * (pw_host_retired), its table emptied and the per-tag index updated; its entry and index stay.
+ * An agent that later says Hello under that name starts a new host (a new index). Returns 0;
+ * PW_ENOENT (no such host); PW_EAGAIN (an agent is connected to it: it would carry on under a
+ * retired entry; stop the agent first); a store error; `d` says which. */
+int pw_ingest_retire(pw_ingest_t *ing, const char *name, int keep_history, uint64_t now_ms,
+                     pw_diag_t *d);
+
+/* Renames imported host `from` to `to` (1..255 bytes), in the fleet and the store. Returns 0;
+ * PW_ENOENT (no host `from`); PW_EINVAL (not an imported host: an agent's host is named by its
+ * certificate; or a bad name); PW_EEXIST (`to` is taken, in the fleet or the store); a store
+ * error; `d` says which. */
+int pw_ingest_rename(pw_ingest_t *ing, const char *from, const char *to, pw_diag_t *d);
+
 /* Samples put since the last commit. */
 uint64_t pw_ingest_uncommitted(const pw_ingest_t *ing);
 

@@ -220,6 +220,49 @@ int pw_store_hosts(pw_store_t *st, pw_store_host_info_t **out, size_t *n, pw_dia
     return pw__store_sql_hosts(st->sql, out, n, d);
 }
 
+static int check_name(const char *name, const char *field, pw_diag_t *d)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 255)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, field, "%s: 1..255 bytes", field);
+    return 0;
+}
+
+int pw_store_host_limits(pw_store_t *st, const char *host, const pw_pool_limit_t *nonpaged,
+                         const pw_pool_limit_t *paged, pw_diag_t *d)
+{
+    if (st == NULL || nonpaged == NULL || paged == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int r = check_name(host, "host", d);
+    return r ? r : pw__store_sql_host_limits(st->sql, host, nonpaged, paged, d);
+}
+
+int pw_store_host_os(pw_store_t *st, const char *host, const char *os, pw_diag_t *d)
+{
+    if (st == NULL || os == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int r = check_name(host, "host", d);
+    return r ? r : pw__store_sql_host_os(st->sql, host, os, d);
+}
+
+int pw_store_host_retire(pw_store_t *st, const char *host, int keep_history, uint64_t now_ms,
+                         pw_diag_t *d)
+{
+    if (st == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int r = check_name(host, "host", d);
+    return r ? r : pw__store_sql_host_retire(st->sql, host, keep_history, now_ms, d);
+}
+
+int pw_store_host_rename(pw_store_t *st, const char *from, const char *to, pw_diag_t *d)
+{
+    if (st == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    int r = check_name(from, "host", d);
+    r = r ? r : check_name(to, "name", d);
+    return r ? r : pw__store_sql_host_rename(st->sql, from, to, d);
+}
+
 void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n)
 {
     for (size_t i = 0; hosts != NULL && i < n; i++) {

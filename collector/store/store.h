@@ -97,6 +97,8 @@ typedef struct pw_store_host_info_s {
     unsigned counter_width;
     uint64_t last_seen_ms; /* timestamp of the newest sample */
     uint64_t last_seq;     /* seq of the newest sample (of agent_id/boot_id) */
+    /* Limits an operator gave the host (pw_store_host_limits; bytes 0 = none given) */
+    pw_pool_limit_t nonpaged_limit, paged_limit;
 } pw_store_host_info_t;
 
 typedef struct pw_store_stats_s {
@@ -200,13 +202,38 @@ void pw_store_series_free(pw_store_series_t *s);
  * PW_ESTORE; PW_ENOMEM. */
 int pw_store_latest(pw_store_t *st, const char *host, pw_sample_t *out, pw_diag_t *d);
 
-/* Lists every host sorted by name into *out (an array of *n entries owned by the caller; free
- * with pw_store_hosts_free; NULL and 0 on failure). Returns 0, PW_EINVAL, PW_ESTORE or
- * PW_ENOMEM. */
+/* Lists every host that is not retired, sorted by name, into *out (an array of *n entries owned by
+ * the caller; free with pw_store_hosts_free; NULL and 0 on failure). Returns 0, PW_EINVAL,
+ * PW_ESTORE or PW_ENOMEM. */
 int pw_store_hosts(pw_store_t *st, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
 
 /* Frees a list of `n` hosts from pw_store_hosts. Accepts NULL. */
 void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n);
+
+/* ---- what an operator does to a host (the API's host lifecycle and import options) -------
+ * Each runs in its own transaction and commits it: call pw_store_commit first, or samples put
+ * since the last commit become durable with it. The host's in-memory chunk state is dropped
+ * (its open chunk is closed at its next put, as after a restart). */
+
+/* Records the pool limits an operator gave `host` (an import's options; bytes 0 = none given):
+ * read back by pw_store_hosts. Returns 0; PW_ENOENT (no such host); PW_EINVAL; PW_ESTORE. */
+int pw_store_host_limits(pw_store_t *st, const char *host, const pw_pool_limit_t *nonpaged,
+                         const pw_pool_limit_t *paged, pw_diag_t *d);
+
+/* Sets the OS text of `host` ("windows Windows Server 2003 x86 /3GB": family, space, version;
+ * read back by pw_store_hosts). Returns 0; PW_ENOENT; PW_EINVAL; PW_ESTORE. */
+int pw_store_host_os(pw_store_t *st, const char *host, const char *os, pw_diag_t *d);
+
+/* Retires `host`: with keep_history 0 its history is deleted (chunks, rollups, gaps, agent
+ * instances); with 1 it is kept under the name "<host>#retired-<now_ms>" and left out of
+ * pw_store_hosts. Either way the name is free: a later put under it starts a new host.
+ * Returns 0; PW_ENOENT (no such host); PW_EINVAL; PW_ESTORE. */
+int pw_store_host_retire(pw_store_t *st, const char *host, int keep_history, uint64_t now_ms,
+                         pw_diag_t *d);
+
+/* Renames `from` to `to` (1..255 bytes) with its history. Returns 0; PW_ENOENT (no host
+ * `from`); PW_EEXIST (a host `to` exists, retired ones included); PW_EINVAL; PW_ESTORE. */
+int pw_store_host_rename(pw_store_t *st, const char *from, const char *to, pw_diag_t *d);
 
 /* The highest seq stored for the agent instance (agent_id, boot_id), including samples put
  * but not yet committed. Returns 0 with *seq set, PW_ENOENT (never seen), PW_EINVAL,

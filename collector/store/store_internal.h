@@ -153,6 +153,17 @@ int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, 
 int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms, pw_sample_t *out,
                            pw_diag_t *d);
 int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
+int pw__store_sql_host_limits(pw_store_sql_t *q, const char *host, const pw_pool_limit_t *nonpaged,
+                              const pw_pool_limit_t *paged, pw_diag_t *d);
+int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, pw_diag_t *d);
+int pw__store_sql_host_retire(pw_store_sql_t *q, const char *host, int keep_history,
+                              uint64_t now_ms, pw_diag_t *d);
+int pw__store_sql_host_rename(pw_store_sql_t *q, const char *from, const char *to, pw_diag_t *d);
+/* Columns i, i+1, i+2 of a row (bytes, source, detail) into *out (store_hosts.c). */
+void pw__store_col_limit(sqlite3_stmt *s, int i, pw_pool_limit_t *out);
+/* Forgets the in-memory state of one host (its open chunk is closed at its next put, as after
+ * a restart); nothing when it has none (store_put.c). */
+void pw__store_forget_host(pw_store_sql_t *q, const char *name);
 int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
                            const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *out, pw_diag_t *d);

@@ -10,7 +10,7 @@
 #include "alloc.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 3
+#define SCHEMA_LAST 4
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -65,6 +65,17 @@ static const migration_t migrations[] = {
     {3, "columnar closed chunks, sealed chunks compacted later",
      "ALTER TABLE chunks ADD COLUMN fmt INTEGER NOT NULL DEFAULT 1;"
      "ALTER TABLE chunks ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;"},
+    /* What an operator says about a host: the pool limits an import was given (an agent says
+     * its own in every Hello) and whether the host was retired with its history kept (its row
+     * then carries a new name, so an agent under the old name starts a new host). */
+    {4, "host limits given by an operator, retired hosts",
+     "ALTER TABLE hosts ADD COLUMN retired INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN np_limit INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN np_limit_source INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN np_limit_detail TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE hosts ADD COLUMN p_limit INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN p_limit_source INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN p_limit_detail TEXT NOT NULL DEFAULT '';"},
 };
 
 static const char *const sql_text[S__COUNT] = {
@@ -117,8 +128,9 @@ static const char *const sql_text[S__COUNT] = {
     [S_RET_CHUNKS] = "DELETE FROM chunks WHERE data IS NOT NULL AND t1_ms < ?1",
     [S_RET_ROLLUPS] = "DELETE FROM rollups WHERE level=?1 AND t1_ms < ?2",
     [S_RET_GAPS] = "DELETE FROM gaps WHERE ts_ms < ?1",
-    [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq"
-                    " FROM hosts ORDER BY name",
+    [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq,"
+                    " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
+                    " p_limit_detail FROM hosts WHERE retired=0 ORDER BY name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
                      " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
     [S_STATS] = "SELECT (SELECT count(*) FROM chunks),"

@@ -49,6 +49,30 @@ void pw__store_forget_hosts(pw_store_sql_t *q)
     q->nhosts = 0;
 }
 
+static int host_insert(pw_store_sql_t *q, pw_store_hstate_t *hs);
+
+void pw__store_forget_host(pw_store_sql_t *q, const char *name)
+{
+    if (q->nslots == 0)
+        return;
+    size_t m = q->nslots - 1, i = hash_name(name) & m;
+    while (q->slots[i] != NULL && strcmp(q->slots[i]->name, name) != 0)
+        i = (i + 1) & m;
+    if (q->slots[i] == NULL)
+        return;
+    hstate_free(q->slots[i]);
+    q->slots[i] = NULL;
+    q->nhosts--;
+    /* Linear probing: the run after the hole is inserted again so that lookups still reach it
+     * (no growth: there is one entry fewer). */
+    for (size_t j = (i + 1) & m; q->slots[j] != NULL; j = (j + 1) & m) {
+        pw_store_hstate_t *h = q->slots[j];
+        q->slots[j] = NULL;
+        q->nhosts--;
+        host_insert(q, h);
+    }
+}
+
 pw_store_hstate_t *pw__store_host_find(pw_store_sql_t *q, const char *name)
 {
     if (q->nslots == 0)

@@ -470,6 +470,8 @@ int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n
         h->boot_id_len = col_blob(s, 4, h->boot_id, sizeof(h->boot_id));
         h->last_seen_ms = (uint64_t)sqlite3_column_int64(s, 5);
         h->last_seq = (uint64_t)sqlite3_column_int64(s, 6);
+        pw__store_col_limit(s, 7, &h->nonpaged_limit);
+        pw__store_col_limit(s, 10, &h->paged_limit);
     }
     if (r == PW_ENOMEM)
         r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");

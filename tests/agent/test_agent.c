@@ -186,9 +186,12 @@ typedef struct {
     int ack_samples;                     /* ack every sample with its seq */
     uint64_t bogus_after, bogus_ack;     /* after the sample bogus_after: Ack(bogus_ack) */
     /* seen */
-    int sessions;                        /* Hellos answered */
-    uint64_t hello_resume[MAX_SESSIONS]; /* Hello.resume_seq */
-    int closes;                          /* sessions ended */
+    int sessions;                            /* Hellos answered */
+    uint64_t hello_resume[MAX_SESSIONS];     /* Hello.resume_seq */
+    uint64_t hello_np_bytes, hello_pg_bytes; /* the first Hello's pool limits */
+    int hello_np_source;
+    char hello_np_detail[96];
+    int closes; /* sessions ended */
     got_t got[MAX_GOT];
     size_t n_got;
 } dbl_t;
@@ -251,6 +254,13 @@ static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
         if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_HELLO) {
             assert_true(db->sessions < MAX_SESSIONS);
             db->hello_resume[db->sessions] = env->hello->resume_seq;
+            if (db->sessions == 0 && env->hello->nonpaged_limit && env->hello->paged_limit) {
+                db->hello_np_bytes = env->hello->nonpaged_limit->bytes;
+                db->hello_np_source = (int)env->hello->nonpaged_limit->source;
+                snprintf(db->hello_np_detail, sizeof(db->hello_np_detail), "%s",
+                         env->hello->nonpaged_limit->detail);
+                db->hello_pg_bytes = env->hello->paged_limit->bytes;
+            }
             dbl_send_ack(db, db->hello_answer[db->sessions], 1);
             db->sessions++;
         } else if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
@@ -357,7 +367,9 @@ static void agent_thread(void *arg)
     ar->rc = pw_agent_run(&ar->cfg, &d);
 }
 
-static void agent_start(agent_run_t *ar, int port)
+/* An agent on `source` (the certificate is sim-steady-0's, so the host is named that) with
+ * [limits] nonpaged / paged (bytes, 0 = none). */
+static void agent_start_with(agent_run_t *ar, int port, char *source, uint64_t np, uint64_t pg)
 {
     memset(ar, 0, sizeof(*ar));
     snprintf(ar->spool, sizeof(ar->spool), "%s/spool", g_dir);
@@ -365,8 +377,10 @@ static void agent_start(agent_run_t *ar, int port)
     snprintf(ar->ca, sizeof(ar->ca), "%s/pki/ca.pem", g_dir);
     snprintf(ar->cert, sizeof(ar->cert), "%s/pki/agent-sim-steady-0.pem", g_dir);
     snprintf(ar->key, sizeof(ar->key), "%s/pki/agent-sim-steady-0.key", g_dir);
-    ar->cfg.source = "sim:steady/0";
-    ar->cfg.host_name = "";
+    ar->cfg.source = source;
+    ar->cfg.host_name = "sim-steady-0";
+    ar->cfg.nonpaged_limit_bytes = np;
+    ar->cfg.paged_limit_bytes = pg;
     ar->cfg.interval_ms = 100;
     ar->cfg.sim_interval_ms = 100;
     ar->cfg.keyframe_every = 360;
@@ -381,6 +395,12 @@ static void agent_start(agent_run_t *ar, int port)
     ar->cfg.backoff_min_ms = 50;
     ar->cfg.backoff_max_ms = 200;
     assert_int_equal(uv_thread_create(&ar->th, agent_thread, ar), 0);
+}
+
+static void agent_start(agent_run_t *ar, int port)
+{
+    static char sim[] = "sim:steady/0";
+    agent_start_with(ar, port, sim, 0, 0);
 }
 
 static void agent_join(agent_run_t *ar, dbl_t *db)
@@ -604,6 +624,33 @@ static void test_ack_above_seq_in_session_converges(void **state)
     assert_int_equal(ahead, 1);
 }
 
+static int got_hello(const dbl_t *db)
+{
+    return db->sessions >= 1;
+}
+
+/* The replay source takes [limits] from the agent's configuration (a capture has none) and the
+ * agent sends them in its Hello: nonpaged 128 MiB, paged 530 MiB, source CONFIGURED. */
+static void test_replay_hello_carries_configured_limits(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    dbl_start(db);
+    db->ack_samples = 1;
+    char src[4200];
+    snprintf(src, sizeof(src), "replay:%s",
+             pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"));
+    agent_start_with(&ar, db->port, src, 134217728, 555745280);
+    dbl_run_until(db, got_hello, 20000);
+    agent_join(&ar, db);
+    assert_int_equal(db->hello_np_bytes, 134217728);
+    assert_int_equal(db->hello_np_source, 4); /* LimitSource CONFIGURED (pw_limit_source_t) */
+    assert_string_equal(db->hello_np_detail, "configured");
+    assert_int_equal(db->hello_pg_bytes, 555745280);
+    dbl_stop(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +662,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_collector_ahead_of_spool_continues_after_it,
                                         remove_spool, remove_spool),
         cmocka_unit_test_setup_teardown(test_ack_above_seq_in_session_converges, remove_spool,
+                                        remove_spool),
+        cmocka_unit_test_setup_teardown(test_replay_hello_carries_configured_limits, remove_spool,
                                         remove_spool),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_agent_binary.sh AGENT SOURCE_DIR: poolwatch-agent's start-up errors from a shell: each
-# says its reason once, and a CA file that cannot be read says why.
+# says its reason once, and a CA file that cannot be read says why; --version; a running agent
+# survives SIGHUP (and logs it) and logs the SIGTERM that stops it.
 set -u
 AGENT=$1
 SRC=$2
@@ -39,5 +40,30 @@ check "check-config wrong host says so" 1 "$(grep -c "collector.cert_file: the c
 "$AGENT" --check-config --agent.source=sim:steady/0 --agent.host_name=H1 --spool.dir="$tmp/spool" \
     --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/out" 2>"$tmp/err"
 check "check-config right host exit" 0 $?
+
+# --version: name, version, commit (from CMake, "unknown" outside git) and OpenSSL
+"$AGENT" --version >"$tmp/out" 2>"$tmp/err"
+check "version exit" 0 $?
+check "version line" 1 "$(grep -cE '^poolwatch-agent [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{4,}|unknown)\), OpenSSL [0-9]' "$tmp/out")"
+
+# SIGHUP (a closed terminal, `systemctl reload`) never kills the agent: it logs it and goes on.
+# The collector endpoint is closed, so the agent samples into its spool and retries.
+# shellcheck disable=SC2086
+"$AGENT" --agent.source=sim:steady/0 --agent.host_name=h1 --spool.dir="$tmp/spool-hup" \
+    --collector.ca_file="$tmp/pki/ca.pem" $TLS >"$tmp/hup.out" 2>"$tmp/hup.err" &
+pid=$!
+wait_for "the agent's start" 30 grep -q "host h1, source sim, " "$tmp/hup.err"
+kill -HUP $pid
+wait_for "SIGHUP logged" 30 grep -q "SIGHUP: certificate" "$tmp/hup.err"
+check "SIGHUP logged: the TLS files read again" 1 "$(grep -c 'SIGHUP: certificate, key and CA files read again (used from the next connection); the configuration is read at start only' "$tmp/hup.err")"
+kill -0 $pid 2>/dev/null
+check "alive after SIGHUP" 0 $?
+# a certificate that cannot be read: said, and the previous one stays in use
+mv "$tmp/pki/agent-h1.pem" "$tmp/pki/agent-h1.pem.away"
+kill -HUP $pid
+wait_for "the second SIGHUP logged" 30 grep -q "SIGHUP: TLS files not read again" "$tmp/hup.err"
+check "second SIGHUP: the previous files stay" 1 "$(grep -c "WARN  \[agent\] SIGHUP: TLS files not read again, the previous ones stay in use: .*$tmp/pki/agent-h1.pem" "$tmp/hup.err")"
+mv "$tmp/pki/agent-h1.pem.away" "$tmp/pki/agent-h1.pem"
+check_stops "agent after two SIGHUPs" $pid "$tmp/hup.err"
 
 exit $fail

@@ -78,6 +78,37 @@ static void test_replay_case09_two_samples_then_eof(void **state)
     close_replay(src);
 }
 
+/* [limits] reach the replay source (a capture has none): info and every sample's totals carry
+ * them, source CONFIGURED; without them the limit stays unknown (0). */
+static void test_replay_configured_limits(void **state)
+{
+    (void)state;
+    pw_source_config_t cfg = {
+        .replay_start_ms = 1000, .nonpaged_limit_bytes = 134217728, .paged_limit_bytes = 555745280};
+    pw_source_t *src;
+    pw_diag_t d;
+    assert_int_equal(open_replay(fixture_list(CASE09, NULL), &cfg, &src, &d), 0);
+    assert_int_equal(src->info.nonpaged_limit.bytes, 134217728);
+    assert_int_equal(src->info.nonpaged_limit.source, PW_LIMIT_CONFIGURED);
+    assert_string_equal(src->info.nonpaged_limit.detail, "configured");
+    assert_int_equal(src->info.paged_limit.bytes, 555745280);
+    assert_int_equal(src->info.paged_limit.source, PW_LIMIT_CONFIGURED);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    assert_int_equal(next(src, &s, &d), 0);
+    assert_int_equal(s.totals.nonpaged_limit_bytes, 134217728);
+    assert_int_equal(s.totals.paged_limit_bytes, 555745280);
+    close_replay(src);
+    pw_source_config_t none = {.replay_start_ms = 1000};
+    assert_int_equal(open_replay(fixture_list(CASE09, NULL), &none, &src, &d), 0);
+    assert_int_equal(src->info.nonpaged_limit.bytes, 0);
+    assert_int_equal(src->info.nonpaged_limit.source, PW_LIMIT_UNKNOWN);
+    assert_int_equal(next(src, &s, &d), 0);
+    assert_int_equal(s.totals.nonpaged_limit_bytes, 0);
+    pw_sample_close(&s);
+    close_replay(src);
+}
+
 static void test_replay_two_files_in_order(void **state)
 {
     (void)state;
@@ -209,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_case09_two_samples_then_eof),
         cmocka_unit_test(test_replay_two_files_in_order),
+        cmocka_unit_test(test_replay_configured_limits),
         cmocka_unit_test(test_replay_file_time_stamps),
         cmocka_unit_test(test_replay_session_screens),
         cmocka_unit_test(test_replay_cut_last_line),

@@ -539,6 +539,20 @@ static void test_top_keys(void **state)
     pw_top_view_init(&v);
     pw_top_lines_t l;
 
+    /* ?: the key help in place of the table (3 header lines, blank, 9 help lines); ? again
+     * brings the table back. */
+    assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 13);
+    assert_string_equal(l.text[4], " Keys (either case; ? again to close):");
+    assert_int_equal(l.attr[4], PW_TOP_ATTR_HEADER);
+    assert_string_equal(l.text[12], "  Q       quit");
+    pw_top_lines_close(&l);
+    assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_memory_equal(l.text[4], " Tag ", 5);
+    pw_top_lines_close(&l);
+
     /* P: both -> nonpaged: Io and Wait only. */
     assert_int_equal(pw_top_key(&v, 'P'), PW_TOP_KEY_CHANGED);
     assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
@@ -727,6 +741,55 @@ static void test_url_parse(void **state)
     char small[6] = "";
     assert_int_equal(pw_url_escape(small, sizeof(small), "Io  "), PW_ETOOBIG);
     assert_string_equal(small, "Io%20"); /* 5 bytes + NUL fill 6; the 2nd space would not */
+}
+
+/* `poolwatch help COMMAND` prints what `poolwatch COMMAND --help` prints; --version names the
+ * version, the commit and OpenSSL. */
+static void test_cli_help_and_version(void **state)
+{
+    (void)state;
+    reset_env();
+    static const char *const cmds[] = {"parse",  "hosts",  "tags", "leaks",  "alerts",
+                                       "series", "lookup", "top",  "import", "host"};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        run_t a = RUN("help", cmds[i]);
+        run_t b = RUN(cmds[i], "--help");
+        run_t c = RUN(cmds[i], "-h");
+        assert_int_equal(a.rc, 0);
+        assert_int_equal(b.rc, 0);
+        assert_string_equal(a.out, b.out);
+        assert_string_equal(a.out, c.out);
+        char want[64];
+        snprintf(want, sizeof(want), "usage: poolwatch %s", cmds[i]);
+        assert_memory_equal(a.out, want, strlen(want));
+        assert_string_equal(a.err, "");
+        run_free(&a);
+        run_free(&b);
+        run_free(&c);
+    }
+    run_t r = RUN("help", "top");
+    assert_string_equal(r.out,
+                        "usage: poolwatch top HOST [--once] [--no-live]\n"
+                        "poolmon's screen for a remote host, refreshed every second; press ? for "
+                        "the keys.\n"
+                        "--once prints one screen as text; --no-live skips asking the agent for "
+                        "live mode.\n"
+                        "Global options: --url, --token, --ca, --json; see poolwatch --help and "
+                        "docs/cli.md.\n");
+    run_free(&r);
+    r = RUN("help");
+    assert_int_equal(r.rc, 0);
+    assert_memory_equal(r.out, "usage: poolwatch [--url URL]", 28);
+    run_free(&r);
+    r = RUN("help", "tpo");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch: unknown command 'tpo' (did you mean 'top'?)\n"));
+    run_free(&r);
+    r = RUN("--version");
+    assert_int_equal(r.rc, 0);
+    assert_memory_equal(r.out, "poolwatch 0.1.0 (commit ", 24);
+    assert_non_null(strstr(r.out, "), OpenSSL "));
+    run_free(&r);
 }
 
 static void test_env_and_flags(void **state)
@@ -1016,6 +1079,46 @@ static int fmt_lookup_only(const json_t *j, FILE *f)
     return pw_fmt_lookup(json_object_get(j, "pt"), json_object_get(j, "find"), f);
 }
 
+/* Long names and huge numbers are cut with "…" (one column, 3 bytes) so the columns after them
+ * stay where the header says. */
+static void test_fmt_truncates_long_columns(void **state)
+{
+    (void)state;
+    char b[64];
+    assert_string_equal(pw_cli_fit("abc", 5, 0, b, sizeof(b)), "abc  ");
+    assert_string_equal(pw_cli_fit("abc", 5, 1, b, sizeof(b)), "  abc");
+    assert_string_equal(pw_cli_fit("abcde", 5, 0, b, sizeof(b)), "abcde");
+    assert_string_equal(pw_cli_fit("linux 6.1.0-18-amd64", 14, 0, b, sizeof(b)),
+                        "linux 6.1.0-1\xe2\x80\xa6");
+    assert_string_equal(pw_cli_fit("12345678901", 8, 1, b, sizeof(b)), "1234567\xe2\x80\xa6");
+    /* a multi-byte character counts as one column and is never split */
+    assert_string_equal(pw_cli_fit("\xc3\xa9t\xc3\xa9-host", 4, 0, b, sizeof(b)),
+                        "\xc3\xa9t\xc3\xa9\xe2\x80\xa6"); /* "été…" */
+    assert_string_equal(pw_cli_fit("\xc3\xa9t\xc3\xa9", 4, 0, b, sizeof(b)), "\xc3\xa9t\xc3\xa9 ");
+    char *s = fmt_with(pw_fmt_hosts,
+                       "{\"hosts\":[{\"name\":\"a-very-long-host-name.example.com\","
+                       "\"os\":\"linux 6.1.0-18-amd64\",\"connected\":true,"
+                       "\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":1024,"
+                       "\"nonpaged_limit_bytes\":null,\"nonpaged_ratio\":null,"
+                       "\"nonpaged_level\":\"unknown\",\"paged_bytes\":1024,"
+                       "\"suspects\":12345678901}]}",
+                       0);
+    /* 20 + 1 + 14 + 1 columns before CONN, as in the header */
+    assert_non_null(strstr(s, "\na-very-long-host-na\xe2\x80\xa6 linux 6.1.0-1\xe2\x80\xa6 yes "
+                              "     1.0 KiB           -      - unknown -                      "
+                              "   1.0 KiB 1234567\xe2\x80\xa6 2024-03-14 10:15:00Z\n"));
+    free(s);
+    s = fmt_with(
+        pw_fmt_leaks,
+        "{\"suspects\":[{\"host\":\"lnx01\",\"tag\":\"ext4_inode_cache\",\"type\":\"paged\","
+        "\"score\":1.5,\"growth_bytes_per_h\":2048,\"share_of_host_growth\":0.25,"
+        "\"first_bytes\":1024,\"current_bytes\":4096,\"driver\":null,"
+        "\"description\":null}]}",
+        0);
+    assert_non_null(strstr(s, "\nlnx01                \"ext4_i\xe2\x80\xa6 paged       1.50 "));
+    free(s);
+}
+
 static void test_fmt_listings(void **state)
 {
     (void)state;
@@ -1028,17 +1131,17 @@ static void test_fmt_listings(void **state)
                  "\"paged_bytes\":104857600,\"suspects\":2},{\"name\":\"HOST02\"}]}",
                  0);
     /* 220200960 B = 210.0 MiB, 268435456 = 256.0 MiB, 104857600 = 100.0 MiB; columns
-     * %-20s %-14s %-4s %11s %11s %6s %-5s %-21s %11s %8s %s. */
+     * %-20s %-14s %-4s %11s %11s %6s %-7s %-21s %11s %8s %s. */
     assert_non_null(strstr(s, "\nHOST01               windows 5.2    yes    210.0 MiB   256.0 MiB "
-                              " 82.0% warn  -                       100.0 MiB        2 "
+                              " 82.0% warn    -                       100.0 MiB        2 "
                               "2024-03-14 10:15:00Z\n"));
     assert_non_null(strstr(s, "\nHOST02               -              -              -           - "
-                              "     - -     -                               -        0 -\n"));
+                              "     - -       -                               -        0 -\n"));
     free(s);
     /* An unknown limit: null from the API (LINUX01), or 0 from an older collector (OLD02):
      * "-" for the limit and the ratio, as for an ETA not given, never "0 B" / "0.0%".
-     * 104857600 B = 100.0 MiB, 52428800 = 50.0 MiB, 1024 = 1.0 KiB; "unknown" is wider than
-     * the level column's 5. */
+     * 104857600 B = 100.0 MiB, 52428800 = 50.0 MiB, 1024 = 1.0 KiB; "unknown" fills the level
+     * column's 7. */
     s = fmt_with(pw_fmt_hosts,
                  "{\"hosts\":[{\"name\":\"LINUX01\",\"os\":\"linux 6.1\",\"connected\":true,"
                  "\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":104857600,"
@@ -1089,6 +1192,14 @@ static void test_fmt_listings(void **state)
         strstr(s, "\nHOST01               \"Ddk \"   nonpaged    0.90      +1.0 MiB  50.0% "
                   "    1.0 KiB     2.0 KiB  - / Default for driver allocated memory\n"));
     assert_null(strstr(s, "screens")); /* a trend (no method: an older collector) */
+    free(s);
+    /* nothing judged yet (a collector just started): when the first pass is due, not an empty
+     * table; 1710411330000 = 2024-03-14 10:15:30Z */
+    s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":1710411330000}", 0);
+    assert_string_equal(s, "analysis has not run yet (first pass at 10:15:30 UTC)\n");
+    free(s);
+    s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":null}", 0);
+    assert_memory_equal(s, "HOST ", 5); /* a pass ran: the (empty) table */
     free(s);
     /* a comparison of two screens says so, with the deltas (case09's Drsd, data README) */
     s = fmt_with(pw_fmt_leaks,
@@ -1149,7 +1260,7 @@ static void test_fmt_listings(void **state)
                  "\"bytes\":2048,\"diff\":4,\"robust_z\":3.5,\"outlier\":true,\"os_build\":3790}]}",
                  0);
     assert_string_equal(
-        s, "Tag \"Ddk \" nonpaged: 2.0 KiB on 1 hosts; driver -; Default\n"
+        s, "Tag \"Ddk \" nonpaged: 2.0 KiB on 1 host; driver -; Default\n"
            "HOST                 TYPE           BYTES       DIFF ROBUST_Z OUTLIER OS BUILD\n"
            "H1                   nonpaged     2.0 KiB          4     3.50 yes     3790\n");
     free(s);
@@ -1479,10 +1590,12 @@ int main(void)
         cmocka_unit_test(test_top_table_rejects_bad_json),
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_env_and_flags),
+        cmocka_unit_test(test_cli_help_and_version),
         cmocka_unit_test(test_cli_bad_arguments_say_what_and_suggest),
         cmocka_unit_test(test_exit_codes_and_units),
         cmocka_unit_test(test_response_parse),
         cmocka_unit_test(test_fmt_listings),
+        cmocka_unit_test(test_fmt_truncates_long_columns),
         cmocka_unit_test(test_fake_server_hosts),
         cmocka_unit_test(test_fake_server_status_codes),
         cmocka_unit_test(test_fake_server_import),

@@ -37,6 +37,26 @@ int pw_double_open(pw_double_t *d)
     return 0;
 }
 
+int pw_double_open_with_token(pw_double_t *d, const char *token, const char *role)
+{
+    char hx[65], line[256];
+    int r = pw_double_open(d);
+    if (r != 0 || (r = pw_tokens_hash(token, hx)) != 0)
+        return r;
+    snprintf(line, sizeof(line), "%s %s tester\n", hx, role);
+    return pw_tokens_parse(line, strlen(line), &d->api.tokens, NULL);
+}
+
+int pw_double_send_first(pw_double_t *d, pw_host_t *h, const pw_sample_t *s)
+{
+    pw_delta_enc_t e;
+    int r = pw_delta_enc_init(&e, h->counter_width);
+    if (r == 0)
+        r = pw_double_send(d, &e, h, s);
+    pw_delta_enc_close(&e);
+    return r;
+}
+
 void pw_double_close(pw_double_t *d)
 {
     pw_tokens_free(d->api.tokens);

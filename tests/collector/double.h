@@ -28,6 +28,10 @@ typedef struct pw_double_s {
 /* Opens the double. Returns 0 or a negative code. */
 int pw_double_open(pw_double_t *d);
 
+/* Opens the double and gives the API one bearer token `token` with role `role` ("read" or
+ * "admin"). Returns 0 or a negative code. */
+int pw_double_open_with_token(pw_double_t *d, const char *token, const char *role);
+
 /* Closes everything (the API's tokens and pooltag too). */
 void pw_double_close(pw_double_t *d);
 
@@ -48,6 +52,10 @@ pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, in
 /* Sends sample `s` as the host's agent would: encoded with `e` (a delta against the previous
  * one, or a keyframe), framed, and handed to pw_ingest_frame. Returns its result. */
 int pw_double_send(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s);
+
+/* Sends `s` as the first sample of host `h`'s agent (a keyframe of a fresh encoder of the
+ * host's counter width). Returns pw_double_send's result. */
+int pw_double_send_first(pw_double_t *d, pw_host_t *h, const pw_sample_t *s);
 
 /* A host whose last table `s` is restored from the store (no stream). */
 pw_host_t *pw_double_restore(pw_double_t *d, const char *name, unsigned width,

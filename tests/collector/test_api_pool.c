@@ -149,13 +149,7 @@ static void build_r(void)
 static int setup(void **state)
 {
     (void)state;
-    if (pw_double_open(&g_d) != 0)
-        return -1;
-    char hx[65], line[128];
-    if (pw_tokens_hash("tok", hx) != 0)
-        return -1;
-    snprintf(line, sizeof(line), "%s read tester\n", hx);
-    if (pw_tokens_parse(line, strlen(line), &g_d.api.tokens, NULL) != 0)
+    if (pw_double_open_with_token(&g_d, "tok", "read") != 0)
         return -1;
     build_p();
     build_r();

@@ -11,6 +11,11 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=../check.sh
 . "$SRC/tests/check.sh"
 
+# --version: name, version, commit (from CMake, "unknown" outside git) and OpenSSL
+"$COLL" --version >"$tmp/out" 2>"$tmp/err"
+check "version exit" 0 $?
+check "version line" 1 "$(grep -cE '^poolwatch-collector [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{4,}|unknown)\), OpenSSL [0-9]' "$tmp/out")"
+
 "$COLL" --new-token read ops >"$tmp/out" 2>"$tmp/err"
 check "new-token exit" 0 $?
 check "new-token line" 1 "$(grep -cE '^[0-9a-f]{64} read ops$' "$tmp/out")"
@@ -76,5 +81,32 @@ check "missing tokens file names it" 1 "$(grep -c "$tmp/missing-tokens" "$tmp/er
 check "missing store directory exit" 1 $?
 check "missing store directory named" 1 \
     "$(grep -c "(directory $tmp/nodir: No such file or directory; create it or set store.path)" "$tmp/err")"
+
+# One collector per store: a second one on the same store.path refuses to start and names the
+# first one's PID and the lock file; the first one goes on and stops cleanly.
+P2=$((P1 + 2))
+run_collector() { # log, agents port: a collector on the shared store, in the background
+    # shellcheck disable=SC2086
+    "$COLL" $COMMON --agents.listen=127.0.0.1:$2 --http.listen=127.0.0.1:$(($2 + 1)) \
+        >"$tmp/bg.out" 2>"$1" &
+    bg=$!
+    wait_for "a collector's listeners" 30 grep -q "agents: " "$1"
+}
+run_collector "$tmp/first.err" $P2
+first=$bg
+check "first collector up" 1 "$(grep -c "agents: " "$tmp/first.err")"
+# shellcheck disable=SC2086
+"$COLL" $COMMON --agents.listen=127.0.0.1:$((P2 + 2)) --http.listen=127.0.0.1:$((P2 + 3)) \
+    >"$tmp/out" 2>"$tmp/err"
+check "second collector on the same store exit" 1 $?
+check "second collector names the holder" \
+    "poolwatch-collector: store $tmp/pw.db is in use by another collector (PID $first, lock file $tmp/pw.db.lock): stop it, or give this one another store.path" \
+    "$(cat "$tmp/err")"
+check_stops "first collector" $first "$tmp/first.err"
+# the lock went with it: the store opens again
+run_collector "$tmp/third.err" $P2
+check "store opens again after the holder stopped" 1 "$(grep -c "agents: " "$tmp/third.err")"
+kill -TERM $bg
+wait $bg
 
 exit $fail

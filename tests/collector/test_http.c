@@ -939,7 +939,9 @@ static void test_openapi_lists_every_route(void **state)
         json_t *p = json_object_get(paths, r[i].pattern);
         if (p == NULL)
             fail_msg("route %s is not in docs/openapi.json", r[i].pattern);
-        const char *m = r[i].method == PW_API_GET ? "get" : "post";
+        const char *m = r[i].method == PW_API_GET      ? "get"
+                        : r[i].method == PW_API_DELETE ? "delete"
+                                                       : "post";
         if (json_object_get(p, m) == NULL)
             fail_msg("route %s %s is not in docs/openapi.json", m, r[i].pattern);
     }

@@ -1030,6 +1030,88 @@ static void test_disk_full(void **state)
     tmp_remove(&t);
 }
 
+/* What an operator does to a host: limits given to an import survive a restart; a rename keeps
+ * the history under the new name; retiring deletes the history, or keeps it under
+ * "<name>#retired-<ms>" out of the host list; either way the name is free for a new host. */
+static void test_host_lifecycle(void **state)
+{
+    (void)state;
+    static const uint8_t BOOT3[16] = {0xb0, 3};
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 4); /* seqs 100..103 */
+    put_all(st, "lnx-02", BOOT2, 0, 3); /* seqs 100..102 */
+    pw_pool_limit_t np = {134217728, PW_LIMIT_COMPUTED,
+                          "Windows Server 2003 x86 with /3GB: 128 MB"};
+    pw_pool_limit_t p = {555745280, PW_LIMIT_COMPUTED, "Windows Server 2003 x86 with /3GB: 530 MB"};
+    assert_int_equal(pw_store_host_limits(st, "win-01", &np, &p, &d), 0);
+    assert_int_equal(pw_store_host_limits(st, "nope", &np, &p, &d), PW_ENOENT);
+    assert_string_equal(d.msg, "no host 'nope' in the store");
+    pw_store_close(st);
+
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    pw_store_host_info_t *hosts;
+    size_t nh;
+    assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
+    assert_int_equal(nh, 2);
+    assert_string_equal(hosts[1].name, "win-01");
+    assert_int_equal(hosts[1].nonpaged_limit.bytes, 134217728);
+    assert_int_equal(hosts[1].nonpaged_limit.source, PW_LIMIT_COMPUTED);
+    assert_string_equal(hosts[1].nonpaged_limit.detail,
+                        "Windows Server 2003 x86 with /3GB: 128 MB");
+    assert_int_equal(hosts[1].paged_limit.bytes, 555745280);
+    assert_int_equal(hosts[0].nonpaged_limit.bytes, 0); /* lnx-02: none given */
+    assert_int_equal(hosts[0].nonpaged_limit.source, PW_LIMIT_UNKNOWN);
+    assert_string_equal(hosts[0].nonpaged_limit.detail, "");
+    pw_store_hosts_free(hosts, nh);
+
+    /* rename: the history follows; a taken name is refused */
+    assert_int_equal(pw_store_host_rename(st, "lnx-02", "lnx-03", &d), 0);
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_latest(st, "lnx-03", &got, &d), 0);
+    check_table(&got, 2);
+    assert_int_equal(pw_store_latest(st, "lnx-02", &got, &d), PW_ENOENT);
+    assert_int_equal(pw_store_host_rename(st, "win-01", "lnx-03", &d), PW_EEXIST);
+    assert_string_equal(d.msg, "a host named 'lnx-03' exists in the store");
+    assert_int_equal(pw_store_host_rename(st, "nope", "x", &d), PW_ENOENT);
+
+    /* retire keeping the history: out of the list, readable under its new name */
+    assert_int_equal(pw_store_host_retire(st, "win-01", 1, T0 + 1, &d), 0);
+    assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
+    assert_int_equal(nh, 1);
+    assert_string_equal(hosts[0].name, "lnx-03");
+    pw_store_hosts_free(hosts, nh);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), PW_ENOENT);
+    assert_int_equal(pw_store_latest(st, "win-01#retired-1700001000001", &got, &d), 0);
+    check_table(&got, 3);
+    /* the name is free: a new agent instance under it is a new host with only its samples */
+    put_all(st, "win-01", BOOT3, 5, 6);
+    assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
+    check_table(&got, 5);
+    assert_int_equal(got.seq, 105);
+
+    /* retire deleting the history: gone with its agent instances */
+    assert_int_equal(pw_store_host_retire(st, "lnx-03", 0, T0 + 2, &d), 0);
+    assert_int_equal(pw_store_latest(st, "lnx-03", &got, &d), PW_ENOENT);
+    uint64_t seq = 0;
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), PW_ENOENT);
+    assert_int_equal(pw_store_host_retire(st, "lnx-03", 0, T0 + 3, &d), PW_ENOENT);
+    assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
+    assert_int_equal(nh, 1);
+    assert_string_equal(hosts[0].name, "win-01");
+    pw_store_hosts_free(hosts, nh);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.hosts, 2); /* win-01 and the retired row */
+    pw_sample_close(&got);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -1067,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_paged_lazy_rollups),
         cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_host_lifecycle),
         cmocka_unit_test(test_put_frame),
         cmocka_unit_test(test_staggered_windows),
     };
