@@ -751,6 +751,24 @@ static int cmp_suspect(const void *a, const void *b)
     return x->d.score > y->d.score ? -1 : x->d.score < y->d.score;
 }
 
+/* The row's growth over the host pool's last 24 h (its long totals) as a share of the pool's
+ * growth over the same time, clamped to [0, 1]; -1 when the pool did not grow (or no totals).
+ * The same window for both: a leak judged over 14 days is not set against 2 h of the host. */
+static double share_of_host(const host_state_t *s, const cand_t *c, int pool)
+{
+    const longr_t *l = &s->longr;
+    if (l->n < 2 || c->ring.n < 2)
+        return -1.0;
+    int k = pool == PW_POOL_PAGED;
+    double host = l->v[k][l->n - 1].v - l->v[k][0].v;
+    if (host <= 0)
+        return -1.0;
+    int64_t t0 = l->v[k][0].ts_ms, t1 = l->v[k][l->n - 1].ts_ms;
+    double row = ring_at(&c->ring, t1) - ring_at(&c->ring, t0);
+    double sh = row / host;
+    return sh < 0 ? 0.0 : sh > 1 ? 1.0 : sh;
+}
+
 static int append_suspect(run_t *rn, pw_suspect_t **v, size_t *n, size_t *cap,
                           const host_state_t *s, const cand_t *c, size_t slot)
 {
@@ -775,14 +793,7 @@ static int append_suspect(run_t *rn, pw_suspect_t **v, size_t *n, size_t *cap,
     x->group_n = c->group_n;
     x->found_ms = c->found_ms;
     x->d = c->res;
-    double host_rate =
-        r->pool == PW_POOL_PAGED ? s->pub.pg.slope_bytes_per_h : s->pub.np.slope_bytes_per_h;
-    x->share =
-        host_rate > 0
-            ? (c->res.rate_bytes_per_h >= host_rate ? 1.0 : c->res.rate_bytes_per_h / host_rate)
-            : -1.0;
-    if (x->share < 0 && host_rate > 0)
-        x->share = 0;
+    x->share = share_of_host(s, c, r->pool);
     return 0;
 }
 

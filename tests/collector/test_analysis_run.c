@@ -217,6 +217,8 @@ static void test_stream_findings_and_no_flicker(void **state_)
     assert_true(ddk->head);
     assert_int_equal(ddk->group_n, 1);
     assert_true(fabs(ddk->d.rate_bytes_per_h - 368640.0) < 1e-6);
+    /* the host's nonpaged grows by exactly Ddk's 1,024 B a sample: all of it */
+    assert_true(ddk->share == 1.0);
     assert_true(ino->head);
     assert_false(den->head);
     assert_int_equal(ino->group_n, 2);
