@@ -149,6 +149,7 @@ typedef struct pw_analysis_run_s {
     int working; /* a job is on the thread pool */
     int closing;
     int timer_closed;
+    int import_due;     /* screens were imported: the next tick runs a pass */
     host_state_t **job; /* hosts of the job (states are never freed while the run lives) */
     size_t n_job, cap_job;
     uint64_t last_pass_ms;
@@ -464,6 +465,7 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
     if (s->n_rows == 0)
         s->dense = screen != NULL || host_dense(h); /* an import is screens by definition */
     if (screen != NULL) {
+        rn->import_due = 1;
         feed(s, screen, screen->n, entry_row, (int64_t)screen->timestamp_ms, (const uint8_t *)"i",
              1, &screen->totals);
     } else {
@@ -1069,8 +1071,10 @@ static void on_timer(uv_timer_t *t)
     if (restore_some(rn, 20ull * 1000000))
         return;
     uint64_t now = uv_now(rn->loop);
-    if (now - rn->last_pass_ms < PASS_MS)
+    /* an import is judged at once: its answer is already in the screens */
+    if (now - rn->last_pass_ms < PASS_MS && !rn->import_due)
         return;
+    rn->import_due = 0;
     rn->last_pass_ms = now;
     rn->pass_t0 = uv_hrtime();
     if (collect(rn) == 0) {

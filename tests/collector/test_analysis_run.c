@@ -335,6 +335,50 @@ static void test_restart_rebuilds_state(void **state_)
     pw_double_close(&d);
 }
 
+static void stop_loop(uv_timer_t *t)
+{
+    uv_stop(t->loop);
+}
+
+/* With a loop (the collector): an import is judged at the next tick of the pass timer (100 ms),
+ * not at the next 30-s pass: after 1 s of the loop the 2-screen Drsd capture is listed; no
+ * pass had run before (the first is due 30 s after start). */
+static void test_import_judged_on_the_loop(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_analysis_run_close(d.an);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(pw_analysis_run_new(&loop, d.ing, NULL, &d.an), 0);
+    uv_timer_t stop;
+    uv_timer_init(&loop, &stop);
+    uv_timer_start(&stop, stop_loop, 1000, 0);
+    uv_run(&loop, UV_RUN_DEFAULT); /* 1 s: no pass yet, nothing to judge */
+    assert_null(find(d.an, "Drsd"));
+    pw_sample_t two[2];
+    for (int k = 0; k < 2; k++) {
+        pw_sample_init(&two[k]);
+        two[k].timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 900000);
+    }
+    assert_int_equal(pw_sample_add(&two[0], "Drsd", 4, PW_POOL_PAGED, 560, 539, 21, 17472), 0);
+    assert_int_equal(pw_sample_add(&two[1], "Drsd", 4, PW_POOL_PAGED, 737, 710, 27, 22464), 0);
+    pw_ingest_import_res_t ir;
+    assert_int_equal(pw_ingest_import(d.ing, "case09", 32, "import:b", two, 2, &ir, NULL), 0);
+    uv_timer_start(&stop, stop_loop, 1000, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_non_null(find(d.an, "Drsd"));
+    for (int k = 0; k < 2; k++)
+        pw_sample_close(&two[k]);
+    pw_analysis_run_close(d.an);
+    d.an = NULL;
+    uv_close((uv_handle_t *)&stop, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    pw_double_close(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_stream_findings_and_no_flicker),
         cmocka_unit_test(test_import_judged_at_once),
         cmocka_unit_test(test_restart_rebuilds_state),
+        cmocka_unit_test(test_import_judged_on_the_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
