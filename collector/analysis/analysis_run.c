@@ -28,10 +28,10 @@
  * Without a loop (tests, bench_detect) pw_analysis_run_pass does the same inline.
  *
  * Findings: a host's candidates judged leak or growing-cache whose byte increments correlate
- * (Pearson r >= GROUP_R over 16 common time steps) are one finding; its head is the best-ranked
- * (a leak before a cache, then by score). Suspects are the findings with a leak verdict; a
- * suspect stays listed until a later verdict says otherwise (no flicker between passes); one
- * "PoolTagLeak" alert per finding, raised by its head, only for hosts that stream live
+ * (Pearson r >= GROUP_R (0.8) over 16 common time steps) are one finding; its head is the
+ * best-ranked (a leak before a cache, then by score). Suspects are the findings with a leak
+ * verdict; a suspect stays listed until a later verdict says otherwise (no flicker between passes);
+ * one "PoolTagLeak" alert per finding, raised by its head, only for hosts that stream live
  * (imported screens are old evidence). Alerts "NonpagedPoolPressure"/"PagedPoolPressure" at the
  * warn and critical ratios of the pool limit (pw_host_limit: the Hello's, else the sample's).
  */
@@ -45,17 +45,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MOD             "analysis"
-#define PASS_MS         30000
-#define CAND_LIVE       12
-#define CAND_DENSE      4096
-#define MIN_GROWTH      (64u << 10)
-#define DENSE_INTERVAL  (5u * 60 * 1000)
-#define MAX_BACKOFF     32
+#define MOD            "analysis"
+#define PASS_MS        30000
+#define CAND_LIVE      12
+#define CAND_DENSE     4096
+#define MIN_GROWTH     (64u << 10)
+#define DENSE_INTERVAL (5u * 60 * 1000)
+#define MAX_BACKOFF    32
+#define LEAK_FOR_MS                                                                                \
+    (5 * 60 * 1000)        /* a finding's head is a leak this long before it                       \
+                               fires (findings settle within minutes) */
 #define LIVE_MIN_POINTS 12 /* a live row's verdict rests on a trend, never on 2 or 3 points */
 #define QUIET_EVICT     3  /* non-leak verdicts in a row before a candidate may give way */
-#define GROUP_R         0.9
+#define GROUP_R         0.8
 #define GROUP_STEPS     16
+#define GROUP_KEEP_R    0.5 /* a finding's members stay while they correlate this much */
+#define GROUP_MAX       256 /* more candidates (a big capture): findings stay single */
 #define RECENT_N        120
 #define RECENT_STEP_MS  60000LL
 #define LONG_N          144
@@ -543,15 +548,34 @@ static int ranks_above(const cand_t *a, const cand_t *b)
 
 /* Groups the host's growing candidates into findings (union by correlated increments; the
  * head is the best-ranked member). */
+static void relabel(host_state_t *s, uint32_t from, uint32_t to)
+{
+    for (size_t k = 0; k < s->n_cands; k++)
+        if (s->cands[k].group == from)
+            s->cands[k].group = to;
+}
+
 static void group_host(host_state_t *s)
 {
     size_t n = s->n_cands;
+    uint32_t prev[GROUP_MAX];
     for (size_t i = 0; i < n; i++) {
+        if (i < GROUP_MAX)
+            prev[i] = s->cands[i].group < n ? s->cands[i].group : (uint32_t)i;
         s->cands[i].group = (uint32_t)i;
         s->cands[i].group_n = 1;
     }
-    if (s->dense && n > 256)
+    if (n > GROUP_MAX)
         return; /* a capture with thousands of changing rows: findings stay single */
+    /* A finding stays together while its tags still move together (r >= GROUP_KEEP_R), so
+     * members and alerts do not come and go from pass to pass; new members join at GROUP_R. */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = prev[i];
+        if (h != i && prev[h] == h && growing(&s->cands[i]) && growing(&s->cands[h]) &&
+            s->cands[i].group != s->cands[h].group &&
+            increments_r(&s->cands[i].ring, &s->cands[h].ring) >= GROUP_KEEP_R)
+            relabel(s, s->cands[i].group, s->cands[h].group);
+    }
     for (size_t i = 0; i < n; i++) {
         if (!growing(&s->cands[i]))
             continue;
@@ -560,23 +584,30 @@ static void group_host(host_state_t *s)
                 continue;
             if (increments_r(&s->cands[i].ring, &s->cands[j].ring) < GROUP_R)
                 continue;
-            uint32_t from = s->cands[j].group, to = s->cands[i].group;
-            for (size_t k = 0; k < n; k++)
-                if (s->cands[k].group == from)
-                    s->cands[k].group = to;
+            relabel(s, s->cands[j].group, s->cands[i].group);
         }
     }
-    /* the head of each group: its best-ranked member; members point at the head's slot */
+    /* The head of each group: a former head that is still a member (the best ranked of them),
+     * unless it is a cache and a member is a leak; else the best-ranked member. Members point
+     * at the head's slot. */
     for (size_t i = 0; i < n; i++) {
         if (!growing(&s->cands[i]) || s->cands[i].group != i)
             continue;
-        size_t head = i, cnt = 0;
-        for (size_t k = 0; k < n; k++)
-            if (growing(&s->cands[k]) && s->cands[k].group == i) {
-                cnt++;
-                if (ranks_above(&s->cands[k], &s->cands[head]))
-                    head = k;
-            }
+        size_t best = i, cnt = 0;
+        long former = -1;
+        for (size_t k = 0; k < n; k++) {
+            if (!growing(&s->cands[k]) || s->cands[k].group != i)
+                continue;
+            cnt++;
+            if (ranks_above(&s->cands[k], &s->cands[best]))
+                best = k;
+            if (prev[k] == k && (former < 0 || ranks_above(&s->cands[k], &s->cands[former])))
+                former = (long)k;
+        }
+        size_t head = best;
+        if (former >= 0 && (s->cands[former].res.verdict == PW_DETECT_LEAK ||
+                            s->cands[best].res.verdict != PW_DETECT_LEAK))
+            head = (size_t)former;
         for (size_t k = 0; k < n; k++)
             if (growing(&s->cands[k]) && s->cands[k].group == i) {
                 s->cands[k].group = (uint32_t)(head | 0x80000000u); /* marked: done */
