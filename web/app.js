@@ -281,13 +281,15 @@ function markPainted() {
 
 function suspectTable(list, withHost) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
-    '<th class="num">Growth / h</th><th class="num">Now</th><th class="num">Score</th><th>Driver</th></tr></thead><tbody>' +
+    '<th class="num">Growth / h</th><th class="num">Now</th><th class="num">Score</th><th>Driver</th><th>Evidence</th></tr></thead><tbody>' +
     list.map((s) => `<tr data-host="${esc(s.host)}" data-tag="${esc(s.tag)}">` +
       (withHost ? `<td>${hostLink(s.host)}</td>` : '') +
       `<td class="tag">${tagLink(s.tag)}</td><td>${esc(s.type)}</td>` +
       `<td class="num">${fmtBytes(Math.round(s.growth_bytes_per_h))}</td>` +
       `<td class="num">${fmtBytes(s.current_bytes)}</td><td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
-      `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td></tr>`).join('') +
+      `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td>` +
+      `<td class="evidence">${esc(s.evidence || '')}${s.finding && s.finding.with ? ' <span class="mute">' +
+        (s.finding.head ? 'grew with ' : 'with ') + esc(s.finding.with) + '</span>' : ''}</td></tr>`).join('') +
     '</tbody></table>';
 }
 
