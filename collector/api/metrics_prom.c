@@ -190,6 +190,25 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 "poolwatch_alerts_firing{severity=\"critical\"} %zu\n",
                 n[0], n[1]);
     }
+    /* What the analysis costs (docs/internals/detection.md). */
+    if (r == 0 && api->an != NULL) {
+        pw_analysis_stats_t st;
+        pw_analysis_run_stats(api->an, &st);
+        r = help(b, "poolwatch_analysis_passes_total", "counter", "Analysis passes published.");
+        if (r == 0)
+            r = out(b, "poolwatch_analysis_passes_total %" PRIu64 "\n", st.passes);
+        if (r == 0)
+            r = help(b, "poolwatch_analysis_work_seconds_total", "counter",
+                     "Time the thread pool spent judging hosts, all passes.");
+        if (r == 0)
+            r = out(b, "poolwatch_analysis_work_seconds_total %.6f\n", (double)st.work_ns / 1e9);
+        if (r == 0)
+            r = help(b, "poolwatch_analysis_last_pass_seconds", "gauge",
+                     "The last pass from its start to its publication.");
+        if (r == 0)
+            r = out(b, "poolwatch_analysis_last_pass_seconds %.6f\n",
+                    (double)st.last_pass_ns / 1e9);
+    }
     /* Top rows per host: both gauges from one selection. */
     pw_series_row_t top[PW_API_METRICS_TOP_N];
     pw_buf_t second;

@@ -1006,6 +1006,9 @@ static void test_metrics_direct(void **state)
     assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{"));
     assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"warning\"} 1\n"));
     assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"critical\"} 0\n"));
+    /* the double's analysis has run no pass (suspects were published by hand) */
+    assert_non_null(strstr(t, "\npoolwatch_analysis_passes_total 0\n"));
+    assert_non_null(strstr(t, "\npoolwatch_analysis_work_seconds_total 0.000000\n"));
     pw_buf_close(&b);
     /* An ETA of 11 h 0.5 s on HOST03's nonpaged pool, none on its paged pool. */
     const pw_host_t *h3 = pw_fleet_find(pw_ingest_fleet(g_d.ing), "HOST03");
