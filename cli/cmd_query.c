@@ -259,6 +259,11 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                                                              : "part of the finding of",
                     json_string_value(json_object_get(f, "with")));
     }
+    /* the API gives the first 500 by default: say when there are more */
+    const json_t *tot = json_object_get(root, "total");
+    if (json_is_integer(tot) && (size_t)json_integer_value(tot) > json_array_size(s))
+        fprintf(out, "(%zu of %lld suspects shown)\n", json_array_size(s),
+                (long long)json_integer_value(tot));
     return 0;
 }
 

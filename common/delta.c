@@ -493,6 +493,7 @@ int pw_delta_dec_init(pw_delta_dec_t *dd, unsigned width_bits, size_t max_rows)
         return PW_EINVAL;
     dd->width = width_bits;
     dd->max_rows = max_rows ? max_rows : PW_DELTA_MAX_ROWS;
+    dd->n_idx = SIZE_MAX;
     pw_tagdict_init(&dd->dict, 0);
     return 0;
 }
@@ -512,6 +513,7 @@ void pw_delta_dec_drop_base(pw_delta_dec_t *dd)
 {
     dd->have_base = 0;
     dd->n = 0;
+    dd->n_idx = SIZE_MAX;
 }
 
 static int dec_reserve(pw_delta_dec_t *dd, size_t n, pw_diag_t *d)
@@ -808,6 +810,7 @@ int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delt
     }
     if (msg->dict_reset)
         pw_tagdict_close(&saved);
+    dd->n_idx = in_place ? nch : SIZE_MAX;
     if (!in_place) {
         pw_row_t *tmp = dd->rows;
         dd->rows = dd->scratch;

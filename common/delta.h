@@ -126,6 +126,9 @@ typedef struct pw_delta_dec_s {
     size_t cap;    /* of both arrays */
     uint32_t *idx; /* fast path: row index of each change */
     size_t idx_cap;
+    size_t n_idx; /* after an apply: the rows it changed are rows[idx[0 .. n_idx)] (a delta of
+                     changes only, the common case), or SIZE_MAX when the table was rebuilt
+                     (keyframe, rows added, reset or vanished): every row may have changed */
     size_t max_rows;
 } pw_delta_dec_t;
 

@@ -3,8 +3,10 @@
  *
  * State, per host (bytes for a 2,000-row host in brackets; pw_analysis_run_state_bytes):
  *  - one row record per (tag, pool) [56 B each + a 4-byte hash slot per half-empty slot, 128 KB]:
- *    its first point of the current boot (time, bytes, diff), its lowest and last bytes, and its
- *    candidate slot. Updated from ingest's observer on every applied sample, O(rows of the table);
+ *    its first point of the current boot (time, bytes, diff), its lowest and last bytes, its mean
+ *    step and its candidate slot. Updated from ingest's observer on every applied sample, for the
+ *    rows it changed (pw_host_changed_rows; every row after a keyframe or a new boot): a
+ *    candidate that did not change is carried to the host's newest time before it is judged;
  *  - candidates [up to CAND_LIVE = 12 rows, 3.6 KB each: a pw_detect_ring_t of 64 points and the
  *    last verdict]: a row becomes one when its bytes rose MIN_GROWTH (64 KiB) above their lowest
  *    since the boot began; its ring starts with the row's first point of the boot and then takes
@@ -127,6 +129,7 @@ typedef struct {
     size_t boot_id_len;
     int dense;
     int64_t epoch_ms;     /* time of the first point fed (row times are seconds after it) */
+    uint8_t fed_gen;      /* the boot generation of the last table fed */
     int64_t last_ts;      /* newest point fed */
     int64_t evaluated_ts; /* last_ts when last evaluated */
     recent_t recent;
@@ -396,7 +399,8 @@ static void totals_note(host_state_t *s, int64_t ts, uint64_t np, uint64_t pg)
 /* Feeds one table (n rows through `get`) at time ts of boot `boot_id` into the host's state.
  * Called with the host's mutex held. */
 static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t ts,
-                 const uint8_t *boot_id, size_t boot_len, const pw_totals_t *tot)
+                 const uint8_t *boot_id, size_t boot_len, const pw_totals_t *tot,
+                 const uint32_t *only, size_t n_only)
 {
     if (ts < s->last_ts)
         return; /* older than what the state holds (an import of earlier screens): skipped */
@@ -410,7 +414,12 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
     s->last_ts = ts;
     if (tot != NULL)
         totals_note(s, ts, tot->nonpaged_bytes, tot->paged_bytes);
-    for (size_t i = 0; i < n; i++) {
+    /* a new boot, or a table that may have changed anywhere: every row; else the changed */
+    int all = only == NULL || s->fed_gen != s->gen;
+    s->fed_gen = s->gen;
+    size_t m = all ? n : n_only;
+    for (size_t j = 0; j < m; j++) {
+        size_t i = all ? j : only[j];
         rowv_t v;
         get(src, i, &v);
         row_t *r = row_get(s, v.tag, v.len, v.pool);
@@ -472,10 +481,12 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
     if (screen != NULL) {
         rn->import_due = 1;
         feed(s, screen, screen->n, entry_row, (int64_t)screen->timestamp_ms, (const uint8_t *)"i",
-             1, &screen->totals);
+             1, &screen->totals, NULL, 0);
     } else {
+        const uint32_t *idx;
+        size_t nch = pw_host_changed_rows(h, &idx);
         feed(s, h, pw_host_nrows(h), view_row, (int64_t)pw_host_ts(h), h->boot_id, h->boot_id_len,
-             pw_host_totals(h));
+             pw_host_totals(h), nch == SIZE_MAX ? NULL : idx, nch == SIZE_MAX ? 0 : nch);
     }
     uv_mutex_unlock(&s->mu);
 }
@@ -642,6 +653,12 @@ static void eval_host(run_t *rn, host_state_t *s)
         if (c->row == UINT32_MAX)
             continue;
         judged++;
+        /* rows are fed only when they change: a candidate that did not is still where it was */
+        if (c->ring.n > 0 && c->ring.p[c->ring.n - 1].ts_ms < s->last_ts) {
+            pw_detect_point_t now = c->ring.p[c->ring.n - 1];
+            now.ts_ms = s->last_ts;
+            pw_detect_ring_push(&c->ring, &now);
+        }
         if (c->has && c->ring.dirty < c->backoff)
             continue;
         pw_detect_t d;
@@ -1011,7 +1028,7 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
         if (k == 0 && !s->dense) /* spread the tables over what the store holds */
             step = (to - rn->table.timestamp_ms) / REBUILD_TABLES + 1;
         feed(s, &rn->table, rn->table.n, entry_row, (int64_t)rn->table.timestamp_ms, boot, boot_len,
-             NULL);
+             NULL, NULL, 0);
         uint64_t next = rn->table.timestamp_ms + step;
         from = next > from ? next : from + 1;
     }
@@ -1244,7 +1261,7 @@ int pw_analysis_run_feed(pw_analysis_run_t *rn, const pw_host_t *h, const pw_sam
     uv_mutex_lock(&s->mu);
     if (s->n_rows == 0)
         s->dense = host_dense(h);
-    feed(s, t, t->n, entry_row, (int64_t)t->timestamp_ms, boot, boot_len, &t->totals);
+    feed(s, t, t->n, entry_row, (int64_t)t->timestamp_ms, boot, boot_len, &t->totals, NULL, 0);
     uv_mutex_unlock(&s->mu);
     return 0;
 }

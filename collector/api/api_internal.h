@@ -9,9 +9,11 @@
 
 #include "api.h"
 
-#define PW_API_MAX_QUERY    32 /* query parameters looked at */
-#define PW_API_TAG_TEXT_MAX (PW_TAG_MAX * 4 + 1)
-#define PW_API_TOP_HOSTS    5 /* top_hosts of a fleet tag aggregate */
+#define PW_API_MAX_QUERY       32      /* query parameters looked at */
+#define PW_API_LEAKS_LIMIT     500     /* suspects GET /leaks gives by default */
+#define PW_API_LEAKS_LIMIT_MAX 1000000 /* ... at most */
+#define PW_API_TAG_TEXT_MAX    (PW_TAG_MAX * 4 + 1)
+#define PW_API_TOP_HOSTS       5 /* top_hosts of a fleet tag aggregate */
 
 /* Decoded query parameters. */
 typedef struct query_s {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alloc.h"
 
@@ -59,17 +60,36 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
 int pw__api_leaks(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
     (void)params;
+    pw__api_query_t q;
+    int r = pw__api_query_parse(req->query, &q, resp);
+    if (r)
+        return r;
+    /* A fleet of thousands of leaking hosts lists tens of thousands of suspects: the first
+     * `limit` in the product's order, with the total; `host` keeps one host's. */
+    uint64_t limit = PW_API_LEAKS_LIMIT;
+    const char *host = pw__api_query_get(&q, "host");
+    if (pw__api_query_u64(&q, "limit", PW_API_LEAKS_LIMIT_MAX, &limit, resp) < 0) {
+        pw__api_query_free(&q);
+        return resp->status;
+    }
     const pw_suspect_t *sp;
-    size_t ns = pw_analysis_run_suspects(api->an, &sp);
+    size_t ns = pw_analysis_run_suspects(api->an, &sp), total = 0;
     json_t *arr = json_array();
-    for (size_t i = 0; arr && i < ns; i++)
-        if (pw__api_host_known(api, sp[i].host))
+    for (size_t i = 0; arr && i < ns; i++) {
+        if (host != NULL && strcasecmp(sp[i].host, host) != 0)
+            continue;
+        if (!pw__api_host_known(api, sp[i].host)) /* retired since the last pass */
+            continue;
+        if (total++ < limit)
             json_array_append_new(arr, pw__api_suspect_json(api, &sp[i]));
+    }
+    pw__api_query_free(&q);
     /* An empty list right after a start means "not judged yet", not "no leak": say when. */
     int64_t in_ms = pw_analysis_run_first_pass_in_ms(api->an);
     return pw__api_send_json(
         resp, 200,
-        arr ? json_pack("{s:o,s:o}", "suspects", arr, "first_pass_ms",
+        arr ? json_pack("{s:o,s:I,s:o}", "suspects", arr, "total", (json_int_t)total,
+                        "first_pass_ms",
                         in_ms >= 0 ? pw__api_ju64(req->now_ms + (uint64_t)in_ms) : json_null())
             : NULL);
 }

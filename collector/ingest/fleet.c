@@ -4,6 +4,7 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -30,20 +31,62 @@ void pw_fleet_close(pw_fleet_t *f)
     for (size_t i = 0; i < f->n; i++)
         host_free(f->hosts[i]);
     pw_free(f->hosts);
+    pw_free(f->by_name);
     memset(f, 0, sizeof(*f));
+}
+
+/* FNV-1a of the name in ASCII lower case (names compare without case). */
+static uint64_t name_hash(const char *s)
+{
+    uint64_t x = 14695981039346656037ull;
+    for (; *s; s++)
+        x = (x ^ (uint8_t)tolower((unsigned char)*s)) * 1099511628211ull;
+    return x;
+}
+
+static void name_put(uint32_t *v, size_t slots, const pw_host_t *h)
+{
+    size_t j = (size_t)name_hash(h->name) & (slots - 1);
+    while (v[j] != 0)
+        j = (j + 1) & (slots - 1);
+    v[j] = h->index + 1;
+}
+
+int pw__fleet_reindex(pw_fleet_t *f)
+{
+    size_t slots = 64;
+    while (slots < 2 * (f->n + 1))
+        slots *= 2;
+    uint32_t *v = pw_calloc(slots, sizeof(*v));
+    if (v == NULL)
+        return PW_ENOMEM;
+    for (size_t i = 0; i < f->n; i++)
+        name_put(v, slots, f->hosts[i]);
+    pw_free(f->by_name);
+    f->by_name = v;
+    f->name_slots = slots;
+    return 0;
 }
 
 pw_host_t *pw_fleet_find(const pw_fleet_t *f, const char *name)
 {
-    for (size_t i = 0; i < f->n; i++)
-        if (!f->hosts[i]->retired && strcmp(f->hosts[i]->name, name) == 0)
-            return f->hosts[i];
+    if (f->name_slots == 0)
+        return NULL;
     /* Host names compare without case, as DNS names do: "HOST01" is the agent host "host01"
-     * (the spelling of its certificate) for the API, imports and commands. */
-    for (size_t i = 0; i < f->n; i++)
-        if (!f->hosts[i]->retired && strcasecmp(f->hosts[i]->name, name) == 0)
-            return f->hosts[i];
-    return NULL;
+     * (the spelling of its certificate) for the API, imports and commands; the exact
+     * spelling wins when both exist. Retired hosts stay in the index and are passed over. */
+    pw_host_t *folded = NULL;
+    for (size_t j = (size_t)name_hash(name) & (f->name_slots - 1); f->by_name[j] != 0;
+         j = (j + 1) & (f->name_slots - 1)) {
+        pw_host_t *h = f->hosts[f->by_name[j] - 1];
+        if (h->retired)
+            continue;
+        if (strcmp(h->name, name) == 0)
+            return h;
+        if (folded == NULL && strcasecmp(h->name, name) == 0)
+            folded = h;
+    }
+    return folded;
 }
 
 pw_host_t *pw__fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width)
@@ -75,6 +118,15 @@ pw_host_t *pw__fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width
     pw_sample_init(&t->snapshot);
     h->index = (uint32_t)f->n;
     f->hosts[f->n++] = h;
+    if (2 * f->n > f->name_slots) {
+        if (pw__fleet_reindex(f) != 0) { /* the host stays out: undo */
+            f->n--;
+            host_free(h);
+            return NULL;
+        }
+    } else {
+        name_put(f->by_name, f->name_slots, h);
+    }
     return h;
 }
 
@@ -292,6 +344,16 @@ static void row_at(const pw_host_t *h, size_t i, int with_change, pw_host_row_t 
 void pw_host_row(const pw_host_t *h, size_t i, pw_host_row_t *out)
 {
     row_at(h, i, 1, out);
+}
+
+size_t pw_host_changed_rows(const pw_host_t *h, const uint32_t **idx)
+{
+    const pw_host_table_t *t = h->priv;
+    *idx = NULL;
+    if (!t->dec.have_base || t->dec.n_idx == SIZE_MAX)
+        return SIZE_MAX;
+    *idx = t->dec.idx;
+    return t->dec.n_idx;
 }
 
 void pw_host_row_plain(const pw_host_t *h, size_t i, pw_host_row_t *out)

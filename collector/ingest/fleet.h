@@ -56,6 +56,10 @@ typedef struct pw_fleet_s {
     pw_host_t **hosts;
     size_t n, cap;
     struct pw_fleet_agg_s *agg; /* per-tag index (fleet_agg.h), NULL until first used */
+    uint32_t *by_name;          /* open addressing on the case-folded name: host index + 1, 0
+                                   empty; load <= 1/2 (pw_fleet_find in O(1): the API looks a
+                                   host up for each of thousands of suspects) */
+    size_t name_slots;
 } pw_fleet_t;
 
 /* One row of a host's current table as the view gives it. `tag` points into the host's
@@ -92,6 +96,12 @@ size_t pw_host_nrows(const pw_host_t *h);
 
 /* Row i (< pw_host_nrows) of the current table, with its change since the previous sample. */
 void pw_host_row(const pw_host_t *h, size_t i, pw_host_row_t *out);
+
+/* The rows the last applied sample changed, as indexes for pw_host_row: returns their count
+ * with *idx pointing at them (borrowed until the host's next sample), or SIZE_MAX when any row
+ * may have changed (a keyframe, rows added, reset or vanished; a restored or imported table):
+ * then scan them all. Lets a reader follow a stream in O(rows changed). */
+size_t pw_host_changed_rows(const pw_host_t *h, const uint32_t **idx);
 
 /* Row i without the change columns (has_change 0): cheaper, for whole-table scans. */
 void pw_host_row_plain(const pw_host_t *h, size_t i, pw_host_row_t *out);

@@ -34,6 +34,9 @@ typedef struct pw_host_table_s {
  * Returns NULL on allocation failure. */
 pw_host_t *pw__fleet_get(pw_fleet_t *f, const char *name, unsigned counter_width);
 
+/* Rebuilds the fleet's name index (after a host was renamed). Returns 0 or PW_ENOMEM. */
+int pw__fleet_reindex(pw_fleet_t *f);
+
 /* Records the totals of a sample into the host's history ring (kept in time order). */
 void pw__fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint64_t paged);
 

@@ -472,6 +472,8 @@ int pw_ingest_rename(pw_ingest_t *ing, const char *from, const char *to, pw_diag
     if (r != 0)
         return r;
     snprintf(h->name, sizeof(h->name), "%s", to);
+    if (pw__fleet_reindex(&ing->fleet) != 0) /* the old name's slot would hide the new one */
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "name", "out of memory re-indexing the fleet");
     return 0;
 }
 

@@ -1201,6 +1201,19 @@ static void test_fmt_listings(void **state)
     s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":null}", 0);
     assert_memory_equal(s, "HOST ", 5); /* a pass ran: the (empty) table */
     free(s);
+    /* the engine's evidence under a suspect, its finding, and a list cut by the API's limit */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"total\":3,\"suspects\":[{\"host\":\"LNX01\",\"tag\":\"dentry\","
+                 "\"type\":\"paged\",\"score\":1.5,\"growth_bytes_per_h\":1024,"
+                 "\"share_of_host_growth\":0.5,\"first_bytes\":1,\"current_bytes\":2,"
+                 "\"driver\":null,\"description\":null,\"method\":\"trend\","
+                 "\"evidence\":\"rose in 9 of 9 steps\",\"confidence\":0.97,"
+                 "\"finding\":{\"head\":true,\"tags\":3,\"with\":\"inode, lsm\"}}]}",
+                 0);
+    assert_non_null(strstr(s, "\n  rose in 9 of 9 steps (confidence 0.97)\n"));
+    assert_non_null(strstr(s, "\n  grew together with: inode, lsm\n"));
+    assert_non_null(strstr(s, "\n(1 of 3 suspects shown)\n"));
+    free(s);
     /* a comparison of two screens says so, with the deltas (case09's Drsd, data README) */
     s = fmt_with(pw_fmt_leaks,
                  "{\"suspects\":[{\"host\":\"PRN01\",\"tag\":\"Drsd\",\"type\":\"paged\","

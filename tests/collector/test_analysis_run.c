@@ -335,6 +335,46 @@ static void test_restart_rebuilds_state(void **state_)
     pw_double_close(&d);
 }
 
+/* The view's changed rows (what the analysis feeds on): a keyframe may change any row
+ * (SIZE_MAX), a delta that changes one row names exactly that row, a delta that adds a row
+ * makes the whole table suspect again. */
+static void test_changed_rows_view(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_host_t *h = hello(&d, "rows01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const uint32_t *idx;
+    for (int k = 0; k < 3; k++) {
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + k * STEP_MS);
+        add(&s, "Aaaa", PW_POOL_NONPAGED, 4096, 4, 0);
+        add(&s, "Bbbb", PW_POOL_NONPAGED, 8192 + (uint64_t)k * 512, 8 + (uint64_t)k, 0);
+        add(&s, "Cccc", PW_POOL_PAGED, 100, 1, 0);
+        if (k == 2)
+            add(&s, "Dddd", PW_POOL_PAGED, 64, 1, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+        size_t n = pw_host_changed_rows(h, &idx);
+        if (k != 1) {
+            assert_true(n == SIZE_MAX); /* a keyframe; then a row added */
+            continue;
+        }
+        assert_int_equal(n, 1);
+        pw_host_row_t r;
+        pw_host_row(h, idx[0], &r);
+        assert_memory_equal(r.tag, "Bbbb", 4);
+        assert_int_equal(r.bytes, 8704);
+    }
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 static void stop_loop(uv_timer_t *t)
 {
     uv_stop(t->loop);
@@ -387,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_import_judged_at_once),
         cmocka_unit_test(test_restart_rebuilds_state),
         cmocka_unit_test(test_import_judged_on_the_loop),
+        cmocka_unit_test(test_changed_rows_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

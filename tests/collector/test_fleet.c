@@ -93,12 +93,52 @@ static void test_fleet_names_ignore_case(void **state)
     pw_fleet_close(&f);
 }
 
+/* The name index: 5,000 hosts found by their exact and their upper-case spelling (the index
+ * grew 8 times on the way), the exact spelling first when two differ only in case, a retired
+ * host passed over for the new host of its name, and a rename found under its new name only. */
+static void test_fleet_name_index(void **state)
+{
+    (void)state;
+    pw_fleet_t f;
+    pw_fleet_init(&f);
+    char name[32], up[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "host-%04d.example", i);
+        assert_non_null(pw__fleet_get(&f, name, 64));
+    }
+    assert_int_equal(f.n, 5000);
+    for (int i = 0; i < 5000; i += 7) {
+        snprintf(name, sizeof(name), "host-%04d.example", i);
+        snprintf(up, sizeof(up), "HOST-%04d.EXAMPLE", i);
+        pw_host_t *h = pw_fleet_find(&f, name);
+        assert_non_null(h);
+        assert_int_equal(h->index, i);
+        assert_ptr_equal(pw_fleet_find(&f, up), h);
+    }
+    assert_null(pw_fleet_find(&f, "host-5000.example"));
+    /* exact spelling first: "Mixed" and "mixed" both exist only when made apart (a retired
+     * "mixed" and a new "Mixed" here) */
+    pw_host_t *old = pw__fleet_get(&f, "mixed", 64);
+    old->retired = 1;
+    pw_host_t *neu = pw__fleet_get(&f, "Mixed", 64);
+    assert_ptr_not_equal(old, neu);
+    assert_ptr_equal(pw_fleet_find(&f, "mixed"), neu);
+    assert_ptr_equal(pw_fleet_find(&f, "MIXED"), neu);
+    /* rename: the index is rebuilt */
+    snprintf(neu->name, sizeof(neu->name), "renamed");
+    assert_int_equal(pw__fleet_reindex(&f), 0);
+    assert_ptr_equal(pw_fleet_find(&f, "renamed"), neu);
+    assert_null(pw_fleet_find(&f, "Mixed"));
+    pw_fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fleet_history_in_time_order),
         cmocka_unit_test(test_fleet_history_full_ring),
         cmocka_unit_test(test_fleet_names_ignore_case),
+        cmocka_unit_test(test_fleet_name_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -669,7 +669,21 @@ static void test_tags(void **state)
 static void test_leaks_alerts_pooltag(void **state)
 {
     (void)state;
-    json_t *j = get_ok("/api/v1/leaks", NULL);
+    /* limit and host: the first of the two, with the total; one host's */
+    json_t *j = get_ok("/api/v1/leaks", "limit=1");
+    assert_int_equal(json_array_size(json_object_get(j, "suspects")), 1);
+    assert_int_equal(geti(j, "total"), 2);
+    json_decref(j);
+    j = get_ok("/api/v1/leaks", "host=host03");
+    assert_int_equal(json_array_size(json_object_get(j, "suspects")), 1);
+    assert_string_equal(gets(json_array_get(json_object_get(j, "suspects"), 0), "host"), "HOST03");
+    assert_int_equal(geti(j, "total"), 1);
+    json_decref(j);
+    int bad;
+    j = call(PW_API_GET, "/api/v1/leaks", "limit=x", READ_TOK, NULL, &bad);
+    assert_int_equal(bad, 400);
+    json_decref(j);
+    j = get_ok("/api/v1/leaks", NULL);
     json_t *s = json_object_get(j, "suspects");
     assert_int_equal(json_array_size(s), 2);
     json_t *a = json_array_get(s, 0);
