@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 #ifndef _WIN32
 #include <unistd.h>
@@ -41,6 +42,7 @@ typedef struct {
     pw_remote_write_t *rw; /* NULL when off */
     pw_notify_t *notify;   /* NULL when no alert target is configured */
     uv_timer_t retention_timer;
+    uint64_t evicted_logged; /* store evictions already logged */
     uv_signal_t sigint, sigterm, sighup;
 } pw_collector_t;
 
@@ -50,9 +52,18 @@ static void on_retention_timer(uv_timer_t *t)
     pw_diag_t d;
     uv_timeval64_t tv;
     uv_gettimeofday(&tv);
+    pw_store_stats_t b;
     int64_t r = pw_store_retention(c->store, (uint64_t)tv.tv_sec * 1000, &d);
     if (r < 0)
         PW_LOG_WARN(MOD, "retention: %s (%s)", pw_strerror((int)r), d.msg);
+    /* store.max_size: compaction may have dropped history since the last pass as well */
+    if (pw_store_stats(c->store, &b, NULL) == 0 && b.evicted > c->evicted_logged) {
+        PW_LOG_WARN(MOD,
+                    "store: max_size %" PRIu64 " bytes reached: %" PRIu64
+                    " oldest chunks and rollup pages dropped (file %" PRIu64 " bytes)",
+                    c->cfg->store_max_size, b.evicted - c->evicted_logged, b.db_bytes);
+        c->evicted_logged = b.evicted;
+    }
 }
 
 /* SIGHUP: the tokens file again (a token added or revoked without a restart). */
@@ -152,6 +163,8 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     so.raw_retention_ms = cfg->raw_retention_ms;
     so.m1_retention_ms = cfg->m1_retention_ms;
     so.m15_retention_ms = cfg->m15_retention_ms;
+    so.max_size_bytes = cfg->store_max_size;
+    so.wal_max_bytes = cfg->store_wal_max;
     pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
                             .ca_file = cfg->ca_file,
                             .cert_file = cfg->cert_file,

@@ -36,6 +36,13 @@ const pw_config_opt_t pw_collector_options[] = {
                            T, m1_retention_ms, "keep 1-minute rollups this long"),
     PW_CONFIG_OPT_DURATION("store", "rollup_15m_retention", "400d", 3600000, INT64_C(3153600000000),
                            T, m15_retention_ms, "keep 15-minute rollups this long"),
+    PW_CONFIG_OPT_SIZE("store", "max_size", "0", 0, INT64_C(1) << 50, T, store_max_size,
+                       "0 = no limit; else the database file's budget: past it, the oldest "
+                       "history (every level, an hour or more at a time) is dropped, logged and "
+                       "counted (poolwatch_store_evicted_total); writes never fail for it"),
+    PW_CONFIG_OPT_SIZE("store", "wal_max", "64MiB", 1 << 20, INT64_C(1) << 40, T, store_wal_max,
+                       "the WAL's limit: a commit that leaves more than half of it checkpoints "
+                       "at once; an idle store's WAL is truncated to 0"),
     PW_CONFIG_OPT_STRING("http", "listen", "127.0.0.1:7443", T, http_listen, 0,
                          "address:port of the query API and dashboard (HTTPS); empty = off"),
     PW_CONFIG_OPT_STRING("http", "tokens_file", "", T, tokens_file, PW_CONFIG_PATH,

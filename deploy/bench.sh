@@ -4,7 +4,16 @@
 # Benchmarks are measurements, not tests: they never fail on a figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./deploy/install-deps.sh
+# bench_store runs Debian's VictoriaMetrics beside the store (PW_BENCH_VM=0: poolwatch only;
+# PW_BENCH_SMALL=1: 4 hosts x 1 h and 2 days instead of 20 x 3 h and 7 days)
+want_vm=0
+[ $# -eq 0 ] && want_vm=1
+for want in "$@"; do [[ "store" == "$want"* ]] && want_vm=1; done
+if [ $want_vm -eq 1 ] && [ "${PW_BENCH_VM:-1}" != 0 ]; then
+  ./deploy/install-deps.sh --victoria-metrics
+else
+  ./deploy/install-deps.sh
+fi
 JOBS=$(nproc 2>/dev/null || echo 2)
 cmake --preset release -DPW_BUILD_BENCH=ON >/dev/null
 cmake --build build/release -j"$JOBS" >/dev/null

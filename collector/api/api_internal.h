@@ -33,6 +33,9 @@ json_t *pw__api_jreal(double v);
 /* Fills resp with `j` (stolen) as JSON and `status`; 500 on ENOMEM or a NULL j. Returns the
  * status. */
 int pw__api_send_json(pw_api_resp_t *resp, int status, json_t *j);
+/* Appends j (stolen; NULL = out of memory) to b as compact JSON, for bodies written piece by
+ * piece instead of as one document tree. Returns 0 or PW_ENOMEM. */
+int pw__api_append_json(pw_buf_t *b, json_t *j);
 /* A hex digit's value, or -1. */
 int pw__api_hexval(int ch);
 /* Percent-decodes s[0..n) into out (NUL-terminated, at most out_size - 1 bytes); `plus`:

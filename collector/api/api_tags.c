@@ -39,6 +39,15 @@ static void aggset_free(aggset_t *s)
     memset(s, 0, sizeof(*s));
 }
 
+static int cmp_tag_pool(const agg_t *x, const agg_t *y)
+{
+    size_t n = x->tag_len < y->tag_len ? x->tag_len : y->tag_len;
+    int c = memcmp(x->tag, y->tag, n);
+    if (c == 0)
+        c = (int)x->tag_len - (int)y->tag_len;
+    return c ? c : (int)x->pool - (int)y->pool;
+}
+
 static int cmp_agg_total(const void *a, const void *b)
 {
     const agg_t *x = a, *y = b;
@@ -46,11 +55,24 @@ static int cmp_agg_total(const void *a, const void *b)
         return x->total > y->total ? -1 : 1;
     if (x->hosts != y->hosts)
         return x->hosts > y->hosts ? -1 : 1;
-    size_t n = x->tag_len < y->tag_len ? x->tag_len : y->tag_len;
-    int c = memcmp(x->tag, y->tag, n);
-    if (c == 0)
-        c = (int)x->tag_len - (int)y->tag_len;
-    return c ? c : (int)x->pool - (int)y->pool;
+    return cmp_tag_pool(x, y);
+}
+
+/* sort=hosts: most hosts first, then bytes, then tag and pool. */
+static int cmp_agg_hosts(const void *a, const void *b)
+{
+    const agg_t *x = a, *y = b;
+    if (x->hosts != y->hosts)
+        return x->hosts > y->hosts ? -1 : 1;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return cmp_tag_pool(x, y);
+}
+
+/* sort=tag: tag bytes, then pool. */
+static int cmp_agg_tag(const void *a, const void *b)
+{
+    return cmp_tag_pool(a, b);
 }
 
 /* The fleet's per-(tag, pool) aggregates (rows of `pool`, 3 = all; `only` restricts to one
@@ -150,24 +172,82 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
                      pw__api_jstr_or_null(drv), "description", pw__api_jstr_or_null(desc));
 }
 
+/* Sort orders of /api/v1/tags: the query word, the cursor's first letter, the comparator. */
+static const struct {
+    const char *word;
+    char letter;
+    int (*cmp)(const void *, const void *);
+} SORTS[] = {
+    {"bytes", 'b', cmp_agg_total}, {"hosts", 'h', cmp_agg_hosts}, {"tag", 't', cmp_agg_tag}};
+
+/* A cursor names the last aggregate of a page by its sort key, not by a position: the next
+ * page starts after it even when aggregates came or went in between (none is repeated; one
+ * that moved across the cut may be missed, as with any keyset cursor). Form:
+ * <letter>.<bytes_total>.<hosts>.<pool>.<tag bytes in hex>. */
+static void cursor_make(char *out, size_t n, char letter, const agg_t *a)
+{
+    int w = snprintf(out, n, "%c.%" PRIu64 ".%u.%u.", letter, a->total, a->hosts, a->pool);
+    for (size_t i = 0; w > 0 && (size_t)w + 3 <= n && i < a->tag_len; i++)
+        w += snprintf(out + w, n - (size_t)w, "%02x", a->tag[i]);
+}
+
+static int cursor_parse(const char *s, char letter, agg_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    unsigned long long total;
+    unsigned hosts, pool;
+    int used = 0;
+    char l;
+    if (sscanf(s, "%c.%llu.%u.%u.%n", &l, &total, &hosts, &pool, &used) != 4 || used == 0 ||
+        l != letter || pool > 3)
+        return -1;
+    const char *h = s + used;
+    size_t hl = strlen(h);
+    if (hl == 0 || hl % 2 != 0 || hl / 2 > PW_TAG_MAX)
+        return -1;
+    for (size_t i = 0; i < hl / 2; i++) {
+        int hi = pw__api_hexval(h[2 * i]), lo = pw__api_hexval(h[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        a->tag[i] = (uint8_t)(hi * 16 + lo);
+    }
+    a->tag_len = (uint8_t)(hl / 2);
+    a->total = total;
+    a->hosts = hosts;
+    a->pool = (uint8_t)pool;
+    return 0;
+}
+
+#define TAGS_LIMIT_DEFAULT 100
+#define TAGS_LIMIT_MAX     1000
+
 int pw__api_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
     (void)params;
     pw__api_query_t q;
     if (pw__api_query_parse(req->query, &q, resp) != 0)
         return resp->status;
-    uint64_t limit = UINT64_MAX;
+    uint64_t limit = TAGS_LIMIT_DEFAULT;
     int pool = 3;
+    size_t so = 0;
+    agg_t after;
     const char *ty = pw__api_query_get(&q, "type");
-    if (ty && (pool = pw__api_pool_word(ty)) < 0) {
-        pw__api_query_free(&q);
-        return pw_api_error(resp, 400, "EINVAL", "type must be paged, nonpaged or session");
-    }
-    if (pw__api_query_u64(&q, "limit", UINT32_MAX, &limit, resp) < 0) {
-        pw__api_query_free(&q);
-        return resp->status;
-    }
+    const char *sort = pw__api_query_get(&q, "sort");
+    const char *cur = pw__api_query_get(&q, "cursor");
+    int bad = 0;
+    if (ty && (pool = pw__api_pool_word(ty)) < 0)
+        bad = pw_api_error(resp, 400, "EINVAL", "type must be paged, nonpaged or session");
+    while (!bad && sort && so < sizeof(SORTS) / sizeof(SORTS[0]) && strcmp(sort, SORTS[so].word))
+        so++;
+    if (!bad && so == sizeof(SORTS) / sizeof(SORTS[0]))
+        bad = pw_api_error(resp, 400, "EINVAL", "sort must be bytes, hosts or tag");
+    if (!bad && cur && cursor_parse(cur, SORTS[so].letter, &after) != 0)
+        bad = pw_api_error(resp, 400, "EINVAL", "cursor is not one of this sort's next_cursor");
+    if (!bad && pw__api_query_u64(&q, "limit", TAGS_LIMIT_MAX, &limit, resp) < 0)
+        bad = resp->status;
     pw__api_query_free(&q);
+    if (bad)
+        return resp->status;
     aggset_t s;
     memset(&s, 0, sizeof(s));
     const pw_fleet_agg_t *ix = NULL;
@@ -176,13 +256,43 @@ int pw__api_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     }
     if (s.n > 1)
-        qsort(s.v, s.n, sizeof(*s.v), cmp_agg_total);
-    size_t n = s.n < limit ? s.n : (size_t)limit;
-    json_t *arr = json_array();
-    for (size_t i = 0; arr && i < n; i++)
-        json_array_append_new(arr, agg_json(api, &s.v[i], ix));
+        qsort(s.v, s.n, sizeof(*s.v), SORTS[so].cmp);
+    /* the first aggregate after the cursor's, by binary search in the same order */
+    size_t lo = 0, hi = s.n;
+    while (cur && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (SORTS[so].cmp(&s.v[mid], &after) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = s.n - lo > limit ? lo + (size_t)limit : s.n;
+    /* The body is written one aggregate at a time: no document tree of the whole page. */
+    pw_buf_t *b = &resp->body;
+    pw_buf_reset(b);
+    int r = pw_buf_append(b, "{\"tags\":[", 9);
+    for (size_t i = lo; r == 0 && i < end; i++) {
+        if (i > lo)
+            r = pw_buf_append(b, ",", 1);
+        r = r ? r : pw__api_append_json(b, agg_json(api, &s.v[i], ix));
+    }
+    char tail[64 + 2 * PW_TAG_MAX + 64];
+    int tn = snprintf(tail, sizeof(tail), "],\"total\":%zu,\"next_cursor\":", s.n);
+    r = r ? r : pw_buf_append(b, tail, (size_t)tn);
+    if (r == 0 && end < s.n && end > lo) {
+        char c[16 + 3 * 24 + 2 * PW_TAG_MAX];
+        cursor_make(c, sizeof(c), SORTS[so].letter, &s.v[end - 1]);
+        tn = snprintf(tail, sizeof(tail), "\"%s\"}", c);
+    } else {
+        tn = snprintf(tail, sizeof(tail), "null}");
+    }
+    r = r ? r : pw_buf_append(b, tail, (size_t)tn);
     aggset_free(&s);
-    return pw__api_send_json(resp, 200, arr ? json_pack("{s:o}", "tags", arr) : NULL);
+    if (r != 0)
+        return pw_api_error(resp, 500, "ENOMEM", "out of memory");
+    resp->status = 200;
+    resp->content_type = "application/json";
+    return 200;
 }
 
 int pw__api_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)

@@ -115,6 +115,15 @@ static int dump_to_buf(const char *buf, size_t size, void *data)
     return pw_buf_append(b, buf, size) == 0 ? 0 : -1;
 }
 
+int pw__api_append_json(pw_buf_t *b, json_t *j)
+{
+    if (j == NULL)
+        return PW_ENOMEM;
+    int r = json_dump_callback(j, dump_to_buf, b, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    json_decref(j);
+    return r == 0 ? 0 : PW_ENOMEM;
+}
+
 /* Serialises j (stolen) into resp with status. */
 int pw__api_send_json(pw_api_resp_t *resp, int status, json_t *j)
 {

@@ -296,12 +296,26 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             {"poolwatch_store_failed_commits_total", "counter", "Failed commits.",
              ss.failed_commits},
             {"poolwatch_store_puts_total", "counter", "Samples put.", ss.puts},
+            {"poolwatch_store_free_bytes", "gauge", "Free pages inside the database file.",
+             ss.free_bytes},
+            {"poolwatch_store_evicted_total", "counter",
+             "Chunks and rollup pages dropped because the store reached [store] max_size.",
+             ss.evicted},
         };
         for (size_t i = 0; i < sizeof(sm) / sizeof(sm[0]) && r == 0; i++) {
             r = help(b, sm[i].name, sm[i].type, sm[i].help);
             if (r == 0)
                 r = out(b, "%s %" PRIu64 "\n", sm[i].name, sm[i].v);
         }
+        /* What du sees, per file. */
+        if (r == 0)
+            r = help(b, "poolwatch_store_file_bytes", "gauge",
+                     "Store files on disk: the database (db) and its WAL (wal).");
+        if (r == 0)
+            r = out(b,
+                    "poolwatch_store_file_bytes{file=\"db\"} %" PRIu64 "\n"
+                    "poolwatch_store_file_bytes{file=\"wal\"} %" PRIu64 "\n",
+                    ss.db_bytes, ss.wal_bytes);
     }
     /* Remote write (remote_write.h), when configured. */
     if (r == 0 && api->rw != NULL) {

@@ -34,6 +34,11 @@ static int fill_opts(const pw_store_opts_t *in, pw_store_opts_t *o, pw_diag_t *d
         o->zstd_level = PW_STORE_DEFAULT_ZSTD_LEVEL;
     if (o->busy_timeout_ms == 0)
         o->busy_timeout_ms = PW_STORE_DEFAULT_BUSY_TIMEOUT_MS;
+    if (o->wal_max_bytes == 0)
+        o->wal_max_bytes = PW_STORE_DEFAULT_WAL_MAX_BYTES;
+    if (o->wal_max_bytes < (1u << 20))
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "wal_max_bytes", "WAL limit %llu bytes < 1 MiB",
+                           (unsigned long long)o->wal_max_bytes);
     /* Windows must hold whole 1-min buckets, and 15-min buckets must not straddle two
      * windows more than they need to: a window divides 15 min or is a multiple of it. */
     uint64_t w = o->chunk_window_ms;

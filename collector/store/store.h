@@ -5,8 +5,10 @@
  * every sample put before is on disk (WAL, synchronous=FULL: the WAL is fsync'ed at each
  * commit, https://sqlite.org/pragma.html#pragma_synchronous) and may be acked. History is
  * kept as chunks per host and time window (a keyframe then deltas of the project's codec,
- * common/delta.h; closed chunks compressed with zstd), with rollups at 1 min and 15 min per
- * (host, tag, pool) and retention per level.
+ * common/delta.h; closed chunks compressed with zstd), each compacted chunk also by row
+ * (series pages: one (host, tag, pool) over days reads one small page per chunk), 15-min
+ * rollups per (host, tag, pool) written when raw data expires (the series pages are the 1-min
+ * level), and retention per level.
  *
  * A store is used from one thread (the collector's loop); a file-backed store also runs its own
  * WAL checkpointer thread on a second connection. Every function returns 0 (or a
@@ -45,6 +47,7 @@ typedef enum {
 #define PW_STORE_DEFAULT_CHUNK_MAX_SAMPLES  4096u
 #define PW_STORE_DEFAULT_ZSTD_LEVEL         9
 #define PW_STORE_DEFAULT_BUSY_TIMEOUT_MS    5000
+#define PW_STORE_DEFAULT_WAL_MAX_BYTES      (64ull << 20)
 
 /* Options; zero fields take the defaults above. */
 typedef struct pw_store_opts_s {
@@ -59,6 +62,14 @@ typedef struct pw_store_opts_s {
     int busy_timeout_ms;        /* sqlite3_busy_timeout */
     uint64_t max_db_bytes;      /* 0 = no ceiling; else PRAGMA max_page_count: writes past it
                                    fail with PW_ENOSPC exactly as on a full disk */
+    uint64_t wal_max_bytes;     /* the WAL's limit (default 64 MiB, at least 1 MiB): a group
+                                   commit that leaves the WAL above half of it checkpoints at
+                                   once, so the WAL stays under it plus one commit */
+    uint64_t max_size_bytes;    /* 0 = none; else the store's budget (file + WAL): when the
+                                   data exceeds it, retention drops the oldest closed items
+                                   (raw chunks, then 1-min, then 15-min rollups) an hour at a
+                                   time until it fits, logs it and counts it (`evicted`);
+                                   writes never fail for it (max_db_bytes does that) */
 } pw_store_opts_t;
 
 /* Who sent a sample (from the agent's Hello), borrowed for the call. */
@@ -103,6 +114,11 @@ typedef struct pw_store_host_info_s {
 
 typedef struct pw_store_stats_s {
     uint64_t bytes_on_disk;  /* database file + WAL (page_count * page_size for :memory:) */
+    uint64_t db_bytes;       /* database file (page_count * page_size for :memory:) */
+    uint64_t wal_bytes;      /* WAL file (0 for :memory: or when absent) */
+    uint64_t free_bytes;     /* pages of the file on its free list (freelist_count) */
+    uint64_t series_pages;   /* per-row series pages (compacted chunks, schema 5) */
+    uint64_t series_bytes;   /* their compressed bytes */
     uint64_t samples;        /* samples stored in chunks (closed and open) */
     uint64_t chunks;         /* chunks (closed and open) */
     uint64_t closed_chunks;  /* chunks compressed into one blob */
@@ -116,6 +132,10 @@ typedef struct pw_store_stats_s {
     uint64_t commit_us_total, commit_us_max;       /* wall time in pw_store_commit, microseconds */
     uint64_t closes, close_us_total, close_us_max; /* chunk compactions, wall us */
     uint64_t compact_fallbacks; /* compacted chunks kept as records (rows that do not decode) */
+    uint64_t wal_max_bytes;     /* largest WAL seen after a group commit, bytes */
+    uint64_t wal_checkpoints;   /* checkpoints run after a commit because the WAL was large */
+    uint64_t evicted;           /* chunks and rollup pages dropped because of max_size_bytes */
+    uint64_t vacuumed_bytes;    /* bytes given back to the file system by incremental vacuum */
 } pw_store_stats_t;
 
 typedef struct pw_store_s pw_store_t;
@@ -174,16 +194,21 @@ int pw_store_commit(pw_store_t *st, pw_diag_t *d);
 
 /* Deletes, per level, what is entirely older than the level's retention at `now_ms` (ms
  * since the epoch, injected): closed raw chunks whose newest sample is < now - raw
- * retention, 1-min and 15-min rollup windows whose newest bucket starts before now - their
- * retention, and gap records older than the 15-min retention. Commits its own transaction
- * when none is open (else joins the open one). Returns the number of items deleted (>= 0)
- * or a negative code as pw_store_commit. */
+ * retention (writing their 15-min rollup first, and their 1-min rollup when they have no
+ * series pages), series pages older than the 1-min retention (at least the raw one), 1-min
+ * and 15-min rollup windows whose newest bucket starts before now - their retention, and gap
+ * records older than the 15-min retention; then, with max_size_bytes set and exceeded, the
+ * oldest items of every level (see pw_store_opts_t); then gives the freed pages back to the
+ * file system (incremental vacuum). Commits its own transaction when none is open (else joins
+ * the open one). Returns the number of items deleted (>= 0) or a negative code as
+ * pw_store_commit. */
 int64_t pw_store_retention(pw_store_t *st, uint64_t now_ms, pw_diag_t *d);
 
 /* Series of (host, tag, pool) for samples with from_ms <= ts <= to_ms. step_ms picks the
- * level: < 60000 reads raw chunks (0 = one point per sample), < 900000 the 1-min rollups,
- * else the 15-min rollups; points are then merged into steps of step_ms (aligned on the
- * epoch). The host's open chunk, not yet rolled up, is read raw and merged the same way.
+ * level: < 60000 raw (0 = one point per sample), < 900000 1 min, else 15 min; points are
+ * merged into steps of step_ms (aligned on the epoch). Compacted chunks answer from their
+ * series pages (the raw samples, by row) at any step until their rollups replace them; the
+ * host's open and sealed chunks are replayed and merged the same way.
  * `out` must be zeroed or a previous answer (it is emptied first; free with
  * pw_store_series_free). Returns the number of points (>= 0; 0 for an unknown host or tag);
  * PW_EINVAL (from > to, bad tag length or pool); PW_ECORRUPT (a stored blob fails to
@@ -267,13 +292,16 @@ int pw_store_table_at(pw_store_t *st, const char *host, uint64_t from_ms, pw_sam
 int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d);
 
 /* Closes every open chunk and compacts every sealed one (see pw_store_compact) inside the
- * current or a new transaction, committing when it opened one: for shutdown tools and
- * benchmarks. Returns 0 or as pw_store_commit (a failure rolls the transaction back). */
+ * current or a new transaction, committing when it opened one, and gives free pages back to
+ * the file system: for shutdown tools and benchmarks. Returns 0 or as pw_store_commit (a failure
+ * rolls the transaction back). */
 int pw_store_flush(pw_store_t *st, pw_diag_t *d);
 
 /* Compacts chunks whose window is over: a put that starts a host's new window only seals the
  * old chunk (its samples stay stored as they came, readable and durable); compaction turns
- * it into one compressed blob in columns (chunk.h) and writes its 15-min rollups,
+ * it into one compressed blob in columns (chunk.h) and writes its series pages (then, with
+ * budget left, those of one chunk compacted before schema 5; and drops the oldest items when
+ * max_size_bytes is exceeded),
  * ~30 ms of work per 3,000-row hour (bench_store: collector.chunk_close_ms_mean). Oldest
  * first, until none is left or `budget_ms` (ms of wall time) has passed, always at least one
  * when any is waiting. Inside the current transaction, or a new one that it commits. The

@@ -1,6 +1,8 @@
 /* store_checkpoint.c: WAL checkpoints, in the background (a thread with its own connection)
  * and on request (pw_store_checkpoint). */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -13,6 +15,9 @@
  * wait for it (https://sqlite.org/wal.html#checkpointing, sqlite3_wal_checkpoint_v2). The WAL
  * restarts from its beginning at the first commit after a checkpoint that caught up. */
 #define CKPT_MS 1000
+/* A store without a commit for this long is idle: the WAL file is truncated to zero bytes
+ * (TRUNCATE checkpoint), so an idle collector's disk use is its database file alone. */
+#define IDLE_MS 5000
 
 struct pw_store_ckpt_s {
     sqlite3 *db;
@@ -20,7 +25,16 @@ struct pw_store_ckpt_s {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop;
+    char *wal_path;
+    _Atomic uint64_t last_commit_ms; /* monotonic, set by the writer's thread */
 };
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 /* One read on the checkpointer's connection: it then knows the database is in WAL mode and
  * maps the WAL. Returns an SQLite result code. */
@@ -54,6 +68,13 @@ static void *ckpt_main(void *arg)
         int r = sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
         if (r == SQLITE_OK && log < 0 && ckpt_touch(k->db) == SQLITE_OK)
             sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        /* Idle and every frame copied: TRUNCATE takes the write lock for a moment (a put that
+         * comes then waits on its busy timeout, this connection's is short) and empties the
+         * file. */
+        if (r == SQLITE_OK && log > 0 && done == log &&
+            mono_ms() - atomic_load(&k->last_commit_ms) >= IDLE_MS &&
+            pw__store_file_size(k->wal_path, "") > 0)
+            sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         pthread_mutex_lock(&k->mu);
     }
     pthread_mutex_unlock(&k->mu);
@@ -72,6 +93,7 @@ void pw__store_ckpt_stop(pw_store_ckpt_t *k)
     sqlite3_close(k->db);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
+    pw_free(k->wal_path);
     pw_free(k);
 }
 
@@ -82,13 +104,23 @@ void pw__store_ckpt_start(pw_store_sql_t *q)
     pw_store_ckpt_t *k = pw_calloc(1, sizeof(*k));
     if (k == NULL)
         return;
-    if (sqlite3_open_v2(q->path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        sqlite3_close(k->db);
+    size_t pl = strlen(q->path);
+    if ((k->wal_path = pw_malloc(pl + 5)) == NULL) {
         pw_free(k);
         return;
     }
-    sqlite3_busy_timeout(k->db, q->opts.busy_timeout_ms);
+    memcpy(k->wal_path, q->path, pl);
+    memcpy(k->wal_path + pl, "-wal", 5);
+    atomic_store(&k->last_commit_ms, mono_ms());
+    if (sqlite3_open_v2(q->path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        sqlite3_close(k->db);
+        pw_free(k->wal_path);
+        pw_free(k);
+        return;
+    }
+    /* Short: a TRUNCATE waiting for the writer holds up the writer's next BEGIN meanwhile. */
+    sqlite3_busy_timeout(k->db, 100);
     ckpt_touch(k->db); /* a failure is retried by the first round */
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
@@ -96,6 +128,7 @@ void pw__store_ckpt_start(pw_store_sql_t *q)
         sqlite3_close(k->db);
         pthread_mutex_destroy(&k->mu);
         pthread_cond_destroy(&k->cv);
+        pw_free(k->wal_path);
         pw_free(k);
         return;
     }
@@ -115,4 +148,24 @@ int pw__store_sql_checkpoint(pw_store_sql_t *q, pw_diag_t *d)
     if (rc == SQLITE_BUSY)
         return pw_diag_set(d, PW_EAGAIN, 0, 0, "checkpoint", "readers hold the WAL");
     return rc == SQLITE_OK ? 0 : pw__store_sqlfail(q, rc, d, "checkpoint");
+}
+
+void pw__store_wal_after_commit(pw_store_sql_t *q)
+{
+    if (q->memory)
+        return;
+    if (q->ckpt != NULL)
+        atomic_store(&q->ckpt->last_commit_ms, mono_ms());
+    uint64_t wal = pw__store_file_size(q->path, "-wal");
+    if (wal > q->wal_max_seen)
+        q->wal_max_seen = wal;
+    if ((uint64_t)q->wal_pages * (uint64_t)q->page_size <= q->opts.wal_max_bytes / 2)
+        return;
+    /* PASSIVE on the writer's own connection between transactions: no writer to wait for,
+     * and the only other reader is the checkpointer (busy: the next commit tries again). */
+    int log = 0, done = 0;
+    if (sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK)
+        q->wal_checkpoints++;
+    if (log >= 0 && done == log)
+        q->wal_pages = 0;
 }

@@ -8,11 +8,16 @@
 
 int pw__store_zcompress(pw_store_sql_t *q, const uint8_t *src, size_t n, pw_diag_t *d)
 {
+    return pw__store_zcompress_at(q, src, n, q->opts.zstd_level, d);
+}
+
+int pw__store_zcompress_at(pw_store_sql_t *q, const uint8_t *src, size_t n, int level, pw_diag_t *d)
+{
     size_t bound = ZSTD_compressBound(n);
     pw_buf_reset(&q->zbuf);
     if (pw_buf_reserve(&q->zbuf, bound) != 0)
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "zstd", "no memory for %zu bytes", bound);
-    size_t z = ZSTD_compressCCtx(q->cctx, q->zbuf.data, bound, src, n, q->opts.zstd_level);
+    size_t z = ZSTD_compressCCtx(q->cctx, q->zbuf.data, bound, src, n, level);
     if (ZSTD_isError(z))
         return pw_diag_set(d, PW_ESTORE, 0, 0, "zstd", "zstd: %s", ZSTD_getErrorName(z));
     q->zbuf.len = z;
@@ -121,11 +126,10 @@ int pw__store_close_chunk(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d
 }
 
 /* Compresses sealed chunk `id` of host `hid` into its blob (layout 2, chunk.h), drops its
- * rows and writes its 15-min rollups (the 1-min ones wait until the chunk expires: until then
- * 1-min queries read it raw). The records are read back from chunk_rows rather than kept in
- * memory: an hour of deltas is ~0.4 MB per host, 4 GB for 10,000 hosts. */
-static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned width, uint64_t t0,
-                         uint64_t t1, pw_diag_t *d)
+ * rows and writes its series pages (store_series.c); both rollup levels wait until the chunk
+ * expires: until then its pages answer at every step. The records are read back from chunk_rows
+ * rather than kept in memory: an hour of deltas is ~0.4 MB per host, 4 GB for 10,000 hosts. */
+static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned width, pw_diag_t *d)
 {
     int rc = pw__store_load_chunk(q, id, NULL, 0, 0, &q->recs, d);
     if (rc != 0)
@@ -157,7 +161,7 @@ static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned wi
         rc = pw__store_run(q, s, d, "delete chunk rows");
     }
     if (rc == 0 && fmt == PW_CHUNK_COLUMNS)
-        rc = pw__store_rollup_chunk(q, hid, width, PW_CHUNK_RECORDS, &q->recs, t0, t1, ROLL_M15, d);
+        rc = pw__store_series_write(q, id, hid, width, PW_CHUNK_RECORDS, &q->recs, d);
     return rc;
 }
 
@@ -180,6 +184,12 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
         int r = sqlite3_step(s);
         if (r == SQLITE_DONE) {
             sqlite3_reset(s);
+            /* then chunks compacted before schema 5 get their series pages, in the budget */
+            while (mono_us() - start < budget_us || budget_us == UINT64_MAX) {
+                int b = pw__store_series_backfill_one(q, d);
+                if (b <= 0)
+                    return b < 0 ? b : n;
+            }
             return n;
         }
         if (r != SQLITE_ROW) {
@@ -189,11 +199,9 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
         }
         int64_t id = sqlite3_column_int64(s, 0), hid = sqlite3_column_int64(s, 1);
         unsigned width = (unsigned)sqlite3_column_int(s, 2);
-        uint64_t t0 = (uint64_t)sqlite3_column_int64(s, 3);
-        uint64_t t1 = (uint64_t)sqlite3_column_int64(s, 4);
         sqlite3_reset(s);
         uint64_t a = mono_us();
-        int rc = compact_chunk(q, id, hid, width, t0, t1, d);
+        int rc = compact_chunk(q, id, hid, width, d);
         if (rc != 0)
             return rc;
         uint64_t us = mono_us() - a;
@@ -214,9 +222,13 @@ int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *
     if (rc != 0)
         return rc;
     int64_t n = compact_some(q, budget_us, d);
-    if (n < 0) {
+    /* The ceiling is checked here too (after each group commit), not only every 10 minutes. */
+    int64_t ev = n < 0 ? 0 : pw__store_enforce_max_size(q, d);
+    if (ev > 0 && (rc = pw__store_vacuum(q, d)) != 0)
+        ev = rc;
+    if (n < 0 || ev < 0) {
         pw__store_abort_txn(q);
-        return n;
+        return n < 0 ? n : ev;
     }
     if (own && (rc = pw__store_sql_commit(q, d)) != 0)
         return rc;
@@ -318,6 +330,9 @@ int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d)
         int64_t n = compact_some(q, UINT64_MAX, d);
         rc = n < 0 ? (int)n : 0;
     }
+    /* the rows compaction freed go back to the file system: a flushed store is what du sees */
+    if (rc == 0)
+        rc = pw__store_vacuum(q, d);
     if (rc != 0) {
         pw__store_abort_txn(q);
         return rc;

@@ -64,17 +64,29 @@ enum {
     S_ROLLUP_RANGE,
     S_CHUNK_RANGE,
     S_CHUNK_RANGE_M1,
+    S_CHUNK_RANGE_NP,
+    S_CHUNK_RANGE_M15,
     S_RET_EXPIRING,
     S_CHUNK_LAST,
     S_GAP_INS,
     S_RET_CHUNKS,
     S_RET_ROLLUPS,
     S_RET_GAPS,
+    S_RET_SERIES,
     S_HOSTS_ALL,
     S_OPEN_HOSTS,
     S_STATS,
     S_PAGES,
     S_PAGESIZE,
+    S_FREEPAGES,
+    S_SERIES_INS,
+    S_SERIES_RANGE,
+    S_SERIES_RANGE15,
+    S_CHUNK_PAGED,
+    S_UNPAGED_NEXT,
+    S_OLDEST,
+    S_EVICT_CHUNKS,
+    S_EVICT_ROLLUPS,
     S__COUNT
 };
 
@@ -123,6 +135,13 @@ struct pw_store_sql_s {
     pw_buf_t cols; /* the same in columns (chunk.h layout 2), before compression */
     uint64_t closes, close_us_total, close_us_max; /* chunk compactions of this process */
     uint64_t compact_fallbacks; /* chunks kept as records: their rows did not decode */
+    /* WAL and file size (store_checkpoint.c, store_rollup.c) */
+    int wal_pages;            /* pages in the WAL after the last commit (sqlite3_wal_hook) */
+    uint64_t wal_max_seen;    /* largest WAL file seen after a commit, bytes */
+    uint64_t wal_checkpoints; /* checkpoints run after a commit */
+    uint64_t evicted;         /* items dropped for max_size_bytes */
+    uint64_t vacuumed_bytes;  /* bytes given back by incremental_vacuum */
+    int64_t page_size;
 };
 
 struct pw_store_s {
@@ -178,8 +197,10 @@ int pw__store_sql_set_max_bytes(pw_store_sql_t *q, uint64_t max_db_bytes, pw_dia
 /* Runs constant SQL (no parameters) with sqlite3_exec. Returns 0, PW_ENOSPC, PW_ENOMEM or
  * PW_ESTORE (`d` has SQLite's message). */
 int pw__store_exec(pw_store_sql_t *q, const char *sql, pw_diag_t *d, const char *what);
-/* Reads the integer a PRAGMA statement (S_PAGES, S_PAGESIZE) returns into *v. */
+/* Reads the integer a PRAGMA statement (S_PAGES, S_PAGESIZE, S_FREEPAGES) returns into *v. */
 int pw__store_pragma_int(pw_store_sql_t *q, int which, int64_t *v, pw_diag_t *d);
+/* Size in bytes of the file `path` + `suffix` ("" or "-wal"), 0 when absent. */
+uint64_t pw__store_file_size(const char *path, const char *suffix);
 
 /* store_txn.c */
 /* Translates SQLite result `rc` (SQLITE_FULL -> PW_ENOSPC, SQLITE_NOMEM -> PW_ENOMEM, else
@@ -200,6 +221,9 @@ int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hst
 /* store_chunks.c */
 /* Compresses src[0..n) into q->zbuf at the store's zstd level. */
 int pw__store_zcompress(pw_store_sql_t *q, const uint8_t *src, size_t n, pw_diag_t *d);
+/* The same at zstd `level`. */
+int pw__store_zcompress_at(pw_store_sql_t *q, const uint8_t *src, size_t n, int level,
+                           pw_diag_t *d);
 int pw__store_zdecompress(pw_store_sql_t *q, const void *src, size_t n, uint64_t raw_size,
                           pw_buf_t *out, pw_diag_t *d);
 int pw__store_replay(int fmt, const uint8_t *p, size_t len, unsigned width, pw_chunk_cb cb,
@@ -225,6 +249,41 @@ char *pw__store_col_strdup(sqlite3_stmt *s, int i);
 /* store_checkpoint.c */
 void pw__store_ckpt_start(pw_store_sql_t *q);
 void pw__store_ckpt_stop(pw_store_ckpt_t *k);
+/* After each successful COMMIT: notes the WAL's size and, when the commit left more than half
+ * of wal_max_bytes in it, checkpoints at once on this connection (PASSIVE: it never waits; the
+ * next commit then starts the WAL from its beginning, and journal_size_limit trims the file),
+ * so a backfill cannot outrun the 1-second checkpointer. Errors are left to the next commit. */
+void pw__store_wal_after_commit(pw_store_sql_t *q);
+
+/* store_rollup.c */
+/* The global id of tag bytes t[0..len) into *id, adding it to `tags` (in the transaction) when
+ * new. Returns 0 or the error (in `d`). */
+int pw__store_intern_tag(pw_store_sql_t *q, const uint8_t *t, size_t len, uint32_t *id,
+                         pw_diag_t *d);
+/* Gives free pages back to the file system (PRAGMA incremental_vacuum), counting the bytes. */
+int pw__store_vacuum(pw_store_sql_t *q, pw_diag_t *d);
+/* When max_size_bytes is set and the file's pages in use exceed it, deletes the oldest closed
+ * items of every level (raw chunks with their series pages, rollup pages) whose newest sample
+ * is older than the oldest one's + 1 h, 2 h, 4 h ... (at most 7 days a step) until they fit or
+ * only open chunks are left. In the caller's transaction. Returns the items deleted (>= 0) or a
+ * negative code. */
+int64_t pw__store_enforce_max_size(pw_store_sql_t *q, pw_diag_t *d);
+
+/* store_series.c: per-row series pages (docs/internals/store.md) */
+/* Writes the series pages of a compacted chunk `chunk_id` of host `host_id` from its records
+ * (`fmt` layout) and marks the chunk paged. In the caller's transaction. */
+int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, unsigned width,
+                           int fmt, const pw_buf_t *recs, pw_diag_t *d);
+/* Adds to `sr` (a series_t of store_query.c, opaque here) the points of global row key `gkey`
+ * from the series pages of host `hid` overlapping [from, to] (`m15_only`: only of chunks
+ * whose 15-min rollup is not written yet). */
+typedef int (*pw__store_point_fn)(void *sr, uint64_t ts, uint64_t b, uint64_t df, uint64_t a,
+                                  uint64_t f);
+int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_t from, uint64_t to,
+                          int m15_only, pw__store_point_fn fn, void *sr, pw_diag_t *d);
+/* Writes the series pages of up to one legacy compacted chunk (closed before schema 5, not
+ * paged yet). Returns 1 when it did, 0 when none is left, or a negative code. */
+int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
 
 /* The start of a retention or query range: `now - keep`, 0 when that would be negative. */
 static inline uint64_t pw__store_cutoff(uint64_t now, uint64_t keep)

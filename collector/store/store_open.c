@@ -10,7 +10,7 @@
 #include "alloc.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 4
+#define SCHEMA_LAST 5
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -76,6 +76,27 @@ static const migration_t migrations[] = {
      "ALTER TABLE hosts ADD COLUMN p_limit INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE hosts ADD COLUMN p_limit_source INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE hosts ADD COLUMN p_limit_detail TEXT NOT NULL DEFAULT '';"},
+    /* Per-row series pages: a compacted chunk's rows in groups of 32 tags (grp = global key
+     * >> 7), each row's changes in time order (store_series.c), so that one (host, tag, pool)
+     * over days reads one small page per chunk instead of replaying 3,000-row chunks.
+     * chunks.pages is 1 once a chunk's pages are written; chunks compacted before this step
+     * get theirs in the background (pw_store_compact), until then they are read raw. The
+     * 15-min level, like the 1-min one, is written when the raw chunk expires (chunks.m15 0
+     * until then; 1 for chunks compacted before this step, which have it already): while a
+     * chunk lives its pages answer every step. A paged chunk gets no 1-min rollup: its pages
+     * outlive it (they are the raw rows, smaller than 1-min buckets) and are the 1-min level,
+     * kept for the 1-min retention (series.t1_ms). A host deleted by the operator takes its
+     * pages with it (host_id cascades, as chunks and rollups do). */
+    {5, "per-row series pages, lazy 15-min rollups",
+     "ALTER TABLE chunks ADD COLUMN pages INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE chunks ADD COLUMN m15 INTEGER NOT NULL DEFAULT 1;"
+     "UPDATE chunks SET m15=0 WHERE data IS NULL;"
+     "CREATE TABLE series(id INTEGER PRIMARY KEY, chunk_id INTEGER NOT NULL,"
+     " host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE, grp INTEGER NOT NULL,"
+     " t0_ms INTEGER NOT NULL,"
+     " t1_ms INTEGER NOT NULL, raw_size INTEGER NOT NULL, data BLOB NOT NULL);"
+     "CREATE INDEX series_key ON series(host_id, grp, t0_ms);"
+     "CREATE INDEX series_t1 ON series(t1_ms);"},
 };
 
 static const char *const sql_text[S__COUNT] = {
@@ -94,7 +115,7 @@ static const char *const sql_text[S__COUNT] = {
     [S_TAG_INS] = "INSERT INTO tags(id, tag) VALUES(?1, ?2)",
     [S_TAG_ALL] = "SELECT id, tag FROM tags ORDER BY id",
     [S_CHUNK_INS] = "INSERT INTO chunks(host_id, window_ms, t0_ms, t1_ms, nsamples, counter_width,"
-                    " first_seq, last_seq, m1) VALUES(?1, ?2, ?3, ?3, 0, ?4, ?5, ?5, 0)",
+                    " first_seq, last_seq, m1, m15) VALUES(?1, ?2, ?3, ?3, 0, ?4, ?5, ?5, 0, 0)",
     [S_CHUNK_OPEN] = "SELECT id, counter_width, window_ms FROM chunks"
                      " WHERE host_id=?1 AND data IS NULL AND sealed=0 ORDER BY id",
     [S_CHUNK_SEAL] = "UPDATE chunks SET t0_ms=?2, t1_ms=?3, nsamples=?4, first_seq=?5,"
@@ -117,11 +138,21 @@ static const char *const sql_text[S__COUNT] = {
     [S_CHUNK_RANGE_M1] =
         "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
         " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
-        " AND m1=0 ORDER BY t0_ms, id",
-    [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data, fmt"
-                       " FROM chunks"
-                       " WHERE data IS NOT NULL AND m1=0 AND t1_ms < ?1 AND t1_ms >= ?2"
+        " AND m1=0 AND pages<>1 ORDER BY t0_ms, id",
+    [S_CHUNK_RANGE_M15] =
+        "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
+        " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR (t1_ms >= ?4 AND m15=0 AND pages<>1))"
+        " ORDER BY t0_ms, id",
+    [S_CHUNK_RANGE_NP] =
+        "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
+        " AND t0_ms BETWEEN ?2 AND ?3 AND (data IS NULL OR t1_ms >= ?4)"
+        " AND pages<>1 ORDER BY t0_ms, id",
+    [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data, fmt,"
+                       " m1=0 AND pages<>1 AND t1_ms >= ?2, m15=0 AND t1_ms >= ?3 FROM chunks"
+                       " WHERE data IS NOT NULL AND t1_ms < ?1 AND"
+                       " ((m1=0 AND pages<>1 AND t1_ms >= ?2) OR (m15=0 AND t1_ms >= ?3))"
                        " ORDER BY id",
+    [S_RET_SERIES] = "DELETE FROM series WHERE t1_ms < ?1",
     [S_CHUNK_LAST] = "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
                      " ORDER BY id DESC LIMIT 1",
     [S_GAP_INS] = "INSERT INTO gaps(host_id, ts_ms, seq, missed) VALUES(?1, ?2, ?3, ?4)",
@@ -133,20 +164,73 @@ static const char *const sql_text[S__COUNT] = {
                     " p_limit_detail FROM hosts WHERE retired=0 ORDER BY name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
                      " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
-    [S_STATS] = "SELECT (SELECT count(*) FROM chunks),"
-                " (SELECT count(*) FROM chunks WHERE data IS NOT NULL),"
-                " (SELECT coalesce(sum(nsamples), 0) FROM chunks WHERE data IS NOT NULL),"
-                " (SELECT count(*) FROM chunk_rows),"
-                " (SELECT coalesce(sum(length(data)), 0) FROM chunks),"
-                " (SELECT coalesce(sum(length(data)), 0) FROM chunk_rows),"
-                " (SELECT count(*) FROM rollups),"
-                " (SELECT coalesce(sum(length(data)), 0) FROM rollups),"
-                " (SELECT count(*) FROM tags), (SELECT count(*) FROM hosts)",
+    [S_STATS] =
+        "SELECT (SELECT count(*) FROM chunks),"
+        " (SELECT count(*) FROM chunks WHERE data IS NOT NULL),"
+        " (SELECT coalesce(sum(nsamples), 0) FROM chunks WHERE data IS NOT NULL),"
+        " (SELECT count(*) FROM chunk_rows),"
+        " (SELECT coalesce(sum(length(data)), 0) FROM chunks),"
+        " (SELECT coalesce(sum(length(data)), 0) FROM chunk_rows),"
+        " (SELECT count(*) FROM rollups),"
+        " (SELECT coalesce(sum(length(data)), 0) FROM rollups),"
+        " (SELECT count(*) FROM tags), (SELECT count(*) FROM hosts),"
+        " (SELECT count(*) FROM series), (SELECT coalesce(sum(length(data)), 0) FROM series)",
     [S_PAGES] = "PRAGMA page_count",
     [S_PAGESIZE] = "PRAGMA page_size",
+    [S_FREEPAGES] = "PRAGMA freelist_count",
+    [S_SERIES_INS] = "INSERT INTO series(chunk_id, host_id, grp, t0_ms, t1_ms, raw_size, data)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_SERIES_RANGE] = "SELECT raw_size, data FROM series WHERE host_id=?1 AND grp=?2"
+                       " AND t0_ms BETWEEN ?3 AND ?4 AND t1_ms >= ?5 ORDER BY t0_ms, id",
+    [S_SERIES_RANGE15] = "SELECT s.raw_size, s.data FROM series s JOIN chunks c ON c.id=s.chunk_id"
+                         " WHERE s.host_id=?1 AND s.grp=?2 AND s.t0_ms BETWEEN ?3 AND ?4"
+                         " AND s.t1_ms >= ?5 AND c.m15=0 ORDER BY s.t0_ms, s.id",
+    [S_CHUNK_PAGED] = "UPDATE chunks SET pages=?2 WHERE id=?1",
+    [S_UNPAGED_NEXT] = "SELECT id, host_id, counter_width, raw_size, data, fmt FROM chunks"
+                       " WHERE data IS NOT NULL AND pages=0 AND m1=0 ORDER BY id LIMIT 1",
+    [S_OLDEST] =
+        "SELECT min(t) FROM (SELECT min(t1_ms) AS t FROM chunks WHERE data IS NOT NULL"
+        " UNION ALL SELECT min(t1_ms) FROM rollups UNION ALL SELECT min(t1_ms) FROM series)",
+    [S_EVICT_CHUNKS] = "DELETE FROM chunks WHERE data IS NOT NULL AND t1_ms < ?1",
+    [S_EVICT_ROLLUPS] = "DELETE FROM rollups WHERE t1_ms < ?1",
 };
 
 /* ---- open / close ------------------------------------------------------------------------ */
+
+uint64_t pw__store_file_size(const char *path, const char *suffix)
+{
+    char p[4096];
+    struct stat sb;
+    snprintf(p, sizeof(p), "%s%s", path, suffix);
+    return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* Records how many pages the last commit left in the WAL (pw__store_wal_after_commit reads it).
+ * Replaces SQLite's automatic checkpoint hook, which the store never relies on. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    (void)db, (void)name;
+    ((pw_store_sql_t *)arg)->wal_pages = pages;
+    return SQLITE_OK;
+}
+
+/* Stores written before auto_vacuum was set keep freed pages forever (a file that only
+ * grows after retention): switching needs one VACUUM, which rewrites the file. Done once, at
+ * open, before anything else uses the connection. */
+static int ensure_auto_vacuum(pw_store_sql_t *q, pw_diag_t *d)
+{
+    sqlite3_stmt *s;
+    int64_t mode = -1;
+    if (sqlite3_prepare_v2(q->db, "PRAGMA auto_vacuum", -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW)
+            mode = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+    }
+    if (mode == 2)
+        return 0;
+    int rc = pw__store_exec(q, "PRAGMA auto_vacuum=INCREMENTAL", d, "auto_vacuum");
+    return rc ? rc : pw__store_exec(q, "VACUUM", d, "vacuum to incremental auto_vacuum");
+}
 
 int pw__store_exec(pw_store_sql_t *q, const char *sql, pw_diag_t *d, const char *what)
 {
@@ -314,17 +398,27 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
     if (rc == 0) {
         sqlite3_extended_result_codes(q->db, 1);
         sqlite3_busy_timeout(q->db, q->opts.busy_timeout_ms);
+        /* Page size and auto_vacuum before anything is written (a new file; an existing one
+         * keeps its page size, and ensure_auto_vacuum switches it). 16 KB pages: series pages
+         * are rows of a few KB, which 4 KB pages hold one each, the rest of the page unused.
+         * auto_vacuum: freed pages are given back after retention (pw__store_vacuum). */
+        rc = pw__store_exec(q, "PRAGMA page_size=16384", d, "page_size");
+        rc = rc ? rc : pw__store_exec(q, "PRAGMA auto_vacuum=INCREMENTAL", d, "auto_vacuum");
         /* WAL: commits append to the log, readers are not blocked. synchronous=FULL: the WAL
          * is fsync'ed at every commit, which is what "acked means on disk" needs; NORMAL
          * would only sync at checkpoints and can lose the newest commits on power loss
          * (https://sqlite.org/pragma.html#pragma_synchronous, https://sqlite.org/wal.html). */
-        rc = pw__store_exec(q, "PRAGMA journal_mode=WAL", d, "journal_mode");
+        rc = rc ? rc : pw__store_exec(q, "PRAGMA journal_mode=WAL", d, "journal_mode");
         rc = rc ? rc : pw__store_exec(q, "PRAGMA synchronous=FULL", d, "synchronous");
         rc = rc ? rc : pw__store_exec(q, "PRAGMA foreign_keys=ON", d, "foreign_keys");
+    }
+    if (rc == 0) {
         /* A WAL restarted after a checkpoint is reused, not shrunk: one that grew (a burst, a
-         * long reader) gives back what is above 64 MiB at the next restart. */
-        rc = rc ? rc
-                : pw__store_exec(q, "PRAGMA journal_size_limit=67108864", d, "journal_size_limit");
+         * long reader) gives back what is above half its limit at the next restart. */
+        char sql[64];
+        snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%llu",
+                 (unsigned long long)(q->opts.wal_max_bytes / 2));
+        rc = pw__store_exec(q, sql, d, "journal_size_limit");
     }
     if (rc == 0 && !q->memory) {
         sqlite3_stmt *s;
@@ -340,6 +434,7 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
         }
     }
     rc = rc ? rc : migrate(q, d);
+    rc = rc ? rc : ensure_auto_vacuum(q, d);
     for (int i = 0; rc == 0 && i < S__COUNT; i++) {
         r = sqlite3_prepare_v3(q->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
         if (r != SQLITE_OK)
@@ -348,6 +443,13 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
     rc = rc ? rc : load_tags(q, d);
     if (rc == 0 && !q->memory)
         pw__store_ckpt_start(q);
+    if (rc == 0) {
+        int64_t ps = 0;
+        rc = pw__store_pragma_int(q, S_PAGESIZE, &ps, d);
+        q->page_size = ps > 0 ? ps : 4096;
+        /* after the checkpointer turned wal_autocheckpoint off, which clears any hook */
+        sqlite3_wal_hook(q->db, wal_hook, q);
+    }
     if (rc == 0 && q->opts.max_db_bytes != 0)
         rc = pw__store_sql_set_max_bytes(q, q->opts.max_db_bytes, d);
     if (rc != 0) {

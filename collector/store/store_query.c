@@ -45,6 +45,12 @@ static int series_add(series_t *sr, uint64_t ts, uint64_t b, uint64_t df, uint64
     return 0;
 }
 
+static int series_page_point(void *arg, uint64_t ts, uint64_t b, uint64_t df, uint64_t a,
+                             uint64_t f)
+{
+    return series_add(arg, ts, b, df, a, f, 1, b, b, df, df);
+}
+
 static int series_raw_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
 {
     (void)seq;
@@ -132,19 +138,26 @@ static int host_id_of(pw_store_sql_t *q, const char *name, int64_t *id, pw_diag_
     return r;
 }
 
-/* Reads raw chunks of host `hid` overlapping [from, to]; open ones only when `open_only`. */
-static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to, int open_only,
-                      int not_m1, pw_chunk_cb cb, void *arg, const int *stop, pw_diag_t *d)
+enum { CH_ALL, CH_NOT_PAGED, CH_NOT_M1, CH_NOT_M15 };
+
+/* Reads raw chunks of host `hid` overlapping [from, to]. */
+static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to, int which,
+                      pw_chunk_cb cb, void *arg, const int *stop, pw_diag_t *d)
 {
     /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
      * before it. Closed chunks come first (compaction goes in id order); the rows of sealed and
      * open ones (data NULL) are read by another statement, so their ids are collected first.
-     * `not_m1`: only chunks whose 1-min rollup is not written yet. */
-    sqlite3_stmt *s = pw__store_stmt(q, not_m1 ? S_CHUNK_RANGE_M1 : S_CHUNK_RANGE);
+     * `which`: CH_ALL, CH_NOT_PAGED (chunks without series pages), CH_NOT_M1 / CH_NOT_M15 (and
+     * without a 1-min / 15-min rollup). */
+    static const int stmt[] = {[CH_ALL] = S_CHUNK_RANGE,
+                               [CH_NOT_PAGED] = S_CHUNK_RANGE_NP,
+                               [CH_NOT_M1] = S_CHUNK_RANGE_M1,
+                               [CH_NOT_M15] = S_CHUNK_RANGE_M15};
+    sqlite3_stmt *s = pw__store_stmt(q, stmt[which]);
     sqlite3_bind_int64(s, 1, hid);
     sqlite3_bind_int64(s, 2, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
     sqlite3_bind_int64(s, 3, (int64_t)to);
-    sqlite3_bind_int64(s, 4, (int64_t)(open_only ? UINT64_MAX >> 1 : from));
+    sqlite3_bind_int64(s, 4, (int64_t)from);
     int rc, r = 0;
     struct {
         int64_t id;
@@ -259,18 +272,11 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
         return 0;
     if (rc != 0)
         return rc;
-    if (step_ms < M1_MS) {
-        out->level = PW_STORE_RAW;
-        rc = each_chunk(q, hid, sr.from, sr.to, 0, 0, series_raw_cb, &sr, NULL, d);
-        if (rc == 0 && (rc = series_normalize(out)) != 0)
-            rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
-        return rc != 0 ? rc : (int64_t)out->n;
-    }
-    int level = step_ms < M15_MS ? PW_STORE_1MIN : PW_STORE_15MIN;
+    int level = step_ms < M1_MS ? PW_STORE_RAW : step_ms < M15_MS ? PW_STORE_1MIN : PW_STORE_15MIN;
     out->level = (pw_store_level_t)level;
     int64_t gid = pw_tagdict_find(&q->tags, tag, tag_len);
-    if (gid >= 0) {
-        uint32_t gkey = PW_ROW_KEY(gid, pool);
+    uint32_t gkey = gid >= 0 ? PW_ROW_KEY(gid, pool) : 0;
+    if (gid >= 0 && level != PW_STORE_RAW) {
         sqlite3_stmt *s = pw__store_stmt(q, S_ROLLUP_RANGE);
         sqlite3_bind_int64(s, 1, hid);
         sqlite3_bind_int(s, 2, level);
@@ -291,11 +297,18 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
             rc = pw__store_sqlfail(q, r, d, "read rollups");
         sqlite3_reset(s);
     }
-    /* The open chunk is not rolled up yet: read it raw (its tag may be new to `tags`); at the
-     * 1-min level so are the closed chunks that have not expired yet. */
+    /* Compacted chunks answer from their series pages (one small page per chunk) at every
+     * step until their rollups are written (when they expire; at 15 min, chunks compacted
+     * before schema 5 have theirs already); the others (open, sealed, not paged) are
+     * replayed. */
+    if (rc == 0 && gid >= 0)
+        rc = pw__store_series_read(q, hid, gkey, sr.from, sr.to, level == PW_STORE_15MIN,
+                                   series_page_point, &sr, d);
+    int which = level == PW_STORE_1MIN    ? CH_NOT_M1
+                : level == PW_STORE_15MIN ? CH_NOT_M15
+                                          : CH_NOT_PAGED;
     if (rc == 0)
-        rc = each_chunk(q, hid, sr.from, sr.to, level == PW_STORE_15MIN, level == PW_STORE_1MIN,
-                        series_raw_cb, &sr, NULL, d);
+        rc = each_chunk(q, hid, sr.from, sr.to, which, series_raw_cb, &sr, NULL, d);
     if (rc == 0 && (rc = series_normalize(out)) != 0)
         rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
     return rc != 0 ? rc : (int64_t)out->n;
@@ -331,7 +344,7 @@ int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, 
     if (rc != 0)
         return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
     totals_t t = {from_ms, to_ms, cb, arg, 0};
-    return each_chunk(q, hid, from_ms, to_ms, 0, 0, totals_cb, &t, &t.stopped, d);
+    return each_chunk(q, hid, from_ms, to_ms, CH_ALL, totals_cb, &t, &t.stopped, d);
 }
 
 typedef struct {
@@ -361,7 +374,7 @@ int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms
         return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
     table_at_t t = {from_ms, out, 0, 0};
     pw_sample_reset(out);
-    rc = each_chunk(q, hid, from_ms, UINT64_MAX >> 1, 0, 0, table_at_cb, &t, &t.found, d);
+    rc = each_chunk(q, hid, from_ms, UINT64_MAX >> 1, CH_ALL, table_at_cb, &t, &t.found, d);
     if (rc == 0 && t.rc != 0)
         rc = pw_diag_set(d, t.rc, 0, 0, "sample", "out of memory");
     if (rc == 0 && !t.found)
@@ -501,15 +514,6 @@ int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t ag
     return r;
 }
 
-static uint64_t file_size(const char *path, const char *suffix)
-{
-    char p[4096];
-    struct stat sb;
-    if (snprintf(p, sizeof(p), "%s%s", path, suffix) >= (int)sizeof(p) || stat(p, &sb) != 0)
-        return 0;
-    return (uint64_t)sb.st_size;
-}
-
 int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
 {
     sqlite3_stmt *s = pw__store_stmt(q, S_STATS);
@@ -531,14 +535,23 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
     o->rollup_bytes = (uint64_t)sqlite3_column_int64(s, 7);
     o->tags = (uint64_t)sqlite3_column_int64(s, 8);
     o->hosts = (uint64_t)sqlite3_column_int64(s, 9);
+    o->series_pages = (uint64_t)sqlite3_column_int64(s, 10);
+    o->series_bytes = (uint64_t)sqlite3_column_int64(s, 11);
     sqlite3_reset(s);
+    o->wal_max_bytes = q->wal_max_seen;
+    o->wal_checkpoints = q->wal_checkpoints;
+    o->evicted = q->evicted;
+    o->vacuumed_bytes = q->vacuumed_bytes;
+    int64_t pages = 0, freep = 0;
+    rc = pw__store_pragma_int(q, S_PAGES, &pages, d);
+    rc = rc ? rc : pw__store_pragma_int(q, S_FREEPAGES, &freep, d);
+    o->free_bytes = (uint64_t)(freep * q->page_size);
     if (q->memory) {
-        int64_t pages = 0, psize = 0;
-        rc = pw__store_pragma_int(q, S_PAGES, &pages, d);
-        rc = rc ? rc : pw__store_pragma_int(q, S_PAGESIZE, &psize, d);
-        o->bytes_on_disk = (uint64_t)(pages * psize);
-        return rc;
+        o->db_bytes = (uint64_t)(pages * q->page_size);
+    } else {
+        o->db_bytes = pw__store_file_size(q->path, "");
+        o->wal_bytes = pw__store_file_size(q->path, "-wal");
     }
-    o->bytes_on_disk = file_size(q->path, "") + file_size(q->path, "-wal");
-    return 0;
+    o->bytes_on_disk = o->db_bytes + o->wal_bytes;
+    return rc;
 }

@@ -158,7 +158,8 @@ static int rollup_encode(pw_buf_t *out, const gk_t *gk, size_t nrows, const acc_
     return rc ? rc : pw_buf_append(out, rowbuf->data, rowbuf->len);
 }
 
-static int intern_tag(pw_store_sql_t *q, const uint8_t *t, size_t len, uint32_t *id, pw_diag_t *d)
+int pw__store_intern_tag(pw_store_sql_t *q, const uint8_t *t, size_t len, uint32_t *id,
+                         pw_diag_t *d)
 {
     int added = 0;
     int64_t g = pw_tagdict_intern(&q->tags, t, len, &added);
@@ -227,7 +228,7 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
     }
     for (size_t i = 0; rc == 0 && i < r.nrows; i++) {
         uint32_t gid = 0;
-        rc = intern_tag(q, r.tagb[i], r.tagl[i], &gid, d);
+        rc = pw__store_intern_tag(q, r.tagb[i], r.tagl[i], &gid, d);
         gk[i].gkey = PW_ROW_KEY(gid, PW_ROW_POOL(r.rkey[i]));
         gk[i].row = (uint32_t)i;
     }
@@ -273,13 +274,16 @@ static int64_t del_count(pw_store_sql_t *q, sqlite3_stmt *s, pw_diag_t *d, const
     return rc != 0 ? rc : (int64_t)sqlite3_changes(q->db);
 }
 
-/* Writes the 1-min rollups of the closed chunks that expire at `raw_cut` (deleted next, in the
- * same transaction), unless the 1-min level would already be gone (t1 < m1_cut). */
-static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut, pw_diag_t *d)
+/* Writes the 1-min and 15-min rollups of the closed chunks that expire at `raw_cut` (deleted
+ * next, in the same transaction), each unless written already or its level would already be
+ * gone (t1 < m1_cut, m15_cut). */
+static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut, uint64_t m15_cut,
+                           pw_diag_t *d)
 {
     sqlite3_stmt *s = pw__store_stmt(q, S_RET_EXPIRING);
     sqlite3_bind_int64(s, 1, (int64_t)raw_cut);
     sqlite3_bind_int64(s, 2, (int64_t)m1_cut);
+    sqlite3_bind_int64(s, 3, (int64_t)m15_cut);
     pw_buf_t recs;
     pw_buf_init(&recs, BLOB_MAX);
     int r = 0, rc;
@@ -293,13 +297,73 @@ static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut,
                                   (uint64_t)sqlite3_column_int64(s, 4), &recs, d);
         if (r == 0)
             r = pw__store_rollup_chunk(q, hid, width, sqlite3_column_int(s, 6), &recs, t0, t1,
-                                       ROLL_M1, d);
+                                       (sqlite3_column_int(s, 7) ? ROLL_M1 : 0) |
+                                           (sqlite3_column_int(s, 8) ? ROLL_M15 : 0),
+                                       d);
     }
     if (r == 0 && rc != SQLITE_DONE)
         r = pw__store_sqlfail(q, rc, d, "read expiring chunks");
     sqlite3_reset(s);
     pw_buf_close(&recs);
     return r;
+}
+
+int pw__store_vacuum(pw_store_sql_t *q, pw_diag_t *d)
+{
+    int64_t before = 0, after = 0;
+    int rc = pw__store_pragma_int(q, S_FREEPAGES, &before, d);
+    if (rc != 0 || before == 0)
+        return rc;
+    rc = pw__store_exec(q, "PRAGMA incremental_vacuum", d, "incremental_vacuum");
+    rc = rc ? rc : pw__store_pragma_int(q, S_FREEPAGES, &after, d);
+    if (rc == 0 && after < before)
+        q->vacuumed_bytes += (uint64_t)(before - after) * (uint64_t)q->page_size;
+    return rc;
+}
+
+static int used_bytes(pw_store_sql_t *q, uint64_t *used, pw_diag_t *d)
+{
+    int64_t pages = 0, freep = 0;
+    int rc = pw__store_pragma_int(q, S_PAGES, &pages, d);
+    rc = rc ? rc : pw__store_pragma_int(q, S_FREEPAGES, &freep, d);
+    *used = (uint64_t)(pages - freep) * (uint64_t)q->page_size;
+    return rc;
+}
+
+int64_t pw__store_enforce_max_size(pw_store_sql_t *q, pw_diag_t *d)
+{
+    uint64_t max = q->opts.max_size_bytes, used = 0, step = 3600000;
+    int64_t total = 0;
+    if (max == 0)
+        return 0;
+    int rc = used_bytes(q, &used, d);
+    while (rc == 0 && used > max) {
+        sqlite3_stmt *s = pw__store_stmt(q, S_OLDEST);
+        int r = sqlite3_step(s);
+        int none = r != SQLITE_ROW || sqlite3_column_type(s, 0) == SQLITE_NULL;
+        uint64_t oldest = none ? 0 : (uint64_t)sqlite3_column_int64(s, 0);
+        sqlite3_reset(s);
+        if (r != SQLITE_ROW)
+            return pw__store_sqlfail(q, r, d, "oldest item");
+        if (none)
+            break; /* only open chunks are left: nothing this policy may drop */
+        /* every level at once: raw chunks, rollup pages, series pages */
+        static const int evict[] = {S_EVICT_CHUNKS, S_EVICT_ROLLUPS, S_RET_SERIES};
+        int64_t n = 0;
+        for (size_t e = 0; e < sizeof(evict) / sizeof(evict[0]); e++) {
+            s = pw__store_stmt(q, evict[e]);
+            sqlite3_bind_int64(s, 1, (int64_t)(oldest + step));
+            int64_t c = del_count(q, s, d, "evict oldest");
+            if (c < 0)
+                return c;
+            n += c;
+        }
+        total += n;
+        q->evicted += (uint64_t)n;
+        step = step < 7 * 86400000ull ? step * 2 : step;
+        rc = used_bytes(q, &used, d);
+    }
+    return rc != 0 ? rc : total;
 }
 
 int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d)
@@ -309,7 +373,8 @@ int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d
     int64_t total = 0, n = 0;
     if (rc == 0)
         rc = rollup_expiring(q, pw__store_cutoff(now_ms, q->opts.raw_retention_ms),
-                             pw__store_cutoff(now_ms, q->opts.m1_retention_ms), d);
+                             pw__store_cutoff(now_ms, q->opts.m1_retention_ms),
+                             pw__store_cutoff(now_ms, q->opts.m15_retention_ms), d);
     if (rc == 0) {
         sqlite3_stmt *s = pw__store_stmt(q, S_RET_CHUNKS);
         sqlite3_bind_int64(s, 1, (int64_t)pw__store_cutoff(now_ms, q->opts.raw_retention_ms));
@@ -324,6 +389,16 @@ int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d
         n = del_count(q, s, d, "retention of rollups");
     }
     if (rc == 0 && n >= 0) {
+        /* series pages are the 1-min level of paged chunks; they live as long as the chunk */
+        total += n;
+        uint64_t keep = q->opts.m1_retention_ms > q->opts.raw_retention_ms
+                            ? q->opts.m1_retention_ms
+                            : q->opts.raw_retention_ms;
+        sqlite3_stmt *s = pw__store_stmt(q, S_RET_SERIES);
+        sqlite3_bind_int64(s, 1, (int64_t)pw__store_cutoff(now_ms, keep));
+        n = del_count(q, s, d, "retention of series pages");
+    }
+    if (rc == 0 && n >= 0) {
         total += n;
         sqlite3_stmt *s = pw__store_stmt(q, S_RET_GAPS);
         sqlite3_bind_int64(s, 1, (int64_t)pw__store_cutoff(now_ms, q->opts.m15_retention_ms));
@@ -332,6 +407,13 @@ int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d
     }
     if (rc == 0 && n < 0)
         rc = (int)n;
+    if (rc == 0 && (n = pw__store_enforce_max_size(q, d)) < 0)
+        rc = (int)n;
+    else if (rc == 0)
+        total += n;
+    /* Retention's freed pages go back to the file system now, not at the next VACUUM. */
+    if (rc == 0)
+        rc = pw__store_vacuum(q, d);
     if (rc != 0) {
         pw__store_abort_txn(q);
         return rc;

@@ -64,5 +64,6 @@ int pw__store_sql_commit(pw_store_sql_t *q, pw_diag_t *d)
     }
     q->in_txn = 0;
     q->tags_committed = pw_tagdict_count(&q->tags);
+    pw__store_wal_after_commit(q);
     return 0;
 }

@@ -622,7 +622,8 @@ static void test_compact_damaged(void **state)
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.closed_chunks, 2);
     assert_int_equal(ss.compact_fallbacks, 1);
-    assert_int_equal(ss.rollup_windows, 1); /* the good chunk's 15-min page only */
+    assert_int_equal(ss.rollup_windows, 0); /* rollups wait until the chunks expire */
+    assert_int_equal(ss.series_pages, 1);   /* the good chunk's only */
     /* The damaged chunk says so when read; the newest one is intact. */
     pw_store_series_t ser;
     memset(&ser, 0, sizeof(ser));
@@ -806,15 +807,16 @@ static void test_rollups(void **state)
     assert_int_equal(pw_store_commit(st, &d), 0);
     check_rollups(st); /* from the open chunk, read raw */
     assert_int_equal(pw_store_flush(st, &d), 0);
-    check_rollups(st); /* from the rollup blobs */
-    /* Raw gone after 48 h: the rollups still answer, raw does not. */
+    check_rollups(st); /* from the series pages */
+    /* Raw chunks gone after 48 h: the 15-min rollups and the series pages (the 1-min level,
+     * kept for its retention) answer, raw steps included. */
     assert_int_equal(
         pw_store_retention(st, T0 + 920000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d), 1);
     check_rollups(st);
     pw_store_series_t sr = {0};
     assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Leak", 4, PW_POOL_NONPAGED, T0,
                                      T0 + 3600000, 0, &sr, &d),
-                     0);
+                     HB_N);
     pw_store_series_free(&sr);
     pw_sample_close(&s);
     pw_store_close(st);
@@ -876,15 +878,18 @@ static void test_paged_lazy_rollups(void **state)
     assert_int_equal(pw_store_flush(st, &d), 0);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
-    assert_int_equal(ss.rollup_windows, 3); /* 15 min: pages of 256, 256 and 88 rows */
-    check_paged(st, PW_STORE_1MIN, 60000);  /* raw */
+    assert_int_equal(ss.rollup_windows, 0); /* written when the chunk expires */
+    assert_int_equal(ss.series_pages, 19);  /* 600 tags in groups of 32 */
+    check_paged(st, PW_STORE_1MIN, 60000);  /* from the series pages */
     check_paged(st, PW_STORE_15MIN, 900000);
-    /* The chunk expires: its 1-min rollup (3 pages) replaces it. */
+    /* The chunk expires: its 15-min rollup (pages of 256, 256 and 88 rows) is written, its series
+     * pages stay as the 1-min level. */
     assert_int_equal(pw_store_retention(st, T0 + 60000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d),
                      1);
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 0);
-    assert_int_equal(ss.rollup_windows, 6);
+    assert_int_equal(ss.rollup_windows, 3);
+    assert_int_equal(ss.series_pages, 19);
     check_paged(st, PW_STORE_1MIN, 60000);
     check_paged(st, PW_STORE_15MIN, 900000);
     pw_sample_close(&s);
@@ -913,8 +918,9 @@ static void test_retention(void **state)
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.closed_chunks, 3);
-    /* 15-min windows only: a chunk's 1-min rollup is written when its raw data expires. */
-    assert_int_equal(ss.rollup_windows, 3);
+    /* A chunk's rollups are written when its raw data expires; its series pages answer. */
+    assert_int_equal(ss.rollup_windows, 0);
+    assert_int_equal(ss.series_pages, 3);
     const uint64_t H = 3600000, newest_a = T0 + 10000, newest_b = T0 + H + 10000;
     const uint64_t RAW = PW_STORE_DEFAULT_RAW_RETENTION_MS, M1 = PW_STORE_DEFAULT_1MIN_RETENTION_MS,
                    M15 = PW_STORE_DEFAULT_15MIN_RETENTION_MS;
@@ -926,13 +932,14 @@ static void test_retention(void **state)
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.closed_chunks, 1);
     assert_int_equal(ss.samples, 2);
-    assert_int_equal(ss.rollup_windows, 5); /* 3 at 15 min + 1 min of a and b */
+    assert_int_equal(ss.rollup_windows, 2); /* 15 min of a and b (pages: their 1-min level) */
     pw_store_series_t sr = {0};
     assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
                                      T0 + 3 * H, 0, &sr, &d),
-                     2);
-    assert_int_equal(sr.points[0].ts_ms, T0 + 2 * H);
-    /* 1-min level of window a. */
+                     6); /* every sample: a's and b's from their series pages */
+    assert_int_equal(sr.points[0].ts_ms, T0);
+    assert_int_equal(sr.points[4].ts_ms, T0 + 2 * H);
+    /* 1-min level of window a: its series page. */
     assert_int_equal(pw_store_retention(st, newest_a + M1, &d), 1); /* raw chunk c */
     assert_int_equal(pw_store_retention(st, newest_a + M1 + 1, &d), 1);
     assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
@@ -1133,6 +1140,283 @@ static void test_bad_args(void **state)
     pw_store_close(st);
 }
 
+/* Runs `sql` on the store's file with a connection of its own (the test's hand on the file). */
+static void sql_on(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err);
+    sqlite3_close(db);
+}
+
+static int64_t sql_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
+}
+
+/* A compacted chunk's rows are also kept by row (series pages): a series reads them alone.
+ * Proof: the chunks' blobs are wiped behind the store's back; every series still answers
+ * value for value (the vanishing row, the counter reset), while a table, which needs the
+ * blobs, reports the damage. */
+static void test_series_pages(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 3);
+    assert_int_equal(ss.series_pages, 3); /* 5 tags: one group of 32 tags per chunk */
+    pw_store_close(st);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_raw(st, "win-01");
+    /* 1-min steps: samples 0..5 in the first minute, 6..9 in the second */
+    pw_store_series_t sr = {0};
+    assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                     TAGS[1].pool, T0, T0 + 100000, 60000, &sr, &d),
+                     2);
+    uint64_t a, f, df, b;
+    row_of(1, 5, &a, &f, &df, &b);
+    assert_int_equal(sr.points[0].samples, 6);
+    assert_int_equal(sr.points[0].bytes, b);
+    assert_int_equal(sr.points[0].allocs, a);
+    assert_int_equal(sr.points[1].samples, 4);
+    pw_store_series_free(&sr);
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_table_at(st, "win-01", T0, &got, &d), PW_ECORRUPT);
+    pw_sample_close(&got);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* tests/fixtures/store/v3.db and v4.db were written by past releases (schema 3 and 4, the last
+ * before series pages; gen_store.c beside them: the samples of build(), chunks of 4, two
+ * compacted and one open). Opening one migrates it: schema 5, incremental auto-vacuum (one
+ * VACUUM), every sample readable as before; compaction then writes the old chunks' series
+ * pages, and new samples go on where the old ones stopped. */
+static void check_migrate(const char *fixture, int64_t version)
+{
+    tmp_t t;
+    tmp_make(&t);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cp %s %s", pw_test_fixture(fixture), t.path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), version);
+    assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 0);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 3);
+    assert_int_equal(ss.series_pages, 0);
+    check_series_raw(st, "legacy"); /* read raw: no pages yet */
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_table_at(st, "legacy", T0 + 30000, &got, &d), 0);
+    check_table(&got, 3);
+    /* compaction has no sealed chunk: it writes the two compacted chunks' pages */
+    assert_int_equal(pw_store_compact(st, 1000, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.series_pages, 2);
+    check_series_raw(st, "legacy");
+    /* samples 10..11 continue the agent instance (seq 110, 111) */
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    build(&s, 9);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
+    for (unsigned k = 10; k < 12; k++) {
+        build(&s, k);
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_latest(st, "legacy", &got, &d), 0);
+    assert_int_equal(got.seq, 111);
+    pw_sample_close(&s);
+    pw_sample_close(&got);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 5);
+    assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
+    tmp_remove(&t);
+}
+
+static void test_migrate_v3(void **state)
+{
+    (void)state;
+    check_migrate("store/v3.db", 3);
+}
+
+static void test_migrate_v4(void **state)
+{
+    (void)state;
+    check_migrate("store/v4.db", 4);
+}
+
+/* Puts sample k of a wide host at ts: `nrows` rows "<prefix>NNN" (paged below 1,000, nonpaged
+ * above), every row's allocs moving at each sample. */
+static void put_wide(pw_store_t *st, const pw_store_host_t *h, pw_sample_t *s, unsigned k,
+                     uint64_t ts, unsigned nrows, char prefix)
+{
+    pw_diag_t d;
+    pw_sample_reset(s);
+    s->seq = k + 1;
+    s->timestamp_ms = ts;
+    for (unsigned r = 0; r < nrows; r++) {
+        char tag[5];
+        snprintf(tag, sizeof(tag), "%c%03u", prefix, r % 1000);
+        uint64_t a = 1000ull * r + 7919ull * k * (r + 1), df = r + (k * r) % 97;
+        assert_int_equal(pw_sample_add(s, tag, 4, r < 1000 ? PW_POOL_PAGED : PW_POOL_NONPAGED, a,
+                                       a - df, df, 64 * df),
+                         0);
+    }
+    assert_int_equal(pw_store_put(st, h, s, 0, &d), 0);
+}
+
+/* 2,000 rows that all change at every sample, committed every two samples, as fast as the
+ * store takes them (a backfill): the WAL file never exceeds its 1 MiB limit plus one commit
+ * (measured here: ~0.2 MiB a commit), and the store's own figure agrees. */
+static void test_wal_bounded(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.wal_max_bytes = 1u << 20};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    char walp[160];
+    snprintf(walp, sizeof(walp), "%s-wal", t.path);
+    pw_store_host_t h = host_of("bf", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    uint64_t maxwal = 0, maxcommit = 0, prev = 0;
+    for (unsigned k = 0; k < 200; k++) {
+        put_wide(st, &h, &s, k, T0 + 10000ull * k, 2000, 'W');
+        if (k % 2 == 1) {
+            assert_int_equal(pw_store_commit(st, &d), 0);
+            assert_true(pw_store_compact(st, 20, &d) >= 0);
+            struct stat sb;
+            uint64_t w = stat(walp, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+            if (w > prev && w - prev > maxcommit)
+                maxcommit = w - prev;
+            prev = w;
+            maxwal = w > maxwal ? w : maxwal;
+        }
+    }
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    if (maxwal > (1u << 20) + maxcommit)
+        fail_msg("WAL reached %llu bytes (limit 1 MiB, a commit up to %llu)",
+                 (unsigned long long)maxwal, (unsigned long long)maxcommit);
+    assert_true(ss.wal_max_bytes >= maxwal);
+    assert_true(ss.wal_max_bytes <= (1u << 20) + maxcommit);
+    assert_true(ss.wal_checkpoints > 0);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* 24 one-hour chunks of 500 rows; retention removes all but the newest: the freed pages go
+ * back to the file system (incremental auto-vacuum), the file shrinks, none stays free. */
+static void test_vacuum_after_retention(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("vac", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (unsigned k = 0; k < 24 * 6; k++) { /* every 10 minutes for 24 hours */
+        put_wide(st, &h, &s, k, T0 + 600000ull * k, 500, 'V');
+        assert_int_equal(pw_store_commit(st, &d), 0);
+    }
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    assert_int_equal(pw_store_checkpoint(st, &d), 0);
+    pw_store_stats_t before, after;
+    assert_int_equal(pw_store_stats(st, &before, &d), 0);
+    uint64_t newest = T0 + 600000ull * (24 * 6 - 1);
+    /* every raw chunk, no 1-min rollup, the 15-min rollups of the last hour only */
+    int64_t n = pw_store_retention(st, newest + PW_STORE_DEFAULT_15MIN_RETENTION_MS - 3600000, &d);
+    assert_true(n > 20);
+    assert_int_equal(pw_store_checkpoint(st, &d), 0);
+    assert_int_equal(pw_store_stats(st, &after, &d), 0);
+    assert_int_equal(after.free_bytes, 0);
+    assert_true(after.vacuumed_bytes > 0);
+    if (after.db_bytes >= before.db_bytes * 3 / 4)
+        fail_msg("file %llu -> %llu bytes after retention", (unsigned long long)before.db_bytes,
+                 (unsigned long long)after.db_bytes);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* max_size_bytes: 48 hours of 500 rows do not fit in 1 MiB. The oldest closed items go
+ * (counted in `evicted`), the file's used pages end under the budget, the newest hours still
+ * answer, the oldest do not, and no write ever failed. */
+static void test_max_size(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.max_size_bytes = 1u << 20};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    pw_store_host_t h = host_of("big", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const unsigned N = 48 * 12; /* every 5 minutes */
+    for (unsigned k = 0; k < N; k++) {
+        put_wide(st, &h, &s, k, T0 + 300000ull * k, 500, 'M');
+        assert_int_equal(pw_store_commit(st, &d), 0);
+        assert_true(pw_store_compact(st, 20, &d) >= 0);
+    }
+    uint64_t last = T0 + 300000ull * (N - 1);
+    assert_true(pw_store_retention(st, last, &d) >= 0);
+    assert_int_equal(pw_store_checkpoint(st, &d), 0); /* the file as the WAL left it */
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_true(ss.evicted > 0);
+    if (ss.db_bytes - ss.free_bytes > o.max_size_bytes)
+        fail_msg("used %llu bytes (file %llu, free %llu), evicted %llu, chunks %llu, rollups %llu",
+                 (unsigned long long)(ss.db_bytes - ss.free_bytes), (unsigned long long)ss.db_bytes,
+                 (unsigned long long)ss.free_bytes, (unsigned long long)ss.evicted,
+                 (unsigned long long)ss.chunks, (unsigned long long)ss.rollup_windows);
+    pw_store_series_t sr = {0};
+    assert_true(pw_store_series(st, "big", (const uint8_t *)"M007", 4, PW_POOL_PAGED,
+                                last - 3600000, last, 0, &sr, &d) >= 12);
+    assert_int_equal(pw_store_series(st, "big", (const uint8_t *)"M007", 4, PW_POOL_PAGED, T0,
+                                     T0 + 3600000, 0, &sr, &d),
+                     0);
+    pw_store_series_free(&sr);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1152,6 +1436,12 @@ int main(void)
         cmocka_unit_test(test_host_lifecycle),
         cmocka_unit_test(test_put_frame),
         cmocka_unit_test(test_staggered_windows),
+        cmocka_unit_test(test_series_pages),
+        cmocka_unit_test(test_migrate_v3),
+        cmocka_unit_test(test_migrate_v4),
+        cmocka_unit_test(test_wal_bounded),
+        cmocka_unit_test(test_vacuum_after_retention),
+        cmocka_unit_test(test_max_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,441 @@
+/* store_series.c: per-row series pages of compacted chunks (docs/internals/store.md).
+ *
+ * A chunk is laid out by time (a keyframe, then each sample's changes), which is what a host's
+ * table at a time needs; one (host, tag, pool) over days would replay every 3,000-row chunk to
+ * pick one row. So compaction also writes the chunk's rows by row: groups of 32 tags (grp =
+ * global key >> 7), each group one zstd page holding the chunk's sample times and, per row, the
+ * samples where it appeared, changed or vanished. A series query reads one small page per
+ * chunk and fills the samples in between; the answer is the raw one, value for value.
+ *
+ * Page (then zstd), integers LEB128 varints, zz = zigzag:
+ *   u8 1, nts, ts[0], ts[i] - ts[i-1] (i >= 1), nrows, per row its global key's gap from the
+ *   previous row's (the first from grp << 8), per row its number of events, the byte length
+ *   of each of the 5 columns, then the columns, each holding the rows' events in row order
+ *   (homogeneous columns are what zstd compresses well, as in chunk.h):
+ *   0: per event `idx_gap << 1 | vanished` (idx: the sample's index in the chunk); per value
+ *   event 1: zz(allocs delta), 2: zz(diff delta), 3: zz(bytes - predicted) with predicted =
+ *   bytes + diff delta * (bytes / diff) of the row before (0 for a tag whose allocations have
+ *   one size), 4: zz(frees delta - (allocs delta - diff delta)) (0 unless a counter wrapped or
+ *   reset). Deltas are from the row's previous values (0 at the chunk start), across a vanish
+ *   too. A reader sums the earlier rows' counts and skips that many varints per column.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "store_internal.h"
+
+#define SERIES_VER 1
+#define GRP_SHIFT  7 /* 32 tags x 4 pools per page */
+/* Pages are a few KB: zstd -9 gains ~1 % over -3 on them for twice the compaction time. */
+#define SERIES_ZSTD_MAX 3
+
+typedef struct {
+    uint32_t row, idx;
+    uint32_t vanish;
+    uint64_t a, f, df, b;
+} ev_t;
+
+typedef struct {
+    uint32_t lkey; /* the chunk's local key */
+    uint32_t gkey;
+    int present;
+    uint32_t seen; /* index of the last sample holding the row, + 1 */
+    uint64_t a, f, df, b;
+    uint8_t tag[PW_TAG_MAX];
+    uint8_t tlen;
+} srow_t;
+
+typedef struct {
+    uint64_t *ts;
+    size_t nts, tscap;
+    srow_t *rows;
+    size_t nrows, rcap;
+    uint32_t *map; /* local key -> row + 1 */
+    size_t mapcap;
+    ev_t *ev;
+    size_t nev, evcap;
+    size_t npresent; /* rows present after the previous sample */
+} sbuild_t;
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    while (nc < need)
+        nc *= 2;
+    void *np = pw_realloc(*p, nc * elem);
+    if (np == NULL)
+        return PW_ENOMEM;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static int push_ev(sbuild_t *b, uint32_t row, uint32_t idx, int vanish, const srow_t *r)
+{
+    if (grow((void **)&b->ev, &b->evcap, b->nev + 1, sizeof(ev_t)) != 0)
+        return PW_ENOMEM;
+    b->ev[b->nev++] = (ev_t){row, idx, (uint32_t)vanish, r->a, r->f, r->df, r->b};
+    return 0;
+}
+
+static int build_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)seq, (void)d;
+    sbuild_t *b = arg;
+    if (grow((void **)&b->ts, &b->tscap, b->nts + 1, sizeof(uint64_t)) != 0)
+        return PW_ENOMEM;
+    uint32_t idx = (uint32_t)b->nts;
+    b->ts[b->nts++] = dd->timestamp_ms;
+    for (size_t i = 0; i < dd->n; i++) {
+        const pw_row_t *row = &dd->rows[i];
+        size_t old = b->mapcap;
+        if (grow((void **)&b->map, &b->mapcap, (size_t)row->key + 1, sizeof(uint32_t)) != 0)
+            return PW_ENOMEM;
+        memset(b->map + old, 0, (b->mapcap - old) * sizeof(uint32_t));
+        uint32_t ri = b->map[row->key];
+        if (ri == 0) {
+            if (grow((void **)&b->rows, &b->rcap, b->nrows + 1, sizeof(srow_t)) != 0)
+                return PW_ENOMEM;
+            srow_t *r = &b->rows[b->nrows];
+            memset(r, 0, sizeof(*r));
+            r->lkey = row->key;
+            size_t tl;
+            const uint8_t *t = pw_tagdict_get(&dd->dict, PW_ROW_ID(row->key), &tl);
+            if (t == NULL || tl > PW_TAG_MAX)
+                return PW_ECORRUPT;
+            memcpy(r->tag, t, tl);
+            r->tlen = (uint8_t)tl;
+            ri = (uint32_t)++b->nrows;
+            b->map[row->key] = ri;
+        }
+        srow_t *r = &b->rows[ri - 1];
+        b->npresent += !r->present;
+        if (!r->present || r->a != row->allocs || r->f != row->frees || r->df != row->diff ||
+            r->b != row->bytes) {
+            r->a = row->allocs, r->f = row->frees, r->df = row->diff, r->b = row->bytes;
+            r->present = 1;
+            if (push_ev(b, ri - 1, idx, 0, r) != 0)
+                return PW_ENOMEM;
+        }
+        r->seen = idx + 1;
+    }
+    /* Every present row was in this table: none vanished (the common case, no scan). */
+    if (b->npresent == dd->n)
+        return 0;
+    b->npresent = dd->n;
+    for (size_t i = 0; i < b->nrows; i++) {
+        srow_t *r = &b->rows[i];
+        if (r->present && r->seen != idx + 1) {
+            r->present = 0;
+            if (push_ev(b, (uint32_t)i, idx, 1, r) != 0)
+                return PW_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    uint32_t gkey, row;
+} gk_t;
+
+static int gk_cmp(const void *x, const void *y)
+{
+    uint32_t a = ((const gk_t *)x)->gkey, b = ((const gk_t *)y)->gkey;
+    return a < b ? -1 : a > b;
+}
+
+#define NCOL 5 /* event flags and index gaps, allocs, diff, bytes, frees */
+
+/* Appends one row's events ev[0..n) to the page's columns. */
+static int put_events(pw_buf_t col[NCOL], const ev_t *ev, size_t n)
+{
+    uint64_t pa = 0, pf = 0, pd = 0, pb = 0;
+    uint32_t pidx = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const ev_t *e = &ev[i];
+        rc = pw_buf_put_varint(&col[0], ((uint64_t)(e->idx - pidx) << 1) | e->vanish);
+        pidx = e->idx;
+        if (rc != 0 || e->vanish)
+            continue;
+        uint64_t da = e->a - pa, dd = e->df - pd;
+        uint64_t pred = pb + (pd ? dd * (pb / pd) : 0);
+        rc = pw_buf_put_varint(&col[1], pw_zigzag(da));
+        rc = rc ? rc : pw_buf_put_varint(&col[2], pw_zigzag(dd));
+        rc = rc ? rc : pw_buf_put_varint(&col[3], pw_zigzag(e->b - pred));
+        rc = rc ? rc : pw_buf_put_varint(&col[4], pw_zigzag((e->f - pf) - (da - dd)));
+        pa = e->a, pf = e->f, pd = e->df, pb = e->b;
+    }
+    return rc;
+}
+
+int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, unsigned width,
+                           int fmt, const pw_buf_t *recs, pw_diag_t *d)
+{
+    sbuild_t b;
+    memset(&b, 0, sizeof(b));
+    gk_t *order = NULL;
+    uint32_t *start = NULL;
+    ev_t *byrow = NULL;
+    pw_buf_t col[NCOL];
+    for (int c = 0; c < NCOL; c++)
+        pw_buf_init(&col[c], BLOB_MAX);
+    int rc = pw__store_replay(fmt, recs->data, recs->len, width, build_cb, &b, d);
+    if (rc == PW_ENOMEM)
+        rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
+    if (rc == 0 && b.nrows > 0) {
+        order = pw_malloc(b.nrows * sizeof(*order));
+        start = pw_calloc(b.nrows + 1, sizeof(*start));
+        byrow = pw_malloc((b.nev ? b.nev : 1) * sizeof(*byrow));
+        if (order == NULL || start == NULL || byrow == NULL)
+            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    }
+    for (size_t i = 0; rc == 0 && i < b.nrows; i++) {
+        uint32_t g = 0;
+        rc = pw__store_intern_tag(q, b.rows[i].tag, b.rows[i].tlen, &g, d);
+        b.rows[i].gkey = PW_ROW_KEY(g, PW_ROW_POOL(b.rows[i].lkey));
+        order[i] = (gk_t){b.rows[i].gkey, (uint32_t)i};
+    }
+    if (rc == 0 && b.nrows > 0) {
+        /* events by row, each row's in time order (a counting sort keeps their order) */
+        for (size_t i = 0; i < b.nev; i++)
+            start[b.ev[i].row + 1]++;
+        for (size_t i = 0; i < b.nrows; i++)
+            start[i + 1] += start[i];
+        for (size_t i = 0; i < b.nev; i++) {
+            uint32_t r = b.ev[i].row;
+            byrow[start[r]++] = b.ev[i];
+        }
+        for (size_t i = b.nrows; i > 0; i--)
+            start[i] = start[i - 1];
+        start[0] = 0;
+        qsort(order, b.nrows, sizeof(*order), gk_cmp);
+    }
+    uint64_t t0 = b.nts ? b.ts[0] : 0, t1 = b.nts ? b.ts[b.nts - 1] : 0;
+    for (size_t i = 0; rc == 0 && i < b.nrows;) {
+        uint32_t grp = order[i].gkey >> GRP_SHIFT;
+        size_t j = i;
+        while (j < b.nrows && order[j].gkey >> GRP_SHIFT == grp)
+            j++;
+        pw_buf_t *out = &q->tmp;
+        pw_buf_reset(out);
+        for (int c = 0; c < NCOL; c++)
+            pw_buf_reset(&col[c]);
+        uint8_t ver = SERIES_VER;
+        rc = pw_buf_append(out, &ver, 1);
+        rc = rc ? rc : pw_buf_put_varint(out, b.nts);
+        for (size_t k = 0; rc == 0 && k < b.nts; k++)
+            rc = pw_buf_put_varint(out, k ? b.ts[k] - b.ts[k - 1] : b.ts[0]);
+        rc = rc ? rc : pw_buf_put_varint(out, j - i);
+        uint32_t prev = grp << GRP_SHIFT;
+        for (size_t k = i; rc == 0 && k < j; k++) {
+            rc = pw_buf_put_varint(out, order[k].gkey - prev);
+            prev = order[k].gkey;
+        }
+        for (size_t k = i; rc == 0 && k < j; k++) {
+            uint32_t r = order[k].row;
+            rc = put_events(col, byrow + start[r], start[r + 1] - start[r]);
+            rc = rc ? rc : pw_buf_put_varint(out, start[r + 1] - start[r]);
+        }
+        for (int c = 0; rc == 0 && c < NCOL; c++)
+            rc = pw_buf_put_varint(out, col[c].len);
+        for (int c = 0; rc == 0 && c < NCOL; c++)
+            rc = pw_buf_append(out, col[c].data, col[c].len);
+        if (rc != 0) {
+            rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
+            break;
+        }
+        int level = q->opts.zstd_level < SERIES_ZSTD_MAX ? q->opts.zstd_level : SERIES_ZSTD_MAX;
+        rc = pw__store_zcompress_at(q, out->data, out->len, level, d);
+        if (rc != 0)
+            break;
+        sqlite3_stmt *s = pw__store_stmt(q, S_SERIES_INS);
+        sqlite3_bind_int64(s, 1, chunk_id);
+        sqlite3_bind_int64(s, 2, host_id);
+        sqlite3_bind_int64(s, 3, grp);
+        sqlite3_bind_int64(s, 4, (int64_t)t0);
+        sqlite3_bind_int64(s, 5, (int64_t)t1);
+        sqlite3_bind_int64(s, 6, (int64_t)out->len);
+        sqlite3_bind_blob(s, 7, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+        rc = pw__store_run(q, s, d, "insert series page");
+        i = j;
+    }
+    if (rc == 0) {
+        sqlite3_stmt *s = pw__store_stmt(q, S_CHUNK_PAGED);
+        sqlite3_bind_int64(s, 1, chunk_id);
+        sqlite3_bind_int(s, 2, 1);
+        rc = pw__store_run(q, s, d, "mark chunk paged");
+    }
+    for (int c = 0; c < NCOL; c++)
+        pw_buf_close(&col[c]);
+    pw_free(order);
+    pw_free(start);
+    pw_free(byrow);
+    pw_free(b.ts);
+    pw_free(b.rows);
+    pw_free(b.map);
+    pw_free(b.ev);
+    return rc;
+}
+
+/* Emits the points of row `gkey` held by one decompressed page. */
+static int page_read(const uint8_t *p, size_t len, uint32_t gkey, uint64_t from, uint64_t to,
+                     pw__store_point_fn fn, void *sr, uint64_t **ts, size_t *tscap, pw_diag_t *d)
+{
+    size_t off = 1;
+    uint64_t nts, nrows, v;
+    if (len < 1 || p[0] != SERIES_VER || pw_varint_get(p, len, &off, &nts) || nts > len)
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series page header invalid");
+    if (grow((void **)ts, tscap, nts ? nts : 1, sizeof(uint64_t)) != 0)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    uint64_t t = 0;
+    for (uint64_t k = 0; k < nts; k++) {
+        if (pw_varint_get(p, len, &off, &v))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series times truncated");
+        t += v;
+        (*ts)[k] = t;
+    }
+    if (pw_varint_get(p, len, &off, &nrows) || nrows > len)
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series rows invalid");
+    uint64_t key = (uint64_t)(gkey >> GRP_SHIFT) << GRP_SHIFT, row = UINT64_MAX;
+    for (uint64_t i = 0; i < nrows; i++) {
+        if (pw_varint_get(p, len, &off, &v))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys truncated");
+        key += v;
+        if (key == gkey)
+            row = i;
+    }
+    uint64_t skip = 0, nev = 0; /* events of the rows before `row`, and of `row` */
+    for (uint64_t i = 0; i < nrows; i++) {
+        if (pw_varint_get(p, len, &off, &v) || v > len)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series counts invalid");
+        if (i < row)
+            skip += v;
+        else if (i == row)
+            nev = v;
+    }
+    /* the columns: where each starts, checked against the page */
+    const uint8_t *cp[NCOL];
+    size_t cl[NCOL], co[NCOL] = {0}, at = 0;
+    for (int c = 0; c < NCOL; c++)
+        if (pw_varint_get(p, len, &off, &v) || v > len) {
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series columns invalid");
+        } else {
+            cl[c] = (size_t)v;
+        }
+    for (int c = 0; c < NCOL; c++) {
+        if (cl[c] > len - off - at)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series column outside the page");
+        cp[c] = p + off + at;
+        at += cl[c];
+    }
+    if (row == UINT64_MAX)
+        return 0;
+    /* skip the earlier rows' events: their flags say how many carry values */
+    uint64_t skipv = 0;
+    for (uint64_t i = 0; i < skip; i++) {
+        if (pw_varint_get(cp[0], cl[0], &co[0], &v))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series events truncated");
+        skipv += !(v & 1);
+    }
+    for (int c = 1; c < NCOL; c++)
+        for (uint64_t i = 0; i < skipv; i++)
+            if (pw_varint_get(cp[c], cl[c], &co[c], &v))
+                return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series values truncated");
+    uint64_t pa = 0, pf = 0, pd = 0, pb = 0, idx = 0;
+    int present = 0;
+    for (uint64_t n = 0;; n++) {
+        int end = n >= nev; /* after the last event: the row holds until the chunk's end */
+        uint64_t e = 0, x[NCOL];
+        if (!end && pw_varint_get(cp[0], cl[0], &co[0], &e))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row truncated");
+        uint64_t next = end ? nts : idx + (e >> 1);
+        if (next > nts || next < idx)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row index invalid");
+        /* the samples from the previous event up to this one hold the previous values */
+        for (uint64_t k = idx; present && k < next; k++)
+            if ((*ts)[k] >= from && (*ts)[k] <= to) {
+                int rc = fn(sr, (*ts)[k], pb, pd, pa, pf);
+                if (rc != 0)
+                    return pw_diag_set(d, rc, 0, 0, "series", "out of memory");
+            }
+        if (end)
+            return 0;
+        idx = next;
+        if (e & 1) {
+            present = 0;
+            continue;
+        }
+        for (int c = 1; c < NCOL; c++)
+            if (pw_varint_get(cp[c], cl[c], &co[c], &x[c]))
+                return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row truncated");
+        uint64_t da = pw_unzigzag(x[1]), dd = pw_unzigzag(x[2]);
+        uint64_t pred = pb + (pd ? dd * (pb / pd) : 0);
+        pb = pred + pw_unzigzag(x[3]);
+        pf += pw_unzigzag(x[4]) + (da - dd);
+        pa += da, pd += dd;
+        present = 1;
+        if (idx >= nts)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row index invalid");
+    }
+}
+
+int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_t from, uint64_t to,
+                          int m15_only, pw__store_point_fn fn, void *sr, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, m15_only ? S_SERIES_RANGE15 : S_SERIES_RANGE);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int64(s, 2, gkey >> GRP_SHIFT);
+    sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
+    sqlite3_bind_int64(s, 4, (int64_t)to);
+    sqlite3_bind_int64(s, 5, (int64_t)from);
+    uint64_t *ts = NULL;
+    size_t tscap = 0;
+    int rc = 0, r;
+    while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
+        rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
+                                   (uint64_t)sqlite3_column_int64(s, 0), &q->tmp, d);
+        if (rc == 0)
+            rc = page_read(q->tmp.data, q->tmp.len, gkey, from, to, fn, sr, &ts, &tscap, d);
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = pw__store_sqlfail(q, r, d, "read series pages");
+    sqlite3_reset(s);
+    pw_free(ts);
+    return rc;
+}
+
+int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_UNPAGED_NEXT);
+    int r = sqlite3_step(s);
+    if (r == SQLITE_DONE) {
+        sqlite3_reset(s);
+        return 0;
+    }
+    if (r != SQLITE_ROW) {
+        r = pw__store_sqlfail(q, r, d, "find chunks without series pages");
+        sqlite3_reset(s);
+        return r;
+    }
+    int64_t id = sqlite3_column_int64(s, 0), hid = sqlite3_column_int64(s, 1);
+    unsigned width = (unsigned)sqlite3_column_int(s, 2);
+    int fmt = sqlite3_column_int(s, 5);
+    int rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 4), (size_t)sqlite3_column_bytes(s, 4),
+                                   (uint64_t)sqlite3_column_int64(s, 3), &q->recs, d);
+    sqlite3_reset(s);
+    if (rc == 0)
+        rc = pw__store_series_write(q, id, hid, width, fmt, &q->recs, d);
+    if (rc == PW_ECORRUPT) {
+        /* A chunk that does not decode stays read raw (and fails there, as before): marked so
+         * that it is not tried again at every compaction. */
+        s = pw__store_stmt(q, S_CHUNK_PAGED);
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_int(s, 2, 2);
+        rc = pw__store_run(q, s, d, "mark chunk unpageable");
+    }
+    return rc != 0 ? rc : 1;
+}
