@@ -1119,6 +1119,29 @@ static void test_host_lifecycle(void **state)
     tmp_remove(&t);
 }
 
+/* A host's series pages follow its row: retired with its history kept they answer under the
+ * new name; deleted, they go with it (no page of a host that no longer exists). */
+static void test_retire_series_pages(void **state)
+{
+    (void)state;
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
+    put_all(st, "kept", BOOT1, 0, NSAMPLES);
+    put_all(st, "gone", BOOT2, 0, NSAMPLES);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.series_pages, 6); /* 3 chunks x 1 group per host */
+    assert_int_equal(pw_store_host_retire(st, "kept", 1, T0 + 1, &d), 0);
+    check_series_raw(st, "kept#retired-1700001000001");
+    assert_int_equal(pw_store_host_retire(st, "gone", 0, T0 + 2, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.series_pages, 3);
+    pw_store_close(st);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -1439,6 +1462,7 @@ int main(void)
         cmocka_unit_test(test_series_pages),
         cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_migrate_v4),
+        cmocka_unit_test(test_retire_series_pages),
         cmocka_unit_test(test_wal_bounded),
         cmocka_unit_test(test_vacuum_after_retention),
         cmocka_unit_test(test_max_size),
