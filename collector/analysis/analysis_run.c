@@ -875,6 +875,7 @@ static void finding_text(const host_state_t *s, const cand_t *c, size_t slot, ch
 /* Publishes the results of the hosts just evaluated and rebuilds the suspect list. */
 static void publish(run_t *rn)
 {
+    uint64_t t_loop = uv_hrtime();
     int64_t now_ms = clock_ms(rn);
     pw_suspect_t *v = NULL;
     size_t n = 0, cap = 0;
@@ -986,6 +987,9 @@ static void publish(run_t *rn)
     rn->stats.cands_judged += rn->job_cands;
     rn->stats.hosts_judged += rn->job_hosts;
     rn->job_ns = rn->job_cands = rn->job_hosts = 0;
+    uint64_t spent = uv_hrtime() - t_loop;
+    if (spent > rn->stats.max_loop_ns)
+        rn->stats.max_loop_ns = spent;
     if (rn->pass_t0 != 0)
         rn->stats.last_pass_ns = uv_hrtime() - rn->pass_t0;
 }
@@ -1125,7 +1129,11 @@ static void on_timer(uv_timer_t *t)
     rn->import_due = 0;
     rn->last_pass_ms = now;
     rn->pass_t0 = uv_hrtime();
-    if (collect(rn) == 0) {
+    size_t n = collect(rn);
+    uint64_t spent = uv_hrtime() - rn->pass_t0;
+    if (spent > rn->stats.max_loop_ns)
+        rn->stats.max_loop_ns = spent;
+    if (n == 0) {
         publish(rn);
         return;
     }

@@ -112,6 +112,8 @@ typedef struct pw_analysis_stats_s {
     uint64_t work_ns;      /* time the thread pool spent evaluating, all passes (ns) */
     uint64_t last_work_ns; /* ... in the last pass */
     uint64_t last_pass_ns; /* the last pass from its start on the loop to its publication */
+    uint64_t max_loop_ns;  /* the longest the loop spent in one of the pass's steps (collecting
+                              the hosts, publishing): what acks and requests may wait */
 } pw_analysis_stats_t;
 
 /* Copies the counters into *out. */

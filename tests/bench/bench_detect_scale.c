@@ -402,6 +402,9 @@ int main(void)
     printf("BENCH detect.scale_ack_p99_ms %.1f ms\n", pct(ack_ms, n_ack, 0.99));
     printf("BENCH detect.scale_api_p99_ms %.1f ms\n", pct(api_ms, n_api, 0.99));
     printf("BENCH detect.scale_state_bytes_per_host %.0f B\n", (double)state / (double)n_hosts);
+    printf("CHECK detect.scale_loop_step_max_ms %.1f ms (the longest collect or publish on the "
+           "loop)\n",
+           (double)s1.max_loop_ns / 1e6);
     printf("CHECK detect.scale_ack_p50_ms %.1f ms, api_p50_ms %.1f ms (%zu acks, %zu requests)\n",
            pct(ack_ms, n_ack, 0.5), pct(api_ms, n_api, 0.5), n_ack, n_api);
     uv_close((uv_handle_t *)&tick, NULL);
