@@ -57,6 +57,7 @@
 #define LEAK_FOR_MS                                                                                \
     (5 * 60 * 1000)        /* a finding's head is a leak this long before it                       \
                                fires (findings settle within minutes) */
+#define LOG_ALERTS      50 /* alert transitions logged one by one per pass */
 #define LIVE_MIN_POINTS 12 /* a live row's verdict rests on a trend, never on 2 or 3 points */
 #define QUIET_EVICT     3  /* non-leak verdicts in a row before a candidate may give way */
 #define GROUP_R         0.8
@@ -158,6 +159,7 @@ typedef struct pw_analysis_run_s {
     int closing;
     int timer_closed;
     int import_due;     /* screens were imported: the next tick runs a pass */
+    size_t logged;      /* alert transitions of the pass being published */
     host_state_t **job; /* hosts of the job (states are never freed while the run lives) */
     size_t n_job, cap_job;
     uint64_t last_pass_ms;
@@ -773,7 +775,9 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
     pw_alert_rule_t rule = {threshold, hyst, for_ms, 15 * 60 * 1000};
     pw_alert_transition_t tr;
     int r = pw_alert_eval(rn->alerts, &rule, &k, value, now_ms, &tr);
-    if (r > 0)
+    /* a restart of a big fleet moves thousands of alerts at once: the first LOG_ALERTS of a
+     * pass are logged one by one, the rest counted in one line at its end */
+    if (r > 0 && rn->logged++ < LOG_ALERTS)
         PW_LOG_INFO(MOD, "alert %s%s%s %s %s: %s -> %s (value %.3f)", host, tag[0] ? " " : "", tag,
                     pool, severity, pw_alert_state_name(tr.from), pw_alert_state_name(tr.to),
                     value);
@@ -877,6 +881,7 @@ static void publish(run_t *rn)
 {
     uint64_t t_loop = uv_hrtime();
     int64_t now_ms = clock_ms(rn);
+    rn->logged = 0;
     pw_suspect_t *v = NULL;
     size_t n = 0, cap = 0;
     for (size_t hi = 0; hi < rn->n_hs; hi++) {
@@ -922,7 +927,7 @@ static void publish(run_t *rn)
                 snprintf(key.severity, sizeof(key.severity), "warning");
                 if (on || pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_INACTIVE)
                     alert(rn, s->name, shown, pw_pool_name(r->pool), "warning", on ? 1.0 : 0.0, 1.0,
-                          0.5, 0, now_ms);
+                          0.5, LEAK_FOR_MS, now_ms);
             }
         }
         if (fresh && s->pub.have_pressure) {
@@ -972,6 +977,9 @@ static void publish(run_t *rn)
     rn->suspects = v;
     rn->n_suspects = n;
     rn->cap = n;
+    if (rn->logged > LOG_ALERTS)
+        PW_LOG_INFO(MOD, "%zu more alert transitions in this pass (GET /api/v1/alerts lists them)",
+                    rn->logged - LOG_ALERTS);
     pw_alert_expire(rn->alerts, now_ms);
     if (rn->alerts_dirty) {
         rn->alerts_dirty = 0;
