@@ -29,11 +29,20 @@
 #define PW_API_MAX_HEADER_BYTES   (16u << 10)  /* request line + headers */
 #define PW_API_MAX_BODY_BYTES     (1u << 20)   /* body of any request but /import */
 #define PW_API_MAX_IMPORT_BYTES   (256u << 20) /* body of POST /api/v1/import */
-#define PW_API_REQUEST_TIMEOUT_MS 30000        /* first byte of a request to its response */
+#define PW_API_REQUEST_TIMEOUT_MS 30000        /* end of the request head to the response */
+#define PW_API_HEAD_TIMEOUT_MS    10000        /* request line + headers complete (below) */
 #define PW_API_IDLE_TIMEOUT_MS    60000        /* keep-alive connection without a request */
 #define PW_API_MAX_CONNS          256          /* HTTP connections at once; more are refused */
-#define PW_API_COMMAND_TIMEOUT_MS 10000        /* wait for an agent's CommandResult, then 504 */
-#define PW_API_METRICS_TOP_N      20           /* per-host (tag, pool) series in /metrics */
+/* Slots of PW_API_MAX_CONNS that only authenticated connections hold: a connection counts as
+ * unauthenticated ("pre-auth") until one of its requests carries a valid bearer token. */
+#define PW_API_RESERVED_CONNS 64
+/* Pre-auth connections from one address at once. At this cap (or at the overall pre-auth
+ * cap) a new connection replaces the oldest pre-auth one of that address (or anywhere) that is
+ * older than PW_API_EVICT_MIN_AGE_MS; when none is, the new one is refused. */
+#define PW_API_MAX_PREAUTH_PER_IP 16
+#define PW_API_EVICT_MIN_AGE_MS   1000
+#define PW_API_COMMAND_TIMEOUT_MS 10000 /* wait for an agent's CommandResult, then 504 */
+#define PW_API_METRICS_TOP_N      20    /* per-host (tag, pool) series in /metrics */
 
 /* HTTP methods the router knows (values of http-parser's enum http_method). */
 typedef enum { PW_API_DELETE = 0, PW_API_GET = 1, PW_API_POST = 3 } pw_api_method_t;
@@ -71,6 +80,8 @@ typedef struct pw_api_stats_s {
     uint64_t handler_us_total;        /* time in handlers, microseconds */
     uint64_t connections, refused;    /* accepted / refused at the cap */
     uint64_t open_connections;
+    uint64_t preauth_evicted; /* pre-auth connections closed for a newer one (PW_API_...) */
+    uint64_t head_timeouts;   /* 408: request head not complete in time */
 } pw_api_stats_t;
 
 /* How the API reaches agents: provided by the wiring (the agents' listener). */
@@ -139,6 +150,10 @@ typedef struct pw_http_opts_s {
     const char *ca_file, *cert_file, *key_file; /* server certificate (CA for client certs) */
     const char *tokens_file;                    /* NULL/"" = every request gets 401 */
     const char *pooltag_file;                   /* NULL/"" = no tag descriptions */
+    uint64_t head_timeout_ms; /* a request head must be complete this long after its first
+                                 byte, after the accept (TLS handshake included) for the
+                                 first request, and after the previous response while the
+                                 connection is unauthenticated; 0 = PW_API_HEAD_TIMEOUT_MS */
 } pw_http_opts_t;
 
 typedef struct pw_http_s pw_http_t;

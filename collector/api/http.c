@@ -4,9 +4,18 @@
  * browsers and scripts authenticate with bearer tokens, api_v1.c), HTTP/1.1 parsed by
  * http-parser (Debian libhttp-parser-dev), keep-alive and pipelining (one request at a time:
  * the parser is paused after each message until its response is written), and limits:
- * request line + headers 16 KiB (431), body 1 MiB or 256 MiB for /api/v1/import (413), a
- * request must arrive complete within 30 s (408), idle keep-alive connections close after
- * 60 s, at most PW_API_MAX_CONNS connections (more are refused at accept).
+ * request line + headers 16 KiB (431), body 1 MiB or 256 MiB for /api/v1/import (413), one
+ * Authorization header (two: 400).
+ *
+ * Nobody without a token can hold the API (issue 15): a request head must be complete 10 s
+ * after its first byte, and a new connection's first head 10 s after the accept, TLS
+ * handshake included (408); the body and the answer then have 30 s. A connection is pre-auth
+ * until a request carries a valid bearer token; pre-auth connections get the head deadline
+ * between requests too (authenticated keep-alive connections idle for 60 s), at most
+ * PW_API_MAX_PREAUTH_PER_IP of them per address and PW_API_MAX_CONNS - PW_API_RESERVED_CONNS in
+ * all: at a cap the oldest pre-auth connection (of the address, else anywhere) older than 1 s
+ * is closed for the new one, else the new one is refused. Authenticated connections are never
+ * closed for another one and keep PW_API_RESERVED_CONNS slots of PW_API_MAX_CONNS.
  */
 #include "api.h"
 
@@ -24,7 +33,7 @@
 #define MOD          "http"
 #define DEFAULT_PORT 8443
 
-enum { T_IDLE, T_REQUEST, T_COMMAND, T_DRAIN };
+enum { T_IDLE, T_HEAD, T_REQUEST, T_COMMAND, T_DRAIN };
 
 typedef struct hconn_s {
     struct pw_http_s *srv;
@@ -42,6 +51,7 @@ typedef struct hconn_s {
     size_t field_len;  /* real length of the current header name (may exceed the buffer) */
     int field_is_auth; /* the current header is Authorization */
     int field_is_inm;  /* the current header is If-None-Match */
+    int auth_seen;     /* Authorization headers in this request */
     int in_value;      /* the last header callback was a value */
     size_t header_bytes;
     int error_status; /* set by a callback that refuses the request (413, 431) */
@@ -51,7 +61,11 @@ typedef struct hconn_s {
     uint64_t cmd_id;
     char cmd_host[256];
     int closing;
-    struct hconn_s *next, *prev;
+    int authed;                  /* a request carried a valid token: no longer pre-auth */
+    int refused;                 /* refused at accept (pre-auth limits): closing, not listed */
+    uint64_t accepted_ms;        /* uv_now() at accept */
+    char ip[64];                 /* peer address, for the pre-auth limits */
+    struct hconn_s *next, *prev; /* newest first */
 } hconn_t;
 
 struct pw_http_s {
@@ -62,7 +76,8 @@ struct pw_http_s {
     pw_tls_ctx_t *tls;
     pw_api_t api;
     hconn_t *conns;
-    size_t n_conns;
+    size_t n_conns; /* closing ones included */
+    uint64_t head_timeout_ms;
 };
 
 static http_parser_settings settings;
@@ -142,8 +157,10 @@ static void send_resp(hconn_t *k, pw_api_resp_t *resp)
     pw_buf_close(&out);
     if (!k->keep_alive)
         close_after_flush(k);
-    else
+    else if (k->authed)
         arm(k, T_IDLE, PW_API_IDLE_TIMEOUT_MS, 0);
+    else
+        arm(k, T_HEAD, s->head_timeout_ms, 0); /* pre-auth: no idling on a slot */
 }
 
 /* An error response from the transport (parse errors, limits); closes the connection. The
@@ -182,7 +199,11 @@ static int on_message_begin(http_parser *p)
     k->in_value = 0;
     k->header_bytes = 0;
     k->error_status = 0;
-    arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0);
+    k->auth_seen = 0;
+    /* The head's deadline runs from its first byte; a new connection's and a pre-auth one's
+     * already runs (from the accept, from the previous answer) and is not pushed back. */
+    if (k->timer_mode == T_IDLE)
+        arm(k, T_HEAD, k->srv->head_timeout_ms, 0);
     return 0;
 }
 
@@ -226,8 +247,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     hconn_t *k = p->data;
     if (count_header(k, len))
         return 1;
-    if (!k->in_value && k->field_is_auth)
-        pw_buf_reset(&k->auth); /* a repeated header: the last one counts */
+    if (!k->in_value && k->field_is_auth && ++k->auth_seen > 1) {
+        k->error_status = 400; /* which one would count is ambiguous: refused */
+        return 1;
+    }
     if (!k->in_value && k->field_is_inm)
         pw_buf_reset(&k->inm);
     k->in_value = 1;
@@ -249,6 +272,7 @@ static int is_import(const hconn_t *k)
 static int on_headers_complete(http_parser *p)
 {
     hconn_t *k = p->data;
+    arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0); /* the body and the answer */
     size_t max = is_import(k) ? PW_API_MAX_IMPORT_BYTES : PW_API_MAX_BODY_BYTES;
     k->body.max = max;
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > max) {
@@ -278,6 +302,18 @@ static int on_message_complete(http_parser *p)
 
 /* ---- requests --------------------------------------------------------------------------- */
 
+/* 1 when `auth` (an Authorization value) is "Bearer <a token of the tokens file>": the
+ * connection then leaves the pre-auth limits. The role is the handlers' business. */
+static int has_valid_token(const pw_http_t *s, const char *auth)
+{
+    if (strncasecmp(auth, "Bearer ", 7) != 0)
+        return 0;
+    const char *t = auth + 7;
+    while (*t == ' ')
+        t++;
+    return pw_tokens_check(s->api.tokens, t, strlen(t), NULL) != PW_ROLE_NONE;
+}
+
 static void dispatch(hconn_t *k)
 {
     pw_http_t *s = k->srv;
@@ -303,6 +339,8 @@ static void dispatch(hconn_t *k)
         query = q;
     }
     char *auth = k->auth.len ? pw_strndup((const char *)k->auth.data, k->auth.len) : NULL;
+    if (!k->authed && auth != NULL)
+        k->authed = has_valid_token(s, auth);
     pw_api_req_t req = {(int)k->parser.method, path,        query,    auth,
                         k->body.data,          k->body.len, wall_ms()};
     pw_api_resp_t resp;
@@ -345,6 +383,8 @@ static void process(hconn_t *k)
                 send_error(k, 431, "ETOOBIG", "request line and headers over 16 KiB");
             else if (k->error_status == 413)
                 send_error(k, 413, "ETOOBIG", "request body too large");
+            else if (k->error_status == 400)
+                send_error(k, 400, "EINVAL", "more than one Authorization header");
             else {
                 char msg[160];
                 snprintf(msg, sizeof(msg), "malformed HTTP request: %s", http_errno_description(e));
@@ -365,6 +405,10 @@ static void on_timer(uv_timer_t *t)
     switch (k->timer_mode) {
     case T_IDLE:
         conn_close(k);
+        break;
+    case T_HEAD:
+        k->srv->api.stats.head_timeouts++;
+        send_error(k, 408, "ETIMEDOUT", "request head not received in time");
         break;
     case T_REQUEST:
         send_error(k, 408, "ETIMEDOUT", "request not received within 30 s");
@@ -417,6 +461,10 @@ static void on_close(pw_tls_conn_t *tls, int status, const char *msg)
 {
     hconn_t *k = pw_tls_data(tls);
     pw_http_t *s = k->srv;
+    if (k->refused) { /* refused at accept: never listed, no timer */
+        pw_free(k);
+        return;
+    }
     if (status != 0 && status != PW_ECLOSED)
         PW_LOG_DEBUG(MOD, "connection closed: %s: %s", pw_strerror(status), msg ? msg : "");
     k->tls = NULL;
@@ -437,16 +485,52 @@ static void on_close(pw_tls_conn_t *tls, int status, const char *msg)
 
 static const pw_tls_cbs_t cbs = {NULL, on_data, on_close};
 
+/* The oldest open pre-auth connection older than PW_API_EVICT_MIN_AGE_MS, of address `ip`
+ * (NULL: of any), or NULL; counts in *n the open pre-auth ones (of that address). */
+static hconn_t *oldest_preauth(pw_http_t *s, const char *ip, uint64_t now, size_t *n)
+{
+    hconn_t *old = NULL;
+    *n = 0;
+    for (hconn_t *k = s->conns; k != NULL; k = k->next) {
+        if (k->authed || k->closing || (ip && strcmp(k->ip, ip) != 0))
+            continue;
+        (*n)++;
+        if (now - k->accepted_ms >= PW_API_EVICT_MIN_AGE_MS)
+            old = k; /* the list is newest first: the last match is the oldest */
+    }
+    return old;
+}
+
+/* Makes room for a new pre-auth connection from `ip` under the limits (above): 1 when it may
+ * be accepted (a victim may have been closed for it), 0 when it must be refused. */
+static int preauth_admit(pw_http_t *s, const char *ip)
+{
+    uint64_t now = uv_now(s->loop);
+    size_t open = 0;
+    for (hconn_t *k = s->conns; k != NULL; k = k->next)
+        open += !k->closing;
+    /* Closing connections linger briefly; bound them too (memory), at twice the slots. */
+    if (open >= PW_API_MAX_CONNS || s->n_conns >= 2 * PW_API_MAX_CONNS)
+        return 0;
+    size_t n;
+    hconn_t *victim = oldest_preauth(s, ip, now, &n);
+    if (n < PW_API_MAX_PREAUTH_PER_IP) {
+        victim = oldest_preauth(s, NULL, now, &n);
+        if (n < PW_API_MAX_CONNS - PW_API_RESERVED_CONNS)
+            return 1;
+    }
+    if (victim == NULL)
+        return 0;
+    s->api.stats.preauth_evicted++;
+    conn_close(victim);
+    return 1;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     pw_http_t *s = server->data;
     if (status != 0)
         return;
-    if (s->n_conns >= PW_API_MAX_CONNS) {
-        s->api.stats.refused++;
-        pw_net_reject(server);
-        return;
-    }
     hconn_t *k = pw_calloc(1, sizeof(*k));
     if (k == NULL) {
         pw_net_reject(server);
@@ -459,6 +543,19 @@ static void on_connection(uv_stream_t *server, int status)
         pw_net_reject(server);
         return;
     }
+    struct sockaddr_storage ss;
+    int sl = sizeof(ss);
+    if (uv_tcp_getpeername(pw_tls_tcp(k->tls), (struct sockaddr *)&ss, &sl) == 0)
+        pw_net_addr_format((struct sockaddr *)&ss, k->ip, sizeof(k->ip));
+    char *colon = strrchr(k->ip, ':'); /* "a.b.c.d:port" or "[v6]:port": the address alone */
+    if (colon)
+        *colon = '\0';
+    if (!preauth_admit(s, k->ip)) {
+        s->api.stats.refused++;
+        k->refused = 1;
+        pw_tls_close(k->tls); /* on_close frees k */
+        return;
+    }
     http_parser_init(&k->parser, HTTP_REQUEST);
     k->parser.data = k;
     pw_buf_init(&k->in, PW_API_MAX_HEADER_BYTES + PW_API_MAX_BODY_BYTES);
@@ -468,8 +565,9 @@ static void on_connection(uv_stream_t *server, int status)
     pw_buf_init(&k->body, PW_API_MAX_BODY_BYTES);
     uv_timer_init(s->loop, &k->timer);
     k->timer.data = k;
-    /* The TLS handshake and the first request share the request time limit. */
-    arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0);
+    /* The TLS handshake and the first request head share the head deadline. */
+    k->accepted_ms = uv_now(s->loop);
+    arm(k, T_HEAD, s->head_timeout_ms, 0);
     k->next = s->conns;
     if (s->conns)
         s->conns->prev = k;
@@ -530,6 +628,7 @@ int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *d
     if (s == NULL)
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
     s->loop = loop;
+    s->head_timeout_ms = opts->head_timeout_ms ? opts->head_timeout_ms : PW_API_HEAD_TIMEOUT_MS;
     s->api.ing = deps->ing;
     s->api.an = deps->an;
     s->api.rw = deps->rw;

@@ -1327,6 +1327,160 @@ static void test_net_malformed(void **state)
     assert_non_null(b);
     assert_true(a < b);
     assert_non_null(strstr(out, "WWW-Authenticate: Bearer"));
+    /* Two Authorization headers: which one counts would be a guess (issue 15, item 12). */
+    raw("GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer read-token-1\r\n"
+        "Authorization: Bearer nope\r\n\r\n",
+        out, sizeof(out));
+    assert_non_null(strstr(out, "HTTP/1.1 400 "));
+    assert_non_null(strstr(out, "more than one Authorization header"));
+}
+
+/* ---- a hostile client without a token (issue 15, item 1) -------------------------------- */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <sys/resource.h>
+
+#define HOSTILE_SOCKS 2000 /* as in the issue's attack; fewer when file descriptors are short */
+
+static int g_nsocks;
+
+static volatile int g_hostile_stop;
+static uint64_t g_hostile_connects, g_hostile_max_open;
+
+/* A TCP connection to the API from 127.0.0.2 (another loopback address than the real
+ * client's) that never says anything; -1 when the connect failed. */
+static int hostile_connect(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in src = {0}, dst = {0};
+    src.sin_family = dst.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.2", &src.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+    dst.sin_port = htons((uint16_t)g_port);
+    if (bind(fd, (struct sockaddr *)&src, sizeof(src)) != 0 ||
+        connect(fd, (struct sockaddr *)&dst, sizeof(dst)) != 0) {
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    g_hostile_connects++;
+    return fd;
+}
+
+/* 1 when the server closed fd (EOF or reset). */
+static int closed_by_server(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, 0);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Keeps HOSTILE_SOCKS idle connections open from one address, reconnecting each one the
+ * server closes, until told to stop; counts the connects and the most found open at once. */
+static void *hostile_main(void *arg)
+{
+    (void)arg;
+    static int fds[HOSTILE_SOCKS];
+    for (int i = 0; i < g_nsocks; i++)
+        fds[i] = hostile_connect();
+    while (!g_hostile_stop) {
+        usleep(20000);
+        uint64_t open = 0;
+        for (int i = 0; i < g_nsocks; i++) {
+            if (fds[i] >= 0 && closed_by_server(fds[i])) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+            open += fds[i] >= 0;
+        }
+        if (open > g_hostile_max_open)
+            g_hostile_max_open = open;
+        for (int i = 0; i < g_nsocks; i++)
+            if (fds[i] < 0)
+                fds[i] = hostile_connect();
+    }
+    for (int i = 0; i < g_nsocks; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return NULL;
+}
+
+static int net_setup_short_head(void **state)
+{
+    g_opts.head_timeout_ms = 2000;
+    return net_setup(state);
+}
+
+static int net_teardown_short_head(void **state)
+{
+    g_opts.head_timeout_ms = 0;
+    return net_teardown(state);
+}
+
+/* 2,000 idle connections from one address, reconnected as fast as the server closes them, do
+ * not keep a client with a token out (before: they held all 256 slots and curl was refused);
+ * the server holds at most PW_API_MAX_PREAUTH_PER_IP of them at once; a client that sends its
+ * head one line at a time gets a 408 at the head deadline (before: it held its slot 30 s). */
+static void test_net_hostile_preauth(void **state)
+{
+    (void)state;
+    pthread_t th;
+    struct rlimit rl;
+    g_nsocks = HOSTILE_SOCKS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < HOSTILE_SOCKS + 512) {
+            rl.rlim_cur = rl.rlim_max < HOSTILE_SOCKS + 512 ? rl.rlim_max : HOSTILE_SOCKS + 512;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (rl.rlim_cur < HOSTILE_SOCKS + 512)
+            g_nsocks = rl.rlim_cur > 612 ? (int)rl.rlim_cur - 512 : 100;
+    }
+    g_hostile_stop = 0;
+    g_hostile_connects = g_hostile_max_open = 0;
+    assert_int_equal(pthread_create(&th, NULL, hostile_main, NULL), 0);
+    /* Let the attacker fill what it can: every one of its first 300 connects answered. */
+    const pw_api_stats_t *st = &pw_http_api(g_http)->stats;
+    for (int i = 0; i < 500 && st->connections + st->refused < (uint64_t)g_nsocks; i++)
+        usleep(20000);
+    char body[65536], args[256];
+    snprintf(args, sizeof(args), "-H 'Authorization: Bearer %s'", READ_TOK);
+    int served = 0;
+    for (int i = 0; i < 20; i++)
+        served += curl(args, "/api/v1/hosts", body, sizeof(body)) == 200;
+    /* A slow head from the real client's address: a header line every 300 ms, for longer than
+     * the 2 s head deadline; the answer is a 408 (s_client ends when the server closes). */
+    char cmd[1024], out[4096];
+    snprintf(cmd, sizeof(cmd),
+             "(printf 'GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\n'; for i in $(seq 1 40); do "
+             "sleep 0.3; printf 'X-Slow: %%s\r\n' $i; done) | timeout 15 openssl s_client "
+             "-quiet -connect 127.0.0.1:%d -CAfile '%s' 2>/dev/null",
+             g_port, CA);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    g_hostile_stop = 1;
+    pthread_join(th, NULL);
+    print_message("hostile: %d sockets, %llu connects from 127.0.0.2, at most %llu open at once; "
+                  "evicted %llu, "
+                  "refused %llu; real client served %d/20\n",
+                  g_nsocks, (unsigned long long)g_hostile_connects,
+                  (unsigned long long)g_hostile_max_open, (unsigned long long)st->preauth_evicted,
+                  (unsigned long long)st->refused, served);
+    assert_int_equal(served, 20);
+    assert_true(g_hostile_connects >= (uint64_t)g_nsocks);
+    assert_true(g_hostile_max_open <= PW_API_MAX_PREAUTH_PER_IP);
+    assert_non_null(strstr(out, "HTTP/1.1 408 "));
+    assert_true(st->head_timeouts >= 1);
 }
 
 int main(void)
@@ -1346,6 +1500,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_net_keepalive_and_command, net_setup_connected,
                                         net_teardown_connected),
         cmocka_unit_test_setup_teardown(test_net_malformed, net_setup, net_teardown),
+        cmocka_unit_test_setup_teardown(test_net_hostile_preauth, net_setup_short_head,
+                                        net_teardown_short_head),
         cmocka_unit_test(test_import),
     };
     return cmocka_run_group_tests(direct, group_setup, group_teardown);
