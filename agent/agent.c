@@ -302,6 +302,40 @@ static uint64_t keyframe_at_or_before(const pw_agent_t *a, uint64_t s)
     return best;
 }
 
+/* Makes the one Sample frame in `frame` name instance `boot` (Sample.boot_id). Returns 0 or a
+ * codec error (the frame is then unchanged). */
+static int frame_set_instance(pw_buf_t *frame, const uint8_t *boot, size_t len)
+{
+    const uint8_t *p;
+    size_t plen;
+    Poolwatch__V1__Envelope *env;
+    pw_diag_t d;
+    int64_t n = pw_frame_parse(frame->data, frame->len, PW_FRAME_MAX_DEFAULT, &p, &plen, &d);
+    if (n <= 0)
+        return n < 0 ? (int)n : PW_EBADFRAME;
+    int r = pw_codec_unpack(p, plen, &env, &d);
+    if (r != 0)
+        return r;
+    pw_buf_t out;
+    pw_buf_init(&out, PW_FRAME_MAX_DEFAULT + 16);
+    if (env->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
+        r = PW_EBADFRAME;
+    } else {
+        ProtobufCBinaryData keep = env->sample->boot_id;
+        env->sample->boot_id.data = (uint8_t *)(uintptr_t)boot;
+        env->sample->boot_id.len = len;
+        r = pw_codec_pack_frame(env, PW_FRAME_MAX_DEFAULT, &out);
+        env->sample->boot_id = keep; /* freed with the message */
+    }
+    pw_codec_free(env);
+    if (r == 0) {
+        pw_buf_reset(frame);
+        r = pw_buf_append(frame, out.data, out.len);
+    }
+    pw_buf_close(&out);
+    return r;
+}
+
 /* Rebuilds the table at the rebase point from the spool and sends it as a keyframe, then
  * streams the spooled frames after it. `stored` is the collector's last stored seq. */
 static int start_stream(pw_agent_t *a, uint64_t stored)
@@ -327,6 +361,8 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
     pw_spool_rec_t rec;
     pw_diag_t d;
     uint64_t gap = 0;
+    uint8_t boot[64]; /* the instance that took the rebase point's sample */
+    size_t boot_len = 0;
     while ((r = pw_spool_iter_next(it, &rec, &d)) == 1 && rec.seq <= target) {
         const uint8_t *p;
         size_t plen;
@@ -340,6 +376,9 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
             pw_codec_free(env);
             continue;
         }
+        boot_len = env->sample->boot_id.len <= sizeof(boot) ? env->sample->boot_id.len : 0;
+        if (boot_len)
+            memcpy(boot, env->sample->boot_id.data, boot_len);
         pw_codec_free(env);
         gap += rec.gap_before;
     }
@@ -358,6 +397,8 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
     r = pw_delta_dec_pack_keyframe(&dec, gap, PW_FRAME_MAX_DEFAULT, &a->frame);
     uint64_t base_seq = dec.seq;
     pw_delta_dec_close(&dec);
+    if (r == 0 && boot_len)
+        r = frame_set_instance(&a->frame, boot, boot_len);
     if (r != 0)
         return r;
     if ((r = pw_uplink_send_frame(a->up, a->frame.data, a->frame.len)) != 0)
@@ -700,8 +741,16 @@ static void on_sample_timer(uv_timer_t *t)
                     "sample rejected: %s (%s)", pw_strerror(r), d.msg);
         return;
     }
+    /* The sample names the instance that took it: spooled with it, a resend after a restart
+     * or a reboot is stored under this instance, not the next one (docs/protocol.md). */
+    Poolwatch__V1__Sample *m = (Poolwatch__V1__Sample *)(uintptr_t)msg;
+    m->boot_id.data = a->boot_id;
+    m->boot_id.len = sizeof(a->boot_id);
     pw_buf_reset(&a->frame);
-    if ((r = pw_codec_pack_sample(msg, PW_FRAME_MAX_DEFAULT, &a->frame)) != 0) {
+    r = pw_codec_pack_sample(msg, PW_FRAME_MAX_DEFAULT, &a->frame);
+    m->boot_id.data = NULL;
+    m->boot_id.len = 0;
+    if (r != 0) {
         PW_LOG_ERROR(MOD, "sample too large to send: %s", pw_strerror(r));
         return;
     }

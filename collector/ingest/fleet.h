@@ -46,6 +46,7 @@ typedef struct pw_host_s {
     uint64_t last_seen_ms;    /* timestamp of the newest sample */
     uint64_t last_contact_ms; /* collector's loop clock at the last frame */
     uint64_t samples, gaps, resets;
+    uint64_t resent;              /* samples its agent sent again that the store held already */
     uint32_t index;               /* position in the fleet (hosts are never removed) */
     int retired;                  /* retired by an operator (pw_ingest_retire): every reader
                                      skips it; its name belongs to no host any more */

@@ -159,9 +159,16 @@ int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const c
     }
     int new_instance = !same_instance(h, hello);
     if (new_instance) {
-        uint64_t s = 0;
+        /* An agent numbers its samples across its instances from one spool: what the store
+         * holds of any of them is not to be sent again (a restarted agent resends its unacked
+         * samples, each under the instance that took it; dedup on (agent, instance, seq)). */
+        uint64_t s = 0, any = 0;
         pw_store_last_seq(ing->store, hello->agent_id.data, hello->agent_id.len,
                           hello->boot_id.data, hello->boot_id.len, &s);
+        if (pw_store_agent_last_seq(ing->store, hello->agent_id.data, hello->agent_id.len, &any) ==
+                0 &&
+            any > s)
+            s = any;
         t->stored_seq = t->committed_seq = s;
         memcpy(h->agent_id, hello->agent_id.data, hello->agent_id.len);
         h->agent_id_len = hello->agent_id.len;
@@ -257,12 +264,17 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
      * store holds last: the previous applied sample was stored. */
     int follows = t->dec_stored && !s->keyframe && !s->dict_reset;
     t->dec_stored = 0;
-    if (s->seq <= t->stored_seq)
-        return 0; /* already stored: a resend after a reconnect */
+    if (s->seq <= t->stored_seq) {
+        h->resent++; /* already stored: a resend after a reconnect */
+        return 0;
+    }
+    /* Stored under the instance that took it (a resend from before an agent restart). */
+    const uint8_t *boot = s->boot_id.len ? s->boot_id.data : h->boot_id;
+    size_t boot_len = s->boot_id.len ? s->boot_id.len : h->boot_id_len;
     char os[96];
     snprintf(os, sizeof(os), "%s %s", h->os_family, h->os_version);
-    pw_store_host_t sh = {h->name,        h->agent_id, h->agent_id_len, h->boot_id,
-                          h->boot_id_len, os,          h->counter_width};
+    pw_store_host_t sh = {h->name,  h->agent_id, h->agent_id_len, boot,
+                          boot_len, os,          h->counter_width};
     r = pw_store_put_frame(ing->store, &sh, &t->dec, payload, len, s->base_seq, follows,
                            dr.gap_before, d);
     if (r < 0) {
@@ -270,10 +282,16 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
         *store_failed = 1;
         return r;
     }
+    /* PW_STORE_DUPLICATE: that instance's seq is in the store already; the ack may cover it
+     * (after the next commit), nothing is written or fed to the analysis twice. */
     t->dec_stored = r == 0;
     t->stored_seq = s->seq;
     res->stored_seq = s->seq;
     ing->uncommitted++;
+    if (r == PW_STORE_DUPLICATE) {
+        h->resent++;
+        return 0;
+    }
     if (ing->on_sample)
         ing->on_sample(ing->on_sample_arg, h, NULL);
     return 0;

@@ -286,6 +286,14 @@ int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_l
     return pw__store_sql_last_seq(st->sql, agent_id, agent_id_len, boot_id, boot_id_len, seq);
 }
 
+int pw_store_agent_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
+                            uint64_t *seq)
+{
+    if (st == NULL || seq == NULL || check_id(agent_id, agent_id_len, "agent_id", NULL) != 0)
+        return PW_EINVAL;
+    return pw__store_sql_agent_last_seq(st->sql, agent_id, agent_id_len, seq);
+}
+
 int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d)
 {
     if (st == NULL || out == NULL)

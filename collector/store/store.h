@@ -266,6 +266,13 @@ int pw_store_host_rename(pw_store_t *st, const char *from, const char *to, pw_di
 int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
                       const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 
+/* The highest seq stored for any instance of agent `agent_id` (put but not committed
+ * included): an agent numbers its samples across its instances (boots, restarts) from one
+ * spool, so every seq of that agent at or below it is stored, or was reported lost. Returns 0
+ * with *seq set, PW_ENOENT (agent never seen), PW_EINVAL, PW_ESTORE. */
+int pw_store_agent_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
+                            uint64_t *seq);
+
 /* Called by pw_store_totals for each stored sample in the range, oldest first: its time (ms
  * since the epoch) and host totals (bytes; borrowed for the call). A negative return stops the
  * walk and is returned; a positive one stops it quietly. */

@@ -48,6 +48,7 @@ enum {
     S_HOST_INS,
     S_HOST_UPD,
     S_INST_GET,
+    S_AGENT_LAST,
     S_INST_UPSERT,
     S_TAG_INS,
     S_TAG_ALL,
@@ -185,6 +186,8 @@ void pw__store_col_limit(sqlite3_stmt *s, int i, pw_pool_limit_t *out);
 void pw__store_forget_host(pw_store_sql_t *q, const char *name);
 int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
                            const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
+int pw__store_sql_agent_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
+                                 uint64_t *seq);
 int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *out, pw_diag_t *d);
 int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d);
 int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d);

@@ -108,6 +108,7 @@ static const char *const sql_text[S__COUNT] = {
     [S_HOST_UPD] = "UPDATE hosts SET os=?2, counter_width=?3, agent_id=?4, boot_id=?5,"
                    " last_seen_ms=?6, last_seq=?7 WHERE id=?1",
     [S_INST_GET] = "SELECT last_seq FROM instances WHERE agent_id=?1 AND boot_id=?2",
+    [S_AGENT_LAST] = "SELECT max(last_seq) FROM instances WHERE agent_id=?1",
     [S_INST_UPSERT] = "INSERT INTO instances(agent_id, boot_id, host_id, last_seq, last_seen_ms)"
                       " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(agent_id, boot_id) DO UPDATE SET"
                       " host_id=excluded.host_id, last_seq=excluded.last_seq,"

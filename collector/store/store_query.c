@@ -514,6 +514,19 @@ int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t ag
     return r;
 }
 
+int pw__store_sql_agent_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
+                                 uint64_t *seq)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_AGENT_LAST);
+    sqlite3_bind_blob(s, 1, agent_id, (int)agent_id_len, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int r = rc != SQLITE_ROW ? PW_ESTORE : sqlite3_column_type(s, 0) == SQLITE_NULL ? PW_ENOENT : 0;
+    if (r == 0)
+        *seq = (uint64_t)sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return r;
+}
+
 int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
 {
     sqlite3_stmt *s = pw__store_stmt(q, S_STATS);

@@ -595,12 +595,145 @@ static void test_e2e_clock_and_twins(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+/* The spool's last seq an agent named at its n-th start (1-based) in its log: "(seq N, ". */
+static uint64_t logged_start_seq(const char *log, int nth)
+{
+    pw_proc_wait_log(log, ", spool ", (size_t)nth, WAIT_MS);
+    size_t n;
+    char *t = pw_test_read_file(log, &n);
+    const char *p = t;
+    for (int k = 0; k < nth && p != NULL; k++) {
+        p = strstr(p, ", spool ");
+        if (p != NULL && k + 1 < nth)
+            p++;
+    }
+    const char *q = p ? strstr(p, " (seq ") : NULL;
+    if (q == NULL)
+        fail_msg("start %d of the agent not in %s", nth, log);
+    uint64_t seq = strtoull(q + 6, NULL, 10);
+    free(t);
+    return seq;
+}
+
+/* Sets the boot id of the fake /proc under `root` (a "reboot" of the host). */
+static void set_boot_id(const char *root, const char *id)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p %s/proc/sys/kernel/random && echo %s > %s/proc/sys/kernel/random/boot_id",
+             root, id, root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Issue 15, item 2: a host "reboots" (new boot id) twice. First while the collector is away,
+ * so the agent's spool holds unacked samples of the old instance: they are resent, each stored
+ * once under the instance that took it. Then with every sample acked: the restarted agent's
+ * spool still holds the samples since its last keyframe, which it resends when the collector
+ * does not know them; nothing is stored twice (before: resent under the new boot id and stored
+ * again). Counted from the store: produced = stored, 0 duplicated, 0 lost, 3 instances. */
+static void test_e2e_reboot_resend(void **state)
+{
+    (void)state;
+    e2e_setup();
+    char root[400], cmd[1400], proc_arg[600], alog[300];
+    snprintf(root, sizeof(root), "%s/fakeproc", dir);
+    snprintf(cmd, sizeof(cmd), "cp -r %s %s", pw_test_fixture("proc/case25_2.6.8"), root);
+    assert_int_equal(system(cmd), 0);
+    snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s", root);
+    path_in_dir(alog, sizeof(alog), "agent-lin.log");
+    /* Boot A samples with no collector: 1.5 s at 100 ms (a set outage, nothing awaited). */
+    set_boot_id(root, "boot-a");
+    pid_t lin = start_agent("lin", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg, NULL);
+    pw_proc_sleep_ms(1500);
+    int st = stop(lin, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* Boot B, the collector up: A's samples are sent (as A's), then B's. */
+    set_boot_id(root, "boot-b");
+    pid_t coll = start_collector();
+    lin = start_agent("lin", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg, NULL);
+    uint64_t a_seq = logged_start_seq(alog, 2);
+    assert_true(a_seq >= 1);
+    wait_host("linuxhost", a_seq + 10, 1);
+    st = stop(lin, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* Boot C, every sample acked: the spool's samples since its last keyframe are not stored
+     * again. */
+    set_boot_id(root, "boot-c");
+    uint64_t applied = api_samples("linuxhost");
+    lin = start_agent("lin", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg, NULL);
+    uint64_t b_seq = logged_start_seq(alog, 3);
+    wait_host("linuxhost", applied + 1, 1);
+    /* 10 samples of boot C (the applied count also has the resends: the agent says) */
+    unsigned long long c_seq = 0, syncs;
+    for (int i = 0; i < 200 && c_seq < b_seq + 10; i++) {
+        agent_status("linuxhost", &c_seq, &syncs);
+        if (c_seq < b_seq + 10)
+            pw_proc_sleep_ms(100);
+    }
+    assert_true(c_seq >= b_seq + 10);
+    st = stop(lin, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    st = stop(coll, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    char db[300];
+    path_in_dir(db, sizeof(db), "pw.db");
+    pw_store_t *stp;
+    assert_int_equal(pw_store_open(db, NULL, &stp, NULL), 0);
+    pw_store_host_info_t *hosts;
+    size_t nh;
+    assert_int_equal(pw_store_hosts(stp, &hosts, &nh, NULL), 0);
+    assert_int_equal(nh, 1);
+    uint64_t last = hosts[0].last_seq;
+    pw_store_hosts_free(hosts, nh);
+    pw_store_series_t ser;
+    memset(&ser, 0, sizeof(ser));
+    int64_t n = pw_store_series(stp, "linuxhost", (const uint8_t *)"ext3_inode_cache", 16,
+                                PW_POOL_NONPAGED, 0, UINT64_MAX / 2, 0, &ser, NULL);
+    uint64_t dups = 0;
+    for (int64_t i = 1; i < n; i++)
+        dups += ser.points[i].ts_ms <= ser.points[i - 1].ts_ms;
+    pw_store_series_free(&ser);
+    pw_store_stats_t sst;
+    assert_int_equal(pw_store_stats(stp, &sst, NULL), 0);
+    pw_store_close(stp);
+    /* Per instance: the highest seq each holds (A: what it spooled before the collector came). */
+    char out[400];
+    path_in_dir(out, sizeof(out), "instances.txt");
+    snprintf(cmd, sizeof(cmd), "sqlite3 %s 'SELECT last_seq FROM instances ORDER BY last_seq' > %s",
+             db, out);
+    assert_int_equal(system(cmd), 0);
+    size_t len;
+    char *inst = pw_test_read_file(out, &len);
+    unsigned long long i1 = 0, i2 = 0, i3 = 0;
+    int ni = sscanf(inst, "%llu %llu %llu", &i1, &i2, &i3);
+    free(inst);
+    print_message("reboot resend: produced %llu (boot A 1..%llu, B ..%llu, C ..%llu), stored %llu "
+                  "(%lld points), duplicated %llu, lost %lld; instances %d: last seqs %llu %llu "
+                  "%llu\n",
+                  (unsigned long long)last, (unsigned long long)a_seq, (unsigned long long)b_seq,
+                  (unsigned long long)last, (unsigned long long)sst.samples, (long long)n,
+                  (unsigned long long)(sst.samples - last + dups),
+                  (long long)last - (long long)(n - dups), ni, i1, i2, i3);
+    assert_int_equal(sst.samples, last);
+    assert_int_equal(n, (int64_t)last);
+    assert_int_equal(dups, 0);
+    assert_int_equal(ni, 3);
+    assert_int_equal(i1, a_seq);
+    assert_int_equal(i2, b_seq);
+    assert_int_equal(i3, last);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (getenv("PW_KEEP_E2E") == NULL)
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_agents_collector_store),
         cmocka_unit_test(test_e2e_clock_and_twins),
+        cmocka_unit_test(test_e2e_reboot_resend),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     pw_proc_kill_all();

@@ -1,0 +1,196 @@
+/* test_ingest.c: ingest's guards against storing a sample twice (issue 15, item 2), in
+ * process through the collector test double (double.h): an agent that resends after a
+ * reconnect, resends a lower seq, restarts with a new boot id (a new instance) holding unacked
+ * samples of the old one, and a collector that restarts over the same store. Every sample is
+ * in the store once, under the instance that took it; the analysis is fed once per stored
+ * sample; the resume point (the ack a Hello gets) never goes back. */
+#include "test_util.h"
+
+#include "codec.h"
+#include "double.h"
+#include "frame.h"
+
+static pw_double_t g_d;
+static int g_fed; /* samples handed to the observer (the analysis in the collector) */
+
+static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
+{
+    (void)arg;
+    (void)h;
+    (void)screen;
+    g_fed++;
+}
+
+static void add(pw_sample_t *s, const char *tag, uint64_t a, uint64_t f, uint64_t bytes)
+{
+    assert_int_equal(pw_sample_add(s, tag, strlen(tag), PW_POOL_NONPAGED, a, f, a - f, bytes), 0);
+}
+
+/* The agent's sample `seq`: one tag growing by 10 allocations a sample. */
+static void sample_at(pw_sample_t *s, uint64_t seq)
+{
+    pw_sample_reset(s);
+    s->seq = seq;
+    s->timestamp_ms = 1764400000000ull + seq * 10000;
+    add(s, "Ddk ", 100 + 10 * seq, 50, 1000 * seq);
+    s->totals.nonpaged_bytes = 1000 * seq;
+}
+
+/* Encodes sample `seq` with `e` (keyframe when `kf`), naming instance `boot` (NULL: the
+ * session's), and hands the frame to ingest `ing` for host `h`. Returns pw_ingest_frame's
+ * result with *stored the seq it reports stored (0: not). */
+static int send_seq(pw_ingest_t *ing, pw_delta_enc_t *e, pw_host_t *h, uint64_t seq, int kf,
+                    const char *boot, uint64_t *stored)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    sample_at(&s, seq);
+    const Poolwatch__V1__Sample *msg;
+    int r = pw_delta_encode(e, &s, kf ? PW_DELTA_KEYFRAME | PW_DELTA_WITH_DICT : 0, &msg, NULL);
+    pw_sample_close(&s);
+    assert_int_equal(r, 0);
+    Poolwatch__V1__Sample *m = (Poolwatch__V1__Sample *)(uintptr_t)msg;
+    if (boot) {
+        m->boot_id.data = (uint8_t *)(uintptr_t)boot;
+        m->boot_id.len = strlen(boot);
+    }
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_SAMPLE;
+    env.sample = m;
+    pw_buf_reset(&g_d.frame);
+    assert_int_equal(pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &g_d.frame), 0);
+    pw_ingest_frame_res_t res;
+    int store_failed;
+    r = pw_ingest_frame(ing, h, msg, g_d.frame.data + 4, g_d.frame.len - 4, &res, &store_failed,
+                        NULL);
+    m->boot_id.data = NULL;
+    m->boot_id.len = 0;
+    assert_int_equal(store_failed, 0);
+    *stored = res.stored_seq;
+    return r;
+}
+
+/* The agent's Hello as instance `boot`; returns the host and the resume point. */
+static pw_host_t *hello(pw_ingest_t *ing, const char *boot, uint64_t *resume)
+{
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, "HOST01", 32, aid);
+    hm.boot_id.data = (uint8_t *)(uintptr_t)boot;
+    hm.boot_id.len = strlen(boot);
+    pw_ingest_hello_res_t res;
+    assert_int_equal(pw_ingest_hello(ing, &hm, "HOST01", &g_d.session, &res, NULL), 0);
+    *resume = res.resume_seq;
+    return res.host;
+}
+
+static uint64_t stored_samples(void)
+{
+    pw_store_stats_t st;
+    assert_int_equal(pw_store_stats(g_d.store, &st, NULL), 0);
+    return st.samples;
+}
+
+static uint64_t inst_last(const char *boot)
+{
+    const char *aid = "agent:HOST01";
+    uint64_t seq = 0;
+    assert_int_equal(pw_store_last_seq(g_d.store, (const uint8_t *)aid, strlen(aid),
+                                       (const uint8_t *)boot, strlen(boot), &seq),
+                     0);
+    return seq;
+}
+
+static void test_resends_stored_once(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&g_d), 0);
+    pw_ingest_on_sample(g_d.ing, on_sample, NULL); /* in place of the analysis */
+    g_fed = 0;
+    uint64_t resume, stored;
+    pw_delta_enc_t e;
+
+    /* Instance boot:1 sends 1..3; all committed (acked 3). */
+    pw_host_t *h = hello(g_d.ing, "boot:1", &resume);
+    assert_int_equal(resume, 0);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    for (uint64_t s = 1; s <= 3; s++) {
+        assert_int_equal(send_seq(g_d.ing, &e, h, s, s == 1, NULL, &stored), 0);
+        assert_int_equal(stored, s);
+    }
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_ingest_commit(g_d.ing, NULL), 3);
+    assert_int_equal(pw_host_committed_seq(h), 3);
+
+    /* Reconnect (same instance): resume at 3; the rebase keyframe of 3 and then 3 again and
+     * a lower seq (2) are applied, never stored again. */
+    h = hello(g_d.ing, "boot:1", &resume);
+    assert_int_equal(resume, 3);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 3, 1, NULL, &stored), 0);
+    assert_int_equal(stored, 0);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 3, 1, NULL, &stored), 0);
+    assert_int_equal(stored, 0);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 2, 1, NULL, &stored), 0);
+    assert_int_equal(stored, 0);
+    pw_delta_enc_close(&e);
+    assert_int_equal(stored_samples(), 3);
+    assert_int_equal(g_fed, 3);
+    assert_int_equal(h->resent, 3);
+
+    /* The agent restarts with a new boot id: the resume point stays at 3 (before: 0, and the
+     * agent resent its spool under boot:2, stored a second time). It rebases on 3 (taken by
+     * boot:1), resends its unacked 4 (boot:1) and goes on with 5 (boot:2). */
+    h = hello(g_d.ing, "boot:2", &resume);
+    assert_int_equal(resume, 3);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 3, 1, "boot:1", &stored), 0);
+    assert_int_equal(stored, 0);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 4, 0, "boot:1", &stored), 0);
+    assert_int_equal(stored, 4);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 5, 0, NULL, &stored), 0);
+    assert_int_equal(stored, 5);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_ingest_commit(g_d.ing, NULL), 2);
+    assert_int_equal(inst_last("boot:1"), 4);
+    assert_int_equal(inst_last("boot:2"), 5);
+    assert_int_equal(stored_samples(), 5);
+    assert_int_equal(g_fed, 5);
+
+    /* The collector restarts over the same store (a second ingest: the fleet is rebuilt from
+     * it); the agent restarts again (boot:3) and resends 4 (boot:1) and 5 (boot:2), which
+     * the store holds: resume at 5, nothing stored, nothing fed. */
+    pw_ingest_t *ing2;
+    assert_int_equal(pw_ingest_new(g_d.store, &ing2, NULL), 0);
+    pw_ingest_on_sample(ing2, on_sample, NULL);
+    h = hello(ing2, "boot:3", &resume);
+    assert_int_equal(resume, 5);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(ing2, &e, h, 4, 1, "boot:1", &stored), 0);
+    assert_int_equal(stored, 0);
+    assert_int_equal(send_seq(ing2, &e, h, 5, 0, "boot:2", &stored), 0);
+    assert_int_equal(stored, 0);
+    assert_int_equal(send_seq(ing2, &e, h, 6, 0, NULL, &stored), 0);
+    assert_int_equal(stored, 6);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_ingest_commit(ing2, NULL), 1);
+    assert_int_equal(pw_host_committed_seq(h), 6);
+    assert_int_equal(inst_last("boot:3"), 6);
+    assert_int_equal(stored_samples(), 6);
+    assert_int_equal(g_fed, 6);
+    pw_ingest_detach(ing2, h, &g_d.session);
+    pw_ingest_free(ing2);
+    pw_double_close(&g_d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resends_stored_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
