@@ -53,7 +53,9 @@ struct pw_agent_s {
     pw_buf_t frame;
     char host_name[256];
     uint8_t agent_id[16], boot_id[16];
-    uint64_t seq; /* last seq appended */
+    uint64_t seq;  /* last seq taken: appended, or lost to a spool write that failed */
+    uint64_t lost; /* samples lost to failed spool writes since the last appended one: the
+                      next one carries them as a gap (SPOOL_WRITE), so no seq is reused */
     uint64_t since_keyframe;
     int force_keyframe;
     uint64_t last_ts_ms; /* timestamp of the last sample taken */
@@ -188,6 +190,56 @@ static void send_hello(pw_agent_t *a)
     a->sess = SESS_HELLO_SENT;
 }
 
+/* The wire's cause of a spool gap (PW_SPOOL_GAP_*). */
+static Poolwatch__V1__GapCause wire_cause(uint32_t spool_cause)
+{
+    return spool_cause == PW_SPOOL_GAP_CORRUPT ? POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_CORRUPT
+           : spool_cause == PW_SPOOL_GAP_FULL  ? POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_FULL
+                                               : POOLWATCH__V1__GAP_CAUSE__GAP_UNKNOWN;
+}
+
+/* Rewrites the one Sample frame `data`/`len` into `frame` (reset first) naming instance `boot`
+ * (Sample.boot_id; kept when boot_len is 0) and, when `gap` is not 0, the gap before it and its
+ * cause. Returns 0 or a codec error. */
+static int frame_patch(pw_buf_t *frame, const uint8_t *data, size_t len, const uint8_t *boot,
+                       size_t boot_len, uint64_t gap, Poolwatch__V1__GapCause cause)
+{
+    const uint8_t *p;
+    size_t plen;
+    Poolwatch__V1__Envelope *env;
+    pw_diag_t d;
+    int64_t n = pw_frame_parse(data, len, PW_FRAME_MAX_DEFAULT, &p, &plen, &d);
+    if (n <= 0)
+        return n < 0 ? (int)n : PW_EBADFRAME;
+    int r = pw_codec_unpack(p, plen, &env, &d);
+    if (r != 0)
+        return r;
+    pw_buf_t out;
+    pw_buf_init(&out, PW_FRAME_MAX_DEFAULT + 16);
+    if (env->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
+        r = PW_EBADFRAME;
+    } else {
+        ProtobufCBinaryData keep = env->sample->boot_id;
+        if (boot_len) {
+            env->sample->boot_id.data = (uint8_t *)(uintptr_t)boot;
+            env->sample->boot_id.len = boot_len;
+        }
+        if (gap) {
+            env->sample->gap_before = gap;
+            env->sample->gap_cause = cause;
+        }
+        r = pw_codec_pack_frame(env, PW_FRAME_MAX_DEFAULT, &out);
+        env->sample->boot_id = keep; /* freed with the message */
+    }
+    pw_codec_free(env);
+    if (r == 0) {
+        pw_buf_reset(frame);
+        r = pw_buf_append(frame, out.data, out.len);
+    }
+    pw_buf_close(&out);
+    return r;
+}
+
 static void on_pump_timer(uv_timer_t *t);
 
 /* Keeps the pump timer running (a backlog remains, or a failure is to be retried). */
@@ -230,7 +282,16 @@ static void pump(pw_agent_t *a)
             pw_uplink_drop(a->up, "spool hole: rebasing");
             return;
         }
-        r = pw_uplink_send_frame(a->up, rec.payload, rec.len);
+        if (rec.gap_before) {
+            /* Records the spool lost before this one (full, corrupt): the collector hears of
+             * them with this sample, whose spooled bytes do not say so. */
+            r = frame_patch(&a->frame, rec.payload, rec.len, NULL, 0, rec.gap_before,
+                            wire_cause(rec.gap_cause));
+            if (r == 0)
+                r = pw_uplink_send_frame(a->up, a->frame.data, a->frame.len);
+        } else {
+            r = pw_uplink_send_frame(a->up, rec.payload, rec.len);
+        }
         if (r != 0) {
             pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
                         "send: %s", pw_strerror(r));
@@ -302,40 +363,6 @@ static uint64_t keyframe_at_or_before(const pw_agent_t *a, uint64_t s)
     return best;
 }
 
-/* Makes the one Sample frame in `frame` name instance `boot` (Sample.boot_id). Returns 0 or a
- * codec error (the frame is then unchanged). */
-static int frame_set_instance(pw_buf_t *frame, const uint8_t *boot, size_t len)
-{
-    const uint8_t *p;
-    size_t plen;
-    Poolwatch__V1__Envelope *env;
-    pw_diag_t d;
-    int64_t n = pw_frame_parse(frame->data, frame->len, PW_FRAME_MAX_DEFAULT, &p, &plen, &d);
-    if (n <= 0)
-        return n < 0 ? (int)n : PW_EBADFRAME;
-    int r = pw_codec_unpack(p, plen, &env, &d);
-    if (r != 0)
-        return r;
-    pw_buf_t out;
-    pw_buf_init(&out, PW_FRAME_MAX_DEFAULT + 16);
-    if (env->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
-        r = PW_EBADFRAME;
-    } else {
-        ProtobufCBinaryData keep = env->sample->boot_id;
-        env->sample->boot_id.data = (uint8_t *)(uintptr_t)boot;
-        env->sample->boot_id.len = len;
-        r = pw_codec_pack_frame(env, PW_FRAME_MAX_DEFAULT, &out);
-        env->sample->boot_id = keep; /* freed with the message */
-    }
-    pw_codec_free(env);
-    if (r == 0) {
-        pw_buf_reset(frame);
-        r = pw_buf_append(frame, out.data, out.len);
-    }
-    pw_buf_close(&out);
-    return r;
-}
-
 /* Rebuilds the table at the rebase point from the spool and sends it as a keyframe, then
  * streams the spooled frames after it. `stored` is the collector's last stored seq. */
 static int start_stream(pw_agent_t *a, uint64_t stored)
@@ -363,6 +390,7 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
     uint64_t gap = 0;
     uint8_t boot[64]; /* the instance that took the rebase point's sample */
     size_t boot_len = 0;
+    uint32_t cause = 0;
     while ((r = pw_spool_iter_next(it, &rec, &d)) == 1 && rec.seq <= target) {
         const uint8_t *p;
         size_t plen;
@@ -381,6 +409,8 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
             memcpy(boot, env->sample->boot_id.data, boot_len);
         pw_codec_free(env);
         gap += rec.gap_before;
+        if (rec.gap_before)
+            cause = rec.gap_cause;
     }
     pw_spool_iter_close(it);
     if (r < 0 && r != PW_ECORRUPT) {
@@ -397,8 +427,14 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
     r = pw_delta_dec_pack_keyframe(&dec, gap, PW_FRAME_MAX_DEFAULT, &a->frame);
     uint64_t base_seq = dec.seq;
     pw_delta_dec_close(&dec);
-    if (r == 0 && boot_len)
-        r = frame_set_instance(&a->frame, boot, boot_len);
+    if (r == 0 && (boot_len || gap)) {
+        pw_buf_t kf;
+        pw_buf_init(&kf, PW_FRAME_MAX_DEFAULT + 16);
+        r = pw_buf_append(&kf, a->frame.data, a->frame.len);
+        if (r == 0)
+            r = frame_patch(&a->frame, kf.data, kf.len, boot, boot_len, gap, wire_cause(cause));
+        pw_buf_close(&kf);
+    }
     if (r != 0)
         return r;
     if ((r = pw_uplink_send_frame(a->up, a->frame.data, a->frame.len)) != 0)
@@ -746,10 +782,16 @@ static void on_sample_timer(uv_timer_t *t)
     Poolwatch__V1__Sample *m = (Poolwatch__V1__Sample *)(uintptr_t)msg;
     m->boot_id.data = a->boot_id;
     m->boot_id.len = sizeof(a->boot_id);
+    if (a->lost) {
+        m->gap_before = a->lost;
+        m->gap_cause = POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_WRITE;
+    }
     pw_buf_reset(&a->frame);
     r = pw_codec_pack_sample(msg, PW_FRAME_MAX_DEFAULT, &a->frame);
     m->boot_id.data = NULL;
     m->boot_id.len = 0;
+    m->gap_before = 0;
+    m->gap_cause = POOLWATCH__V1__GAP_CAUSE__GAP_UNKNOWN;
     if (r != 0) {
         PW_LOG_ERROR(MOD, "sample too large to send: %s", pw_strerror(r));
         return;
@@ -757,14 +799,20 @@ static void on_sample_timer(uv_timer_t *t)
     uint32_t sflags = msg->keyframe ? PW_SPOOL_KEYFRAME : 0;
     r = pw_spool_append(a->spool, a->sample.seq, sflags, a->frame.data, a->frame.len, &d);
     if (r != 0) {
-        /* The encoder has moved on past a sample the spool does not hold: start a fresh
-         * chain (a keyframe with dict_reset under the same seq) with the next sample. */
+        /* The sample is lost, its seq with it (never reused: the collector would take another
+         * sample for it), and the next sample that is spooled says so (gap_before, cause
+         * SPOOL_WRITE). The encoder has moved on past a sample the spool does not hold: a
+         * fresh chain (a keyframe with dict_reset) starts with the next sample. */
+        a->seq = a->sample.seq;
+        a->lost++;
         pw_delta_enc_close(&a->enc);
         pw_delta_enc_init(&a->enc, a->src->info.counter_width ? a->src->info.counter_width : 64);
         pw_complain(&a->c_spool, uv_now(&a->loop), 10000, 3600000, PW_LOG_LVL_ERROR, MOD,
-                    "spool append: %s (%s)", pw_strerror(r), d.msg);
+                    "spool append: %s (%s): sample %llu lost (%llu since the last one spooled)",
+                    pw_strerror(r), d.msg, (unsigned long long)a->seq, (unsigned long long)a->lost);
         return;
     }
+    a->lost = 0;
     pw_complain_release(&a->c_spool, MOD, "spool");
     /* A source whose clock is behind (a simulated backfill) catches up at once. */
     if (a->src->info.kind == PW_SOURCE_SIMULATED && a->cfg->sim_backfill_ms &&

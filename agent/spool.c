@@ -349,6 +349,7 @@ static int load_state(pw_spool_t *sp, pw_diag_t *problem)
         sp->gaps[i].last_seq = get64(g + 8);
         sp->gaps[i].records = get64(g + 16);
         sp->gaps[i].next_seq = get64(g + 24);
+        sp->gaps[i].cause = PW_SPOOL_GAP_FULL; /* the open finds corrupt holes again */
     }
     return 0;
 }
@@ -636,7 +637,7 @@ static int make_room(pw_spool_t *sp, uint64_t need, uint64_t incoming_seq, pw_di
         }
         new_skip = max64(new_skip, acc.last);
         pw_spool_gap_t g = {acc.first, acc.last, acc.records,
-                            acc.keyframe ? acc.keyframe : incoming_seq};
+                            acc.keyframe ? acc.keyframe : incoming_seq, PW_SPOOL_GAP_FULL};
         add_gap(sp, g);
     }
     uint64_t old_skip = sp->skip_through;
@@ -956,7 +957,7 @@ static void add_gap_replacing(pw_spool_t *sp, uint64_t first, uint64_t last, uin
         if (sp->gaps[j].first_seq != first)
             sp->gaps[k++] = sp->gaps[j];
     sp->ngaps = k;
-    pw_spool_gap_t g = {first, last, last - first + 1, next};
+    pw_spool_gap_t g = {first, last, last - first + 1, next, PW_SPOOL_GAP_CORRUPT};
     add_gap(sp, g);
 }
 
@@ -1128,11 +1129,17 @@ void pw_spool_close(pw_spool_t *sp)
     pw_free(sp);
 }
 
+int pw__spool_test_fail_appends;
+
 int pw_spool_append(pw_spool_t *sp, uint64_t seq, uint32_t flags, const void *payload, size_t len,
                     pw_diag_t *d)
 {
     if (sp == NULL || (payload == NULL && len > 0))
         return pw_diag_set(d, PW_EINVAL, 0, 0, "", "bad arguments");
+    if (pw__spool_test_fail_appends > 0) {
+        pw__spool_test_fail_appends--;
+        return pw_diag_set(d, PW_ENOSPC, 0, 0, "", "test: the disk is full");
+    }
     if (seq <= sp->last_seq)
         return pw_diag_set(d, PW_ESEQ, 0, 0, "seq", "seq %llu not above the last seq %llu",
                            (unsigned long long)seq, (unsigned long long)sp->last_seq);
@@ -1400,9 +1407,12 @@ int pw_spool_iter_next(pw_spool_iter_t *it, pw_spool_rec_t *rec, pw_diag_t *d)
         rec->payload = h + REC_HDR;
         rec->len = len;
         rec->gap_before = 0;
+        rec->gap_cause = 0;
         for (size_t i = 0; i < sp->ngaps; i++)
-            if (sp->gaps[i].next_seq == seq)
+            if (sp->gaps[i].next_seq == seq) {
                 rec->gap_before += sp->gaps[i].records;
+                rec->gap_cause = sp->gaps[i].cause;
+            }
         it->next_seq = seq + 1;
         return 1;
     }

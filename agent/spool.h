@@ -99,11 +99,20 @@ typedef struct pw_spool_report_s {
 /* Records that will never be sent, to be told to the collector with the record `next_seq`
  * (Sample.gap_before = records). A gap stays pending (and durable) until an ack reaches
  * next_seq, so a crash before the collector stored it tells it again. */
+/* Why records of a gap were lost (pw_spool_gap_t.cause). */
+#define PW_SPOOL_GAP_FULL 1u /* dropped to make room (max_bytes) */
+#define PW_SPOOL_GAP_CORRUPT                                                                       \
+    2u /* unreadable: a bad record ended its segment, a file was                                   \
+          quarantined (found again at every open while on disk) */
+
 typedef struct pw_spool_gap_s {
     uint64_t first_seq; /* lowest seq dropped */
     uint64_t last_seq;  /* highest seq dropped */
     uint64_t records;   /* records dropped (for a corrupt segment tail: seqs in the hole) */
     uint64_t next_seq;  /* first seq kept after the gap: the record that carries it */
+    uint32_t cause;     /* PW_SPOOL_GAP_*: of the newest gap when gaps were merged. Kept in
+                           memory: a gap read back from the state file is FULL, unless the
+                           open finds its hole again (CORRUPT) */
 } pw_spool_gap_t;
 
 /* One record returned by pw_spool_iter_next. */
@@ -114,6 +123,7 @@ typedef struct pw_spool_rec_s {
     size_t len;             /* payload bytes */
     uint64_t gap_before;    /* records dropped just before this one (0 = none): the value
                                for Sample.gap_before */
+    uint32_t gap_cause;     /* PW_SPOOL_GAP_* of those (the newest cause), 0 when none */
 } pw_spool_rec_t;
 
 /* Opens (creating it with mode 0700 when missing, one level) the spool in directory `dir`,

@@ -54,6 +54,10 @@ int pw__spool_os_write_record(int fd, const uint8_t *hdr, size_t hdr_len, const 
 /* Writes zero bytes over [off, end), 64 KiB per system call where the OS has vectored writes. */
 int pw__spool_os_write_zeros(int fd, uint64_t off, uint64_t end);
 
+/* Test seam (spool.c): while positive, pw_spool_append fails with PW_ENOSPC without writing
+ * and decrements it; a disk that fills for a while. 0 in the product. */
+extern int pw__spool_test_fail_appends;
+
 /* In spool.c, portable: writes all of buf at `off` with pw__spool_os_pwrite, retrying EINTR;
  * 0, a code, or PW_EIO on a zero-length write. */
 int pw__spool_write_all(int fd, const void *buf, size_t n, uint64_t off);

@@ -236,6 +236,21 @@ static void check_clock(pw_session_t *k, const pw_host_t *h, uint64_t ts_ms)
                 ahead && c->o.remote_write_on ? ", remote write does not send them" : "");
 }
 
+/* Why an agent lost samples (Sample.gap_cause), for the log. */
+static const char *gap_cause_text(int cause)
+{
+    switch (cause) {
+    case POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_FULL:
+        return "spool full: the oldest unacked samples were dropped";
+    case POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_CORRUPT:
+        return "spool corrupt: spooled samples failed their checksum";
+    case POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_WRITE:
+        return "spool write failed: disk full or I/O error";
+    default:
+        return "cause not given";
+    }
+}
+
 static void handle_sample(pw_session_t *k, const Poolwatch__V1__Sample *s, const uint8_t *payload,
                           size_t len)
 {
@@ -263,8 +278,9 @@ static void handle_sample(pw_session_t *k, const Poolwatch__V1__Sample *s, const
     }
     check_clock(k, h, s->timestamp_ms);
     if (res.gap_before)
-        PW_LOG_WARN(MOD, "%s: the agent dropped %llu samples before seq %llu (spool full)", h->name,
-                    (unsigned long long)res.gap_before, (unsigned long long)s->seq);
+        PW_LOG_WARN(MOD, "%s: the agent lost %llu samples before seq %llu (%s)", h->name,
+                    (unsigned long long)res.gap_before, (unsigned long long)s->seq,
+                    gap_cause_text(s->gap_cause));
     if (res.stored_seq)
         k->pending_seq = res.stored_seq;
 }

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "net.h"
 #include "spool.h"
+#include "spool_internal.h"
 #include "tls.h"
 #include "uplink.h"
 
@@ -171,6 +172,8 @@ static void test_find_tag_walks_a_module_tree(void **state)
 typedef struct {
     uint64_t seq;
     int keyframe, dict_reset, session;
+    uint64_t gap_before;
+    int gap_cause;
 } got_t;
 
 typedef struct {
@@ -266,7 +269,8 @@ static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
         } else if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
             const Poolwatch__V1__Sample *s = env->sample;
             if (db->n_got < MAX_GOT)
-                db->got[db->n_got++] = (got_t){s->seq, s->keyframe, s->dict_reset, db->sessions};
+                db->got[db->n_got++] = (got_t){s->seq,       s->keyframe,   s->dict_reset,
+                                               db->sessions, s->gap_before, s->gap_cause};
             if (db->bogus_after && s->seq == db->bogus_after) {
                 dbl_send_ack(db, db->bogus_ack, 0);
                 db->bogus_after = 0;
@@ -651,6 +655,40 @@ static void test_replay_hello_carries_configured_limits(void **state)
     dbl_stop(db);
 }
 
+/* Issue 15, item 3: spool writes fail for a while (a full disk) while the collector is
+ * connected. Each lost sample keeps its seq (none is reused for another sample), and the next
+ * sample spooled tells the collector: a keyframe with dict_reset carrying gap_before = the
+ * samples lost, cause SPOOL_WRITE (before: the seqs were reused and nothing was told). */
+static void test_spool_write_failure_is_a_gap(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    acking_session_until(db, &ar, 0, 3);
+    pw__spool_test_fail_appends = 3;
+    want_seq = max_got(db) + 8;
+    dbl_run_until(db, got_want, 20000);
+    agent_join(&ar, db);
+    dbl_stop(db);
+    assert_int_equal(pw__spool_test_fail_appends, 0);
+    assert_int_equal(db->sessions, 1);
+    size_t hole = 0;
+    for (size_t i = 1; i < db->n_got; i++) {
+        const got_t *g = &db->got[i];
+        if (g->seq == db->got[i - 1].seq + 1) {
+            assert_int_equal(g->gap_before, 0);
+            continue;
+        }
+        assert_int_equal(hole, 0); /* one hole, of 3 seqs, told by the sample after it */
+        hole = i;
+        assert_int_equal(g->seq, db->got[i - 1].seq + 4);
+        assert_int_equal(g->gap_before, 3);
+        assert_int_equal(g->gap_cause, POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_WRITE);
+        assert_true(g->keyframe && g->dict_reset);
+    }
+    assert_true(hole > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -664,6 +702,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ack_above_seq_in_session_converges, remove_spool,
                                         remove_spool),
         cmocka_unit_test_setup_teardown(test_replay_hello_carries_configured_limits, remove_spool,
+                                        remove_spool),
+        cmocka_unit_test_setup_teardown(test_spool_write_failure_is_a_gap, remove_spool,
                                         remove_spool),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -170,6 +170,38 @@ static void seq_list(uint64_t *out, uint64_t from, uint64_t to)
         *out++ = s;
 }
 
+/* The spool holds one pending gap: seqs first..last (records of them) carried by `next`,
+ * of cause `cause`. */
+static void expect_one_gap(pw_spool_t *sp, uint64_t first, uint64_t last, uint64_t records,
+                           uint64_t next, uint32_t cause)
+{
+    pw_spool_gap_t g[2];
+    assert_int_equal(pw_spool_gaps(sp, g, 2), 1);
+    assert_int_equal(g[0].first_seq, first);
+    assert_int_equal(g[0].last_seq, last);
+    assert_int_equal(g[0].records, records);
+    assert_int_equal(g[0].next_seq, next);
+    assert_int_equal(g[0].cause, cause);
+}
+
+/* Iterating from the start gives exactly seqs want[0..n), record `carrier` with gap_before
+ * `gap` and gap_cause `cause`, every other one with none. */
+static void expect_carrier(pw_spool_t *sp, const uint64_t *want, size_t n, uint64_t carrier,
+                           uint64_t gap, uint32_t cause)
+{
+    pw_spool_iter_t *it;
+    pw_spool_rec_t r;
+    assert_int_equal(pw_spool_iter_open(sp, 0, &it), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(pw_spool_iter_next(it, &r, NULL), 1);
+        assert_int_equal(r.seq, want[i]);
+        assert_int_equal(r.gap_before, r.seq == carrier ? gap : 0);
+        assert_int_equal(r.gap_cause, r.seq == carrier ? cause : 0);
+    }
+    assert_int_equal(pw_spool_iter_next(it, &r, NULL), 0);
+    pw_spool_iter_close(it);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static void test_round_trip_segments(void **state)
@@ -337,25 +369,12 @@ static void test_corrupt_older_segment(void **state)
     assert_non_null(strstr(rep.first_problem.msg, "spool-00000000000000000001.seg"));
     assert_int_equal(rep.records, 1 + 4 + 2);
     assert_int_equal(fsize(fx, "spool-00000000000000000001.seg"), 4096);
+    expect_one_gap(sp, 2, 4, 3, 5, PW_SPOOL_GAP_CORRUPT);
     pw_spool_gap_t g[2];
-    assert_int_equal(pw_spool_gaps(sp, g, 2), 1);
-    assert_int_equal(g[0].first_seq, 2);
-    assert_int_equal(g[0].last_seq, 4);
-    assert_int_equal(g[0].records, 3);
-    assert_int_equal(g[0].next_seq, 5);
     uint64_t want[] = {5, 6, 7, 8, 9, 10};
     expect_seqs(sp, 2, want, 6);
     uint64_t want_all[] = {1, 5, 6, 7, 8, 9, 10};
-    pw_spool_iter_t *it;
-    pw_spool_rec_t r;
-    assert_int_equal(pw_spool_iter_open(sp, 0, &it), 0);
-    for (size_t i = 0; i < 7; i++) {
-        assert_int_equal(pw_spool_iter_next(it, &r, NULL), 1);
-        assert_int_equal(r.seq, want_all[i]);
-        assert_int_equal(r.gap_before, r.seq == 5 ? 3 : 0);
-    }
-    assert_int_equal(pw_spool_iter_next(it, &r, NULL), 0);
-    pw_spool_iter_close(it);
+    expect_carrier(sp, want_all, 7, 5, 3, PW_SPOOL_GAP_CORRUPT);
     pw_spool_close(sp);
 
     /* Reopen: the same hole, recorded once. */
@@ -367,6 +386,48 @@ static void test_corrupt_older_segment(void **state)
     assert_int_equal(pw_spool_gaps(sp, g, 2), 0);
     assert_false(exists(fx, "spool-00000000000000000001.seg"));
     pw_spool_close(sp);
+}
+
+/* An OLDER segment whose last record looks torn (cut short at the end of its file, or failing
+ * its CRC with nothing after it) is not a torn write: only the last segment takes writes. It
+ * is sealed as corrupt (bytes kept, not cut), the lost seq is a gap with its cause, and the
+ * later segments are kept whole (without the is_last guard, such a tail would be cut). */
+static void torn_older_segment(const fx_t *fx, int crc)
+{
+    const char *first = "spool-00000000000000000001.seg";
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "rm -f %s/*", fx->dir);
+    assert_int_equal(system(cmd), 0);
+    pw_spool_t *sp = open_spool(fx, 1 << 20, NULL);
+    append_range(sp, 1, 10, 0); /* [1-4] [5-8] [9-10] */
+    pw_spool_close(sp);
+    long size = crc ? 4096 : 4096 - 3;
+    if (crc)
+        flip_byte(fx, first, 4096 - 1); /* record 4 (at 3076) fails its CRC, nothing after */
+    else
+        cut_file(fx, first, size); /* record 4 cut short */
+    pw_spool_report_t rep;
+    sp = open_spool(fx, 1 << 20, &rep);
+    assert_int_equal(rep.torn_bytes_cut, 0);
+    assert_int_equal(rep.corrupt_segments, 1);
+    assert_int_equal(rep.corrupt_bytes, (uint64_t)size - 3076);
+    assert_int_equal(rep.first_problem.code, PW_ECORRUPT);
+    assert_int_equal(rep.first_problem.offset, 3076);
+    assert_int_equal(fsize(fx, first), size); /* kept as evidence */
+    assert_int_equal(rep.records, 3 + 4 + 2);
+    expect_one_gap(sp, 4, 4, 1, 5, PW_SPOOL_GAP_CORRUPT);
+    /* 1..3, then 5..10, 5 carrying the gap of 1 with its cause */
+    uint64_t want[] = {1, 2, 3, 5, 6, 7, 8, 9, 10};
+    expect_carrier(sp, want, 9, 5, 1, PW_SPOOL_GAP_CORRUPT);
+    append_range(sp, 11, 11, 0); /* appends go on in the last segment */
+    assert_int_equal(pw_spool_last_seq(sp), 11);
+    pw_spool_close(sp);
+}
+
+static void test_torn_older_segment_sealed(void **state)
+{
+    torn_older_segment(*state, 0);
+    torn_older_segment(*state, 1);
 }
 
 /* The collector holds seqs up to 100, past this spool's last (10, with records 2..4 lost to
@@ -447,6 +508,7 @@ static void test_full_drops_oldest_and_reports_gap(void **state)
     assert_int_equal(g[0].last_seq, 5);
     assert_int_equal(g[0].records, 5);
     assert_int_equal(g[0].next_seq, 6);
+    assert_int_equal(g[0].cause, PW_SPOOL_GAP_FULL);
     uint64_t want[8];
     seq_list(want, 6, 13);
     assert_int_equal(expect_seqs(sp, 0, want, 8), 5);
@@ -953,6 +1015,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ack_trims_and_survives_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_older_segment_sealed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_older_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_skip_to_continues_after_the_collector, setup,
                                         teardown),
