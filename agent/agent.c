@@ -510,8 +510,8 @@ static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
         a->synced_seq = a->acked_seq; /* on the collector's disk */
     if (a->synced_seq >= a->seq)
         uv_timer_stop(&a->sync_timer);
+    pw_uplink_mark_healthy(a->up); /* the backoff starts over after 30 s of acks */
     if (a->sess == SESS_HELLO_SENT) {
-        pw_uplink_mark_healthy(a->up);
         int r = start_stream(a, ack->seq);
         if (r != 0) {
             PW_LOG_ERROR(MOD, "cannot resend from the spool: %s", pw_strerror(r));
@@ -706,6 +706,7 @@ static void on_disconnected(pw_uplink_t *up, int status, const char *msg, uint64
     end_session(a);
     if (a->cfg->spool_fsync == PW_AGENT_FSYNC_ACK)
         sync_spool(a); /* what was sent may never be acked */
+    PW_LOG_DEBUG(MOD, "next connection attempt in %llu ms", (unsigned long long)retry_ms);
     pw_complain(&a->c_send, uv_now(&a->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
                 "collector %s: %s%s%s%s; retrying in %llu ms", pw_uplink_endpoint(up),
                 status ? pw_strerror(status) : "closed", msg && *msg ? " (" : "", msg ? msg : "",

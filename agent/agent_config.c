@@ -1,6 +1,6 @@
-/* agent_config.c: the agent's options, one row each (a table-driven config, as Redis config.c does). The example file
- * deploy/config/agent.conf.example is generated from these rows (`--print-example`) and a
- * test checks that it parses back to the defaults. */
+/* agent_config.c: the agent's options, one row each (a table-driven config, as Redis config.c
+ * does). The example file deploy/config/agent.conf.example is generated from these rows
+ * (`--print-example`) and a test checks that it parses back to the defaults. */
 #include "agent.h"
 #include "config.h"
 

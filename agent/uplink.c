@@ -34,6 +34,8 @@ struct pw_uplink_s {
     pw_buf_t out;
     uint64_t rng;
     int timer_closed;
+    uint64_t session_start_ms; /* uv_now() when the session came up */
+    int healthy;               /* this session reset the backoff already */
 };
 
 static void connect_next(pw_uplink_t *up);
@@ -92,6 +94,8 @@ static void on_established(pw_tls_conn_t *conn)
     pw_uplink_t *up = pw_tls_data(conn);
     uv_timer_stop(&up->timer);
     up->state = UP_UP;
+    up->session_start_ms = uv_now(up->loop);
+    up->healthy = 0;
     pw_frame_reader_close(&up->reader);
     pw_frame_reader_init(&up->reader, up->opts.max_frame);
     if (up->cbs.on_connected)
@@ -292,6 +296,10 @@ size_t pw_uplink_queued_bytes(const pw_uplink_t *up)
 
 void pw_uplink_mark_healthy(pw_uplink_t *up)
 {
+    uint64_t need = up->opts.healthy_ms ? up->opts.healthy_ms : 30000;
+    if (up->healthy || up->state != UP_UP || uv_now(up->loop) - up->session_start_ms < need)
+        return;
+    up->healthy = 1;
     pw_backoff_reset(&up->backoff);
 }
 

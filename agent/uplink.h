@@ -41,6 +41,8 @@ typedef struct pw_uplink_opts_s {
     uint64_t backoff_min_ms;     /* 0 = 1,000 */
     uint64_t backoff_max_ms;     /* 0 = 300,000 */
     uint64_t connect_timeout_ms; /* TCP + TLS handshake; 0 = 10,000 */
+    uint64_t healthy_ms;         /* a session acked this long after it started is healthy (the
+                                    backoff starts over); 0 = 30,000 */
     size_t max_frame;            /* largest frame accepted from the collector; 0 = 4 MiB */
 } pw_uplink_opts_t;
 
@@ -65,8 +67,10 @@ int pw_uplink_is_up(const pw_uplink_t *up);
 /* Bytes queued for the collector and not yet written to the socket. */
 size_t pw_uplink_queued_bytes(const pw_uplink_t *up);
 
-/* The session proved healthy (the collector acked our Hello): the next reconnect starts
- * again from the shortest delay. */
+/* The collector acked (our Hello or samples). Once an ack arrives healthy_ms or more after
+ * the session started, the session is healthy and the next reconnect starts again from the
+ * shortest delay; an ack sooner changes nothing, so that a collector that acks the Hello and
+ * then fails (its store's disk full) sees this agent back off, not reconnect at once. */
 void pw_uplink_mark_healthy(pw_uplink_t *up);
 
 /* Ends the current session (the collector misbehaved) and schedules a reconnect. */

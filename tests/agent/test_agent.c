@@ -15,6 +15,7 @@
 #include "uplink.h"
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,6 +189,7 @@ typedef struct {
     uint64_t hello_answer[MAX_SESSIONS]; /* the Ack answering the Hello of session i */
     int ack_samples;                     /* ack every sample with its seq */
     uint64_t bogus_after, bogus_ack;     /* after the sample bogus_after: Ack(bogus_ack) */
+    int close_on_sample;                 /* close the session at its first sample */
     /* seen */
     int sessions;                            /* Hellos answered */
     uint64_t hello_resume[MAX_SESSIONS];     /* Hello.resume_seq */
@@ -205,6 +207,9 @@ static dbl_t *g_dbl;
 /* Log lines of the agent thread, counted by what they say. */
 static uv_mutex_t log_mu;
 static int log_ahead, log_never_wrote, log_reconnect;
+#define MAX_DELAYS 16
+static uint64_t log_delays[MAX_DELAYS]; /* "next connection attempt in N ms" (DEBUG) */
+static int log_n_delays;
 
 static void log_sink(int level, const char *module, const char *line, void *arg)
 {
@@ -216,6 +221,9 @@ static void log_sink(int level, const char *module, const char *line, void *arg)
         log_never_wrote++;
     if (strstr(line, "reconnecting to ask where to resume"))
         log_reconnect++;
+    const char *nx = strstr(line, "next connection attempt in ");
+    if (nx && log_n_delays < MAX_DELAYS)
+        log_delays[log_n_delays++] = strtoull(nx + 27, NULL, 10);
     uv_mutex_unlock(&log_mu);
     fprintf(stderr, "  [%s] %s\n", module, line);
 }
@@ -271,7 +279,9 @@ static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
             if (db->n_got < MAX_GOT)
                 db->got[db->n_got++] = (got_t){s->seq,       s->keyframe,   s->dict_reset,
                                                db->sessions, s->gap_before, s->gap_cause};
-            if (db->bogus_after && s->seq == db->bogus_after) {
+            if (db->close_on_sample) {
+                pw_tls_close(db->conn); /* a collector that acks the Hello, then fails */
+            } else if (db->bogus_after && s->seq == db->bogus_after) {
                 dbl_send_ack(db, db->bogus_ack, 0);
                 db->bogus_after = 0;
             } else if (db->ack_samples) {
@@ -689,8 +699,52 @@ static void test_spool_write_failure_is_a_gap(void **state)
     assert_true(hole > 0);
 }
 
+static int sessions_5(const dbl_t *db)
+{
+    return db->sessions >= 5;
+}
+
+/* Issue 15, item 7: a collector that acks the Hello and then ends the session at once (its
+ * store's disk is full) does not get this agent back at the shortest delay each time: the
+ * backoff starts over only after a session acked for 30 s. With backoff 50 ms .. 200 ms and
+ * equal jitter, attempt k waits in [base_k / 2, base_k], base 50, 100, 200, 200: the fourth
+ * wait is at least 100 ms (before: every Hello's ack reset it, each wait was 25..50 ms). */
+static void test_backoff_resets_only_after_healthy_session(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    int saved = pw_log_level;
+    pw_log_level = PW_LOG_LVL_DEBUG;
+    uv_mutex_lock(&log_mu);
+    log_n_delays = 0;
+    uv_mutex_unlock(&log_mu);
+    dbl_start(db);
+    db->close_on_sample = 1;
+    agent_start(&ar, db->port);
+    dbl_run_until(db, sessions_5, 20000);
+    agent_join(&ar, db);
+    dbl_stop(db);
+    pw_log_level = saved;
+    uv_mutex_lock(&log_mu);
+    int n = log_n_delays;
+    uint64_t d[MAX_DELAYS];
+    memcpy(d, log_delays, sizeof(d));
+    uv_mutex_unlock(&log_mu);
+    assert_true(n >= 4);
+    print_message("waits between sessions: %llu %llu %llu %llu ms\n", (unsigned long long)d[0],
+                  (unsigned long long)d[1], (unsigned long long)d[2], (unsigned long long)d[3]);
+    assert_true(d[0] >= 25 && d[0] <= 50);
+    assert_true(d[1] >= 50 && d[1] <= 100);
+    assert_true(d[2] >= 100 && d[2] <= 200);
+    assert_true(d[3] >= 100 && d[3] <= 200);
+}
+
 int main(void)
 {
+#ifndef _WIN32
+    signal(SIGPIPE, SIG_IGN); /* the double closes sessions under the agent's writes */
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_doubles_with_equal_jitter_and_caps),
         cmocka_unit_test(test_find_tag_reports_the_files_that_contain_it),
@@ -705,6 +759,8 @@ int main(void)
                                         remove_spool),
         cmocka_unit_test_setup_teardown(test_spool_write_failure_is_a_gap, remove_spool,
                                         remove_spool),
+        cmocka_unit_test_setup_teardown(test_backoff_resets_only_after_healthy_session,
+                                        remove_spool, remove_spool),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
