@@ -60,7 +60,10 @@
     XX(ETIMEDOUT, "operation timed out")                                                           \
     XX(ECLOSED, "connection closed")                                                               \
     XX(EOF, "end of input")                                                                        \
-    XX(ELOCKED, "in use by another collector")
+    XX(ELOCKED, "in use by another collector")                                                     \
+    XX(ESTAMP, "sample time before 2000 or more than a day ahead")                                 \
+    XX(ECOUNTERS, "objects outstanding above allocations")                                         \
+    XX(ELIMIT, "over a per-host limit (tags, tag length or rows)")
 
 typedef enum {
     PW__ERR_BASE = -7000,

@@ -25,6 +25,17 @@ void pw_log_set_sink(pw_log_sink_cb cb, void *arg)
     sink_arg = arg;
 }
 
+char *pw_log_clean(char *dst, size_t cap, const char *src)
+{
+    size_t i = 0;
+    for (; src != NULL && src[i] != '\0' && i + 1 < cap; i++) {
+        unsigned char c = (unsigned char)src[i];
+        dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    dst[i] = '\0';
+    return dst;
+}
+
 int pw_log_parse_level(const char *name)
 {
     for (int i = 0; i < 5; i++)

@@ -5,6 +5,7 @@
 #ifndef PW_LOG_H
 #define PW_LOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* printf format checking: on mingw-w64, GCC's "printf" means Microsoft's msvcrt dialect (no %zu);
@@ -33,6 +34,12 @@ extern int pw_log_level;
  * "2026-11-29T14:00:00.123Z LEVEL [module] message" to stderr. NULL restores the default. */
 typedef void (*pw_log_sink_cb)(int level, const char *module, const char *line, void *arg);
 void pw_log_set_sink(pw_log_sink_cb cb, void *arg);
+
+/* Copies the NUL-terminated `src` (NULL: "") into dst (cap bytes, cap >= 1; always
+ * terminated, cut to fit) with every control byte (below 0x20, and 0x7f) replaced by '?': text
+ * from a peer (an agent's Hello) then cannot forge log lines (CR/LF) or drive a terminal.
+ * Returns dst. */
+char *pw_log_clean(char *dst, size_t cap, const char *src);
 
 /* Parses "error|warn|info|debug|trace" into a level; returns the level or PW_EINVAL. */
 int pw_log_parse_level(const char *name);

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define MOD "ingest"
 
@@ -16,7 +17,22 @@ struct pw_ingest_s {
     uint64_t uncommitted; /* samples put since the last commit */
     pw_ingest_sample_cb on_sample;
     void *on_sample_arg;
+    pw_ingest_limits_t lim;
 };
+
+void pw_ingest_limits_default(pw_ingest_limits_t *l)
+{
+    l->min_ts_ms = PW_INGEST_MIN_TS_MS;
+    l->max_ahead_ms = PW_INGEST_MAX_AHEAD_MS;
+    l->max_tags = PW_INGEST_MAX_TAGS;
+    l->max_tag_len = PW_INGEST_MAX_TAG_LEN;
+    l->max_rows = PW_INGEST_MAX_ROWS;
+}
+
+void pw_ingest_set_limits(pw_ingest_t *ing, const pw_ingest_limits_t *l)
+{
+    ing->lim = *l;
+}
 
 pw_host_t *pw_ingest_restore(pw_ingest_t *ing, const char *name, unsigned width,
                              const pw_sample_t *table)
@@ -94,6 +110,7 @@ int pw_ingest_new(pw_store_t *store, pw_ingest_t **out, pw_diag_t *d)
     if (ing == NULL)
         return PW_ENOMEM;
     ing->store = store;
+    pw_ingest_limits_default(&ing->lim);
     pw_fleet_init(&ing->fleet);
     int r = load_fleet(ing, d);
     if (r != 0) {
@@ -177,10 +194,11 @@ int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const c
     }
     if (h->counter_width != hello->counter_width || new_instance)
         pw__fleet_reset_stream(h, hello->counter_width);
-    snprintf(h->os_family, sizeof(h->os_family), "%s", hello->os_family);
-    snprintf(h->os_version, sizeof(h->os_version), "%s", hello->os_version);
-    snprintf(h->arch, sizeof(h->arch), "%s", hello->arch);
-    snprintf(h->agent_version, sizeof(h->agent_version), "%s", hello->agent_version);
+    /* Peer text: control bytes would forge log lines and API strings (issue 15, item 9). */
+    pw_log_clean(h->os_family, sizeof(h->os_family), hello->os_family);
+    pw_log_clean(h->os_version, sizeof(h->os_version), hello->os_version);
+    pw_log_clean(h->arch, sizeof(h->arch), hello->arch);
+    pw_log_clean(h->agent_version, sizeof(h->agent_version), hello->agent_version);
     h->os_build = hello->os_build;
     h->source_kind = hello->source_kind;
     h->physical_memory_bytes = hello->physical_memory_bytes;
@@ -189,14 +207,14 @@ int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const c
     if (hello->nonpaged_limit) {
         h->nonpaged_limit_bytes = hello->nonpaged_limit->bytes;
         h->nonpaged_limit_source = hello->nonpaged_limit->source;
-        snprintf(h->nonpaged_limit_detail, sizeof(h->nonpaged_limit_detail), "%s",
-                 hello->nonpaged_limit->detail);
+        pw_log_clean(h->nonpaged_limit_detail, sizeof(h->nonpaged_limit_detail),
+                     hello->nonpaged_limit->detail);
     }
     if (hello->paged_limit) {
         h->paged_limit_bytes = hello->paged_limit->bytes;
         h->paged_limit_source = hello->paged_limit->source;
-        snprintf(h->paged_limit_detail, sizeof(h->paged_limit_detail), "%s",
-                 hello->paged_limit->detail);
+        pw_log_clean(h->paged_limit_detail, sizeof(h->paged_limit_detail),
+                     hello->paged_limit->detail);
     }
     t->session = session;
     res->host = h;
@@ -236,6 +254,61 @@ static void rolled_back(pw_ingest_t *ing)
     ing->uncommitted = 0;
 }
 
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* What is refused of a sample before it touches the host (pw_ingest_frame). */
+static int check_sample(const pw_ingest_t *ing, const pw_host_table_t *t,
+                        const Poolwatch__V1__Sample *s, pw_diag_t *d)
+{
+    const pw_ingest_limits_t *l = &ing->lim;
+    if (s->seq == 0 || s->seq > (uint64_t)INT64_MAX)
+        return pw_diag_set(d, PW_ESEQ, 0, 0, "seq", "seq %llu out of range (1 .. 2^63 - 1)",
+                           (unsigned long long)s->seq);
+    uint64_t now = wall_ms();
+    if (s->timestamp_ms < l->min_ts_ms ||
+        (now != 0 && l->max_ahead_ms < UINT64_MAX - now && s->timestamp_ms > now + l->max_ahead_ms))
+        return pw_diag_set(d, PW_ESTAMP, 0, 0, "timestamp_ms",
+                           "sample time %llu ms is before 2000 or more than a day ahead",
+                           (unsigned long long)s->timestamp_ms);
+    if (s->boot_id.len > 64)
+        return pw_diag_set(d, PW_EPROTO, 0, 0, "boot_id", "boot_id of %zu bytes (at most 64)",
+                           s->boot_id.len);
+    for (size_t i = 0; i < s->n_dict; i++)
+        if (s->dict[i]->tag.len > l->max_tag_len)
+            return pw_diag_set(d, PW_ELIMIT, 0, 0, "dict", "tag of %zu bytes (at most %u)",
+                               s->dict[i]->tag.len, l->max_tag_len);
+    uint64_t tags = (s->dict_reset ? 0 : t->dec.dict.n) + (uint64_t)s->n_dict;
+    if (tags > l->max_tags)
+        return pw_diag_set(d, PW_ELIMIT, 0, 0, "dict", "%llu tags (at most %u per host)",
+                           (unsigned long long)tags, l->max_tags);
+    uint64_t rows = (s->keyframe ? 0 : t->dec.n) + (s->rows ? s->rows->n_key_gap : 0);
+    if (rows > l->max_rows)
+        return pw_diag_set(d, PW_ELIMIT, 0, 0, "rows", "%llu rows (at most %u per host)",
+                           (unsigned long long)rows, l->max_rows);
+    return 0;
+}
+
+/* 64-bit counters do not wrap: a row with more objects outstanding than allocated is
+ * nonsense (32-bit ones may: allocs wraps first). Sources without allocs are skipped. */
+static int check_counters(const pw_delta_dec_t *dec, pw_diag_t *d)
+{
+    if (dec->width != 64 || (dec->flags & PW_SAMPLE_NO_ALLOCS))
+        return 0;
+    for (size_t i = 0; i < dec->n; i++)
+        if (dec->rows[i].diff > dec->rows[i].allocs)
+            return pw_diag_set(d, PW_ECOUNTERS, 0, 0, "diff",
+                               "row %u: %llu objects outstanding of %llu allocated",
+                               dec->rows[i].key, (unsigned long long)dec->rows[i].diff,
+                               (unsigned long long)dec->rows[i].allocs);
+    return 0;
+}
+
 int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample *s,
                     const uint8_t *payload, size_t len, pw_ingest_frame_res_t *res,
                     int *store_failed, pw_diag_t *d)
@@ -243,11 +316,18 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
     pw_host_table_t *t = h->priv;
     memset(res, 0, sizeof(*res));
     *store_failed = 0;
-    pw__fleet_save_prev(h, s); /* the step's previous rows, for the change columns */
-    pw_delta_result_t dr;
-    int r = pw_delta_apply(&t->dec, s, &dr, d);
+    int r = check_sample(ing, t, s, d);
     if (r != 0)
         return r;
+    pw__fleet_save_prev(h, s); /* the step's previous rows, for the change columns */
+    pw_delta_result_t dr;
+    r = pw_delta_apply(&t->dec, s, &dr, d);
+    if (r != 0)
+        return r;
+    if ((r = check_counters(&t->dec, d)) != 0) {
+        pw_delta_dec_drop_base(&t->dec); /* nothing builds on it: the next must be a keyframe */
+        return r;
+    }
     if (s->dict_reset)
         t->dict_epoch++;
     /* Keep the fleet's per-tag index current (GET /tags reads it); on ENOMEM it is dropped

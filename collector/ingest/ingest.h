@@ -52,6 +52,28 @@ const pw_fleet_t *pw_ingest_fleet(const pw_ingest_t *ing);
 /* The store ingest writes (borrowed). */
 pw_store_t *pw_ingest_store(const pw_ingest_t *ing);
 
+/* What ingest refuses of one host's samples (pw_ingest_frame): a hostile or broken agent
+ * cannot grow the collector without bound or store nonsense. */
+typedef struct pw_ingest_limits_s {
+    uint64_t min_ts_ms;    /* samples stamped earlier: PW_ESTAMP (default 2000-01-01) */
+    uint64_t max_ahead_ms; /* samples stamped later than now + this: PW_ESTAMP (1 day) */
+    uint32_t max_tags;     /* tags in a host's dictionary (16,384): PW_ELIMIT */
+    uint32_t max_tag_len;  /* bytes of one tag (48; Windows tags have 4): PW_ELIMIT */
+    uint32_t max_rows;     /* rows of a host's table (3 x 16,384): PW_ELIMIT */
+} pw_ingest_limits_t;
+
+#define PW_INGEST_MIN_TS_MS    946684800000ull /* 2000-01-01T00:00:00Z */
+#define PW_INGEST_MAX_AHEAD_MS 86400000ull
+#define PW_INGEST_MAX_TAGS     16384u
+#define PW_INGEST_MAX_TAG_LEN  48u
+#define PW_INGEST_MAX_ROWS     (3u * PW_INGEST_MAX_TAGS)
+
+/* Fills *l with the defaults above (what pw_ingest_new sets). */
+void pw_ingest_limits_default(pw_ingest_limits_t *l);
+
+/* Replaces the limits (copied). Tests that build fleets with times of 1970 relax them. */
+void pw_ingest_set_limits(pw_ingest_t *ing, const pw_ingest_limits_t *l);
+
 /* Sets the observer of applied samples (NULL: none). */
 void pw_ingest_on_sample(pw_ingest_t *ing, pw_ingest_sample_cb cb, void *arg);
 
@@ -92,10 +114,14 @@ typedef struct pw_ingest_frame_res_s {
  * is) to the host of a session that said Hello, updates the fleet's indexes and, when its seq
  * is new, puts it into the store (durable at the next pw_ingest_commit). Returns 0; a
  * negative code when the sample is refused (PW_ENOBASE, PW_ESEQ, PW_EPROTO ...: the session
- * should say so and close) with `d` saying why; PW_ESTORE-class codes from the store when
- * putting failed: then everything since the last commit was rolled back (every host's stored
- * seq is back at its committed seq: sessions with unacked samples must restart). The two
- * kinds are told apart by *store_failed. */
+ * should say so and close) with `d` saying why; among them, checked before anything changes:
+ * PW_ESEQ (seq 0 or above 2^63 - 1: seqs are SQLite integers), PW_ESTAMP (time outside the
+ * limits), PW_EPROTO (boot_id over 64 bytes), PW_ELIMIT (tags, tag length or rows over the
+ * limits, pw_ingest_limits_t); and after the decode PW_ECOUNTERS (64-bit counters with a row's
+ * diff above its allocs: the host's table is dropped, its agent must send a keyframe);
+ * PW_ESTORE-class codes from the store when putting failed: then everything since the last commit
+ * was rolled back (every host's stored seq is back at its committed seq: sessions with unacked
+ * samples must restart). The two kinds are told apart by *store_failed. */
 int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample *s,
                     const uint8_t *payload, size_t len, pw_ingest_frame_res_t *res,
                     int *store_failed, pw_diag_t *d);

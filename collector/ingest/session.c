@@ -92,7 +92,64 @@ void pw__session_start_timer(pw_session_t *k, uint64_t ms)
     uv_timer_start(&k->timer, on_conn_timer, ms, 0);
 }
 
-static void handle_hello(pw_session_t *k, const Poolwatch__V1__Hello *hello)
+/* Reads a protobuf varint at *p (< end); 0 when it does not end in time. */
+static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 1;
+    }
+    return 0;
+}
+
+/* The bytes of the last length-delimited field `field` of the message in [p, end), or NULL.
+ * protobuf-c hands a string over NUL-terminated: a NUL inside it is seen only here. */
+static const uint8_t *wire_field(const uint8_t *p, const uint8_t *end, uint32_t field, size_t *len)
+{
+    const uint8_t *found = NULL;
+    uint64_t key, v;
+    while (p < end && wire_varint(&p, end, &key)) {
+        switch (key & 7) {
+        case 0:
+            if (!wire_varint(&p, end, &v))
+                return NULL;
+            break;
+        case 1:
+        case 5:
+            v = (key & 7) == 1 ? 8 : 4;
+            if (v > (uint64_t)(end - p))
+                return NULL;
+            p += v;
+            break;
+        case 2:
+            if (!wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+                return NULL;
+            if ((key >> 3) == field) {
+                found = p;
+                *len = (size_t)v;
+            }
+            p += v;
+            break;
+        default:
+            return NULL;
+        }
+    }
+    return found;
+}
+
+/* 1 when the Envelope's Hello.host_name holds a NUL byte (truncated by the decoder). */
+static int host_name_has_nul(const uint8_t *payload, size_t len)
+{
+    size_t hl, nl;
+    const uint8_t *hello = wire_field(payload, payload + len, 1, &hl);
+    const uint8_t *name = hello ? wire_field(hello, hello + hl, 5, &nl) : NULL;
+    return name != NULL && memchr(name, 0, nl) != NULL;
+}
+
+static void handle_hello(pw_session_t *k, const Poolwatch__V1__Hello *hello, int nul_in_host_name)
 {
     pw_listener_t *l = k->l;
     char msg[512];
@@ -109,12 +166,20 @@ static void handle_hello(pw_session_t *k, const Poolwatch__V1__Hello *hello)
         return;
     }
     const char *name = hello->host_name;
-    char canon[256];
+    char canon[256], clean[256];
+    if (nul_in_host_name) {
+        send_error(k, PW_EPROTO, "Hello: host name with a NUL byte", 0);
+        PW_LOG_WARN(MOD, "refused %s: Hello names host '%s' with a NUL byte after it", k->peer,
+                    pw_log_clean(clean, sizeof(clean), name));
+        pw__session_close(k, NULL);
+        return;
+    }
     if (name == NULL || name[0] == '\0' || strlen(name) >= 256 ||
         !pw_tls_peer_match_name(k->tls, name, canon, sizeof(canon))) {
         snprintf(msg, sizeof(msg),
-                 "Hello names host '%.255s' but the client certificate is for CN '%s'%s%s",
-                 name ? name : "", pw_tls_peer_cn(k->tls) ? pw_tls_peer_cn(k->tls) : "",
+                 "Hello names host '%s' but the client certificate is for CN '%s'%s%s",
+                 pw_log_clean(clean, sizeof(clean), name),
+                 pw_tls_peer_cn(k->tls) ? pw_tls_peer_cn(k->tls) : "",
                  pw_tls_peer_dns_count(k->tls) ? ", SAN " : "",
                  pw_tls_peer_dns_count(k->tls) ? pw_tls_peer_dns(k->tls, 0) : "");
         send_error(k, PW_EAUTH, msg, 0);
@@ -156,8 +221,7 @@ static void handle_hello(pw_session_t *k, const Poolwatch__V1__Hello *hello)
                         "one certificate (a cloned machine, or host_name set on two hosts)? "
                         "They keep replacing each other's session and their samples mix in "
                         "one host; give each its own host name and certificate (%s vs %s)",
-                        name, id_new, k->peer, id_old, old->peer, hello->os_family,
-                        res.old_os_family);
+                        name, id_new, k->peer, id_old, old->peer, h->os_family, res.old_os_family);
         }
         /* The replaced agent is told why (it logs the collector's refusal). */
         char why[400];
@@ -296,7 +360,7 @@ static void handle_frame(pw_session_t *k, const uint8_t *p, size_t len)
     }
     switch (env->msg_case) {
     case POOLWATCH__V1__ENVELOPE__MSG_HELLO:
-        handle_hello(k, env->hello);
+        handle_hello(k, env->hello, host_name_has_nul(p, len));
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_SAMPLE:
         handle_sample(k, env->sample, p, len);

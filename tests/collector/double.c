@@ -27,6 +27,13 @@ int pw_double_open(pw_double_t *d)
     int r = pw_store_open(":memory:", NULL, &d->store, NULL);
     if (r == 0)
         r = pw_ingest_new(d->store, &d->ing, NULL);
+    if (r == 0) { /* tests stamp samples from 1970 on, and in the future */
+        pw_ingest_limits_t lim;
+        pw_ingest_limits_default(&lim);
+        lim.min_ts_ms = 0;
+        lim.max_ahead_ms = UINT64_MAX;
+        pw_ingest_set_limits(d->ing, &lim);
+    }
     if (r == 0)
         r = pw_analysis_run_new(NULL, d->ing, NULL, &d->an);
     if (r != 0)

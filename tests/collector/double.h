@@ -25,7 +25,8 @@ typedef struct pw_double_s {
     void *on_command_arg;
 } pw_double_t;
 
-/* Opens the double. Returns 0 or a negative code. */
+/* Opens the double: ingest takes any sample time (tests stamp from 1970 on); the other
+ * limits are ingest's defaults. Returns 0 or a negative code. */
 int pw_double_open(pw_double_t *d);
 
 /* Opens the double and gives the API one bearer token `token` with role `role` ("read" or

@@ -36,6 +36,24 @@ static void sample_at(pw_sample_t *s, uint64_t seq)
     s->totals.nonpaged_bytes = 1000 * seq;
 }
 
+/* Frames Sample `m` as an agent sends it and hands it to ingest `ing` for host `h`: returns
+ * pw_ingest_frame's result, *stored the seq it reports stored (0: not). */
+static int to_ingest(pw_ingest_t *ing, pw_host_t *h, Poolwatch__V1__Sample *m, uint64_t *stored)
+{
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_SAMPLE;
+    env.sample = m;
+    pw_buf_reset(&g_d.frame);
+    assert_int_equal(pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &g_d.frame), 0);
+    pw_ingest_frame_res_t res;
+    int store_failed;
+    int r = pw_ingest_frame(ing, h, m, g_d.frame.data + 4, g_d.frame.len - 4, &res, &store_failed,
+                            NULL);
+    assert_int_equal(store_failed, 0);
+    *stored = res.stored_seq;
+    return r;
+}
+
 /* Encodes sample `seq` with `e` (keyframe when `kf`), naming instance `boot` (NULL: the
  * session's), and hands the frame to ingest `ing` for host `h`. Returns pw_ingest_frame's
  * result with *stored the seq it reports stored (0: not). */
@@ -54,19 +72,9 @@ static int send_seq(pw_ingest_t *ing, pw_delta_enc_t *e, pw_host_t *h, uint64_t 
         m->boot_id.data = (uint8_t *)(uintptr_t)boot;
         m->boot_id.len = strlen(boot);
     }
-    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
-    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_SAMPLE;
-    env.sample = m;
-    pw_buf_reset(&g_d.frame);
-    assert_int_equal(pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &g_d.frame), 0);
-    pw_ingest_frame_res_t res;
-    int store_failed;
-    r = pw_ingest_frame(ing, h, msg, g_d.frame.data + 4, g_d.frame.len - 4, &res, &store_failed,
-                        NULL);
+    r = to_ingest(ing, h, m, stored);
     m->boot_id.data = NULL;
     m->boot_id.len = 0;
-    assert_int_equal(store_failed, 0);
-    *stored = res.stored_seq;
     return r;
 }
 
@@ -187,10 +195,85 @@ static void test_resends_stored_once(void **state)
     pw_double_close(&g_d);
 }
 
+/* A sample `seq` at `ts` with `ntags` tags of `taglen` bytes (and 64-bit counters with
+ * `diff` outstanding of `allocs`) as a keyframe from a fresh encoder; its pw_ingest_frame
+ * result. */
+static int send_custom(pw_host_t *h, uint64_t seq, uint64_t ts, size_t ntags, size_t taglen,
+                       uint64_t allocs, uint64_t diff)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = seq;
+    s.timestamp_ms = ts;
+    for (size_t i = 0; i < ntags; i++) {
+        char tag[PW_TAG_MAX + 1];
+        snprintf(tag, sizeof(tag), "%0*zu", (int)taglen, i);
+        assert_int_equal(
+            pw_sample_add(&s, tag, taglen, PW_POOL_NONPAGED, allocs, allocs - diff, diff, 64), 0);
+    }
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    const Poolwatch__V1__Sample *msg;
+    int r = pw_delta_encode(&e, &s, PW_DELTA_KEYFRAME | PW_DELTA_WITH_DICT, &msg, NULL);
+    pw_sample_close(&s);
+    assert_int_equal(r, 0);
+    Poolwatch__V1__Sample *m = (Poolwatch__V1__Sample *)(uintptr_t)msg;
+    if (seq == UINT64_MAX - 1) /* the encoder refuses nothing: make it the reserved top seq */
+        m->seq = UINT64_MAX;
+    uint64_t stored;
+    r = to_ingest(g_d.ing, h, m, &stored);
+    pw_delta_enc_close(&e);
+    return r;
+}
+
+/* Issue 15, items 5, 8 and 9: what a hostile agent sends is refused with a named error before
+ * it changes anything (seq 2^64 - 1, times of 1970 and 9999, diff above allocs with 64-bit
+ * counters, more tags or rows than a host may have, a tag of 64 bytes), and Hello strings
+ * lose their control bytes. */
+static void test_hostile_samples_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&g_d), 0);
+    pw_ingest_limits_t lim;
+    pw_ingest_limits_default(&lim); /* the collector's, time checks included */
+    lim.max_tags = 100;
+    lim.max_rows = 100;
+    pw_ingest_set_limits(g_d.ing, &lim);
+    g_fed = 0;
+    pw_ingest_on_sample(g_d.ing, on_sample, NULL);
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, "HOST01", 64, aid);
+    hm.os_version = "6.1\r\n2026-12-01T00:00:00.000Z WARN  [collector] forged\x1b[2J";
+    hm.agent_version = "1.0\n";
+    pw_host_t *h = pw_double_hello(&g_d, &hm, 1);
+    assert_non_null(h);
+    assert_string_equal(h->os_version,
+                        "6.1??2026-12-01T00:00:00.000Z WARN  [collector] forged?[2J");
+    assert_string_equal(h->agent_version, "1.0?");
+    uint64_t now = 1764400000000ull; /* 2025: between 2000 and now + 1 day */
+    assert_int_equal(send_custom(h, UINT64_MAX - 1, now, 1, 4, 10, 5), PW_ESEQ);
+    assert_int_equal(send_custom(h, 1, 1000, 1, 4, 10, 5), PW_ESTAMP);               /* 1970 */
+    assert_int_equal(send_custom(h, 1, 253402300799000ull, 1, 4, 10, 5), PW_ESTAMP); /* 9999 */
+    assert_int_equal(send_custom(h, 1, now, 1, 4, 10, 11), PW_ECOUNTERS);
+    assert_int_equal(send_custom(h, 1, now, 101, 4, 10, 5), PW_ELIMIT);
+    assert_int_equal(send_custom(h, 1, now, 1, 64, 10, 5), PW_ELIMIT);
+    assert_int_equal(send_custom(h, 1, now, 1, 48, 10, 5), 0); /* within every limit */
+    assert_int_equal(send_custom(h, 2, now + 10000, 100, 4, 10, 5), 0);
+    assert_string_equal(pw_err_name(PW_ESTAMP), "ESTAMP");
+    assert_string_equal(pw_err_name(PW_ELIMIT), "ELIMIT");
+    assert_string_equal(pw_err_name(PW_ECOUNTERS), "ECOUNTERS");
+    assert_int_equal(g_fed, 2);
+    assert_int_equal(stored_samples(), 2);
+    pw_ingest_detach(g_d.ing, h, &g_d.session);
+    pw_double_close(&g_d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resends_stored_once),
+        cmocka_unit_test(test_hostile_samples_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
