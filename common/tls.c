@@ -776,6 +776,23 @@ const char *pw_tls_peer_cn(const pw_tls_conn_t *conn)
     return (conn && conn->peer_cn) ? conn->peer_cn : "";
 }
 
+int pw_tls_peer_has_ou(const pw_tls_conn_t *conn, const char *ou)
+{
+    X509 *peer = conn && conn->ssl ? SSL_get0_peer_certificate(conn->ssl) : NULL;
+    X509_NAME *subj = peer ? X509_get_subject_name(peer) : NULL;
+    size_t want = ou ? strlen(ou) : 0;
+    for (int idx = -1; subj != NULL && want > 0;) {
+        idx = X509_NAME_get_index_by_NID(subj, NID_organizationalUnitName, idx);
+        if (idx < 0)
+            break;
+        const ASN1_STRING *s = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subj, idx));
+        if ((size_t)ASN1_STRING_length(s) == want &&
+            memcmp(ASN1_STRING_get0_data(s), ou, want) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 size_t pw_tls_peer_dns_count(const pw_tls_conn_t *conn)
 {
     return conn ? conn->n_dns : 0;

@@ -188,6 +188,11 @@ const char *pw_tls_cipher(const pw_tls_conn_t *conn);
  * handshake. Borrowed, valid until on_close returns. */
 const char *pw_tls_peer_cn(const pw_tls_conn_t *conn);
 
+/* 1 when the verified peer certificate's subject has an organizational unit (OU) equal to
+ * `ou` (NUL-terminated, compared exactly), 0 otherwise or before the handshake. The collector
+ * requires the agents' role this way ("poolwatch-agent", deploy/pki.sh). */
+int pw_tls_peer_has_ou(const pw_tls_conn_t *conn, const char *ou);
+
 /* Number of DNS SANs kept (at most PW_TLS_PEER_MAX_DNS) and the i-th of them (NULL when i is
  * out of range). Borrowed, valid until on_close returns. */
 size_t pw_tls_peer_dns_count(const pw_tls_conn_t *conn);

@@ -7,17 +7,19 @@
 #   ca.pem ca.key                 the CA (CN "poolwatch throw-away CA <random>")
 #   collector.pem collector.key   server certificate, SANs DNS:localhost, IP:127.0.0.1,
 #                                 DNS:<collector name> (default: this machine's host name)
-#   agent-NAME.pem agent-NAME.key one client certificate per --agent, CN and SAN DNS = NAME
+#   agent-NAME.pem agent-NAME.key one client certificate per --agent, CN and SAN DNS = NAME,
+#                                 OU "poolwatch-agent" (the role the collector requires)
 #   cli.pem cli.key               client certificate for the CLI, CN and SAN DNS = --cli NAME
-#                                 (default poolwatch-cli)
-# Idempotent: existing files are kept (and checked against ca.pem); only missing ones are made.
+#                                 (default poolwatch-cli), OU "poolwatch-cli": no agent
+# Idempotent: existing files are kept (and checked against ca.pem); only missing ones are made,
+# and an agent certificate without the agent role (made before it existed) is made again.
 # For negative tests (another CA), run it again into another DIR: each run into an empty DIR
 # makes an unrelated CA with the same file names.
 # Prints one line per file: "created FILE" or "kept FILE". Exits non-zero on any error.
 set -euo pipefail
 
 usage() {
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -90,10 +92,16 @@ else
   echo "created $DIR/ca.pem (and ca.key)"
 fi
 
-# leaf BASENAME CN SERVER|CLIENT SAN
+# leaf BASENAME CN SERVER|CLIENT SAN [OU]
 leaf() {
-  local base=$1 cn=$2 kind=$3 san=$4 eku
+  local base=$1 cn=$2 kind=$3 san=$4 ou=${5:-} eku subj
   local pem="$DIR/$base.pem" key="$DIR/$base.key"
+  if [ -f "$pem" ] && [ -f "$key" ] && [ -n "$ou" ] &&
+    ! openssl x509 -in "$pem" -noout -subject -nameopt multiline 2>/dev/null |
+      grep -q "organizationalUnitName *= $ou\$"; then
+    echo "pki.sh: $pem has no OU '$ou' (made by an older pki.sh): making it again" >&2
+    rm -f "$pem" "$key"
+  fi
   if [ -f "$pem" ] && [ -f "$key" ]; then
     openssl verify -CAfile "$DIR/ca.pem" "$pem" >/dev/null 2>&1 ||
       die "$pem was not issued by $DIR/ca.pem: remove it to make a new one"
@@ -102,7 +110,9 @@ leaf() {
   fi
   [ "$kind" = SERVER ] && eku=serverAuth || eku=clientAuth
   newkey "$TMP/$base.key"
-  openssl req -new -key "$TMP/$base.key" -subj "/CN=$cn" -out "$TMP/$base.csr" 2>"$TMP/err" ||
+  subj="/CN=$cn"
+  [ -n "$ou" ] && subj="/OU=$ou/CN=$cn"
+  openssl req -new -key "$TMP/$base.key" -subj "$subj" -out "$TMP/$base.csr" 2>"$TMP/err" ||
     { cat "$TMP/err" >&2; die "cannot create the request for $pem"; }
   cat >"$TMP/$base.ext" <<EOF
 basicConstraints=critical,CA:FALSE
@@ -127,6 +137,6 @@ if [ "$COLLECTOR_NAME_GIVEN" = 1 ] && ! openssl x509 -in "$DIR/collector.pem" -n
   echo "pki.sh: warning: kept $DIR/collector.pem does not name '$COLLECTOR_NAME'" >&2
 fi
 for a in ${AGENTS[@]+"${AGENTS[@]}"}; do
-  leaf "agent-$a" "$a" CLIENT "DNS:$a"
+  leaf "agent-$a" "$a" CLIENT "DNS:$a" poolwatch-agent
 done
-leaf cli "$CLI_NAME" CLIENT "DNS:$CLI_NAME"
+leaf cli "$CLI_NAME" CLIENT "DNS:$CLI_NAME" poolwatch-cli

@@ -21,6 +21,10 @@
 #include "poolwatch.pb-c.h"
 #include "tls.h"
 
+/* The role an agent's client certificate carries: its subject's OU (deploy/pki.sh). The
+ * collector refuses a Hello over any other certificate of the CA (the CLI's, a server's). */
+#define PW_AGENT_CERT_OU "poolwatch-agent"
+
 /* Called with an agent's answer to a command (pw_listener_send_command). */
 typedef void (*pw_listener_result_cb)(void *arg, const pw_host_t *h,
                                       const Poolwatch__V1__CommandResult *res);

@@ -167,6 +167,17 @@ static void handle_hello(pw_session_t *k, const Poolwatch__V1__Hello *hello, int
     }
     const char *name = hello->host_name;
     char canon[256], clean[256];
+    if (!pw_tls_peer_has_ou(k->tls, PW_AGENT_CERT_OU)) {
+        /* Any certificate of the CA is not an agent: the CLI's may not send data. */
+        snprintf(msg, sizeof(msg),
+                 "the client certificate (CN '%s') is not an agent's: its subject has no OU "
+                 "'" PW_AGENT_CERT_OU "' (deploy/pki.sh --agent issues such certificates)",
+                 pw_tls_peer_cn(k->tls));
+        send_error(k, PW_EAUTH, msg, 0);
+        PW_LOG_WARN(MOD, "refused %s: %s", k->peer, msg);
+        pw__session_close(k, NULL);
+        return;
+    }
     if (nul_in_host_name) {
         send_error(k, PW_EPROTO, "Hello: host name with a NUL byte", 0);
         PW_LOG_WARN(MOD, "refused %s: Hello names host '%s' with a NUL byte after it", k->peer,

@@ -305,6 +305,9 @@ static void test_e2e_agents_collector_store(void **state)
                                "otherca/agent-sim-leak-linear-0", "--agent.log_level=info", NULL);
     pid_t bad_name = start_agent("imposter", "sim:leak-linear/0", "sim-leak-linear-0",
                                  "pki/agent-imposter-cert", "--agent.log_level=info", NULL);
+    /* The CLI's certificate (same CA, its own name) is not an agent's (issue 15, item 10). */
+    pid_t bad_role = start_agent("clicert", "sim:leak-linear/0", "poolwatch-cli", "pki/cli",
+                                 "--agent.log_level=info", NULL);
 
     /* The linux and simulated hosts stream: 10 samples (1 s at 100 ms) each are applied. */
     wait_host("linuxhost", 10, 1);
@@ -427,12 +430,15 @@ static void test_e2e_agents_collector_store(void **state)
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     stop(bad_ca, SIGTERM);
     stop(bad_name, SIGTERM);
+    stop(bad_role, SIGTERM);
 
     char log[300];
     snprintf(log, sizeof(log), "%s/collector.log", dir);
     assert_true(file_contains(log, "Hello names host 'sim-leak-linear-0' but the client "
                                    "certificate is for CN 'imposter-cert'"));
     assert_true(file_contains(log, "peer presented no certificate"));
+    assert_true(file_contains(log, "the client certificate (CN 'poolwatch-cli') is not an "
+                                   "agent's: its subject has no OU 'poolwatch-agent'"));
     snprintf(log, sizeof(log), "%s/agent-otherca.log", dir);
     assert_true(file_contains(log, "certificate"));
 
