@@ -366,6 +366,7 @@ static void handle_frame(pw_session_t *k, const uint8_t *p, size_t len)
     pw_diag_t d;
     int r = pw_codec_unpack(p, len, &env, &d);
     if (r != 0) {
+        send_error(k, r, d.msg, 0); /* docs/protocol.md: every refusal is told */
         pw__session_close(k, d.msg);
         return;
     }
@@ -383,6 +384,7 @@ static void handle_frame(pw_session_t *k, const uint8_t *p, size_t len)
     case POOLWATCH__V1__ENVELOPE__MSG_HEARTBEAT:
         break;
     default:
+        send_error(k, PW_EPROTO, "unexpected message", 0);
         pw__session_close(k, "unexpected message");
     }
     pw_codec_free(env);
@@ -405,8 +407,10 @@ static void on_conn_data(pw_tls_conn_t *tls, const uint8_t *data, size_t len)
         handle_frame(k, p, plen);
         r = 0;
     }
-    if (r < 0)
+    if (r < 0) {
+        send_error(k, r, d.msg, 0); /* oversized or zero-length frame */
         pw__session_close(k, d.msg);
+    }
 }
 
 static void on_conn_close(pw_tls_conn_t *tls, int status, const char *msg)
@@ -414,8 +418,11 @@ static void on_conn_close(pw_tls_conn_t *tls, int status, const char *msg)
     pw_session_t *k = pw_tls_data(tls);
     pw_listener_t *c = k->l;
     if (status != 0 && status != PW_ECLOSED)
-        PW_LOG_INFO(MOD, "%s (%s): %s: %s", k->host ? k->host->name : "?", k->peer,
-                    pw_strerror(status), msg ? msg : "");
+        PW_LOG_INFO(MOD, "%s (%s): %s: %s",
+                    k->host                            ? k->host->name
+                    : k->state == PW_SESSION_HANDSHAKE ? "session before a verified Hello"
+                                                       : "session",
+                    k->peer, pw_strerror(status), msg ? msg : "");
     pw_ingest_detach(c->ing, k->host, k);
     if (k->ip && k->ip->count)
         k->ip->count--;

@@ -623,6 +623,41 @@ static uint64_t logged_start_seq(const char *log, int nth)
     return seq;
 }
 
+/* 1 when the file at `path` holds `needle` (binary files: NUL bytes are not its end). */
+static int bin_contains(const char *path, const char *needle)
+{
+    size_t n;
+    char *t = pw_test_read_file(path, &n);
+    size_t k = strlen(needle);
+    int found = 0;
+    for (size_t i = 0; t != NULL && !found && i + k <= n; i++)
+        found = memcmp(t + i, needle, k) == 0;
+    free(t);
+    return found;
+}
+
+/* Sends `len` bytes to the collector over mutual TLS with linuxhost's (agent) certificate
+ * (openssl s_client, 1 s for the answer); returns the path of the answer's bytes (malloc'd). */
+static char *raw_agent_session(const char *name, const uint8_t *bytes, size_t len)
+{
+    char in[300], cmd[1800];
+    char *out = malloc(300);
+    assert_non_null(out);
+    snprintf(in, sizeof(in), "%s/%s.bin", dir, name);
+    snprintf(out, 300, "%s/%s.out", dir, name);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "(cat %s; sleep 1) | timeout 10 openssl s_client -quiet -connect 127.0.0.1:%s "
+             "-servername localhost -CAfile %s/pki/ca.pem -cert %s/pki/agent-linuxhost.pem -key "
+             "%s/pki/agent-linuxhost.key > %s 2>/dev/null; true",
+             in, coll_port, dir, dir, dir, out);
+    assert_int_equal(system(cmd), 0);
+    return out;
+}
+
 /* Issue 15, item 9: a Hello whose host name is "linuxhost\0evil" (the certificate's name, a
  * NUL, more) over mutual TLS with linuxhost's certificate: refused, not truncated to the
  * certificate's name. The frame is written by hand (protobuf-c packs no NUL in a string). */
@@ -635,20 +670,25 @@ static void hello_with_nul_refused(void)
                                     0x22, 4,  'n', 'u', 'l', '1', /* boot_id */
                                     0x2a, 14, 'l', 'i', 'n', 'u', 'x',  'h', 'o', 's',
                                     't',  0,  'e', 'v', 'i', 'l', 0x60, 64}; /* counter_width 64 */
-    char in[300], cmd[1600], log[300];
-    path_in_dir(in, sizeof(in), "hello-nul.bin");
-    FILE *f = fopen(in, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(frame, 1, sizeof(frame), f), sizeof(frame));
-    fclose(f);
-    snprintf(cmd, sizeof(cmd),
-             "(cat %s; sleep 1) | timeout 10 openssl s_client -quiet -connect 127.0.0.1:%s "
-             "-servername localhost -CAfile %s/pki/ca.pem -cert %s/pki/agent-linuxhost.pem -key "
-             "%s/pki/agent-linuxhost.key > /dev/null 2>&1; true",
-             in, coll_port, dir, dir, dir);
-    assert_int_equal(system(cmd), 0);
+    char log[300];
+    free(raw_agent_session("hello-nul", frame, sizeof(frame)));
     path_in_dir(log, sizeof(log), "collector.log");
     pw_proc_wait_log(log, "Hello names host 'linuxhost' with a NUL byte after it", 1, WAIT_MS);
+}
+
+/* Issue 15, item 12: a frame announcing 2 GiB (64 KiB at most before the Hello) and an
+ * Envelope that does not decode get an Error frame naming why before the close (before: a
+ * bare close). The answer's bytes hold the Error's message as text. */
+static void bad_frames_get_an_error(void)
+{
+    static const uint8_t big[] = {0x7f, 0xff, 0xff, 0xff, 1, 2, 3};
+    static const uint8_t garbage[] = {0, 0, 0, 3, 0xff, 0xff, 0xff};
+    char *out = raw_agent_session("frame-big", big, sizeof(big));
+    assert_true(bin_contains(out, "announces 2147483647 bytes, the maximum is 65536"));
+    free(out);
+    out = raw_agent_session("frame-garbage", garbage, sizeof(garbage));
+    assert_true(bin_contains(out, "3 bytes are not a valid poolwatch.v1.Envelope"));
+    free(out);
 }
 
 /* Sets the boot id of the fake /proc under `root` (a "reboot" of the host). */
@@ -691,6 +731,7 @@ static void test_e2e_reboot_resend(void **state)
     assert_true(a_seq >= 1);
     wait_host("linuxhost", a_seq + 10, 1);
     hello_with_nul_refused();
+    bad_frames_get_an_error();
     st = stop(lin, SIGTERM);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     /* Boot C, every sample acked: the spool's samples since its last keyframe are not stored
