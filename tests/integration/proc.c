@@ -168,6 +168,16 @@ void pw_proc_wait_log(const char *log, const char *needle, size_t count, long ti
     pw_proc_wait(log_has, &w, timeout_ms, what, log);
 }
 
+void pw_proc_remove_dir(const char *dir, const char *keep_env)
+{
+    if (getenv(keep_env) != NULL)
+        return;
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fail_msg("cannot remove %s", dir);
+}
+
 void pw_proc_pki(const char *source_dir, const char *dir, const char *args)
 {
     char cmd[2048];

@@ -43,6 +43,10 @@ void pw_proc_wait_log(const char *log, const char *needle, size_t count, long ti
 /* Prints the last `lines` lines of the file at `path` to stderr, headed by its name. */
 void pw_proc_dump_log(const char *path, int lines);
 
+/* Removes the test directory `dir` (rm -rf) unless the environment variable `keep_env` is set
+ * (to look at a run's logs and files); fails the test if it cannot. */
+void pw_proc_remove_dir(const char *dir, const char *keep_env);
+
 /* Runs deploy/pki.sh DIR ARGS (quietly, under source_dir); fails the test if it fails. */
 void pw_proc_pki(const char *source_dir, const char *dir, const char *args);
 

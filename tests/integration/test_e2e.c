@@ -493,9 +493,7 @@ static void test_e2e_agents_collector_store(void **state)
     }
     pw_store_series_free(&ser);
     pw_store_close(stp);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (getenv("PW_KEEP_E2E") == NULL)
-        assert_int_equal(system(cmd), 0);
+    pw_proc_remove_dir(dir, "PW_KEEP_E2E");
 }
 
 /* The 16-byte agent id an agent keeps in its spool directory, in hex. */
@@ -597,10 +595,7 @@ static void test_e2e_clock_and_twins(void **state)
     assert_true(told >= 1);
     /* the samples of now are not flagged */
     assert_false(file_contains(log, "behind of this collector's clock"));
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (getenv("PW_KEEP_E2E") == NULL)
-        assert_int_equal(system(cmd), 0);
+    pw_proc_remove_dir(dir, "PW_KEEP_E2E");
 }
 
 /* The spool's last seq an agent named at its n-th start (1-based) in its log: "(seq N, ". */
@@ -800,9 +795,7 @@ static void test_e2e_reboot_resend(void **state)
     assert_int_equal(i1, a_seq);
     assert_int_equal(i2, b_seq);
     assert_int_equal(i3, last);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (getenv("PW_KEEP_E2E") == NULL)
-        assert_int_equal(system(cmd), 0);
+    pw_proc_remove_dir(dir, "PW_KEEP_E2E");
 }
 
 int main(void)
