@@ -10,6 +10,8 @@
 #define MOD "collector"
 
 #define IPTAB_SIZE 65536
+#define PRE_AUTH_MIN_AGE_MS                                                                        \
+    1000 /* an unverified session younger than this is not closed for a newer one */
 #define COMPACT_BUDGET_MS                                                                          \
     20 /* per commit tick (200 ms): compaction takes at most ~10 % of the loop */
 
@@ -79,11 +81,32 @@ static void on_connection(uv_stream_t *server, int status)
     if (colon && ip[0] != '[')
         *colon = '\0';
     k->ip = ip_slot(l, ip);
-    if (k->ip && ++k->ip->count > (uint32_t)l->o.max_connections_per_ip) {
-        pw_complain(&l->c_conns, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
-                    "%s: more than %lld connections from one address: refusing", ip,
-                    (long long)l->o.max_connections_per_ip);
-        pw__session_close(k, NULL);
+    k->accepted_ms = uv_now(l->loop);
+    if (k->ip && k->ip->count >= (uint32_t)l->o.max_connections_per_ip) {
+        /* The limit is on sessions that have not proved anything (issue 15, item 6): agents
+         * behind one address (NAT) stream past it, and a new connection takes the place of the
+         * oldest unverified one of its address when that one is older than a second, so that
+         * raw connections cannot keep a real agent out; else the new one is refused. */
+        pw_session_t *old = NULL;
+        for (pw_session_t *o = l->sessions; o != NULL; o = o->next)
+            if (o != k && o->ip == k->ip && o->ip_counted && !pw_tls_is_closing(o->tls) &&
+                k->accepted_ms - o->accepted_ms >= PRE_AUTH_MIN_AGE_MS)
+                old = o; /* newest first: the last match is the oldest */
+        pw_complain(&l->c_conns, k->accepted_ms, 1000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "%s: %lld connections from one address without a verified Hello: %s", ip,
+                    (long long)l->o.max_connections_per_ip,
+                    old ? "closing the oldest for a new one" : "refusing new ones");
+        if (old == NULL) {
+            pw__session_close(k, NULL);
+            pw__session_start_timer(k, l->o.handshake_timeout_ms);
+            return;
+        }
+        pw__session_uncount_ip(old);
+        pw__session_close(old, NULL);
+    }
+    if (k->ip) {
+        k->ip->count++;
+        k->ip_counted = 1;
     }
     pw__session_start_timer(k, l->o.handshake_timeout_ms);
 }

@@ -10,7 +10,7 @@
 
 typedef struct {
     char ip[64];
-    uint32_t count;
+    uint32_t count; /* sessions from this address without a verified Hello yet */
 } pw_ipslot_t;
 
 typedef enum { PW_SESSION_HANDSHAKE, PW_SESSION_STREAMING } pw_session_state_t;
@@ -26,7 +26,9 @@ typedef struct pw_session_s {
     uint8_t agent_id[64]; /* of its Hello, for the twin warning of a session replacing it */
     size_t agent_id_len;
     char peer[64];
-    pw_ipslot_t *ip;
+    pw_ipslot_t *ip; /* counted there until its Hello is verified (ip_counted) */
+    int ip_counted;
+    uint64_t accepted_ms; /* uv_now() at accept */
     uint64_t pending_seq; /* highest seq put into the store, not yet acked */
     uint64_t acked_seq;
     int clock_warned;         /* the sample times are far from this collector's clock: */
@@ -45,7 +47,7 @@ struct pw_listener_s {
     size_t n_sessions;
     pw_ipslot_t *iptab;
     pw_buf_t out;
-    pw_complaint_t c_store, c_conns, c_twins;
+    pw_complaint_t c_store, c_conns, c_twins, c_handshake;
     /* The last clock warning (session.c): its host and uv_now() ms, so that sessions of one
      * host replacing each other do not repeat it. */
     char clock_host[256];
@@ -59,6 +61,8 @@ void pw__session_close(pw_session_t *k, const char *why);
 int pw__session_send(pw_session_t *k, const Poolwatch__V1__Envelope *env);
 void pw__session_send_ack(pw_session_t *k, uint64_t seq, int need_keyframe);
 void pw__session_start_timer(pw_session_t *k, uint64_t ms);
+/* The session's Hello was verified: it no longer counts against its address's limit. */
+void pw__session_uncount_ip(pw_session_t *k);
 
 /* listener.c: the store rolled back: sessions whose samples were lost restart. */
 void pw__listener_store_failed(pw_listener_t *l, int r, const char *msg);

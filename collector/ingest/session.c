@@ -71,8 +71,14 @@ void pw__session_send_ack(pw_session_t *k, uint64_t seq, int need_keyframe)
 static void on_conn_timer(uv_timer_t *t)
 {
     pw_session_t *k = t->data;
-    pw__session_close(k, k->state == PW_SESSION_HANDSHAKE ? "no verified Hello in time"
-                                                          : "idle timeout");
+    if (k->state == PW_SESSION_HANDSHAKE) {
+        /* Raw connections come by the hundred: one rate-limited line speaks for them. */
+        pw_complain(&k->l->c_handshake, uv_now(k->l->loop), 1000, 600000, PW_LOG_LVL_INFO, MOD,
+                    "%s: closing: no verified Hello in time", k->peer);
+        pw__session_close(k, NULL);
+        return;
+    }
+    pw__session_close(k, "idle timeout");
 }
 
 /* An agent id for the log: hex, at most 16 bytes of it. */
@@ -85,6 +91,13 @@ static void id_hex(const uint8_t *id, size_t len, char *out, size_t cap)
         snprintf(out + o, cap - o, "...");
     else if (o == 0 && cap > 0)
         out[0] = '\0';
+}
+
+void pw__session_uncount_ip(pw_session_t *k)
+{
+    if (k->ip_counted && k->ip && k->ip->count)
+        k->ip->count--;
+    k->ip_counted = 0;
 }
 
 void pw__session_start_timer(pw_session_t *k, uint64_t ms)
@@ -249,6 +262,7 @@ static void handle_hello(pw_session_t *k, const Poolwatch__V1__Hello *hello, int
     k->agent_id_len = hello->agent_id.len;
     k->host = h;
     k->state = PW_SESSION_STREAMING;
+    pw__session_uncount_ip(k); /* verified: not held against its address's limit */
     pw_frame_reader_set_max(&k->reader, l->o.max_frame_bytes);
     uv_timer_start(&k->timer, on_conn_timer, l->o.idle_timeout_ms, 0);
     PW_LOG_INFO(MOD, "%s (%s): hello: %s %s %s, agent %s, counters %u-bit, resume after %llu",
@@ -424,8 +438,7 @@ static void on_conn_close(pw_tls_conn_t *tls, int status, const char *msg)
                                                        : "session",
                     k->peer, pw_strerror(status), msg ? msg : "");
     pw_ingest_detach(c->ing, k->host, k);
-    if (k->ip && k->ip->count)
-        k->ip->count--;
+    pw__session_uncount_ip(k);
     c->n_sessions--;
     if (k->prev)
         k->prev->next = k->next;
