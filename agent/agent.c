@@ -176,7 +176,7 @@ static void send_hello(pw_agent_t *a)
     pp.detail = (char *)(uintptr_t)in->paged_limit.detail;
     h.nonpaged_limit = &np;
     h.paged_limit = &pp;
-    h.resume_seq = pw_spool_acked_seq(a->spool);
+    h.resume_seq = pw_spool_stored_seq(a->spool);
     h.boot_time_ms = in->boot_time_ms;
     h.interval_ms = (uint32_t)a->interval_ms;
     Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
@@ -504,15 +504,19 @@ static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
             return;
         }
     }
-    if (ack->seq > a->acked_seq)
+    if (ack->seq > a->acked_seq) {
         a->acked_seq = ack->seq;
+        pw_spool_note_stored(a->spool, a->acked_seq); /* a restart will not resend it */
+    }
     if (a->acked_seq > a->synced_seq)
         a->synced_seq = a->acked_seq; /* on the collector's disk */
     if (a->synced_seq >= a->seq)
         uv_timer_stop(&a->sync_timer);
     pw_uplink_mark_healthy(a->up); /* the backoff starts over after 30 s of acks */
     if (a->sess == SESS_HELLO_SENT) {
-        int r = start_stream(a, ack->seq);
+        /* From what the collector says it holds, or what it acked before (this agent's spool
+         * keeps it across restarts) when that is more: an acked sample is not sent again. */
+        int r = start_stream(a, a->acked_seq);
         if (r != 0) {
             PW_LOG_ERROR(MOD, "cannot resend from the spool: %s", pw_strerror(r));
             pw_uplink_drop(a->up, "resend failed");
@@ -1006,8 +1010,8 @@ int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
         goto fail;
     load_boot_id(a);
     a->seq = pw_spool_last_seq(a->spool);
-    a->acked_seq = pw_spool_acked_seq(a->spool);
-    a->synced_seq = a->seq; /* found on disk */
+    a->acked_seq = pw_spool_stored_seq(a->spool); /* the collector's last ack, kept */
+    a->synced_seq = a->seq;                       /* found on disk */
     if ((r = split_endpoints(a, d)) != 0)
         goto fail;
     pw_uplink_opts_t uo;

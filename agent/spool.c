@@ -27,17 +27,18 @@
 #include "alloc.h"
 #include "spool_internal.h"
 
-#define SEG_HDR      16u
-#define REC_HDR      20u
-#define REC_MAGIC    0xA5u
-#define SEG_MAGIC    "PWSPOOL1"
-#define STATE_MAGIC  "PWSPST01"
-#define STATE_FIXED  40u
-#define STATE_GAP    32u
-#define READ_CHUNK   (64u * 1024u)
-#define PATH_MAX_LEN PW__SPOOL_PATH_MAX
-#define DIR_MAX_LEN  (PATH_MAX_LEN - 64u)
-#define SEG_NAME_LEN 30u /* "spool-" + 20 digits + ".seg" */
+#define SEG_HDR          16u
+#define REC_HDR          20u
+#define REC_MAGIC        0xA5u
+#define SEG_MAGIC        "PWSPOOL1"
+#define STATE_MAGIC      "PWSPST01"
+#define STATE_FIXED      40u
+#define STATE_GAP        32u
+#define STATE_HAS_STORED 1u /* flags word: the collector's stored seq follows the gaps (u64) */
+#define READ_CHUNK       (64u * 1024u)
+#define PATH_MAX_LEN     PW__SPOOL_PATH_MAX
+#define DIR_MAX_LEN      (PATH_MAX_LEN - 64u)
+#define SEG_NAME_LEN     30u /* "spool-" + 20 digits + ".seg" */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Types                                                                                      */
@@ -83,6 +84,8 @@ struct pw_spool_s {
     uint64_t last_seq;
     uint64_t acked;
     uint64_t skip_through; /* records <= this were dropped (spool full) */
+    uint64_t stored;       /* the collector's own ack (pw_spool_note_stored), >= acked */
+    int stored_dirty;      /* stored changed since the state file was written */
     uint64_t bytes;
     pw_spool_gap_t gaps[PW_SPOOL_MAX_GAPS];
     size_t ngaps;
@@ -271,13 +274,13 @@ static int reader_get(reader_t *r, uint64_t off, size_t n, uint64_t limit, const
 
 static int save_state(pw_spool_t *sp, pw_diag_t *d)
 {
-    uint8_t buf[STATE_FIXED + STATE_GAP * PW_SPOOL_MAX_GAPS + 4];
+    uint8_t buf[STATE_FIXED + STATE_GAP * PW_SPOOL_MAX_GAPS + 8 + 4];
     memcpy(buf, STATE_MAGIC, 8);
     put64(buf + 8, sp->acked);
     put64(buf + 16, sp->skip_through);
     put64(buf + 24, sp->last_seq);
     put32(buf + 32, (uint32_t)sp->ngaps);
-    put32(buf + 36, 0);
+    put32(buf + 36, STATE_HAS_STORED);
     size_t n = STATE_FIXED;
     for (size_t i = 0; i < sp->ngaps; i++, n += STATE_GAP) {
         put64(buf + n, sp->gaps[i].first_seq);
@@ -285,6 +288,8 @@ static int save_state(pw_spool_t *sp, pw_diag_t *d)
         put64(buf + n + 16, sp->gaps[i].records);
         put64(buf + n + 24, sp->gaps[i].next_seq);
     }
+    put64(buf + n, sp->stored);
+    n += 8;
     put32(buf + n, (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)n));
     n += 4;
 
@@ -304,6 +309,7 @@ static int save_state(pw_spool_t *sp, pw_diag_t *d)
         rc = pw__spool_os_dirsync(sp->dir);
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "state", "cannot write %s: %s", dst, pw_strerror(rc));
+    sp->stored_dirty = 0;
     return 0;
 }
 
@@ -316,7 +322,7 @@ static int load_state(pw_spool_t *sp, pw_diag_t *problem)
     int fd = pw__spool_os_open(path, 0, 0);
     if (fd < 0)
         return errno == ENOENT ? 0 : pw__spool_os_err();
-    uint8_t buf[STATE_FIXED + STATE_GAP * PW_SPOOL_MAX_GAPS + 8];
+    uint8_t buf[STATE_FIXED + STATE_GAP * PW_SPOOL_MAX_GAPS + 16];
     size_t got = 0;
     while (got < sizeof(buf)) {
         long long k = pw__spool_os_pread(fd, buf + got, sizeof(buf) - got, got);
@@ -329,9 +335,11 @@ static int load_state(pw_spool_t *sp, pw_diag_t *problem)
     pw__spool_os_close(fd);
     const char *why = NULL;
     uint32_t ngaps = got >= STATE_FIXED ? get32(buf + 32) : 0;
+    /* Written before the stored seq was kept: no flag, no stored seq (it is the ack then). */
+    size_t extra = got >= STATE_FIXED && (get32(buf + 36) & STATE_HAS_STORED) ? 8 : 0;
     if (got < STATE_FIXED + 4 || memcmp(buf, STATE_MAGIC, 8) != 0)
         why = "bad magic or short file";
-    else if (ngaps > PW_SPOOL_MAX_GAPS || got != STATE_FIXED + STATE_GAP * ngaps + 4)
+    else if (ngaps > PW_SPOOL_MAX_GAPS || got != STATE_FIXED + STATE_GAP * ngaps + extra + 4)
         why = "bad gap count or size";
     else if (get32(buf + got - 4) != (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)(got - 4)))
         why = "CRC mismatch";
@@ -351,6 +359,9 @@ static int load_state(pw_spool_t *sp, pw_diag_t *problem)
         sp->gaps[i].next_seq = get64(g + 24);
         sp->gaps[i].cause = PW_SPOOL_GAP_FULL; /* the open finds corrupt holes again */
     }
+    sp->stored = extra ? get64(buf + STATE_FIXED + STATE_GAP * ngaps) : 0;
+    if (sp->stored < sp->acked)
+        sp->stored = sp->acked;
     return 0;
 }
 
@@ -1121,6 +1132,8 @@ void pw_spool_close(pw_spool_t *sp)
 {
     if (sp == NULL)
         return;
+    if (sp->stored_dirty)
+        save_state(sp, NULL); /* best effort: a stale stored seq only means more resends */
     close_active(sp);
     if (sp->lockfd >= 0)
         pw__spool_os_close(sp->lockfd);
@@ -1245,6 +1258,24 @@ int pw_spool_ack(pw_spool_t *sp, uint64_t acked_seq, pw_diag_t *d)
         return rc;
     }
     return drop_front(sp, count_done_front(sp), d);
+}
+
+int pw_spool_note_stored(pw_spool_t *sp, uint64_t seq)
+{
+    if (sp == NULL)
+        return PW_EINVAL;
+    if (seq > sp->last_seq)
+        return PW_ESEQ;
+    if (seq > sp->stored) {
+        sp->stored = seq;
+        sp->stored_dirty = 1;
+    }
+    return 0;
+}
+
+uint64_t pw_spool_stored_seq(const pw_spool_t *sp)
+{
+    return sp->stored > sp->acked ? sp->stored : sp->acked;
 }
 
 int pw_spool_skip_to(pw_spool_t *sp, uint64_t seq, pw_diag_t *d)

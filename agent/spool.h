@@ -7,7 +7,8 @@
  *
  * On disk, a directory holds:
  *   spool-<first seq, 20 decimal digits>.seg   append-only segment files
- *   state                                      ack, drop point and pending gaps (atomic rename)
+ *   state                                      ack, drop point, pending gaps and the collector's
+ *                                              stored seq (atomic rename)
  *   lock                                       held with a POSIX record lock while open
  *   *.bad                                      quarantined files (kept as evidence, ignored)
  * Segment file: 16-byte header "PWSPOOL1" + u64 first_seq, then records, then possibly zero
@@ -184,6 +185,17 @@ int pw_spool_ack(pw_spool_t *sp, uint64_t acked_seq, pw_diag_t *d);
  * Returns 0 or a negated errno (the state file could not be written: nothing changed, or a
  * segment could not be deleted: it is deleted by a later ack or open). */
 int pw_spool_skip_to(pw_spool_t *sp, uint64_t seq, pw_diag_t *d);
+
+/* Notes that the collector holds every seq <= `seq` (its ack) while the spool keeps records
+ * below it (the agent trims only up to a keyframe): a restarted agent then knows what not to
+ * send again, even under a new instance. Kept in memory and written with the state file (the
+ * next ack or drop, and pw_spool_close): a crash may lose the latest, which only means resends
+ * the collector recognises. A `seq` at or below the known one is ignored. Returns 0, PW_EINVAL,
+ * PW_ESEQ (above the last seq). */
+int pw_spool_note_stored(pw_spool_t *sp, uint64_t seq);
+
+/* The collector's stored seq as last noted (pw_spool_note_stored), or the ack when higher. */
+uint64_t pw_spool_stored_seq(const pw_spool_t *sp);
 
 /* Highest seq ever appended (survives restarts, also when every segment was deleted); 0 when
  * none. */

@@ -699,6 +699,31 @@ static void test_spool_write_failure_is_a_gap(void **state)
     assert_true(hole > 0);
 }
 
+/* Issue 15, item 2: an agent restarts and meets a collector that says it holds nothing of
+ * this instance (an older collector with a new boot id, one restored from a backup): it sends
+ * nothing the collector acked before its restart, although its spool keeps those samples from
+ * the last keyframe on (before: rebased at its oldest keyframe and sent them all again). */
+static void test_restart_does_not_resend_acked(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    acking_session_until(db, &ar, 0, 5);
+    agent_join(&ar, db);
+    uint64_t acked = max_got(db); /* the double acked every sample it got */
+    dbl_stop(db);
+    acking_session_until(db, &ar, 0, acked + 3);
+    agent_join(&ar, db);
+    dbl_stop(db);
+    assert_int_equal(db->hello_resume[0], acked);
+    assert_true(db->n_got >= 3);
+    /* the rebase keyframe of the last acked sample (the collector decodes from it), then on */
+    assert_int_equal(db->got[0].seq, acked);
+    assert_true(db->got[0].keyframe && db->got[0].dict_reset);
+    for (size_t i = 1; i < db->n_got; i++)
+        assert_int_equal(db->got[i].seq, acked + i);
+}
+
 static int sessions_5(const dbl_t *db)
 {
     return db->sessions >= 5;
@@ -761,6 +786,8 @@ int main(void)
                                         remove_spool),
         cmocka_unit_test_setup_teardown(test_backoff_resets_only_after_healthy_session,
                                         remove_spool, remove_spool),
+        cmocka_unit_test_setup_teardown(test_restart_does_not_resend_acked, remove_spool,
+                                        remove_spool),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -388,6 +388,27 @@ static void test_corrupt_older_segment(void **state)
     pw_spool_close(sp);
 }
 
+/* The collector's own ack (above the trim point, which stays at a keyframe) survives a
+ * reopen: a restarted agent knows what the collector holds (issue 15, item 2). */
+static void test_stored_seq_persists(void **state)
+{
+    fx_t *fx = *state;
+    pw_spool_t *sp = open_spool(fx, 1 << 20, NULL);
+    append_range(sp, 1, 10, 5); /* keyframes 1, 6 */
+    assert_int_equal(pw_spool_ack(sp, 5, NULL), 0);
+    assert_int_equal(pw_spool_note_stored(sp, 8), 0);
+    assert_int_equal(pw_spool_note_stored(sp, 7), 0); /* lower: ignored */
+    assert_int_equal(pw_spool_note_stored(sp, 11), PW_ESEQ);
+    assert_int_equal(pw_spool_stored_seq(sp), 8);
+    pw_spool_close(sp); /* writes it */
+    sp = open_spool(fx, 1 << 20, NULL);
+    assert_int_equal(pw_spool_acked_seq(sp), 5);
+    assert_int_equal(pw_spool_stored_seq(sp), 8);
+    uint64_t want[] = {6, 7, 8, 9, 10}; /* the records are kept from the keyframe on */
+    expect_seqs(sp, 0, want, 5);
+    pw_spool_close(sp);
+}
+
 /* An OLDER segment whose last record looks torn (cut short at the end of its file, or failing
  * its CRC with nothing after it) is not a torn write: only the last segment takes writes. It
  * is sealed as corrupt (bytes kept, not cut), the lost seq is a gap with its cause, and the
@@ -1016,6 +1037,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ack_trims_and_survives_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_older_segment_sealed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stored_seq_persists, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_older_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_skip_to_continues_after_the_collector, setup,
                                         teardown),
