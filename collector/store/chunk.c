@@ -15,6 +15,8 @@ enum { SEC_REC, SEC_CNT, SEC_KEY, SEC_ALLOCS, SEC_DIFF, SEC_BYTES };
  * one Changes increase, so *lo only moves forward. */
 static const pw_row_t *find_row(const pw_delta_dec_t *dd, uint32_t key, size_t *lo)
 {
+    if (dd->rows == NULL) /* an empty table: NULL + 0 is undefined (clang's UBSan) */
+        return NULL;
     size_t a = *lo + pw_rows_lower_bound(dd->rows + *lo, dd->n - *lo, key);
     *lo = a;
     return a < dd->n && dd->rows[a].key == key ? &dd->rows[a] : NULL;
