@@ -53,9 +53,10 @@ struct pw_agent_s {
     pw_buf_t frame;
     char host_name[256];
     uint8_t agent_id[16], boot_id[16];
-    uint64_t seq;  /* last seq taken: appended, or lost to a spool write that failed */
-    uint64_t lost; /* samples lost to failed spool writes since the last appended one: the
-                      next one carries them as a gap (SPOOL_WRITE), so no seq is reused */
+    uint64_t seq;       /* last seq taken: appended, or lost to a spool write that failed */
+    uint64_t start_seq; /* the spool's last seq when this process started */
+    uint64_t lost;      /* samples lost to failed spool writes since the last appended one: the
+                           next one carries them as a gap (SPOOL_WRITE), so no seq is reused */
     uint64_t since_keyframe;
     int force_keyframe;
     uint64_t last_ts_ms; /* timestamp of the last sample taken */
@@ -199,10 +200,11 @@ static Poolwatch__V1__GapCause wire_cause(uint32_t spool_cause)
 }
 
 /* Rewrites the one Sample frame `data`/`len` into `frame` (reset first) naming instance `boot`
- * (Sample.boot_id; kept when boot_len is 0) and, when `gap` is not 0, the gap before it and its
- * cause. Returns 0 or a codec error. */
+ * (Sample.boot_id; kept when boot_len is 0), when `gap` is not 0 the gap before it and its
+ * cause, and with its seq (and a delta's base_seq) moved up by `shift`. Returns 0 or a codec
+ * error. */
 static int frame_patch(pw_buf_t *frame, const uint8_t *data, size_t len, const uint8_t *boot,
-                       size_t boot_len, uint64_t gap, Poolwatch__V1__GapCause cause)
+                       size_t boot_len, uint64_t gap, Poolwatch__V1__GapCause cause, uint64_t shift)
 {
     const uint8_t *p;
     size_t plen;
@@ -228,6 +230,9 @@ static int frame_patch(pw_buf_t *frame, const uint8_t *data, size_t len, const u
             env->sample->gap_before = gap;
             env->sample->gap_cause = cause;
         }
+        env->sample->seq += shift;
+        if (!env->sample->keyframe)
+            env->sample->base_seq += shift;
         r = pw_codec_pack_frame(env, PW_FRAME_MAX_DEFAULT, &out);
         env->sample->boot_id = keep; /* freed with the message */
     }
@@ -286,7 +291,7 @@ static void pump(pw_agent_t *a)
             /* Records the spool lost before this one (full, corrupt): the collector hears of
              * them with this sample, whose spooled bytes do not say so. */
             r = frame_patch(&a->frame, rec.payload, rec.len, NULL, 0, rec.gap_before,
-                            wire_cause(rec.gap_cause));
+                            wire_cause(rec.gap_cause), 0);
             if (r == 0)
                 r = pw_uplink_send_frame(a->up, a->frame.data, a->frame.len);
         } else {
@@ -432,7 +437,7 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
         pw_buf_init(&kf, PW_FRAME_MAX_DEFAULT + 16);
         r = pw_buf_append(&kf, a->frame.data, a->frame.len);
         if (r == 0)
-            r = frame_patch(&a->frame, kf.data, kf.len, boot, boot_len, gap, wire_cause(cause));
+            r = frame_patch(&a->frame, kf.data, kf.len, boot, boot_len, gap, wire_cause(cause), 0);
         pw_buf_close(&kf);
     }
     if (r != 0)
@@ -454,12 +459,58 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
  * Collector messages
  * ========================================================================================== */
 
+static int note_keyframe(pw_agent_t *a, uint64_t seq);
+
+/* A spooled sample this process took, held while the spool skips ahead (skip_to_collector). */
+typedef struct {
+    uint64_t seq;
+    uint32_t flags;
+    pw_buf_t frame;
+} held_t;
+
+#define HELD_MAX 4096 /* samples kept across a skip (7 minutes at 100 ms, 11 hours at 10 s) */
+
+/* The samples this process took (seq > start_seq) that no collector acked, a chain from a
+ * keyframe (the fresh encoder at start made one), copied out of the spool into `h` (at most
+ * HELD_MAX; the oldest go first). Returns how many. */
+static size_t hold_own_samples(pw_agent_t *a, held_t *h)
+{
+    size_t n = 0;
+    pw_spool_iter_t *it;
+    uint64_t from = (a->start_seq > a->acked_seq ? a->start_seq : a->acked_seq) + 1;
+    if (a->seq < from || pw_spool_iter_open(a->spool, from, &it) != 0)
+        return 0;
+    pw_spool_rec_t rec;
+    pw_diag_t d;
+    while (pw_spool_iter_next(it, &rec, &d) == 1) {
+        if (n == 0 && !(rec.flags & PW_SPOOL_KEYFRAME))
+            continue; /* not decodable on its own */
+        if (n == HELD_MAX) {
+            pw_buf_close(&h[0].frame);
+            memmove(h, h + 1, (HELD_MAX - 1) * sizeof(*h));
+            n--;
+        }
+        pw_buf_init(&h[n].frame, PW_FRAME_MAX_DEFAULT + 16);
+        if (pw_buf_append(&h[n].frame, rec.payload, rec.len) != 0) {
+            pw_buf_close(&h[n].frame);
+            break;
+        }
+        h[n].seq = rec.seq;
+        h[n++].flags = rec.flags;
+    }
+    pw_spool_iter_close(it);
+    return n;
+}
+
 /* The collector already holds seqs after the last one this agent wrote (its answer to the
  * Hello names seq n > a->seq): the spool was repaired after corruption, lost, or restored from
  * a backup or a VM snapshot. Reusing those seqs would make the collector take new samples for
  * resends of ones it holds and ignore them, so numbering continues at n + 1: the spool counts
  * everything up to n as acked, and a fresh encoder makes the next sample a keyframe with
- * dict_reset, on which the collector's decoder starts over. Returns 0 or the spool's error. */
+ * dict_reset, on which the collector's decoder starts over. The samples this process took
+ * before the answer (after its restart, the collector away) are not thrown away with the rest
+ * (issue 15, item 4): they are spooled again after n, renumbered. Returns 0 or the spool's
+ * error. */
 static int skip_to_collector(pw_agent_t *a, uint64_t n)
 {
     PW_LOG_WARN(MOD,
@@ -468,21 +519,56 @@ static int skip_to_collector(pw_agent_t *a, uint64_t n)
                 "seq %llu",
                 pw_uplink_endpoint(a->up), (unsigned long long)n, (unsigned long long)a->seq,
                 (unsigned long long)(n + 1));
+    held_t *held = pw_calloc(HELD_MAX, sizeof(*held));
+    size_t nheld = held ? hold_own_samples(a, held) : 0;
     pw_diag_t d;
     int r = pw_spool_skip_to(a->spool, n, &d);
     if (r != 0) {
         PW_LOG_ERROR(MOD, "spool: cannot continue after seq %llu: %s (%s)", (unsigned long long)n,
                      pw_strerror(r), d.msg);
-        return r;
+        nheld = 0;
     }
-    a->seq = a->acked_seq = a->synced_seq = n;
-    a->n_kf = 0; /* nothing older is left to rebase on */
+    if (r == 0) {
+        a->seq = a->acked_seq = a->synced_seq = a->start_seq = n;
+        a->n_kf = 0; /* nothing older is left to rebase on */
+    }
+    uint64_t shift = nheld ? n + 1 - held[0].seq : 0, kept = 0;
+    uint64_t last_held = nheld ? held[nheld - 1].seq : 0;
+    for (size_t i = 0; i < nheld; i++) {
+        if (r == 0)
+            r = frame_patch(&a->frame, held[i].frame.data, held[i].frame.len, NULL, 0, 0,
+                            POOLWATCH__V1__GAP_CAUSE__GAP_UNKNOWN, shift);
+        if (r == 0)
+            r = pw_spool_append(a->spool, held[i].seq + shift, held[i].flags, a->frame.data,
+                                a->frame.len, &d);
+        if (r == 0) {
+            a->seq = held[i].seq + shift;
+            if (held[i].flags & PW_SPOOL_KEYFRAME)
+                note_keyframe(a, a->seq);
+            kept++;
+        }
+        pw_buf_close(&held[i].frame);
+    }
+    pw_free(held);
+    if (kept)
+        PW_LOG_WARN(MOD, "kept the %llu samples taken since the start as seqs %llu..%llu",
+                    (unsigned long long)kept, (unsigned long long)(n + 1),
+                    (unsigned long long)a->seq);
+    if (r != 0)
+        PW_LOG_ERROR(MOD, "spool: samples taken since the start not kept after %llu: %s",
+                     (unsigned long long)kept, pw_strerror(r));
+    uv_timer_stop(&a->sync_timer);
+    if (kept && kept == nheld && a->enc.have_prev && a->enc.prev_seq == last_held) {
+        /* The chain goes on: the encoder's previous sample is the last one kept, renumbered. */
+        a->enc.prev_seq += shift;
+        return 0;
+    }
     pw_delta_enc_close(&a->enc);
-    r = pw_delta_enc_init(&a->enc, a->src->info.counter_width ? a->src->info.counter_width : 64);
+    int e =
+        pw_delta_enc_init(&a->enc, a->src->info.counter_width ? a->src->info.counter_width : 64);
     a->since_keyframe = 0;
     a->force_keyframe = 0;
-    uv_timer_stop(&a->sync_timer);
-    return r;
+    return a->seq >= n ? e : r;
 }
 
 static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
@@ -847,6 +933,7 @@ static void on_signal(uv_signal_t *s, int signum)
     uv_stop(&a->loop);
 }
 
+#ifndef _WIN32 /* no SIGHUP to handle: unused there (-Werror) */
 /* SIGHUP: a closed terminal or a `systemctl reload` must not end sampling (the default action
  * kills the process silently). The certificate, key and CA files are read again for the next
  * connection (a renewed certificate without a restart); the configuration is not: the source,
@@ -865,6 +952,7 @@ static void on_sighup(uv_signal_t *s, int signum)
         PW_LOG_WARN(MOD, "%s: TLS files not read again, the previous ones stay in use: %s",
                     pw_daemon_signal_name(signum), d.msg);
 }
+#endif
 
 /* pw_agent_stop: the running agent's async handle, published under a mutex so that a stop from
  * another thread never touches a handle being closed; a stop that comes before the agent runs
@@ -1009,7 +1097,7 @@ int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
     if ((r = load_agent_id(a, d)) != 0 || (r = scan_spool(a)) != 0)
         goto fail;
     load_boot_id(a);
-    a->seq = pw_spool_last_seq(a->spool);
+    a->seq = a->start_seq = pw_spool_last_seq(a->spool);
     a->acked_seq = pw_spool_stored_seq(a->spool); /* the collector's last ack, kept */
     a->synced_seq = a->seq;                       /* found on disk */
     if ((r = split_endpoints(a, d)) != 0)

@@ -190,6 +190,7 @@ typedef struct {
     int ack_samples;                     /* ack every sample with its seq */
     uint64_t bogus_after, bogus_ack;     /* after the sample bogus_after: Ack(bogus_ack) */
     int close_on_sample;                 /* close the session at its first sample */
+    int hold_hello, hello_held;          /* do not answer a Hello yet / one waits */
     /* seen */
     int sessions;                            /* Hellos answered */
     uint64_t hello_resume[MAX_SESSIONS];     /* Hello.resume_seq */
@@ -210,6 +211,7 @@ static int log_ahead, log_never_wrote, log_reconnect;
 #define MAX_DELAYS 16
 static uint64_t log_delays[MAX_DELAYS]; /* "next connection attempt in N ms" (DEBUG) */
 static int log_n_delays;
+static uint64_t log_kept; /* "kept the N samples taken since the start" */
 
 static void log_sink(int level, const char *module, const char *line, void *arg)
 {
@@ -221,6 +223,9 @@ static void log_sink(int level, const char *module, const char *line, void *arg)
         log_never_wrote++;
     if (strstr(line, "reconnecting to ask where to resume"))
         log_reconnect++;
+    const char *kp = strstr(line, "kept the ");
+    if (kp)
+        log_kept = strtoull(kp + 9, NULL, 10);
     const char *nx = strstr(line, "next connection attempt in ");
     if (nx && log_n_delays < MAX_DELAYS)
         log_delays[log_n_delays++] = strtoull(nx + 27, NULL, 10);
@@ -272,8 +277,12 @@ static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
                          env->hello->nonpaged_limit->detail);
                 db->hello_pg_bytes = env->hello->paged_limit->bytes;
             }
-            dbl_send_ack(db, db->hello_answer[db->sessions], 1);
-            db->sessions++;
+            if (db->hold_hello) {
+                db->hello_held = 1; /* the test answers it */
+            } else {
+                dbl_send_ack(db, db->hello_answer[db->sessions], 1);
+                db->sessions++;
+            }
         } else if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
             const Poolwatch__V1__Sample *s = env->sample;
             if (db->n_got < MAX_GOT)
@@ -724,6 +733,64 @@ static void test_restart_does_not_resend_acked(void **state)
         assert_int_equal(db->got[i].seq, acked + i);
 }
 
+static int hello_held(const dbl_t *db)
+{
+    return db->hello_held;
+}
+
+static uint64_t g_until_ms;
+static int time_passed(const dbl_t *db)
+{
+    (void)db;
+    return uv_hrtime() / 1000000 >= g_until_ms;
+}
+
+/* Issue 15, item 4: the agent restarts, samples for a while before the collector answers its
+ * Hello, and the answer says the collector already holds seqs above the spool's (the spool was
+ * repaired after corruption): the samples taken since the restart are kept, renumbered after
+ * the collector's seq, and sent (before: deleted with the rest of the spool). */
+static void test_samples_since_restart_kept_after_skip(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    dbl_start(db);
+    agent_start(&ar, db->port);
+    dbl_run_until(db, got_3, 20000);
+    agent_join(&ar, db);
+    uint64_t m = max_got(db);
+    dbl_stop(db);
+    uv_mutex_lock(&log_mu);
+    log_kept = 0;
+    uv_mutex_unlock(&log_mu);
+    dbl_start(db);
+    db->hold_hello = 1;
+    db->ack_samples = 1;
+    agent_start(&ar, db->port);
+    dbl_run_until(db, hello_held, 20000);
+    g_until_ms = uv_hrtime() / 1000000 + 700; /* the agent samples meanwhile (the scenario) */
+    dbl_run_until(db, time_passed, 20000);
+    uint64_t n = m + 100;
+    db->hold_hello = 0;
+    dbl_send_ack(db, n, 1);
+    db->sessions++;
+    want_seq = n + 10;
+    dbl_run_until(db, got_want, 20000);
+    agent_join(&ar, db);
+    dbl_stop(db);
+    uv_mutex_lock(&log_mu);
+    uint64_t kept = log_kept;
+    uv_mutex_unlock(&log_mu);
+    print_message("samples taken before the answer, kept: %llu\n", (unsigned long long)kept);
+    assert_true(kept >= 3); /* 700 ms at 100 ms */
+    assert_int_equal(db->got[0].seq, n + 1);
+    assert_true(db->got[0].keyframe && db->got[0].dict_reset);
+    for (size_t i = 1; i < db->n_got; i++) {
+        assert_int_equal(db->got[i].seq, n + 1 + i);
+        assert_false(db->got[i].dict_reset);
+    }
+}
+
 static int sessions_5(const dbl_t *db)
 {
     return db->sessions >= 5;
@@ -787,6 +854,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_backoff_resets_only_after_healthy_session,
                                         remove_spool, remove_spool),
         cmocka_unit_test_setup_teardown(test_restart_does_not_resend_acked, remove_spool,
+                                        remove_spool),
+        cmocka_unit_test_setup_teardown(test_samples_since_restart_kept_after_skip, remove_spool,
                                         remove_spool),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
