@@ -82,6 +82,7 @@ typedef struct pw_api_stats_s {
     uint64_t open_connections;
     uint64_t preauth_evicted; /* pre-auth connections closed for a newer one (PW_API_...) */
     uint64_t head_timeouts;   /* 408: request head not complete in time */
+    uint64_t preauth_max_ip;  /* most pre-auth connections of one address open at once */
 } pw_api_stats_t;
 
 /* How the API reaches agents: provided by the wiring (the agents' listener). */

@@ -512,15 +512,21 @@ static int preauth_admit(pw_http_t *s, const char *ip)
     /* Closing connections linger briefly; bound them too (memory), at twice the slots. */
     if (open >= PW_API_MAX_CONNS || s->n_conns >= 2 * PW_API_MAX_CONNS)
         return 0;
-    size_t n;
-    hconn_t *victim = oldest_preauth(s, ip, now, &n);
-    if (n < PW_API_MAX_PREAUTH_PER_IP) {
+    size_t n, n_ip;
+    hconn_t *victim = oldest_preauth(s, ip, now, &n_ip);
+    if (n_ip < PW_API_MAX_PREAUTH_PER_IP) {
         victim = oldest_preauth(s, NULL, now, &n);
-        if (n < PW_API_MAX_CONNS - PW_API_RESERVED_CONNS)
+        if (n < PW_API_MAX_CONNS - PW_API_RESERVED_CONNS) {
+            if (n_ip + 1 > s->api.stats.preauth_max_ip)
+                s->api.stats.preauth_max_ip = n_ip + 1;
             return 1;
+        }
     }
     if (victim == NULL)
         return 0;
+    size_t after = n_ip < PW_API_MAX_PREAUTH_PER_IP ? n_ip + 1 : n_ip; /* one out, one in */
+    if (after > s->api.stats.preauth_max_ip)
+        s->api.stats.preauth_max_ip = after;
     s->api.stats.preauth_evicted++;
     conn_close(victim);
     return 1;
