@@ -1,17 +1,23 @@
-/* test_fault.c: a fault run with real processes on loopback (issue 15): simulated agents
- * stream to a collector that is killed with SIGKILL several times at pseudo-random moments
- * (a fixed seed: the same run every time) and restarted. Then the collector stops, the agents
- * stop, and every (agent, seq) each agent produced is accounted for: in the store exactly once,
- * still in the agent's spool for the next session, or reported lost as a gap with its cause.
- * Prints produced / stored / pending / lost / duplicated / gaps and asserts 0 lost and 0
- * duplicated. Bounded: about 25 s under ASan (PW_FAULT_KILLS=N, default 10, for a longer soak). */
+/* test_fault.c: fault runs with real processes on loopback (issue 15): simulated agents
+ * stream to a collector that is killed with SIGKILL 10 times at pseudo-random moments (a fixed
+ * seed: the same run every time) and restarted; then through a TCP proxy that cuts or stalls
+ * every connection 12 times. After each run the collector stops, the agents stop, and every
+ * (agent, seq) each agent produced is accounted for: in the store exactly once, still in the
+ * agent's spool for the next session, or reported lost as a gap with its cause. Prints produced
+ * / stored / pending / lost / duplicated / gaps and asserts 0 lost and 0 duplicated. Bounded:
+ * about 50 s under ASan (PW_FAULT_KILLS=N, PW_FAULT_CUTS=N for a longer soak). */
 #include "test_util.h"
 
 #include "proc.h"
 #include "spool.h"
 #include "store.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +26,8 @@
 #define STEP_MS  10000ull         /* simulated time between samples */
 #define WAIT_MS  20000
 
-static char g_dir[256], g_port[16];
+static char g_dir[256], g_port[16], g_agent_port[16]; /* collector's port, agents' endpoint */
+static char g_clog[300];                              /* the collector's log */
 
 /* "<opt><test dir><path>" into buf (320 bytes); returns buf. */
 static char *in_dir(char *buf, const char *opt, const char *path)
@@ -50,7 +57,7 @@ static pid_t agent(int i)
     char a[9][320], f[64];
     snprintf(a[0], 320, "--agent.source=sim:fleet-small/%d", i);
     snprintf(a[1], 320, "--agent.host_name=fault-%d", i);
-    snprintf(a[2], 320, "--collector.endpoints=127.0.0.1:%s", g_port);
+    snprintf(a[2], 320, "--collector.endpoints=127.0.0.1:%s", g_agent_port);
     snprintf(a[3], 320, "--sim.start=%llums", (unsigned long long)START_MS);
     snprintf(f, sizeof(f), "/spool-%d", i);
     in_dir(a[4], "--spool.dir=", f);
@@ -179,10 +186,9 @@ static size_t file_size(const char *path)
     return n;
 }
 
-/* The run: agents stream, the collector dies `kills` times, then everything stops cleanly. */
-static void test_fault_collector_sigkill(void **state)
+/* A fresh directory with a PKI for the agents and the collector's port. */
+static void fault_setup(void)
 {
-    (void)state;
     snprintf(g_dir, sizeof(g_dir), "/tmp/pw-fault-XXXXXX");
     assert_non_null(mkdtemp(g_dir));
     char pki[300], args[1024] = "";
@@ -193,30 +199,17 @@ static void test_fault_collector_sigkill(void **state)
     }
     pw_proc_pki(PW_SOURCE_DIR, pki, args);
     snprintf(g_port, sizeof(g_port), "%d", pw_proc_free_port());
-    int kills = getenv("PW_FAULT_KILLS") ? atoi(getenv("PW_FAULT_KILLS")) : 10;
-    char clog[300];
-    snprintf(clog, sizeof(clog), "%s/collector.log", g_dir);
+    snprintf(g_agent_port, sizeof(g_agent_port), "%s", g_port);
+    snprintf(g_clog, sizeof(g_clog), "%s/collector.log", g_dir);
+}
 
-    pid_t coll = collector();
-    pid_t agents[AGENTS];
-    for (int i = 0; i < AGENTS; i++)
-        agents[i] = agent(i);
-    hellos_t w = {clog, 0};
-    pw_proc_wait(all_said_hello, &w, WAIT_MS, "a Hello from every agent", clog);
-    /* The moments are the scenario, not waits: a fixed sequence of pseudo-random delays. */
-    uint32_t rng = 0x5eed1234u;
-    for (int k = 0; k < kills; k++) {
-        rng = rng * 1103515245u + 12345u;
-        pw_proc_sleep_ms(700 + (long)(rng >> 16) % 1800); /* streaming for 0.7 .. 2.5 s */
-        pw_proc_stop(coll, SIGKILL, WAIT_MS);
-        rng = rng * 1103515245u + 12345u;
-        pw_proc_sleep_ms(100 + (long)(rng >> 16) % 600); /* down for 0.1 .. 0.7 s */
-        w.off = file_size(clog);
-        coll = collector();
-    }
-    /* Every agent back in a session with the last collector, then a clean stop of both. */
-    pw_proc_wait(all_said_hello, &w, WAIT_MS, "a Hello from every agent after the last restart",
-                 clog);
+/* Every agent in a session with the collector since byte w->off of its log, a second more of
+ * streaming, then a clean stop of the collector and of the agents; then the accounting of every
+ * (agent, seq) produced, printed as `what`, with 0 lost and 0 duplicated required. */
+static void stop_and_account(hellos_t *w, pid_t coll, const pid_t *agents, const char *what)
+{
+    pw_proc_wait(all_said_hello, w, WAIT_MS, "a Hello from every agent after the last fault",
+                 w->log);
     pw_proc_sleep_ms(1000);
     int st = pw_proc_stop(coll, SIGTERM, WAIT_MS);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -224,7 +217,6 @@ static void test_fault_collector_sigkill(void **state)
         st = pw_proc_stop(agents[i], SIGTERM, WAIT_MS);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
-
     char db[300];
     snprintf(db, sizeof(db), "%s/pw.db", g_dir);
     pw_store_t *stp;
@@ -246,9 +238,9 @@ static void test_fault_collector_sigkill(void **state)
     }
     pw_store_close(stp);
     uint64_t dup = sst.samples - tot.stored; /* samples the store holds beyond one per seq */
-    print_message("fault run: %d agents, collector SIGKILLed %d times: produced %llu, stored "
-                  "%llu, pending in spools %llu, lost %llu, duplicated %llu, gaps %llu\n",
-                  AGENTS, kills, (unsigned long long)tot.produced, (unsigned long long)tot.stored,
+    print_message("fault run: %d agents, %s: produced %llu, stored %llu, pending in spools %llu, "
+                  "lost %llu, duplicated %llu, gaps %llu\n",
+                  AGENTS, what, (unsigned long long)tot.produced, (unsigned long long)tot.stored,
                   (unsigned long long)tot.pending, (unsigned long long)tot.lost,
                   (unsigned long long)dup, (unsigned long long)tot.gaps);
     assert_int_equal(tot.lost, 0);
@@ -259,11 +251,197 @@ static void test_fault_collector_sigkill(void **state)
     pw_proc_remove_dir(g_dir, "PW_KEEP_FAULT");
 }
 
+/* Starts the collector and the agents and waits for every agent's Hello (*w: the collector's
+ * log from its start). Returns the collector. */
+static pid_t start_all(pid_t agents[AGENTS], hellos_t *w)
+{
+    pid_t coll = collector();
+    for (int i = 0; i < AGENTS; i++)
+        agents[i] = agent(i);
+    *w = (hellos_t){g_clog, 0};
+    pw_proc_wait(all_said_hello, w, WAIT_MS, "a Hello from every agent", g_clog);
+    return coll;
+}
+
+/* The integer in environment variable `name`, or `dflt`. */
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+/* The next of a fixed sequence of pseudo-random numbers (the scenario's moments). */
+static uint32_t next_rand(uint32_t *rng)
+{
+    *rng = *rng * 1103515245u + 12345u;
+    return *rng >> 16;
+}
+
+/* The run: agents stream, the collector dies `kills` times, then everything stops cleanly. */
+static void test_fault_collector_sigkill(void **state)
+{
+    (void)state;
+    fault_setup();
+    pid_t agents[AGENTS];
+    hellos_t w;
+    pid_t coll = start_all(agents, &w);
+    int kills = env_int("PW_FAULT_KILLS", 10);
+    char what[64];
+    /* The moments are the scenario, not waits: a fixed sequence of pseudo-random delays. */
+    uint32_t rng = 0x5eed1234u;
+    for (int k = 0; k < kills; k++) {
+        pw_proc_sleep_ms(700 + (long)(next_rand(&rng) % 1800)); /* streaming 0.7 .. 2.5 s */
+        pw_proc_stop(coll, SIGKILL, WAIT_MS);
+        pw_proc_sleep_ms(100 + (long)(next_rand(&rng) % 600)); /* down for 0.1 .. 0.7 s */
+        w.off = file_size(g_clog);
+        coll = collector();
+    }
+    snprintf(what, sizeof(what), "collector SIGKILLed %d times", kills);
+    stop_and_account(&w, coll, agents, what);
+}
+
+/* ---- a TCP proxy that cuts and stalls the agents' connections ------------------------- */
+
+#define PROXY_PAIRS 64
+
+static struct {
+    int lfd, upstream_port;
+    int c[PROXY_PAIRS], u[PROXY_PAIRS]; /* agent side, collector side */
+    int n;
+    volatile int cut, stall, stop;
+} g_px;
+
+static void px_drop(int i)
+{
+    close(g_px.c[i]);
+    close(g_px.u[i]);
+    g_px.n--;
+    g_px.c[i] = g_px.c[g_px.n];
+    g_px.u[i] = g_px.u[g_px.n];
+}
+
+/* Copies what `from` has to `to`; 0 when `from` ended or `to` failed. */
+static int px_copy(int from, int to)
+{
+    char buf[65536];
+    ssize_t n = read(from, buf, sizeof(buf));
+    for (ssize_t off = 0; n > 0 && off < n;) {
+        ssize_t k = write(to, buf + off, (size_t)(n - off));
+        if (k <= 0)
+            return 0;
+        off += k;
+    }
+    return n > 0;
+}
+
+static void *px_main(void *arg)
+{
+    (void)arg;
+    while (!g_px.stop) {
+        if (g_px.cut) { /* every connection ends at once, both ways */
+            while (g_px.n > 0)
+                px_drop(0);
+            g_px.cut = 0;
+        }
+        struct pollfd pf[1 + 2 * PROXY_PAIRS];
+        int stall = g_px.stall, np = 1;
+        pf[0] = (struct pollfd){g_px.lfd, POLLIN, 0};
+        for (int i = 0; i < g_px.n && !stall; i++) {
+            pf[np++] = (struct pollfd){g_px.c[i], POLLIN, 0};
+            pf[np++] = (struct pollfd){g_px.u[i], POLLIN, 0};
+        }
+        if (poll(pf, (nfds_t)np, 20) <= 0)
+            continue;
+        for (int i = g_px.n - 1; i >= 0 && !stall; i--) {
+            short rc = pf[1 + 2 * i].revents, ru = pf[2 + 2 * i].revents;
+            if ((rc && !px_copy(g_px.c[i], g_px.u[i])) || (ru && !px_copy(g_px.u[i], g_px.c[i])))
+                px_drop(i);
+        }
+        if (pf[0].revents & POLLIN) {
+            int c = accept(g_px.lfd, NULL, NULL);
+            int u = c >= 0 ? socket(AF_INET, SOCK_STREAM, 0) : -1;
+            struct sockaddr_in to = {0};
+            to.sin_family = AF_INET;
+            to.sin_port = htons((uint16_t)g_px.upstream_port);
+            inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+            if (u >= 0 && g_px.n < PROXY_PAIRS &&
+                connect(u, (struct sockaddr *)&to, sizeof(to)) == 0) {
+                g_px.c[g_px.n] = c;
+                g_px.u[g_px.n++] = u;
+            } else {
+                if (c >= 0)
+                    close(c);
+                if (u >= 0)
+                    close(u);
+            }
+        }
+    }
+    while (g_px.n > 0)
+        px_drop(0);
+    close(g_px.lfd);
+    return NULL;
+}
+
+/* The proxy listens on a free port (the agents' endpoint) and forwards to the collector. */
+static void px_start(pthread_t *th)
+{
+    memset(&g_px, 0, sizeof(g_px));
+    g_px.upstream_port = atoi(g_port);
+    g_px.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(g_px.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal(bind(g_px.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(g_px.lfd, 64), 0);
+    socklen_t al = sizeof(a);
+    assert_int_equal(getsockname(g_px.lfd, (struct sockaddr *)&a, &al), 0);
+    snprintf(g_agent_port, sizeof(g_agent_port), "%d", ntohs(a.sin_port));
+    assert_int_equal(pthread_create(th, NULL, px_main, NULL), 0);
+}
+
+/* Issue 15: the network between agents and collector fails: a proxy cuts every connection or
+ * stalls them for 0.3 .. 1.5 s, 12 times at seeded moments (PW_FAULT_CUTS=N: more); nothing
+ * is lost or doubled. */
+static void test_fault_proxy_cuts_and_stalls(void **state)
+{
+    (void)state;
+    char what[64];
+    pthread_t th;
+    pid_t agents[AGENTS];
+    hellos_t w;
+    fault_setup();
+    px_start(&th); /* the agents' endpoint */
+    pid_t coll = start_all(agents, &w);
+    int events = env_int("PW_FAULT_CUTS", 12);
+    uint32_t rng = 0xc0ffee11u;
+    int cuts = 0, stalls = 0;
+    for (int k = 0; k < events; k++) {
+        pw_proc_sleep_ms(300 + (long)(next_rand(&rng) % 900)); /* streaming 0.3 .. 1.2 s */
+        if (next_rand(&rng) % 2) {
+            w.off = file_size(g_clog); /* the agents say Hello again after it */
+            g_px.cut = 1;
+            cuts++;
+        } else {
+            g_px.stall = 1;
+            pw_proc_sleep_ms(300 + (long)(next_rand(&rng) % 1200));
+            g_px.stall = 0;
+            stalls++;
+        }
+    }
+    snprintf(what, sizeof(what), "%d connection cuts and %d stalls", cuts, stalls);
+    stop_and_account(&w, coll, agents, what);
+    g_px.stop = 1;
+    pthread_join(th, NULL);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_collector_sigkill),
+        cmocka_unit_test(test_fault_proxy_cuts_and_stalls),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     pw_proc_kill_all();
