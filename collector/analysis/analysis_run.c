@@ -802,6 +802,15 @@ static int64_t clock_ms(const run_t *rn)
 static int cmp_suspect(const void *a, const void *b)
 {
     const pw_suspect_t *x = a, *y = b;
+    if (x->finding_score != y->finding_score)
+        return x->finding_score > y->finding_score ? -1 : 1;
+    int c = strcmp(x->host, y->host);
+    if (c != 0)
+        return c;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->head != y->head)
+        return x->head ? -1 : 1;
     return x->d.score > y->d.score ? -1 : x->d.score < y->d.score;
 }
 
@@ -845,6 +854,7 @@ static int append_suspect(run_t *rn, pw_suspect_t **v, size_t *n, size_t *cap,
     x->head = c->group == slot;
     x->group = c->group;
     x->group_n = c->group_n;
+    x->finding_score = s->cands[c->group].res.score;
     x->found_ms = c->found_ms;
     x->d = c->res;
     x->share = share_of_host(s, c, r->pool);
@@ -946,33 +956,9 @@ static void publish(run_t *rn)
         }
         uv_mutex_unlock(&s->mu);
     }
-    /* heads by score, each followed by its members */
-    pw_suspect_t *sorted = pw_malloc((n ? n : 1) * sizeof(*sorted));
-    if (sorted != NULL) {
-        size_t nh = 0;
-        for (size_t i = 0; i < n; i++)
-            if (v[i].head)
-                sorted[nh++] = v[i];
-        if (nh > 1)
-            qsort(sorted, nh, sizeof(*sorted), cmp_suspect);
-        size_t k = nh;
-        pw_suspect_t *heads = pw_malloc((nh ? nh : 1) * sizeof(*heads));
-        if (heads != NULL) {
-            memcpy(heads, sorted, nh * sizeof(*heads));
-            k = 0;
-            for (size_t hd = 0; hd < nh; hd++) {
-                sorted[k++] = heads[hd];
-                for (size_t i = 0; i < n; i++)
-                    if (!v[i].head && v[i].group == heads[hd].group &&
-                        strcmp(v[i].host, heads[hd].host) == 0)
-                        sorted[k++] = v[i];
-            }
-            pw_free(heads);
-        }
-        pw_free(v);
-        v = sorted;
-        n = k;
-    }
+    /* findings by their head's score, each head followed by its members: one sort */
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_suspect);
     pw_free(rn->suspects);
     rn->suspects = v;
     rn->n_suspects = n;

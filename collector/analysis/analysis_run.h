@@ -30,14 +30,15 @@ typedef struct pw_suspect_s {
     uint8_t tag[PW_TAG_MAX];
     uint8_t tag_len;
     uint8_t pool;
-    uint8_t head;      /* 1: the finding's head (its alert, its rank) */
-    uint16_t group_n;  /* tags in the finding (1: alone) */
-    uint32_t group;    /* finding number within the host (the head's candidate slot) */
-    uint64_t found_ms; /* sample time when first judged a leak */
-    double share;      /* rate / the host pool's growth rate, clamped to [0, 1]; -1 unknown */
-    char with[96];     /* head: the finding's other tags ("dentry, kmalloc-64 +2"); else the
-                          head's tag */
-    pw_detect_t d;     /* the verdict with its numbers and evidence */
+    uint8_t head;         /* 1: the finding's head (its alert, its rank) */
+    uint16_t group_n;     /* tags in the finding (1: alone) */
+    uint32_t group;       /* finding number within the host (the head's candidate slot) */
+    uint64_t found_ms;    /* sample time when first judged a leak */
+    double finding_score; /* the score of the finding's head: the list is in its order */
+    double share;         /* rate / the host pool's growth rate, clamped to [0, 1]; -1 unknown */
+    char with[96];        /* head: the finding's other tags ("dentry, kmalloc-64 +2"); else the
+                             head's tag */
+    pw_detect_t d;        /* the verdict with its numbers and evidence */
 } pw_suspect_t;
 
 /* The pass's result for one host. */
