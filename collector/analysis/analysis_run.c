@@ -646,6 +646,32 @@ static void pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit, int64
     }
 }
 
+/* Over the last 24 h (rising by Mann-Kendall) the ETA comes from the net growth of the day,
+ * (last - first) / span: a pool that grows 10 h a day is flat in most pairs of points, and
+ * their median slope (Theil-Sen) reads a fraction of the day's real growth, which would put the
+ * exhaustion days too late. The interval stays Sen's. */
+static void long_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr)
+{
+    double span_h = n > 1 ? (double)(p[n - 1].ts_ms - p[0].ts_ms) / 3600000.0 : 0.0;
+    if (span_h <= 0 || p[n - 1].v <= p[0].v)
+        return;
+    double rate = (p[n - 1].v - p[0].v) / span_h;
+    pr->slope_bytes_per_h = rate;
+    if (pr->limit_bytes == 0)
+        return;
+    double room = (double)pr->limit_bytes - (double)pr->used_bytes;
+    pr->eta_beyond = false;
+    pr->eta_ms = room <= 0 ? 0 : (int64_t)(room / rate * 3600000.0);
+    if (pr->eta_soon_ms > pr->eta_ms)
+        pr->eta_soon_ms = pr->eta_ms;
+    if (pr->eta_late_ms >= 0 && pr->eta_late_ms < pr->eta_ms)
+        pr->eta_late_ms = pr->eta_ms;
+    if (pr->eta_ms > (int64_t)(24.0 * span_h * 3600000.0)) { /* max_extrapolation: 24 spans */
+        pr->eta_ms = pr->eta_soon_ms = pr->eta_late_ms = -1;
+        pr->eta_beyond = true;
+    }
+}
+
 /* Evaluates one host: due candidates, findings, pressure. Host mutex held. */
 static void eval_host(run_t *rn, host_state_t *s)
 {
@@ -706,6 +732,7 @@ static void eval_host(run_t *rn, host_state_t *s)
             pressure_eval(s->longr.v[pool], s->longr.n, limit, LONG_TREND_MS, &lp);
             if (lp.trend_up) {
                 lp.used_bytes = pr->used_bytes; /* the newest value, not the last 10-min point */
+                long_eta(s->longr.v[pool], s->longr.n, &lp);
                 *pr = lp;
                 *win = LONG_TREND_MS;
             }
