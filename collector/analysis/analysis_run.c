@@ -58,21 +58,24 @@
     (5 * 60 * 1000)        /* a finding's head is a leak this long before it                       \
                                fires (findings settle within minutes) */
 #define LOG_ALERTS      50 /* alert transitions logged one by one per pass */
-#define LIVE_MIN_POINTS 12 /* a live row's verdict rests on a trend, never on 2 or 3 points */
-#define QUIET_EVICT     3  /* non-leak verdicts in a row before a candidate may give way */
-#define GROUP_R         0.8
-#define GROUP_STEPS     16
-#define GROUP_KEEP_R    0.5 /* a finding's members stay while they correlate this much */
-#define GROUP_MAX       256 /* more candidates (a big capture): findings stay single */
-#define RECENT_N        120
-#define RECENT_STEP_MS  60000LL
-#define LONG_N          144
-#define LONG_STEP_MS    600000LL
-#define TREND_MS        (2LL * 3600000)
-#define LONG_TREND_MS   (24LL * 3600000)
-#define REBUILD_TABLES  32
-#define REBUILD_MS      (7ULL * 24 * 3600000)
-#define RESEND_PASSES   2 /* Prometheus resends firing alerts every minute */
+#define LIVE_MIN_POINTS 4  /* a live row's verdict rests on a trend test, never on 2 or 3 */
+#define LIVE_MIN_SAMPLES                                                                           \
+    12                   /* ... and on 12 samples at least since it became a candidate (a          \
+                            flat stretch is one point of its ring, but many samples) */
+#define QUIET_EVICT    3 /* non-leak verdicts in a row before a candidate may give way */
+#define GROUP_R        0.8
+#define GROUP_STEPS    16
+#define GROUP_KEEP_R   0.5 /* a finding's members stay while they correlate this much */
+#define GROUP_MAX      256 /* more candidates (a big capture): findings stay single */
+#define RECENT_N       120
+#define RECENT_STEP_MS 60000LL
+#define LONG_N         144
+#define LONG_STEP_MS   600000LL
+#define TREND_MS       (2LL * 3600000)
+#define LONG_TREND_MS  (24LL * 3600000)
+#define REBUILD_TABLES 32
+#define REBUILD_MS     (7ULL * 24 * 3600000)
+#define RESEND_PASSES  2 /* Prometheus resends firing alerts every minute */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
@@ -93,6 +96,7 @@ typedef struct {
 typedef struct {
     uint32_t row;      /* UINT32_MAX: free slot */
     uint16_t backoff;  /* new points needed before the next evaluation */
+    uint64_t since;    /* the host's count of tables fed when it became a candidate */
     uint8_t quiet;     /* evaluations in a row that were not "leak" */
     uint8_t has;       /* res holds a verdict */
     uint64_t found_ms; /* when first judged a leak, 0 while it is not one */
@@ -131,6 +135,7 @@ typedef struct {
     int dense;
     int64_t epoch_ms;     /* time of the first point fed (row times are seconds after it) */
     uint8_t fed_gen;      /* the boot generation of the last table fed */
+    uint64_t fed;         /* tables fed */
     int64_t last_ts;      /* newest point fed */
     int64_t evaluated_ts; /* last_ts when last evaluated */
     recent_t recent;
@@ -341,6 +346,7 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
     memset(c, 0, sizeof(*c));
     c->row = ri;
     c->backoff = 1;
+    c->since = s->fed;
     c->group = (uint32_t)slot;
     pw_detect_ring_init(&c->ring);
     s->rows[ri].cand = (int16_t)slot;
@@ -413,6 +419,7 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
     }
     if (s->epoch_ms == 0)
         s->epoch_ms = ts;
+    s->fed++;
     s->last_ts = ts;
     if (tot != NULL)
         totals_note(s, ts, tot->nonpaged_bytes, tot->paged_bytes);
@@ -687,6 +694,8 @@ static void eval_host(run_t *rn, host_state_t *s)
             now.ts_ms = s->last_ts;
             pw_detect_ring_push(&c->ring, &now);
         }
+        if (!s->dense && s->fed - c->since < LIVE_MIN_SAMPLES)
+            continue; /* not judged yet */
         if (c->has && c->ring.dirty < c->backoff)
             continue;
         pw_detect_t d;

@@ -89,8 +89,8 @@ typedef struct pw_detect_opts_s {
     double min_growth_bytes;     /* net growth below this is a plateau; default 4096 */
     double min_rate_bytes_per_h; /* slower is a plateau; default 1024 (24 KiB/day) */
     size_t min_points;           /* fewer points in the judged windows: too short; default 2
-                                    (the collector asks 12 of a live row: with samples every
-                                    10 s, 2 or 3 points would be churn) */
+                                    (the collector asks 4 of a live row, a trend test: with
+                                    samples every 10 s, 2 or 3 points would be churn) */
     int64_t min_span_ms;         /* judged windows shorter than this are too short; default
                                     10 min (two screens 15 min apart are judged; two live
                                     samples 10 s apart are not) */
