@@ -58,7 +58,7 @@
     (5 * 60 * 1000)        /* a finding's head is a leak this long before it                       \
                                fires (findings settle within minutes) */
 #define LOG_ALERTS      50 /* alert transitions logged one by one per pass */
-#define LIVE_MIN_POINTS 4  /* a live row's verdict rests on a trend test, never on 2 or 3 */
+#define LIVE_MIN_POINTS 6  /* a live row's verdict: a trend test with its drift test (6 points) */
 #define LIVE_MIN_SAMPLES                                                                           \
     12                   /* ... and on 12 samples at least since it became a candidate (a          \
                             flat stretch is one point of its ring, but many samples) */

@@ -89,7 +89,7 @@ typedef struct pw_detect_opts_s {
     double min_growth_bytes;     /* net growth below this is a plateau; default 4096 */
     double min_rate_bytes_per_h; /* slower is a plateau; default 1024 (24 KiB/day) */
     size_t min_points;           /* fewer points in the judged windows: too short; default 2
-                                    (the collector asks 4 of a live row, a trend test: with
+                                    (the collector asks 6 of a live row, a trend and drift test: with
                                     samples every 10 s, 2 or 3 points would be churn) */
     int64_t min_span_ms;         /* judged windows shorter than this are too short; default
                                     10 min (two screens 15 min apart are judged; two live
