@@ -99,6 +99,7 @@ typedef struct {
     uint64_t since;    /* the host's count of tables fed when it became a candidate */
     uint8_t quiet;     /* evaluations in a row that were not "leak" */
     uint8_t has;       /* res holds a verdict */
+    uint8_t alerting;  /* its PoolTagLeak is pending or firing (0: nothing to look up) */
     uint64_t found_ms; /* when first judged a leak, 0 while it is not one */
     uint32_t group;    /* finding: slot of its head */
     uint16_t group_n;
@@ -332,7 +333,8 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
             const row_t *r = &s->rows[c->row];
             uint64_t g = r->last > r->seg_min ? r->last - r->seg_min : 0;
             int leak = c->has && c->res.verdict == PW_DETECT_LEAK;
-            int gives = (c->quiet >= QUIET_EVICT && g < growth) || (!leak && g < growth / 2);
+            int gives = !c->alerting && /* its alert must resolve first */
+                        ((c->quiet >= QUIET_EVICT && g < growth) || (!leak && g < growth / 2));
             if (gives && g < least) {
                 least = g;
                 slot = (long)i;
@@ -850,6 +852,11 @@ static int cmp_suspect(const void *a, const void *b)
     return x->d.score > y->d.score ? -1 : x->d.score < y->d.score;
 }
 
+static int cmp_suspect_ptr(const void *a, const void *b)
+{
+    return cmp_suspect(*(const pw_suspect_t *const *)a, *(const pw_suspect_t *const *)b);
+}
+
 /* The row's growth over the host pool's last 24 h (its long totals) as a share of the pool's
  * growth over the same time, clamped to [0, 1]; -1 when the pool did not grow (or no totals).
  * The same window for both: a leak judged over 14 days is not set against 2 h of the host. */
@@ -965,6 +972,12 @@ static void publish(run_t *rn)
                 char shown[PW_TAG_MAX * 4 + 1];
                 pw_tag_format(s->tags + r->tag_off, r->tag_len, shown, sizeof(shown));
                 int on = growing(c) && c->group == i && c->res.verdict == PW_DETECT_LEAK;
+                /* most candidates are not leaks and have no alert: nothing to look up; a firing
+                 * alert that stays on has nothing to change either */
+                if (!on && !s->cands[i].alerting)
+                    continue;
+                if (on && s->cands[i].alerting == 2)
+                    continue;
                 pw_alert_key_t key;
                 memset(&key, 0, sizeof(key));
                 snprintf(key.host, sizeof(key.host), "%.127s", s->name);
@@ -974,6 +987,8 @@ static void publish(run_t *rn)
                 if (on || pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_INACTIVE)
                     alert(rn, s->name, shown, pw_pool_name(r->pool), "warning", on ? 1.0 : 0.0, 1.0,
                           0.5, LEAK_FOR_MS, now_ms);
+                pw_alert_state_t st = pw_alert_state(rn->alerts, &key, NULL);
+                s->cands[i].alerting = st == PW_ALERT_FIRING ? 2 : st == PW_ALERT_PENDING ? 1 : 0;
             }
         }
         if (fresh && s->pub.have_pressure) {
@@ -993,8 +1008,22 @@ static void publish(run_t *rn)
         uv_mutex_unlock(&s->mu);
     }
     /* findings by their head's score, each head followed by its members: one sort */
-    if (n > 1)
-        qsort(v, n, sizeof(*v), cmp_suspect);
+    if (n > 1) { /* sort pointers, then place each suspect once (they are ~1 KB each) */
+        const pw_suspect_t **ord = pw_malloc(n * sizeof(*ord));
+        pw_suspect_t *out = ord != NULL ? pw_malloc(n * sizeof(*out)) : NULL;
+        if (out != NULL) {
+            for (size_t i = 0; i < n; i++)
+                ord[i] = &v[i];
+            qsort(ord, n, sizeof(*ord), cmp_suspect_ptr);
+            for (size_t i = 0; i < n; i++)
+                out[i] = *ord[i];
+            pw_free(v);
+            v = out;
+        } else {
+            qsort(v, n, sizeof(*v), cmp_suspect); /* out of memory: in place */
+        }
+        pw_free(ord);
+    }
     pw_free(rn->suspects);
     rn->suspects = v;
     rn->n_suspects = n;
