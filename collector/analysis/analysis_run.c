@@ -55,10 +55,11 @@
 #define DENSE_INTERVAL (5u * 60 * 1000)
 #define MAX_BACKOFF    32
 #define LEAK_FOR_MS                                                                                \
-    (5 * 60 * 1000)        /* a finding's head is a leak this long before it                       \
-                               fires (findings settle within minutes) */
-#define LOG_ALERTS      50 /* alert transitions logged one by one per pass */
-#define LIVE_MIN_POINTS 6  /* a live row's verdict: a trend test with its drift test (6 points) */
+    (5 * 60 * 1000)           /* a finding's head is a leak this long before it                    \
+                                  fires (findings settle within minutes) */
+#define SILENT_MIN_MS   60000 /* HostSilent after 3 intervals, at least this */
+#define LOG_ALERTS      50    /* alert transitions logged one by one per pass */
+#define LIVE_MIN_POINTS 6 /* a live row's verdict: a trend test with its drift test (6 points) */
 #define LIVE_MIN_SAMPLES                                                                           \
     12                   /* ... and on 12 samples at least since it became a candidate (a          \
                             flat stretch is one point of its ring, but many samples) */
@@ -771,27 +772,38 @@ static void work_cb(uv_work_t *w)
 
 /* ---- publication (the loop) ----------------------------------------------------------------- */
 
-static const char *alert_name(const pw_alert_key_t *k)
+const char *pw_analysis_alert_name(const pw_alert_key_t *k)
 {
     if (k->tag[0] != '\0')
         return "PoolTagLeak";
+    if (strcmp(k->pool, PW_ALERT_POOL_SILENT) == 0)
+        return "HostSilent";
     return strcmp(k->pool, "paged") == 0 ? "PagedPoolPressure" : "NonpagedPoolPressure";
+}
+
+void pw_analysis_alert_text(const pw_alert_key_t *k, double value, char *summary, size_t scap,
+                            char *description, size_t dcap)
+{
+    if (k->tag[0] != '\0') {
+        snprintf(summary, scap, "%s: pool tag %s (%s) keeps growing", k->host, k->tag, k->pool);
+        snprintf(description, dcap,
+                 "leak suspect: outstanding bytes and allocations grow steadily");
+    } else if (strcmp(k->pool, PW_ALERT_POOL_SILENT) == 0) {
+        snprintf(summary, scap, "%s: no sample for %.0f s", k->host, value);
+        snprintf(description, dcap,
+                 "the host's agent stopped reporting (a host whose pool ran out stops answering)");
+    } else {
+        snprintf(summary, scap, "%s: %s pool at %.1f %% of its limit", k->host, k->pool,
+                 value * 100.0);
+        snprintf(description, dcap, "used / limit = %.3f", value);
+    }
 }
 
 static void notify(run_t *rn, const pw_alert_transition_t *tr, int resend)
 {
     char sum[400], desc[300];
-    if (tr->key.tag[0] != '\0') {
-        snprintf(sum, sizeof(sum), "%s: pool tag %s (%s) keeps growing", tr->key.host, tr->key.tag,
-                 tr->key.pool);
-        snprintf(desc, sizeof(desc), "leak suspect: %s",
-                 tr->key.tag[0] ? "outstanding bytes and allocations grow steadily" : "");
-    } else {
-        snprintf(sum, sizeof(sum), "%s: %s pool at %.1f %% of its limit", tr->key.host,
-                 tr->key.pool, tr->value * 100.0);
-        snprintf(desc, sizeof(desc), "used / limit = %.3f", tr->value);
-    }
-    rn->o.on_alert(rn->o.on_alert_arg, tr, alert_name(&tr->key), sum, desc, resend);
+    pw_analysis_alert_text(&tr->key, tr->value, sum, sizeof(sum), desc, sizeof(desc));
+    rn->o.on_alert(rn->o.on_alert_arg, tr, pw_analysis_alert_name(&tr->key), sum, desc, resend);
 }
 
 static void resend_firing(const pw_alert_transition_t *cur, void *arg)
@@ -855,6 +867,25 @@ static int cmp_suspect(const void *a, const void *b)
 static int cmp_suspect_ptr(const void *a, const void *b)
 {
     return cmp_suspect(*(const pw_suspect_t *const *)a, *(const pw_suspect_t *const *)b);
+}
+
+/* HostSilent: a host that streamed since this collector started and has sent nothing for
+ * max(3 intervals, 60 s) of its own sample time; critical when its nonpaged pool was at warn or
+ * above (a server whose pool runs out stops answering), else warning; resolved by its next
+ * sample. The value is the seconds of silence. */
+static void silent_alert(run_t *rn, const host_state_t *s, const pw_host_t *h, int64_t now_ms)
+{
+    int64_t after = 3 * (int64_t)h->interval_ms;
+    if (after < SILENT_MIN_MS)
+        after = SILENT_MIN_MS;
+    double quiet = h->last_seen_ms > 0 && now_ms > (int64_t)h->last_seen_ms
+                       ? (double)(now_ms - (int64_t)h->last_seen_ms) / 1000.0
+                       : 0.0;
+    int crit =
+        s->judged && (s->pub.np.level == PW_LEVEL_WARN || s->pub.np.level == PW_LEVEL_CRITICAL);
+    double th = (double)after / 1000.0;
+    alert(rn, s->name, "", PW_ALERT_POOL_SILENT, "critical", crit ? quiet : 0.0, th, 0, 0, now_ms);
+    alert(rn, s->name, "", PW_ALERT_POOL_SILENT, "warning", crit ? 0.0 : quiet, th, 0, 0, now_ms);
 }
 
 /* The row's growth over the host pool's last 24 h (its long totals) as a share of the pool's
@@ -991,6 +1022,8 @@ static void publish(run_t *rn)
                 s->cands[i].alerting = st == PW_ALERT_FIRING ? 2 : st == PW_ALERT_PENDING ? 1 : 0;
             }
         }
+        if (live && h->source_kind != POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY)
+            silent_alert(rn, s, h, now_ms);
         if (fresh && s->pub.have_pressure) {
             pw_pressure_opts_t o;
             pw_pressure_opts_default(&o);

@@ -52,8 +52,20 @@ typedef struct pw_analysis_host_s {
     uint32_t rows_judged;             /* rows with a verdict (candidates) */
 } pw_analysis_host_t;
 
-/* An alert transition, with the alert's name ("PoolTagLeak", "NonpagedPoolPressure",
- * "PagedPoolPressure") and a one-line summary and description for receivers. `resend`: the
+/* The pool label of a HostSilent alert (its tag is empty). */
+#define PW_ALERT_POOL_SILENT "silent"
+
+/* An alert's name from its key: "PoolTagLeak" (a tag), "HostSilent" (pool "silent"),
+ * "NonpagedPoolPressure" or "PagedPoolPressure". Static string. */
+const char *pw_analysis_alert_name(const pw_alert_key_t *k);
+
+/* The alert's one-line summary and description for receivers and the API, from its key and
+ * value (a pool's used / limit; seconds of silence), into the caller's buffers (truncated). */
+void pw_analysis_alert_text(const pw_alert_key_t *k, double value, char *summary, size_t scap,
+                            char *description, size_t dcap);
+
+/* An alert transition, with the alert's name (pw_analysis_alert_name) and a one-line summary and
+ * description for receivers. `resend`: the
  * alert is still firing and is sent again (Alertmanager forgets alerts not resent). */
 typedef void (*pw_analysis_alert_cb)(void *arg, const pw_alert_transition_t *tr, const char *name,
                                      const char *summary, const char *description, int resend);

@@ -159,17 +159,9 @@ int pw__api_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         const pw_alert_key_t *k = &t->key;
         if (!pw__api_host_known(api, k->host))
             continue; /* retired */
-        char name[32], summary[512];
-        if (k->tag[0] == '\0') {
-            snprintf(name, sizeof(name), "%s",
-                     strcmp(k->pool, "paged") == 0 ? "PagedPoolPressure" : "NonpagedPoolPressure");
-            snprintf(summary, sizeof(summary), "%s: %s pool at %.1f%% of its limit", k->host,
-                     k->pool, t->value * 100.0);
-        } else {
-            snprintf(name, sizeof(name), "PoolTagLeak");
-            snprintf(summary, sizeof(summary), "%s: tag '%s' (%s) is growing steadily", k->host,
-                     k->tag, k->pool);
-        }
+        char name[32], summary[512], desc[256];
+        snprintf(name, sizeof(name), "%s", pw_analysis_alert_name(k));
+        pw_analysis_alert_text(k, t->value, summary, sizeof(summary), desc, sizeof(desc));
         json_array_append_new(
             arr, json_pack("{s:s,s:s,s:s,s:{s:o,s:o,s:s,s:s},s:o,s:o,s:o}", "name", name, "state",
                            pw_alert_state_name(t->to), "severity", k->severity, "labels", "host",

@@ -414,6 +414,80 @@ static void test_eta_at_night_from_the_day(void **state_)
     pw_double_close(&d);
 }
 
+static pw_alert_state_t silent_state(const pw_analysis_run_t *an, const char *sev)
+{
+    pw_alert_key_t k;
+    memset(&k, 0, sizeof(k));
+    snprintf(k.host, sizeof(k.host), "clock01");
+    snprintf(k.pool, sizeof(k.pool), PW_ALERT_POOL_SILENT);
+    snprintf(k.severity, sizeof(k.severity), "%s", sev);
+    assert_string_equal(pw_analysis_alert_name(&k), "HostSilent");
+    return pw_alert_state(pw_analysis_run_alerts(an), &k, NULL);
+}
+
+/* HostSilent: a host streaming every 10 s (no interval in its Hello: the 60 s floor) at 0.90 of
+ * its nonpaged limit stops at T0 + 120 s. Passes every 30 s of the clock: silent for 30 s, not
+ * yet; for 60 s, critical (its pool was at critical), not warning; its next sample resolves it. */
+static void test_host_silent(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_analysis_run_close(d.an);
+    sim_clock_t clk = {T0_MS, 0};
+    pw_analysis_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.now_ms = sim_now;
+    o.now_arg = &clk;
+    assert_int_equal(pw_analysis_run_new(NULL, d.ing, &o, &d.an), 0);
+    pw_host_t *h = hello(&d, "clock01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    int k = 0;
+    for (; k <= 12; k++) {
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + k * STEP_MS);
+        s.totals.nonpaged_bytes = USED;
+        add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+        if (k % 3 == 0) {
+            clk.now = T0_MS + k * STEP_MS;
+            pw_analysis_run_pass(d.an);
+        }
+    }
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
+    clk.now = T0_MS + 120000 + 30000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
+    clk.now = T0_MS + 120000 + 60000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
+    assert_int_equal(silent_state(d.an, "warning"), PW_ALERT_INACTIVE);
+    char sum[200], desc[200];
+    pw_alert_key_t key;
+    memset(&key, 0, sizeof(key));
+    snprintf(key.host, sizeof(key.host), "clock01");
+    snprintf(key.pool, sizeof(key.pool), PW_ALERT_POOL_SILENT);
+    pw_analysis_alert_text(&key, 60.0, sum, sizeof(sum), desc, sizeof(desc));
+    assert_string_equal(sum, "clock01: no sample for 60 s");
+    /* it speaks again */
+    pw_sample_reset(&s);
+    s.seq = (uint64_t)k + 1;
+    s.timestamp_ms = (uint64_t)(T0_MS + 190000);
+    s.totals.nonpaged_bytes = USED;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+    assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    clk.now = T0_MS + 190000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_RESOLVED);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 static void stop_loop(uv_timer_t *t)
 {
     uv_stop(t->loop);
@@ -468,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_import_judged_on_the_loop),
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
+        cmocka_unit_test(test_host_silent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
