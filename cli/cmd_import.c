@@ -241,6 +241,18 @@ int pw_cmd_import(pw_cli_t *cli)
                              ? json_string_value(json_object_get(root, "nonpaged_limit_detail"))
                              : "");
             }
+            json_t *al = json_object_get(root, "screens_already_stored");
+            if (json_is_integer(al) && json_integer_value(al) > 0) {
+                char n4[32];
+                fprintf(cli->out,
+                        "%s: already imported into %s: %s of this capture were stored by an "
+                        "earlier import of the same content (the start time does not make it "
+                        "new); nothing stored again\n",
+                        files[k], host,
+                        pw_cli_count((uint64_t)json_integer_value(al), "screen", n4, sizeof(n4)));
+                json_decref(root);
+                continue;
+            }
             fprintf(cli->out, "%s: %s (server stored %s, %s) as %s, %s .. %s%s\n", files[k],
                     pw_cli_count(screens[k], "screen", n1, sizeof(n1)),
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "screens")),

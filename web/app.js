@@ -288,7 +288,9 @@ function suspectTable(list, withHost) {
       `<td class="num">${fmtBytes(Math.round(s.growth_bytes_per_h))}</td>` +
       `<td class="num">${fmtBytes(s.current_bytes)}</td><td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
       `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td>` +
-      `<td class="evidence">${esc(s.evidence || '')}${s.finding && s.finding.with ? ' <span class="mute">' +
+      `<td class="evidence">${esc(s.evidence || '')}` +
+        (typeof s.confidence === 'number' ? ` <span class="mute">(confidence ${s.confidence.toFixed(2)}${s.method === 'compare' ? ', screens compared only' : ''})</span>` : '') +
+        `${s.finding && s.finding.with ? ' <span class="mute">' +
         (s.finding.head ? 'grew with ' : 'with ') + esc(s.finding.with) + '</span>' : ''}</td></tr>`).join('') +
     '</tbody></table>';
 }

@@ -479,6 +479,8 @@ static int host_dense(const pw_host_t *h)
            h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY;
 }
 
+static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s);
+
 /* ingest's observer: a streamed sample (screen NULL: read the table through the view) or one
  * imported screen. */
 static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
@@ -487,6 +489,11 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
     host_state_t *s = state_of(rn, h);
     if (s == NULL)
         return;
+    /* A host the store had, back before its state was rebuilt (an agent that reconnects at
+     * once after a restart): rebuild first, or the new sample would make every stored table
+     * "older than the state" and the history would be lost to the analysis. */
+    if (!s->restore_checked)
+        restore_host(rn, h, s);
     uv_mutex_lock(&s->mu);
     if (s->n_rows == 0)
         s->dense = screen != NULL || host_dense(h); /* an import is screens by definition */
@@ -1002,7 +1009,9 @@ static void publish(run_t *rn)
                 const row_t *r = &s->rows[c->row];
                 char shown[PW_TAG_MAX * 4 + 1];
                 pw_tag_format(s->tags + r->tag_off, r->tag_len, shown, sizeof(shown));
-                int on = growing(c) && c->group == i && c->res.verdict == PW_DETECT_LEAK;
+                /* a comparison of 2 or 3 screens (a replayed capture) is listed, not alerted */
+                int on = growing(c) && c->group == i && c->res.verdict == PW_DETECT_LEAK &&
+                         c->res.points >= 4;
                 /* most candidates are not leaks and have no alert: nothing to look up; a firing
                  * alert that stays on has nothing to change either */
                 if (!on && !s->cands[i].alerting)

@@ -207,6 +207,10 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     const pw_host_t *ih = pw_fleet_find(pw_ingest_fleet(api->ing), host);
     uint64_t hl_np = ih ? pw_host_limit(ih, PW_POOL_NONPAGED) : 0;
     uint64_t hl_pg = ih ? pw_host_limit(ih, PW_POOL_PAGED) : 0;
+    /* screens this content's import had stored before: a capture is its content, so the same
+     * file again (whatever its start time) stores nothing new; say so instead of "stored" */
+    json_object_set_new(o, "screens_stored", json_integer((json_int_t)ir.screens));
+    json_object_set_new(o, "screens_already_stored", json_integer((json_int_t)ir.already));
     json_object_set_new(o, "nonpaged_limit_bytes", hl_np ? pw__api_ju64(hl_np) : json_null());
     json_object_set_new(o, "paged_limit_bytes", hl_pg ? pw__api_ju64(hl_pg) : json_null());
     json_object_set_new(o, "nonpaged_limit_detail",

@@ -429,6 +429,9 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
         name, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), os, width};
     int r = 0;
     const pw_sample_t *last = NULL;
+    uint8_t *stored = pw_calloc(n ? n : 1, 1); /* NULL: the analysis is not fed (logged) */
+    if (stored == NULL)
+        PW_LOG_WARN(MOD, "%s: out of memory: the import is stored but not judged", name);
     /* Stored and committed outside the agents' group commit: that commit may hold samples of
      * streaming hosts, which become durable here a little earlier (their acks wait for the
      * commit timer, which then finds nothing new). */
@@ -436,7 +439,14 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
         import_fix(&samples[i], width);
         samples[i].seq = i + 1;
         r = pw_store_put(ing->store, &sh, &samples[i], 0, d);
+        if (r == PW_STORE_DUPLICATE) {
+            res->already++;
+            r = 0;
+            continue;
+        }
         if (r >= 0) {
+            if (stored != NULL)
+                stored[i] = 1;
             res->rows += samples[i].n;
             res->screens++;
             res->last_ts = samples[i].timestamp_ms;
@@ -453,6 +463,7 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     }
     if (r < 0) {
         rolled_back(ing);
+        pw_free(stored);
         return r;
     }
     /* The fleet shows the host's last screen unless the host streams live. */
@@ -470,8 +481,12 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
         if (last->timestamp_ms > h->last_seen_ms)
             h->last_seen_ms = last->timestamp_ms;
     }
-    for (size_t i = 0; h != NULL && ing->on_sample != NULL && i < res->screens; i++)
-        ing->on_sample(ing->on_sample_arg, h, &samples[i]);
+    /* the analysis sees what was stored: a screen already stored by an earlier import of the
+     * same capture is not a new point, whatever time it was given this time */
+    for (size_t i = 0; h != NULL && ing->on_sample != NULL && i < n; i++)
+        if (stored != NULL && stored[i])
+            ing->on_sample(ing->on_sample_arg, h, &samples[i]);
+    pw_free(stored);
     return 0;
 }
 

@@ -129,6 +129,8 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
 /* What an import did. */
 typedef struct pw_ingest_import_res_s {
     size_t screens;   /* samples stored */
+    size_t already;   /* samples this content's import had stored before (same capture: the
+                         instance is its content hash; new times do not make it new) */
     size_t rows;      /* rows in them */
     uint64_t last_ts; /* time of the last stored sample */
 } pw_ingest_import_res_t;

@@ -292,13 +292,26 @@ static void test_import_judged_at_once(void **state_)
     assert_int_equal(dr->d.growth_bytes, 4992);
     /* imported screens raise no alert (old evidence) */
     assert_int_equal(leak_state(d.an, "case09", "Drsd"), PW_ALERT_INACTIVE);
+    /* the same capture again, 4 h later: the same content (instance), nothing new is stored,
+     * the import says so, and the analysis is not fed points that are not in the store */
+    for (int k = 0; k < 2; k++)
+        two[k].timestamp_ms += 4 * 3600000ULL;
+    assert_int_equal(pw_ingest_import(d.ing, "case09", 32, "import:b", two, 2, &ir, NULL), 0);
+    assert_int_equal(ir.screens, 0);
+    assert_int_equal(ir.already, 2);
+    pw_analysis_run_pass(d.an);
+    dr = find(d.an, "Drsd");
+    assert_non_null(dr);
+    assert_int_equal(dr->d.points, 2);
+    assert_int_equal(dr->d.span_ms, 900000);
     for (int k = 0; k < 2; k++)
         pw_sample_close(&two[k]);
     pw_double_close(&d);
 }
 
 /* After a restart the state is rebuilt from the store: a host that leaked for 6 h (+4 KiB a
- * minute) is listed by the first pass of the new collector, not after a new window fills. */
+ * minute) is listed by the first pass of the new collector, not after a new window fills, also
+ * when its agent is back and has sent a sample before that pass. */
 static void test_restart_rebuilds_state(void **state_)
 {
     (void)state_;
@@ -324,6 +337,18 @@ static void test_restart_rebuilds_state(void **state_)
     pw_ingest_free(d.ing);
     assert_int_equal(pw_ingest_new(d.store, &d.ing, NULL), 0);
     assert_int_equal(pw_analysis_run_new(NULL, d.ing, NULL, &d.an), 0);
+    /* the agent is back before the first pass: its new sample must not hide the history */
+    h = hello(&d, "boot01");
+    assert_non_null(h);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_reset(&s);
+    s.seq = 362;
+    s.timestamp_ms = (uint64_t)(T0_MS + 361LL * 60000);
+    s.totals.nonpaged_bytes = (40u << 20) + 361ull * 4096;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 600000 + 361ull * 4096, 600 + 4 * 361ull, 361);
+    add(&s, "Flat", PW_POOL_NONPAGED, 1u << 20, 256, 361);
+    assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
     pw_analysis_run_pass(d.an);
     const pw_suspect_t *x = find(d.an, "Ddk ");
     assert_non_null(x);
@@ -488,6 +513,50 @@ static void test_host_silent(void **state_)
     pw_double_close(&d);
 }
 
+/* A replay agent streaming a 2-screen capture (15-min interval, so every row is judged): Drsd is
+ * listed from the comparison of its two screens, and no PoolTagLeak is raised for it (a
+ * comparison is not a trend). */
+static void test_replay_two_screens_listed_not_alerted(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    Poolwatch__V1__Hello hm = POOLWATCH__V1__HELLO__INIT;
+    char aid[300];
+    pw_double_hello_init(&hm, "replay09", 32, aid);
+    hm.interval_ms = 900000;
+    hm.source_kind = POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY;
+    pw_host_t *h = pw_double_hello(&d, &hm, 1);
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const uint64_t al[2] = {560, 737}, fr[2] = {539, 710}, by[2] = {17472, 22464};
+    for (int k = 0; k < 2; k++) {
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + k * 900000LL);
+        assert_int_equal(
+            pw_sample_add(&s, "Drsd", 4, PW_POOL_PAGED, al[k], fr[k], al[k] - fr[k], by[k]), 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    }
+    pw_analysis_run_pass(d.an);
+    const pw_suspect_t *x = find(d.an, "Drsd");
+    assert_non_null(x);
+    assert_int_equal(x->d.points, 2);
+    pw_alert_key_t k;
+    memset(&k, 0, sizeof(k));
+    snprintf(k.host, sizeof(k.host), "replay09");
+    snprintf(k.tag, sizeof(k.tag), "Drsd");
+    snprintf(k.pool, sizeof(k.pool), "paged");
+    snprintf(k.severity, sizeof(k.severity), "warning");
+    assert_int_equal(pw_alert_state(pw_analysis_run_alerts(d.an), &k, NULL), PW_ALERT_INACTIVE);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 static void stop_loop(uv_timer_t *t)
 {
     uv_stop(t->loop);
@@ -543,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
         cmocka_unit_test(test_host_silent),
+        cmocka_unit_test(test_replay_two_screens_listed_not_alerted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
