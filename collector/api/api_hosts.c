@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alloc.h"
 #include "series.h"
@@ -82,7 +83,13 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
     const pw_host_t *h = hs->h;
     const pw_totals_t *t = pw_host_totals(h);
     char os[96];
-    snprintf(os, sizeof(os), "%s%s%s", h->os_family, h->os_version[0] ? " " : "", h->os_version);
+    /* an operator's --os text names the family itself ("Windows Server 2003 x86 /3GB") */
+    size_t fl = strlen(h->os_family);
+    if (fl > 0 && strncasecmp(h->os_version, h->os_family, fl) == 0)
+        snprintf(os, sizeof(os), "%s", h->os_version);
+    else
+        snprintf(os, sizeof(os), "%s%s%s", h->os_family, h->os_version[0] ? " " : "",
+                 h->os_version);
     uint64_t np_limit = pw_host_limit(h, PW_POOL_NONPAGED);
     uint64_t pg_limit = pw_host_limit(h, PW_POOL_PAGED);
     size_t hist_n = pw_host_hist_n(h);

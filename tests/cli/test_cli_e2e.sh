@@ -204,7 +204,7 @@ print(h["os"], "|", h["nonpaged_limit_bytes"], h["nonpaged_limit_source"], h["no
 # (the API writes reals with 10 significant digits)
 # 128 MB = 134217728: 4198400 / 134217728 = 0.031280517578125; 530 MB = 555745280:
 # 8388608 / 555745280 = 0.015094339622641509
-DDK="windows Windows Server 2003 x86 /3GB | 134217728 computed Windows Server 2003 x86 with /3GB: 128 MB | 0.03128051758 ok | 555745280 computed 0.01509433962"
+DDK="Windows Server 2003 x86 /3GB | 134217728 computed Windows Server 2003 x86 with /3GB: 128 MB | 0.03128051758 ok | 555745280 computed 0.01509433962"
 check "DDK03 limits from --os" "$DDK" "$(limits DDK03)"
 # 64 MiB = 67108864: 4198400 / 67108864 = 0.06256103515625; 1 GiB: 8388608 / 2^30 = 0.0078125
 CFG="windows | 67108864 configured given at import | 0.06256103516 ok | 1073741824 configured 0.0078125"
