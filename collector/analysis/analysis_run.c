@@ -1041,8 +1041,11 @@ static void publish(run_t *rn)
                 if (pr->limit_bytes == 0)
                     continue;
                 const char *pn = pool ? "paged" : "nonpaged";
-                alert(rn, s->name, "", pn, "warning", pr->ratio, o.warn_ratio, 0.02, 5 * 60 * 1000,
-                      now_ms);
+                /* at the critical ratio the warning gives way (one alert per pool, as an
+                 * Alertmanager inhibit rule would: not "critical firing, warning pending") */
+                int crit = pr->ratio >= o.critical_ratio;
+                alert(rn, s->name, "", pn, "warning", crit ? 0.0 : pr->ratio, o.warn_ratio, 0.02,
+                      5 * 60 * 1000, now_ms);
                 alert(rn, s->name, "", pn, "critical", pr->ratio, o.critical_ratio, 0.02, 60 * 1000,
                       now_ms);
             }

@@ -63,10 +63,12 @@ static pw_alert_state_t state(const pw_analysis_run_t *an, const char *sev, int6
     return pw_alert_state(pw_analysis_run_alerts(an), &k, since);
 }
 
-/* Samples every 10 s from T0 with the nonpaged pool at 0.90 of its limit, a pass every 30 s of
- * sample time at the clock of that sample: the critical alert (for 1 min) fires at the pass of
- * T0 + 60 s and not before, the warning (for 5 min) at T0 + 300 s, both pending since T0. On
- * the wall clock the passes run milliseconds apart and neither would fire. */
+/* Samples every 10 s from T0 with the nonpaged pool at 0.90 of its limit for 400 s, then at 0.80,
+ * a pass every 30 s of sample time at the clock of that sample: the critical alert (for 1 min)
+ * fires at the pass of T0 + 60 s and not before, pending since T0; while it holds the warning
+ * gives way (one alert per pool). From T0 + 400 s (0.80 < 0.85 - 0.02) the critical resolves
+ * and the warning (for 5 min) is pending, firing at T0 + 700 s. On the wall clock the passes
+ * run milliseconds apart and neither would fire. */
 static void test_analysis_run_clock_counts_for_in_simulated_time(void **state_)
 {
     (void)state_;
@@ -88,13 +90,13 @@ static void test_analysis_run_clock_counts_for_in_simulated_time(void **state_)
     assert_int_equal(pw_delta_enc_init(&e, 64), 0);
     pw_sample_t s;
     pw_sample_init(&s);
-    int64_t crit_at = -1, warn_at = -1;
-    for (int k = 0; k <= 40; k++) { /* 400 s */
+    int64_t crit_at = -1, warn_at = -1, crit_off = -1;
+    for (int k = 0; k <= 80; k++) { /* 800 s */
         int64_t ts = T0_MS + (int64_t)k * STEP_MS;
         pw_sample_reset(&s);
         s.seq = (uint64_t)k + 1;
         s.timestamp_ms = (uint64_t)ts;
-        s.totals.nonpaged_bytes = USED;
+        s.totals.nonpaged_bytes = k < 40 ? USED : (80u << 20);
         s.totals.paged_bytes = 50u << 20;
         assert_int_equal(pw_sample_add(&s, "Ddk ", 4, PW_POOL_NONPAGED, 100, 0, 100, 4096), 0);
         assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
@@ -105,20 +107,23 @@ static void test_analysis_run_clock_counts_for_in_simulated_time(void **state_)
         pw_analysis_run_pass(d.an);
         if (crit_at < 0 && state(d.an, "critical", NULL) == PW_ALERT_FIRING)
             crit_at = ts;
+        if (crit_at >= 0 && crit_off < 0 && state(d.an, "critical", NULL) == PW_ALERT_RESOLVED)
+            crit_off = ts;
         if (warn_at < 0 && state(d.an, "warning", NULL) == PW_ALERT_FIRING)
             warn_at = ts;
+        if (k < 40)
+            assert_int_equal(state(d.an, "warning", NULL), PW_ALERT_INACTIVE);
     }
     assert_true(clk.calls > 0);
     const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
     assert_non_null(res);
     assert_true(res->have_pressure);
     assert_int_equal(crit_at, T0_MS + CRIT_FOR);
-    assert_int_equal(warn_at, T0_MS + WARN_FOR);
+    assert_int_equal(crit_off, T0_MS + 420000); /* the first pass at 0.80: 420 s */
+    assert_int_equal(warn_at, T0_MS + 420000 + WARN_FOR);
     int64_t since = 0;
-    assert_int_equal(state(d.an, "critical", &since), PW_ALERT_FIRING);
-    assert_int_equal(since, T0_MS);
     assert_int_equal(state(d.an, "warning", &since), PW_ALERT_FIRING);
-    assert_int_equal(since, T0_MS);
+    assert_int_equal(since, T0_MS + 420000);
 
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
