@@ -710,6 +710,18 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
         a->force_keyframe = 1;
         break;
     case POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG: {
+        /* A simulated or replayed host has no drivers of its own here: searching this machine's
+         * files would answer about another system (a "Windows" sim host on Linux) */
+        if ((a->src->info.kind == PW_SOURCE_SIMULATED ||
+             a->src->info.kind == PW_SOURCE_POOLMON_REPLAY) &&
+            !(a->cfg->drivers_dir && *a->cfg->drivers_dir)) {
+            res.status = PW_ENOTSUP;
+            snprintf(msg, sizeof(msg),
+                     "this host's source is %s: it has no driver files to search (give the "
+                     "agent [agent] drivers_dir to search a copy)",
+                     pw_source_name(a->src));
+            break;
+        }
         char dir[1024];
         const char *d = a->cfg->drivers_dir && *a->cfg->drivers_dir
                             ? a->cfg->drivers_dir

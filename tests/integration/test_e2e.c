@@ -370,6 +370,15 @@ static void test_e2e_agents_collector_store(void **state)
     assert_int_equal(system(cmd), 0);
     assert_true(file_contains(out, "\"file\":\"ddk.sys\""));
     assert_false(file_contains(out, "other.sys"));
+    /* a simulated host has no driver files: the agent says so instead of searching this
+     * machine's (a "Windows" sim host on Linux) */
+    snprintf(cmd, sizeof(cmd),
+             "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
+             "'{\"kind\":\"find_tag\",\"tag\":\"Ddk \"}' "
+             "https://localhost:%s/api/v1/hosts/sim-leak-linear-0/commands > %s",
+             dir, ADMIN_TOKEN, http_port, out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(file_contains(out, "it has no driver files to search"));
     snprintf(cmd, sizeof(cmd),
              "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
              "'{\"kind\":\"live\",\"duration_ms\":1500}' "
