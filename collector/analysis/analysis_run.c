@@ -149,6 +149,7 @@ typedef struct {
     pw_analysis_host_t pub;  /* published by the loop */
     int judged, next_ready;
     int restore_checked;
+    int silent_alerting; /* a HostSilent of this host fired and may need resolving */
     int queued;
 } host_state_t;
 
@@ -216,6 +217,7 @@ static host_state_t *state_of(run_t *rn, const pw_host_t *h)
             return NULL;
         }
         s->mu_init = 1;
+        s->silent_alerting = 1; /* unknown: a HostSilent restored at start is looked at once */
         s->h = h;
         snprintf(s->name, sizeof(s->name), "%s", h->name);
         rn->hs[h->index] = s;
@@ -349,6 +351,7 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
     memset(c, 0, sizeof(*c));
     c->row = ri;
     c->backoff = 1;
+    c->alerting = 1; /* unknown: a firing alert restored at start is looked up once */
     c->since = s->fed;
     c->group = (uint32_t)slot;
     pw_detect_ring_init(&c->ring);
@@ -880,7 +883,7 @@ static int cmp_suspect_ptr(const void *a, const void *b)
  * max(3 intervals, 60 s) of its own sample time; critical when its nonpaged pool was at warn or
  * above (a server whose pool runs out stops answering), else warning; resolved by its next
  * sample. The value is the seconds of silence. */
-static void silent_alert(run_t *rn, const host_state_t *s, const pw_host_t *h, int64_t now_ms)
+static void silent_alert(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t now_ms)
 {
     int64_t after = 3 * (int64_t)h->interval_ms;
     if (after < SILENT_MIN_MS)
@@ -891,8 +894,11 @@ static void silent_alert(run_t *rn, const host_state_t *s, const pw_host_t *h, i
     int crit =
         s->judged && (s->pub.np.level == PW_LEVEL_WARN || s->pub.np.level == PW_LEVEL_CRITICAL);
     double th = (double)after / 1000.0;
+    if (quiet < th && !s->silent_alerting)
+        return; /* the common case: it speaks, and no HostSilent of it to resolve */
     alert(rn, s->name, "", PW_ALERT_POOL_SILENT, "critical", crit ? quiet : 0.0, th, 0, 0, now_ms);
     alert(rn, s->name, "", PW_ALERT_POOL_SILENT, "warning", crit ? 0.0 : quiet, th, 0, 0, now_ms);
+    s->silent_alerting = quiet >= th;
 }
 
 /* The row's growth over the host pool's last 24 h (its long totals) as a share of the pool's
