@@ -55,11 +55,12 @@
 #define DENSE_INTERVAL (5u * 60 * 1000)
 #define MAX_BACKOFF    32
 #define LEAK_FOR_MS                                                                                \
-    (5 * 60 * 1000)           /* a finding's head is a leak this long before it                    \
-                                  fires (findings settle within minutes) */
-#define SILENT_MIN_MS   60000 /* HostSilent after 3 intervals, at least this */
-#define LOG_ALERTS      50    /* alert transitions logged one by one per pass */
-#define LIVE_MIN_POINTS 6 /* a live row's verdict: a trend test with its drift test (6 points) */
+    (5 * 60 * 1000)                        /* a finding's head is a leak this long before it       \
+                                               fires (findings settle within minutes) */
+#define SILENT_MIN_MS    60000             /* HostSilent after 3 intervals, at least this */
+#define PUBLISH_SLICE_NS (10ull * 1000000) /* loop time a tick may spend publishing */
+#define LOG_ALERTS       50                /* alert transitions logged one by one per pass */
+#define LIVE_MIN_POINTS  6 /* a live row's verdict: a trend test with its drift test (6 points) */
 #define LIVE_MIN_SAMPLES                                                                           \
     12                   /* ... and on 12 samples at least since it became a candidate (a          \
                             flat stretch is one point of its ring, but many samples) */
@@ -166,8 +167,13 @@ typedef struct pw_analysis_run_s {
     int working; /* a job is on the thread pool */
     int closing;
     int timer_closed;
-    int import_due;     /* screens were imported: the next tick runs a pass */
-    size_t logged;      /* alert transitions of the pass being published */
+    int import_due;      /* screens were imported: the next tick runs a pass */
+    size_t logged;       /* alert transitions of the pass being published */
+    int publishing;      /* a publication is under way (publish_some) */
+    size_t pub_hi;       /* next host of it */
+    pw_suspect_t *pub_v; /* the list being built */
+    size_t pub_n, pub_cap;
+    int64_t pub_now;    /* the alerts' clock of it */
     host_state_t **job; /* hosts of the job (states are never freed while the run lives) */
     size_t n_job, cap_job;
     uint64_t last_pass_ms;
@@ -974,15 +980,28 @@ static void finding_text(const host_state_t *s, const cand_t *c, size_t slot, ch
 }
 
 /* Publishes the results of the hosts just evaluated and rebuilds the suspect list. */
-static void publish(run_t *rn)
+/* Starts publishing the pass just judged: publish_some does it a slice at a time. */
+static void publish_start(run_t *rn)
+{
+    rn->pub_now = clock_ms(rn);
+    rn->logged = 0;
+    rn->pub_hi = 0;
+    rn->pub_n = 0;
+    rn->publishing = 1;
+}
+
+/* Publishes hosts until `budget_ns` of the loop is spent (0: all), then the list: the API reads
+ * the last complete list meanwhile. Returns 1 when the publication is complete. */
+static int publish_some(run_t *rn, uint64_t budget_ns)
 {
     uint64_t t_loop = uv_hrtime();
-    int64_t now_ms = clock_ms(rn);
-    rn->logged = 0;
-    pw_suspect_t *v = NULL;
-    size_t n = 0, cap = 0;
-    for (size_t hi = 0; hi < rn->n_hs; hi++) {
-        host_state_t *s = rn->hs[hi];
+    int64_t now_ms = rn->pub_now;
+    pw_suspect_t *v = rn->pub_v;
+    size_t n = rn->pub_n, cap = rn->pub_cap;
+    for (; rn->pub_hi < rn->n_hs; rn->pub_hi++) {
+        if (budget_ns != 0 && uv_hrtime() - t_loop >= budget_ns)
+            break;
+        host_state_t *s = rn->hs[rn->pub_hi];
         if (s == NULL || pw_host_retired(s->h)) /* retired: its findings leave the list */
             continue;
         uv_mutex_lock(&s->mu);
@@ -1058,6 +1077,18 @@ static void publish(run_t *rn)
         }
         uv_mutex_unlock(&s->mu);
     }
+    if (rn->pub_hi < rn->n_hs) {
+        rn->pub_v = v;
+        rn->pub_n = n;
+        rn->pub_cap = cap;
+        uint64_t spent = uv_hrtime() - t_loop;
+        if (spent > rn->stats.max_loop_ns)
+            rn->stats.max_loop_ns = spent;
+        return 0;
+    }
+    rn->pub_v = NULL;
+    rn->pub_n = rn->pub_cap = 0;
+    rn->publishing = 0;
     /* findings by their head's score, each head followed by its members: one sort */
     if (n > 1) { /* sort pointers, then place each suspect once (they are ~1 KB each) */
         const pw_suspect_t **ord = pw_malloc(n * sizeof(*ord));
@@ -1102,6 +1133,14 @@ static void publish(run_t *rn)
         rn->stats.max_loop_ns = spent;
     if (rn->pass_t0 != 0)
         rn->stats.last_pass_ns = uv_hrtime() - rn->pass_t0;
+    return 1;
+}
+
+/* The whole publication at once (no loop: tests and bench_detect). */
+static void publish(run_t *rn)
+{
+    publish_start(rn);
+    publish_some(rn, 0);
 }
 
 /* ---- rebuild after a restart ------------------------------------------------------------------
@@ -1219,10 +1258,12 @@ static void after_work_cb(uv_work_t *w, int status)
     run_t *rn = w->data;
     (void)status;
     rn->working = 0;
-    if (!rn->closing)
-        publish(rn);
-    else if (rn->timer_closed)
+    if (!rn->closing) {
+        publish_start(rn); /* the timer goes on with it, a slice a tick */
+        publish_some(rn, PUBLISH_SLICE_NS);
+    } else if (rn->timer_closed) {
         run_free(rn);
+    }
 }
 
 static void on_timer(uv_timer_t *t)
@@ -1230,6 +1271,10 @@ static void on_timer(uv_timer_t *t)
     run_t *rn = t->data;
     if (rn->working)
         return;
+    if (rn->publishing) {
+        publish_some(rn, PUBLISH_SLICE_NS);
+        return;
+    }
     if (restore_some(rn, 20ull * 1000000))
         return;
     uint64_t now = uv_now(rn->loop);
@@ -1244,7 +1289,8 @@ static void on_timer(uv_timer_t *t)
     if (spent > rn->stats.max_loop_ns)
         rn->stats.max_loop_ns = spent;
     if (n == 0) {
-        publish(rn);
+        publish_start(rn);
+        publish_some(rn, PUBLISH_SLICE_NS);
         return;
     }
     rn->work.data = rn;
@@ -1299,6 +1345,7 @@ static void run_free(run_t *rn)
 {
     pw_alert_set_free(rn->alerts);
     pw_free(rn->suspects);
+    pw_free(rn->pub_v);
     pw_free(rn->job);
     pw_free(rn->alerts_path);
     for (size_t i = 0; i < rn->n_hs; i++)
