@@ -58,6 +58,7 @@
     (5 * 60 * 1000)                        /* a finding's head is a leak this long before it       \
                                                fires (findings settle within minutes) */
 #define SILENT_MIN_MS    60000             /* HostSilent after 3 intervals, at least this */
+#define ALERT_UNKNOWN    3                 /* cand_t.alerting before its first look-up */
 #define PUBLISH_SLICE_NS (10ull * 1000000) /* loop time a tick may spend publishing */
 #define LOG_ALERTS       50                /* alert transitions logged one by one per pass */
 #define LIVE_MIN_POINTS  6 /* a live row's verdict: a trend test with its drift test (6 points) */
@@ -101,7 +102,8 @@ typedef struct {
     uint64_t since;    /* the host's count of tables fed when it became a candidate */
     uint8_t quiet;     /* evaluations in a row that were not "leak" */
     uint8_t has;       /* res holds a verdict */
-    uint8_t alerting;  /* its PoolTagLeak is pending or firing (0: nothing to look up) */
+    uint8_t alerting;  /* its PoolTagLeak: 0 none (nothing to look up), 1 pending, 2 firing,
+                          ALERT_UNKNOWN not looked up yet */
     uint64_t found_ms; /* when first judged a leak, 0 while it is not one */
     uint32_t group;    /* finding: slot of its head */
     uint16_t group_n;
@@ -342,7 +344,8 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
             const row_t *r = &s->rows[c->row];
             uint64_t g = r->last > r->seg_min ? r->last - r->seg_min : 0;
             int leak = c->has && c->res.verdict == PW_DETECT_LEAK;
-            int gives = !c->alerting && /* its alert must resolve first */
+            int gives = (c->alerting == 0 || c->alerting == ALERT_UNKNOWN) && /* an alert of
+                                                                      it must resolve first */
                         ((c->quiet >= QUIET_EVICT && g < growth) || (!leak && g < growth / 2));
             if (gives && g < least) {
                 least = g;
@@ -357,7 +360,7 @@ static int cand_take(host_state_t *s, uint32_t ri, uint64_t growth)
     memset(c, 0, sizeof(*c));
     c->row = ri;
     c->backoff = 1;
-    c->alerting = 1; /* unknown: a firing alert restored at start is looked up once */
+    c->alerting = ALERT_UNKNOWN; /* a firing alert restored at start is looked up once */
     c->since = s->fed;
     c->group = (uint32_t)slot;
     pw_detect_ring_init(&c->ring);
