@@ -1328,11 +1328,8 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
         if (rn->alerts_path != NULL)
             memcpy(rn->alerts_path, opts->alerts_path, n);
     }
-    if (rn->alerts_path != NULL) {
-        size_t n = pw_alert_load(rn->alerts, rn->alerts_path);
-        if (n > 0)
-            PW_LOG_INFO(MOD, "%zu firing alerts restored from %s", n, rn->alerts_path);
-    }
+    if (rn->alerts_path != NULL)
+        pw_alert_load(rn->alerts, rn->alerts_path); /* logs what it restored */
     pw_ingest_on_sample(ing, on_sample, rn);
     if (loop != NULL) {
         uv_timer_init(loop, &rn->timer);
