@@ -153,7 +153,6 @@ typedef struct {
     int judged, next_ready;
     int restore_checked;
     int silent_alerting; /* a HostSilent of this host fired and may need resolving */
-    int queued;
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -1156,8 +1155,8 @@ static int rebuild_totals_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
 }
 
 /* What a restart lost of a host that the store has: the fleet's totals ring (ingest reads it
- * back) and this state: tables at up to REBUILD_TABLES times of the last 7 days (every screen of
- * an imported host, up to CAND_DENSE... screens at most 256), then the totals of the last 24 h. */
+ * back) and this state: tables at up to REBUILD_TABLES times of the last 7 days (the first 256
+ * screens of an imported host), then the totals of the last 24 h. */
 static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
 {
     if (s->restore_checked)

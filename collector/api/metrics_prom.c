@@ -152,30 +152,30 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     /* Leak suspects, one series each (a few per host at most): a Prometheus rule can alert on
      * a tag's growth itself. Only in /metrics: remote write carries host and row series, and
      * alerts go to Alertmanager directly (notify.h). */
-    if (r == 0)
-        r = help(b, "poolwatch_leak_growth_bytes_per_hour", "gauge",
-                 "Growth of a leak suspect's bytes per hour (trend: Theil-Sen slope over the "
-                 "analysis window; few screens: first to last screen). Present while suspect.");
-    for (size_t i = 0; i < ns && r == 0; i++) {
-        if (pw_fleet_find(f, sp[i].host) == NULL) /* retired since the last pass */
-            continue;
-        pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
-        r = out(b,
-                "poolwatch_leak_growth_bytes_per_hour{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
-                esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
-                sp[i].d.rate_bytes_per_h);
-    }
-    if (r == 0)
-        r = help(b, "poolwatch_leak_score", "gauge",
-                 "Ranking score of a leak suspect (dimensionless, higher = more suspect; "
-                 "GET /api/v1/leaks gives its parts). Present while suspect.");
-    for (size_t i = 0; i < ns && r == 0; i++) {
-        if (pw_fleet_find(f, sp[i].host) == NULL) /* retired since the last pass */
-            continue;
-        pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
-        r = out(b, "poolwatch_leak_score{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n",
-                esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)), pw_pool_name(sp[i].pool),
-                sp[i].d.score);
+    static const struct {
+        const char *name, *help;
+        int score; /* 0: growth per hour, 1: score */
+    } lm[] = {
+        {"poolwatch_leak_growth_bytes_per_hour",
+         "Growth of a leak suspect's bytes per hour (trend: Theil-Sen slope over the analysis "
+         "window; few screens: first to last screen). Present while suspect.",
+         0},
+        {"poolwatch_leak_score",
+         "Ranking score of a leak suspect (dimensionless, higher = more suspect; GET "
+         "/api/v1/leaks gives its parts). Present while suspect.",
+         1},
+    };
+    for (size_t m = 0; m < sizeof(lm) / sizeof(lm[0]) && r == 0; m++) {
+        r = help(b, lm[m].name, "gauge", lm[m].help);
+        for (size_t i = 0; i < ns && r == 0; i++) {
+            if (pw_fleet_find(f, sp[i].host) == NULL) /* retired since the last pass */
+                continue;
+            pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
+            r = out(b, "%s{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n", lm[m].name,
+                    esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)),
+                    pw_pool_name(sp[i].pool),
+                    lm[m].score ? sp[i].d.score : sp[i].d.rate_bytes_per_h);
+        }
     }
     /* Alerts firing, by severity (the alerts themselves go to Alertmanager / the webhook). */
     if (r == 0)

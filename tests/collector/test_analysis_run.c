@@ -29,6 +29,18 @@ static int64_t sim_now(void *arg)
     return c->now;
 }
 
+/* Replaces the double's analysis by one on the test's clock `clk`. */
+static void on_clock(pw_double_t *d, sim_clock_t *clk)
+{
+    pw_analysis_run_close(d->an);
+    pw_analysis_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.now_ms = sim_now;
+    o.now_arg = clk;
+    assert_int_equal(pw_analysis_run_new(NULL, d->ing, &o, &d->an), 0);
+    d->api.an = d->an;
+}
+
 static pw_host_t *hello(pw_double_t *d, const char *name)
 {
     Poolwatch__V1__Hello h = POOLWATCH__V1__HELLO__INIT;
@@ -74,14 +86,8 @@ static void test_analysis_run_clock_counts_for_in_simulated_time(void **state_)
     (void)state_;
     pw_double_t d;
     assert_int_equal(pw_double_open(&d), 0);
-    pw_analysis_run_close(d.an);
     sim_clock_t clk = {T0_MS, 0};
-    pw_analysis_opts_t o;
-    memset(&o, 0, sizeof(o));
-    o.now_ms = sim_now;
-    o.now_arg = &clk;
-    assert_int_equal(pw_analysis_run_new(NULL, d.ing, &o, &d.an), 0);
-    d.api.an = d.an;
+    on_clock(&d, &clk);
 
     pw_host_t *h = hello(&d, "clock01");
     assert_non_null(h);
@@ -168,13 +174,8 @@ static void test_stream_findings_and_no_flicker(void **state_)
     (void)state_;
     pw_double_t d;
     assert_int_equal(pw_double_open(&d), 0);
-    pw_analysis_run_close(d.an);
     sim_clock_t clk = {T0_MS, 0};
-    pw_analysis_opts_t o;
-    memset(&o, 0, sizeof(o));
-    o.now_ms = sim_now;
-    o.now_arg = &clk;
-    assert_int_equal(pw_analysis_run_new(NULL, d.ing, &o, &d.an), 0);
+    on_clock(&d, &clk);
     pw_host_t *h = hello(&d, "live01");
     assert_non_null(h);
     pw_delta_enc_t e;
@@ -463,13 +464,8 @@ static void test_host_silent(void **state_)
     (void)state_;
     pw_double_t d;
     assert_int_equal(pw_double_open(&d), 0);
-    pw_analysis_run_close(d.an);
     sim_clock_t clk = {T0_MS, 0};
-    pw_analysis_opts_t o;
-    memset(&o, 0, sizeof(o));
-    o.now_ms = sim_now;
-    o.now_arg = &clk;
-    assert_int_equal(pw_analysis_run_new(NULL, d.ing, &o, &d.an), 0);
+    on_clock(&d, &clk);
     pw_host_t *h = hello(&d, "clock01");
     pw_delta_enc_t e;
     assert_int_equal(pw_delta_enc_init(&e, 64), 0);
