@@ -165,6 +165,7 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     so.m15_retention_ms = cfg->m15_retention_ms;
     so.max_size_bytes = cfg->store_max_size;
     so.wal_max_bytes = cfg->store_wal_max;
+    so.live_series_max_bytes = cfg->store_live_series_max;
     pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
                             .ca_file = cfg->ca_file,
                             .cert_file = cfg->cert_file,

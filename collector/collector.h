@@ -33,6 +33,7 @@ typedef struct pw_collector_cfg_s {
     uint64_t m15_retention_ms;      /* 400 d */
     uint64_t store_max_size;        /* bytes, 0 = none (store.h max_size_bytes) */
     uint64_t store_wal_max;         /* bytes, default 64 MiB (store.h wal_max_bytes) */
+    uint64_t store_live_series_max; /* bytes, default 256 MiB (store.h live_series_max_bytes) */
     char *http_listen;              /* query API and dashboard, "host:port" ("" = off) */
     char *tokens_file;              /* bearer tokens (hashes) with roles */
     char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */

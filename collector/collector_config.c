@@ -44,6 +44,10 @@ const pw_config_opt_t pw_collector_options[] = {
     PW_CONFIG_OPT_SIZE("store", "wal_max", "64MiB", 1 << 20, INT64_C(1) << 40, T, store_wal_max,
                        "the WAL's limit: a commit that leaves more than half of it checkpoints "
                        "at once; an idle store's WAL is truncated to 0"),
+    PW_CONFIG_OPT_SIZE("store", "live_series_max", "256MiB", 1 << 20, INT64_C(1) << 40, T,
+                       store_live_series_max,
+                       "memory for open chunks' rows kept by row (series queries and "
+                       "compaction then replay nothing); past it a chunk is replayed instead"),
     PW_CONFIG_OPT_STRING("http", "listen", "127.0.0.1:7443", T, http_listen, 0,
                          "address:port of the query API and dashboard (HTTPS); empty = off"),
     PW_CONFIG_OPT_STRING("http", "tokens_file", "", T, tokens_file, PW_CONFIG_PATH,

@@ -36,6 +36,8 @@ static int fill_opts(const pw_store_opts_t *in, pw_store_opts_t *o, pw_diag_t *d
         o->busy_timeout_ms = PW_STORE_DEFAULT_BUSY_TIMEOUT_MS;
     if (o->wal_max_bytes == 0)
         o->wal_max_bytes = PW_STORE_DEFAULT_WAL_MAX_BYTES;
+    if (o->live_series_max_bytes == 0)
+        o->live_series_max_bytes = PW_STORE_DEFAULT_LIVE_SERIES_MAX_BYTES;
     if (o->wal_max_bytes < (1u << 20))
         return pw_diag_set(d, PW_EINVAL, 0, 0, "wal_max_bytes", "WAL limit %llu bytes < 1 MiB",
                            (unsigned long long)o->wal_max_bytes);

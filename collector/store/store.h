@@ -40,36 +40,42 @@ typedef enum {
     PW_STORE_15MIN = 2
 } pw_store_level_t;
 
-#define PW_STORE_DEFAULT_RAW_RETENTION_MS   (48ull * 3600 * 1000)
-#define PW_STORE_DEFAULT_1MIN_RETENTION_MS  (30ull * 86400 * 1000)
-#define PW_STORE_DEFAULT_15MIN_RETENTION_MS (400ull * 86400 * 1000)
-#define PW_STORE_DEFAULT_CHUNK_WINDOW_MS    (3600ull * 1000)
-#define PW_STORE_DEFAULT_CHUNK_MAX_SAMPLES  4096u
-#define PW_STORE_DEFAULT_ZSTD_LEVEL         9
-#define PW_STORE_DEFAULT_BUSY_TIMEOUT_MS    5000
-#define PW_STORE_DEFAULT_WAL_MAX_BYTES      (64ull << 20)
+#define PW_STORE_DEFAULT_RAW_RETENTION_MS      (48ull * 3600 * 1000)
+#define PW_STORE_DEFAULT_1MIN_RETENTION_MS     (30ull * 86400 * 1000)
+#define PW_STORE_DEFAULT_15MIN_RETENTION_MS    (400ull * 86400 * 1000)
+#define PW_STORE_DEFAULT_CHUNK_WINDOW_MS       (3600ull * 1000)
+#define PW_STORE_DEFAULT_CHUNK_MAX_SAMPLES     4096u
+#define PW_STORE_DEFAULT_ZSTD_LEVEL            9
+#define PW_STORE_DEFAULT_BUSY_TIMEOUT_MS       5000
+#define PW_STORE_DEFAULT_WAL_MAX_BYTES         (64ull << 20)
+#define PW_STORE_DEFAULT_LIVE_SERIES_MAX_BYTES (256ull << 20)
 
 /* Options; zero fields take the defaults above. */
 typedef struct pw_store_opts_s {
-    uint64_t raw_retention_ms;  /* raw chunks kept this long after their last sample */
-    uint64_t m1_retention_ms;   /* 1-min rollups */
-    uint64_t m15_retention_ms;  /* 15-min rollups */
-    uint64_t chunk_window_ms;   /* chunks cover windows of this length (>= 60000, a multiple
-                                   of 900000 or a divisor of it; default 1 h); windows longer
-                                   than 15 min are offset per host by whole 15-min steps */
-    uint32_t chunk_max_samples; /* a chunk also closes when it holds this many samples */
-    int zstd_level;             /* 1..19 for closed chunks and rollups */
-    int busy_timeout_ms;        /* sqlite3_busy_timeout */
-    uint64_t max_db_bytes;      /* 0 = no ceiling; else PRAGMA max_page_count: writes past it
-                                   fail with PW_ENOSPC exactly as on a full disk */
-    uint64_t wal_max_bytes;     /* the WAL's limit (default 64 MiB, at least 1 MiB): a group
-                                   commit that leaves the WAL above half of it checkpoints at
-                                   once, so the WAL stays under it plus one commit */
-    uint64_t max_size_bytes;    /* 0 = none; else the store's budget (file + WAL): when the
-                                   data exceeds it, retention drops the oldest closed items
-                                   (raw chunks, then 1-min, then 15-min rollups) an hour at a
-                                   time until it fits, logs it and counts it (`evicted`);
-                                   writes never fail for it (max_db_bytes does that) */
+    uint64_t raw_retention_ms;      /* raw chunks kept this long after their last sample */
+    uint64_t m1_retention_ms;       /* 1-min rollups */
+    uint64_t m15_retention_ms;      /* 15-min rollups */
+    uint64_t chunk_window_ms;       /* chunks cover windows of this length (>= 60000, a multiple
+                                       of 900000 or a divisor of it; default 1 h); windows longer
+                                       than 15 min are offset per host by whole 15-min steps */
+    uint32_t chunk_max_samples;     /* a chunk also closes when it holds this many samples */
+    int zstd_level;                 /* 1..19 for closed chunks and rollups */
+    int busy_timeout_ms;            /* sqlite3_busy_timeout */
+    uint64_t max_db_bytes;          /* 0 = no ceiling; else PRAGMA max_page_count: writes past it
+                                       fail with PW_ENOSPC exactly as on a full disk */
+    uint64_t wal_max_bytes;         /* the WAL's limit (default 64 MiB, at least 1 MiB): a group
+                                       commit that leaves the WAL above half of it checkpoints at
+                                       once, so the WAL stays under it plus one commit */
+    uint64_t max_size_bytes;        /* 0 = none; else the store's budget (file + WAL): when the
+                                       data exceeds it, retention drops the oldest closed items
+                                       (raw chunks, then 1-min, then 15-min rollups) an hour at a
+                                       time until it fits, logs it and counts it (`evicted`);
+                                       writes never fail for it (max_db_bytes does that) */
+    uint64_t live_series_max_bytes; /* memory for open and sealed chunks' rows kept by row,
+                                       so that series queries and compaction need not replay
+                                       them (default 256 MiB, ~0.6 MB per 3,000-row host at the
+                                       end of a 1-hour chunk at 5 % churn); past it a chunk
+                                       is replayed instead */
 } pw_store_opts_t;
 
 /* Who sent a sample (from the agent's Hello), borrowed for the call. */
@@ -136,6 +142,8 @@ typedef struct pw_store_stats_s {
     uint64_t wal_checkpoints;   /* checkpoints run after a commit because the WAL was large */
     uint64_t evicted;           /* chunks and rollup pages dropped because of max_size_bytes */
     uint64_t vacuumed_bytes;    /* bytes given back to the file system by incremental vacuum */
+    uint64_t live_bytes;        /* memory held by open and sealed chunks' rows kept by row (at most
+                                   live_series_max_bytes plus one sample's) */
 } pw_store_stats_t;
 
 typedef struct pw_store_s pw_store_t;

@@ -93,6 +93,7 @@ void pw__store_chunk_reset(pw_store_hstate_t *hs)
     hs->chunk_id = 0;
     hs->nsamples = 0;
     hs->chain = 0;
+    pw__store_live_drop(hs);
 }
 
 /* Seals the open chunk of `hs`: its window is over; its rows stay in chunk_rows until
@@ -120,8 +121,10 @@ int pw__store_close_chunk(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d
     sqlite3_bind_int64(s, 5, (int64_t)hs->first_seq);
     sqlite3_bind_int64(s, 6, (int64_t)hs->last_seq);
     rc = pw__store_run(q, s, d, "seal chunk");
-    if (rc == 0)
+    if (rc == 0) {
+        pw__store_live_seal(q, hs);
         pw__store_chunk_reset(hs);
+    }
     return rc;
 }
 
@@ -160,9 +163,13 @@ static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned wi
         sqlite3_bind_int64(s, 1, id);
         rc = pw__store_run(q, s, d, "delete chunk rows");
     }
-    if (rc == 0 && fmt == PW_CHUNK_COLUMNS)
+    /* the pages from the chunk's live form when this process saw all of it, else replayed */
+    int live = 0;
+    if (rc == 0)
+        live = rc = pw__store_live_write(q, id, hid, fmt == PW_CHUNK_COLUMNS, d);
+    if (rc == 0 && fmt == PW_CHUNK_COLUMNS && !live)
         rc = pw__store_series_write(q, id, hid, width, PW_CHUNK_RECORDS, &q->recs, d);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 static uint64_t mono_us(void)

@@ -91,6 +91,8 @@ enum {
     S__COUNT
 };
 
+typedef struct pw__store_live_s pw__store_live_t;
+
 typedef struct pw_store_hstate_s {
     int64_t id;
     char *name;
@@ -111,6 +113,10 @@ typedef struct pw_store_hstate_s {
      * can be stored as received. */
     int chain;
     uint64_t chain_seq;
+    /* The open chunk's rows by row, kept as it grows (store_series.c): NULL when the chunk
+     * started before this process, when the keys changed meaning inside it, or when the
+     * memory budget (live_series_max_bytes) was reached. */
+    pw__store_live_t *live;
 } pw_store_hstate_t;
 
 typedef struct pw_store_ckpt_s pw_store_ckpt_t;
@@ -143,6 +149,12 @@ struct pw_store_sql_s {
     uint64_t evicted;         /* items dropped for max_size_bytes */
     uint64_t vacuumed_bytes;  /* bytes given back by incremental_vacuum */
     int64_t page_size;
+    /* Sealed chunks' rows in memory until compaction writes their pages (store_series.c) */
+    pw__store_live_t **sealed;
+    size_t nsealed, sealed_cap;
+    size_t live_bytes; /* held by every live form, open and sealed */
+    uint32_t *chg;     /* scratch: a put's changed rows (store_put.c) */
+    size_t chg_cap;
 };
 
 struct pw_store_s {
@@ -279,14 +291,47 @@ int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id,
                            int fmt, const pw_buf_t *recs, pw_diag_t *d);
 /* Adds to `sr` (a series_t of store_query.c, opaque here) the points of global row key `gkey`
  * from the series pages of host `hid` overlapping [from, to] (`m15_only`: only of chunks
- * whose 15-min rollup is not written yet). */
-typedef int (*pw__store_point_fn)(void *sr, uint64_t ts, uint64_t b, uint64_t df, uint64_t a,
-                                  uint64_t f);
+ * whose 15-min rollup is not written yet). Points come as runs: `n` samples at ts[0..n)
+ * (inside [from, to]) holding the same values. */
+typedef int (*pw__store_run_fn)(void *sr, const uint64_t *ts, size_t n, uint64_t b, uint64_t df,
+                                uint64_t a, uint64_t f);
 int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_t from, uint64_t to,
-                          int m15_only, pw__store_point_fn fn, void *sr, pw_diag_t *d);
+                          int m15_only, pw__store_run_fn fn, void *sr, pw_diag_t *d);
 /* Writes the series pages of up to one legacy compacted chunk (closed before schema 5, not
  * paged yet). Returns 1 when it did, 0 when none is left, or a negative code. */
 int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
+
+/* The live form of a chunk: its rows by row, in memory, kept as samples are put (the open
+ * chunk) and until compaction (a sealed one), so that a series query does not replay up to an
+ * hour of records and compaction writes the pages without a second replay. */
+/* After a sample was written to the open chunk of `hs` (hs->nsamples counts it): adds the
+ * table `rows[0..n)` (sorted by key, keys of `dict`) at `ts` to the chunk's live form; the
+ * chunk's first sample starts one. `chg`: the indexes in `rows` of the only rows that may
+ * differ from the previous sample (same set of rows), or NULL: every row is compared. Never
+ * fails the put: when memory or the budget runs out the chunk's live form is dropped (queries
+ * and compaction then replay its records). */
+void pw__store_live_add(pw_store_sql_t *q, pw_store_hstate_t *hs, uint64_t ts, const pw_row_t *rows,
+                        size_t n, const pw_tagdict_t *dict, const uint32_t *chg, size_t nchg);
+/* Drops the live form of the open chunk of `hs` (its keys stop being the chunk's). */
+void pw__store_live_drop(pw_store_hstate_t *hs);
+/* The open chunk of `hs` was sealed: its live form waits for compaction. */
+void pw__store_live_seal(pw_store_sql_t *q, pw_store_hstate_t *hs);
+/* Frees every sealed live form (the transaction that sealed them rolled back, or close). */
+void pw__store_live_forget_sealed(pw_store_sql_t *q);
+/* The live form of chunk `id` (the open chunk of `hs`, which may be NULL, or a sealed one);
+ * NULL when none. */
+const pw__store_live_t *pw__store_live_find(pw_store_sql_t *q, const pw_store_hstate_t *hs,
+                                            int64_t id);
+/* Emits the runs of (tag, pool) inside [from, to] from a live form. Returns 0 or what fn
+ * returned (`d` set). */
+int pw__store_live_read(const pw__store_live_t *lv, const uint8_t *tag, size_t tag_len,
+                        pw_pool_t pool, uint64_t from, uint64_t to, pw__store_run_fn fn, void *sr,
+                        pw_diag_t *d);
+/* Writes (`write` != 0) the series pages of compacted chunk `chunk_id` from its sealed live
+ * form, and frees the form. Returns 1 when it wrote them, 0 when the chunk has no live form
+ * (the caller replays) or `write` is 0, or a negative code. In the caller's transaction. */
+int pw__store_live_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, int write,
+                         pw_diag_t *d);
 
 /* The start of a retention or query range: `now - keep`, 0 when that would be negative. */
 static inline uint64_t pw__store_cutoff(uint64_t now, uint64_t keep)

@@ -470,6 +470,8 @@ void pw__store_sql_close(pw_store_sql_t *q)
         pw__store_abort_txn(q);
     pw__store_forget_hosts(q);
     pw_free(q->slots);
+    pw_free(q->sealed);
+    pw_free(q->chg);
     for (int i = 0; i < S__COUNT; i++)
         sqlite3_finalize(q->st[i]);
     sqlite3_close(q->db);

@@ -36,6 +36,7 @@ static void hstate_free(pw_store_hstate_t *hs)
         return;
     if (hs->enc_live)
         pw_delta_enc_close(&hs->enc);
+    pw__store_live_drop(hs);
     pw_free(hs->name);
     pw_free(hs);
 }
@@ -47,6 +48,7 @@ void pw__store_forget_hosts(pw_store_sql_t *q)
         q->slots[i] = NULL;
     }
     q->nhosts = 0;
+    pw__store_live_forget_sealed(q);
 }
 
 static int host_insert(pw_store_sql_t *q, pw_store_hstate_t *hs);
@@ -276,6 +278,36 @@ static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hsta
     return 0;
 }
 
+/* The indexes in rows[0..n) (the table after `msg`) of the rows a delta of changes only
+ * changed, in q->chg; NULL for a keyframe, a delta that adds, resets or drops rows, or
+ * when memory runs out (the live form then compares every row). */
+static const uint32_t *changed_rows(pw_store_sql_t *q, const Poolwatch__V1__Sample *msg,
+                                    const pw_row_t *rows, size_t n, size_t *nchg)
+{
+    const Poolwatch__V1__Changes *c = msg->changes;
+    if (msg->keyframe || (msg->rows != NULL && msg->rows->n_key_gap > 0) ||
+        msg->n_vanished_gap > 0 || c == NULL)
+        return NULL;
+    if (c->n_key_gap > q->chg_cap) {
+        uint32_t *np = pw_realloc(q->chg, c->n_key_gap * sizeof(*np));
+        if (np == NULL)
+            return NULL;
+        q->chg = np;
+        q->chg_cap = c->n_key_gap;
+    }
+    uint32_t key = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < c->n_key_gap; i++) {
+        key = i == 0 ? c->key_gap[0] : key + c->key_gap[i];
+        at += pw_rows_lower_bound(rows + at, n - at, key);
+        if (at >= n || rows[at].key != key)
+            return NULL;
+        q->chg[i] = (uint32_t)at;
+    }
+    *nchg = c->n_key_gap;
+    return q->chg;
+}
+
 static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_sample_t *s,
                       uint64_t gap_before, int *wrote, pw_diag_t *d)
 {
@@ -285,6 +317,9 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     if (rc != 0)
         return rc;
     if (!hs->enc_live) {
+        /* a fresh encoder numbers tags anew: keys of earlier records mean other tags */
+        if (hs->nsamples > 0)
+            pw__store_live_drop(hs);
         if (pw_delta_enc_init(&hs->enc, h->counter_width) != 0)
             return pw_diag_set(d, PW_EINVAL, 0, 0, "counter_width", "bad counter width");
         hs->enc_live = 1;
@@ -309,7 +344,13 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     rc = pw_codec_pack_sample(msg, FRAME_MAX, &q->frame);
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
-    return put_record(q, h, hs, s->seq, ts, gap_before, d);
+    rc = put_record(q, h, hs, s->seq, ts, gap_before, d);
+    if (rc == 0) { /* the encoder's base is now this sample's table */
+        size_t nchg = 0;
+        const uint32_t *chg = changed_rows(q, msg, hs->enc.prev, hs->enc.nprev, &nchg);
+        pw__store_live_add(q, hs, ts, hs->enc.prev, hs->enc.nprev, &hs->enc.dict, chg, nchg);
+    }
+    return rc;
 }
 
 static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_delta_dec_t *dec,
@@ -343,6 +384,9 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
         /* A chunk start, or the chain broke (keyframe, dict_reset, a sample not stored, a
          * gap): a keyframe of the decoder's table, with its whole dictionary. */
         rc = pw_delta_dec_pack_keyframe(dec, gap_before, FRAME_MAX, &q->frame);
+        /* its dictionary may number tags otherwise than the chunk's earlier records */
+        if (hs->nsamples > 0)
+            pw__store_live_drop(hs);
     }
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
@@ -350,6 +394,10 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
     if (rc == 0) {
         hs->chain = 1;
         hs->chain_seq = dec->seq;
+        /* after an apply of changes only, dec->idx lists the rows it changed */
+        pw__store_live_add(q, hs, ts, dec->rows, dec->n, &dec->dict,
+                           dec->n_idx != SIZE_MAX ? dec->idx : NULL,
+                           dec->n_idx != SIZE_MAX ? dec->n_idx : 0);
     }
     return rc;
 }

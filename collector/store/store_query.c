@@ -16,6 +16,8 @@ typedef struct {
     const uint8_t *tag;
     size_t tag_len;
     pw_pool_t pool;
+    pw_store_sql_t *q;
+    const pw_store_hstate_t *hs; /* the host's state in memory, NULL when none */
 } series_t;
 
 static int series_add(series_t *sr, uint64_t ts, uint64_t b, uint64_t df, uint64_t a, uint64_t f,
@@ -45,10 +47,35 @@ static int series_add(series_t *sr, uint64_t ts, uint64_t b, uint64_t df, uint64
     return 0;
 }
 
-static int series_page_point(void *arg, uint64_t ts, uint64_t b, uint64_t df, uint64_t a,
-                             uint64_t f)
+/* `n` samples at ts[0..n) holding the same values: one point per step they fall in. */
+static int series_run(void *arg, const uint64_t *ts, size_t n, uint64_t b, uint64_t df, uint64_t a,
+                      uint64_t f)
 {
-    return series_add(arg, ts, b, df, a, f, 1, b, b, df, df);
+    series_t *sr = arg;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        if (sr->step > 0) {
+            uint64_t end = ts[i] - ts[i] % sr->step + sr->step;
+            while (j < n && ts[j] < end)
+                j++;
+        }
+        int rc = series_add(sr, ts[i], b, df, a, f, (uint32_t)(j - i), b, b, df, df);
+        if (rc != 0)
+            return rc;
+        i = j;
+    }
+    return 0;
+}
+
+static int series_live(void *arg, int64_t chunk_id, int *served, pw_diag_t *d)
+{
+    series_t *sr = arg;
+    const pw__store_live_t *lv = pw__store_live_find(sr->q, sr->hs, chunk_id);
+    if (lv == NULL)
+        return 0;
+    *served = 1;
+    return pw__store_live_read(lv, sr->tag, sr->tag_len, sr->pool, sr->from, sr->to, series_run, sr,
+                               d);
 }
 
 static int series_raw_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
@@ -140,9 +167,13 @@ static int host_id_of(pw_store_sql_t *q, const char *name, int64_t *id, pw_diag_
 
 enum { CH_ALL, CH_NOT_PAGED, CH_NOT_M1, CH_NOT_M15 };
 
+/* For an open or sealed chunk: sets *served when it answered from the chunk's live form
+ * instead of a replay. */
+typedef int (*live_fn)(void *arg, int64_t chunk_id, int *served, pw_diag_t *d);
+
 /* Reads raw chunks of host `hid` overlapping [from, to]. */
 static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to, int which,
-                      pw_chunk_cb cb, void *arg, const int *stop, pw_diag_t *d)
+                      pw_chunk_cb cb, live_fn live, void *arg, const int *stop, pw_diag_t *d)
 {
     /* Chunks hold one aligned window, so one that reaches `from` starts at most a window
      * before it. Closed chunks come first (compaction goes in id order); the rows of sealed and
@@ -194,6 +225,9 @@ static int each_chunk(pw_store_sql_t *q, int64_t hid, uint64_t from, uint64_t to
         r = pw__store_sqlfail(q, rc, d, "read chunks");
     sqlite3_reset(s);
     for (size_t i = 0; r == 0 && !(stop && *stop) && i < np; i++) {
+        int served = 0;
+        if (live != NULL && ((r = live(arg, pend[i].id, &served, d)) != 0 || served))
+            continue;
         r = pw__store_load_chunk(q, pend[i].id, NULL, 0, 0, &q->tmp, d);
         if (r == 0)
             r = pw__store_replay(PW_CHUNK_RECORDS, q->tmp.data, q->tmp.len, pend[i].width, cb, arg,
@@ -265,7 +299,7 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
 {
     if (from_ms > (uint64_t)INT64_MAX || to_ms > (uint64_t)INT64_MAX)
         to_ms = (uint64_t)INT64_MAX;
-    series_t sr = {out, step_ms, from_ms, to_ms, tag, tag_len, pool};
+    series_t sr = {out, step_ms, from_ms, to_ms, tag, tag_len, pool, q, NULL};
     int64_t hid = 0;
     int rc = host_id_of(q, host, &hid, d);
     if (rc == PW_ENOENT)
@@ -303,12 +337,16 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
      * replayed. */
     if (rc == 0 && gid >= 0)
         rc = pw__store_series_read(q, hid, gkey, sr.from, sr.to, level == PW_STORE_15MIN,
-                                   series_page_point, &sr, d);
+                                   series_run, &sr, d);
     int which = level == PW_STORE_1MIN    ? CH_NOT_M1
                 : level == PW_STORE_15MIN ? CH_NOT_M15
                                           : CH_NOT_PAGED;
-    if (rc == 0)
-        rc = each_chunk(q, hid, sr.from, sr.to, which, series_raw_cb, &sr, NULL, d);
+    if (rc == 0) {
+        sr.hs = pw__store_host_find(q, host);
+        if (sr.hs != NULL && sr.hs->id != hid)
+            sr.hs = NULL;
+        rc = each_chunk(q, hid, sr.from, sr.to, which, series_raw_cb, series_live, &sr, NULL, d);
+    }
     if (rc == 0 && (rc = series_normalize(out)) != 0)
         rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");
     return rc != 0 ? rc : (int64_t)out->n;
@@ -344,7 +382,7 @@ int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, 
     if (rc != 0)
         return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
     totals_t t = {from_ms, to_ms, cb, arg, 0};
-    return each_chunk(q, hid, from_ms, to_ms, CH_ALL, totals_cb, &t, &t.stopped, d);
+    return each_chunk(q, hid, from_ms, to_ms, CH_ALL, totals_cb, NULL, &t, &t.stopped, d);
 }
 
 typedef struct {
@@ -374,7 +412,7 @@ int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms
         return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
     table_at_t t = {from_ms, out, 0, 0};
     pw_sample_reset(out);
-    rc = each_chunk(q, hid, from_ms, UINT64_MAX >> 1, CH_ALL, table_at_cb, &t, &t.found, d);
+    rc = each_chunk(q, hid, from_ms, UINT64_MAX >> 1, CH_ALL, table_at_cb, NULL, &t, &t.found, d);
     if (rc == 0 && t.rc != 0)
         rc = pw_diag_set(d, t.rc, 0, 0, "sample", "out of memory");
     if (rc == 0 && !t.found)
@@ -555,6 +593,7 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
     o->wal_checkpoints = q->wal_checkpoints;
     o->evicted = q->evicted;
     o->vacuumed_bytes = q->vacuumed_bytes;
+    o->live_bytes = q->live_bytes;
     int64_t pages = 0, freep = 0;
     rc = pw__store_pragma_int(q, S_PAGES, &pages, d);
     rc = rc ? rc : pw__store_pragma_int(q, S_FREEPAGES, &freep, d);

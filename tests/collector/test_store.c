@@ -134,16 +134,16 @@ static void check_table(const pw_sample_t *got, unsigned k)
 
 #define NSAMPLES 10u
 
-/* Every (tag, pool) read back raw equals every sample, value for value. */
-static void check_series_raw(pw_store_t *st, const char *host)
+/* Every (tag, pool) read back raw equals samples 0 .. nsamples - 1, value for value. */
+static void check_series_n(pw_store_t *st, const char *host, unsigned nsamples)
 {
     for (size_t i = 0; i < NTAGS; i++) {
         pw_store_series_t sr = {0};
         pw_diag_t d;
         int64_t n = pw_store_series(st, host, (const uint8_t *)TAGS[i].b, TAGS[i].len, TAGS[i].pool,
-                                    T0, T0 + 10000ull * NSAMPLES, 0, &sr, &d);
+                                    T0, T0 + 10000ull * nsamples, 0, &sr, &d);
         size_t p = 0;
-        for (unsigned k = 0; k < NSAMPLES; k++) {
+        for (unsigned k = 0; k < nsamples; k++) {
             uint64_t a, f, df, b;
             if (!row_of(i, k, &a, &f, &df, &b))
                 continue;
@@ -161,6 +161,11 @@ static void check_series_raw(pw_store_t *st, const char *host)
         assert_int_equal(sr.level, PW_STORE_RAW);
         pw_store_series_free(&sr);
     }
+}
+
+static void check_series_raw(pw_store_t *st, const char *host)
+{
+    check_series_n(st, host, NSAMPLES);
 }
 
 static void put_all(pw_store_t *st, const char *host, const uint8_t *boot, unsigned from,
@@ -1230,6 +1235,47 @@ static void test_series_pages(void **state)
     tmp_remove(&t);
 }
 
+/* Copies the store `fixture` (schema `version`, PRAGMA auto_vacuum `av`) to a new temporary
+ * file and opens it with chunks of 4: 3 chunks, `pages` series pages, every sample exact. */
+static pw_store_t *open_fixture(tmp_t *t, const char *fixture, int64_t version, int64_t av,
+                                uint64_t pages)
+{
+    tmp_make(t);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cp %s %s", pw_test_fixture(fixture), t->path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(sql_int(t->path, "SELECT max(version) FROM migrations"), version);
+    assert_int_equal(sql_int(t->path, "PRAGMA auto_vacuum"), av);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t->path, &o, &st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 3);
+    assert_int_equal(ss.series_pages, pages);
+    check_series_raw(st, "legacy");
+    return st;
+}
+
+/* Samples 10..11 of a fixture's host continue its agent instance (seq 110, 111); 9 is stored
+ * already. */
+static void continue_legacy(pw_store_t *st)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    pw_diag_t d;
+    build(&s, 9);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
+    for (unsigned k = 10; k < 12; k++) {
+        build(&s, k);
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_sample_close(&s);
+}
+
 /* tests/fixtures/store/v3.db and v4.db were written by past releases (schema 3 and 4, the last
  * before series pages; gen_store.c beside them: the samples of build(), chunks of 4, two
  * compacted and one open). Opening one migrates it: schema 5, incremental auto-vacuum (one
@@ -1238,21 +1284,9 @@ static void test_series_pages(void **state)
 static void check_migrate(const char *fixture, int64_t version)
 {
     tmp_t t;
-    tmp_make(&t);
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "cp %s %s", pw_test_fixture(fixture), t.path);
-    assert_int_equal(system(cmd), 0);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), version);
-    assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 0);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = open_fixture(&t, fixture, version, 0, 0); /* read raw: no pages yet */
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
     pw_store_stats_t ss;
-    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
-    assert_int_equal(ss.chunks, 3);
-    assert_int_equal(ss.series_pages, 0);
-    check_series_raw(st, "legacy"); /* read raw: no pages yet */
     pw_sample_t got;
     pw_sample_init(&got);
     assert_int_equal(pw_store_table_at(st, "legacy", T0 + 30000, &got, &d), 0);
@@ -1262,20 +1296,9 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.series_pages, 2);
     check_series_raw(st, "legacy");
-    /* samples 10..11 continue the agent instance (seq 110, 111) */
-    pw_sample_t s;
-    pw_sample_init(&s);
-    pw_store_host_t h = host_of("legacy", BOOT1, 64);
-    build(&s, 9);
-    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
-    for (unsigned k = 10; k < 12; k++) {
-        build(&s, k);
-        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
-    }
-    assert_int_equal(pw_store_commit(st, &d), 0);
+    continue_legacy(st);
     assert_int_equal(pw_store_latest(st, "legacy", &got, &d), 0);
     assert_int_equal(got.seq, 111);
-    pw_sample_close(&s);
     pw_sample_close(&got);
     pw_store_close(st);
     assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 5);
@@ -1293,6 +1316,123 @@ static void test_migrate_v4(void **state)
 {
     (void)state;
     check_migrate("store/v4.db", 4);
+}
+
+/* tests/fixtures/store/v5.db was written by the release before live forms (schema 5, commit
+ * 2e73db5; gen_store.c): two chunks compacted with their series pages, one open (samples 8
+ * and 9). It opens as it is (schema 5 still), reads back exact with its open chunk replayed
+ * (begun by another process: no live form); samples 10 and 11 start a new chunk read from
+ * memory; a flush compacts both (the old one by replay, the new one from its live form) and
+ * every sample still reads back exact, from pages alone once the blobs are wiped. */
+static void test_migrate_v5(void **state)
+{
+    (void)state;
+    tmp_t t;
+    pw_store_t *st = open_fixture(&t, "store/v5.db", 5, 2, 2);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_diag_t d;
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.live_bytes, 0);
+    pw_sample_t got;
+    pw_sample_init(&got);
+    assert_int_equal(pw_store_table_at(st, "legacy", T0 + 30000, &got, &d), 0);
+    check_table(&got, 3);
+    continue_legacy(st);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_true(ss.live_bytes > 0); /* the new chunk, begun here */
+    check_series_n(st, "legacy", 12);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.live_bytes, 0);
+    assert_int_equal(ss.series_pages, 4);
+    check_series_n(st, "legacy", 12);
+    assert_int_equal(pw_store_latest(st, "legacy", &got, &d), 0);
+    assert_int_equal(got.seq, 111);
+    pw_sample_close(&got);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 5);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_n(st, "legacy", 12);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* Open and sealed chunks are read from their live form (rows kept by row as samples are put),
+ * not replayed: every series is exact before compaction (the vanishing row, the counter
+ * reset), at 1-min steps too, and the pages compaction writes from the live forms are byte
+ * for byte those a replay writes (a second store whose budget admits no live form). */
+static void test_live_series(void **state)
+{
+    (void)state;
+    tmp_t t, u;
+    tmp_make(&t);
+    tmp_make(&u);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_opts_t none = {.chunk_max_samples = 4, .live_series_max_bytes = 1};
+    pw_store_t *st, *su;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(u.path, &none, &su, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    put_all(su, "win-01", BOOT1, 0, NSAMPLES);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 0); /* two sealed, one open: none compacted */
+    assert_true(ss.live_bytes > 0);
+    assert_int_equal(pw_store_stats(su, &ss, &d), 0);
+    assert_int_equal(ss.live_bytes, 0);
+    check_series_raw(st, "win-01");
+    check_series_raw(su, "win-01");
+    /* 1-min steps: samples 0..5 in the first minute (row 2 vanished at 5), 6..9 in the next */
+    pw_store_series_t sr = {0};
+    uint64_t a, f, df, b;
+    assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                     TAGS[1].pool, T0, T0 + 100000, 60000, &sr, &d),
+                     2);
+    row_of(1, 5, &a, &f, &df, &b);
+    assert_int_equal(sr.points[0].samples, 6);
+    assert_int_equal(sr.points[0].bytes, b);
+    assert_int_equal(sr.points[0].allocs, a);
+    row_of(1, 9, &a, &f, &df, &b);
+    assert_int_equal(sr.points[1].samples, 4);
+    assert_int_equal(sr.points[1].frees, f);
+    assert_int_equal(sr.points[1].diff, df);
+    assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)TAGS[2].b, TAGS[2].len,
+                                     TAGS[2].pool, T0, T0 + 100000, 60000, &sr, &d),
+                     2);
+    assert_int_equal(sr.points[0].samples, 5); /* 0..4: gone at 5 */
+    assert_int_equal(sr.points[1].samples, 3); /* back at 7 */
+    pw_store_series_free(&sr);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    assert_int_equal(pw_store_flush(su, &d), 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.live_bytes, 0);
+    assert_int_equal(ss.series_pages, 3);
+    check_series_raw(st, "win-01");
+    pw_store_close(st);
+    pw_store_close(su);
+    /* pages written from live forms (st) against pages written by replay (su) */
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    char att[600];
+    assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
+    snprintf(att, sizeof(att), "ATTACH '%s' AS u", u.path);
+    assert_int_equal(sqlite3_exec(db, att, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(*) FROM u.series) * 1000 + count(*)"
+                                        " FROM series x JOIN u.series y ON x.grp = y.grp AND"
+                                        " x.t0_ms = y.t0_ms AND x.t1_ms = y.t1_ms AND"
+                                        " x.raw_size = y.raw_size AND x.data = y.data",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(s, 0), 3003); /* 3 pages, all 3 identical */
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    tmp_remove(&t);
+    tmp_remove(&u);
 }
 
 /* Puts sample k of a wide host at ts: `nrows` rows "<prefix>NNN" (paged below 1,000, nonpaged
@@ -1462,6 +1602,8 @@ int main(void)
         cmocka_unit_test(test_series_pages),
         cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_migrate_v4),
+        cmocka_unit_test(test_migrate_v5),
+        cmocka_unit_test(test_live_series),
         cmocka_unit_test(test_retire_series_pages),
         cmocka_unit_test(test_wal_bounded),
         cmocka_unit_test(test_vacuum_after_retention),
