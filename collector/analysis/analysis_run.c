@@ -168,11 +168,13 @@ typedef struct pw_analysis_run_s {
     int working; /* a job is on the thread pool */
     int closing;
     int timer_closed;
-    int import_due;      /* screens were imported: the next tick runs a pass */
-    size_t logged;       /* alert transitions of the pass being published */
-    int publishing;      /* a publication is under way (publish_some) */
-    size_t pub_hi;       /* next host of it */
-    pw_suspect_t *pub_v; /* the list being built */
+    int import_due;        /* screens were imported: the next tick runs a pass */
+    size_t logged;         /* alert transitions of the pass being published */
+    int publishing;        /* a publication is under way (publish_some) */
+    int collecting;        /* hosts are being gathered for a pass (collect_some) */
+    size_t collect_cursor; /* next index into the fleet's hosts for collect_some */
+    size_t pub_hi;         /* next host of it */
+    pw_suspect_t *pub_v;   /* the list being built */
     size_t pub_n, pub_cap;
     int64_t pub_now;    /* the alerts' clock of it */
     host_state_t **job; /* hosts of the job (states are never freed while the run lives) */
@@ -1209,20 +1211,33 @@ static int restore_some(run_t *rn, uint64_t slice_ns)
 
 /* ---- the pass ----------------------------------------------------------------------------- */
 
-/* Hosts with something to evaluate into rn->job (limits refreshed from the fleet view).
- * Returns how many. */
-static size_t collect(run_t *rn)
+/* Starts gathering the hosts with something to evaluate into rn->job. Returns 0, or PW_ENOMEM
+ * (no pass this time). */
+static int collect_start(run_t *rn)
 {
     rn->n_job = 0;
+    rn->collect_cursor = 0;
     if (rn->cap_job < rn->fleet->n) {
         host_state_t **v = pw_realloc(rn->job, rn->fleet->n * sizeof(*v));
         if (v == NULL)
-            return 0;
+            return PW_ENOMEM;
         rn->job = v;
         rn->cap_job = rn->fleet->n;
     }
-    for (size_t i = 0; i < rn->fleet->n; i++) {
-        const pw_host_t *h = rn->fleet->hosts[i];
+    rn->collecting = 1;
+    return 0;
+}
+
+/* Gathers hosts (limits refreshed from the fleet view) for up to budget_ns of loop time: 10,000
+ * hosts take ~0.1 s, longer than an API request should wait. Hosts only join the fleet (a
+ * retired host keeps its index), so the cursor stays valid between slices; a host that joins
+ * meanwhile waits for the next pass. Returns 1 while hosts remain. */
+static int collect_some(run_t *rn, uint64_t budget_ns)
+{
+    uint64_t t0 = uv_hrtime();
+    size_t end = rn->fleet->n < rn->cap_job ? rn->fleet->n : rn->cap_job;
+    while (rn->collect_cursor < end) {
+        const pw_host_t *h = rn->fleet->hosts[rn->collect_cursor++];
         if (pw_host_retired(h))
             continue; /* retired by an operator: nothing to judge */
         host_state_t *s = state_of(rn, h);
@@ -1239,8 +1254,11 @@ static size_t collect(run_t *rn)
         uv_mutex_unlock(&s->mu);
         if (due && s->n_rows + s->recent.n > 0)
             rn->job[rn->n_job++] = s;
+        if ((rn->collect_cursor & 63) == 0 && uv_hrtime() - t0 >= budget_ns)
+            break;
     }
-    return rn->n_job;
+    rn->collecting = rn->collect_cursor < end;
+    return rn->collecting;
 }
 
 void pw_analysis_run_pass(pw_analysis_run_t *rn)
@@ -1248,7 +1266,9 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn)
     if (rn == NULL || rn->working)
         return;
     rn->pass_t0 = uv_hrtime();
-    collect(rn);
+    if (collect_start(rn) == 0)
+        while (collect_some(rn, UINT64_MAX))
+            ;
     work_cb(&(uv_work_t){.data = rn});
     publish(rn);
 }
@@ -1268,6 +1288,27 @@ static void after_work_cb(uv_work_t *w, int status)
     }
 }
 
+/* One slice of gathering on the loop; once every host is gathered, the pass goes to the
+ * thread pool (or, with nothing to judge, straight to publication). */
+static void collect_tick(run_t *rn)
+{
+    uint64_t t0 = uv_hrtime();
+    int more = collect_some(rn, PUBLISH_SLICE_NS);
+    uint64_t spent = uv_hrtime() - t0;
+    if (spent > rn->stats.max_loop_ns)
+        rn->stats.max_loop_ns = spent;
+    if (more)
+        return;
+    if (rn->n_job == 0) {
+        publish_start(rn);
+        publish_some(rn, PUBLISH_SLICE_NS);
+        return;
+    }
+    rn->work.data = rn;
+    if (uv_queue_work(rn->loop, &rn->work, work_cb, after_work_cb) == 0)
+        rn->working = 1;
+}
+
 static void on_timer(uv_timer_t *t)
 {
     run_t *rn = t->data;
@@ -1275,6 +1316,10 @@ static void on_timer(uv_timer_t *t)
         return;
     if (rn->publishing) {
         publish_some(rn, PUBLISH_SLICE_NS);
+        return;
+    }
+    if (rn->collecting) {
+        collect_tick(rn);
         return;
     }
     if (restore_some(rn, 20ull * 1000000))
@@ -1286,18 +1331,8 @@ static void on_timer(uv_timer_t *t)
     rn->import_due = 0;
     rn->last_pass_ms = now;
     rn->pass_t0 = uv_hrtime();
-    size_t n = collect(rn);
-    uint64_t spent = uv_hrtime() - rn->pass_t0;
-    if (spent > rn->stats.max_loop_ns)
-        rn->stats.max_loop_ns = spent;
-    if (n == 0) {
-        publish_start(rn);
-        publish_some(rn, PUBLISH_SLICE_NS);
-        return;
-    }
-    rn->work.data = rn;
-    if (uv_queue_work(rn->loop, &rn->work, work_cb, after_work_cb) == 0)
-        rn->working = 1;
+    if (collect_start(rn) == 0)
+        collect_tick(rn);
 }
 
 /* ---- life ---------------------------------------------------------------------------------- */
