@@ -35,9 +35,10 @@ static const command_t commands[] = {
      "Per-tag fleet aggregates; --fleet the distribution over hosts; with TAG, the tag on each\n"
      "host with its robust z score.\n"},
     {"leaks", pw_cmd_leaks,
-     "usage: poolwatch leaks [--json]\n"
+     "usage: poolwatch leaks [--host NAME] [--limit N] [--json]\n"
      "Leak suspects by score: growth per hour, share of the host's growth, first and current\n"
-     "bytes, driver / description.\n"},
+     "bytes, driver / description. --host: one host's; --limit: the first N (server default\n"
+     "500).\n"},
     {"alerts", pw_cmd_alerts,
      "usage: poolwatch alerts [--json]\n"
      "Alerts: state, severity, name, host, tag, since, summary.\n"},

@@ -422,11 +422,29 @@ int pw_cmd_hosts(pw_cli_t *cli)
     return get_and_print(cli, "/api/v1/hosts", pw_fmt_hosts, 0, NULL);
 }
 
+static int append_param(char *path, size_t size, const char *name, const char *value);
+
 int pw_cmd_leaks(pw_cli_t *cli)
 {
-    if (no_args(cli, "poolwatch leaks [--json]"))
+    const char *host = NULL, *limit = NULL;
+    for (int i = 1; i < cli->argc; i++) {
+        int r;
+        if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--host", &host)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--limit", &limit)) != 0) {
+            if (r < 0)
+                return PW_EXIT_USAGE;
+        } else {
+            static const char *const opts[] = {"--host", "--limit", NULL};
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts,
+                                   "poolwatch leaks [--host NAME] [--limit N] [--json]");
+        }
+    }
+    /* The server checks both (a bad limit is its 400 with the reason). */
+    char path[1024] = "/api/v1/leaks";
+    if ((host && append_param(path, sizeof(path), "host", host) < 0) ||
+        (limit && append_param(path, sizeof(path), "limit", limit) < 0))
         return PW_EXIT_USAGE;
-    return get_and_print(cli, "/api/v1/leaks", pw_fmt_leaks, 0, NULL);
+    return get_and_print(cli, path, pw_fmt_leaks, 0, NULL);
 }
 
 int pw_cmd_alerts(pw_cli_t *cli)

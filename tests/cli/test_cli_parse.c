@@ -1481,6 +1481,35 @@ static void test_fake_server_status_codes(void **state)
     reset_env();
 }
 
+/* leaks --host/--limit become the API's query parameters (escaped); bad flags are refused
+ * before anything is sent. */
+static void test_fake_server_leaks_query(void **state)
+{
+    (void)state;
+    reset_env();
+    const char *doc = "{\"suspects\":[],\"total\":0,\"first_pass_ms\":null}";
+    char resp[512];
+    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(doc),
+             doc);
+    fake_t f;
+    fake_start(&f, resp);
+    env_url = fake_url(&f);
+    env_token = "tok-read";
+    run_t r = RUN("leaks", "--host", "web 01", "--limit", "20", "--json");
+    size_t rlen;
+    char *req = fake_finish(&f, &rlen);
+    assert_int_equal(r.rc, 0);
+    const char *want = "GET /api/v1/leaks?host=web%2001&limit=20 HTTP/1.1\r\n";
+    assert_memory_equal(req, want, strlen(want));
+    free(req);
+    run_free(&r);
+    r = RUN("leaks", "--hots", "x");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "--hots"));
+    run_free(&r);
+    reset_env();
+}
+
 static void test_fake_server_import(void **state)
 {
     (void)state;
@@ -1612,6 +1641,7 @@ int main(void)
         cmocka_unit_test(test_fake_server_hosts),
         cmocka_unit_test(test_fake_server_status_codes),
         cmocka_unit_test(test_fake_server_import),
+        cmocka_unit_test(test_fake_server_leaks_query),
         cmocka_unit_test(test_fake_server_top_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
