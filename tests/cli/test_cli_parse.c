@@ -1408,6 +1408,16 @@ static const char *fake_url(const fake_t *f)
     return url_buf;
 }
 
+/* A fake server answering 200 with the JSON document `doc`; env_url points at it. */
+static void fake_start_json(fake_t *f, const char *doc)
+{
+    char resp[8192];
+    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(doc),
+             doc);
+    fake_start(f, resp);
+    env_url = fake_url(f);
+}
+
 static void test_fake_server_hosts(void **state)
 {
     (void)state;
@@ -1487,13 +1497,8 @@ static void test_fake_server_leaks_query(void **state)
 {
     (void)state;
     reset_env();
-    const char *doc = "{\"suspects\":[],\"total\":0,\"first_pass_ms\":null}";
-    char resp[512];
-    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(doc),
-             doc);
     fake_t f;
-    fake_start(&f, resp);
-    env_url = fake_url(&f);
+    fake_start_json(&f, "{\"suspects\":[],\"total\":0,\"first_pass_ms\":null}");
     env_token = "tok-read";
     run_t r = RUN("leaks", "--host", "web 01", "--limit", "20", "--json");
     size_t rlen;
@@ -1522,12 +1527,8 @@ static void test_fake_server_import(void **state)
     char *content = pw_test_read_file(path, &flen);
     const char *doc = "{\"host\":\"OLD01\",\"screens\":2,\"rows\":4,\"first_ts_ms\":0,"
                       "\"last_ts_ms\":900000}";
-    char resp[512];
-    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(doc),
-             doc);
     fake_t f;
-    fake_start(&f, resp);
-    env_url = fake_url(&f);
+    fake_start_json(&f, doc);
     env_token = "tok-admin";
     struct timespec t0, t1;
     clock_gettime(CLOCK_REALTIME, &t0);
@@ -1576,8 +1577,7 @@ static void test_fake_server_import(void **state)
     run_free(&r);
 
     /* --start: the first unstamped screen at that time (2024-03-14T10:00:00Z = 1710410400 s). */
-    fake_start(&f, resp);
-    env_url = fake_url(&f);
+    fake_start_json(&f, doc);
     r = RUN("import", "--start", "2024-03-14T10:00:00Z", path, "--host", "H");
     req = fake_finish(&f, NULL);
     assert_int_equal(r.rc, 0);
@@ -1593,12 +1593,8 @@ static void test_fake_server_top_once(void **state)
 {
     (void)state;
     reset_env();
-    char resp[4096];
-    snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s",
-             strlen(canned_pool), canned_pool);
     fake_t f;
-    fake_start(&f, resp);
-    env_url = fake_url(&f);
+    fake_start_json(&f, canned_pool);
     run_t r = RUN("top", "HOST01", "--once");
     char *req = fake_finish(&f, NULL);
     assert_int_equal(r.rc, 0);
