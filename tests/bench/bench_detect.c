@@ -63,6 +63,11 @@
  * of sample time that is about 45 min of CPU per simulated day, so the whole suite (38 host-days)
  * runs for many hours. `bench_detect PRESET` runs only the presets whose name contains PRESET
  * (no captures); `bench_detect captures` runs only the captures and case09 rebuilt.
+ *
+ * End to end (`bench_detect e2e`, and part of the whole run unless PW_DETECT_E2E=0): the labelled
+ * captures also go through the real binaries — `poolwatch import` into a running
+ * poolwatch-collector, replay and sim agents over mutual TLS, `poolwatch leaks --json` — and the
+ * API's lists are compared with the in-process ones (see "end to end" below).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -176,6 +181,7 @@ typedef struct {
     uint64_t seq;
     size_t passes, suspects_seen;
     double pass_s, ingest_s;
+    char listed[512]; /* the last pass' suspects in the product's order: "tag/pool,..." */
 } case_t;
 
 typedef struct {
@@ -374,6 +380,18 @@ static pw_alert_state_t np_alert(const case_t *c, const char *severity)
 }
 
 /* One pass of the product at sample time `now`, and what it says, row by row. */
+/* Appends "tag/pool" (trailing blanks of the tag dropped, as poolmon pads 4-byte tags) to a
+ * comma-separated list; the end-to-end part builds the same list from the API's JSON. */
+static void listed_add(char *list, size_t cap, const uint8_t *tag, size_t len, const char *pool)
+{
+    char t[PW_TAG_MAX * 4 + 1];
+    pw_tag_format(tag, len, t, sizeof(t));
+    for (size_t k = strlen(t); k > 0 && t[k - 1] == ' '; k--)
+        t[k - 1] = '\0';
+    size_t n = strlen(list);
+    snprintf(list + n, cap - n, "%s%s/%s", n ? "," : "", t, pool);
+}
+
 static void pass(case_t *c, int64_t now)
 {
     pw_diag_t d;
@@ -392,10 +410,12 @@ static void pass(case_t *c, int64_t now)
         c->rows[i].final_score = 0;
     }
     c->top = SIZE_MAX;
+    c->listed[0] = '\0';
     const pw_suspect_t *sus;
     size_t ns = pw_analysis_run_suspects(c->an, &sus);
     for (size_t k = 0; k < ns; k++) {
         const pw_suspect_t *s = &sus[k];
+        listed_add(c->listed, sizeof(c->listed), s->tag, s->tag_len, pw_pool_name(s->pool));
         if (getenv("PW_DETECT_TRACE") != NULL)
             printf("  trace %s pass %zu: %.4s %s score %.2f: %s\n", c->name, c->passes,
                    (const char *)s->tag, pw_detect_verdict_name(s->d.verdict), s->d.score,
@@ -1026,6 +1046,10 @@ static void run_slab(const char *file)
 
 /* ---- the labelled suite (detect_gen.h) ----------------------------------------------------- */
 
+static int e2e_on; /* bench_detect e2e: every labelled capture also goes through the binaries */
+static void e2e_capture(const char *host, int leak, const char *listed, const char *text,
+                        size_t len);
+
 #define GEN_SEEDS 12 /* hosts per (shape, length) */
 #define GEN_ROWS  40 /* background rows per host */
 
@@ -1115,6 +1139,12 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
         label(&c, PW_GEN_EVENT_TAG, PW_GEN_EVENT_POOL);
     finish(&c);
     extra = NULL;
+    if (e2e_on) {
+        char host[64];
+        snprintf(host, sizeof(host), "gen-%s-x%zu-s%llu", pw_gen_shape_name(shape), points,
+                 (unsigned long long)seed);
+        e2e_capture(host, leak, c.listed, text, len);
+    }
     score_t *to[3] = {&gen_shape[shape], &gen_len[li], &gen_sl[shape][li]};
     for (int k = 0; k < 3; k++) {
         to[k]->tp += both.tp, to[k]->fp += both.fp, to[k]->fn += both.fn;
@@ -1350,6 +1380,245 @@ static double ratio(size_t a, size_t b)
     return b ? (double)a / (double)b : 1.0;
 }
 
+/* ---- end to end: the real binaries (`bench_detect e2e`) ------------------------------------
+ *
+ * The labelled captures go twice: through the libraries above (in process, simulated clock) and
+ * as a user sends them: `poolwatch import FILE --host gen-SHAPE-xN-sSEED` to a running
+ * poolwatch-collector over HTTPS, the screens 15 minutes apart ending now. Then 12-screen
+ * captures of every shape are replayed by poolwatch-agent processes over mutual TLS (one screen
+ * per 100 ms of wall time, 15 minutes apart in sample time), and the seed story runs as its own
+ * agent: sim:ddk-2003, 14 days of 60 s samples backfilled. After two analysis passes of the
+ * collector that began once everything was in, `poolwatch leaks --json` gives the suspects and
+ * `poolwatch hosts --json` the ddk-2003 host's pressure. Scored as above (every listed row of a
+ * host is a flag); "agree" counts the captures whose API list (tags, pools and order) equals the
+ * in-process list. */
+#if defined(PW_BIN_COLLECTOR) && defined(PW_BIN_CLI) && defined(PW_BIN_AGENT)
+#include "detect_e2e.h"
+
+typedef struct {
+    char host[64];
+    int leak;
+    char inproc[512];
+} e2e_case_t;
+
+static pw_e2e_t *e2e;
+static e2e_case_t *e2e_cases;
+static size_t e2e_n, e2e_cap;
+
+static void e2e_add(const char *host, int leak, const char *inproc)
+{
+    if (e2e_n == e2e_cap) {
+        e2e_cap = e2e_cap ? 2 * e2e_cap : 256;
+        e2e_cases = realloc(e2e_cases, e2e_cap * sizeof(*e2e_cases));
+        if (e2e_cases == NULL)
+            abort();
+    }
+    e2e_case_t *k = &e2e_cases[e2e_n++];
+    snprintf(k->host, sizeof(k->host), "%s", host);
+    k->leak = leak;
+    snprintf(k->inproc, sizeof(k->inproc), "%s", inproc ? inproc : "-");
+}
+
+static void e2e_capture(const char *host, int leak, const char *listed, const char *text,
+                        size_t len)
+{
+    if (pw_e2e_import(e2e, host, text, len) != 0) {
+        pw_e2e_stop(e2e, 1);
+        exit(1);
+    }
+    e2e_add(host, leak, listed);
+}
+
+/* The API's suspects of `host` as "tag/pool,..." in the listed order. */
+static void api_listed(json_t *sus, const char *host, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t i;
+    json_t *o;
+    json_array_foreach(sus, i, o)
+    {
+        const char *h = json_string_value(json_object_get(o, "host"));
+        const char *t = json_string_value(json_object_get(o, "tag"));
+        const char *p = json_string_value(json_object_get(o, "type"));
+        if (h == NULL || t == NULL || p == NULL || strcmp(h, host) != 0)
+            continue;
+        listed_add(out, cap, (const uint8_t *)t, strlen(t), p);
+    }
+}
+
+static void wait_two_passes(void)
+{
+    long p0 = pw_e2e_passes(e2e), p = p0;
+    for (int i = 0; i < 1200 && (p < 0 || p < p0 + 2); i++) {
+        struct timespec ts = {0, 100000000L};
+        nanosleep(&ts, NULL);
+        p = pw_e2e_passes(e2e);
+    }
+    if (p < 0 || p < p0 + 2) {
+        fprintf(stderr, "bench_detect e2e: no two analysis passes within 120 s (%ld -> %ld)\n", p0,
+                p);
+        pw_e2e_stop(e2e, 1);
+        exit(1);
+    }
+}
+
+static double e2e_t0;
+
+/* Starts the collector; the labelled captures that run next are imported too. */
+static void e2e_begin(void)
+{
+    e2e = pw_e2e_start(PW_SOURCE_DIR, PW_BIN_COLLECTOR, PW_BIN_CLI, PW_BIN_AGENT);
+    if (e2e == NULL)
+        exit(1);
+    e2e_t0 = now_s();
+    e2e_on = 1;
+}
+
+/* The agents, the API's answers and the scores. */
+static void e2e_finish(void)
+{
+    double t0 = e2e_t0;
+    e2e_on = 0;
+    size_t n_imports = e2e_n;
+    printf("  (e2e: %zu labelled captures through the libraries and through `poolwatch import`: "
+           "%.1f s)\n",
+           n_imports, now_s() - t0);
+    /* replay agents: the 12-screen captures of seed 0, one agent per shape */
+    t0 = now_s();
+    char start[64], path[700], src[800], host[64];
+    snprintf(start, sizeof(start), "--replay.start=%lldms",
+             (long long)time(NULL) * 1000 - 12 * 900000LL);
+    for (int sh = 0; sh < PW_GEN_SHAPES; sh++) {
+        const char *name = pw_gen_shape_name((pw_gen_shape_t)sh);
+        snprintf(path, sizeof(path), "%s/gen-%s-x12-s0.txt", pw_e2e_dir(e2e), name);
+        snprintf(src, sizeof(src), "replay:%s", path);
+        snprintf(host, sizeof(host), "replay-%s", name);
+        if (pw_e2e_agent(e2e, host, src, start, "--replay.pace=100ms", "--replay.exit_when_done") !=
+            0) {
+            pw_e2e_stop(e2e, 1);
+            exit(1);
+        }
+        e2e_add(host, pw_gen_shape_leak((pw_gen_shape_t)sh), NULL);
+    }
+    if (pw_e2e_agent(e2e, "ddk-2003", "sim:ddk-2003", "--agent.interval=60s", "--sim.backfill=14d",
+                     NULL) != 0) {
+        pw_e2e_stop(e2e, 1);
+        exit(1);
+    }
+    size_t left = pw_e2e_wait_agents(e2e, 120);
+    if (left) {
+        fprintf(stderr, "bench_detect e2e: %zu replay agents still running after 120 s\n", left);
+        pw_e2e_stop(e2e, 1);
+        exit(1);
+    }
+    /* the 14 days of ddk-2003 are in when the host holds 14 x 1,440 samples */
+    int ddk_in = 0;
+    double wait0 = now_s();
+    while (!ddk_in && now_s() - wait0 < 300) {
+        json_t *h = pw_e2e_cli_json(e2e, "hosts");
+        size_t k;
+        json_t *o;
+        json_array_foreach(json_object_get(h, "hosts"), k, o)
+        {
+            const char *n = json_string_value(json_object_get(o, "name"));
+            json_t *ns = json_object_get(o, "samples");
+            if (n && strcmp(n, "ddk-2003") == 0 && json_is_integer(ns) &&
+                json_integer_value(ns) >= 14 * 1440)
+                ddk_in = 1;
+        }
+        json_decref(h);
+        if (!ddk_in) {
+            struct timespec ts = {1, 0};
+            nanosleep(&ts, NULL);
+        }
+    }
+    printf("  (e2e: replay agents done, ddk-2003 backfill %s: %.1f s)\n",
+           ddk_in ? "in" : "NOT in after 300 s", now_s() - t0);
+    wait_two_passes();
+
+    json_t *lk = pw_e2e_cli_json(e2e, "leaks --limit 1000000");
+    json_t *sus = json_object_get(lk, "suspects");
+    if (!json_is_array(sus)) {
+        fprintf(stderr, "bench_detect e2e: `poolwatch leaks --json` has no suspects array\n");
+        pw_e2e_stop(e2e, 1);
+        exit(1);
+    }
+    size_t tp = 0, fp = 0, fn = 0, agree = 0, rtp = 0, rfp = 0, rfn = 0;
+    char got[512], ev[32];
+    snprintf(ev, sizeof(ev), "%s/%s", PW_GEN_EVENT_TAG, pw_pool_name(PW_GEN_EVENT_POOL));
+    for (size_t i = 0; i < e2e_n; i++) {
+        e2e_case_t *k = &e2e_cases[i];
+        api_listed(sus, k->host, got, sizeof(got));
+        int replay = i >= n_imports;
+        size_t listed = 0, hit = 0;
+        for (char *t = got, *save = NULL, *w; (w = strtok_r(t, ",", &save)) != NULL; t = NULL) {
+            listed++;
+            hit += strcmp(w, ev) == 0;
+        }
+        api_listed(sus, k->host, got, sizeof(got)); /* strtok_r cut it */
+        size_t *ttp = replay ? &rtp : &tp, *tfp = replay ? &rfp : &fp, *tfn = replay ? &rfn : &fn;
+        *ttp += k->leak && hit;
+        *tfn += k->leak && !hit;
+        *tfp += listed - (k->leak && hit);
+        if (!replay)
+            agree += strcmp(got, k->inproc) == 0;
+        if (!replay && strcmp(got, k->inproc) != 0)
+            printf("  e2e differs: %s: API [%s], in process [%s]\n", k->host, got, k->inproc);
+        if (replay)
+            printf("  e2e replay agent %s (%s): listed [%s]\n", k->host,
+                   k->leak ? "leak" : "no leak", got);
+    }
+    api_listed(sus, "ddk-2003", got, sizeof(got));
+    int ddk_top = strncmp(got, "Ddk/nonpaged", 12) == 0;
+    printf("  e2e ddk-2003: listed [%s]\n", got);
+    json_t *hs = pw_e2e_cli_json(e2e, "hosts");
+    size_t k;
+    json_t *o;
+    json_array_foreach(json_object_get(hs, "hosts"), k, o)
+    {
+        const char *n = json_string_value(json_object_get(o, "name"));
+        if (n == NULL || strcmp(n, "ddk-2003") != 0)
+            continue;
+        json_t *eta = json_object_get(o, "nonpaged_eta_ms");
+        const char *lv = json_string_value(json_object_get(o, "nonpaged_level"));
+        const char *lsrc = json_string_value(json_object_get(o, "nonpaged_limit_source"));
+        printf("  e2e ddk-2003 host: nonpaged %.1f MB of %.1f MB (limit source %s), level %s, "
+               "ETA %s\n",
+               (double)json_integer_value(json_object_get(o, "nonpaged_bytes")) / 1048576.0,
+               (double)json_integer_value(json_object_get(o, "nonpaged_limit_bytes")) / 1048576.0,
+               lsrc ? lsrc : "?", lv ? lv : "?", json_is_integer(eta) ? "set" : "none");
+        if (json_is_integer(eta))
+            printf("BENCH detect.e2e.ddk_eta_h %.1f h\n",
+                   ((double)json_integer_value(eta) - (double)time(NULL) * 1000.0) / 3600000.0);
+    }
+    json_decref(hs);
+    json_decref(lk);
+    printf("BENCH detect.e2e.import_precision %.3f ratio\n", ratio(tp, tp + fp));
+    printf("BENCH detect.e2e.import_recall %.3f ratio\n", ratio(tp, tp + fn));
+    printf("BENCH detect.e2e.import_agree_with_libraries %zu of %zu captures\n", agree, n_imports);
+    printf("BENCH detect.e2e.replay_precision %.3f ratio\n", ratio(rtp, rtp + rfp));
+    printf("BENCH detect.e2e.replay_recall %.3f ratio\n", ratio(rtp, rtp + rfn));
+    printf("BENCH detect.e2e.ddk_top1 %d ratio\n", ddk_top);
+    pw_e2e_stop(e2e, getenv("PW_DETECT_KEEP") != NULL);
+}
+#else
+static void e2e_capture(const char *host, int leak, const char *listed, const char *text,
+                        size_t len)
+{
+    (void)host, (void)leak, (void)listed, (void)text, (void)len;
+}
+
+static void e2e_begin(void)
+{
+    fprintf(stderr, "bench_detect e2e: built without the collector, CLI and agent binaries\n");
+    exit(1);
+}
+
+static void e2e_finish(void)
+{
+}
+#endif
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1357,11 +1626,22 @@ int main(int argc, char **argv)
     int captures = only == NULL || strcmp(only, "captures") == 0;
     int labelled = only == NULL || strcmp(only, "labelled") == 0;
     double t0 = now_s();
-    if (labelled) {
+    /* the end-to-end part: alone (`e2e`), or with the whole run unless PW_DETECT_E2E=0 */
+    int e2e_mode = only != NULL && strcmp(only, "e2e") == 0;
+    const char *ee = getenv("PW_DETECT_E2E");
+    int with_e2e = e2e_mode || (only == NULL && (ee == NULL || strcmp(ee, "0") != 0));
+    if (labelled || e2e_mode) {
         const char *lh = getenv("PW_DETECT_LIVE_HOURS");
         if (getenv("PW_DETECT_TRACE") != NULL)
             verbose = 1;
-        run_gen_suite(lh != NULL ? atoi(lh) : 24);
+        if (with_e2e)
+            e2e_begin();
+        run_gen_suite(e2e_mode ? 0 : lh != NULL ? atoi(lh) : 24);
+        if (with_e2e) {
+            double t1 = now_s();
+            e2e_finish();
+            printf("BENCH detect.e2e.agents_and_scoring_s %.1f s\n", now_s() - t1);
+        }
         if (only != NULL)
             return 0;
     }
