@@ -2,16 +2,13 @@
 #define _GNU_SOURCE
 #include "detect_e2e.h"
 
-#include <arpa/inet.h>
+#include "bench_proc.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,40 +25,6 @@ struct pw_e2e_s {
     size_t n_agents;
 };
 
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t al = sizeof(a);
-    int port = -1;
-    if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(s, (struct sockaddr *)&a, &al) == 0)
-        port = ntohs(a.sin_port);
-    if (s >= 0)
-        close(s);
-    return port;
-}
-
-/* argv with stdout and stderr appended to `log`. */
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int nul = open("/dev/null", O_RDONLY);
-    if (fd < 0 || nul < 0)
-        _exit(127);
-    dup2(nul, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(argv[0], argv);
-    _exit(127);
-}
-
 static int file_has(const char *path, const char *needle)
 {
     FILE *f = fopen(path, "r");
@@ -73,13 +36,6 @@ static int file_has(const char *path, const char *needle)
         found = strstr(line, needle) != NULL;
     fclose(f);
     return found;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 static int sh(const char *cmd)
@@ -113,8 +69,8 @@ pw_e2e_t *pw_e2e_start(const char *source_dir, const char *collector_bin, const 
         pw_e2e_stop(e, 1);
         return NULL;
     }
-    e->agents_port = free_port();
-    e->http_port = free_port();
+    e->agents_port = bp_free_port();
+    e->http_port = bp_free_port();
     char a[8][600], log[600];
     snprintf(a[0], sizeof(a[0]), "--agents.listen=127.0.0.1:%d", e->agents_port);
     snprintf(a[1], sizeof(a[1]), "--store.path=%s/pw.db", e->dir);
@@ -126,9 +82,9 @@ pw_e2e_t *pw_e2e_start(const char *source_dir, const char *collector_bin, const 
     snprintf(log, sizeof(log), "%s/collector.log", e->dir);
     char *argv[] = {
         (char *)(uintptr_t)collector_bin, a[0], a[1], a[2], a[3], a[4], a[5], a[6], NULL};
-    e->collector = spawn(argv, log);
+    e->collector = bp_spawn(argv, log);
     for (int i = 0; i < 300 && !file_has(log, "agents: "); i++)
-        sleep_ms(100);
+        bp_sleep_ms(100);
     if (!file_has(log, "agents: ")) {
         fprintf(stderr, "bench_detect e2e: the collector did not start (see %s)\n", log);
         pw_e2e_stop(e, 1);
@@ -208,7 +164,7 @@ int pw_e2e_agent(pw_e2e_t *e, const char *host, const char *source, const char *
     for (int i = 0; i < 3; i++)
         exits |= opts[i] != NULL && strcmp(opts[i], "--replay.exit_when_done") == 0;
     e->exits[e->n_agents] = exits;
-    e->agents[e->n_agents++] = spawn(argv, log);
+    e->agents[e->n_agents++] = bp_spawn(argv, log);
     return 0;
 }
 
@@ -228,7 +184,7 @@ size_t pw_e2e_wait_agents(pw_e2e_t *e, int timeout_s)
         }
         if (left == 0)
             break;
-        sleep_ms(100);
+        bp_sleep_ms(100);
     }
     return left;
 }
@@ -268,27 +224,13 @@ json_t *pw_e2e_cli_json(pw_e2e_t *e, const char *args)
     return j;
 }
 
-static void stop_pid(pid_t pid)
-{
-    if (pid <= 0)
-        return;
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 100; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid)
-            return;
-        sleep_ms(100);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}
-
 void pw_e2e_stop(pw_e2e_t *e, int keep)
 {
     if (e == NULL)
         return;
     for (size_t i = 0; i < e->n_agents; i++)
-        stop_pid(e->agents[i]);
-    stop_pid(e->collector);
+        bp_stop(e->agents[i], 10000);
+    bp_stop(e->collector, 10000);
     if (keep) {
         fprintf(stderr, "bench_detect e2e: kept %s\n", e->dir);
     } else {
