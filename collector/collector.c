@@ -14,6 +14,7 @@
 #include "net.h"
 #include "notify.h"
 #include "pooltag.h"
+#include "fleetq.h"
 #include "remote_write.h"
 #include "store.h"
 #include "store_lock.h"
@@ -40,6 +41,7 @@ typedef struct {
     pw_analysis_run_t *an;
     pw_http_t *http;
     pw_remote_write_t *rw; /* NULL when off */
+    pw_fleetq_t *fleetq;   /* the global fleet view; NULL when [fleet] query_url is off */
     pw_notify_t *notify;   /* NULL when no alert target is configured */
     uv_timer_t retention_timer;
     uint64_t evicted_logged; /* store evictions already logged */
@@ -138,6 +140,14 @@ static void rw_opts(const pw_collector_cfg_t *cfg, pw_remote_write_opts_t *o)
     o->timeout_ms = cfg->rw_timeout_ms;
     o->max_queue = (size_t)cfg->rw_max_queue;
     o->max_series_per_request = (size_t)cfg->rw_max_series_per_request;
+    o->policy.movers = cfg->rw_movers;
+    o->policy.hold_ms = cfg->rw_mover_hold_ms;
+    o->policy.max_tags_per_host = (size_t)cfg->rw_max_tags_per_host;
+    o->policy.pinned_tags = cfg->rw_pinned_tags;
+    o->policy.leak_series = cfg->rw_leak_series;
+    o->queue_dir = cfg->rw_queue_dir;
+    o->queue_max_bytes = cfg->rw_queue_max_bytes;
+    o->policy.owner_url = cfg->fleet_self_url;
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -221,6 +231,17 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
         PW_LOG_INFO(MOD, "remote write to %s every %llu ms, %lld tags per host", cfg->rw_url,
                     (unsigned long long)cfg->rw_interval_ms, (long long)cfg->rw_tags_per_host);
     }
+    if (cfg->fleet_query_url && cfg->fleet_query_url[0]) {
+        pw_fleetq_opts_t fo = {.query_url = cfg->fleet_query_url,
+                               .refresh_ms = cfg->fleet_refresh_ms,
+                               .ca_file = cfg->fleet_ca_file,
+                               .headers = (const char *const *)cfg->rw_headers.items,
+                               .n_headers = cfg->rw_headers.n};
+        if ((r = pw_fleetq_new(&c->loop, &fo, &c->fleetq, d)) != 0)
+            goto out;
+        PW_LOG_INFO(MOD, "global fleet view from %s every %llu ms", cfg->fleet_query_url,
+                    (unsigned long long)cfg->fleet_refresh_ms);
+    }
     if (cfg->http_listen && cfg->http_listen[0]) {
         pw_http_opts_t ho = {.listen = cfg->http_listen,
                              .ca_file = cfg->ca_file,
@@ -233,6 +254,7 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
         deps.ing = c->ing;
         deps.an = c->an;
         deps.rw = c->rw;
+        deps.fleetq = c->fleetq;
         deps.agents = (pw_api_agents_t){send_command, connections, c};
         if ((r = pw_http_start(&c->loop, &ho, &deps, &c->http, d)) != 0)
             goto out;
@@ -264,6 +286,8 @@ out:
     c->notify = NULL;
     pw_remote_write_close(c->rw);
     c->rw = NULL;
+    pw_fleetq_close(c->fleetq);
+    c->fleetq = NULL;
     pw_net_close_if_open((uv_handle_t *)&c->retention_timer, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->sigint, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->sigterm, &c->loop);

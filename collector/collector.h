@@ -49,6 +49,18 @@ typedef struct pw_collector_cfg_s {
     uint64_t rw_timeout_ms;
     int64_t rw_max_queue;
     int64_t rw_max_series_per_request;
+    bool rw_movers; /* export policy (remote_write.h) */
+    uint64_t rw_mover_hold_ms;
+    int64_t rw_max_tags_per_host;
+    char *rw_pinned_tags;
+    bool rw_leak_series;
+    char *rw_queue_dir; /* disk queue (rwqueue.h); "" = memory only */
+    uint64_t rw_queue_max_bytes;
+    /* the global fleet view (fleetq.h) */
+    char *fleet_query_url; /* "" = off */
+    char *fleet_self_url;  /* this collector's API URL, exported as poolwatch_host_owner */
+    uint64_t fleet_refresh_ms;
+    char *fleet_ca_file;
     char *log_level;
 } pw_collector_cfg_t;
 

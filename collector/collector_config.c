@@ -87,6 +87,43 @@ const pw_config_opt_t pw_collector_options[] = {
                       "requests waiting (bounded memory); the oldest is dropped when full"),
     PW_CONFIG_OPT_INT("remote_write", "max_series_per_request", "2000", 1, 100000, T,
                       rw_max_series_per_request, "series in one request"),
+    PW_CONFIG_OPT_BOOL("remote_write", "movers", "true", T, rw_movers,
+                       "also send the rows whose bytes changed since the previous interval"),
+    PW_CONFIG_OPT_DURATION("remote_write", "mover_hold", "15m", 1000, 86400000, T, rw_mover_hold_ms,
+                           "a changed row stays sent this long after its last change (its "
+                           "series neither vanishes nor reappears in between)"),
+    PW_CONFIG_OPT_INT("remote_write", "max_tags_per_host", "100", 1, 100000, T,
+                      rw_max_tags_per_host,
+                      "hard cap on the rows sent per host (top, pinned, then changed rows)"),
+    PW_CONFIG_OPT_STRING("remote_write", "pinned_tags", "", T, rw_pinned_tags, 0,
+                         "tag patterns always sent (comma-separated, as `poolwatch top "
+                         "--tags`), e.g. Ddk,Thre,MmSt"),
+    PW_CONFIG_OPT_BOOL("remote_write", "leak_series", "true", T, rw_leak_series,
+                       "send poolwatch_leak_growth_bytes_per_hour and poolwatch_leak_score per "
+                       "leak suspect (as /metrics)"),
+    PW_CONFIG_OPT_STRING("remote_write", "queue_dir", "", T, rw_queue_dir, PW_CONFIG_PATH,
+                         "directory where requests wait while the receiver is away (a receiver "
+                         "outage loses nothing up to queue_max_size); empty = memory only"),
+    PW_CONFIG_OPT_SIZE("remote_write", "queue_max_size", "1GiB", 1 << 20, INT64_C(1) << 44, T,
+                       rw_queue_max_bytes,
+                       "budget of queue_dir; past it the oldest requests are dropped (counted "
+                       "in poolwatch_remote_write_dropped_samples_total)"),
+    PW_CONFIG_OPT_STRING("fleet", "query_url", "", T, fleet_query_url, 0,
+                         "http[s]://host:port of the Prometheus-compatible store the collectors "
+                         "remote-write into (VictoriaMetrics :8428, Prometheus :9090, Mimir "
+                         "/prometheus): /api/v1/hosts, /tags, /tags/{tag} and /leaks answer for "
+                         "the whole fleet from it (?scope=local: this collector's own); empty = "
+                         "off"),
+    PW_CONFIG_OPT_STRING("fleet", "self_url", "", T, fleet_self_url, 0,
+                         "this collector's API/dashboard URL as users reach it (e.g. "
+                         "https://pw-eu1.example.com:7443), sent with remote write as "
+                         "poolwatch_host_owner{collector,host}: the global view links each host "
+                         "to it; empty = not sent"),
+    PW_CONFIG_OPT_DURATION("fleet", "refresh", "10s", 1000, 3600000, T, fleet_refresh_ms,
+                           "how often the global view queries the store"),
+    PW_CONFIG_OPT_STRING("fleet", "ca_file", "", T, fleet_ca_file, PW_CONFIG_PATH,
+                         "https query_url: CA certificates; empty = the system bundle "
+                         "(remote_write.headers are sent too, e.g. X-Scope-OrgID)"),
     PW_CONFIG_OPT_STRING("collector", "log_level", "info", T, log_level, 0,
                          "error, warn, info or debug"),
     PW_CONFIG_END,

@@ -17,7 +17,7 @@ for arg in "$@"; do
   case "$arg" in
     --alertmanager) PKGS+=(prometheus-alertmanager) ;;
     --prometheus) PKGS+=(prometheus) ;; # test_remote_write_prom: a real remote write receiver
-    --victoria-metrics) PKGS+=(victoria-metrics) ;; # bench_store runs it beside the store
+    --victoria-metrics) PKGS+=(victoria-metrics) ;; # bench_store beside the store; test_remote_write_vm, the scale-out demo
     --browser) PKGS+=(chromium nodejs npm) ;;
     --packages) PKGS+=(dpkg-dev file lintian mmdebstrap) ;; # tests/deb: cpack's shlibdeps, lintian, the Debian 12 root
     --windows) PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64 dpkg-dev zip) ;;

@@ -7,7 +7,7 @@
 # Windows part that cannot be installed (PW_WIN_REQUIRED=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./deploy/install-deps.sh --browser --alertmanager --prometheus --victoria-metrics --packages # chromium for tests/web; alertmanager for test_notify; prometheus for test_remote_write_prom and promtool; victoria-metrics (with vmalert) for the vmfleet tests; mmdebstrap, lintian for test_deb
+./deploy/install-deps.sh --browser --alertmanager --prometheus --victoria-metrics --packages # chromium for tests/web; alertmanager for test_notify; prometheus for test_remote_write_prom and promtool; victoria-metrics (with vmalert) for the vmfleet tests, test_remote_write_vm and test_global_view; mmdebstrap, lintian for test_deb
 JOBS=$(nproc 2>/dev/null || echo 2)
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$JOBS"

@@ -95,12 +95,15 @@ typedef struct pw_api_agents_s {
 
 /* The API's state: what it reads (borrowed), loaded tokens and tag descriptions. */
 typedef struct pw_api_s {
-    pw_ingest_t *ing;            /* the fleet, the store and imports */
-    const pw_analysis_run_t *an; /* suspects, alerts, pressure; NULL = none */
-    const pw_remote_write_t *rw; /* remote write's counters for /metrics; NULL = off */
-    pw_api_agents_t agents;      /* send_command NULL = no agents (503) */
-    pw_tokens_t *tokens;         /* owned; NULL = nobody is let in */
-    pw_pooltag_t *pooltag;       /* owned; NULL = no descriptions */
+    pw_ingest_t *ing;                 /* the fleet, the store and imports */
+    const pw_analysis_run_t *an;      /* suspects, alerts, pressure; NULL = none */
+    const pw_remote_write_t *rw;      /* remote write's counters for /metrics; NULL = off */
+    const struct pw_fleetq_s *fleetq; /* the global fleet view ([fleet] query_url); NULL = off:
+                                         /hosts, /tags, /leaks answer from it unless
+                                         ?scope=local (api_global.c) */
+    pw_api_agents_t agents;           /* send_command NULL = no agents (503) */
+    pw_tokens_t *tokens;              /* owned; NULL = nobody is let in */
+    pw_pooltag_t *pooltag;            /* owned; NULL = no descriptions */
     uint64_t next_cmd_id;
     pw_api_stats_t stats;
 } pw_api_t;
@@ -160,7 +163,7 @@ typedef struct pw_http_opts_s {
 typedef struct pw_http_s pw_http_t;
 
 /* Loads the tokens and tag descriptions, binds opts->listen and serves the API with `deps`
- * (its ing, an, rw and agents are copied; tokens and pooltag are the listener's own).
+ * (its ing, an, rw, fleetq and agents are copied; tokens and pooltag are the listener's own).
  * Returns 0, PW_ECONFIG (listen not IP:port), a file's error or a libuv error; `d` says what.
  * On failure nothing is left open. */
 int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *deps,

@@ -163,6 +163,9 @@ static int cmp_hostsum(const void *a, const void *b)
 
 int pw__api_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
+    int global = pw__api_scope_global(api, req, resp);
+    if (global != 0)
+        return global < 0 ? resp->status : pw__api_global_hosts(api, req, resp);
     (void)req;
     (void)params;
     const pw_fleet_t *f = pw_ingest_fleet(api->ing);

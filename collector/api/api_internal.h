@@ -106,4 +106,15 @@ PW__API_HANDLER(alerts);
 PW__API_HANDLER(pooltag);
 PW__API_HANDLER(import);
 
+/* ---- api_global.c: the fleet API from the global view (fleetq.h) ---- */
+/* 1 when the request is for the global view (api->fleetq set and no ?scope=local, or
+ * ?scope=global), 0 for the local one, -1 with the 400 in resp (an unknown scope, or global
+ * without [fleet] query_url). */
+int pw__api_scope_global(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
+int pw__api_global_hosts(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
+int pw__api_global_tags(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
+int pw__api_global_tag(pw_api_t *api, const pw_api_req_t *req, const char *tag,
+                       pw_api_resp_t *resp);
+int pw__api_global_leaks(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
+
 #endif /* PW_API_INTERNAL_H */

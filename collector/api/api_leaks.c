@@ -59,6 +59,9 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
 
 int pw__api_leaks(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
+    int global = pw__api_scope_global(api, req, resp);
+    if (global != 0)
+        return global < 0 ? resp->status : pw__api_global_leaks(api, req, resp);
     (void)params;
     pw__api_query_t q;
     int r = pw__api_query_parse(req->query, &q, resp);

@@ -223,6 +223,9 @@ static int cursor_parse(const char *s, char letter, agg_t *a)
 
 int pw__api_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
+    int global = pw__api_scope_global(api, req, resp);
+    if (global != 0)
+        return global < 0 ? resp->status : pw__api_global_tags(api, req, resp);
     (void)params;
     pw__api_query_t q;
     if (pw__api_query_parse(req->query, &q, resp) != 0)
@@ -297,6 +300,9 @@ int pw__api_tags(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
 
 int pw__api_tag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
+    int global = pw__api_scope_global(api, req, resp);
+    if (global != 0)
+        return global < 0 ? resp->status : pw__api_global_tag(api, req, params[0], resp);
     uint8_t tag[PW_TAG_MAX];
     int tl = pw__api_tag_parse(params[0], tag);
     if (tl < 0)

@@ -638,6 +638,7 @@ int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *d
     s->api.ing = deps->ing;
     s->api.an = deps->an;
     s->api.rw = deps->rw;
+    s->api.fleetq = deps->fleetq;
     s->api.agents = deps->agents;
     int r = 0;
     if (opts->tokens_file && opts->tokens_file[0]) {

@@ -14,7 +14,8 @@
  * Collector self-metrics: hosts, HTTP requests by status class, 401/403 counts, handler time,
  * HTTP connections, store counters (pw_store_stats), and with [remote_write] url set
  * poolwatch_remote_write_{samples,failed_samples,dropped_samples,retries,sent_bytes}_total,
- * _queue_requests, _last_status, _hosts_ahead_skipped_total and _hosts_ahead. */
+ * _queue_requests, _last_status, _hosts_ahead_skipped_total, _hosts_ahead, the disk queue
+ * (_disk_queue_requests, _disk_queue_bytes) and the export policy (_rows, _rows_capped_total). */
 #include "api.h"
 
 #include <inttypes.h>
@@ -348,6 +349,17 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             {"poolwatch_remote_write_hosts_ahead", "gauge",
              "Hosts not sent at the last interval for a sample time in the future.",
              (uint64_t)rs.hosts_ahead},
+            {"poolwatch_remote_write_disk_queue_requests", "gauge",
+             "Remote write requests waiting in [remote_write] queue_dir.",
+             (uint64_t)rs.disk_queued},
+            {"poolwatch_remote_write_disk_queue_bytes", "gauge",
+             "Bytes of the requests waiting in [remote_write] queue_dir.", rs.disk_bytes},
+            {"poolwatch_remote_write_rows_capped_total", "counter",
+             "Changed (tag, pool) rows not sent for [remote_write] max_tags_per_host (per "
+             "interval).",
+             rs.rows_capped},
+            {"poolwatch_remote_write_rows", "gauge",
+             "(tag, pool) rows sent at the last interval, all hosts.", rs.rows_exported},
         };
         for (size_t i = 0; i < sizeof(rm) / sizeof(rm[0]) && r == 0; i++) {
             r = help(b, rm[i].name, rm[i].type, rm[i].help);

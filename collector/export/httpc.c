@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "tls.h"
 
 #define DEFAULT_CA "/etc/ssl/certs/ca-certificates.crt"
@@ -23,6 +24,8 @@ struct pw_httpc_s {
     pw_url_t u;
     pw_tls_ctx_t *tls;
     uint64_t timeout_ms;
+    size_t max_body; /* response bytes kept; 0 = read and dropped */
+    pw_buf_t body;   /* the last response's body (max_body > 0) */
     uv_timer_t timer;
     int closing;
     attempt_t *cur; /* in flight, NULL when idle */
@@ -42,7 +45,8 @@ struct attempt_s {
     char *req;
     size_t req_len;
     http_parser parser;
-    int status, complete;
+    pw_buf_t body;
+    int status, complete, too_big;
     int early; /* a failure found inside pw_httpc_post, reported from the loop */
 };
 
@@ -84,6 +88,8 @@ int pw_httpc_new(uv_loop_t *loop, const pw_httpc_opts_t *opts, pw_httpc_t **out,
     }
     c->loop = loop;
     c->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 10000;
+    c->max_body = opts->max_body;
+    pw_buf_init(&c->body, opts->max_body ? opts->max_body : 1);
     uv_timer_init(loop, &c->timer);
     c->timer.data = c;
     *out = c;
@@ -95,11 +101,18 @@ int pw_httpc_busy(const pw_httpc_t *c)
     return c != NULL && c->cur != NULL;
 }
 
+const uint8_t *pw_httpc_body(const pw_httpc_t *c, size_t *len)
+{
+    *len = c->body.len;
+    return c->body.data ? c->body.data : (const uint8_t *)"";
+}
+
 static void attempt_maybe_free(attempt_t *a)
 {
     if (a->c != NULL || a->gai_busy || a->tcp_open || a->tlsc != NULL)
         return;
     pw_free(a->req);
+    pw_buf_close(&a->body);
     pw_free(a);
 }
 
@@ -134,6 +147,13 @@ static void finish(attempt_t *a, int result)
         return;
     c->cur = NULL;
     uv_timer_stop(&c->timer);
+    if (c->max_body > 0) { /* hand the body over: the client keeps the last one */
+        pw_buf_close(&c->body);
+        c->body = a->body;
+        pw_buf_init(&a->body, 0);
+        if (a->too_big && result > 0)
+            result = PW_ETOOBIG;
+    }
     detach(a);
     c->cb(c->arg, result);
 }
@@ -153,8 +173,18 @@ static int on_done(http_parser *p)
     return 0;
 }
 
-static http_parser_settings rsp_settings = {.on_headers_complete = on_headers,
-                                            .on_message_complete = on_done};
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    attempt_t *a = p->data;
+    if (a->c == NULL || a->c->max_body == 0 || a->too_big)
+        return 0;
+    if (a->body.len + len > a->c->max_body || pw_buf_append(&a->body, at, len) != 0)
+        a->too_big = 1; /* read on to the end; reported as PW_ETOOBIG */
+    return 0;
+}
+
+static http_parser_settings rsp_settings = {
+    .on_headers_complete = on_headers, .on_body = on_body, .on_message_complete = on_done};
 
 /* Response bytes (NULL, 0 at the end of the stream). */
 static void feed(attempt_t *a, const char *p, size_t n)
@@ -299,6 +329,7 @@ int pw_httpc_post(pw_httpc_t *c, const char *headers, const void *body, size_t l
     const char *hdr = headers ? headers : "";
     int v6 = strchr(c->u.host, ':') != NULL;
     size_t cap = strlen(c->u.path) + strlen(c->u.host) + strlen(hdr) + 128 + len;
+    pw_buf_init(&a->body, c->max_body ? c->max_body : 1);
     a->req = pw_malloc(cap);
     if (a->req == NULL) {
         pw_free(a);
@@ -340,6 +371,7 @@ static void on_timer_closed(uv_handle_t *h)
 {
     pw_httpc_t *c = h->data;
     pw_tls_ctx_free(c->tls);
+    pw_buf_close(&c->body);
     pw_free(c);
 }
 

@@ -3,8 +3,9 @@
  * verified against a CA file and the URL's host name; an optional client certificate), one
  * request at a time, one connection per request (`Connection: close`), a timeout from the
  * start of the attempt (name lookup, connect, handshake) to the end of the response. The
- * response's status line and headers are read with http-parser; its body is read and dropped.
- * Used by remote_write.c (Prometheus remote write). */
+ * response's status line and headers are read with http-parser; its body is read and dropped,
+ * or kept up to max_body bytes (pw_httpc_body). Used by remote_write.c (Prometheus remote
+ * write) and fleetq.c (PromQL queries of the global fleet view). */
 #ifndef PW_HTTPC_H
 #define PW_HTTPC_H
 
@@ -29,6 +30,8 @@ typedef struct pw_httpc_opts_s {
     const char *cert_file; /* https: optional client certificate (PEM) */
     const char *key_file;  /* its key; required with cert_file */
     uint64_t timeout_ms;   /* one request; 0 = 10000 */
+    size_t max_body;       /* response body bytes kept for pw_httpc_body; 0 = none kept. A
+                              longer body ends the request with PW_ETOOBIG */
 } pw_httpc_opts_t;
 
 typedef struct pw_httpc_s pw_httpc_t;
@@ -53,6 +56,10 @@ int pw_httpc_new(uv_loop_t *loop, const pw_httpc_opts_t *opts, pw_httpc_t **out,
  * PW_ENOMEM. */
 int pw_httpc_post(pw_httpc_t *c, const char *headers, const void *body, size_t len,
                   pw_httpc_done_cb cb, void *arg);
+
+/* The body of the last completed response (max_body > 0), valid until the next pw_httpc_post
+ * or pw_httpc_close; *len its length. NOT NUL-terminated. Empty before the first response. */
+const uint8_t *pw_httpc_body(const pw_httpc_t *c, size_t *len);
 
 /* 1 while a request is in flight. */
 int pw_httpc_busy(const pw_httpc_t *c);

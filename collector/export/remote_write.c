@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <snappy-c.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -15,7 +16,9 @@
 #include "log.h"
 #include "prom_remote.pb-c.h"
 #include "sample.h"
+#include "rwqueue.h"
 #include "series.h"
+#include "tagpat.h"
 
 #define MOD "remote_write"
 
@@ -84,9 +87,10 @@ static int flush(batch_t *b)
     return b->emit(b->arg, z, clen, n);
 }
 
-/* The next free series (flushing a full batch first), labels and sample to be filled. */
-static int add(batch_t *b, const char *name, const char *host, const char *pool, const char *tag,
-               double v, uint64_t ts_ms, ser_t **out)
+/* The next free series (flushing a full batch first), labels and sample to be filled. Labels
+ * in name order: __name__, collector (the owner series), host, pool, tag. */
+static int add(batch_t *b, const char *name, const char *collector, const char *host,
+               const char *pool, const char *tag, double v, uint64_t ts_ms, ser_t **out)
 {
     int r = b->n == b->cap ? flush(b) : 0;
     if (r != 0)
@@ -96,6 +100,8 @@ static int add(batch_t *b, const char *name, const char *host, const char *pool,
     prometheus__sample__init(&s->smp);
     size_t k = 0;
     set_label(s, k++, "__name__", name);
+    if (collector)
+        set_label(s, k++, "collector", collector);
     set_label(s, k++, "host", host);
     if (pool)
         set_label(s, k++, "pool", pool);
@@ -114,56 +120,365 @@ static int add(batch_t *b, const char *name, const char *host, const char *pool,
     return 0;
 }
 
+/* A series with a tag label, the tag given as raw bytes (formatted into the series). */
+static int add_tag(batch_t *b, const char *name, const char *host, int pool, const uint8_t *tag,
+                   size_t len, double v, uint64_t ts_ms)
+{
+    ser_t *s;
+    int r = add(b, name, NULL, host, pw_pool_name(pool), "", v, ts_ms, &s);
+    if (r == 0) {
+        pw_tag_format(tag, len, s->tag, sizeof(s->tag));
+        s->lab[3].value = s->tag;
+    }
+    return r;
+}
+
+/* ---- the export policy's memory of a host ---------------------------------------------- */
+
+typedef struct held_s {
+    uint32_t row;      /* index in the host's table */
+    uint32_t key;      /* hash of (tag, pool): the row at that index is still this row */
+    uint64_t moved_ms; /* sample time of its last change */
+} held_t;
+
+struct pw_remote_write_hoststate_s {
+    uint32_t *vh; /* per row: a hash of its bytes at the previous encode */
+    uint32_t nv;  /* rows in vh; 0 = the host was not encoded yet (no movers) */
+    held_t *held; /* movers being exported */
+    uint32_t nheld, capheld;
+    int8_t connected; /* poolwatch_host_connected as last sent; -1 = not sent yet */
+    uint32_t leaks;   /* hash of the suspects' series as last sent */
+};
+
+static uint32_t mix64(uint64_t v)
+{
+    v ^= v >> 33;
+    v *= UINT64_C(0xff51afd7ed558ccd);
+    v ^= v >> 33;
+    v *= UINT64_C(0xc4ceb9fe1a85ec53);
+    v ^= v >> 33;
+    return (uint32_t)v;
+}
+
+static uint32_t row_key(const uint8_t *tag, size_t len, int pool)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)pool;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ tag[i]) * 16777619u;
+    return h;
+}
+
 void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur)
 {
     if (cur == NULL)
         return;
+    for (size_t i = 0; cur->hs != NULL && i < cur->n; i++) {
+        pw_free(cur->hs[i].vh);
+        pw_free(cur->hs[i].held);
+    }
+    pw_free(cur->hs);
+    cur->hs = NULL;
     pw_free(cur->sent_ms);
     cur->sent_ms = NULL;
     cur->n = 0;
 }
 
-static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t *ah, size_t ns_host,
-                       pw_series_row_t *top, size_t tags_per_host)
+typedef struct mv_s {
+    uint64_t bytes;
+    uint32_t row;
+} mv_t;
+
+/* Scratch of one encode, sized for the largest table seen. */
+typedef struct scratch_s {
+    uint32_t epoch;
+    uint32_t *moved, *sel; /* per row: == epoch when moved / selected at this encode */
+    uint32_t *order;       /* rows to send, in order */
+    uint32_t *cand;        /* pinned rows */
+    uint32_t *hmark;       /* per row: == epoch when held (exported as a mover) */
+    mv_t *mv;              /* new movers */
+    uint32_t *top;         /* top rows by bytes */
+    uint64_t *top_bytes;
+    size_t rows_cap;
+    const pw_suspect_t **sp; /* suspects sorted by host name */
+    size_t ns;
+    pw_tagpat_list_t pinned;
+} scratch_t;
+
+/* Grows *p from `old` to `cap` elements of `size` bytes, the new ones zeroed. */
+static int regrow(void *pp, size_t size, size_t old, size_t cap)
+{
+    void **p = pp;
+    uint8_t *n = pw_realloc(*p, cap * size);
+    if (n == NULL)
+        return PW_ENOMEM;
+    memset(n + old * size, 0, (cap - old) * size);
+    *p = n;
+    return 0;
+}
+
+static int scratch_rows(scratch_t *x, size_t rows)
+{
+    if (rows <= x->rows_cap)
+        return 0;
+    size_t cap = rows + rows / 2 + 16, o = x->rows_cap;
+    if (regrow(&x->moved, sizeof(*x->moved), o, cap) || regrow(&x->sel, sizeof(*x->sel), o, cap) ||
+        regrow(&x->order, sizeof(*x->order), o, cap) ||
+        regrow(&x->cand, sizeof(*x->cand), o, cap) ||
+        regrow(&x->hmark, sizeof(*x->hmark), o, cap) || regrow(&x->mv, sizeof(*x->mv), o, cap))
+        return PW_ENOMEM; /* those grown keep their size: rows_cap stays, all grow again */
+    x->rows_cap = cap;
+    return 0;
+}
+
+static int by_host(const void *a, const void *b)
+{
+    const pw_suspect_t *x = *(const pw_suspect_t *const *)a, *y = *(const pw_suspect_t *const *)b;
+    int c = strcmp(x->host, y->host);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* The suspects of `host` in x->sp: the first and the count. */
+static size_t host_suspects(const scratch_t *x, const char *host, size_t *first)
+{
+    size_t lo = 0, hi = x->ns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(x->sp[mid]->host, host) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t k = lo;
+    while (k < x->ns && strcmp(x->sp[k]->host, host) == 0)
+        k++;
+    *first = lo;
+    return k - lo;
+}
+
+/* New movers: most bytes first, ties in table order. */
+static int by_bytes_desc(const void *a, const void *b)
+{
+    const mv_t *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Picks the rows of host h to send (x->order[0..*n)) and updates its state. */
+static int pick_rows(const pw_host_t *h, pw_remote_write_hoststate_t *hs,
+                     const pw_remote_write_policy_t *pol, size_t cap, scratch_t *x, size_t *n_out,
+                     uint64_t *capped)
+{
+    size_t rows = pw_host_nrows(h), ntop = 0, tph = pol->tags_per_host, n = 0, nc = 0;
+    uint64_t ts = h->last_seen_ms;
+    *n_out = 0;
+    if (rows > UINT32_MAX - 1)
+        rows = UINT32_MAX - 1;
+    int r = scratch_rows(x, rows);
+    if (r != 0)
+        return r;
+    if (++x->epoch == 0) { /* wrapped: old marks could read as current */
+        memset(x->moved, 0, x->rows_cap * sizeof(*x->moved));
+        memset(x->sel, 0, x->rows_cap * sizeof(*x->sel));
+        memset(x->hmark, 0, x->rows_cap * sizeof(*x->hmark));
+        x->epoch = 1;
+    }
+    uint32_t ep = x->epoch;
+    int track = pol->movers;
+    int had = hs->nv > 0;
+    if (track && hs->nv != rows) {
+        uint32_t *vh = pw_realloc(hs->vh, (rows ? rows : 1) * sizeof(*vh));
+        if (vh == NULL)
+            return PW_ENOMEM;
+        hs->vh = vh;
+    }
+    size_t old_nv = hs->nv;
+    char txt[PW_TAG_MAX * 4 + 1];
+    for (size_t i = 0; i < rows; i++) {
+        pw_host_row_t rw;
+        pw_host_row_plain(h, i, &rw);
+        /* top by bytes, ties in table order (as pw_series_top) */
+        if (tph > 0 && !(ntop == tph && rw.bytes <= x->top_bytes[ntop - 1])) {
+            size_t j = ntop < tph ? ntop++ : tph - 1;
+            while (j > 0 && x->top_bytes[j - 1] < rw.bytes) {
+                x->top[j] = x->top[j - 1];
+                x->top_bytes[j] = x->top_bytes[j - 1];
+                j--;
+            }
+            x->top[j] = (uint32_t)i;
+            x->top_bytes[j] = rw.bytes;
+        }
+        if (track) {
+            uint32_t v = mix64(rw.bytes);
+            if (had && (i >= old_nv || hs->vh[i] != v))
+                x->moved[i] = ep;
+            hs->vh[i] = v;
+        }
+        if (x->pinned.present && x->pinned.n > 0) {
+            size_t tl = pw_tag_format(rw.tag, rw.tag_len, txt, sizeof(txt));
+            if (pw_tagpat_list_match(&x->pinned, txt, tl < sizeof(txt) ? tl : sizeof(txt) - 1))
+                x->cand[nc++] = (uint32_t)i; /* pinned rows, in table order */
+        }
+    }
+    if (track)
+        hs->nv = (uint32_t)rows;
+    /* 1. the top rows */
+    for (size_t j = 0; j < ntop; j++) {
+        x->sel[x->top[j]] = ep;
+        x->order[n++] = x->top[j];
+    }
+    /* 2. pinned rows */
+    for (size_t j = 0; j < nc && n < cap; j++)
+        if (x->sel[x->cand[j]] != ep) {
+            x->sel[x->cand[j]] = ep;
+            x->order[n++] = x->cand[j];
+        }
+    if (!track) {
+        *n_out = n;
+        return 0;
+    }
+    /* 3. movers already exported: refreshed by a change, dropped after hold_ms without one,
+     * or when their row is gone */
+    uint64_t hold = pol->hold_ms ? pol->hold_ms : 15 * 60 * 1000;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < hs->nheld; j++) {
+        held_t e = hs->held[j];
+        if (e.row >= rows)
+            continue;
+        pw_host_row_t rw;
+        pw_host_row_plain(h, e.row, &rw);
+        if (row_key(rw.tag, rw.tag_len, rw.pool) != e.key)
+            continue;
+        if (x->moved[e.row] == ep)
+            e.moved_ms = ts;
+        if (ts > e.moved_ms + hold)
+            continue;
+        if (x->sel[e.row] != ep) {
+            if (n >= cap)
+                continue; /* the cap shrank under it (more pinned rows) */
+            x->sel[e.row] = ep;
+            x->order[n++] = e.row;
+        }
+        x->hmark[e.row] = ep;
+        hs->held[k++] = e;
+    }
+    hs->nheld = k;
+    /* 4. new movers, most bytes first, while there is room */
+    size_t nm = 0;
+    for (size_t i = 0; i < rows; i++)
+        if (x->moved[i] == ep && x->sel[i] != ep) {
+            pw_host_row_t rw;
+            pw_host_row_plain(h, i, &rw);
+            x->mv[nm++] = (mv_t){rw.bytes, (uint32_t)i};
+        }
+    qsort(x->mv, nm, sizeof(*x->mv), by_bytes_desc);
+    for (size_t j = 0; j < nm; j++) {
+        if (n >= cap) {
+            *capped += nm - j;
+            break;
+        }
+        x->sel[x->mv[j].row] = ep;
+        x->order[n++] = x->mv[j].row;
+    }
+    /* Every selected row that moved and is not held yet is held from now on (top and pinned
+     * rows too: when they leave the top, they stay while they keep moving). */
+    for (size_t j = 0; j < n; j++) {
+        uint32_t row = x->order[j];
+        if (x->moved[row] != ep || x->hmark[row] == ep)
+            continue;
+        if (hs->nheld == hs->capheld) {
+            uint32_t c2 = hs->capheld ? hs->capheld * 2 : 16;
+            held_t *nh = pw_realloc(hs->held, c2 * sizeof(*nh));
+            if (nh == NULL)
+                return PW_ENOMEM;
+            hs->held = nh;
+            hs->capheld = c2;
+        }
+        pw_host_row_t rw;
+        pw_host_row_plain(h, row, &rw);
+        hs->held[hs->nheld++] = (held_t){row, row_key(rw.tag, rw.tag_len, rw.pool), ts};
+        x->hmark[row] = ep;
+    }
+    *n_out = n;
+    return 0;
+}
+
+/* A hash of the host's suspects as their series carry them (tag, pool, growth, score). */
+static uint32_t leaks_hash(const scratch_t *x, size_t first, size_t n)
+{
+    uint32_t hv = 2166136261u ^ (uint32_t)n;
+    for (size_t j = 0; j < n; j++) {
+        const pw_suspect_t *s = x->sp[first + j];
+        uint64_t bits[2];
+        memcpy(&bits[0], &s->d.rate_bytes_per_h, 8);
+        memcpy(&bits[1], &s->d.score, 8);
+        hv = (hv ^ row_key(s->tag, s->tag_len, s->pool)) * 16777619u;
+        hv = (hv ^ mix64(bits[0] ^ (bits[1] << 1))) * 16777619u;
+    }
+    return hv;
+}
+
+/* The leak series of /metrics (metrics_prom.c): same names, labels and values. */
+static int leak_series(batch_t *b, const pw_host_t *h, const pw_remote_write_policy_t *pol,
+                       const scratch_t *x, size_t first, size_t n, uint64_t ts)
+{
+    int r = 0;
+    for (size_t j = 0; pol->leak_series && j < n && r == 0; j++) {
+        const pw_suspect_t *s = x->sp[first + j];
+        r = add_tag(b, "poolwatch_leak_growth_bytes_per_hour", h->name, s->pool, s->tag, s->tag_len,
+                    s->d.rate_bytes_per_h, ts);
+        if (r == 0)
+            r = add_tag(b, "poolwatch_leak_score", h->name, s->pool, s->tag, s->tag_len, s->d.score,
+                        ts);
+    }
+    return r;
+}
+
+static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t *ah,
+                       const pw_remote_write_policy_t *pol, pw_remote_write_hoststate_t *hs,
+                       size_t cap, scratch_t *x, uint64_t *capped, uint64_t *nrows)
 {
     uint64_t used[2], lim[2], ts = h->last_seen_ms;
     pw_series_pools(h, used, lim);
     const char *const *pn = pw_series_pool_names;
+    size_t sfirst = 0, ns_host = host_suspects(x, h->name, &sfirst);
     int r = 0;
     for (int p = 0; p < 2 && r == 0; p++)
-        r = add(b, "poolwatch_pool_bytes", h->name, pn[p], NULL, (double)used[p], ts, NULL);
+        r = add(b, "poolwatch_pool_bytes", NULL, h->name, pn[p], NULL, (double)used[p], ts, NULL);
     for (int p = 0; p < 2 && r == 0; p++)
         if (lim[p] != 0) /* 0 = unknown: no series (absent = unknown), as in /metrics */
-            r = add(b, "poolwatch_pool_limit_bytes", h->name, pn[p], NULL, (double)lim[p], ts,
+            r = add(b, "poolwatch_pool_limit_bytes", NULL, h->name, pn[p], NULL, (double)lim[p], ts,
                     NULL);
     if (ah != NULL && ah->have_pressure) {
         const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
         for (int p = 0; p < 2 && r == 0; p++)
             if (pr[p]->eta_ms >= 0)
-                r = add(b, "poolwatch_pool_exhaustion_seconds", h->name, pn[p], NULL,
+                r = add(b, "poolwatch_pool_exhaustion_seconds", NULL, h->name, pn[p], NULL,
                         (double)pr[p]->eta_ms / 1000.0, ts, NULL);
     }
     if (r == 0)
-        r = add(b, "poolwatch_host_connected", h->name, NULL, NULL, pw_host_connected(h), ts, NULL);
+        r = add(b, "poolwatch_host_connected", NULL, h->name, NULL, NULL, pw_host_connected(h), ts,
+                NULL);
     if (r == 0)
-        r = add(b, "poolwatch_host_suspects", h->name, NULL, NULL, (double)ns_host, ts, NULL);
-    size_t n = pw_series_top(h, top, tags_per_host);
+        r = add(b, "poolwatch_host_suspects", NULL, h->name, NULL, NULL, (double)ns_host, ts, NULL);
+    if (r == 0 && pol->owner_url != NULL && pol->owner_url[0] != '\0')
+        r = add(b, "poolwatch_host_owner", pol->owner_url, h->name, NULL, NULL, 1.0, ts, NULL);
+    size_t n = 0;
+    if (r == 0)
+        r = pick_rows(h, hs, pol, cap, x, &n, capped);
+    *nrows += n;
     for (size_t j = 0; j < n && r == 0; j++) {
-        ser_t *s;
-        const char *pool = pw_pool_name(top[j].pool);
-        r = add(b, "poolwatch_tag_bytes", h->name, pool, "", (double)top[j].bytes, ts, &s);
-        if (r == 0) {
-            pw_tag_format(top[j].tag, top[j].len, s->tag, sizeof(s->tag));
-            s->lab[3].value = s->tag;
-            ser_t *s2;
-            r = add(b, "poolwatch_tag_allocations", h->name, pool, "", (double)top[j].diff, ts,
-                    &s2);
-            if (r == 0) {
-                memcpy(s2->tag, s->tag, sizeof(s->tag));
-                s2->lab[3].value = s2->tag;
-            }
-        }
+        pw_host_row_t rw;
+        pw_host_row_plain(h, x->order[j], &rw);
+        r = add_tag(b, "poolwatch_tag_bytes", h->name, rw.pool, rw.tag, rw.tag_len,
+                    (double)rw.bytes, ts);
+        if (r == 0)
+            r = add_tag(b, "poolwatch_tag_allocations", h->name, rw.pool, rw.tag, rw.tag_len,
+                        (double)rw.diff, ts);
     }
+    if (r == 0)
+        r = leak_series(b, h, pol, x, sfirst, ns_host, ts);
+    hs->leaks = leaks_hash(x, sfirst, ns_host);
     return r;
 }
 
@@ -172,28 +487,84 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_analysis_run_t *an,
                                pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
                                void *arg)
 {
-    if (f == NULL || cur == NULL || emit == NULL)
+    pw_remote_write_policy_t pol = {.tags_per_host = tags_per_host,
+                                    .max_tags_per_host = tags_per_host};
+    return pw_remote_write_encode_policy(f, an, &pol, max_series, cur, emit, arg);
+}
+
+int64_t pw_remote_write_encode_policy(const pw_fleet_t *f, const pw_analysis_run_t *an,
+                                      const pw_remote_write_policy_t *pol, size_t max_series,
+                                      pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
+                                      void *arg)
+{
+    if (f == NULL || cur == NULL || emit == NULL || pol == NULL)
         return PW_EINVAL;
     const pw_suspect_t *sp;
     size_t ns = pw_analysis_run_suspects(an, &sp);
     if (max_series == 0)
         max_series = 2000;
+    size_t cap = pol->max_tags_per_host ? pol->max_tags_per_host : 100;
+    if (cap < pol->tags_per_host)
+        cap = pol->tags_per_host;
     if (cur->n < f->n) {
         uint64_t *p = pw_realloc(cur->sent_ms, f->n * sizeof(*p));
         if (p == NULL)
             return PW_ENOMEM;
         memset(p + cur->n, 0, (f->n - cur->n) * sizeof(*p));
         cur->sent_ms = p;
+        pw_remote_write_hoststate_t *hs = pw_realloc(cur->hs, f->n * sizeof(*hs));
+        if (hs == NULL)
+            return PW_ENOMEM; /* sent_ms grew alone: n stays, so it grows again next time */
+        memset(hs + cur->n, 0, (f->n - cur->n) * sizeof(*hs));
+        for (size_t i = cur->n; i < f->n; i++)
+            hs[i].connected = -1;
+        cur->hs = hs;
         cur->n = f->n;
     }
     batch_t b = {.cap = max_series, .emit = emit, .arg = arg};
+    scratch_t x;
+    memset(&x, 0, sizeof(x));
     b.s = pw_malloc(max_series * sizeof(*b.s));
     b.tsp = pw_malloc(max_series * sizeof(*b.tsp));
-    pw_series_row_t *top = tags_per_host ? pw_malloc(tags_per_host * sizeof(*top)) : NULL;
-    int r = b.s && b.tsp && (top || !tags_per_host) ? 0 : PW_ENOMEM;
+    size_t tph = pol->tags_per_host ? pol->tags_per_host : 1;
+    x.top = pw_malloc(tph * sizeof(*x.top));
+    x.top_bytes = pw_malloc(tph * sizeof(*x.top_bytes));
+    x.sp = pw_malloc((ns ? ns : 1) * sizeof(*x.sp));
+    int r = b.s && b.tsp && x.top && x.top_bytes && x.sp ? 0 : PW_ENOMEM;
+    if (r == 0 && pol->pinned_tags != NULL && pol->pinned_tags[0] != '\0')
+        r = pw_tagpat_list_init(&x.pinned, pol->pinned_tags);
+    if (r == 0) {
+        for (size_t i = 0; i < ns; i++)
+            x.sp[i] = &sp[i];
+        qsort(x.sp, ns, sizeof(*x.sp), by_host);
+        x.ns = ns;
+    }
     cur->ahead = 0;
+    cur->rows_exported = 0;
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
+        pw_remote_write_hoststate_t *hs = &cur->hs[h->index];
+        if (h->last_seen_ms != 0 && h->last_seen_ms <= cur->sent_ms[h->index] &&
+            !pw_host_retired(h) && cur->now_ms > h->last_seen_ms && hs->connected >= 0) {
+            /* No new sample, but its agent came or went, or the analysis changed its suspects:
+             * the change, stamped now (the global view would show the old state until the
+             * series go stale). */
+            if (hs->connected != pw_host_connected(h)) {
+                r = add(&b, "poolwatch_host_connected", NULL, h->name, NULL, NULL,
+                        pw_host_connected(h), cur->now_ms, NULL);
+                hs->connected = (int8_t)pw_host_connected(h);
+            }
+            size_t sf = 0, sn = host_suspects(&x, h->name, &sf);
+            uint32_t lh = leaks_hash(&x, sf, sn);
+            if (r == 0 && lh != hs->leaks) {
+                r = add(&b, "poolwatch_host_suspects", NULL, h->name, NULL, NULL, (double)sn,
+                        cur->now_ms, NULL);
+                if (r == 0)
+                    r = leak_series(&b, h, pol, &x, sf, sn, cur->now_ms);
+                hs->leaks = lh;
+            }
+            continue;
+        }
         if (h->last_seen_ms == 0 || h->last_seen_ms <= cur->sent_ms[h->index] || pw_host_retired(h))
             continue;
         if (cur->max_ts_ms != 0 && h->last_seen_ms > cur->max_ts_ms) {
@@ -206,16 +577,27 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_analysis_run_t *an,
             cur->sent_ms[h->index] = h->last_seen_ms; /* too old for a receiver: skipped */
             continue;
         }
-        r = host_series(&b, h, pw_analysis_run_host(an, h), pw_series_suspects(sp, ns, h->name),
-                        top, tags_per_host);
-        if (r == 0)
+        r = host_series(&b, h, pw_analysis_run_host(an, h), pol, hs, cap, &x, &cur->rows_capped,
+                        &cur->rows_exported);
+        if (r == 0) {
             cur->sent_ms[h->index] = h->last_seen_ms;
+            hs->connected = (int8_t)pw_host_connected(h);
+        }
     }
     if (r == 0)
         r = flush(&b);
     pw_free(b.s);
     pw_free(b.tsp);
-    pw_free(top);
+    pw_free(x.moved);
+    pw_free(x.sel);
+    pw_free(x.order);
+    pw_free(x.cand);
+    pw_free(x.hmark);
+    pw_free(x.mv);
+    pw_free(x.top);
+    pw_free(x.top_bytes);
+    pw_free(x.sp);
+    pw_tagpat_list_free(&x.pinned);
     return r == 0 ? b.total : r;
 }
 
@@ -369,6 +751,7 @@ int pw_remote_write_check(const pw_remote_write_opts_t *o, pw_diag_t *d)
 
 typedef struct req_s {
     struct req_s *next;
+    uint64_t seq; /* order of creation; a disk queue file's name */
     uint8_t *body;
     size_t len, series;
     uint32_t attempts;
@@ -383,15 +766,19 @@ struct pw_remote_write_s {
     char *headers; /* everything pw_httpc_post gets */
     pw_httpc_t *http;
     pw_remote_write_cursor_t cur;
+    char *pinned, *owner; /* the policy's strings, owned */
+    pw_rwqueue_t *dq;     /* NULL = memory only */
+    uint64_t next_seq;
     req_t *head, *tail, *inflight;
     pw_remote_write_stats_t st;
     char *url; /* for the log */
-    pw_complaint_t c_fail, c_drop, c_ahead;
+    pw_complaint_t c_fail, c_drop, c_ahead, c_disk;
     uv_timer_t retry_timer, tick_timer;
     int closing, handles;
 };
 
 static void pump(pw_remote_write_t *w);
+static void refill(pw_remote_write_t *w);
 
 static int build_headers(pw_remote_write_t *w, const char *token)
 {
@@ -431,6 +818,9 @@ static void free_writer(pw_remote_write_t *w)
     pw_free(w->extra);
     pw_free(w->headers);
     pw_free(w->url);
+    pw_free(w->pinned);
+    pw_free(w->owner);
+    pw_rwqueue_close(w->dq);
     pw_remote_write_cursor_free(&w->cur);
     pw_free(w);
 }
@@ -450,6 +840,10 @@ int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
     w->o = *opts;
     w->o.url = w->o.bearer_token_file = w->o.ca_file = w->o.cert_file = w->o.key_file = NULL;
     w->o.headers = NULL;
+    w->o.queue_dir = NULL;
+    w->o.policy.pinned_tags = w->o.policy.owner_url = NULL;
+    w->o.policy.tags_per_host = opts->tags_per_host;
+    w->next_seq = 1;
     if (w->o.interval_ms == 0)
         w->o.interval_ms = 15000;
     if (w->o.max_queue == 0)
@@ -473,6 +867,22 @@ int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
     }
     if (r == 0 && (w->url = pw_strdup(opts->url)) == NULL)
         r = PW_ENOMEM;
+    if (r == 0 && has(opts->policy.pinned_tags) &&
+        (w->o.policy.pinned_tags = w->pinned = pw_strdup(opts->policy.pinned_tags)) == NULL)
+        r = PW_ENOMEM;
+    if (r == 0 && has(opts->policy.owner_url) &&
+        (w->o.policy.owner_url = w->owner = pw_strdup(opts->policy.owner_url)) == NULL)
+        r = PW_ENOMEM;
+    if (r == 0 && has(opts->queue_dir)) {
+        r = pw_rwqueue_open(opts->queue_dir, opts->queue_max_bytes, &w->dq, d);
+        if (r == 0) {
+            w->next_seq = pw_rwqueue_next_seq(w->dq);
+            if (pw_rwqueue_count(w->dq) > 0)
+                PW_LOG_INFO(MOD, "%s: %zu requests (%llu samples) left by the last run wait in %s",
+                            opts->url, pw_rwqueue_count(w->dq),
+                            (unsigned long long)pw_rwqueue_series(w->dq), opts->queue_dir);
+        }
+    }
     if (r == 0 && has(opts->bearer_token_file) &&
         (w->token_file = pw_strdup(opts->bearer_token_file)) == NULL)
         r = PW_ENOMEM;
@@ -497,12 +907,18 @@ int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
     if (w->o.source)
         uv_timer_start(&w->tick_timer, on_tick, w->o.interval_ms, w->o.interval_ms);
     *out = w;
+    refill(w);
+    pump(w);
     return 0;
 }
 
 void pw_remote_write_get_stats(const pw_remote_write_t *w, pw_remote_write_stats_t *out)
 {
     *out = w->st;
+    out->disk_queued = pw_rwqueue_count(w->dq);
+    out->disk_bytes = pw_rwqueue_bytes(w->dq);
+    out->rows_capped = w->cur.rows_capped;
+    out->rows_exported = w->cur.rows_exported;
 }
 
 static void req_free(req_t *q)
@@ -531,6 +947,63 @@ static req_t *pop_oldest(pw_remote_write_t *w)
     return q;
 }
 
+/* Writes q to the disk queue and frees it. Returns 0, or the error (q is kept then: the
+ * caller queues it in memory, where the full queue drops the oldest request). */
+static int spill(pw_remote_write_t *w, req_t *q)
+{
+    uint64_t dropped = 0;
+    int r = pw_rwqueue_push(w->dq, q->seq, q->body, q->len, q->series, &dropped);
+    if (dropped > 0) {
+        w->st.dropped_samples += dropped;
+        pw_complain(&w->c_drop, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "%s: disk queue full (queue_max_size %llu bytes): dropped its oldest "
+                    "requests, %llu samples (%llu dropped so far)",
+                    w->url, (unsigned long long)w->o.queue_max_bytes, (unsigned long long)dropped,
+                    (unsigned long long)w->st.dropped_samples);
+    }
+    if (r != 0) {
+        pw_complain(&w->c_disk, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
+                    "%s: cannot write the disk queue: %s; the request waits in memory", w->url,
+                    pw_strerror(r));
+        return r;
+    }
+    req_free(q);
+    return 0;
+}
+
+/* Brings requests back from the disk queue while memory has room, oldest first. */
+static void refill(pw_remote_write_t *w)
+{
+    while (w->dq != NULL && !w->closing && pw_rwqueue_count(w->dq) > 0 &&
+           w->st.queued < w->o.max_queue) {
+        req_t *q = pw_calloc(1, sizeof(*q));
+        if (q == NULL)
+            return;
+        int r = pw_rwqueue_pop(w->dq, &q->seq, &q->body, &q->len, &q->series);
+        if (r == PW_ECORRUPT) {
+            w->st.dropped_samples += q->series;
+            pw_complain(&w->c_disk, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
+                        "%s: a disk queue file (seq %llu) did not check: %zu samples dropped",
+                        w->url, (unsigned long long)q->seq, q->series);
+            pw_free(q);
+            continue;
+        }
+        if (r != 1) {
+            if (r < 0)
+                pw_complain(&w->c_disk, uv_now(w->loop), 60000, 600000, PW_LOG_LVL_WARN, MOD,
+                            "%s: cannot read the disk queue: %s", w->url, pw_strerror(r));
+            pw_free(q);
+            return;
+        }
+        if (w->tail)
+            w->tail->next = q;
+        else
+            w->head = q;
+        w->tail = q;
+        w->st.queued++;
+    }
+}
+
 static int enqueue(void *arg, uint8_t *body, size_t len, size_t series)
 {
     pw_remote_write_t *w = arg;
@@ -542,6 +1015,12 @@ static int enqueue(void *arg, uint8_t *body, size_t len, size_t series)
     q->body = body;
     q->len = len;
     q->series = series;
+    q->seq = w->next_seq++;
+    if (w->dq != NULL && (pw_rwqueue_count(w->dq) > 0 || w->st.queued >= w->o.max_queue)) {
+        /* Behind what waits on disk, or memory is full: to disk, in order. */
+        if (spill(w, q) == 0)
+            return 0;
+    }
     while (w->st.queued >= w->o.max_queue) {
         req_t *old = pop_oldest(w);
         if (old == NULL)
@@ -595,8 +1074,9 @@ int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f,
     w->cur.min_ts_ms = now > age ? now - age : 0;
     uint64_t skew = w->o.max_clock_skew_ms ? w->o.max_clock_skew_ms : 5 * 60 * 1000;
     w->cur.max_ts_ms = skew != UINT64_MAX && now != 0 ? now + skew : 0;
-    int64_t n = pw_remote_write_encode(f, an, w->o.tags_per_host, w->o.max_series_per_request,
-                                       &w->cur, enqueue, w);
+    w->cur.now_ms = now;
+    int64_t n = pw_remote_write_encode_policy(f, an, &w->o.policy, w->o.max_series_per_request,
+                                              &w->cur, enqueue, w);
     w->st.hosts_ahead = w->cur.ahead;
     w->st.ahead_skips += w->cur.ahead;
     if (w->cur.ahead > 0)
@@ -654,6 +1134,7 @@ static void on_done(void *arg, int result)
         w->st.bytes += q->len;
         req_t *d = pop_oldest(w); /* q is the head, no longer in flight */
         req_free(d);
+        refill(w);
         if (w->c_fail.interval_ms != 0) {
             PW_LOG_INFO(MOD,
                         "%s: sending works again (status %d); %llu samples refused and %llu "
@@ -677,6 +1158,7 @@ static void on_done(void *arg, int result)
         snprintf(then, sizeof(then), "refused: %zu samples dropped (not retried)", q->series);
         note_failure(w, result, then);
         req_free(pop_oldest(w));
+        refill(w);
     }
     pump(w);
 }
@@ -719,15 +1201,25 @@ void pw_remote_write_close(pw_remote_write_t *w)
         return;
     w->closing = 1;
     w->inflight = NULL;
-    size_t nreq = 0;
+    size_t nreq = 0, nkept = 0;
     uint64_t nser = 0;
     while (w->head) {
         req_t *q = w->head;
         w->head = q->next;
-        nreq++;
-        nser += q->series;
+        /* With a disk queue the requests wait there for the next start. */
+        if (w->dq != NULL &&
+            pw_rwqueue_push(w->dq, q->seq, q->body, q->len, q->series, NULL) == 0) {
+            nkept++;
+        } else {
+            nreq++;
+            nser += q->series;
+        }
         req_free(q);
     }
+    if (nkept > 0 || pw_rwqueue_count(w->dq) > 0)
+        PW_LOG_INFO(MOD,
+                    "%s: %zu requests (%llu samples) wait in the disk queue for the next start",
+                    w->url, pw_rwqueue_count(w->dq), (unsigned long long)pw_rwqueue_series(w->dq));
     /* Said, not silent: these samples are in the store, not in the receiver. */
     if (nreq > 0)
         PW_LOG_WARN(MOD, "%s: %zu request%s (%llu samples) not sent at shutdown", w->url, nreq,

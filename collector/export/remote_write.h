@@ -12,9 +12,22 @@
  *   `tags_per_host` (tag, pool) rows with the most bytes poolwatch_tag_bytes{host,pool,tag}
  *   and poolwatch_tag_allocations{host,pool,tag}.
  * Each sample is stamped with the time of the host's sample it comes from (not the send
- * time); a host without a new sample is not sent again. Cardinality per host: 4 + one limit
- * series per pool whose limit is known (6 with both) (+ up to 2 ETAs) + 2 x min(rows,
- * tags_per_host); 46-48 with the default 20 and both limits known, 44 with neither.
+ * time); a host without a new sample is not sent again, except poolwatch_host_connected when
+ * its agent connected or left since (stamped with the collector's clock then).
+ *
+ * The export policy (pw_remote_write_policy_t) picks the (tag, pool) rows beyond the top
+ * `tags_per_host`: the rows whose bytes changed since the host's previous interval (movers)
+ * and the rows matching `pinned_tags`. A mover stays exported until it has not moved for
+ * `hold_ms` of sample time (hysteresis: its series does not appear and vanish with each
+ * change; Prometheus marks a series stale after 5 minutes without a sample), and at most
+ * `max_tags_per_host` rows are exported per host (top first, then pinned, then movers already
+ * exported, then new movers by the size of their change; a new mover that finds no room is
+ * counted in rows_capped and tried again at the next interval). Per current leak suspect of
+ * the host, poolwatch_leak_growth_bytes_per_hour and poolwatch_leak_score{host,tag,pool} (the
+ * names, labels and values of /metrics), and with `owner_url` poolwatch_host_owner{collector,
+ * host} = 1 (which collector holds the host: the global fleet view links to it).
+ * Cardinality per host: 4 + one limit series per pool whose limit is known (+ up to 2 ETAs)
+ * + 2 x the rows exported + 2 per suspect (+ 1 owner).
  *
  * Encoding (the spec): WriteRequest of proto/prom_remote.proto (prompb's field numbers), labels
  * sorted by name with __name__ first, one sample per series, packed with protobuf-c and
@@ -24,8 +37,12 @@
  * optional Authorization: Bearer <token> and the configured extra headers (httpc.h: http or
  * https). A 2xx answer is success; 5xx and 429 (and connection failures, timeouts) are retried
  * with exponential backoff; any other status drops the request, counted as failed samples.
- * Requests wait in a bounded queue (oldest dropped, counted, when full), sent in order, one
- * at a time.
+ * Requests wait in a bounded memory queue, sent in order, one at a time. Without a
+ * `queue_dir` the oldest request is dropped (counted) when it is full; with one, requests past
+ * max_queue wait on disk (rwqueue.h) and come back in order, so a receiver's outage loses
+ * nothing until the directory reaches queue_max_bytes (then its oldest files are dropped,
+ * counted in dropped_samples); at shutdown the memory queue is written there too and sent
+ * after the next start.
  * Logging: the first failure of a run of failures is a WARN naming the URL and the reason
  * (status or error), repeated with back-off while it keeps failing; one INFO when a request
  * is accepted again; a rate-limited WARN when the full queue drops requests and when hosts
@@ -47,10 +64,27 @@
  * neither is: an unknown limit has no series). */
 #define PW_REMOTE_WRITE_HOST_SERIES 6
 
+/* Which series go out beyond the host series (see the top). */
+typedef struct pw_remote_write_policy_s {
+    size_t tags_per_host;     /* rows with the most bytes, always (x2 series); 0 = none */
+    int movers;               /* 1: rows whose bytes changed since the previous interval */
+    uint64_t hold_ms;         /* a mover stays exported this long after its last change; 0 =
+                                 15 minutes */
+    size_t max_tags_per_host; /* hard cap on the rows exported per host; 0 = 100 (never below
+                                 tags_per_host) */
+    const char *pinned_tags;  /* tag patterns (tagpat.h), comma-separated; NULL/"" = none */
+    int leak_series;          /* 1: poolwatch_leak_growth_bytes_per_hour, poolwatch_leak_score */
+    const char *owner_url;    /* this collector's URL for poolwatch_host_owner; NULL/"" = none */
+} pw_remote_write_policy_t;
+
 typedef struct pw_remote_write_opts_s {
-    const char *url;                  /* http[s]://host[:port]/path; NULL or "" = off */
-    uint64_t interval_ms;             /* 0 = 15000 */
-    size_t tags_per_host;             /* rows per host (x2 series); 0 = host-level series only */
+    const char *url;      /* http[s]://host[:port]/path; NULL or "" = off */
+    uint64_t interval_ms; /* 0 = 15000 */
+    size_t tags_per_host; /* rows per host (x2 series); 0 = host-level series only */
+    /* the policy beyond tags_per_host (its tags_per_host field is ignored: the one above) */
+    pw_remote_write_policy_t policy;
+    const char *queue_dir;            /* disk queue directory (rwqueue.h); NULL/"" = memory only */
+    uint64_t queue_max_bytes;         /* its budget; 0 = 1 GiB */
     const char *bearer_token_file;    /* NULL or "" = no Authorization header */
     const char *ca_file;              /* https; NULL/"" = the system bundle */
     const char *cert_file, *key_file; /* https client certificate; optional */
@@ -94,6 +128,10 @@ typedef struct pw_remote_write_stats_s {
                                  stamped more than max_clock_skew_ms ahead of the collector's
                                  clock; once per host and interval */
     size_t hosts_ahead;       /* such hosts at the last interval */
+    size_t disk_queued;       /* requests waiting in queue_dir */
+    uint64_t disk_bytes;      /* their bytes on disk */
+    uint64_t rows_capped;     /* new movers left out for max_tags_per_host, per interval */
+    uint64_t rows_exported;   /* (tag, pool) rows at the last interval, all hosts */
 } pw_remote_write_stats_t;
 
 typedef struct pw_remote_write_s pw_remote_write_t;
@@ -129,6 +167,9 @@ void pw_remote_write_close(pw_remote_write_t *w);
 
 /* ---- encoding (no I/O; the writer and the tests use it) ---------------------------------- */
 
+/* What the policy remembers of one host between intervals (remote_write.c). */
+typedef struct pw_remote_write_hoststate_s pw_remote_write_hoststate_t;
+
 /* Time of the last sample sent, per host (indexed by pw_host_t.index), the oldest sample
  * time worth sending (ms since the epoch; 0 = any): older hosts are skipped as if sent, and
  * the newest (ms since the epoch; 0 = any): newer hosts are skipped and counted in `ahead`,
@@ -139,6 +180,12 @@ typedef struct pw_remote_write_cursor_s {
     uint64_t min_ts_ms;
     uint64_t max_ts_ms;
     size_t ahead; /* out: hosts the last pw_remote_write_encode skipped for max_ts_ms */
+    pw_remote_write_hoststate_t *hs; /* per host (by index), n of them; the policy's */
+    uint64_t rows_capped;            /* out: summed over encodes */
+    uint64_t rows_exported;          /* out: rows of the last encode */
+    uint64_t now_ms; /* the collector's clock (ms since the epoch; 0 = never): a host without a
+                        new sample whose agent connected or left since its last send gets
+                        poolwatch_host_connected alone, stamped now_ms */
 } pw_remote_write_cursor_t;
 
 void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
@@ -158,5 +205,15 @@ int64_t pw_remote_write_encode(const pw_fleet_t *f, const pw_analysis_run_t *an,
                                size_t tags_per_host, size_t max_series,
                                pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
                                void *arg);
+
+/* The same with the whole export policy `pol` (see the top): movers (against what cur
+ * remembers of the host from the previous encode; a host's first encode has no movers),
+ * pinned rows, the cap, leak and owner series. Series of a host in this order: host series,
+ * owner, rows (top by bytes, pinned, movers; bytes then allocations for each), leak series.
+ * Returns as pw_remote_write_encode; PW_ENOMEM also when the pinned list cannot be split. */
+int64_t pw_remote_write_encode_policy(const pw_fleet_t *f, const pw_analysis_run_t *an,
+                                      const pw_remote_write_policy_t *pol, size_t max_series,
+                                      pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
+                                      void *arg);
 
 #endif /* PW_REMOTE_WRITE_H */

@@ -32,6 +32,7 @@
 
 #include "alloc.h"
 #include "codec.h"
+#include "delta.h"
 #include "double.h"
 #include "fleet.h"
 #include "log.h"
@@ -947,12 +948,174 @@ static void test_sender_https(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- the export policy ---------------------------------------------------------------------- */
+
+#define TS0 1764400100000ull
+
+/* Host delta's table at one sample: six nonpaged rows, bytes given, diff = bytes / 10. */
+static void send_delta(pw_delta_enc_t *e, pw_host_t *h, uint64_t seq, uint64_t ts,
+                       const uint64_t bytes[6])
+{
+    static const char *const tags[6] = {"Big ", "Pin1", "MovA", "MovB", "MovC", "Stay"};
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = seq;
+    s.timestamp_ms = ts;
+    s.totals.nonpaged_bytes = 20000;
+    s.totals.paged_bytes = 30000;
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(pw_sample_add(&s, tags[i], 4, PW_POOL_NONPAGED, bytes[i] / 10, 0,
+                                       bytes[i] / 10, bytes[i]),
+                         0);
+    assert_int_equal(pw_double_send(&dbl, e, h, &s), 0);
+    pw_sample_close(&s);
+}
+
+/* The tags of the poolwatch_tag_bytes lines of g, in order, as "Big ,Pin1,...". */
+static void tag_list(const got_t *g, char *out, size_t size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < g->n; i++) {
+        const char *t = strstr(g->line[i], "poolwatch_tag_bytes{");
+        const char *tag = t ? strstr(t, "tag=") : NULL;
+        if (tag == NULL)
+            continue;
+        o += (size_t)snprintf(out + o, size - o, "%s%.4s", o ? "," : "", tag + 4);
+    }
+}
+
+/* Movers, pinned rows, the cap, hysteresis, leak and owner series, worked out by hand: top 1
+ * (Big), pinned Pin*, cap 3 rows, hold 30 s. */
+static void test_policy(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&dbl), 0);
+    fleet = pw_ingest_fleet(dbl.ing);
+    pw_host_t *h = pw_double_stream(&dbl, "delta", 64, 1);
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    memset(suspects, 0, sizeof(suspects));
+    snprintf(suspects[0].host, sizeof(suspects[0].host), "delta");
+    memcpy(suspects[0].tag, "MovA", 4);
+    suspects[0].tag_len = 4;
+    suspects[0].pool = PW_POOL_NONPAGED;
+    suspects[0].d.rate_bytes_per_h = 3600;
+    suspects[0].d.score = 1.5;
+    assert_int_equal(pw_analysis_run_publish(dbl.an, suspects, 1), 0);
+    pw_remote_write_policy_t pol = {.tags_per_host = 1,
+                                    .movers = 1,
+                                    .hold_ms = 30000,
+                                    .max_tags_per_host = 3,
+                                    .pinned_tags = "Pin*",
+                                    .leak_series = 1,
+                                    .owner_url = "https://c1:7443"};
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
+    got_t *g = calloc(1, sizeof(*g));
+    char tags[200];
+
+    /* 1: the first encode of a host has no movers: Big (top) and Pin1 (pinned) */
+    uint64_t b[6] = {10000, 50, 100, 200, 300, 400};
+    send_delta(&e, h, 1, TS0, b);
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     11);
+    static const char *const want1[] = {
+        "poolwatch_pool_bytes{host=delta,pool=nonpaged} 20000 @1764400100000",
+        "poolwatch_pool_bytes{host=delta,pool=paged} 30000 @1764400100000",
+        "poolwatch_host_connected{host=delta} 1 @1764400100000",
+        "poolwatch_host_suspects{host=delta} 1 @1764400100000",
+        "poolwatch_host_owner{collector=https://c1:7443,host=delta} 1 @1764400100000",
+        "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=Big } 10000 @1764400100000",
+        "poolwatch_tag_allocations{host=delta,pool=nonpaged,tag=Big } 1000 @1764400100000",
+        "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=Pin1} 50 @1764400100000",
+        "poolwatch_tag_allocations{host=delta,pool=nonpaged,tag=Pin1} 5 @1764400100000",
+        "poolwatch_leak_growth_bytes_per_hour{host=delta,pool=nonpaged,tag=MovA} 3600 "
+        "@1764400100000",
+        "poolwatch_leak_score{host=delta,pool=nonpaged,tag=MovA} 1.5 @1764400100000",
+    };
+    for (size_t i = 0; i < sizeof(want1) / sizeof(*want1); i++)
+        assert_string_equal(g->line[i], want1[i]);
+
+    /* 2 (+10 s): MovA, MovB, MovC change; one place left under the cap: MovC (most bytes);
+     * MovA and MovB capped */
+    b[2] = 150, b[3] = 260, b[4] = 390;
+    send_delta(&e, h, 2, TS0 + 10000, b);
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     5 + 6 + 2);
+    tag_list(g, tags, sizeof(tags));
+    assert_string_equal(tags, "Big ,Pin1,MovC");
+    assert_int_equal(cur.rows_capped, 2);
+    assert_int_equal(cur.rows_exported, 3);
+
+    /* 3 (+20 s): MovA changes again, MovC does not: MovC is held (hysteresis), MovA capped */
+    b[2] = 200;
+    send_delta(&e, h, 3, TS0 + 20000, b);
+    memset(g, 0, sizeof(*g));
+    pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g);
+    tag_list(g, tags, sizeof(tags));
+    assert_string_equal(tags, "Big ,Pin1,MovC");
+    assert_string_equal(
+        g->line[9], "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=MovC} 390 @1764400120000");
+    assert_int_equal(cur.rows_capped, 3);
+
+    /* 4 (+50 s): nothing changed for 40 s > hold: MovC leaves */
+    send_delta(&e, h, 4, TS0 + 50000, b);
+    memset(g, 0, sizeof(*g));
+    pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g);
+    tag_list(g, tags, sizeof(tags));
+    assert_string_equal(tags, "Big ,Pin1");
+
+    /* 5 (+60 s): MovB changes: the free place is its */
+    b[3] = 270;
+    send_delta(&e, h, 5, TS0 + 60000, b);
+    memset(g, 0, sizeof(*g));
+    pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g);
+    tag_list(g, tags, sizeof(tags));
+    assert_string_equal(tags, "Big ,Pin1,MovB");
+
+    /* the agent leaves without a new sample: poolwatch_host_connected alone, stamped now */
+    pw_ingest_detach(dbl.ing, h, &dbl.session);
+    cur.now_ms = TS0 + 70000;
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     1);
+    assert_string_equal(g->line[0], "poolwatch_host_connected{host=delta} 0 @1764400170000");
+    memset(g, 0, sizeof(*g)); /* said once */
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     0);
+
+    /* the analysis drops the suspect without a new sample: the host's suspects, stamped now */
+    assert_int_equal(pw_analysis_run_publish(dbl.an, suspects, 0), 0);
+    cur.now_ms = TS0 + 80000;
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     1);
+    assert_string_equal(g->line[0], "poolwatch_host_suspects{host=delta} 0 @1764400180000");
+
+    /* without movers, pinned, leak and owner series: the former selection (top 1) */
+    pw_remote_write_policy_t plain = {.tags_per_host = 1};
+    pw_remote_write_cursor_t cur2 = {.sent_ms = NULL};
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(
+        pw_remote_write_encode_policy(fleet, dbl.an, &plain, 0, &cur2, collect_emit, g), 4 + 2);
+    tag_list(g, tags, sizeof(tags));
+    assert_string_equal(tags, "Big ");
+
+    free(g);
+    pw_remote_write_cursor_free(&cur);
+    pw_remote_write_cursor_free(&cur2);
+    pw_delta_enc_close(&e);
+    drop_fleet();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode),       cmocka_unit_test(test_options),
         cmocka_unit_test(test_sender),       cmocka_unit_test(test_sender_clock),
-        cmocka_unit_test(test_sender_https),
+        cmocka_unit_test(test_sender_https), cmocka_unit_test(test_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -235,3 +235,30 @@ uint64_t pw_proc_json_u64(const char *json, const char *key, uint64_t dflt)
         return dflt;
     return strtoull(p, NULL, 10);
 }
+
+pid_t pw_proc_vm_start(const char *data_dir, int port, const char *log)
+{
+    char a_dir[400], a_addr[64];
+    snprintf(a_dir, sizeof(a_dir), "-storageDataPath=%s", data_dir);
+    snprintf(a_addr, sizeof(a_addr), "-httpListenAddr=127.0.0.1:%d", port);
+    char *argv[] = {"/usr/bin/victoria-metrics",
+                    a_dir,
+                    a_addr,
+                    "-retentionPeriod=100y",
+                    "-dedup.minScrapeInterval=1ms",
+                    "-search.disableCache",
+                    "-search.latencyOffset=0s",
+                    "-loggerLevel=ERROR",
+                    NULL};
+    pid_t pid = pw_proc_spawn(argv, log);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "curl -sf -o /dev/null http://127.0.0.1:%d/health", port);
+    for (int i = 0; i < 300; i++) {
+        if (system(cmd) == 0)
+            return pid;
+        pw_proc_sleep_ms(100);
+    }
+    pw_proc_dump_log(log, 20);
+    fail_msg("victoria-metrics did not answer /health within 30 s");
+    return -1;
+}

@@ -62,4 +62,11 @@ char *pw_proc_https(const char *ca_file, int port, const char *token, const char
 /* The unsigned integer after "key": in a JSON text (the first one), or `dflt` when absent. */
 uint64_t pw_proc_json_u64(const char *json, const char *key, uint64_t dflt);
 
+/* Starts Debian's VictoriaMetrics (/usr/bin/victoria-metrics) on 127.0.0.1:port with its data
+ * in `data_dir`, a 100-year retention (samples of any age), deduplication of samples with one
+ * timestamp (-dedup.minScrapeInterval=1ms: a request sent again after a lost answer stores
+ * nothing twice), no query cache and no latency offset (fresh samples are seen at once), its
+ * output in `log`; waits up to 30 s for /health. Fails the test when it does not answer. */
+pid_t pw_proc_vm_start(const char *data_dir, int port, const char *log);
+
 #endif /* PW_TEST_PROC_H */
