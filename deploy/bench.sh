@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # bench_store runs Debian's VictoriaMetrics beside the store (PW_BENCH_VM=0: poolwatch only;
-# PW_BENCH_SMALL=1: 4 hosts x 1 h and 2 days instead of 20 x 3 h and 7 days)
+# PW_BENCH_SMALL=1: 4 hosts x 1 h and 2 days instead of 20 x 3 h and 7 days); bench_global
+# (the global fleet view) and bench_collector's export run (PW_BENCH_FLEET_EXPORT=1) use it too.
 want_vm=0
 [ $# -eq 0 ] && want_vm=1
-for want in "$@"; do [[ "store" == "$want"* ]] && want_vm=1; done
+for want in "$@"; do [[ "store" == "$want"* || "global" == "$want"* ]] && want_vm=1; done
 if [ $want_vm -eq 1 ] && [ "${PW_BENCH_VM:-1}" != 0 ]; then
   ./deploy/install-deps.sh --victoria-metrics
 else

@@ -20,31 +20,9 @@ ROOT=$(pwd)
 DEMO=${POOLWATCH_DEMO_DIR:-$ROOT/.poolwatch-demo}
 AGENT_PORT=${POOLWATCH_AGENT_PORT:-7070}
 HTTP_PORT=${POOLWATCH_HTTP_PORT:-7443}
-MODE=run
-case "${1:-}" in
-  "") ;;
-  --detach) MODE=detach ;;
-  --stop) MODE=stop ;;
-  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "quickstart.sh: unknown argument '$1' (use --detach, --stop or nothing)" >&2; exit 2 ;;
-esac
-
-stop_demo() {
-  [ -f "$DEMO/pids" ] || return 0
-  while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$DEMO/pids"
-  sleep 1
-  while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$DEMO/pids"
-  rm -f "$DEMO/pids"
-}
-
-if [ "$MODE" = stop ]; then
-  if [ -f "$DEMO/pids" ]; then stop_demo; echo "poolwatch demo stopped."; else echo "no poolwatch demo is running."; fi
-  exit 0
-fi
-if [ -f "$DEMO/pids" ] && kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; then
-  echo "a poolwatch demo is already running (./deploy/quickstart.sh --stop first)" >&2
-  exit 1
-fi
+# shellcheck source=deploy/demo-lib.sh
+. "$ROOT/deploy/demo-lib.sh"
+demo_mode "$0" 2,16 "$@"
 
 echo "==> installing dependencies"
 ./deploy/install-deps.sh
@@ -135,23 +113,7 @@ tokens_file = tokens
 $POOLTAG_LINE
 EOF
 
-# A detached demo runs its daemons in their own sessions (setsid: no controlling terminal, so
-# closing the terminal sends them no SIGHUP); a foreground run keeps them in its session and
-# stops them itself when the terminal goes away (the HUP trap below).
-SETSID=
-if [ "$MODE" = detach ] && command -v setsid >/dev/null 2>&1; then SETSID=setsid; fi
-start() { # name, then the command
-  local name=$1; shift
-  $SETSID "$@" >>"$DEMO/logs/$name.log" 2>&1 </dev/null &
-  echo $! >>"$DEMO/pids"
-}
-if [ "$MODE" = run ]; then
-  # The terminal went away (SIGHUP) or the run was interrupted while starting: stop what was
-  # started. Nothing is printed on HUP: there is no terminal to print to.
-  trap 'stop_demo; exit 129' HUP
-  trap 'echo; echo "stopping..."; stop_demo; exit 130' INT
-  trap 'stop_demo; exit 143' TERM
-fi
+demo_traps
 
 echo "==> collector on 127.0.0.1:$AGENT_PORT (agents) and https://127.0.0.1:$HTTP_PORT (API, dashboard)"
 start collector "$COLLECTOR" --config "$DEMO/collector.conf"

@@ -71,7 +71,12 @@ function fmtEta(eta) { return eta == null ? '—' : 'in ' + fmtDur(eta - Date.no
 function fmtAgo(ms) { return ms ? fmtDur(Date.now() - ms) + ' ago' : '—'; }
 function fmtChg(v) { return v == null ? '' : v > 0 ? '+' + v : String(v); }
 function chgClass(v) { return v > 0 ? 'chg up' : v < 0 ? 'chg down' : 'chg'; }
-function hostLink(h) { return `<a href="#/host/${encodeURIComponent(h)}">${esc(h)}</a>`; }
+function hostLink(h, owner) {
+  /* the global view ([fleet] query_url): a host of another collector opens on its owner */
+  const base = owner && new URL(owner).origin !== location.origin ? new URL(owner).origin + '/' : '';
+  return `<a href="${esc(base)}#/host/${encodeURIComponent(h)}">${esc(h)}</a>` +
+    (base ? ` <span class="mute" title="held by ${esc(owner)}">↗</span>` : '');
+}
 function tagLink(t) { return `<a class="tagtxt" href="#/tag/${encodeURIComponent(t)}">${esc(t)}</a>`; }
 function level(l) { return `<span class="lvl ${esc(l || 'unknown')}" title="${esc(l || 'unknown')}"></span>`; }
 function bar(ratio, lvl) {
@@ -235,7 +240,7 @@ function fleetView() {
         limitText(h.nonpaged_limit_bytes);
       const sp = h.suspects || 0;
       return `<tr data-host="${esc(h.name)}" class="lvl-${esc(lvl)}">` +
-        `<td class="host">${level(lvl)}${hostLink(h.name)}</td>` +
+        `<td class="host">${level(lvl)}${hostLink(h.name, h.collector)}</td>` +
         `<td>${esc(h.os || '')}${h.arch ? ' ' + esc(h.arch) : ''}</td>` +
         `<td title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
         `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td><td class="eta">${fmtEta(h.nonpaged_eta_ms)}</td>` +

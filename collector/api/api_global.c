@@ -89,6 +89,16 @@ static json_t *host_json(const pw_fleetq_host_t *h)
         snprintf(k, sizeof(k), "%s_ratio", pn[p]);
         json_object_set_new(
             o, k, h->limit[p] ? json_real((double)h->used[p] / (double)h->limit[p]) : json_null());
+        /* the level from the ratio and the analysis' default thresholds (70 %, 85 %) */
+        pw_pressure_opts_t po;
+        pw_pressure_opts_default(&po);
+        double ratio = h->limit[p] ? (double)h->used[p] / (double)h->limit[p] : 0;
+        pw_level_t lv = h->limit[p] == 0             ? PW_LEVEL_UNKNOWN
+                        : ratio >= po.critical_ratio ? PW_LEVEL_CRITICAL
+                        : ratio >= po.warn_ratio     ? PW_LEVEL_WARN
+                                                     : PW_LEVEL_OK;
+        snprintf(k, sizeof(k), "%s_level", pn[p]);
+        json_object_set_new(o, k, pw__api_jstr(pw__api_level_name(lv)));
         snprintf(k, sizeof(k), "%s_eta_ms", pn[p]);
         json_object_set_new(
             o, k,

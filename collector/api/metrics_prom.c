@@ -151,8 +151,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                         (int)(pr[p]->eta_ms % 1000));
     }
     /* Leak suspects, one series each (a few per host at most): a Prometheus rule can alert on
-     * a tag's growth itself. Only in /metrics: remote write carries host and row series, and
-     * alerts go to Alertmanager directly (notify.h). */
+     * a tag's growth itself. Remote write sends the same names, labels and values
+     * (remote_write.c, [remote_write] leak_series). */
     static const struct {
         const char *name, *help;
         int score; /* 0: growth per hour, 1: score */

@@ -36,6 +36,9 @@
  *   collector.fleet_10k_samples_per_s, collector.fleet_10k_loadgen_cpu_percent  throughput
  *                                acked, and what the load generator itself used (it shares
  *                                the 2 cores with the collector).
+ *   export.fleet_10k_ack_p99_ms  the same p99 with PW_BENCH_FLEET_EXPORT=1: remote write on
+ *                                (the export policy's defaults, a disk queue) into Debian's
+ *                                VictoriaMetrics on loopback, sharing the 2 cores.
  * PW_BENCH_FLEET_AGENTS changes the fleet size (default 10000; 0 skips the fleet run).
  *
  * Certificates: the collector requires the Hello's host name to be named by the client
@@ -565,9 +568,29 @@ static void bench_fleet(size_t n)
                     (unsigned long long)rl.rlim_cur);
     }
 
+    /* PW_BENCH_FLEET_EXPORT=1: remote write on (defaults of the export policy, a disk queue)
+     * into Debian's VictoriaMetrics, for export.fleet_10k_ack_p99_ms */
+    int export = getenv("PW_BENCH_FLEET_EXPORT") && atoi(getenv("PW_BENCH_FLEET_EXPORT")) != 0;
+    pid_t vm = -1;
+    int vm_port = 0;
+    char rw_url[128], rw_q[600], vm_dir[600], vm_addr[64], vm_log[600];
+    if (export) {
+        vm_port = bp_free_port();
+        snprintf(vm_dir, sizeof(vm_dir), "-storageDataPath=%s/vm", work);
+        snprintf(vm_addr, sizeof(vm_addr), "-httpListenAddr=127.0.0.1:%d", vm_port);
+        snprintf(vm_log, sizeof(vm_log), "%s/vm.log", work);
+        char *vargv[] = {"/usr/bin/victoria-metrics", vm_dir, vm_addr, "-loggerLevel=ERROR", NULL};
+        vm = bp_spawn(vargv, vm_log);
+        for (int i = 0; i < 300 && !bp_port_open(vm_port); i++)
+            bp_sleep_ms(100);
+        snprintf(rw_url, sizeof(rw_url), "--remote_write.url=http://127.0.0.1:%d/api/v1/write",
+                 vm_port);
+        snprintf(rw_q, sizeof(rw_q), "--remote_write.queue_dir=%s/rw-queue", work);
+    }
+    const char *const extras[] = {"--agents.max_connections_per_ip=20000", export ? rw_url : NULL,
+                                  rw_q, NULL};
     int port = bp_free_port();
-    pid_t cpid = bp_collector_spawn(PW_BENCH_BIN_DIR, work, pki, port,
-                                    "--agents.max_connections_per_ip=20000");
+    pid_t cpid = bp_collector_spawn_argv(PW_BENCH_BIN_DIR, work, pki, port, extras);
     if (cpid < 0) {
         fprintf(stderr, "bench_collector: fleet figures skipped\n");
         return;
@@ -692,12 +715,22 @@ static void bench_fleet(size_t n)
         printf("BENCH collector.fleet_10k_cpu_percent %.1f %%\n", 100.0 * (c1 - c0) / (w1 - w0));
         printf("BENCH collector.fleet_10k_loadgen_cpu_percent %.1f %%\n",
                100.0 * (s1 - s0) / (w1 - w0));
+        if (export) {
+            printf("BENCH export.fleet_10k_ack_p99_ms %.1f ms\n",
+                   f.lat[(size_t)floor((double)f.nlat * 0.99)]);
+            bp_system("curl -s 'http://127.0.0.1:%d/api/v1/query' --data-urlencode "
+                      "'query=count({__name__=~\"poolwatch_.*\"})' | sed 's/^/CHECK "
+                      "export.vm_series /'; echo",
+                      vm_port);
+        }
     } else {
         fprintf(stderr, "bench_collector: no acked sample (collector %s); see %s/collector.log\n",
                 alive ? "running" : "died", work);
     }
     fflush(stdout);
     bp_stop(cpid, 30000);
+    if (vm > 0)
+        bp_stop(vm, 30000);
     for (size_t i = 0; i < n; i++)
         if (f.agents[i].tls)
             pw_tls_close(f.agents[i].tls);

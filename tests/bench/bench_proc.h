@@ -191,8 +191,19 @@ static inline void bp_pki(const char *dir, const char *const *agents, size_t n)
  * for agents with the PKI in `pki`, its store and log (collector.log) in `work`, the HTTP API
  * off, plus `extra` (one more flag, or NULL), and waits up to 10 s for the port to open.
  * Returns its pid, or -1 when the binary is not built. */
+static inline pid_t bp_collector_spawn_argv(const char *bin_dir, const char *work, const char *pki,
+                                            int port, const char *const *extras);
+
 static inline pid_t bp_collector_spawn(const char *bin_dir, const char *work, const char *pki,
                                        int port, const char *extra)
+{
+    const char *const ex[] = {extra, NULL};
+    return bp_collector_spawn_argv(bin_dir, work, pki, port, ex);
+}
+
+/* The same with any number of extra arguments (NULL-terminated, at most 8). */
+static inline pid_t bp_collector_spawn_argv(const char *bin_dir, const char *work, const char *pki,
+                                            int port, const char *const *extras)
 {
     char bin[1024], listen[64], store[1024], ca[1024], cert[1024], key[1024], log[1024];
     snprintf(bin, sizeof(bin), "%s/collector/poolwatch-collector", bin_dir);
@@ -210,8 +221,17 @@ static inline pid_t bp_collector_spawn(const char *bin_dir, const char *work, co
                     key,
                     "--http.listen=",
                     "--collector.log_level=warn",
-                    (char *)(uintptr_t)extra,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
+    for (size_t i = 0; extras != NULL && extras[i] != NULL && i < 8; i++)
+        argv[8 + i] = (char *)(uintptr_t)extras[i];
     if (access(bin, X_OK) != 0) {
         fprintf(stderr, "bench: %s not built\n", bin);
         return -1;
