@@ -101,6 +101,7 @@ typedef struct pw_api_s {
     const struct pw_fleetq_s *fleetq; /* the global fleet view ([fleet] query_url); NULL = off:
                                          /hosts, /tags, /leaks answer from it unless
                                          ?scope=local (api_global.c) */
+    struct pw__api_gcache_s *gcache;  /* its answers, rendered once per snapshot (owned) */
     pw_api_agents_t agents;           /* send_command NULL = no agents (503) */
     pw_tokens_t *tokens;              /* owned; NULL = nobody is let in */
     pw_pooltag_t *pooltag;            /* owned; NULL = no descriptions */

@@ -109,9 +109,11 @@ static json_t *host_json(const pw_fleetq_host_t *h)
     return o;
 }
 
-int pw__api_global_hosts(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
+static int render_hosts(pw_api_t *api, const pw_api_req_t *req, const char *tag,
+                        pw_api_resp_t *resp)
 {
     (void)req;
+    (void)tag;
     const pw_fleetq_snap_t *s = snap_or_503(api, resp);
     if (s == NULL)
         return resp->status;
@@ -146,26 +148,10 @@ typedef struct gagg_s {
 
 typedef struct gset_s {
     const pw_fleetq_snap_t *s;
-    uint32_t *idx; /* rows by (tag, pool), then bytes descending, then host */
+    uint32_t *idx; /* rows in the snapshot's order: (tag, pool), bytes descending, host */
     gagg_t *v;
     size_t n;
 } gset_t;
-
-static const pw_fleetq_snap_t *g_sort_snap; /* qsort has no argument; the loop is one thread */
-
-static int by_tag_pool_bytes(const void *a, const void *b)
-{
-    const pw_fleetq_row_t *x = &g_sort_snap->rows[*(const uint32_t *)a],
-                          *y = &g_sort_snap->rows[*(const uint32_t *)b];
-    int c = strcmp(x->tag, y->tag);
-    if (c)
-        return c;
-    if (x->pool != y->pool)
-        return x->pool < y->pool ? -1 : 1;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    return strcmp(g_sort_snap->hosts[x->host].name, g_sort_snap->hosts[y->host].name);
-}
 
 /* Aggregates per (tag, pool) over the rows of s, pool 3 = both; `tag` NULL = every tag. */
 static int gset_build(const pw_fleetq_snap_t *s, int pool, const char *tag, gset_t *g)
@@ -177,12 +163,10 @@ static int gset_build(const pw_fleetq_snap_t *s, int pool, const char *tag, gset
     if (g->idx == NULL || g->v == NULL)
         return PW_ENOMEM;
     size_t m = 0;
+    /* the snapshot's rows are in aggregate order already (fleetq.h) */
     for (size_t i = 0; i < s->n_rows; i++)
         if ((pool == 3 || s->rows[i].pool == pool) && (tag == NULL || !strcmp(s->rows[i].tag, tag)))
             g->idx[m++] = (uint32_t)i;
-    g_sort_snap = s;
-    if (m > 1)
-        qsort(g->idx, m, sizeof(*g->idx), by_tag_pool_bytes);
     for (size_t i = 0; i < m; i++) {
         const pw_fleetq_row_t *r = &s->rows[g->idx[i]];
         gagg_t *a = g->n ? &g->v[g->n - 1] : NULL;
@@ -258,8 +242,9 @@ static int cmp_g_tag(const void *a, const void *b)
     return c ? c : (int)x->pool - (int)y->pool;
 }
 
-int pw__api_global_tags(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
+static int render_tags(pw_api_t *api, const pw_api_req_t *req, const char *tag, pw_api_resp_t *resp)
 {
+    (void)tag;
     pw__api_query_t q;
     if (pw__api_query_parse(req->query, &q, resp) != 0)
         return resp->status;
@@ -303,7 +288,7 @@ int pw__api_global_tags(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *r
     return pw__api_send_json(resp, 200, o);
 }
 
-int pw__api_global_tag(pw_api_t *api, const pw_api_req_t *req, const char *tag, pw_api_resp_t *resp)
+static int render_tag(pw_api_t *api, const pw_api_req_t *req, const char *tag, pw_api_resp_t *resp)
 {
     pw__api_query_t q;
     if (pw__api_query_parse(req->query, &q, resp) != 0)
@@ -399,8 +384,10 @@ static int cmp_leak(const void *a, const void *b)
     return c ? c : (int)x->pool - (int)y->pool;
 }
 
-int pw__api_global_leaks(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
+static int render_leaks(pw_api_t *api, const pw_api_req_t *req, const char *tag,
+                        pw_api_resp_t *resp)
 {
+    (void)tag;
     pw__api_query_t q;
     if (pw__api_query_parse(req->query, &q, resp) != 0)
         return resp->status;
@@ -442,4 +429,101 @@ int pw__api_global_leaks(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *
     json_object_set_new(o, "suspects", arr);
     json_object_set_new(o, "total", json_integer((json_int_t)n));
     return pw__api_send_json(resp, 200, o);
+}
+
+/* ---- answers cached per snapshot ------------------------------------------------------------ */
+
+/* The snapshot changes once per [fleet] refresh; the fleet page asks the same few questions
+ * many times in between: each answer is rendered once per snapshot and request (path and
+ * query), then copied. */
+#define GCACHE_N   8
+#define GCACHE_KEY 256
+
+struct pw__api_gcache_s {
+    const pw_fleetq_snap_t *snap;
+    uint64_t as_of_ms, took_ms; /* with the pointer: the snapshot's identity */
+    struct {
+        char key[GCACHE_KEY];
+        pw_buf_t body;
+        uint64_t used; /* tick of the last use; 0 = empty */
+    } e[GCACHE_N];
+    uint64_t tick;
+};
+
+void pw__api_gcache_free(pw_api_t *api)
+{
+    if (api == NULL || api->gcache == NULL)
+        return;
+    for (int i = 0; i < GCACHE_N; i++)
+        pw_buf_close(&api->gcache->e[i].body);
+    pw_free(api->gcache);
+    api->gcache = NULL;
+}
+
+typedef int (*render_fn)(pw_api_t *, const pw_api_req_t *, const char *, pw_api_resp_t *);
+
+static int cached(pw_api_t *api, const pw_api_req_t *req, const char *tag, pw_api_resp_t *resp,
+                  render_fn render)
+{
+    const pw_fleetq_snap_t *s = pw_fleetq_snapshot(api->fleetq);
+    char key[GCACHE_KEY];
+    int n = snprintf(key, sizeof(key), "%s?%s", req->path, req->query ? req->query : "");
+    if (s == NULL || n < 0 || (size_t)n >= sizeof(key))
+        return render(api, req, tag, resp);
+    if (api->gcache == NULL && (api->gcache = pw_calloc(1, sizeof(*api->gcache))) == NULL)
+        return render(api, req, tag, resp);
+    struct pw__api_gcache_s *c = api->gcache;
+    if (c->snap != s || c->as_of_ms != s->as_of_ms || c->took_ms != s->took_ms) {
+        for (int i = 0; i < GCACHE_N; i++) { /* a new snapshot: every answer is old */
+            pw_buf_reset(&c->e[i].body);
+            c->e[i].used = 0;
+        }
+        c->snap = s;
+        c->as_of_ms = s->as_of_ms;
+        c->took_ms = s->took_ms;
+    }
+    int lru = 0;
+    for (int i = 0; i < GCACHE_N; i++) {
+        if (c->e[i].used != 0 && strcmp(c->e[i].key, key) == 0) {
+            pw_buf_reset(&resp->body);
+            if (pw_buf_append(&resp->body, c->e[i].body.data, c->e[i].body.len) != 0)
+                return pw_api_error(resp, 500, "ENOMEM", "out of memory");
+            c->e[i].used = ++c->tick;
+            resp->status = 200;
+            resp->content_type = "application/json";
+            return 200;
+        }
+        if (c->e[i].used < c->e[lru].used)
+            lru = i;
+    }
+    int st = render(api, req, tag, resp);
+    if (st == 200) {
+        pw_buf_close(&c->e[lru].body);
+        pw_buf_init(&c->e[lru].body, SIZE_MAX);
+        if (pw_buf_append(&c->e[lru].body, resp->body.data, resp->body.len) == 0) {
+            snprintf(c->e[lru].key, sizeof(c->e[lru].key), "%s", key);
+            c->e[lru].used = ++c->tick;
+        }
+    }
+    return st;
+}
+
+int pw__api_global_hosts(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
+{
+    return cached(api, req, NULL, resp, render_hosts);
+}
+
+int pw__api_global_tags(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
+{
+    return cached(api, req, NULL, resp, render_tags);
+}
+
+int pw__api_global_tag(pw_api_t *api, const pw_api_req_t *req, const char *tag, pw_api_resp_t *resp)
+{
+    return cached(api, req, tag, resp, render_tag);
+}
+
+int pw__api_global_leaks(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
+{
+    return cached(api, req, NULL, resp, render_leaks);
 }

@@ -116,5 +116,7 @@ int pw__api_global_tags(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *r
 int pw__api_global_tag(pw_api_t *api, const pw_api_req_t *req, const char *tag,
                        pw_api_resp_t *resp);
 int pw__api_global_leaks(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
+/* Frees the answers cached per snapshot (api->gcache). */
+void pw__api_gcache_free(pw_api_t *api);
 
 #endif /* PW_API_INTERNAL_H */

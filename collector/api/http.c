@@ -18,6 +18,7 @@
  * closed for another one and keep PW_API_RESERVED_CONNS slots of PW_API_MAX_CONNS.
  */
 #include "api.h"
+#include "api_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -611,6 +612,7 @@ static void http_free(pw_http_t *s)
     pw_tls_ctx_free(s->tls);
     pw_tokens_free(s->api.tokens);
     pw_pooltag_free(s->api.pooltag);
+    pw__api_gcache_free(&s->api);
     pw_free(s->tokens_file);
     pw_free(s);
 }

@@ -271,13 +271,19 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const pw_fleetq_host_t *)a)->name, ((const pw_fleetq_host_t *)b)->name);
 }
 
+/* Rows by tag, pool, bytes (most first), then host (names are sorted: indexes compare as
+ * names): the order of the per-tag aggregates, made once per refresh, not per request. */
 static int by_row(const void *a, const void *b)
 {
     const pw_fleetq_row_t *x = a, *y = b;
-    if (x->host != y->host)
-        return x->host < y->host ? -1 : 1;
     int c = strcmp(x->tag, y->tag);
-    return c ? c : (int)x->pool - (int)y->pool;
+    if (c)
+        return c;
+    if (x->pool != y->pool)
+        return x->pool < y->pool ? -1 : 1;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return x->host < y->host ? -1 : x->host > y->host;
 }
 
 static int by_leak(const void *a, const void *b)

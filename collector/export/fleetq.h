@@ -56,7 +56,7 @@ typedef struct pw_fleetq_leak_s {
     double growth_bytes_per_hour, score; /* NaN when the store had only the other series */
 } pw_fleetq_leak_t;
 
-/* One complete refresh. Hosts sorted by name; rows by host, then as the store listed them;
+/* One complete refresh. Hosts sorted by name; rows by tag, pool, bytes (most first) and host;
  * leaks by host, tag, pool. */
 typedef struct pw_fleetq_snap_s {
     pw_fleetq_host_t *hosts;

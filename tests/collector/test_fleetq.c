@@ -1,7 +1,8 @@
 /* test_fleetq.c: the global fleet view's decoding of the store's PromQL answers
  * (collector/export/fleetq.h), by hand: hosts merged from their series (a host = a host label;
  * limits absent = unknown; the owner from poolwatch_host_owner), last sample times from
- * timestamp() in seconds, rows and a suspect's two series as one leak, sorted; results naming
+ * timestamp() in seconds, rows in the order of the per-tag aggregates, a suspect's two series
+ * as one leak; results naming
  * a host query 0 did not list are ignored; errors say which query and what. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,14 +126,17 @@ static void test_build(void **state)
     assert_int_equal(z->suspects, 2);
     assert_string_equal(z->collector, "https://c2:7443");
     assert_int_equal(z->last_seen_ms, 1764400000005ull);
-    /* rows by host (alpha first), then tag and pool */
+    /* rows by tag, pool, bytes (most first), host */
     assert_int_equal(s->n_rows, 3);
-    assert_int_equal(s->rows[0].host, 0);
+    assert_int_equal(s->rows[0].host, 1);
     assert_string_equal(s->rows[0].tag, "Ddk ");
-    assert_int_equal(s->rows[0].bytes, 100);
-    assert_int_equal(s->rows[1].host, 1);
+    assert_int_equal(s->rows[0].pool, PW_POOL_NONPAGED);
+    assert_int_equal(s->rows[0].bytes, 200);
+    assert_int_equal(s->rows[1].host, 0);
     assert_string_equal(s->rows[1].tag, "Ddk ");
-    assert_int_equal(s->rows[1].pool, PW_POOL_NONPAGED);
+    assert_int_equal(s->rows[1].bytes, 100);
+    assert_int_equal(s->rows[2].host, 1);
+    assert_string_equal(s->rows[2].tag, "Thre");
     assert_int_equal(s->rows[2].pool, PW_POOL_PAGED);
     assert_int_equal(s->rows[2].bytes, 300);
     /* one leak from its two series */
