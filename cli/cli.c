@@ -428,6 +428,16 @@ int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char 
         return PW_EXIT_SERVER;
     }
     pw_client_resp_close(&resp);
+    char where[160];
+    double bad;
+    if (pw_cli_json_check_numbers(j, where, sizeof(where), &bad) < 0) {
+        fprintf(cli->err,
+                "poolwatch: %s %s: response field %s: %g is out of range (counts, sizes and "
+                "times are below 2^64)\n",
+                method, path, where[0] ? where : "(top level)", bad);
+        json_decref(j);
+        return PW_EXIT_SERVER;
+    }
     *root = j;
     return 0;
 }

@@ -56,6 +56,13 @@ int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char 
                 const void *body, size_t body_len, pw_client_progress_cb progress, void *arg,
                 json_t **root);
 
+/* Checks that every real number in `root` has a magnitude below 2^64, the range of the
+ * API's counts, byte sizes and millisecond times (a double such as 8.7e80 has no uint64
+ * value). Returns 0, or PW_EPARSE with the first offending value in *bad (may be NULL) and
+ * its JSON path ("hosts[0].nonpaged_bytes", cut to where_size; where may be NULL). `root` is
+ * not modified (non-const only for jansson's object iteration). */
+int pw_cli_json_check_numbers(json_t *root, char *where, size_t where_size, double *bad);
+
 /* Exit code for an HTTP status: 2xx 0, 400/413/422 2, 404 3, 401/403 4, others 1. */
 int pw_cli_exit_for_status(int status);
 

@@ -25,14 +25,87 @@ static double jdbl(const json_t *o, const char *key)
     return json_number_value(json_object_get(o, key));
 }
 
+/* 2^64: a double at or above it has no uint64 value (the conversion is undefined behaviour). */
+#define U64_LIMIT 18446744073709551616.0
+
+/* A double as uint64, clamped to [0, UINT64_MAX]. pw_cli_call refuses responses with such
+ * numbers first (pw_cli_json_check_numbers); the clamp keeps the formatters defined on any
+ * document they are handed. */
+static uint64_t dbl_u64(double v)
+{
+    if (!(v > 0))
+        return 0;
+    return v >= U64_LIMIT ? UINT64_MAX : (uint64_t)v;
+}
+
 static uint64_t ju64(const json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
     if (json_is_integer(v))
         return json_integer_value(v) < 0 ? 0 : (uint64_t)json_integer_value(v);
     if (json_is_real(v))
-        return json_real_value(v) < 0 ? 0 : (uint64_t)json_real_value(v);
+        return dbl_u64(json_real_value(v));
     return 0;
+}
+
+/* Appends ".key" or "[i]" to the path in where[0..*len), cut at the buffer's end. */
+static void path_push(char *where, size_t size, size_t *len, const char *key, size_t index)
+{
+    if (*len >= size)
+        return;
+    int n = key ? snprintf(where + *len, size - *len, "%s%s", *len ? "." : "", key)
+                : snprintf(where + *len, size - *len, "[%zu]", index);
+    *len = n < 0 ? *len : (*len + (size_t)n < size ? *len + (size_t)n : size - 1);
+}
+
+static int check_numbers(json_t *j, char *where, size_t size, size_t len, double *bad)
+{
+    if (json_is_real(j)) {
+        double v = json_real_value(j);
+        if (v >= U64_LIMIT || v <= -U64_LIMIT) {
+            *bad = v;
+            return PW_EPARSE;
+        }
+        return 0;
+    }
+    size_t i;
+    const char *key;
+    json_t *child;
+    if (json_is_object(j)) {
+        json_object_foreach(j, key, child)
+        {
+            size_t l = len;
+            path_push(where, size, &l, key, 0);
+            if (check_numbers(child, where, size, l, bad) < 0)
+                return PW_EPARSE;
+            where[len] = '\0';
+        }
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, child)
+        {
+            size_t l = len;
+            path_push(where, size, &l, NULL, i);
+            if (check_numbers(child, where, size, l, bad) < 0)
+                return PW_EPARSE;
+            where[len] = '\0';
+        }
+    }
+    return 0;
+}
+
+int pw_cli_json_check_numbers(json_t *root, char *where, size_t where_size, double *bad)
+{
+    char scratch[1];
+    if (where == NULL || where_size == 0) {
+        where = scratch;
+        where_size = sizeof(scratch);
+    }
+    where[0] = '\0';
+    double b = 0;
+    int rc = check_numbers(root, where, where_size, 0, &b);
+    if (bad != NULL)
+        *bad = b;
+    return rc;
 }
 
 static void fmt_bytes_or_dash(const json_t *o, const char *key, char *out, size_t size)
@@ -221,7 +294,7 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
         pw_cli_fit(qt, 8, 0, tag, sizeof(tag));
         if (jhas_num(l, "growth_bytes_per_h")) {
             double v = jdbl(l, "growth_bytes_per_h");
-            pw_cli_format_bytes(v < 0 ? (uint64_t)-v : (uint64_t)v, g + 1, sizeof(g) - 1);
+            pw_cli_format_bytes(dbl_u64(v < 0 ? -v : v), g + 1, sizeof(g) - 1);
             g[0] = v < 0 ? '-' : '+';
         } else {
             snprintf(g, sizeof(g), "-");

@@ -1454,6 +1454,58 @@ static void test_fake_server_hosts(void **state)
     reset_env();
 }
 
+/* A double with no uint64 value (8.7e80: converting it was undefined behaviour, found by
+ * clang's UBSan under libFuzzer) is refused with the field's path, not printed as a number. */
+static void test_fake_server_number_out_of_range(void **state)
+{
+    (void)state;
+    char where[64];
+    double bad = 0;
+    json_t *j = json_loads("{\"hosts\":[{\"name\":\"a\",\"paged_bytes\":1.5e3},"
+                           "{\"name\":\"b\",\"nonpaged_bytes\":8.7e80}]}",
+                           0, NULL);
+    assert_non_null(j);
+    assert_int_equal(pw_cli_json_check_numbers(j, where, sizeof(where), &bad), PW_EPARSE);
+    assert_string_equal(where, "hosts[1].nonpaged_bytes");
+    assert_true(bad == 8.7e80);
+    /* the formatter alone stays defined: the value is clamped to 2^64 - 1 */
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(pw_fmt_hosts(j, f), 0);
+    fclose(f);
+    free(buf);
+    json_decref(j);
+    /* 2^64 itself is out; 2^64 - 2048 (the largest double below it) and -2^63 are in */
+    j = json_loads("[18446744073709549568.0, -9.2233720368547758e18, {\"x\":[1e300]}]", 0, NULL);
+    assert_int_equal(pw_cli_json_check_numbers(j, where, sizeof(where), &bad), PW_EPARSE);
+    assert_string_equal(where, "[2].x[0]");
+    assert_true(bad == 1e300);
+    json_decref(j);
+    j = json_loads("{\"a\":18446744073709551616.0}", 0, NULL);
+    assert_int_equal(pw_cli_json_check_numbers(j, NULL, 0, NULL), PW_EPARSE);
+    json_decref(j);
+
+    reset_env();
+    fake_t fk;
+    const char *doc = "{\"hosts\":[{\"name\":\"HOST01\",\"nonpaged_bytes\":8.7e80}]}";
+    char resp[512];
+    snprintf(resp, sizeof(resp),
+             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(doc), doc);
+    fake_start(&fk, resp);
+    env_url = fake_url(&fk);
+    run_t r = RUN("hosts");
+    free(fake_finish(&fk, NULL));
+    assert_int_equal(r.rc, 1);
+    assert_string_equal(r.out, "");
+    assert_string_equal(r.err, "poolwatch: GET /api/v1/hosts: response field "
+                               "hosts[0].nonpaged_bytes: 8.7e+80 is out of range (counts, "
+                               "sizes and times are below 2^64)\n");
+    run_free(&r);
+    reset_env();
+}
+
 static void test_fake_server_status_codes(void **state)
 {
     (void)state;
@@ -1635,6 +1687,7 @@ int main(void)
         cmocka_unit_test(test_fmt_listings),
         cmocka_unit_test(test_fmt_truncates_long_columns),
         cmocka_unit_test(test_fake_server_hosts),
+        cmocka_unit_test(test_fake_server_number_out_of_range),
         cmocka_unit_test(test_fake_server_status_codes),
         cmocka_unit_test(test_fake_server_import),
         cmocka_unit_test(test_fake_server_leaks_query),

@@ -17,6 +17,9 @@ static void use_json(const char *text, size_t len)
     json_t *j = json_loadb(text, len, 0, NULL);
     if (j == NULL)
         return;
+    char where[64];
+    double bad;
+    (void)pw_cli_json_check_numbers(j, where, sizeof(where), &bad);
     FILE *devnull = fopen("/dev/null", "w");
     if (devnull != NULL) {
         pw_fmt_hosts(j, devnull);
