@@ -15,6 +15,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # Label "wine": test_e2e_wine needs the cross-built agent; deploy/windows/test.sh runs it.
 ctest --test-dir build/asan --output-on-failure --timeout 600 -j"$JOBS" -LE wine "$@"
+# libFuzzer: every fuzz target built with clang -fsanitize=fuzzer,address,undefined (preset
+# `fuzz`, only the targets and the libraries they link) replays its committed corpus once.
+cmake --preset fuzz >/dev/null
+cmake --build build/fuzz --target pw_fuzzers -j"$JOBS"
+ctest --test-dir build/fuzz --output-on-failure --timeout 600 -L libfuzzer
 # Windows agent: cross-build poolwatch-agent.exe with mingw-w64 and run the Windows
 # tests under Wine, then the end-to-end test of the .exe against build/asan's collector
 # (deploy/windows/test.sh; says so loudly and skips if the toolchain cannot be installed).
