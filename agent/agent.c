@@ -948,7 +948,8 @@ static void on_signal(uv_signal_t *s, int signum)
 #ifndef _WIN32 /* no SIGHUP to handle: unused there (-Werror) */
 /* SIGHUP: a closed terminal or a `systemctl reload` must not end sampling (the default action
  * kills the process silently). The certificate, key and CA files are read again for the next
- * connection (a renewed certificate without a restart); the configuration is not: the source,
+ * connection (a renewed certificate without a restart; a reconnect does it too when they
+ * changed); the configuration is not: the source,
  * spool and endpoints live for the whole run. */
 static void on_sighup(uv_signal_t *s, int signum)
 {
@@ -1122,6 +1123,7 @@ int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
     uo.ca_file = cfg->ca_file;
     uo.cert_file = cfg->cert_file;
     uo.key_file = cfg->key_file;
+    uo.crl_file = cfg->crl_file;
     uo.backoff_min_ms = cfg->backoff_min_ms;
     uo.backoff_max_ms = cfg->backoff_max_ms;
     pw_uplink_cbs_t cbs = {on_connected, on_envelope, on_disconnected};
@@ -1303,7 +1305,8 @@ int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d)
     pw_tls_ctx_opts_t to = {.role = PW_TLS_CLIENT,
                             .ca_file = cfg->ca_file,
                             .cert_file = cfg->cert_file,
-                            .key_file = cfg->key_file};
+                            .key_file = cfg->key_file,
+                            .crl_file = cfg->crl_file};
     if ((r = pw_tls_ctx_new(&ctx, &to, d)) != 0)
         return r;
     pw_tls_ctx_free(ctx);

@@ -48,6 +48,7 @@ typedef struct pw_agent_cfg_s {
     char *ca_file;
     char *cert_file;
     char *key_file;
+    char *crl_file;                /* the CA's CRL(s) for the collector's certificate; "" = none */
     uint64_t backoff_min_ms;       /* 1 s */
     uint64_t backoff_max_ms;       /* 5 min */
     char *proc_root;               /* linux source: prefix of /proc */

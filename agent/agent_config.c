@@ -54,6 +54,10 @@ const pw_config_opt_t pw_agent_options[] = {
                          "this agent's client certificate (CN/SAN = host name)"),
     PW_CONFIG_OPT_STRING("collector", "key_file", NULL, T, key_file,
                          PW_CONFIG_REQUIRED | PW_CONFIG_PATH, "private key of cert_file"),
+    PW_CONFIG_OPT_STRING("collector", "crl_file", "", T, crl_file, PW_CONFIG_PATH,
+                         "the CA's revocation list (PEM): a revoked collector certificate is "
+                         "refused; empty = none. The TLS files are read again at a reconnect "
+                         "when they changed, and on SIGHUP"),
     PW_CONFIG_OPT_DURATION("collector", "backoff_min", "1s", 100, 3600000, T, backoff_min_ms,
                            "first reconnect delay (doubles, with jitter)"),
     PW_CONFIG_OPT_DURATION("collector", "backoff_max", "5m", 1000, 86400000, T, backoff_max_ms,

@@ -36,6 +36,8 @@ struct pw_uplink_s {
     int timer_closed;
     uint64_t session_start_ms; /* uv_now() when the session came up */
     int healthy;               /* this session reset the backoff already */
+    uint8_t tls_digest[32];    /* the TLS files' contents when last read (pw_tls_files_digest) */
+    int64_t expiry_warned_s;   /* wall time of the last expiry warning */
 };
 
 static void connect_next(pw_uplink_t *up);
@@ -176,8 +178,11 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     uv_freeaddrinfo(res);
 }
 
+static void refresh_tls(pw_uplink_t *up);
+
 static void connect_next(pw_uplink_t *up)
 {
+    refresh_tls(up);
     const char *ep = up->opts.endpoints[up->next_ep];
     up->next_ep = (up->next_ep + 1) % up->opts.n_endpoints;
     snprintf(up->endpoint, sizeof(up->endpoint), "%s", ep);
@@ -207,13 +212,21 @@ static void connect_next(pw_uplink_t *up)
     up->gai_active = 1;
 }
 
-int pw_uplink_reload_tls(pw_uplink_t *up, pw_diag_t *d)
+static pw_tls_ctx_opts_t tls_opts(const pw_uplink_opts_t *o)
 {
     pw_tls_ctx_opts_t to = {.role = PW_TLS_CLIENT,
-                            .ca_file = up->opts.ca_file,
-                            .cert_file = up->opts.cert_file,
-                            .key_file = up->opts.key_file};
+                            .ca_file = o->ca_file,
+                            .cert_file = o->cert_file,
+                            .key_file = o->key_file,
+                            .crl_file = o->crl_file};
+    return to;
+}
+
+int pw_uplink_reload_tls(pw_uplink_t *up, pw_diag_t *d)
+{
+    pw_tls_ctx_opts_t to = tls_opts(&up->opts);
     pw_tls_ctx_t *ctx;
+    pw_tls_files_digest(&to, up->tls_digest); /* before: a change meanwhile is seen next time */
     int r = pw_tls_ctx_new(&ctx, &to, d);
     if (r != 0)
         return r;
@@ -221,6 +234,33 @@ int pw_uplink_reload_tls(pw_uplink_t *up, pw_diag_t *d)
     pw_tls_ctx_free(up->ctx);
     up->ctx = ctx;
     return 0;
+}
+
+/* Before a connection attempt: a new context when the TLS files changed (a renewed
+ * certificate or CRL), and the daily expiry warning. */
+static void refresh_tls(pw_uplink_t *up)
+{
+    pw_tls_ctx_opts_t to = tls_opts(&up->opts);
+    uint8_t now_digest[32];
+    pw_diag_t d;
+    if (pw_tls_files_digest(&to, now_digest) == 0 &&
+        memcmp(now_digest, up->tls_digest, sizeof(now_digest)) != 0) {
+        if (pw_uplink_reload_tls(up, &d) == 0)
+            PW_LOG_INFO("uplink", "TLS files changed: %s, %s, %s read again for this connection",
+                        up->opts.cert_file, up->opts.key_file, up->opts.ca_file);
+        else
+            PW_LOG_WARN("uplink", "TLS files changed but not usable, the previous ones stay: %s",
+                        d.msg);
+    }
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    char msg[160];
+    if (tv.tv_sec - up->expiry_warned_s >= 86400 &&
+        pw_tls_ctx_expiry_check(up->ctx, tv.tv_sec, PW_TLS_EXPIRY_WARN_S, msg, sizeof(msg)) == 1) {
+        PW_LOG_WARN("uplink", "%s (%s, %s): renew it; it is read again at the next connection", msg,
+                    up->opts.cert_file, up->opts.ca_file);
+        up->expiry_warned_s = tv.tv_sec;
+    }
 }
 
 int pw_uplink_new(uv_loop_t *loop, const pw_uplink_opts_t *opts, const pw_uplink_cbs_t *cbs,
@@ -238,10 +278,8 @@ int pw_uplink_new(uv_loop_t *loop, const pw_uplink_opts_t *opts, const pw_uplink
     pw_uplink_t *up = pw_calloc(1, sizeof(*up));
     if (up == NULL)
         return PW_ENOMEM;
-    pw_tls_ctx_opts_t to = {.role = PW_TLS_CLIENT,
-                            .ca_file = opts->ca_file,
-                            .cert_file = opts->cert_file,
-                            .key_file = opts->key_file};
+    pw_tls_ctx_opts_t to = tls_opts(opts);
+    pw_tls_files_digest(&to, up->tls_digest);
     int r = pw_tls_ctx_new(&up->ctx, &to, d);
     if (r != 0) {
         pw_free(up);

@@ -38,6 +38,8 @@ typedef struct pw_uplink_opts_s {
     const char *ca_file;     /* CA that signed the collector's certificate */
     const char *cert_file;   /* the agent's client certificate (names its host) */
     const char *key_file;
+    const char *crl_file;        /* the CA's CRL(s) checked against the collector's
+                                    certificate; NULL/"" = none */
     uint64_t backoff_min_ms;     /* 0 = 1,000 */
     uint64_t backoff_max_ms;     /* 0 = 300,000 */
     uint64_t connect_timeout_ms; /* TCP + TLS handshake; 0 = 10,000 */
@@ -79,10 +81,13 @@ void pw_uplink_drop(pw_uplink_t *up, const char *why);
 /* Endpoint of the current or last attempt ("host:port"). */
 const char *pw_uplink_endpoint(const pw_uplink_t *up);
 
-/* Reads the CA, certificate and key files again (the paths of the options) into a new TLS
+/* Reads the CA, certificate, key and CRL files again (the paths of the options) into a new TLS
  * context used from the next connection on; the current connection, if any, keeps the one it
  * started with. Returns 0, or the error of pw_tls_ctx_new (PW_ETLS, PW_EIO, PW_ENOMEM) with `d`
- * saying which file: then the previous context stays in use. */
+ * saying which file: then the previous context stays in use. The uplink also does this by
+ * itself before a connection attempt when the files' contents changed (a renewed certificate
+ * is used at the next reconnect without a restart), logging what it did, and warns once a day
+ * from PW_TLS_EXPIRY_WARN_S before its certificate or the CA expires. */
 int pw_uplink_reload_tls(pw_uplink_t *up, pw_diag_t *d);
 
 /* Stops everything; `up` is freed once its handles have closed (run the loop). */

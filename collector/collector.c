@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 #ifndef _WIN32
 #include <unistd.h>
 #endif
@@ -45,8 +46,35 @@ typedef struct {
     pw_notify_t *notify;   /* NULL when no alert target is configured */
     uv_timer_t retention_timer;
     uint64_t evicted_logged; /* store evictions already logged */
+    int64_t expiry_warned_s; /* wall time of the last certificate expiry warning */
     uv_signal_t sigint, sigterm, sighup;
 } pw_collector_t;
+
+/* The agents' TLS files as a context's options. */
+static pw_tls_ctx_opts_t agents_tls(const pw_collector_cfg_t *cfg)
+{
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
+                            .ca_file = cfg->ca_file,
+                            .cert_file = cfg->cert_file,
+                            .key_file = cfg->key_file,
+                            .crl_file = cfg->crl_file};
+    return to;
+}
+
+/* A warning once a day (and at start and SIGHUP: force) from PW_TLS_EXPIRY_WARN_S before the
+ * certificate or the CA expires. */
+static void warn_expiry(pw_collector_t *c, int force)
+{
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    char msg[160];
+    if ((!force && tv.tv_sec - c->expiry_warned_s < 86400) ||
+        pw_tls_ctx_expiry_check(c->tls_ctx, tv.tv_sec, PW_TLS_EXPIRY_WARN_S, msg, sizeof(msg)) != 1)
+        return;
+    PW_LOG_WARN(MOD, "%s (%s, %s): renew it, then send SIGHUP", msg, c->cfg->cert_file,
+                c->cfg->ca_file);
+    c->expiry_warned_s = tv.tv_sec;
+}
 
 static void on_retention_timer(uv_timer_t *t)
 {
@@ -55,6 +83,7 @@ static void on_retention_timer(uv_timer_t *t)
     uv_timeval64_t tv;
     uv_gettimeofday(&tv);
     pw_store_stats_t b;
+    warn_expiry(c, 0);
     int64_t r = pw_store_retention(c->store, (uint64_t)tv.tv_sec * 1000, &d);
     if (r < 0)
         PW_LOG_WARN(MOD, "retention: %s (%s)", pw_strerror((int)r), d.msg);
@@ -68,13 +97,47 @@ static void on_retention_timer(uv_timer_t *t)
     }
 }
 
-/* SIGHUP: the tokens file again (a token added or revoked without a restart). */
+/* SIGHUP: the certificate, key, CA and CRL files (a renewed certificate, a revoked agent) for
+ * connections accepted from now on, and the tokens file (a token added or revoked) without a
+ * restart. On an error the files in use stay. */
+static void reload_tls(pw_collector_t *c)
+{
+    pw_tls_ctx_opts_t to = agents_tls(c->cfg);
+    pw_tls_ctx_t *ctx;
+    pw_diag_t d;
+    if (pw_tls_ctx_new(&ctx, &to, &d) != 0) {
+        PW_LOG_WARN(MOD, "SIGHUP: TLS files not reloaded (the previous ones stay): %s", d.msg);
+        return;
+    }
+    pw_listener_set_tls_ctx(c->agents, ctx);
+    pw_tls_ctx_free(c->tls_ctx); /* open sessions hold their own reference */
+    c->tls_ctx = ctx;
+    if (c->http != NULL &&
+        pw_http_reload_tls(c->http, c->cfg->ca_file, c->cfg->cert_file, c->cfg->key_file, &d) != 0)
+        PW_LOG_WARN(MOD, "SIGHUP: the API's TLS files not reloaded (the previous ones stay): %s",
+                    d.msg);
+    int64_t not_after;
+    pw_tls_ctx_not_after(ctx, &not_after, NULL);
+    time_t na = (time_t)not_after;
+    struct tm tm;
+    char until[40] = "?";
+    if (gmtime_r(&na, &tm) != NULL)
+        strftime(until, sizeof(until), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    PW_LOG_INFO(MOD,
+                "SIGHUP: %s, %s, %s%s%s reloaded for new connections (certificate valid until %s)",
+                c->cfg->cert_file, c->cfg->key_file, c->cfg->ca_file,
+                c->cfg->crl_file && c->cfg->crl_file[0] ? ", " : "",
+                c->cfg->crl_file ? c->cfg->crl_file : "", until);
+    warn_expiry(c, 1);
+}
+
 static void on_sighup(uv_signal_t *s, int signum)
 {
     pw_collector_t *c = s->data;
     pw_diag_t d;
-    PW_LOG_INFO(MOD, "%s: reloading the tokens file and the remote write token",
+    PW_LOG_INFO(MOD, "%s: reloading the TLS files, the tokens file and the remote write token",
                 pw_daemon_signal_name(signum));
+    reload_tls(c);
     int64_t n = pw_http_reload_tokens(c->http, &d);
     if (n >= 0)
         PW_LOG_INFO(MOD, "SIGHUP: %s reloaded, %lld tokens", c->cfg->tokens_file, (long long)n);
@@ -176,10 +239,7 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     so.max_size_bytes = cfg->store_max_size;
     so.wal_max_bytes = cfg->store_wal_max;
     so.live_series_max_bytes = cfg->store_live_series_max;
-    pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
-                            .ca_file = cfg->ca_file,
-                            .cert_file = cfg->cert_file,
-                            .key_file = cfg->key_file};
+    pw_tls_ctx_opts_t to = agents_tls(cfg);
     /* Before the database is touched: a second collector on the same store refuses to start. */
     if ((r = pw_store_lock_acquire(cfg->db_path, &c->store_lock, d)) != 0 ||
         (r = pw_store_open(cfg->db_path, &so, &c->store, d)) != 0 ||
@@ -187,6 +247,7 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
         (r = pw_tls_ctx_new(&c->tls_ctx, &to, d)) != 0)
         goto out;
     PW_LOG_INFO(MOD, "rebuilt %zu hosts from the store", pw_ingest_fleet(c->ing)->n);
+    warn_expiry(c, 1);
     pw_listener_opts_t lo = {.listen = cfg->listen,
                              .tls_ctx = c->tls_ctx,
                              .handshake_timeout_ms = cfg->handshake_timeout_ms,
@@ -325,10 +386,7 @@ int pw_collector_check(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     if (r != 0)
         return r;
     pw_tls_ctx_t *ctx;
-    pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
-                            .ca_file = cfg->ca_file,
-                            .cert_file = cfg->cert_file,
-                            .key_file = cfg->key_file};
+    pw_tls_ctx_opts_t to = agents_tls(cfg);
     if ((r = pw_tls_ctx_new(&ctx, &to, d)) != 0)
         return r;
     pw_tls_ctx_free(ctx);

@@ -20,6 +20,7 @@ typedef struct pw_collector_cfg_s {
     char *ca_file;   /* CA that signs agent (and CLI) certificates */
     char *cert_file; /* the collector's server certificate */
     char *key_file;
+    char *crl_file;                 /* the CA's CRL(s), PEM; "" = no revocation check */
     char *db_path;                  /* SQLite file (":memory:" for tests) */
     uint64_t commit_interval_ms;    /* group commit, default 200 ms */
     uint64_t handshake_timeout_ms;  /* TLS + Hello, default 10 s */

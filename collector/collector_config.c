@@ -14,6 +14,11 @@ const pw_config_opt_t pw_collector_options[] = {
                          PW_CONFIG_REQUIRED | PW_CONFIG_PATH, "the collector's certificate"),
     PW_CONFIG_OPT_STRING("agents", "key_file", NULL, T, key_file,
                          PW_CONFIG_REQUIRED | PW_CONFIG_PATH, "private key of cert_file"),
+    PW_CONFIG_OPT_STRING("agents", "crl_file", "", T, crl_file, PW_CONFIG_PATH,
+                         "the CA's revocation list (PEM, deploy/pki.sh --revoke): listed agent "
+                         "certificates are refused; with it set, a missing or expired CRL refuses "
+                         "every agent; empty = none. Certificate, key, CA and CRL files are "
+                         "read again on SIGHUP"),
     PW_CONFIG_OPT_DURATION("agents", "handshake_timeout", "10s", 100, 600000, T,
                            handshake_timeout_ms, "TLS handshake plus a verified Hello"),
     PW_CONFIG_OPT_DURATION("agents", "idle_timeout", "5m", 1000, 86400000, T, idle_timeout_ms,

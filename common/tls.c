@@ -7,8 +7,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -33,7 +35,9 @@
 struct pw_tls_ctx_s {
     SSL_CTX *ssl_ctx;
     pw_tls_role_t role;
-    unsigned refs; /* the creator's reference + one per connection */
+    int64_t cert_not_after_s; /* own certificate's notAfter, 0 = none */
+    int64_t ca_not_after_s;   /* earliest trusted CA's notAfter, 0 = none */
+    unsigned refs;            /* the creator's reference + one per connection */
     char rbuf[READ_BUF_SIZE];
     uint8_t pbuf[PLAIN_BUF_SIZE];
 };
@@ -193,6 +197,145 @@ const char *pw_tls_library(void)
     return text;
 }
 
+/* An ASN1_TIME as Unix seconds (ASN1_TIME_diff from the epoch: portable, no timegm). */
+static int64_t asn1_unix(const ASN1_TIME *t)
+{
+    ASN1_TIME *epoch = ASN1_TIME_set(NULL, 0);
+    int days = 0, secs = 0;
+    int ok = epoch != NULL && t != NULL && ASN1_TIME_diff(&days, &secs, epoch, t) == 1;
+    ASN1_TIME_free(epoch);
+    return ok ? (int64_t)days * 86400 + secs : 0;
+}
+
+/* Adds every CRL of the PEM file to the context's store and turns on the leaf's CRL check. */
+static int load_crls(SSL_CTX *sc, const char *file, pw_diag_t *diag)
+{
+    BIO *b = BIO_new_file(file, "r");
+    if (b == NULL)
+        return ctx_fail(diag, "crl_file", "CRL file '%s'", file);
+    X509_STORE *st = SSL_CTX_get_cert_store(sc);
+    int n = 0;
+    X509_CRL *crl;
+    while ((crl = PEM_read_bio_X509_CRL(b, NULL, NULL, NULL)) != NULL) {
+        int ok = X509_STORE_add_crl(st, crl) == 1; /* the store takes its own reference */
+        X509_CRL_free(crl);
+        if (!ok) {
+            BIO_free(b);
+            return ctx_fail(diag, "crl_file", "CRL file '%s': CRL %d not added", file, n + 1);
+        }
+        n++;
+    }
+    BIO_free(b);
+    /* The loop ends on "no start line" at the end of the file; anything else is an error. */
+    unsigned long e = ERR_peek_last_error();
+    if (n == 0 ||
+        (e != 0 && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)))
+        return ctx_fail(diag, "crl_file", "CRL file '%s': %s", file,
+                        n == 0 ? "no PEM X509 CRL in it" : "CRL not readable");
+    ERR_clear_error();
+    X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK);
+    return 0;
+}
+
+/* The earliest notAfter of the CA certificates in the context's store. */
+static int64_t store_ca_not_after(SSL_CTX *sc)
+{
+    STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(SSL_CTX_get_cert_store(sc));
+    int64_t min = 0;
+    for (int i = 0; i < sk_X509_OBJECT_num(objs); i++) {
+        X509 *x = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs, i));
+        if (x == NULL)
+            continue;
+        int64_t t = asn1_unix(X509_get0_notAfter(x));
+        if (t != 0 && (min == 0 || t < min))
+            min = t;
+    }
+    return min;
+}
+
+int pw_tls_ctx_not_after(const pw_tls_ctx_t *ctx, int64_t *cert_s, int64_t *ca_s)
+{
+    if (ctx == NULL)
+        return PW_EINVAL;
+    if (cert_s != NULL)
+        *cert_s = ctx->cert_not_after_s;
+    if (ca_s != NULL)
+        *ca_s = ctx->ca_not_after_s;
+    return 0;
+}
+
+int pw_tls_ctx_expiry_check(const pw_tls_ctx_t *ctx, int64_t now_s, int64_t within_s, char *msg,
+                            size_t size)
+{
+    if (ctx == NULL || msg == NULL || size == 0)
+        return PW_EINVAL;
+    msg[0] = '\0';
+    const struct {
+        const char *what;
+        int64_t t;
+    } c[2] = {{"the certificate", ctx->cert_not_after_s},
+              {"the CA certificate", ctx->ca_not_after_s}};
+    for (int i = 0; i < 2; i++) {
+        if (c[i].t == 0 || c[i].t - now_s > within_s)
+            continue;
+        ASN1_TIME *at = ASN1_TIME_set(NULL, (time_t)c[i].t);
+        struct tm tm;
+        memset(&tm, 0, sizeof(tm));
+        if (at == NULL || ASN1_TIME_to_tm(at, &tm) != 1)
+            memset(&tm, 0, sizeof(tm));
+        ASN1_TIME_free(at);
+        char when[40];
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+        int64_t left = c[i].t - now_s;
+        if (left < 0)
+            snprintf(msg, size, "%s expired on %s, %lld days ago", c[i].what, when,
+                     (long long)(-left / 86400));
+        else
+            snprintf(msg, size, "%s expires on %s, in %lld days", c[i].what, when,
+                     (long long)(left / 86400));
+        return 1;
+    }
+    return 0;
+}
+
+#define DIGEST_FILE_MAX (16u << 20)
+
+int pw_tls_files_digest(const pw_tls_ctx_opts_t *opts, uint8_t out[32])
+{
+    if (opts == NULL || out == NULL)
+        return PW_EINVAL;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    char *buf = pw_malloc(65536);
+    if (md == NULL || buf == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        pw_free(buf);
+        return PW_ENOMEM;
+    }
+    const char *files[4] = {opts->ca_file, opts->cert_file, opts->key_file, opts->crl_file};
+    for (size_t i = 0; i < 4; i++) {
+        uint64_t total = 0;
+        FILE *f = files[i] != NULL && files[i][0] != '\0' ? fopen(files[i], "rb") : NULL;
+        /* Each file's bytes, then its length: "ab" + "c" differs from "a" + "bc". */
+        size_t n;
+        while (f != NULL && total < DIGEST_FILE_MAX && (n = fread(buf, 1, 65536, f)) > 0) {
+            EVP_DigestUpdate(md, buf, n);
+            total += n;
+        }
+        if (f != NULL)
+            fclose(f);
+        uint8_t len8[8];
+        for (int k = 0; k < 8; k++)
+            len8[k] = (uint8_t)(total >> (8 * k));
+        EVP_DigestUpdate(md, len8, sizeof(len8));
+    }
+    unsigned int olen = 0;
+    int ok = EVP_DigestFinal_ex(md, out, &olen) == 1 && olen == 32;
+    EVP_MD_CTX_free(md);
+    pw_free(buf);
+    ERR_clear_error();
+    return ok ? 0 : PW_ENOMEM;
+}
+
 int pw_tls_ctx_new(pw_tls_ctx_t **out, const pw_tls_ctx_opts_t *opts, pw_diag_t *diag)
 {
     if (out == NULL || opts == NULL)
@@ -253,7 +396,12 @@ int pw_tls_ctx_new(pw_tls_ctx_t **out, const pw_tls_ctx_opts_t *opts, pw_diag_t 
                           opts->key_file);
             goto fail_ssl;
         }
+        ctx->cert_not_after_s = asn1_unix(X509_get0_notAfter(SSL_CTX_get0_certificate(sc)));
     }
+    ctx->ca_not_after_s = store_ca_not_after(sc);
+    if (opts->crl_file != NULL && opts->crl_file[0] != '\0' &&
+        (rc = load_crls(sc, opts->crl_file, diag)) != 0)
+        goto fail_ssl;
 
     if (opts->role == PW_TLS_SERVER) {
         if (opts->no_client_cert) {

@@ -51,6 +51,12 @@ typedef struct pw_tls_ctx_opts_s {
     int no_client_cert;    /* server only: 1 = do not request a client certificate (the HTTP
                               API authenticates with bearer tokens); 0 (default) = require and
                               verify one. PW_EINVAL on a client context. */
+    const char *crl_file;  /* PEM file with the CA's certificate revocation list(s) (deploy/
+                              pki.sh --revoke writes crl.pem); NULL or "" = no revocation
+                              check. When set, a peer certificate is refused (PW_EAUTH,
+                              "certificate revoked") when listed, and also when the file has no
+                              CRL of its issuer or that CRL is past its nextUpdate (OpenSSL's
+                              X509_V_FLAG_CRL_CHECK: a stale list is not trusted). */
 } pw_tls_ctx_opts_t;
 
 /* Callbacks of one connection. `conn` is valid during each call. Any callback may call
@@ -105,6 +111,30 @@ int pw_tls_cert_names_host(const char *cert_file, const char *host, char *names,
  * cannot be read or parsed, key does not match certificate: OpenSSL's text and the file name
  * in `diag`), PW_ENOMEM. *out is untouched on failure. `diag` may be NULL. */
 int pw_tls_ctx_new(pw_tls_ctx_t **out, const pw_tls_ctx_opts_t *opts, pw_diag_t *diag);
+
+/* When the certificates of `ctx` expire, as Unix seconds (the notAfter field, RFC 5280
+ * 4.1.2.5): *cert_s the context's own certificate (0 when it has none: a client without a
+ * certificate), *ca_s the earliest of the trusted CA certificates. Either pointer may be NULL.
+ * Returns 0, or PW_EINVAL for a NULL ctx. */
+int pw_tls_ctx_not_after(const pw_tls_ctx_t *ctx, int64_t *cert_s, int64_t *ca_s);
+
+/* PW_TLS_EXPIRY_WARN_S: how long before a certificate expires the daemons start to warn (14
+ * days; the collector also exports the time left as poolwatch_cert_expiry_seconds). */
+#define PW_TLS_EXPIRY_WARN_S (14 * 86400)
+
+/* Whether a certificate of `ctx` (its own, or the earliest CA) expires within `within_s`
+ * seconds of `now_s` (Unix seconds) or has expired. Returns 1 and writes into msg[0..size)
+ * what and when ("the certificate expires on 2026-12-10 12:00:00 UTC, in 9 days"; the own
+ * certificate first when both do), or 0 (msg = "") when neither does; PW_EINVAL for NULL. */
+int pw_tls_ctx_expiry_check(const pw_tls_ctx_t *ctx, int64_t now_s, int64_t within_s, char *msg,
+                            size_t size);
+
+/* SHA-256 over the contents of the files a context is made from (ca_file, cert_file,
+ * key_file, crl_file of `opts`, each preceded by its length; a missing or unreadable file
+ * counts as empty), so that a caller can tell whether they changed since the context was made
+ * (the agent makes a new context on reconnect when they did). Files above 16 MiB are hashed
+ * by their first 16 MiB. Returns 0, or PW_EINVAL (NULL argument) / PW_ENOMEM. */
+int pw_tls_files_digest(const pw_tls_ctx_opts_t *opts, uint8_t out[32]);
 
 /* Drops the caller's reference. Connections hold their own reference, so a context may be
  * freed while its connections are still open; it goes away with the last of them. NULL is

@@ -2,6 +2,7 @@
 # pki.sh: a throw-away PKI for poolwatch demos and tests, made with the openssl CLI.
 #
 #   deploy/pki.sh DIR [--collector-name NAME] [--agent NAME ...] [--cli NAME] [--days N]
+#                     [--revoke BASE ...]
 #
 # Creates in DIR (EC P-256 keys, SHA-256 signatures, keys mode 0600):
 #   ca.pem ca.key                 the CA (CN "poolwatch throw-away CA <random>")
@@ -11,6 +12,11 @@
 #                                 OU "poolwatch-agent" (the role the collector requires)
 #   cli.pem cli.key               client certificate for the CLI, CN and SAN DNS = --cli NAME
 #                                 (default poolwatch-cli), OU "poolwatch-cli": no agent
+#   crl.pem                       the CA's revocation list (valid --days), for crl_file
+# --revoke BASE (agent-NAME, cli, collector) revokes DIR/BASE.pem, renames it and its key to
+# BASE.revoked-SERIAL.pem/.key and writes crl.pem again; revocations run before certificates
+# are made, so `--revoke agent-a1 --agent a1` replaces a1's certificate. The CA's records are
+# ca.db and ca.crlnumber (openssl ca).
 # Idempotent: existing files are kept (and checked against ca.pem); only missing ones are made,
 # and an agent certificate without the agent role (made before it existed) is made again.
 # For negative tests (another CA), run it again into another DIR: each run into an empty DIR
@@ -19,7 +25,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -33,12 +39,14 @@ COLLECTOR_NAME_GIVEN=0
 CLI_NAME=poolwatch-cli
 DAYS=825
 AGENTS=()
+REVOKE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --collector-name) [ $# -ge 2 ] || usage; COLLECTOR_NAME=$2; COLLECTOR_NAME_GIVEN=1; shift 2 ;;
     --agent) [ $# -ge 2 ] || usage; AGENTS+=("$2"); shift 2 ;;
     --cli) [ $# -ge 2 ] || usage; CLI_NAME=$2; shift 2 ;;
     --days) [ $# -ge 2 ] || usage; DAYS=$2; shift 2 ;;
+    --revoke) [ $# -ge 2 ] || usage; REVOKE+=("$2"); shift 2 ;;
     -h|--help) usage ;;
     *) die "unknown argument '$1'" ;;
   esac
@@ -55,6 +63,9 @@ fi
 check_name "$COLLECTOR_NAME"
 check_name "$CLI_NAME"
 for a in ${AGENTS[@]+"${AGENTS[@]}"}; do check_name "$a"; done
+for b in ${REVOKE[@]+"${REVOKE[@]}"}; do
+  [[ "$b" =~ ^(collector|cli|agent-[A-Za-z0-9.-]+)$ ]] || die "--revoke: '$b' is not collector, cli or agent-NAME"
+done
 [[ "$DAYS" =~ ^[0-9]+$ ]] && [ "$DAYS" -gt 0 ] || die "--days must be a positive integer"
 command -v openssl >/dev/null || die "the openssl command is required (apt-get install openssl)"
 
@@ -90,6 +101,41 @@ else
   chmod 644 "$TMP/ca.pem"
   mv "$TMP/ca.pem" "$DIR/ca.pem"
   echo "created $DIR/ca.pem (and ca.key)"
+fi
+
+# --- revocation (openssl ca keeps the list in ca.db) -------------------------------------------
+cat >"$TMP/ca.cnf" <<EOF
+[ ca ]
+default_ca = pw
+[ pw ]
+database = $DIR/ca.db
+crlnumber = $DIR/ca.crlnumber
+certificate = $DIR/ca.pem
+private_key = $DIR/ca.key
+default_md = sha256
+default_crl_days = $DAYS
+unique_subject = no
+EOF
+[ -f "$DIR/ca.db" ] || : >"$DIR/ca.db"
+[ -f "$DIR/ca.crlnumber" ] || echo 01 >"$DIR/ca.crlnumber"
+for b in ${REVOKE[@]+"${REVOKE[@]}"}; do
+  pem="$DIR/$b.pem"
+  [ -f "$pem" ] || die "--revoke $b: $pem does not exist"
+  ser=$(openssl x509 -in "$pem" -noout -serial | sed 's/^serial=//')
+  openssl ca -batch -config "$TMP/ca.cnf" -revoke "$pem" -crl_reason superseded 2>"$TMP/err" ||
+    { cat "$TMP/err" >&2; die "cannot revoke $pem"; }
+  mv "$pem" "$DIR/$b.revoked-$ser.pem"
+  [ -f "$DIR/$b.key" ] && mv "$DIR/$b.key" "$DIR/$b.revoked-$ser.key"
+  echo "revoked $pem (serial $ser; now $DIR/$b.revoked-$ser.pem)"
+done
+if [ ${#REVOKE[@]} -gt 0 ] || [ ! -f "$DIR/crl.pem" ]; then
+  openssl ca -batch -config "$TMP/ca.cnf" -gencrl -out "$TMP/crl.pem" 2>"$TMP/err" ||
+    { cat "$TMP/err" >&2; die "cannot write the CRL"; }
+  chmod 644 "$TMP/crl.pem"
+  mv "$TMP/crl.pem" "$DIR/crl.pem"
+  echo "created $DIR/crl.pem"
+else
+  echo "kept $DIR/crl.pem"
 fi
 
 # leaf BASENAME CN SERVER|CLIENT SAN [OU]

@@ -107,6 +107,8 @@ typedef struct pw_api_s {
     pw_pooltag_t *pooltag;            /* owned; NULL = no descriptions */
     uint64_t next_cmd_id;
     pw_api_stats_t stats;
+    int64_t cert_not_after_s; /* the server certificate's notAfter, Unix s (0 = unknown) */
+    int64_t ca_not_after_s;   /* the earliest CA certificate's notAfter */
 } pw_api_t;
 
 /* A route: method, pattern with {name} segments, the role it needs, and its handler. */
@@ -178,6 +180,12 @@ void pw_http_stop(pw_http_t *s);
  * an error the tokens in use stay and `d` says what and where. Returns the number of tokens
  * loaded (>= 0), or PW_EINVAL (no tokens file) or the loader's error. */
 int64_t pw_http_reload_tokens(pw_http_t *s, pw_diag_t *d);
+
+/* Makes a new TLS context from these files (SIGHUP: a renewed certificate) for connections
+ * accepted from now on; open ones keep theirs. The certificates' expiry for /metrics follows.
+ * Returns 0, or pw_tls_ctx_new's error with `d` saying which file: the context in use stays. */
+int pw_http_reload_tls(pw_http_t *s, const char *ca_file, const char *cert_file,
+                       const char *key_file, pw_diag_t *d);
 
 /* An agent's CommandResult, handed to the request waiting for it (if any). */
 void pw_http_command_result(pw_http_t *s, const pw_host_t *h,

@@ -658,8 +658,7 @@ int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *d
     if (opts->pooltag_file && opts->pooltag_file[0] &&
         (r = pw_pooltag_load(opts->pooltag_file, NULL, &s->api.pooltag, d)) != 0)
         goto fail;
-    pw_tls_ctx_opts_t to = {PW_TLS_SERVER, opts->ca_file, opts->cert_file, opts->key_file, 1};
-    if ((r = pw_tls_ctx_new(&s->tls, &to, d)) != 0)
+    if ((r = pw_http_reload_tls(s, opts->ca_file, opts->cert_file, opts->key_file, d)) != 0)
         goto fail;
     char host[PW_NET_HOST_MAX];
     uint16_t port;
@@ -694,6 +693,24 @@ int pw_http_start(uv_loop_t *loop, const pw_http_opts_t *opts, const pw_api_t *d
 fail:
     http_free(s);
     return r;
+}
+
+int pw_http_reload_tls(pw_http_t *s, const char *ca_file, const char *cert_file,
+                       const char *key_file, pw_diag_t *d)
+{
+    pw_tls_ctx_opts_t to = {.role = PW_TLS_SERVER,
+                            .ca_file = ca_file,
+                            .cert_file = cert_file,
+                            .key_file = key_file,
+                            .no_client_cert = 1};
+    pw_tls_ctx_t *ctx;
+    int r = pw_tls_ctx_new(&ctx, &to, d);
+    if (r != 0)
+        return r;
+    pw_tls_ctx_free(s->tls); /* connections hold their own reference */
+    s->tls = ctx;
+    pw_tls_ctx_not_after(ctx, &s->api.cert_not_after_s, &s->api.ca_not_after_s);
+    return 0;
 }
 
 int64_t pw_http_reload_tokens(pw_http_t *s, pw_diag_t *d)

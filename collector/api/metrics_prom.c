@@ -284,6 +284,21 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                  "HTTP connections refused at the connection cap.");
     if (r == 0)
         r = out(b, "poolwatch_http_connections_refused_total %" PRIu64 "\n", st->refused);
+    /* Time left on the certificates the collector serves with (renewed files are used after a
+     * SIGHUP; the collector also logs a warning from PW_TLS_EXPIRY_WARN_S before). */
+    if (r == 0 && api->cert_not_after_s != 0) {
+        uv_timeval64_t tv;
+        uv_gettimeofday(&tv);
+        r = help(b, "poolwatch_cert_expiry_seconds", "gauge",
+                 "Seconds until a certificate in use expires (negative: expired): the "
+                 "collector's own (server) and the earliest of its CA file (ca).");
+        if (r == 0)
+            r = out(b,
+                    "poolwatch_cert_expiry_seconds{cert=\"server\"} %" PRId64 "\n"
+                    "poolwatch_cert_expiry_seconds{cert=\"ca\"} %" PRId64 "\n",
+                    api->cert_not_after_s - (int64_t)tv.tv_sec,
+                    api->ca_not_after_s - (int64_t)tv.tv_sec);
+    }
     pw_store_stats_t ss;
     if (r == 0 && pw_store_stats(pw_ingest_store(api->ing), &ss, NULL) == 0) {
         const struct {

@@ -136,6 +136,12 @@ static void compact_some(pw_listener_t *l)
                     "store: compacting closed chunks: %s (%s)", pw_strerror((int)n), d.msg);
 }
 
+void pw_listener_set_tls_ctx(pw_listener_t *l, pw_tls_ctx_t *ctx)
+{
+    if (l != NULL && ctx != NULL)
+        l->o.tls_ctx = ctx;
+}
+
 void pw_listener_commit(pw_listener_t *l)
 {
     pw_diag_t d;

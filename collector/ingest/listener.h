@@ -65,6 +65,11 @@ void pw_listener_free(pw_listener_t *l);
 /* The bound port (how tests that listen on port 0 learn it). */
 int pw_listener_port(const pw_listener_t *l);
 
+/* The TLS context for connections accepted from now on (SIGHUP: new certificate, key, CA or
+ * CRL); sessions already open keep theirs. `ctx` is borrowed like opts->tls_ctx: the caller
+ * keeps it alive while the listener may accept with it. */
+void pw_listener_set_tls_ctx(pw_listener_t *l, pw_tls_ctx_t *ctx);
+
 /* Open agent connections (verified or not). */
 size_t pw_listener_connections(const pw_listener_t *l);
 

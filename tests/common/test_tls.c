@@ -41,7 +41,7 @@ static int group_setup(void **state)
     snprintf(g_dir, sizeof(g_dir), "/tmp/pw_test_tls.XXXXXX");
     if (mkdtemp(g_dir) == NULL)
         return -1;
-    char cmd[2048];
+    char cmd[4096];
     for (int i = 0; i < 2; i++) {
         snprintf(cmd, sizeof(cmd),
                  "bash '%s/deploy/pki.sh' '%s/%s' --collector-name coll.example "
@@ -49,6 +49,16 @@ static int group_setup(void **state)
                  PW_SOURCE_DIR, g_dir, i == 0 ? "a" : "b");
         sh(cmd);
     }
+    /* c/: a third CA with a revocation: old-r1.pem is r1's first certificate, revoked (pki.sh
+     * --revoke renames it; it is copied first), agent-r1.example.pem its replacement. */
+    snprintf(cmd, sizeof(cmd),
+             "bash '%s/deploy/pki.sh' '%s/c' --collector-name coll.example --agent r1.example "
+             "--agent k1.example >/dev/null && cd '%s/c' && cp agent-r1.example.pem old-r1.pem && "
+             "cp agent-r1.example.key old-r1.key && cp crl.pem crl-empty.pem && "
+             "bash '%s/deploy/pki.sh' . --collector-name coll.example --revoke agent-r1.example "
+             "--agent r1.example >/dev/null",
+             PW_SOURCE_DIR, g_dir, g_dir, PW_SOURCE_DIR);
+    sh(cmd);
     const char *names[2][3] = {{"cnonly", "/CN=cnonly.example", "basicConstraints=CA:FALSE"},
                                {"mixed", "/CN=cn.example", "subjectAltName=DNS:san.example"}};
     for (int i = 0; i < 2; i++) {
@@ -103,6 +113,7 @@ typedef struct run_s {
     size_t payload_len;
     const char *match_names[MAX_MATCH]; /* NULL-terminated */
     int early_write;                    /* pw_tls_write right after pw_tls_connect */
+    const char *srv_crl, *cli_crl;      /* crl_file of each side's context (NULL = none) */
 } run_t;
 
 static void rx_append(side_t *s, const uint8_t *d, size_t n)
@@ -235,9 +246,11 @@ static void on_guard(uv_timer_t *t)
         uv_close((uv_handle_t *)&run->listener, NULL);
 }
 
-static pw_tls_ctx_t *make_ctx(pw_tls_role_t role, const char *ca, const char *cert, const char *key)
+static pw_tls_ctx_t *make_ctx_crl(pw_tls_role_t role, const char *ca, const char *cert,
+                                  const char *key, const char *crl)
 {
-    pw_tls_ctx_opts_t o = {.role = role, .ca_file = ca, .cert_file = cert, .key_file = key};
+    pw_tls_ctx_opts_t o = {
+        .role = role, .ca_file = ca, .cert_file = cert, .key_file = key, .crl_file = crl};
     pw_tls_ctx_t *ctx = NULL;
     pw_diag_t d;
     pw_diag_clear(&d);
@@ -247,21 +260,28 @@ static pw_tls_ctx_t *make_ctx(pw_tls_role_t role, const char *ca, const char *ce
     return ctx;
 }
 
+static pw_tls_ctx_t *make_ctx(pw_tls_role_t role, const char *ca, const char *cert, const char *key)
+{
+    return make_ctx_crl(role, ca, cert, key, NULL);
+}
+
 /* Server: collector cert from PKI `srv_pki` trusting CA `srv_ca`; client: cert `cli_base`
  * (NULL = none) from PKI `cli_pki`, trusting CA `cli_ca`, expecting `host`. Runs to the end. */
 static void run_pair(run_t *run, const char *srv_pki, const char *srv_ca, const char *cli_pki,
                      const char *cli_base, const char *cli_ca, const char *host)
 {
     char cert[64], key[64];
-    run->sctx = make_ctx(PW_TLS_SERVER, path_in(srv_ca, "ca.pem"),
-                         path_in(srv_pki, "collector.pem"), path_in(srv_pki, "collector.key"));
+    run->sctx =
+        make_ctx_crl(PW_TLS_SERVER, path_in(srv_ca, "ca.pem"), path_in(srv_pki, "collector.pem"),
+                     path_in(srv_pki, "collector.key"), run->srv_crl);
     if (cli_base) {
         snprintf(cert, sizeof(cert), "%s.pem", cli_base);
         snprintf(key, sizeof(key), "%s.key", cli_base);
-        run->cctx = make_ctx(PW_TLS_CLIENT, path_in(cli_ca, "ca.pem"), path_in(cli_pki, cert),
-                             path_in(cli_pki, key));
+        run->cctx = make_ctx_crl(PW_TLS_CLIENT, path_in(cli_ca, "ca.pem"), path_in(cli_pki, cert),
+                                 path_in(cli_pki, key), run->cli_crl);
     } else {
-        run->cctx = make_ctx(PW_TLS_CLIENT, path_in(cli_ca, "ca.pem"), NULL, NULL);
+        run->cctx =
+            make_ctx_crl(PW_TLS_CLIENT, path_in(cli_ca, "ca.pem"), NULL, NULL, run->cli_crl);
     }
 
     assert_int_equal(uv_loop_init(&run->loop), 0);
@@ -467,6 +487,189 @@ static void test_tls_server_rejects_client_from_other_ca(void **state)
     assert_non_null(strstr(run.server.msg, "unable to get local issuer certificate"));
     assert_int_equal(run.client.status, PW_EAUTH);
     run_free(&run);
+}
+
+/* Issue 15 item 13: with the CA's CRL (deploy/pki.sh --revoke), a revoked agent certificate is
+ * refused at the handshake; the same agent's replacement and another agent are let in. */
+static void test_tls_server_refuses_revoked_client(void **state)
+{
+    (void)state;
+    char crl[512]; /* path_in's buffers are reused */
+    snprintf(crl, sizeof(crl), "%s", path_in("c", "crl.pem"));
+    const struct {
+        const char *base;
+        int ok;
+    } cases[] = {{"old-r1", 0}, {"agent-r1.example", 1}, {"agent-k1.example", 1}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_t run;
+        memset(&run, 0, sizeof(run));
+        run.greeting = "hi"; /* the client closes once it has it */
+        run.srv_crl = crl;
+        run_pair(&run, "c", "c", "c", cases[i].base, "c", "coll.example");
+        assert_int_equal(run.server.established, cases[i].ok);
+        if (cases[i].ok) {
+            assert_int_equal(run.server.status, 0);
+            assert_string_equal(run.server.cn, cases[i].base + 6);
+        } else {
+            assert_int_equal(run.server.status, PW_EAUTH);
+            assert_non_null(strstr(run.server.msg, "certificate revoked"));
+            assert_int_equal(run.client.status, PW_EAUTH);
+        }
+        run_free(&run);
+    }
+    /* Without the CRL the revoked certificate is still let in: the check is the CRL's. */
+    run_t run;
+    memset(&run, 0, sizeof(run));
+    run.greeting = "hi";
+    run_pair(&run, "c", "c", "c", "old-r1", "c", "coll.example");
+    assert_true(run.server.established);
+    run_free(&run);
+    /* The CRL from before the revocation lets it in too; one of another CA refuses everybody
+     * (no CRL of this issuer: OpenSSL's "unable to get certificate CRL"). */
+    memset(&run, 0, sizeof(run));
+    run.greeting = "hi";
+    run.srv_crl = path_in("c", "crl-empty.pem");
+    run_pair(&run, "c", "c", "c", "old-r1", "c", "coll.example");
+    assert_true(run.server.established);
+    run_free(&run);
+    memset(&run, 0, sizeof(run));
+    run.greeting = "hi";
+    run.srv_crl = path_in("a", "crl.pem");
+    run_pair(&run, "c", "c", "c", "agent-k1.example", "c", "coll.example");
+    assert_false(run.server.established);
+    assert_int_equal(run.server.status, PW_EAUTH);
+    assert_non_null(strstr(run.server.msg, "unable to get certificate CRL"));
+    run_free(&run);
+}
+
+/* A client with the CRL refuses a revoked collector certificate. */
+static void test_tls_client_refuses_revoked_server(void **state)
+{
+    (void)state;
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf '%s/d' && bash '%s/deploy/pki.sh' '%s/d' --collector-name coll.example "
+             "--agent a1.example >/dev/null && cd '%s/d' && mkdir -p old && "
+             "cp collector.pem collector.key old/ && bash '%s/deploy/pki.sh' . --collector-name "
+             "coll.example --revoke collector >/dev/null && cp ca.pem crl.pem old/ && "
+             "cp agent-a1.example.pem agent-a1.example.key old/",
+             g_dir, PW_SOURCE_DIR, g_dir, g_dir, PW_SOURCE_DIR);
+    sh(cmd);
+    run_t run;
+    memset(&run, 0, sizeof(run));
+    run.cli_crl = path_in("d/old", "crl.pem");
+    run_pair(&run, "d/old", "d/old", "d/old", "agent-a1.example", "d/old", "coll.example");
+    assert_false(run.client.established);
+    assert_int_equal(run.client.status, PW_EAUTH);
+    assert_non_null(strstr(run.client.msg, "certificate revoked"));
+    run_free(&run);
+}
+
+/* The number after "key=" in a command's output ("notAfter=Dec  1 17:02:15 2028 GMT" through
+ * date(1) as Unix seconds): the expiry as the openssl CLI reads it, not as tls.c does. */
+static int64_t cli_not_after(const char *pem)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd),
+             "date -u -d \"$(openssl x509 -in '%s' -noout -enddate | sed 's/^notAfter=//')\" +%%s",
+             pem);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    long long v = -1;
+    assert_int_equal(fscanf(p, "%lld", &v), 1);
+    pclose(p);
+    return v;
+}
+
+static void test_tls_ctx_not_after_and_expiry_check(void **state)
+{
+    (void)state;
+    pw_tls_ctx_t *ctx = make_ctx(PW_TLS_SERVER, path_in("a", "ca.pem"),
+                                 path_in("a", "collector.pem"), path_in("a", "collector.key"));
+    int64_t cert_s = 0, ca_s = 0;
+    assert_int_equal(pw_tls_ctx_not_after(ctx, &cert_s, &ca_s), 0);
+    assert_int_equal(cert_s, cli_not_after(path_in("a", "collector.pem")));
+    assert_int_equal(ca_s, cli_not_after(path_in("a", "ca.pem")));
+    assert_true(cert_s > 0 && ca_s > 0);
+    char msg[160];
+    /* pki.sh made the CA and then the certificate for the same days: they expire within
+     * seconds of each other, and the certificate's own is named first. 15 days before:
+     * nothing; 14 days less 1 s before: "in 13 days"; 2.5 days after: expired. */
+    assert_true(cert_s - ca_s >= 0 && cert_s - ca_s < 600);
+    assert_int_equal(
+        pw_tls_ctx_expiry_check(ctx, cert_s - 15 * 86400, PW_TLS_EXPIRY_WARN_S, msg, sizeof(msg)),
+        0);
+    assert_string_equal(msg, "");
+    assert_int_equal(pw_tls_ctx_expiry_check(ctx, cert_s - 14 * 86400 + 1, PW_TLS_EXPIRY_WARN_S,
+                                             msg, sizeof(msg)),
+                     1);
+    assert_non_null(strstr(msg, "the certificate expires on "));
+    assert_non_null(strstr(msg, " UTC, in 13 days"));
+    assert_int_equal(pw_tls_ctx_expiry_check(ctx, cert_s + 2 * 86400 + 43200, PW_TLS_EXPIRY_WARN_S,
+                                             msg, sizeof(msg)),
+                     1);
+    assert_non_null(strstr(msg, "the certificate expired on "));
+    assert_non_null(strstr(msg, ", 2 days ago"));
+    /* The date is the certificate's own, as openssl prints it in ISO form. */
+    char iso[64], cmd[600];
+    snprintf(cmd, sizeof(cmd), "date -u -d @%lld '+%%Y-%%m-%%d %%H:%%M:%%S UTC'",
+             (long long)cert_s);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(fgets(iso, sizeof(iso), p));
+    pclose(p);
+    iso[strcspn(iso, "\n")] = '\0';
+    assert_int_equal(
+        pw_tls_ctx_expiry_check(ctx, cert_s - 86400, PW_TLS_EXPIRY_WARN_S, msg, sizeof(msg)), 1);
+    assert_non_null(strstr(msg, iso));
+    pw_tls_ctx_free(ctx);
+    /* a client without a certificate: only the CA */
+    ctx = make_ctx(PW_TLS_CLIENT, path_in("a", "ca.pem"), NULL, NULL);
+    assert_int_equal(pw_tls_ctx_not_after(ctx, &cert_s, &ca_s), 0);
+    assert_int_equal(cert_s, 0);
+    assert_int_equal(ca_s, cli_not_after(path_in("a", "ca.pem")));
+    assert_int_equal(
+        pw_tls_ctx_expiry_check(ctx, ca_s - 86400, PW_TLS_EXPIRY_WARN_S, msg, sizeof(msg)), 1);
+    assert_non_null(strstr(msg, "the CA certificate expires on "));
+    pw_tls_ctx_free(ctx);
+    assert_int_equal(pw_tls_ctx_not_after(NULL, &cert_s, &ca_s), PW_EINVAL);
+}
+
+/* The digest changes with any byte of any of the four files, and only then. */
+static void test_tls_files_digest(void **state)
+{
+    (void)state;
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p '%s/e' && cp '%s/a/ca.pem' '%s/a/collector.pem' "
+             "'%s/a/collector.key' '%s/a/crl.pem' '%s/e/'",
+             g_dir, g_dir, g_dir, g_dir, g_dir, g_dir);
+    sh(cmd);
+    pw_tls_ctx_opts_t o = {.role = PW_TLS_SERVER,
+                           .ca_file = path_in("e", "ca.pem"),
+                           .cert_file = path_in("e", "collector.pem"),
+                           .key_file = path_in("e", "collector.key"),
+                           .crl_file = path_in("e", "crl.pem")};
+    uint8_t d1[32], d2[32];
+    assert_int_equal(pw_tls_files_digest(&o, d1), 0);
+    assert_int_equal(pw_tls_files_digest(&o, d2), 0);
+    assert_memory_equal(d1, d2, 32);
+    /* the same bytes in place (a copy over itself) change nothing */
+    snprintf(cmd, sizeof(cmd), "cd '%s/e' && cp collector.pem x && mv x collector.pem", g_dir);
+    sh(cmd);
+    assert_int_equal(pw_tls_files_digest(&o, d2), 0);
+    assert_memory_equal(d1, d2, 32);
+    /* another certificate of the same size class: a different digest */
+    snprintf(cmd, sizeof(cmd), "cp '%s/b/collector.pem' '%s/e/collector.pem'", g_dir, g_dir);
+    sh(cmd);
+    assert_int_equal(pw_tls_files_digest(&o, d2), 0);
+    assert_memory_not_equal(d1, d2, 32);
+    memcpy(d1, d2, 32);
+    /* the CRL alone */
+    snprintf(cmd, sizeof(cmd), "cp '%s/c/crl.pem' '%s/e/crl.pem'", g_dir, g_dir);
+    sh(cmd);
+    assert_int_equal(pw_tls_files_digest(&o, d2), 0);
+    assert_memory_not_equal(d1, d2, 32);
+    assert_int_equal(pw_tls_files_digest(NULL, d2), PW_EINVAL);
 }
 
 static void test_tls_peer_matches_san_not_cn(void **state)
@@ -848,6 +1051,10 @@ int main(void)
         cmocka_unit_test(test_tls_server_rejects_plaintext),
         cmocka_unit_test(test_tls_server_reports_eof_during_handshake),
         cmocka_unit_test(test_tls_alloc_failures_are_clean),
+        cmocka_unit_test(test_tls_server_refuses_revoked_client),
+        cmocka_unit_test(test_tls_client_refuses_revoked_server),
+        cmocka_unit_test(test_tls_ctx_not_after_and_expiry_check),
+        cmocka_unit_test(test_tls_files_digest),
         cmocka_unit_test(test_net_split_host_port),
         cmocka_unit_test(test_net_addr_literal_and_format),
     };

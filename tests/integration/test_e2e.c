@@ -856,6 +856,158 @@ static void test_e2e_raw_connections_do_not_lock_out_agents(void **state)
     pw_proc_remove_dir(dir, "PW_KEEP_E2E");
 }
 
+/* The serial of the certificate the server at 127.0.0.1:port presents (openssl s_client). */
+static void served_serial(int port, char *out, size_t size)
+{
+    char cmd[1000];
+    snprintf(cmd, sizeof(cmd),
+             "echo | openssl s_client -connect 127.0.0.1:%d -servername localhost -CAfile "
+             "%s/pki/ca.pem -cert %s/pki/agent-HOST01.pem -key %s/pki/agent-HOST01.key "
+             "2>/dev/null | openssl x509 -noout -serial",
+             port, dir, dir, dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    out[0] = '\0';
+    if (fgets(out, (int)size, p) == NULL)
+        out[0] = '\0';
+    pclose(p);
+    out[strcspn(out, "\n")] = '\0';
+    if (strncmp(out, "serial=", 7) != 0)
+        fail_msg("no certificate served on port %d: '%s'", port, out);
+}
+
+/* The file's serial as "serial=HEX" and its notAfter as Unix seconds, by the openssl CLI. */
+static int64_t file_cert(const char *pem, char *serial, size_t size)
+{
+    char cmd[1000];
+    snprintf(cmd, sizeof(cmd),
+             "openssl x509 -in '%s' -noout -serial && date -u -d \"$(openssl x509 -in '%s' "
+             "-noout -enddate | sed 's/^notAfter=//')\" +%%s",
+             pem, pem);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    long long t = 0;
+    assert_non_null(fgets(serial, (int)size, p));
+    serial[strcspn(serial, "\n")] = '\0';
+    assert_int_equal(fscanf(p, "%lld", &t), 1);
+    pclose(p);
+    return t;
+}
+
+/* poolwatch_cert_expiry_seconds{cert="server"} from /metrics. */
+static int64_t metric_cert_expiry(void)
+{
+    char ca[300];
+    path_in_dir(ca, sizeof(ca), "pki/ca.pem");
+    char *m = pw_proc_https(ca, atoi(http_port), ADMIN_TOKEN, "/metrics", NULL);
+    const char *k = strstr(m, "\npoolwatch_cert_expiry_seconds{cert=\"server\"} ");
+    if (k == NULL)
+        fail_msg("/metrics has no poolwatch_cert_expiry_seconds{cert=\"server\"}");
+    int64_t v = strtoll(k + strlen("\npoolwatch_cert_expiry_seconds{cert=\"server\"} "), NULL, 10);
+    assert_non_null(strstr(m, "\npoolwatch_cert_expiry_seconds{cert=\"ca\"} "));
+    free(m);
+    return v;
+}
+
+/* Issue 15, item 13: certificate rotation and revocation, without restarting the agent.
+ * - /metrics says how long the collector's certificate has left (checked against the openssl
+ *   CLI's reading of the file);
+ * - the collector's certificate is replaced (a 10-day one) and SIGHUP makes both listeners
+ *   serve it at once, with the 14-day warning in the log and the metric following;
+ * - an agent's certificate is revoked (deploy/pki.sh --revoke) and replaced on disk; after the
+ *   collector's SIGHUP an agent with the revoked certificate is refused, and the running agent,
+ *   reconnecting, reads its new files and is let in: had it kept the old certificate, it would
+ *   have been refused as well. */
+static void test_e2e_cert_rotation_and_revocation(void **state)
+{
+    (void)state;
+    e2e_setup();
+    char cmd[4096], crl_arg[400], serial0[128], serial1[128], fserial[128], clog[300], alog[300];
+    snprintf(crl_arg, sizeof(crl_arg), "--agents.crl_file=%s/pki/crl.pem", dir);
+    /* the running agent's certificate lives where we can replace it */
+    snprintf(cmd, sizeof(cmd),
+             "cp %s/pki/agent-linuxhost.pem %s/lin.pem && cp %s/pki/agent-linuxhost.key "
+             "%s/lin.key && cp -r %s %s/fakeproc",
+             dir, dir, dir, dir, pw_test_fixture("proc/case25_2.6.8"), dir);
+    assert_int_equal(system(cmd), 0);
+    path_in_dir(clog, sizeof(clog), "collector.log");
+    path_in_dir(alog, sizeof(alog), "agent-lin.log");
+    pid_t coll = start_collector_with(crl_arg);
+    char proc_arg[600];
+    snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s/fakeproc", dir);
+    pid_t lin = start_agent("lin", "linux", "linuxhost", "lin", proc_arg, NULL);
+    wait_host("linuxhost", 3, 1);
+
+    char pem[400];
+    snprintf(pem, sizeof(pem), "%s/pki/collector.pem", dir);
+    int64_t not_after = file_cert(pem, fserial, sizeof(fserial));
+    int64_t left = not_after - (int64_t)(pw_proc_now_ms() / 1000);
+    int64_t m = metric_cert_expiry();
+    assert_true(m <= left + 2 && m >= left - 60);
+    assert_true(m > 800 * 86400); /* pki.sh's 825 days */
+    served_serial(atoi(http_port), serial0, sizeof(serial0));
+    assert_string_equal(serial0, fserial);
+
+    /* 1. The collector's certificate: a new one for 10 days, then SIGHUP. */
+    char pki[300];
+    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    pw_proc_pki(PW_SOURCE_DIR, pki, "--revoke collector --days 10");
+    not_after = file_cert(pem, fserial, sizeof(fserial));
+    assert_string_not_equal(fserial, serial0);
+    kill(coll, SIGHUP);
+    pw_proc_wait_log(clog, "SIGHUP: ", 1, WAIT_MS);
+    pw_proc_wait_log(clog, "reloaded for new connections", 1, WAIT_MS);
+    served_serial(atoi(http_port), serial1, sizeof(serial1));
+    assert_string_equal(serial1, fserial);
+    served_serial(atoi(coll_port), serial1, sizeof(serial1));
+    assert_string_equal(serial1, fserial);
+    left = not_after - (int64_t)(pw_proc_now_ms() / 1000);
+    m = metric_cert_expiry();
+    assert_true(m <= left + 2 && m >= left - 60);
+    assert_true(m < 10 * 86400 && m > 9 * 86400);
+    pw_proc_wait_log(clog, "the certificate expires on ", 1, WAIT_MS);
+    /* 10 days less the time since pki.sh signed it (whole days: 9, or 10 within its second) */
+    assert_true(file_contains(clog, ", in 9 days (") || file_contains(clog, ", in 10 days ("));
+    wait_host("linuxhost", 3, 1); /* the open session kept its context */
+
+    /* 2. The agent's certificate: revoked, a new one issued and copied over the agent's files
+     * while it runs; SIGHUP reads the CRL. */
+    snprintf(cmd, sizeof(cmd), "cp %s/lin.pem %s/old.pem && cp %s/lin.key %s/old.key", dir, dir,
+             dir, dir);
+    assert_int_equal(system(cmd), 0);
+    pw_proc_pki(PW_SOURCE_DIR, pki, "--revoke agent-linuxhost --agent linuxhost");
+    snprintf(cmd, sizeof(cmd),
+             "cp %s/pki/agent-linuxhost.pem %s/lin.pem.new && cp %s/pki/agent-linuxhost.key "
+             "%s/lin.key.new && mv %s/lin.key.new %s/lin.key && mv %s/lin.pem.new %s/lin.pem",
+             dir, dir, dir, dir, dir, dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    kill(coll, SIGHUP);
+    pw_proc_wait_log(clog, "reloaded for new connections", 2, WAIT_MS);
+    /* An agent with the revoked certificate is refused at the handshake. */
+    snprintf(cmd, sizeof(cmd), "cp -r %s/fakeproc %s/fakeproc2", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(proc_arg, sizeof(proc_arg), "--linux.proc_root=%s/fakeproc2", dir);
+    pid_t rev = start_agent("rev", "linux", "linuxhost", "old", proc_arg, NULL);
+    char rlog[300];
+    path_in_dir(rlog, sizeof(rlog), "agent-rev.log");
+    pw_proc_wait_log(clog, "peer certificate not accepted: certificate revoked", 1, WAIT_MS);
+    pw_proc_wait_log(rlog, "certificate revoked", 1, WAIT_MS);
+    stop(rev, SIGKILL);
+    /* The running agent reconnects (the collector restarts: nothing else ends its session) and
+     * is let in with its new files, read because they changed. */
+    uint64_t before = api_samples("linuxhost");
+    assert_true(WIFEXITED(stop(coll, SIGTERM)));
+    coll = start_collector_with(crl_arg);
+    pw_proc_wait_log(alog, "TLS files changed: ", 1, WAIT_MS);
+    wait_host("linuxhost", before + 3, 1);
+    assert_int_equal(pw_test_count_in_file(clog, "certificate revoked"), 1);
+    int st = stop(lin, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    st = stop(coll, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pw_proc_remove_dir(dir, "PW_KEEP_E2E");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -864,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_e2e_clock_and_twins),
         cmocka_unit_test(test_e2e_reboot_resend),
         cmocka_unit_test(test_e2e_raw_connections_do_not_lock_out_agents),
+        cmocka_unit_test(test_e2e_cert_rotation_and_revocation),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     pw_proc_kill_all();
