@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CHILDREN 64
+#define MAX_CHILDREN 512
 
 static pid_t children[MAX_CHILDREN];
 static size_t n_children;
