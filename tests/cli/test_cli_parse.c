@@ -1488,13 +1488,7 @@ static void test_fake_server_number_out_of_range(void **state)
 
     reset_env();
     fake_t fk;
-    const char *doc = "{\"hosts\":[{\"name\":\"HOST01\",\"nonpaged_bytes\":8.7e80}]}";
-    char resp[512];
-    snprintf(resp, sizeof(resp),
-             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-             strlen(doc), doc);
-    fake_start(&fk, resp);
-    env_url = fake_url(&fk);
+    fake_start_json(&fk, "{\"hosts\":[{\"name\":\"HOST01\",\"nonpaged_bytes\":8.7e80}]}");
     run_t r = RUN("hosts");
     free(fake_finish(&fk, NULL));
     assert_int_equal(r.rc, 1);
