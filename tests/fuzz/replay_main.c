@@ -1,6 +1,7 @@
 /* replay_main.c: runs a fuzz target without libFuzzer. Feeds each file of the corpus
  * directories given on the command line, then, for each file, every prefix length up to
- * 4 KiB and 64 deterministic single-byte mutations, so that CI exercises the decoders'
+ * 4 KiB and 64 deterministic single-byte mutations (files in subdirectories, the inputs
+ * libFuzzer found, once each), so that CI exercises the decoders'
  * error paths under ASan/UBSan even without clang. Exit 0 when nothing crashed. */
 #include <dirent.h>
 #include <stddef.h>
@@ -32,7 +33,7 @@ static void run_one(const uint8_t *data, size_t n)
     free(copy);
 }
 
-static int run_file(const char *path)
+static int run_file(const char *path, int mutate)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
@@ -53,6 +54,10 @@ static int run_file(const char *path)
     fclose(f);
     size_t n = (size_t)len;
     run_one(buf, n);
+    if (!mutate) {
+        free(buf);
+        return 1;
+    }
     size_t lim = n < 4096 ? n : 4096;
     for (size_t i = 0; i < lim; i++)
         run_one(buf, i);
@@ -67,25 +72,38 @@ static int run_file(const char *path)
     return 1;
 }
 
+/* Every file of `path` (or `path` itself): with truncations and mutations (`mutate`), or once
+ * each. A subdirectory's files run once each: corpus/<name>/grown/ holds what libFuzzer found
+ * (hundreds of inputs; libFuzzer replays them all, recursively, under the clang build). */
+static int run_path(const char *path, int mutate)
+{
+    DIR *dir = opendir(path);
+    if (dir == NULL)
+        return run_file(path, mutate);
+    int files = 0;
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char sub[4096];
+        snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+        DIR *inner = opendir(sub);
+        if (inner != NULL) {
+            closedir(inner);
+            files += run_path(sub, 0);
+        } else {
+            files += run_file(sub, mutate);
+        }
+    }
+    closedir(dir);
+    return files;
+}
+
 int main(int argc, char **argv)
 {
     int files = 0;
-    for (int a = 1; a < argc; a++) {
-        DIR *dir = opendir(argv[a]);
-        if (dir == NULL) {
-            files += run_file(argv[a]);
-            continue;
-        }
-        struct dirent *de;
-        while ((de = readdir(dir)) != NULL) {
-            if (de->d_name[0] == '.')
-                continue;
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", argv[a], de->d_name);
-            files += run_file(path);
-        }
-        closedir(dir);
-    }
+    for (int a = 1; a < argc; a++)
+        files += run_path(argv[a], 1);
     if (files == 0) {
         fprintf(stderr, "fuzz replay: no corpus files found\n");
         return 1;
