@@ -3,6 +3,7 @@
 #include "codec.h"
 #include "daemon.h"
 #include "delta.h"
+#include "bigpool.h"
 #include "findtag.h"
 #include "frame.h"
 #include "log.h"
@@ -685,11 +686,34 @@ static const char *default_drivers_dir(char *buf, size_t n)
     return buf;
 }
 
+/* The wire form of a big-pool summary; `hist` (PW_BIGPOOL_BUCKETS) backs its histogram. */
+static void big_pool_message(const pw_bigpool_summary_t *s, uint64_t now_ms,
+                             Poolwatch__V1__BigPoolSnapshot *m, uint64_t *hist)
+{
+    poolwatch__v1__big_pool_snapshot__init(m);
+    m->tag.data = (uint8_t *)(uintptr_t)s->tag;
+    m->tag.len = 4;
+    m->taken_ms = now_ms;
+    m->scanned = s->scanned;
+    m->count = s->count;
+    m->bytes = s->bytes;
+    m->nonpaged_count = s->nonpaged_count;
+    m->nonpaged_bytes = s->nonpaged_bytes;
+    m->largest_bytes = s->largest_bytes;
+    m->smallest_bytes = s->smallest_bytes;
+    memcpy(hist, s->hist, sizeof(s->hist));
+    m->n_size_hist = PW_BIGPOOL_BUCKETS;
+    m->size_hist = hist;
+}
+
 static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
 {
     Poolwatch__V1__CommandResult res = POOLWATCH__V1__COMMAND_RESULT__INIT;
     char msg[256] = "ok";
     matches_t ms = {0};
+    pw_bigpool_summary_t bps;
+    Poolwatch__V1__BigPoolSnapshot bpm;
+    uint64_t bph[PW_BIGPOOL_BUCKETS];
     res.id = c->id;
     switch (c->kind) {
     case POOLWATCH__V1__COMMAND_KIND__COMMAND_SET_INTERVAL:
@@ -738,6 +762,30 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
             ms.mp[i] = &ms.m[i];
         res.n_matches = ms.n;
         res.matches = ms.mp;
+        break;
+    }
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_BIG_POOL: {
+        pw_diag_t bd;
+        pw_diag_clear(&bd);
+        if (c->tag.len != 4) {
+            res.status = PW_EINVAL;
+            snprintf(msg, sizeof(msg), "a big-pool snapshot takes a 4-byte tag, not %zu bytes",
+                     c->tag.len);
+            break;
+        }
+        int r = pw_source_big_pool(a->src, c->tag.data, &bps, &bd);
+        if (r != 0) {
+            res.status = r;
+            snprintf(msg, sizeof(msg), "%.250s", bd.msg[0] ? bd.msg : pw_strerror(r));
+            break;
+        }
+        big_pool_message(&bps, now_ms(), &bpm, bph);
+        res.big_pool = &bpm;
+        snprintf(msg, sizeof(msg),
+                 "%llu big-pool block(s) of the tag, %llu bytes (%llu entries "
+                 "in the table)",
+                 (unsigned long long)bps.count, (unsigned long long)bps.bytes,
+                 (unsigned long long)bps.scanned);
         break;
     }
     case POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS:

@@ -19,21 +19,48 @@
 
 #define CMDLINE_MAX 4096
 
+/* Before Vista's headers: the flag that makes failure actions fire on a clean exit with an error
+ * code (winsvc.h SERVICE_CONFIG_FAILURE_ACTIONS_FLAG, SERVICE_FAILURE_ACTIONS_FLAG). */
+#ifndef SERVICE_CONFIG_FAILURE_ACTIONS_FLAG
+#define SERVICE_CONFIG_FAILURE_ACTIONS_FLAG 4
+#endif
+typedef struct {
+    BOOL fFailureActionsOnNonCrashFailures;
+} failure_actions_flag_t;
+
 /* State of the running service (one per process: SERVICE_WIN32_OWN_PROCESS). */
 static struct {
     SERVICE_STATUS_HANDLE handle;
     SERVICE_STATUS status;
     pw_service_main_fn agent_main;
-    char name[PW_SERVICE_NAME_MAX + 1];
-    char config[MAX_PATH * 2];
+    wchar_t name[PW_SERVICE_NAME_MAX + 1];
+    char config[MAX_PATH * 4]; /* in the ANSI code page, as the agent's argv and fopen take it */
 } svc;
 
-static void print_win_error(const char *what)
+/* Strings: the service APIs are the wide ones (the ANSI ones lose every character outside the
+ * system code page). argv and getenv of the C runtime are in the ANSI code page (CP_ACP); the
+ * service command line is built in UTF-8 (pw_service_command_line works on bytes) and handed
+ * to the SCM as UTF-16. Both helpers return 0, or -1 when the text does not fit or convert. */
+static int to_wide(UINT cp, const char *s, wchar_t *out, int n)
 {
-    DWORD e = GetLastError();
-    char msg[512] = "";
-    FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, e, 0, msg,
-                   sizeof(msg), NULL);
+    int r = MultiByteToWideChar(cp, cp == CP_UTF8 ? MB_ERR_INVALID_CHARS : 0, s, -1, out, n);
+    return r > 0 ? 0 : -1;
+}
+
+static int to_narrow(UINT cp, const wchar_t *w, char *out, int n)
+{
+    int r = WideCharToMultiByte(cp, 0, w, -1, out, n, NULL, NULL);
+    return r > 0 ? 0 : -1;
+}
+
+static void print_win_error_code(const char *what, DWORD e)
+{
+    wchar_t wmsg[512] = L"";
+    char msg[1024] = "";
+    FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, e, 0, wmsg,
+                   (DWORD)(sizeof(wmsg) / sizeof(wmsg[0])), NULL);
+    if (to_narrow(CP_UTF8, wmsg, msg, (int)sizeof(msg)) != 0)
+        msg[0] = '\0';
     size_t n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
         msg[--n] = '\0';
@@ -41,56 +68,112 @@ static void print_win_error(const char *what)
             msg);
 }
 
-static void default_path(const char *file, char *out, size_t size)
+static void print_win_error(const char *what)
 {
-    const char *pd = getenv("ProgramData");
-    if (pw_service_default_path(pd, file, out, size) != 0)
+    print_win_error_code(what, GetLastError());
+}
+
+/* <ProgramData>\poolwatch\<file> in code page `cp` (see pw_service_default_path). */
+static void default_path(UINT cp, const char *file, char *out, size_t size)
+{
+    wchar_t pdw[MAX_PATH * 2];
+    char pd[MAX_PATH * 4];
+    DWORD n = GetEnvironmentVariableW(L"ProgramData", pdw, (DWORD)(sizeof(pdw) / sizeof(pdw[0])));
+    const char *base = NULL;
+    if (n > 0 && n < sizeof(pdw) / sizeof(pdw[0]) && to_narrow(cp, pdw, pd, (int)sizeof(pd)) == 0)
+        base = pd;
+    if (pw_service_default_path(base, file, out, size) != 0)
         out[0] = '\0';
+}
+
+/* Sets the service's description, its restart actions and the flag that makes them fire on an
+ * exit with an error code too (without it, only a crash restarts the service: the agent exits
+ * cleanly with a code when, e.g., its spool fails). Each failure is reported; the service stays
+ * installed. Returns the number of settings that failed. */
+static int configure_service(SC_HANDLE s)
+{
+    int failed = 0;
+    SERVICE_DESCRIPTIONW desc = {
+        (wchar_t *)(uintptr_t)L"Streams kernel pool-tag counters to a poolwatch collector"};
+    if (!ChangeServiceConfig2W(s, SERVICE_CONFIG_DESCRIPTION, &desc)) {
+        print_win_error("ChangeServiceConfig2 (description)");
+        failed++;
+    }
+    /* Restart after a crash or a fatal error: 10 s, 60 s, then every 5 min; the failure count
+     * resets after a day. */
+    SC_ACTION acts[3] = {
+        {SC_ACTION_RESTART, 10000}, {SC_ACTION_RESTART, 60000}, {SC_ACTION_RESTART, 300000}};
+    SERVICE_FAILURE_ACTIONSW fa;
+    memset(&fa, 0, sizeof(fa));
+    fa.dwResetPeriod = 86400;
+    fa.cActions = 3;
+    fa.lpsaActions = acts;
+    if (!ChangeServiceConfig2W(s, SERVICE_CONFIG_FAILURE_ACTIONS, &fa)) {
+        print_win_error("ChangeServiceConfig2 (failure actions: no restarts)");
+        failed++;
+    }
+    failure_actions_flag_t flag = {TRUE};
+    if (!ChangeServiceConfig2W(s, SERVICE_CONFIG_FAILURE_ACTIONS_FLAG, &flag)) {
+        DWORD e = GetLastError();
+        /* Before Vista the flag does not exist: restarts follow crashes only. */
+        print_win_error_code(e == ERROR_INVALID_LEVEL
+                                 ? "ChangeServiceConfig2 (failure actions flag: not supported by "
+                                   "this Windows; restarts after crashes only)"
+                                 : "ChangeServiceConfig2 (failure actions flag)",
+                             e);
+        failed++;
+    }
+    return failed;
 }
 
 static int install(const pw_svc_args_t *a)
 {
-    char exe[MAX_PATH * 2], config[MAX_PATH * 2], cmd[CMDLINE_MAX];
-    DWORD n = GetModuleFileNameA(NULL, exe, sizeof(exe));
-    if (n == 0 || n >= sizeof(exe)) {
+    wchar_t exe_w[MAX_PATH * 4];
+    char exe[MAX_PATH * 12], config[MAX_PATH * 12], name[PW_SERVICE_NAME_MAX * 4 + 1];
+    char cmd[CMDLINE_MAX];
+    wchar_t cmd_w[CMDLINE_MAX], name_w[PW_SERVICE_NAME_MAX + 1];
+    DWORD n = GetModuleFileNameW(NULL, exe_w, (DWORD)(sizeof(exe_w) / sizeof(exe_w[0])));
+    if (n == 0 || n >= sizeof(exe_w) / sizeof(exe_w[0]) ||
+        to_narrow(CP_UTF8, exe_w, exe, (int)sizeof(exe)) != 0) {
         print_win_error("GetModuleFileName");
         return 1;
     }
-    if (a->config)
-        snprintf(config, sizeof(config), "%s", a->config);
-    else
-        default_path(PW_SERVICE_CONFIG_FILE, config, sizeof(config));
-    if (pw_service_command_line(exe, a->name, config, cmd, sizeof(cmd)) != 0) {
+    wchar_t tmp[MAX_PATH * 4];
+    if (a->config) {
+        if (to_wide(CP_ACP, a->config, tmp, (int)(sizeof(tmp) / sizeof(tmp[0]))) != 0 ||
+            to_narrow(CP_UTF8, tmp, config, (int)sizeof(config)) != 0) {
+            fprintf(stderr, "poolwatch-agent: install: --config path too long\n");
+            return 1;
+        }
+    } else {
+        default_path(CP_UTF8, PW_SERVICE_CONFIG_FILE, config, sizeof(config));
+    }
+    if (to_wide(CP_ACP, a->name, name_w, (int)(sizeof(name_w) / sizeof(name_w[0]))) != 0 ||
+        to_narrow(CP_UTF8, name_w, name, (int)sizeof(name)) != 0) {
+        fprintf(stderr, "poolwatch-agent: install: --name too long\n");
+        return 1;
+    }
+    if (pw_service_command_line(exe, name, config, cmd, sizeof(cmd)) != 0 ||
+        to_wide(CP_UTF8, cmd, cmd_w, (int)(sizeof(cmd_w) / sizeof(cmd_w[0]))) != 0) {
         fprintf(stderr, "poolwatch-agent: install: command line too long\n");
         return 1;
     }
-    SC_HANDLE scm = OpenSCManagerA(NULL, NULL, SC_MANAGER_CREATE_SERVICE);
+    SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CREATE_SERVICE);
     if (scm == NULL) {
         print_win_error("OpenSCManager (run as Administrator)");
         return 1;
     }
-    SC_HANDLE s = CreateServiceA(scm, a->name, PW_SERVICE_DISPLAY_NAME, SERVICE_ALL_ACCESS,
+    SC_HANDLE s = CreateServiceW(scm, name_w, L"" PW_SERVICE_DISPLAY_NAME, SERVICE_ALL_ACCESS,
                                  SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START,
-                                 SERVICE_ERROR_NORMAL, cmd, NULL, NULL, NULL, NULL, NULL);
+                                 SERVICE_ERROR_NORMAL, cmd_w, NULL, NULL, NULL, NULL, NULL);
     if (s == NULL) {
         print_win_error("CreateService");
         CloseServiceHandle(scm);
         return 1;
     }
-    SERVICE_DESCRIPTIONA desc = {
-        (char *)(uintptr_t) "Streams kernel pool-tag counters to a poolwatch collector"};
-    ChangeServiceConfig2A(s, SERVICE_CONFIG_DESCRIPTION, &desc);
-    /* Restart after a crash or a fatal error: 10 s, 60 s, then every 5 min; the failure count
-     * resets after a day. */
-    SC_ACTION acts[3] = {
-        {SC_ACTION_RESTART, 10000}, {SC_ACTION_RESTART, 60000}, {SC_ACTION_RESTART, 300000}};
-    SERVICE_FAILURE_ACTIONSA fa;
-    memset(&fa, 0, sizeof(fa));
-    fa.dwResetPeriod = 86400;
-    fa.cActions = 3;
-    fa.lpsaActions = acts;
-    ChangeServiceConfig2A(s, SERVICE_CONFIG_FAILURE_ACTIONS, &fa);
-    printf("installed service '%s': %s\n", a->name, cmd);
+    int failed = configure_service(s);
+    printf("installed service '%s': %s%s\n", name, cmd,
+           failed ? " (some settings failed, see above)" : "");
     CloseServiceHandle(s);
     CloseServiceHandle(scm);
     return 0;
@@ -98,12 +181,17 @@ static int install(const pw_svc_args_t *a)
 
 static int uninstall(const pw_svc_args_t *a)
 {
-    SC_HANDLE scm = OpenSCManagerA(NULL, NULL, SC_MANAGER_CONNECT);
+    wchar_t name_w[PW_SERVICE_NAME_MAX + 1];
+    if (to_wide(CP_ACP, a->name, name_w, (int)(sizeof(name_w) / sizeof(name_w[0]))) != 0) {
+        fprintf(stderr, "poolwatch-agent: uninstall: --name too long\n");
+        return 1;
+    }
+    SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
     if (scm == NULL) {
         print_win_error("OpenSCManager (run as Administrator)");
         return 1;
     }
-    SC_HANDLE s = OpenServiceA(scm, a->name, SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE);
+    SC_HANDLE s = OpenServiceW(scm, name_w, SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE);
     if (s == NULL) {
         print_win_error("OpenService");
         CloseServiceHandle(scm);
@@ -167,26 +255,29 @@ static DWORD WINAPI control_handler(DWORD ctrl, DWORD type, LPVOID data, LPVOID 
 /* A service has no console: the log (stderr) goes to %ProgramData%\poolwatch\agent.log. */
 static void redirect_log(void)
 {
-    char dir[MAX_PATH * 2], log[MAX_PATH * 2];
-    default_path(NULL, dir, sizeof(dir));
-    default_path(PW_SERVICE_LOG_FILE, log, sizeof(log));
-    if (dir[0] == '\0' || log[0] == '\0')
+    char dir[MAX_PATH * 12], log[MAX_PATH * 12];
+    wchar_t dir_w[MAX_PATH * 4], log_w[MAX_PATH * 4];
+    default_path(CP_UTF8, NULL, dir, sizeof(dir));
+    default_path(CP_UTF8, PW_SERVICE_LOG_FILE, log, sizeof(log));
+    if (dir[0] == '\0' || log[0] == '\0' ||
+        to_wide(CP_UTF8, dir, dir_w, (int)(sizeof(dir_w) / sizeof(dir_w[0]))) != 0 ||
+        to_wide(CP_UTF8, log, log_w, (int)(sizeof(log_w) / sizeof(log_w[0]))) != 0)
         return;
-    CreateDirectoryA(dir, NULL);
-    if (freopen(log, "a", stderr) != NULL)
+    CreateDirectoryW(dir_w, NULL);
+    if (_wfreopen(log_w, L"a", stderr) != NULL)
         setvbuf(stderr, NULL, _IONBF, 0);
 }
 
-static void WINAPI service_main(DWORD argc, LPSTR *argv)
+static void WINAPI service_main(DWORD argc, LPWSTR *argv)
 {
     (void)argc;
     (void)argv;
-    svc.handle = RegisterServiceCtrlHandlerExA(svc.name, control_handler, NULL);
+    svc.handle = RegisterServiceCtrlHandlerExW(svc.name, control_handler, NULL);
     if (svc.handle == NULL)
         return;
     report(SERVICE_START_PENDING, 0, 10000);
     redirect_log();
-    char cfg_flag[MAX_PATH * 2 + 16];
+    char cfg_flag[sizeof(svc.config) + 16];
     snprintf(cfg_flag, sizeof(cfg_flag), "--config=%s", svc.config);
     char *args[] = {(char *)(uintptr_t) "poolwatch-agent", cfg_flag, NULL};
     report(SERVICE_RUNNING, 0, 0);
@@ -198,14 +289,18 @@ static void WINAPI service_main(DWORD argc, LPSTR *argv)
 static int run_service(const pw_svc_args_t *a, pw_service_main_fn agent_main)
 {
     svc.agent_main = agent_main;
-    snprintf(svc.name, sizeof(svc.name), "%s", a->name);
+    if (to_wide(CP_ACP, a->name, svc.name, (int)(sizeof(svc.name) / sizeof(svc.name[0]))) != 0) {
+        fprintf(stderr, "poolwatch-agent: service: --name too long\n");
+        return 1;
+    }
+    /* The agent opens its configuration with the C runtime's narrow calls: ANSI code page. */
     if (a->config)
         snprintf(svc.config, sizeof(svc.config), "%s", a->config);
     else
-        default_path(PW_SERVICE_CONFIG_FILE, svc.config, sizeof(svc.config));
-    SERVICE_TABLE_ENTRYA table[] = {{svc.name, service_main}, {NULL, NULL}};
+        default_path(CP_ACP, PW_SERVICE_CONFIG_FILE, svc.config, sizeof(svc.config));
+    SERVICE_TABLE_ENTRYW table[] = {{svc.name, service_main}, {NULL, NULL}};
     /* Blocks until the service stops; fails at once when not started by the SCM. */
-    if (!StartServiceCtrlDispatcherA(table)) {
+    if (!StartServiceCtrlDispatcherW(table)) {
         if (GetLastError() == ERROR_FAILED_SERVICE_CONTROLLER_CONNECT)
             fprintf(stderr, "poolwatch-agent: 'service' is run by the Service Control Manager; "
                             "use 'install', or run without it in a console\n");

@@ -88,6 +88,16 @@ void pw_source_close(pw_source_t *src)
     pw_free(src);
 }
 
+int pw_source_big_pool(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
+                       pw_diag_t *d)
+{
+    if (src->ops->big_pool == NULL)
+        return pw_diag_set(d, PW_ENOTSUP, 0, 0, "source",
+                           "source '%s' has no big-pool table (Windows hosts only)",
+                           src->ops->name);
+    return src->ops->big_pool(src, tag, out, d);
+}
+
 const char *pw_source_name(const pw_source_t *src)
 {
     return src->ops->name;

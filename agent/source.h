@@ -19,6 +19,7 @@
 #include "sample.h"
 
 typedef struct pw_source_s pw_source_t;
+struct pw_bigpool_summary_s; /* bigpool.h */
 
 /* Source kinds, the numbers of the wire enum SourceKind. */
 typedef enum {
@@ -70,6 +71,10 @@ typedef struct pw_source_ops_s {
     int (*sample)(pw_source_t *src, pw_sample_t *out, pw_diag_t *d);
     /* Releases what open acquired; priv itself is freed by pw_source_close. May be NULL. */
     void (*close)(pw_source_t *src);
+    /* Summarises the big-pool blocks of `tag` (bigpool.h) into *out. May be NULL: the source
+     * has no big-pool table. Returns 0 or a negative code with `d` filled. */
+    int (*big_pool)(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
+                    pw_diag_t *d);
 } pw_source_ops_t;
 
 struct pw_source_s {
@@ -90,6 +95,12 @@ int pw_source_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d);
 
 /* Closes and frees the handle. Accepts NULL. */
 void pw_source_close(pw_source_t *src);
+
+/* A bounded snapshot of the big-pool blocks of `tag` (4 bytes) into *out (bigpool.h: counts,
+ * bytes, a size histogram; no addresses). Returns 0, PW_ENOTSUP (the source has no big-pool
+ * table: Linux, replay, simulated; `d` says so) or the source's error. */
+int pw_source_big_pool(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
+                       pw_diag_t *d);
 
 /* The source's name ("linux", ...); never NULL. */
 const char *pw_source_name(const pw_source_t *src);

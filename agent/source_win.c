@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "bigpool.h"
 #include "source_internal.h"
 #include "source_win.h"
 
@@ -28,6 +29,8 @@
 
 typedef LONG(NTAPI *nt_query_fn)(ULONG cls, PVOID buf, ULONG len, PULONG ret_len);
 typedef LONG(NTAPI *rtl_get_version_fn)(OSVERSIONINFOEXW *vi);
+typedef BOOL(WINAPI *is_wow64_process2_fn)(HANDLE process, USHORT *process_machine,
+                                           USHORT *native_machine);
 
 /* PERFORMANCE_INFORMATION (psapi.h), declared here so we need neither psapi.h nor psapi.lib:
  * the function is looked up at run time (kernel32 K32GetPerformanceInfo from Windows 7 on,
@@ -84,6 +87,20 @@ static uint32_t query(uint32_t cls, void *buf, uint32_t len, uint32_t *ret_len)
                           : ntdll_query(cls, buf, len, ret_len);
 }
 
+/* Queries `cls` into buf[0..len). The session class takes its output buffer through an input
+ * record (source_win.h, pw_win_session_query_t); every other class takes it directly. */
+static uint32_t query_into(uint32_t cls, uint8_t *buf, size_t len, uint32_t *ret_len)
+{
+    if (cls != PW_WIN_CLASS_SESSION_POOLTAG)
+        return query(cls, buf, (uint32_t)len, ret_len);
+    pw_win_session_query_t rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.session_id = PW_WIN_ALL_SESSIONS;
+    rec.buf_size = (uint32_t)len;
+    rec.buf = buf; /* pw_malloc memory: aligned for any type, so 8-aligned as the kernel wants */
+    return query(cls, &rec, (uint32_t)sizeof(rec), ret_len);
+}
+
 static int status_failed(uint32_t st)
 {
     return (st & 0x80000000u) != 0; /* NT_SUCCESS is st >= 0 as a LONG */
@@ -109,7 +126,7 @@ static int query_grow(uint32_t cls, const char *cls_name, uint8_t **buf, size_t 
             *size = n;
         }
         uint32_t ret_len = 0;
-        uint32_t st = query(cls, *buf, (uint32_t)*size, &ret_len);
+        uint32_t st = query_into(cls, *buf, *size, &ret_len);
         if (st == PW_WIN_STATUS_INFO_LENGTH_MISMATCH) {
             size_t want = ret_len > *size ? ret_len : *size * 2;
             want += POOLTAG_BUF_SLACK;
@@ -157,21 +174,20 @@ static void read_os(pw_win_os_t *os)
         os->build = vi.dwBuildNumber;
         os->server = vi.wProductType != VER_NT_WORKSTATION;
     }
+    /* An x64 process emulated on ARM64 is told AMD64 by GetNativeSystemInfo; IsWow64Process2
+     * (Windows 10 1709 on) names the machine itself. */
+    HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
+    is_wow64_process2_fn iwp2 = NULL;
+    if (k32 != NULL)
+        iwp2 = (is_wow64_process2_fn)(void (*)(void))GetProcAddress(k32, "IsWow64Process2");
+    USHORT proc_machine = 0, native_machine = 0;
+    if (iwp2 != NULL && iwp2(GetCurrentProcess(), &proc_machine, &native_machine)) {
+        os->arch = pw_win_arch_from_machine(native_machine);
+        return;
+    }
     SYSTEM_INFO si;
     GetNativeSystemInfo(&si);
-    switch (si.wProcessorArchitecture) {
-    case PROCESSOR_ARCHITECTURE_AMD64:
-        os->arch = PW_WIN_ARCH_X64;
-        break;
-#ifdef PROCESSOR_ARCHITECTURE_ARM64
-    case PROCESSOR_ARCHITECTURE_ARM64:
-        os->arch = PW_WIN_ARCH_ARM64;
-        break;
-#endif
-    default:
-        os->arch = PW_WIN_ARCH_X86;
-        break;
-    }
+    os->arch = pw_win_arch_from_processor(si.wProcessorArchitecture);
 }
 
 /* Reads a REG_DWORD under HKLM; 0 when absent or of another type. */
@@ -187,25 +203,27 @@ static uint32_t reg_dword(const wchar_t *key, const wchar_t *name)
 }
 
 /* /3GB: the boot options the loader recorded (" FASTDETECT 3GB" from boot.ini on XP/2003;
- * "INCREASEUSERVA=" from the BCD on Vista and later). Only meaningful on x86. */
-static int read_increase_user_va(void)
+ * "INCREASEUSERVA=3072" from the BCD on Vista and later). Only meaningful on x86. Fills
+ * os->increase_user_va and os->user_va_mb (pw_win_parse_boot_options). */
+static void read_increase_user_va(pw_win_os_t *os)
 {
     HKEY k;
     if (RegOpenKeyExW(HKEY_LOCAL_MACHINE, L"SYSTEM\\CurrentControlSet\\Control", 0, KEY_QUERY_VALUE,
                       &k) != ERROR_SUCCESS)
-        return 0;
+        return;
     wchar_t opts[1024];
     DWORD type = 0, n = sizeof(opts) - sizeof(wchar_t);
     LONG r = RegQueryValueExW(k, L"SystemStartOptions", NULL, &type, (LPBYTE)opts, &n);
     RegCloseKey(k);
     if (r != ERROR_SUCCESS || (type != REG_SZ && type != REG_EXPAND_SZ))
-        return 0;
+        return;
     opts[n / sizeof(wchar_t)] = 0;
-    for (wchar_t *p = opts; *p; p++)
-        if (*p >= L'a' && *p <= L'z')
-            *p = (wchar_t)(*p - L'a' + L'A');
-    return wcsstr(opts, L" 3GB") != NULL || wcsncmp(opts, L"3GB", 3) == 0 ||
-           wcsstr(opts, L"INCREASEUSERVA") != NULL;
+    char narrow[1024];
+    int m = WideCharToMultiByte(CP_UTF8, 0, opts, -1, narrow, (int)sizeof(narrow), NULL, NULL);
+    if (m <= 0)
+        return;
+    narrow[sizeof(narrow) - 1] = 0;
+    pw_win_parse_boot_options(narrow, os);
 }
 
 static int get_perf_fallback(pw_win_perf_fallback_t *out)
@@ -291,14 +309,15 @@ static int win_open(pw_source_t *src, const char *arg, const pw_source_config_t 
     priv->page_size = si.dwPageSize ? si.dwPageSize : 4096;
     read_os(&priv->os);
     if (priv->os.arch == PW_WIN_ARCH_X86)
-        priv->os.increase_user_va = read_increase_user_va();
+        read_increase_user_va(&priv->os);
 
     static const wchar_t mm_key[] =
         L"SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory Management";
     priv->ovr.cfg_nonpaged_bytes = cfg->nonpaged_limit_bytes;
     priv->ovr.cfg_paged_bytes = cfg->paged_limit_bytes;
-    priv->ovr.reg_nonpaged_bytes = reg_dword(mm_key, L"NonPagedPoolLimit");
-    priv->ovr.reg_paged_bytes = reg_dword(mm_key, L"PagedPoolLimit");
+    /* MB; the rule table decides where the kernel reads them (winlimit.h). */
+    priv->ovr.reg_nonpaged_mb = reg_dword(mm_key, L"NonPagedPoolLimit");
+    priv->ovr.reg_paged_mb = reg_dword(mm_key, L"PagedPoolLimit");
 
     pw_totals_t t;
     memset(&t, 0, sizeof(t));
@@ -306,18 +325,19 @@ static int win_open(pw_source_t *src, const char *arg, const pw_source_config_t 
 
     info->kind = PW_SOURCE_WINDOWS;
     info->counter_width = 32;
+    /* The DNS host name (what `hostname` prints; docs/windows.md says to certify it); the
+     * NetBIOS name ($env:COMPUTERNAME) only when the system has no DNS host name. */
     wchar_t host[256];
     DWORD hn = 256;
-    if (GetComputerNameExW(ComputerNameDnsHostname, host, &hn))
+    if (GetComputerNameExW(ComputerNameDnsHostname, host, &hn) && host[0] != 0)
+        utf16_to_utf8(host, info->host_name, sizeof(info->host_name));
+    else if ((hn = 256, GetComputerNameExW(ComputerNameNetBIOS, host, &hn)))
         utf16_to_utf8(host, info->host_name, sizeof(info->host_name));
     snprintf(info->os_family, sizeof(info->os_family), "windows");
     snprintf(info->os_version, sizeof(info->os_version), "%u.%u", (unsigned)priv->os.major,
              (unsigned)priv->os.minor);
     info->os_build = priv->os.build;
-    snprintf(info->arch, sizeof(info->arch), "%s",
-             priv->os.arch == PW_WIN_ARCH_X64     ? "x64"
-             : priv->os.arch == PW_WIN_ARCH_ARM64 ? "arm64"
-                                                  : "x86");
+    snprintf(info->arch, sizeof(info->arch), "%s", pw_win_arch_name(priv->os.arch));
     info->physical_memory_bytes = t.physical_memory_bytes;
     /* Boot time: now minus the milliseconds since boot. FILETIME counts 100 ns from 1601. */
     FILETIME ft;
@@ -344,6 +364,8 @@ static int win_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     /* Session pools exist on Remote Desktop hosts; elsewhere the class fails or is empty. */
     if (!priv->sessions_unavailable) {
         pw_diag_t sd;
+        pw_diag_clear(&sd);
+        size_t before = out->n;
         r = query_grow(PW_WIN_CLASS_SESSION_POOLTAG, "SystemSessionPoolTagInformation",
                        &priv->session_buf, &priv->session_buf_size, &len, &sd);
         if (r == 0)
@@ -351,10 +373,15 @@ static int win_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
                                               out, &sd);
         /* Missing or refused (e.g. access denied): session rows are secondary, so stop asking
          * rather than lose the system-wide table. A malformed buffer is still an error. */
-        if (r == PW_ENOPOOLINFO || r == PW_EIO)
+        if (r == PW_ENOPOOLINFO || r == PW_EIO) {
             priv->sessions_unavailable = 1;
-        else if (r < 0)
+        } else if (r < 0) {
+            out->n = before;
+            if (sd.msg[0] == '\0')
+                return pw_diag_set(d, r, 0, 0, "SystemSessionPoolTagInformation", "%s",
+                                   pw_strerror(r));
             return pw_diag_set(d, r, sd.line, sd.offset, sd.field, "%s", sd.msg);
+        }
     }
     read_totals(priv, &out->totals);
     /* The limit can change with the commit limit (x64 paged pool from Windows 8 on). */
@@ -363,6 +390,21 @@ static int win_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     out->totals.nonpaged_limit_bytes = src->info.nonpaged_limit.bytes;
     out->totals.paged_limit_bytes = src->info.paged_limit.bytes;
     return 0;
+}
+
+/* The big-pool table is queried on demand only (a command), into a buffer freed right after:
+ * it can be megabytes on a busy server, and is not needed between snapshots. */
+static int win_big_pool(pw_source_t *src, const uint8_t tag[4], pw_bigpool_summary_t *out,
+                        pw_diag_t *d)
+{
+    (void)src;
+    uint8_t *buf = NULL;
+    size_t size = 0, len = 0;
+    int r = query_grow(PW_BIGPOOL_CLASS, "SystemBigPoolInformation", &buf, &size, &len, d);
+    if (r == 0)
+        r = pw_bigpool_summarize(buf, len, (unsigned)sizeof(void *), tag, out, d);
+    pw_free(buf);
+    return r;
 }
 
 static void win_close(pw_source_t *src)
@@ -381,4 +423,5 @@ const pw_source_ops_t pw__source_win_ops = {
     .open = win_open,
     .sample = win_sample,
     .close = win_close,
+    .big_pool = win_big_pool,
 };

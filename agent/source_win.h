@@ -41,10 +41,28 @@
 #define PW_WIN_CLASS_POOLTAG         22u /* SystemPoolTagInformation */
 #define PW_WIN_CLASS_SESSION_POOLTAG 67u /* SystemSessionPoolTagInformation (0x43) */
 
+/* The input record of SystemSessionPoolTagInformation: unlike the other classes, the caller
+ * passes this record (and its size) as the "buffer"; the kernel reads it, checks that Buffer is
+ * 8-aligned (STATUS_DATATYPE_MISALIGNMENT otherwise), fills Buffer with up to SizeOfBuf bytes of
+ * SYSTEM_SESSION_POOLTAG_INFORMATION records for SessionId (0xFFFFFFFF: every session, as
+ * poolmon asks) and writes the length it needed or filled to ReturnLength
+ * (STATUS_INFO_LENGTH_MISMATCH when SizeOfBuf is short). Layout: phnt ntexapi.h
+ * SYSTEM_SESSION_PROCESS_INFORMATION { ULONG SessionId; ULONG SizeOfBuf; PVOID Buffer; };
+ * behaviour: the Windows Research Kernel, base/ntos/ex/sysinfo.c, case
+ * SystemSessionPoolTagInformation. x64: 16 bytes, Buffer at 8; x86: 12 bytes, Buffer at 8. */
+typedef struct pw_win_session_query_s {
+    uint32_t session_id; /* SessionId */
+    uint32_t buf_size;   /* SizeOfBuf, bytes */
+    void *buf;           /* Buffer */
+} pw_win_session_query_t;
+
+#define PW_WIN_ALL_SESSIONS 0xFFFFFFFFu
+
 /* NTSTATUS values the source reacts to (ntstatus.h). */
-#define PW_WIN_STATUS_NOT_IMPLEMENTED      0xC0000002u
-#define PW_WIN_STATUS_INVALID_INFO_CLASS   0xC0000003u
-#define PW_WIN_STATUS_INFO_LENGTH_MISMATCH 0xC0000004u
+#define PW_WIN_STATUS_NOT_IMPLEMENTED       0xC0000002u
+#define PW_WIN_STATUS_INVALID_INFO_CLASS    0xC0000003u
+#define PW_WIN_STATUS_INFO_LENGTH_MISMATCH  0xC0000004u
+#define PW_WIN_STATUS_DATATYPE_MISALIGNMENT 0x80000002u
 
 /* Largest tag count a pool-tag buffer may claim. Real hosts have a few thousand tags (4,526
  * distinct tags in pooltag.txt); a count above this is corruption, refused before anything is
@@ -70,14 +88,16 @@ int pw_win_parse_pooltags(const uint8_t *buf, size_t len, unsigned ptr_size, pw_
                           pw_diag_t *d);
 
 /* Parses a SYSTEM_SESSION_POOLTAG_INFORMATION chain and appends one PW_POOL_SESSION row per
- * distinct tag, summed over the sessions selected (session_id < 0: all sessions, as poolmon /s
- * shows them; else only that session, as poolmon /s<N>). Each row sums the entry's paged and
- * nonpaged counters (session pool is paged pool; the nonpaged fields are 0 on the systems we
- * know, and are kept rather than dropped if not). Sums of allocs and frees wrap at 2^32.
- * An empty buffer (len 0) is a host without sessions: 0 rows. Returns the rows appended, or
- * PW_EINVAL, PW_ETRUNCATED (record or entries past the end), PW_EPARSE (NextEntryOffset
- * smaller than a record header: the chain would not advance), PW_ETOOBIG (a Count above
- * PW_WIN_POOLTAG_MAX_COUNT or more than PW_WIN_POOLTAG_MAX_COUNT entries in all), PW_ENOMEM. */
+ * (session, tag), keyed per session (pw_sample_add_session, sample.h), for the sessions
+ * selected (session_id < 0: every session, as poolmon /s lists them; else only that session,
+ * as poolmon /s<N>). Each row sums the entry's paged and nonpaged counters (session pool is
+ * paged pool; the nonpaged fields are 0 on the systems we know, and are kept rather than
+ * dropped if not). Sums of allocs and frees wrap at 2^32. An entry whose counters are all 0 is
+ * left out. An empty buffer (len 0) is a host without sessions: 0 rows. Returns the rows
+ * appended, or PW_EINVAL, PW_ETRUNCATED (record or entries past the end), PW_EPARSE
+ * (NextEntryOffset smaller than a record header: the chain would not advance), PW_ETOOBIG (a
+ * Count above PW_WIN_POOLTAG_MAX_COUNT or more than PW_WIN_POOLTAG_MAX_COUNT entries in all),
+ * PW_ENOMEM. */
 int pw_win_parse_session_pooltags(const uint8_t *buf, size_t len, unsigned ptr_size,
                                   long session_id, pw_sample_t *out, pw_diag_t *d);
 
@@ -106,6 +126,21 @@ typedef struct pw_win_perf_fallback_s {
  * (SystemPerformanceInformation reports 0 pool pages under Wine and is undocumented; this is
  * the documented API). */
 void pw_win_totals_fallback(const pw_win_perf_fallback_t *pi, pw_totals_t *t);
+
+/* Reads the boot options the loader recorded (HKLM\SYSTEM\CurrentControlSet\Control
+ * SystemStartOptions, UTF-8 here; tokens separated by spaces, any case, a leading '/' allowed):
+ * "3GB" (boot.ini /3GB, XP/2003) or "INCREASEUSERVA[=MB]" (BCD, Vista on) set
+ * os->increase_user_va; "USERVA=MB" (with /3GB) or the INCREASEUSERVA value set os->user_va_mb
+ * (kept only within 2048-3072, the range the loader takes). Other tokens are ignored; nothing is
+ * changed when no such token is found. */
+void pw_win_parse_boot_options(const char *opts, pw_win_os_t *os);
+
+/* The OS architecture from IsWow64Process2's native machine (IMAGE_FILE_MACHINE_I386 0x014C,
+ * _AMD64 0x8664, _ARM64 0xAA64; winnt.h) or from GetNativeSystemInfo's wProcessorArchitecture
+ * (PROCESSOR_ARCHITECTURE_INTEL 0, _AMD64 9, _ARM64 12). Anything else is reported as x86, the
+ * 4-byte layouts. */
+pw_win_arch_t pw_win_arch_from_machine(uint16_t machine);
+pw_win_arch_t pw_win_arch_from_processor(uint16_t processor_architecture);
 
 /* The pool-limit rule table (pw_win_pool_limits) is common/winlimit.h: the import API uses it
  * too. */

@@ -2,6 +2,7 @@
  * layouts and sources). Compiled on every platform. */
 #include "source_win.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,12 +108,6 @@ int pw_win_parse_pooltags(const uint8_t *buf, size_t len, unsigned ptr_size, pw_
     return rows;
 }
 
-static int cmp_entry_tag(const void *a, const void *b)
-{
-    const pw_entry_t *x = a, *y = b;
-    return memcmp(x->tag, y->tag, 4);
-}
-
 int pw_win_parse_session_pooltags(const uint8_t *buf, size_t len, unsigned ptr_size,
                                   long session_id, pw_sample_t *out, pw_diag_t *d)
 {
@@ -156,8 +151,8 @@ int pw_win_parse_session_pooltags(const uint8_t *buf, size_t len, unsigned ptr_s
                 if (!e.paged_allocs && !e.paged_frees && !e.paged_used && !e.nonpaged_allocs &&
                     !e.nonpaged_frees && !e.nonpaged_used)
                     continue;
-                r = pw_sample_add(out, e.tag, 4, PW_POOL_SESSION, allocs, frees,
-                                  (uint32_t)(allocs - frees), used);
+                r = pw_sample_add_session(out, e.tag, sid, allocs, frees,
+                                          (uint32_t)(allocs - frees), used);
                 if (r != 0)
                     return r;
             }
@@ -175,24 +170,6 @@ int pw_win_parse_session_pooltags(const uint8_t *buf, size_t len, unsigned ptr_s
                                "end of the %llu-byte buffer",
                                ULL(off), ULL(next), ULL(len));
         off += (size_t)next;
-    }
-    /* Several sessions report the same tag: merge them into one row per tag. */
-    size_t n = out->n - first;
-    if (n > 1) {
-        pw_entry_t *e = out->entries + first;
-        qsort(e, n, sizeof(*e), cmp_entry_tag);
-        size_t w = 0;
-        for (size_t i = 1; i < n; i++) {
-            if (memcmp(e[w].tag, e[i].tag, 4) == 0) {
-                e[w].allocs = (uint32_t)(e[w].allocs + e[i].allocs);
-                e[w].frees = (uint32_t)(e[w].frees + e[i].frees);
-                e[w].diff = (uint32_t)(e[w].allocs - e[w].frees);
-                e[w].bytes += e[i].bytes;
-            } else {
-                e[++w] = e[i];
-            }
-        }
-        out->n = first + w + 1;
     }
     return (int)(out->n - first);
 }
@@ -231,4 +208,56 @@ void pw_win_totals_fallback(const pw_win_perf_fallback_t *pi, pw_totals_t *t)
     FILL(physical_memory_bytes, pi->physical_total);
     FILL(available_bytes, pi->physical_available);
 #undef FILL
+}
+
+void pw_win_parse_boot_options(const char *opts, pw_win_os_t *os)
+{
+    int found = 0;
+    uint32_t mb = 0;
+    const char *p = opts ? opts : "";
+    char tok[64];
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            break;
+        size_t n = strcspn(p, " \t");
+        size_t k = n < sizeof(tok) - 1 ? n : sizeof(tok) - 1;
+        for (size_t i = 0; i < k; i++)
+            tok[i] = (char)toupper((unsigned char)p[i]);
+        tok[k] = '\0';
+        p += n;
+        const char *t = tok[0] == '/' ? tok + 1 : tok;
+        const char *eq = strchr(t, '=');
+        size_t name_len = eq ? (size_t)(eq - t) : strlen(t);
+        unsigned long v = eq ? strtoul(eq + 1, NULL, 10) : 0;
+        if (strcmp(t, "3GB") == 0) {
+            found = 1;
+        } else if (name_len == 14 && strncmp(t, "INCREASEUSERVA", 14) == 0) {
+            found = 1;
+            if (eq)
+                mb = (uint32_t)v;
+        } else if (name_len == 6 && strncmp(t, "USERVA", 6) == 0 && eq) {
+            mb = (uint32_t)v;
+        }
+    }
+    if (!found)
+        return;
+    os->increase_user_va = 1;
+    if (mb >= 2048 && mb <= 3072)
+        os->user_va_mb = mb;
+}
+
+pw_win_arch_t pw_win_arch_from_machine(uint16_t machine)
+{
+    return machine == 0x8664   ? PW_WIN_ARCH_X64
+           : machine == 0xAA64 ? PW_WIN_ARCH_ARM64
+                               : PW_WIN_ARCH_X86;
+}
+
+pw_win_arch_t pw_win_arch_from_processor(uint16_t processor_architecture)
+{
+    return processor_architecture == 9    ? PW_WIN_ARCH_X64
+           : processor_architecture == 12 ? PW_WIN_ARCH_ARM64
+                                          : PW_WIN_ARCH_X86;
 }

@@ -874,7 +874,11 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
         if (prefix && is_last) {
             rep->torn_bytes_cut += fsize;
             note(rep, PW_ETRUNCATED, 0, path, "segment header incomplete: file removed");
-            return pw__spool_os_unlink(path);
+            /* A file another process holds (antivirus, backup) cannot go: set it aside instead
+             * rather than stop the agent. */
+            if (pw__spool_os_unlink(path) != 0)
+                return quarantine(sp, path, rep, 0, "segment header incomplete");
+            return 0;
         }
         return quarantine(sp, path, rep, 0, "segment header incomplete");
     }
@@ -942,9 +946,11 @@ static int load_seg(pw_spool_t *sp, uint64_t seq, int is_last, uint64_t prev_seq
         }
     }
     if (!is_last && s.nrec == 0 && !s.sealed) {
-        /* An empty segment in the middle holds nothing. */
+        /* An empty segment in the middle holds nothing. If it cannot be deleted now (held by
+         * another process), it is left for the next open: not a reason to stop. */
         reader_free(&r);
-        return pw__spool_os_unlink(path);
+        (void)pw__spool_os_unlink(path);
+        return 0;
     }
     rc = push_seg(sp, &s);
     if (rc == 0)

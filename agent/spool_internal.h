@@ -54,6 +54,20 @@ int pw__spool_os_write_record(int fd, const uint8_t *hdr, size_t hdr_len, const 
 /* Writes zero bytes over [off, end), 64 KiB per system call where the OS has vectored writes. */
 int pw__spool_os_write_zeros(int fd, uint64_t off, uint64_t end);
 
+#ifdef _WIN32
+#include <wchar.h>
+/* Attempts of a Win32 open, rename or delete that another process's handle refuses (sharing
+ * violation), with 10, 20, 40, 80, 160 ms between them. */
+#define PW__SPOOL_WIN_TRIES 6
+/* spool_win.c: `path` (UTF-8, or the ANSI code page when not valid UTF-8; relative or absolute)
+ * as the absolute "\\?\" wide path the Win32 calls get ("\\?\UNC\..." for a UNC path), in
+ * out[0..out_len) wide characters. 0, or PW_ETOOBIG when it does not fit or convert. */
+int pw__spool_win_path(const char *path, wchar_t *out, size_t out_len);
+/* spool_win.c: the errno value a Win32 error maps to (ENOENT, EACCES, EEXIST, ENOSPC, ENOMEM,
+ * ENAMETOOLONG; EIO for the rest). */
+int pw__spool_win_errno(unsigned long win32_error);
+#endif
+
 /* Test seam (spool.c): while positive, pw_spool_append fails with PW_ENOSPC without writing
  * and decrements it; a disk that fills for a while. 0 in the product. */
 extern int pw__spool_test_fail_appends;

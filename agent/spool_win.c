@@ -9,28 +9,143 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <wchar.h>
 
 #include "error.h"
 
-/* The CRT's errno values match POSIX for the conditions we report. Paths are narrow (ANSI);
- * TODO: UTF-8 to UTF-16 with _wopen / MoveFileExW for non-ASCII spool directories. */
+/* Paths arrive in UTF-8 (the configuration file's encoding; the ANSI code page when the text
+ * is not valid UTF-8) and go to the wide Win32 calls as absolute "\\?\" paths, so that neither
+ * non-ASCII directory names nor paths past MAX_PATH fail. Files are opened with
+ * FILE_SHARE_DELETE, so our own open handles never stop a rename or delete; handles of other
+ * processes (antivirus, backup, indexing) that lack it make a rename or delete fail with a
+ * sharing violation for a moment, which is retried a bounded number of times
+ * (PW__SPOOL_WIN_TRIES, about 0.3 s in all) before the mapped error is returned. */
+
 int pw__spool_os_err(void)
 {
     return errno ? -errno : PW_EIO;
 }
 
+/* Win32 error -> errno (what pw__spool_os_err turns into a code). */
+static int errno_of(DWORD e)
+{
+    switch (e) {
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND:
+    case ERROR_INVALID_NAME:
+    case ERROR_BAD_NETPATH:
+        return ENOENT;
+    case ERROR_ACCESS_DENIED:
+    case ERROR_SHARING_VIOLATION:
+    case ERROR_LOCK_VIOLATION:
+        return EACCES;
+    case ERROR_FILE_EXISTS:
+    case ERROR_ALREADY_EXISTS:
+        return EEXIST;
+    case ERROR_DISK_FULL:
+    case ERROR_HANDLE_DISK_FULL:
+        return ENOSPC;
+    case ERROR_NOT_ENOUGH_MEMORY:
+    case ERROR_OUTOFMEMORY:
+        return ENOMEM;
+    case ERROR_FILENAME_EXCED_RANGE:
+        return ENAMETOOLONG;
+    default:
+        return EIO;
+    }
+}
+
+static int fail_win(DWORD e)
+{
+    errno = errno_of(e);
+    return -1;
+}
+
+int pw__spool_win_errno(unsigned long win32_error)
+{
+    return errno_of((DWORD)win32_error);
+}
+
+/* Another process holds the file without FILE_SHARE_DELETE (or it is being deleted): worth
+ * another try in a moment. */
+static int transient(DWORD e)
+{
+    return e == ERROR_SHARING_VIOLATION || e == ERROR_LOCK_VIOLATION || e == ERROR_ACCESS_DENIED;
+}
+
+static void backoff(int attempt)
+{
+    Sleep(10u << attempt); /* 10, 20, 40, 80, 160 ms */
+}
+
+int pw__spool_win_path(const char *path, wchar_t *out, size_t out_len)
+{
+    wchar_t w[PW__SPOOL_PATH_MAX];
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, (int)PW__SPOOL_PATH_MAX) <=
+            0 &&
+        MultiByteToWideChar(CP_ACP, 0, path, -1, w, (int)PW__SPOOL_PATH_MAX) <= 0)
+        return PW_ETOOBIG;
+    if (wcsncmp(w, L"\\\\?\\", 4) == 0) {
+        if (wcslen(w) + 1 > out_len)
+            return PW_ETOOBIG;
+        wcscpy(out, w);
+        return 0;
+    }
+    wchar_t full[PW__SPOOL_PATH_MAX];
+    DWORD n = GetFullPathNameW(w, PW__SPOOL_PATH_MAX, full, NULL);
+    if (n == 0 || n >= PW__SPOOL_PATH_MAX)
+        return PW_ETOOBIG;
+    /* "\\server\share\x" -> "\\?\UNC\server\share\x"; "C:\x" -> "\\?\C:\x". */
+    int unc = full[0] == L'\\' && full[1] == L'\\';
+    const wchar_t *prefix = unc ? L"\\\\?\\UNC\\" : L"\\\\?\\";
+    const wchar_t *rest = unc ? full + 2 : full;
+    if (wcslen(prefix) + wcslen(rest) + 1 > out_len)
+        return PW_ETOOBIG;
+    wcscpy(out, prefix);
+    wcscat(out, rest);
+    return 0;
+}
+
+static int open_w(const char *path, int write, DWORD disposition)
+{
+    wchar_t wp[PW__SPOOL_PATH_MAX];
+    if (pw__spool_win_path(path, wp, PW__SPOOL_PATH_MAX) != 0)
+        return fail_win(ERROR_FILENAME_EXCED_RANGE);
+    HANDLE h = INVALID_HANDLE_VALUE;
+    DWORD e = 0;
+    for (int i = 0; i < PW__SPOOL_WIN_TRIES; i++) {
+        if (i > 0)
+            backoff(i - 1);
+        h = CreateFileW(wp, GENERIC_READ | (write ? GENERIC_WRITE : 0),
+                        FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, disposition,
+                        FILE_ATTRIBUTE_NORMAL, NULL);
+        if (h != INVALID_HANDLE_VALUE)
+            break;
+        e = GetLastError();
+        if (!transient(e))
+            break;
+    }
+    if (h == INVALID_HANDLE_VALUE)
+        return fail_win(e);
+    /* Not inherited (no SECURITY_ATTRIBUTES); a C runtime descriptor over the handle, which
+     * _close closes. */
+    int fd = _open_osfhandle((intptr_t)h, _O_BINARY | (write ? 0 : _O_RDONLY));
+    if (fd < 0) {
+        CloseHandle(h);
+        errno = EMFILE;
+        return -1;
+    }
+    return fd;
+}
+
 int pw__spool_os_open(const char *path, int write, int create_excl)
 {
-    int fl = _O_BINARY | _O_NOINHERIT | (write ? _O_RDWR : _O_RDONLY);
-    if (create_excl)
-        fl |= _O_CREAT | _O_EXCL;
-    return _open(path, fl, _S_IREAD | _S_IWRITE);
+    return open_w(path, write, create_excl ? CREATE_NEW : OPEN_EXISTING);
 }
 
 int pw__spool_os_open_trunc(const char *path)
 {
-    return _open(path, _O_BINARY | _O_NOINHERIT | _O_WRONLY | _O_CREAT | _O_TRUNC,
-                 _S_IREAD | _S_IWRITE);
+    return open_w(path, 1, CREATE_ALWAYS);
 }
 
 int pw__spool_os_close(int fd)
@@ -80,19 +195,50 @@ int pw__spool_os_filesize(int fd, uint64_t *size)
 
 int pw__spool_os_rename(const char *from, const char *to)
 {
-    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-        return 0;
-    return PW_EIO;
+    wchar_t wf[PW__SPOOL_PATH_MAX], wt[PW__SPOOL_PATH_MAX];
+    if (pw__spool_win_path(from, wf, PW__SPOOL_PATH_MAX) != 0 ||
+        pw__spool_win_path(to, wt, PW__SPOOL_PATH_MAX) != 0)
+        return PW_ETOOBIG;
+    DWORD e = 0;
+    for (int i = 0; i < PW__SPOOL_WIN_TRIES; i++) {
+        if (i > 0)
+            backoff(i - 1);
+        if (MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+            return 0;
+        e = GetLastError();
+        if (!transient(e))
+            break;
+    }
+    return -errno_of(e);
 }
 
 int pw__spool_os_unlink(const char *path)
 {
-    return _unlink(path) == 0 ? 0 : pw__spool_os_err();
+    wchar_t wp[PW__SPOOL_PATH_MAX];
+    if (pw__spool_win_path(path, wp, PW__SPOOL_PATH_MAX) != 0)
+        return PW_ETOOBIG;
+    DWORD e = 0;
+    for (int i = 0; i < PW__SPOOL_WIN_TRIES; i++) {
+        if (i > 0)
+            backoff(i - 1);
+        if (DeleteFileW(wp))
+            return 0;
+        e = GetLastError();
+        if (!transient(e))
+            break;
+    }
+    return -errno_of(e);
 }
 
 int pw__spool_os_mkdir(const char *dir)
 {
-    return _mkdir(dir) == 0 || errno == EEXIST ? 0 : pw__spool_os_err();
+    wchar_t wp[PW__SPOOL_PATH_MAX];
+    if (pw__spool_win_path(dir, wp, PW__SPOOL_PATH_MAX) != 0)
+        return PW_ETOOBIG;
+    if (CreateDirectoryW(wp, NULL))
+        return 0;
+    DWORD e = GetLastError();
+    return e == ERROR_ALREADY_EXISTS ? 0 : -errno_of(e);
 }
 
 /* An exclusive byte-range lock on the lock file (LockFileEx, fileapi.h), held until the handle
@@ -113,16 +259,26 @@ int pw__spool_os_lock(int fd)
 int pw__spool_os_list_dir(const char *dir, pw__spool_dir_cb cb, void *arg)
 {
     char pat[PW__SPOOL_PATH_MAX];
-    WIN32_FIND_DATAA fd;
-    snprintf(pat, sizeof(pat), "%s\\*", dir);
-    HANDLE h = FindFirstFileA(pat, &fd);
-    if (h == INVALID_HANDLE_VALUE)
-        return GetLastError() == ERROR_FILE_NOT_FOUND ? 0 : PW_EIO;
+    wchar_t wp[PW__SPOOL_PATH_MAX];
+    if ((size_t)snprintf(pat, sizeof(pat), "%s\\*", dir) >= sizeof(pat) ||
+        pw__spool_win_path(pat, wp, PW__SPOOL_PATH_MAX) != 0)
+        return PW_ETOOBIG;
+    WIN32_FIND_DATAW fd;
+    HANDLE h = FindFirstFileW(wp, &fd);
+    if (h == INVALID_HANDLE_VALUE) {
+        DWORD e = GetLastError();
+        return e == ERROR_FILE_NOT_FOUND ? 0 : -errno_of(e);
+    }
     int rc = 0;
     do {
-        if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
-            rc = cb(fd.cFileName, arg);
-    } while (rc == 0 && FindNextFileA(h, &fd));
+        char name[MAX_PATH * 4];
+        if (fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+            continue;
+        if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, (int)sizeof(name), NULL,
+                                NULL) <= 0)
+            continue; /* not a name the spool writes */
+        rc = cb(name, arg);
+    } while (rc == 0 && FindNextFileW(h, &fd));
     FindClose(h);
     return rc;
 }

@@ -50,6 +50,10 @@ static const command_t commands[] = {
      "usage: poolwatch lookup TAG [--host HOST] [--json]\n"
      "The pooltag.txt driver and description of TAG; with --host (admin token), the driver\n"
      "files on that host's agent that contain the tag.\n"},
+    {"bigpool", pw_cmd_bigpool,
+     "usage: poolwatch bigpool HOST TAG [--json]\n"
+     "How TAG's large blocks on HOST are made up (admin token; Windows agents): blocks, bytes,\n"
+     "nonpaged share, largest and smallest, blocks per size, from the kernel's big-pool table.\n"},
     {"top", pw_cmd_top,
      "usage: poolwatch top HOST [--once] [--no-live]\n"
      "poolmon's screen for a remote host, refreshed every second; press ? for the keys.\n"
@@ -127,6 +131,7 @@ void pw_cli_usage(FILE *f)
           "                                                a tag's history on a host\n"
           "  lookup TAG [--host HOST]                      pooltag description; with --host,\n"
           "                                                ask that agent which drivers hold TAG\n"
+          "  bigpool HOST TAG                              a tag's big-pool blocks on a host\n"
           "  top HOST                                      poolmon-like live screen\n"
           "  import FILE... --host NAME [--interval 15m] [--start T]\n"
           "         [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"

@@ -136,6 +136,10 @@ int pw_fmt_series(const json_t *root, FILE *out);
 /* pooltag.txt's answer and, when `find` is not NULL, the agent's find_tag result; returns 1
  * (after printing the agent's message) when the agent could not search (status < 0). */
 int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out);
+/* `bigpool`: the agent's answer to a big_pool command (POST /hosts/{host}/commands) for HOST:
+ * the summary line and the non-empty size buckets. Returns 0, 1 when the agent could not take
+ * the snapshot (its message is printed), or PW_EPARSE. */
+int pw_fmt_bigpool(const char *host, const json_t *res, FILE *out);
 
 /* ---- top (cmd_top.c) ---------------------------------------------------------------------- */
 
@@ -153,6 +157,7 @@ typedef enum { PW_TOP_POOL_BOTH = 0, PW_TOP_POOL_NONPAGED, PW_TOP_POOL_PAGED } p
 typedef struct pw_top_row_s {
     char tag[PW_TAG_MAX * 4 + 1]; /* printable form (pw_tag_format), as the API sends it */
     int pool;                     /* pw_pool_t */
+    int64_t session;              /* a session-pool row's session; -1: none or all sessions */
     uint64_t allocs, frees, diff, bytes, per_alloc;
     int64_t allocs_change, frees_change, diff_change, bytes_change;
 } pw_top_row_t;
@@ -177,9 +182,15 @@ typedef struct pw_top_view_s {
     int highlight;     /* L */
     char include[256]; /* comma-separated * ? patterns, "" = all */
     char exclude[256];
-    char note[256]; /* status note (live mode refused, last error), "" = none */
-    int help;       /* ?: the key help in place of the table */
+    char note[256];  /* status note (live mode refused, last error), "" = none */
+    int help;        /* ?: the key help in place of the table */
+    int64_t session; /* N: session N's session-pool rows only (poolmon /sN); PW_TOP_SESSION_* */
+    uint32_t sessions[32]; /* sessions seen in the last table of every session (N cycles them) */
+    size_t n_sessions;
 } pw_top_view_t;
+
+#define PW_TOP_SESSION_EVERY (-1) /* every row: system pools and each session's rows */
+#define PW_TOP_SESSION_ALL   (-2) /* session-pool rows of all sessions (poolmon /s) */
 
 typedef struct pw_top_lines_s {
     char **text;         /* n lines, each pw_malloc'd, no newline */
@@ -199,7 +210,7 @@ int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *dia
 void pw_top_table_close(pw_top_table_t *t);
 
 /* The request path for the view: /api/v1/hosts/HOST/pool?sort=..&by_change=..&order=..
- * &pool=..[&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */
+ * &pool=..[&session=N|all][&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */
 int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t size);
 
 /* Applies a key (poolmon's letters, either case; ? toggles the key help). Returns
@@ -209,7 +220,12 @@ int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t siz
 #define PW_TOP_KEY_QUIT    2
 #define PW_TOP_KEY_INCLUDE 3 /* ask for include patterns */
 #define PW_TOP_KEY_EXCLUDE 4 /* ask for exclude patterns */
+#define PW_TOP_KEY_SESSION 5 /* N: call pw_top_next_session, then refetch */
 int pw_top_key(pw_top_view_t *v, int key);
+
+/* N: the next session view after v->session: every row -> all sessions -> each session seen
+ * (ascending, the sessions of `t` when it is a table of every session) -> every row again. */
+void pw_top_next_session(pw_top_view_t *v, const pw_top_table_t *t);
 
 /* Does `tag` match one of the comma-separated patterns? The rule of common/tagpat.h: `*`, `?`,
  * case-sensitive, the padding spaces of a short tag optional. */
@@ -230,6 +246,7 @@ int pw_cmd_leaks(pw_cli_t *cli);
 int pw_cmd_alerts(pw_cli_t *cli);
 int pw_cmd_series(pw_cli_t *cli);
 int pw_cmd_lookup(pw_cli_t *cli);
+int pw_cmd_bigpool(pw_cli_t *cli);
 int pw_cmd_top(pw_cli_t *cli);
 int pw_cmd_import(pw_cli_t *cli);
 int pw_cmd_host(pw_cli_t *cli);

@@ -628,6 +628,28 @@ int pw_cmd_series(pw_cli_t *cli)
     return get_and_print(cli, path, pw_fmt_series, 0, step);
 }
 
+/* POST /api/v1/hosts/HOST/commands {"kind":KIND,"tag":TAG}: the agent's answer in *out.
+ * Returns 0 or an exit code (`who` names the command in messages). */
+static int post_command(pw_cli_t *cli, const char *host, const char *kind, const char *tag,
+                        const char *who, json_t **out)
+{
+    char path[1024] = "/api/v1/hosts/";
+    if (pw_url_escape(path, sizeof(path), host) < 0 || strlen(path) + 10 >= sizeof(path))
+        return PW_EXIT_USAGE;
+    strcat(path, "/commands");
+    json_t *body = json_pack("{s:s, s:s}", "kind", kind, "tag", tag);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (text == NULL) {
+        fprintf(cli->err, "poolwatch %s: out of memory\n", who);
+        return PW_EXIT_SERVER;
+    }
+    int ex =
+        pw_cli_call(cli, "POST", path, "application/json", text, strlen(text), NULL, NULL, out);
+    free(text);
+    return ex;
+}
+
 int pw_cmd_lookup(pw_cli_t *cli)
 {
     const char *tag = NULL, *host = NULL;
@@ -652,23 +674,7 @@ int pw_cmd_lookup(pw_cli_t *cli)
     if (ex != 0)
         return ex;
     if (host != NULL) {
-        char cpath[1024] = "/api/v1/hosts/";
-        if (pw_url_escape(cpath, sizeof(cpath), host) < 0 || strlen(cpath) + 10 >= sizeof(cpath)) {
-            json_decref(pt);
-            return PW_EXIT_USAGE;
-        }
-        strcat(cpath, "/commands");
-        json_t *body = json_pack("{s:s, s:s}", "kind", "find_tag", "tag", tag);
-        char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-        json_decref(body);
-        if (text == NULL) {
-            json_decref(pt);
-            fputs("poolwatch lookup: out of memory\n", cli->err);
-            return PW_EXIT_SERVER;
-        }
-        ex = pw_cli_call(cli, "POST", cpath, "application/json", text, strlen(text), NULL, NULL,
-                         &find);
-        free(text);
+        ex = post_command(cli, host, "find_tag", tag, "lookup", &find);
         if (ex != 0) {
             json_decref(pt);
             return ex;
@@ -686,5 +692,95 @@ int pw_cmd_lookup(pw_cli_t *cli)
     }
     json_decref(pt);
     json_decref(find);
+    return ex;
+}
+
+/* ---- bigpool --------------------------------------------------------------------------------- */
+
+/* "8K", "2M", ...: a bucket's lower bound as the table prints it. */
+static void size_word(uint64_t b, char *out, size_t n)
+{
+    if (b >= 1048576 && b % 1048576 == 0)
+        snprintf(out, n, "%lluM", (unsigned long long)(b / 1048576));
+    else
+        snprintf(out, n, "%lluK", (unsigned long long)(b / 1024));
+}
+
+int pw_fmt_bigpool(const char *host, const json_t *res, FILE *out)
+{
+    const json_t *bp = json_object_get(res, "big_pool");
+    if (!json_is_object(bp)) {
+        const char *m = json_string_value(json_object_get(res, "message"));
+        fprintf(out, "%s: no big-pool snapshot: %s\n", host, m ? m : "no answer");
+        return 1;
+    }
+    const char *tag = json_string_value(json_object_get(bp, "tag"));
+    static const char *const keys[] = {"count",          "bytes",         "nonpaged_count",
+                                       "nonpaged_bytes", "largest_bytes", "smallest_bytes",
+                                       "scanned"};
+    uint64_t v[7];
+    for (size_t k = 0; k < 7; k++) {
+        const json_t *j = json_object_get(bp, keys[k]);
+        if (!json_is_integer(j) || json_integer_value(j) < 0)
+            return PW_EPARSE;
+        v[k] = (uint64_t)json_integer_value(j);
+    }
+    const json_t *hist = json_object_get(bp, "size_hist");
+    if (tag == NULL || !json_is_array(hist))
+        return PW_EPARSE;
+    fprintf(out,
+            "%s '%s': %llu big-pool block(s), %llu bytes (nonpaged: %llu, %llu bytes); largest "
+            "%llu, smallest %llu; %llu entries in the table\n",
+            host, tag, (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
+            (unsigned long long)v[3], (unsigned long long)v[4], (unsigned long long)v[5],
+            (unsigned long long)v[6]);
+    if (v[0] == 0)
+        return 0;
+    fprintf(out, "  %-16s %10s\n", "size", "blocks");
+    size_t n = json_array_size(hist);
+    for (size_t i = 0; i < n; i++) {
+        json_int_t c = json_integer_value(json_array_get(hist, i));
+        if (c <= 0)
+            continue;
+        char lo[16], hi[16], range[40];
+        size_word(i == 0 ? 0 : (uint64_t)1 << (12 + i), lo, sizeof(lo));
+        if (i + 1 < n) {
+            size_word((uint64_t)1 << (13 + i), hi, sizeof(hi));
+            snprintf(range, sizeof(range), "[%s, %s)", i == 0 ? "0" : lo, hi);
+        } else {
+            snprintf(range, sizeof(range), "[%s, ...)", lo);
+        }
+        fprintf(out, "  %-16s %10lld\n", range, (long long)c);
+    }
+    return 0;
+}
+
+#define BIGPOOL_USAGE "poolwatch bigpool HOST TAG [--json]"
+
+int pw_cmd_bigpool(pw_cli_t *cli)
+{
+    const char *host = NULL, *tag = NULL;
+    for (int i = 1; i < cli->argc; i++) {
+        if (host == NULL && !is_option(cli->argv[i]))
+            host = cli->argv[i];
+        else if (tag == NULL && (!is_option(cli->argv[i]) || strcmp(cli->argv[i], "-") == 0))
+            tag = cli->argv[i];
+        else
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, NULL, BIGPOOL_USAGE);
+    }
+    if (host == NULL || tag == NULL)
+        return pw_cli_bad_args(cli, NULL, host == NULL ? "HOST" : "TAG", NULL, BIGPOOL_USAGE);
+    json_t *res = NULL;
+    int ex = post_command(cli, host, "big_pool", tag, "bigpool", &res);
+    if (ex != 0)
+        return ex;
+    if (cli->json) {
+        pw_cli_print_json(cli, res);
+    } else {
+        int fr = pw_fmt_bigpool(host, res, cli->out);
+        if (fr != 0)
+            ex = PW_EXIT_SERVER;
+    }
+    json_decref(res);
     return ex;
 }

@@ -29,6 +29,7 @@ void pw_top_view_init(pw_top_view_t *v)
     memset(v, 0, sizeof(*v));
     v->sort = PW_TOP_SORT_BYTES;
     v->pools = PW_TOP_POOL_BOTH;
+    v->session = PW_TOP_SESSION_EVERY;
 }
 
 /* ---- decoding ------------------------------------------------------------------------------ */
@@ -98,6 +99,11 @@ int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *dia
             return pw_diag_set(diag, PW_EPARSE, 0, i, "rows", "row %zu: bad tag or type", i);
         }
         memcpy(o->tag, tag, strlen(tag) + 1);
+        const json_t *js = json_object_get(r, "session");
+        o->session = json_is_integer(js) && json_integer_value(js) >= 0 &&
+                             json_integer_value(js) < (json_int_t)PW_SESSION_ALL
+                         ? (int64_t)json_integer_value(js)
+                         : -1;
         if (strcmp(type, "nonpaged") == 0)
             o->pool = PW_POOL_NONPAGED;
         else if (strcmp(type, "paged") == 0)
@@ -164,6 +170,15 @@ int pw_top_query(const pw_top_view_t *v, const char *host, char *out, size_t siz
                      view_ascending(v) ? "asc" : "desc", pool_names[v->pools]);
     if (w < 0 || (size_t)w >= size - n)
         return PW_ETOOBIG;
+    if (v->session != PW_TOP_SESSION_EVERY) {
+        n = strlen(out);
+        if (v->session >= 0)
+            w = snprintf(out + n, size - n, "&session=%lld", (long long)v->session);
+        else
+            w = snprintf(out + n, size - n, "&session=all");
+        if (w < 0 || (size_t)w >= size - n)
+            return PW_ETOOBIG;
+    }
     const char *pats[2] = {v->include, v->exclude};
     const char *names[2] = {"include", "exclude"};
     for (int k = 0; k < 2; k++) {
@@ -233,6 +248,9 @@ int pw_top_key(pw_top_view_t *v, int key)
     case 'x':
     case 'X':
         return PW_TOP_KEY_EXCLUDE;
+    case 'n':
+    case 'N':
+        return PW_TOP_KEY_SESSION;
     default:
         return PW_TOP_KEY_NONE;
     }
@@ -245,6 +263,39 @@ int pw_top_key(pw_top_view_t *v, int key)
     return PW_TOP_KEY_CHANGED;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void pw_top_next_session(pw_top_view_t *v, const pw_top_table_t *t)
+{
+    if (v->session < 0 && t != NULL) { /* a table of every session: learn them */
+        v->n_sessions = 0;
+        for (size_t i = 0; i < t->n_rows; i++) {
+            int64_t s = t->rows[i].session;
+            if (s < 0)
+                continue;
+            size_t k = 0;
+            while (k < v->n_sessions && v->sessions[k] != (uint32_t)s)
+                k++;
+            if (k == v->n_sessions && v->n_sessions < sizeof(v->sessions) / sizeof(v->sessions[0]))
+                v->sessions[v->n_sessions++] = (uint32_t)s;
+        }
+        qsort(v->sessions, v->n_sessions, sizeof(v->sessions[0]), cmp_u32);
+    }
+    if (v->session == PW_TOP_SESSION_EVERY) {
+        v->session = PW_TOP_SESSION_ALL;
+        return;
+    }
+    size_t k = 0;
+    if (v->session >= 0)
+        while (k < v->n_sessions && v->sessions[k] <= (uint32_t)v->session)
+            k++;
+    v->session = k < v->n_sessions ? (int64_t)v->sessions[k] : PW_TOP_SESSION_EVERY;
+}
+
 int pw_top_match(const char *patterns, const char *tag)
 {
     return pw_tagpat_list_match_str(patterns, tag, strlen(tag));
@@ -255,6 +306,9 @@ static int row_visible(const pw_top_view_t *v, const pw_top_row_t *r)
     if (v->pools == PW_TOP_POOL_NONPAGED && r->pool != PW_POOL_NONPAGED)
         return 0;
     if (v->pools == PW_TOP_POOL_PAGED && r->pool == PW_POOL_NONPAGED)
+        return 0;
+    if (v->session != PW_TOP_SESSION_EVERY &&
+        (r->pool != PW_POOL_SESSION || (v->session >= 0 && r->session != v->session)))
         return 0;
     if (v->include[0] && !pw_top_match(v->include, r->tag))
         return 0;
@@ -324,7 +378,9 @@ static int cmp_rows(const void *a, const void *b)
     }
     if (c != 0)
         return c;
-    return y->pool - x->pool;
+    if (x->pool != y->pool)
+        return y->pool - x->pool;
+    return x->session < y->session ? -1 : x->session > y->session; /* sessions ascending */
 }
 
 /* ---- rendering ----------------------------------------------------------------------------- */
@@ -381,6 +437,15 @@ static const char *type_word(int pool)
     return pool == PW_POOL_NONPAGED ? "Nonp" : pool == PW_POOL_SESSION ? "Sess" : "Paged";
 }
 
+/* The Type column of a row: a session's session-pool row is "S:N" (session N). */
+static const char *row_type(const pw_top_row_t *r, char *buf, size_t size)
+{
+    if (r->pool != PW_POOL_SESSION || r->session < 0)
+        return type_word(r->pool);
+    snprintf(buf, size, "S:%lld", (long long)r->session);
+    return buf;
+}
+
 int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, int height,
                   pw_top_lines_t *out)
 {
@@ -416,11 +481,17 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
     cmp_view = v;
     if (nv > 1)
         qsort(vis, nv, sizeof(*vis), cmp_rows);
-    rc |= add_line(
-        out, width, 0, " Sort: %s%s (%s)  Pool: %s  Include: %s  Exclude: %s  Rows: %zu/%zu%s%s",
-        sort_titles[v->sort], v->by_change && has_change(v->sort) ? " change" : "",
-        view_ascending(v) ? "asc" : "desc", pool_names[v->pools], v->include[0] ? v->include : "*",
-        v->exclude[0] ? v->exclude : "-", nv, t->total_rows, v->note[0] ? "  " : "", v->note);
+    char sess_word[40] = "";
+    if (v->session == PW_TOP_SESSION_ALL)
+        snprintf(sess_word, sizeof(sess_word), "  Session: all");
+    else if (v->session >= 0)
+        snprintf(sess_word, sizeof(sess_word), "  Session: %lld", (long long)v->session);
+    rc |= add_line(out, width, 0,
+                   " Sort: %s%s (%s)  Pool: %s%s  Include: %s  Exclude: %s  Rows: %zu/%zu%s%s",
+                   sort_titles[v->sort], v->by_change && has_change(v->sort) ? " change" : "",
+                   view_ascending(v) ? "asc" : "desc", pool_names[v->pools], sess_word,
+                   v->include[0] ? v->include : "*", v->exclude[0] ? v->exclude : "-", nv,
+                   t->total_rows, v->note[0] ? "  " : "", v->note);
     rc |= add_line(out, width, 0, "%s", "");
     if (v->help) {
         /* The keys, as docs/cli.md lists them, in place of the table until ? again. */
@@ -433,6 +504,7 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
             "  E       Sum lines per pool type",
             "  L       highlight rows that changed",
             "  I / X   include / exclude tag patterns (Nt*,Io??; empty clears)",
+            "  N       session pools: every row -> all sessions -> session 0, 1, ... (S:N rows)",
             "  Q       quit",
         };
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -483,12 +555,13 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
             break;
         const pw_top_row_t *r = vis[i];
         int changed = r->allocs_change || r->frees_change || r->diff_change || r->bytes_change;
+        char ty[24];
         rc |= add_line(
             out, width, v->highlight && changed ? PW_TOP_ATTR_HIGHLIGHT : PW_TOP_ATTR_NONE,
             " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64 ") %9" PRIu64
             " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64,
-            tw, r->tag, type_word(r->pool), r->allocs, r->allocs_change, r->frees, r->frees_change,
-            r->diff, r->diff_change, r->bytes, r->bytes_change, r->per_alloc);
+            tw, r->tag, row_type(r, ty, sizeof(ty)), r->allocs, r->allocs_change, r->frees,
+            r->frees_change, r->diff, r->diff_change, r->bytes, r->bytes_change, r->per_alloc);
     }
     pw_free(vis);
     if (rc != 0) {
@@ -629,6 +702,8 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
             prompt("Include tags (e.g. Nt*,Io??; empty = all): ", v->include, sizeof(v->include));
         if (action == PW_TOP_KEY_EXCLUDE)
             prompt("Exclude tags (e.g. Ntf?; empty = none): ", v->exclude, sizeof(v->exclude));
+        if (action == PW_TOP_KEY_SESSION)
+            pw_top_next_session(v, t);
         uint64_t now = mono_ms();
         if (now - last_live >= LIVE_RENEW_MS && strcmp(live_note, "[live]") == 0) {
             ask_live(cl, host, v);

@@ -820,10 +820,15 @@ int pw_poolmon_screen_to_sample(const pw_poolmon_screen_t *screen, pw_sample_t *
     for (size_t i = 0; i < screen->n_rows; i++) {
         const pw_poolmon_row_t *row = &screen->rows[i];
         pw_pool_t pool = row->pool == PW_POOL_NONPAGED ? PW_POOL_NONPAGED : PW_POOL_PAGED;
+        int r;
         if (pool == PW_POOL_PAGED && screen->session != PW_POOLMON_SESSION_NONE)
-            pool = PW_POOL_SESSION;
-        int r =
-            pw_sample_add(out, row->tag, 4, pool, row->allocs, row->frees, row->diff, row->bytes);
+            /* "Session N pool information": that session's rows; "All sessions": the sum. */
+            r = pw_sample_add_session(
+                out, row->tag, screen->session >= 0 ? (uint32_t)screen->session : PW_SESSION_ALL,
+                row->allocs, row->frees, row->diff, row->bytes);
+        else
+            r = pw_sample_add(out, row->tag, 4, pool, row->allocs, row->frees, row->diff,
+                              row->bytes);
         if (r != 0)
             return r;
     }

@@ -183,7 +183,9 @@ void pw_poolmon_doc_close(pw_poolmon_doc_t *doc);
 /* Appends the rows of `screen` to `out` (initialised; not reset first) and sets its
  * timestamp_ms and totals. Each row becomes an entry with its 4 tag bytes; pool: Nonp rows are
  * PW_POOL_NONPAGED, Paged rows PW_POOL_PAGED, except in session screens (session != NONE),
- * where Paged rows are PW_POOL_SESSION (session pool is paged session space). Totals from the
+ * where Paged rows are PW_POOL_SESSION (session pool is paged session space), keyed by the
+ * screen's session ("Session N pool information": tag + N, pw_sample_add_session in sample.h;
+ * "All sessions pool information": the 4-byte tag, the sum over sessions). Totals from the
  * header, KiB * 1024: paged/nonpaged pool, physical memory, available, commit, commit limit and
  * peak; absent fields stay 0 (unknown), except the pool totals of a non-session screen, which
  * then are the sum of the screen's rows of that pool (a lower bound when the screen was

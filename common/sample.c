@@ -2,6 +2,7 @@
 #include "alloc.h"
 #include "error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void pw_sample_init(pw_sample_t *s)
@@ -109,6 +110,51 @@ size_t pw_tag_format(const uint8_t *tag, size_t tag_len, char *out, size_t out_s
     }
     out[o] = '\0';
     return o;
+}
+
+size_t pw_row_session_key(const uint8_t *tag, uint32_t session, uint8_t out[PW_SESSION_KEY_LEN])
+{
+    memcpy(out, tag, PW_SESSION_TAG_LEN);
+    if (session == PW_SESSION_ALL)
+        return PW_SESSION_TAG_LEN;
+    out[4] = (uint8_t)session;
+    out[5] = (uint8_t)(session >> 8);
+    out[6] = (uint8_t)(session >> 16);
+    out[7] = (uint8_t)(session >> 24);
+    return PW_SESSION_KEY_LEN;
+}
+
+int pw_sample_add_session(pw_sample_t *s, const void *tag, uint32_t session, uint64_t allocs,
+                          uint64_t frees, uint64_t diff, uint64_t bytes)
+{
+    uint8_t key[PW_SESSION_KEY_LEN];
+    size_t n = pw_row_session_key(tag, session, key);
+    return pw_sample_add(s, key, n, PW_POOL_SESSION, allocs, frees, diff, bytes);
+}
+
+size_t pw_row_split(const uint8_t *tag, size_t tag_len, int pool, uint32_t *session)
+{
+    if (pool != PW_POOL_SESSION || tag_len != PW_SESSION_KEY_LEN) {
+        if (session)
+            *session = PW_SESSION_ALL;
+        return tag_len;
+    }
+    if (session)
+        *session = (uint32_t)tag[4] | (uint32_t)tag[5] << 8 | (uint32_t)tag[6] << 16 |
+                   (uint32_t)tag[7] << 24;
+    return PW_SESSION_TAG_LEN;
+}
+
+size_t pw_row_format(const uint8_t *tag, size_t tag_len, int pool, char *out, size_t out_size)
+{
+    uint32_t session;
+    size_t tl = pw_row_split(tag, tag_len, pool, &session);
+    size_t n = pw_tag_format(tag, tl, out, out_size);
+    if (session != PW_SESSION_ALL && n + 1 < out_size) {
+        int w = snprintf(out + n, out_size - n, " (session %u)", (unsigned)session);
+        n = w < 0 ? n : (size_t)w >= out_size - n ? out_size - 1 : n + (size_t)w;
+    }
+    return n;
 }
 
 const char *pw_pool_name(int pool)

@@ -92,6 +92,36 @@ void pw_sample_reset(pw_sample_t *s);
 int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool, uint64_t allocs,
                   uint64_t frees, uint64_t diff, uint64_t bytes);
 
+/* ---- session pools, one row per session ---------------------------------------------------
+ * Session pool (PW_POOL_SESSION) rows are kept apart per session, as poolmon /s<N> shows them:
+ * such a row's key is the pool tag's 4 bytes followed by the session id, 4 bytes little-endian
+ * (tag_len 8). Everything that keys rows by (tag bytes, pool) — the tag dictionary, the delta
+ * encoding on the wire, the fleet's tables and the store — keeps sessions apart without knowing
+ * them; what shows a row (API, CLI, metrics, alerts) splits the key with pw_row_split. A
+ * session row of 4 tag bytes (an agent before this change, a capture of "All sessions") is the
+ * sum over sessions: its session is PW_SESSION_ALL. */
+#define PW_SESSION_TAG_LEN 4u          /* the pool tag inside a session row's key */
+#define PW_SESSION_KEY_LEN 8u          /* tag + session id */
+#define PW_SESSION_ALL     0xFFFFFFFFu /* not one session: the sum over all (Windows' own value) */
+
+/* Appends a PW_POOL_SESSION row for `tag` (PW_SESSION_TAG_LEN bytes) in session `session`
+ * (PW_SESSION_ALL: the sum over sessions, a 4-byte key). Returns as pw_sample_add. */
+int pw_sample_add_session(pw_sample_t *s, const void *tag, uint32_t session, uint64_t allocs,
+                          uint64_t frees, uint64_t diff, uint64_t bytes);
+
+/* Splits a row key (tag bytes `tag`, `tag_len`, pool `pool`): returns the length of the pool
+ * tag itself (PW_SESSION_TAG_LEN for a per-session key, else tag_len) and sets *session (may be
+ * NULL) to the session id, or PW_SESSION_ALL when the row is not one session's. */
+size_t pw_row_split(const uint8_t *tag, size_t tag_len, int pool, uint32_t *session);
+
+/* Writes a row key printably into `out` as pw_tag_format does, a session row's key as its tag
+ * and " (session N)". Returns the length written. */
+size_t pw_row_format(const uint8_t *tag, size_t tag_len, int pool, char *out, size_t out_size);
+
+/* Writes the key of `tag` (PW_SESSION_TAG_LEN bytes) in `session` into out (PW_SESSION_KEY_LEN
+ * bytes; PW_SESSION_TAG_LEN for PW_SESSION_ALL). Returns the key's length. */
+size_t pw_row_session_key(const uint8_t *tag, uint32_t session, uint8_t out[PW_SESSION_KEY_LEN]);
+
 /* Deep copy of `src` into `dst` (initialised). Returns 0 or PW_ENOMEM (dst unchanged). */
 int pw_sample_copy(pw_sample_t *dst, const pw_sample_t *src);
 

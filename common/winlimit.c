@@ -13,10 +13,21 @@
 
 /* ---- pool limits -------------------------------------------------------------------------- */
 
-static const char *arch_name(pw_win_arch_t a)
+const char *pw_win_arch_name(pw_win_arch_t a)
 {
     return a == PW_WIN_ARCH_X64 ? "x64" : a == PW_WIN_ARCH_ARM64 ? "arm64" : "x86";
 }
+
+/* 10.0 server builds by release (Microsoft's Windows Server release information). */
+static const struct {
+    uint32_t build;
+    const char *name;
+} server10[] = {
+    {14393, "Windows Server 2016"},
+    {17763, "Windows Server 2019"},
+    {20348, "Windows Server 2022"},
+    {26100, "Windows Server 2025"},
+};
 
 const char *pw_win_os_name(const pw_win_os_t *os, char *out, size_t out_size)
 {
@@ -46,6 +57,22 @@ const char *pw_win_os_name(const pw_win_os_t *os, char *out, size_t out_size)
         break;
     case 603:
         name = os->server ? "Windows Server 2012 R2" : "Windows 8.1";
+        break;
+    case 1000:
+        if (!os->server) {
+            name = os->build == 0       ? "Windows 10/11"
+                   : os->build >= 22000 ? "Windows 11"
+                                        : "Windows 10";
+            break;
+        }
+        name = os->build == 0 ? "Windows Server 2016+" : NULL;
+        for (size_t i = 0; i < sizeof(server10) / sizeof(server10[0]); i++)
+            if (server10[i].build == os->build)
+                name = server10[i].name;
+        if (name == NULL) {
+            snprintf(out, out_size, "Windows Server (build %u)", (unsigned)os->build);
+            return out;
+        }
         break;
     default:
         name = NULL;
@@ -94,6 +121,16 @@ static void set_limit(pw_pool_limit_t *l, uint64_t bytes, pw_limit_source_t src,
     snprintf(l->detail, sizeof(l->detail), "%.*s", (int)sizeof(l->detail) - 1, text);
 }
 
+/* x86 kernel address space: 4 GB minus the user space (2 GB by default, 3 GB with /3GB unless
+ * IncreaseUserVa says otherwise). */
+static uint64_t x86_kernel_va(const pw_win_os_t *os)
+{
+    uint64_t user_mb = 2048;
+    if (os->increase_user_va)
+        user_mb = os->user_va_mb >= 2048 && os->user_va_mb <= 3072 ? os->user_va_mb : 3072;
+    return (4096 - user_mb) * MB;
+}
+
 static void computed_nonpaged(const pw_win_os_t *os, uint64_t ram, const char *osn,
                               pw_pool_limit_t *l)
 {
@@ -104,24 +141,16 @@ static void computed_nonpaged(const pw_win_os_t *os, uint64_t ram, const char *o
     } else if (v < 500) {
         set_limit(l, x86 ? 128 * MB : 0, PW_LIMIT_COMPUTED, osn,
                   x86 ? "" : "no rule for this architecture");
-    } else if (v == 500) {
-        if (!x86) {
-            set_limit(l, 0, PW_LIMIT_UNKNOWN, osn, "no rule for this architecture");
-        } else if (ram >= 3 * GB / 2) {
-            set_limit(l, 256 * MB, PW_LIMIT_COMPUTED, osn, "RAM >= 1.5 GB");
-        } else {
-            /* Linear below 1.5 GB: our approximation of the RAM-dependent sizing. */
-            uint64_t b = 256 * MB * (ram / MB) / 1536;
-            set_limit(l, b, PW_LIMIT_COMPUTED, osn, "256 MB * RAM / 1.5 GB (approx.)");
-        }
+    } else if (v < 600 && x86) {
+        set_limit(l, os->increase_user_va ? 128 * MB : 256 * MB, PW_LIMIT_COMPUTED, osn, "");
     } else if (v < 600) {
-        if (x86)
-            set_limit(l, os->increase_user_va ? 128 * MB : 256 * MB, PW_LIMIT_COMPUTED, osn, "");
-        else
-            set_limit(l, min_u64(ram / 4 * 3, 128 * GB), PW_LIMIT_COMPUTED, osn,
-                      "75% of RAM <= 128 GB");
+        set_limit(l, v == 500 ? 0 : min_u64(ram, 128 * GB), PW_LIMIT_COMPUTED, osn,
+                  v == 500 ? "no rule for this architecture" : "min(RAM, 128 GB)");
     } else if (x86) {
-        set_limit(l, min_u64(ram / 4 * 3, 2 * GB), PW_LIMIT_COMPUTED, osn, "min(75% of RAM, 2 GB)");
+        uint64_t kva = x86_kernel_va(os);
+        int by_va = kva < 2 * GB && kva < ram / 4 * 3;
+        set_limit(l, min_u64(min_u64(ram / 4 * 3, 2 * GB), kva), PW_LIMIT_COMPUTED, osn,
+                  by_va ? "kernel address space" : "min(75% of RAM, 2 GB)");
     } else if (v == 600 && !os->server) {
         set_limit(l, min_u64(ram / 5 * 2, 128 * GB), PW_LIMIT_COMPUTED, osn,
                   "40% of RAM <= 128 GB");
@@ -131,7 +160,8 @@ static void computed_nonpaged(const pw_win_os_t *os, uint64_t ram, const char *o
     } else if (v == 602) {
         set_limit(l, min_u64(ram, 128 * GB), PW_LIMIT_COMPUTED, osn, "min(RAM, 128 GB)");
     } else {
-        set_limit(l, min_u64(ram, 16 * TB), PW_LIMIT_COMPUTED, osn, "min(RAM, 16 TB)");
+        set_limit(l, min_u64(ram, 16 * TB), PW_LIMIT_COMPUTED, osn,
+                  v > 603 ? "min(RAM, 16 TB) (assumed)" : "min(RAM, 16 TB)");
     }
 }
 
@@ -147,18 +177,28 @@ static void computed_paged(const pw_win_os_t *os, uint64_t commit_limit, const c
                   x86 ? "" : "no rule for this architecture");
     } else if (v < 600 && x86) {
         set_limit(l, v == 501 ? 490 * MB : 530 * MB, PW_LIMIT_COMPUTED, osn, "");
-    } else if (x86) {
-        set_limit(l, 2 * GB, PW_LIMIT_COMPUTED, osn, "kernel address space");
-    } else if (v <= 601) {
+    } else if (v < 600) {
         set_limit(l, 128 * GB, PW_LIMIT_COMPUTED, osn, "");
+    } else if (x86) {
+        set_limit(l, x86_kernel_va(os), PW_LIMIT_COMPUTED, osn, "kernel address space");
     } else {
-        uint64_t cap = v == 602 ? 384 * GB : 15 * TB + TB / 2;
+        uint64_t cap = v <= 601 ? 128 * GB : v == 602 ? 384 * GB : 15 * TB + TB / 2;
         int capped = commit_limit != 0 && commit_limit < cap;
-        set_limit(l, capped ? commit_limit : cap, PW_LIMIT_COMPUTED, osn,
-                  capped     ? "commit limit"
-                  : v == 602 ? ""
-                             : "15.5 TB");
+        const char *rule = capped     ? "commit limit"
+                           : v <= 602 ? ""
+                           : v == 603 ? "15.5 TB"
+                                      : "15.5 TB (assumed)";
+        set_limit(l, capped ? commit_limit : cap, PW_LIMIT_COMPUTED, osn, rule);
     }
+}
+
+/* The registry values count on x86 from Vista SP1 (6.0 build 6001) on, 1-2048 MB. */
+static int registry_applies(const pw_win_os_t *os, uint32_t mb)
+{
+    unsigned v = os->major * 100 + os->minor;
+    if (mb == 0 || mb > PW_WIN_REG_POOL_LIMIT_MAX_MB || os->arch != PW_WIN_ARCH_X86)
+        return 0;
+    return v > 600 || (v == 600 && os->build >= 6001);
 }
 
 void pw_win_pool_limits(const pw_win_os_t *os, uint64_t ram_bytes, uint64_t commit_limit_bytes,
@@ -167,7 +207,7 @@ void pw_win_pool_limits(const pw_win_os_t *os, uint64_t ram_bytes, uint64_t comm
 {
     char name[48], osn[72];
     pw_win_os_name(os, name, sizeof(name));
-    snprintf(osn, sizeof(osn), "%s %s%s", name, arch_name(os->arch),
+    snprintf(osn, sizeof(osn), "%s %s%s", name, pw_win_arch_name(os->arch),
              os->arch == PW_WIN_ARCH_X86 && os->increase_user_va ? " with /3GB" : "");
     static const pw_win_limit_overrides_t none;
     if (ovr == NULL)
@@ -175,16 +215,17 @@ void pw_win_pool_limits(const pw_win_os_t *os, uint64_t ram_bytes, uint64_t comm
 
     if (ovr->cfg_nonpaged_bytes)
         set_limit(nonpaged, ovr->cfg_nonpaged_bytes, PW_LIMIT_CONFIGURED, "configured", "");
-    else if (ovr->reg_nonpaged_bytes)
-        set_limit(nonpaged, ovr->reg_nonpaged_bytes, PW_LIMIT_REGISTRY, "registry",
+    else if (registry_applies(os, ovr->reg_nonpaged_mb))
+        set_limit(nonpaged, (uint64_t)ovr->reg_nonpaged_mb * MB, PW_LIMIT_REGISTRY, "registry",
                   "NonPagedPoolLimit");
     else
         computed_nonpaged(os, ram_bytes, osn, nonpaged);
 
     if (ovr->cfg_paged_bytes)
         set_limit(paged, ovr->cfg_paged_bytes, PW_LIMIT_CONFIGURED, "configured", "");
-    else if (ovr->reg_paged_bytes)
-        set_limit(paged, ovr->reg_paged_bytes, PW_LIMIT_REGISTRY, "registry", "PagedPoolLimit");
+    else if (registry_applies(os, ovr->reg_paged_mb))
+        set_limit(paged, (uint64_t)ovr->reg_paged_mb * MB, PW_LIMIT_REGISTRY, "registry",
+                  "PagedPoolLimit");
     else
         computed_paged(os, commit_limit_bytes, osn, paged);
 }
@@ -196,14 +237,16 @@ typedef struct {
     const char *word;
     unsigned v, r2; /* major * 100 + minor */
     int server;
+    uint32_t build; /* 10.0 products: the build of the first release, which names them */
 } product_t;
 
 static const product_t products[] = {
-    {"2000", 500, 0, -1}, /* Professional or Server: "server" says */
-    {"xp", 501, 0, 0},    {"2003", 502, 502, 1}, {"vista", 600, 0, 0}, {"2008", 600, 601, 1},
-    {"7", 601, 0, 0},     {"8", 602, 0, 0},      {"8.1", 603, 0, 0},   {"2012", 602, 603, 1},
-    {"10", 1000, 0, 0},   {"11", 1000, 0, 0},    {"2016", 1000, 0, 1}, {"2019", 1000, 0, 1},
-    {"2022", 1000, 0, 1}, {"2025", 1000, 0, 1},
+    {"2000", 500, 0, -1, 0}, /* Professional or Server: "server" says */
+    {"xp", 501, 0, 0, 0},        {"2003", 502, 502, 1, 0},    {"vista", 600, 0, 0, 0},
+    {"2008", 600, 601, 1, 0},    {"7", 601, 0, 0, 0},         {"8", 602, 0, 0, 0},
+    {"8.1", 603, 0, 0, 0},       {"2012", 602, 603, 1, 0},    {"10", 1000, 0, 0, 10240},
+    {"11", 1000, 0, 0, 22000},   {"2016", 1000, 0, 1, 14393}, {"2019", 1000, 0, 1, 17763},
+    {"2022", 1000, 0, 1, 20348}, {"2025", 1000, 0, 1, 26100},
 };
 
 /* Words that say nothing the table needs: editions, service packs, vendor. */
@@ -306,6 +349,7 @@ int pw_win_os_parse(const char *text, pw_win_os_t *os, pw_diag_t *d)
         arch = v < 600 && !(v == 502 && !server) ? PW_WIN_ARCH_X86 : PW_WIN_ARCH_X64;
     o.major = v / 100;
     o.minor = v % 100;
+    o.build = prod != NULL ? prod->build : 0;
     o.server = server;
     o.arch = (pw_win_arch_t)arch;
     *os = o;

@@ -23,20 +23,39 @@ typedef struct pw_win_os_s {
     int server;           /* product type server or domain controller (not VER_NT_WORKSTATION) */
     pw_win_arch_t arch;   /* of the OS, not of the agent process */
     int increase_user_va; /* x86 booted with /3GB (4GT) or increaseuserva */
+    uint32_t user_va_mb;  /* x86 with increase_user_va: the user address space in MB (BCD
+                           * IncreaseUserVa, 2048-3072); 0 = not known, taken as 3072 (/3GB) */
 } pw_win_os_t;
 
 /* Overrides, strongest first: configuration, then the registry values NonPagedPoolLimit /
- * PagedPoolLimit (REG_DWORD, bytes) under HKLM\SYSTEM\CurrentControlSet\Control\Session
- * Manager\Memory Management. 0 = not set. */
+ * PagedPoolLimit (REG_DWORD) under HKLM\SYSTEM\CurrentControlSet\Control\Session
+ * Manager\Memory Management, as read. 0 = not set.
+ *
+ * The registry values are megabytes, 0-2048 (0: the system sizes the pool), and the kernel reads
+ * them on 32-bit Windows only, from Windows Vista SP1 (build 6001) on (Microsoft "Memory Limits
+ * for Windows and Windows Server Releases": "Starting with Windows Vista SP1, the nonpaged pool
+ * can also be limited by the NonPagedPoolLimit registry key value"; the 32-bit column only; the
+ * MB unit and range: Microsoft Learn, "Memory Management Registry Keys"). Elsewhere, or above
+ * 2048, the rule table decides and the values are ignored. */
 typedef struct pw_win_limit_overrides_s {
     uint64_t cfg_nonpaged_bytes;
     uint64_t cfg_paged_bytes;
-    uint32_t reg_nonpaged_bytes;
-    uint32_t reg_paged_bytes;
+    uint32_t reg_nonpaged_mb;
+    uint32_t reg_paged_mb;
 } pw_win_limit_overrides_t;
 
+/* Largest registry NonPagedPoolLimit / PagedPoolLimit the kernel takes, in MB. */
+#define PW_WIN_REG_POOL_LIMIT_MAX_MB 2048u
+
+/* "x86", "x64" or "arm64". */
+const char *pw_win_arch_name(pw_win_arch_t arch);
+
 /* Writes a short product name for `os` ("Windows Server 2003", "Windows 7", ...) into `out`
- * (NUL-terminated, truncated to out_size). Returns `out`. */
+ * (NUL-terminated, truncated to out_size). Version 10.0 is named from the build number: client
+ * builds from 22000 on are Windows 11, earlier ones Windows 10; servers 14393 Windows Server 2016,
+ * 17763 2019, 20348 2022, 26100 2025, any other "Windows Server (build N)" (Microsoft's release
+ * information pages); build 0 (unknown) gives "Windows 10/11" or "Windows Server 2016+".
+ * Returns `out`. */
 const char *pw_win_os_name(const pw_win_os_t *os, char *out, size_t out_size);
 
 /* Estimates the nonpaged and paged pool limits (no API returns them). Order: configuration
@@ -46,24 +65,30 @@ const char *pw_win_os_name(const pw_win_os_t *os, char *out, size_t out_size);
  * (0 = unknown) caps the x64 paged pool from Windows 8 on, as the table says.
  *
  * Rule table, from Microsoft "Memory Limits for Windows and Windows Server Releases" (section
- * "Memory and Address Space Limits") and Windows Internals (pool sizing chapter):
- *   nonpaged  NT4 x86: 128 MB.
- *             2000 x86: 256 MB, reached at 1.5 GB of RAM; below that our rule scales it
- *               linearly: 256 MB * RAM / 1.5 GB (the real sizing is a step function of RAM;
- *               this is an approximation, stated in the detail text).
- *             XP / 2003 x86: 256 MB, 128 MB with /3GB (4GT).
- *             XP / 2003 x64: 75 % of RAM up to 128 GB.
- *             Vista and later x86: min(75 % of RAM, 2 GB).
+ * "Memory and Address Space Limits", rows "Paged pool" and "Nonpaged pool"; learn.microsoft.com
+ * /windows/win32/memory/memory-limits-for-windows-releases) and, where the table is silent, our
+ * own assumption, which the detail text then says:
+ *   kernel VA (x86)  2 GB; with 4GT 4 GB minus the user space (IncreaseUserVa; /3GB = 3 GB, so
+ *               1 GB): every x86 pool limit from Vista on is capped by it (the table: "limited by
+ *               available kernel-mode virtual address space").
+ *   nonpaged  NT4 x86: 128 MB (older table editions).
+ *             2000, XP, 2003 x86: 256 MB, 128 MB with 4GT (the table: "256 MB, or 128 MB with
+ *               4GT"; no RAM scaling).
+ *             XP / 2003 x64: min(RAM, 128 GB) (the table: "up to 128 GB depending on
+ *               configuration and RAM").
+ *             Vista and later x86: min(75 % of RAM, 2 GB, kernel VA).
  *             Vista x64 (6.0 workstation): 40 % of RAM up to 128 GB.
  *             2008 (6.0 server), 7, 2008 R2 x64: 75 % of RAM up to 128 GB.
- *             8 / 2012 x64: min(RAM, 128 GB).  8.1 / 2012 R2 and later x64/arm64: min(RAM, 16 TB).
+ *             8 / 2012 x64: min(RAM, 128 GB).  8.1 / 2012 R2 x64/arm64: min(RAM, 16 TB).
  *   paged     NT4: unknown (not in the table).  2000 x86: 350 MB.  XP x86: 490 MB.
- *             2003 x86: 530 MB.  XP / 2003 x64, Vista, 7, 2008 (R2) x64: 128 GB.
- *             Vista and later x86: 2 GB (the kernel address space).
+ *             2003 x86: 530 MB.  XP / 2003 x64: 128 GB.
+ *             Vista, 7, 2008 (R2) x64: min(128 GB, commit limit).
+ *             Vista and later x86: the kernel VA (2 GB, less with 4GT).
  *             8 / 2012 x64: min(384 GB, commit limit).
- *             8.1 / 2012 R2 and later x64/arm64: min(15.5 TB, commit limit).
- * The registry values exist from Vista SP1 on (the table's note); older systems read them as
- * 0, which means "not set". */
+ *             8.1 / 2012 R2 x64/arm64: min(15.5 TB, commit limit).
+ *   10, 11, Server 2016-2025 (10.0): not listed by the table; we assume the 8.1 / 2012 R2 rules
+ *             and the detail says "(assumed)".
+ * The registry values (see pw_win_limit_overrides_t) count only where the kernel reads them. */
 void pw_win_pool_limits(const pw_win_os_t *os, uint64_t ram_bytes, uint64_t commit_limit_bytes,
                         const pw_win_limit_overrides_t *ovr, pw_pool_limit_t *nonpaged,
                         pw_pool_limit_t *paged);
@@ -71,7 +96,8 @@ void pw_win_pool_limits(const pw_win_os_t *os, uint64_t ram_bytes, uint64_t comm
 /* Parses an OS as an operator writes it, e.g. "Windows Server 2003 x86 /3GB", "Windows 7 x64",
  * "Windows Server 2012 R2", "Windows XP", "Windows 10" (case-insensitive; words in any order
  * after the product name): product (NT 4.0, 2000, XP, Server 2003 [R2], Vista, Server 2008
- * [R2], 7, 8, 8.1, Server 2012 [R2], 10, 11, Server 2016/2019/2022/2025), architecture (x86,
+ * [R2], 7, 8, 8.1, Server 2012 [R2], 10, 11, Server 2016/2019/2022/2025; 10.0 products get the
+ * build of their first release, 10240, 22000, 14393, 17763, 20348, 26100), architecture (x86,
  * 32-bit, x64, amd64, 64-bit, arm64) and /3GB (also "3GB", "4GT", "increaseuserva", which make
  * it x86). Without an architecture: x86 for systems before Vista unless the product is "XP x64",
  * x64 from Vista on. Fills *os (zeroed first) on success. Returns 0, or PW_EINVAL with `d`

@@ -20,3 +20,6 @@ pw_add_test(test_codec SOURCES common/test_codec.c LIBS pw_core LABEL windows)
 pw_add_test(test_delta SOURCES common/test_delta.c LIBS pw_core LABEL windows)
 pw_add_test(test_frame SOURCES common/test_frame.c LIBS pw_core LABEL windows)
 pw_add_test(test_backoff SOURCES common/test_backoff.c LIBS pw_base LABEL windows)
+# The spool's Windows file layer: wide paths, a non-ASCII directory, sharing violations.
+pw_add_test(test_spool_win SOURCES agent/test_spool_win.c LIBS pw_agent_lib LABEL windows)
+pw_add_test(test_bigpool SOURCES agent/test_bigpool.c LIBS pw_agent_lib LABEL windows)

@@ -284,12 +284,17 @@ function markPainted() {
   }));
 }
 
+/* A row's pool type; a session's session-pool row says which session ("session 2"). */
+function typeText(r) {
+  return r.type === 'session' && typeof r.session === 'number' ? `session ${r.session}` : r.type;
+}
+
 function suspectTable(list, withHost) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
     '<th class="num">Growth / h</th><th class="num">Now</th><th class="num">Score</th><th>Driver</th><th>Evidence</th></tr></thead><tbody>' +
     list.map((s) => `<tr data-host="${esc(s.host)}" data-tag="${esc(s.tag)}">` +
       (withHost ? `<td>${hostLink(s.host)}</td>` : '') +
-      `<td class="tag">${tagLink(s.tag)}</td><td>${esc(s.type)}</td>` +
+      `<td class="tag">${tagLink(s.tag)}</td><td>${esc(typeText(s))}</td>` +
       `<td class="num">${fmtBytes(Math.round(s.growth_bytes_per_h))}</td>` +
       `<td class="num">${fmtBytes(s.current_bytes)}</td><td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
       `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td>` +
@@ -309,7 +314,7 @@ const POOL_COLS = [ /* [key, header, numeric, has change column] */
 
 function hostView(name) {
   const st = { sort: 'bytes', order: 'desc', by_change: false, pool: 'both', include: '', exclude: '',
-               changes: true };
+               changes: true, session: '' };
   const v = $('#view');
   v.innerHTML = `
     <h1>${level('')}<span id="host-name">${esc(name)}</span> <span class="mute" id="host-os"></span></h1>
@@ -323,7 +328,9 @@ function hostView(name) {
       <label>Include <input id="include" placeholder="e.g. Drs*,Ntf?" title="tags to show: * and ?, comma separated"></label>
       <label>Exclude <input id="exclude" placeholder="e.g. Mm*" title="tags to hide: * and ?"></label>
       <label>Pool <select id="pool-sel"><option value="both">both</option><option value="nonpaged">nonpaged</option>
-        <option value="paged">paged</option></select></label>
+        <option value="paged">paged</option><option value="session">session</option></select></label>
+      <label>Session <select id="sess-sel" title="session pools of one Remote Desktop session (poolmon /sN)"><option value="">every row</option>
+        <option value="all">all sessions</option></select></label>
       <label><input type="checkbox" id="changes" checked> change columns</label>
       <label><input type="checkbox" id="by-change"> sort by change</label>
       <span class="mute" id="pool-count"></span>
@@ -360,6 +367,26 @@ function hostView(name) {
     });
   }
   $('#pool-sel').addEventListener('change', (e) => { st.pool = e.target.value; loadPool(); });
+  $('#sess-sel').addEventListener('change', (e) => { st.session = e.target.value; loadPool(); });
+  const seenSessions = new Set();
+  /* The session selector lists the sessions seen in tables of every session. */
+  function noteSessions(rows) {
+    if (st.session !== '' && st.session !== 'all') return;
+    let added = false;
+    for (const r of rows) {
+      if (typeof r.session === 'number' && !seenSessions.has(r.session)) { seenSessions.add(r.session); added = true; }
+    }
+    if (!added) return;
+    const sel = $('#sess-sel');
+    for (const n of [...seenSessions].sort((a, b) => a - b)) {
+      if (!sel.querySelector(`option[value="${n}"]`)) {
+        const o = document.createElement('option');
+        o.value = String(n);
+        o.textContent = `session ${n}`;
+        sel.appendChild(o);
+      }
+    }
+  }
   $('#by-change').addEventListener('change', (e) => { st.by_change = e.target.checked; loadPool(); });
   $('#changes').addEventListener('change', (e) => {
     st.changes = e.target.checked;
@@ -370,6 +397,7 @@ function hostView(name) {
   async function loadPool() {
     const seq = ++poolSeq;
     const q = new URLSearchParams({ sort: st.sort, order: st.order, by_change: st.by_change ? 1 : 0, pool: st.pool });
+    if (st.session !== '') q.set('session', st.session);
     if (st.include) q.set('include', st.include.replace(/\s*,\s*/g, ','));
     if (st.exclude) q.set('exclude', st.exclude.replace(/\s*,\s*/g, ','));
     document.body.dataset.state = 'loading';
@@ -389,13 +417,14 @@ function hostView(name) {
     $('#pool tbody').innerHTML = t.rows.map((r) => {
       const cells = [];
       for (const [k, , num, chg] of POOL_COLS) {
-        const val = k === 'tag' ? tagLink(r.tag) : esc(r[k]);
+        const val = k === 'tag' ? tagLink(r.tag) : k === 'type' ? esc(typeText(r)) : esc(r[k]);
         cells.push(`<td class="${k}${num ? ' num' : ''}">${val}</td>`);
         if (chg) cells.push(`<td class="${k}_change num ${chgClass(r[k + '_change'])}">${esc(fmtChg(r[k + '_change']))}</td>`);
       }
       cells.push(`<td class="driver">${esc(r.driver || '')}${r.description ? ' <span class="mute">' + esc(r.description) + '</span>' : ''}</td>`);
-      return `<tr data-tag="${esc(r.tag)}" data-type="${esc(r.type)}">${cells.join('')}</tr>`;
+      return `<tr data-tag="${esc(r.tag)}" data-type="${esc(r.type)}"${typeof r.session === 'number' ? ` data-session="${r.session}"` : ''}>${cells.join('')}</tr>`;
     }).join('');
+    noteSessions(t.rows);
     $('#pool-count').textContent = `${t.total_rows} rows` + (t.count < t.total_rows ? ` (${t.count} shown)` : '') +
       (t.timestamp_ms ? `, sample of ${new Date(t.timestamp_ms).toLocaleString()}` : '') +
       (t.prev_timestamp_ms ? ` (changes since ${new Date(t.prev_timestamp_ms).toLocaleTimeString()})` : '');

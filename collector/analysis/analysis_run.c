@@ -971,7 +971,7 @@ static void finding_text(const host_state_t *s, const cand_t *c, size_t slot, ch
             continue;
         const row_t *r = &s->rows[o->row];
         char t[PW_TAG_MAX * 4 + 1];
-        pw_tag_format(s->tags + r->tag_off, r->tag_len, t, sizeof(t));
+        pw_row_format(s->tags + r->tag_off, r->tag_len, r->pool, t, sizeof(t));
         if (shown < 3 && len + strlen(t) + 3 < cap) {
             len += (size_t)snprintf(out + len, cap - len, "%s%s", shown ? ", " : "", t);
             shown++;
@@ -1037,7 +1037,7 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
                     continue;
                 const row_t *r = &s->rows[c->row];
                 char shown[PW_TAG_MAX * 4 + 1];
-                pw_tag_format(s->tags + r->tag_off, r->tag_len, shown, sizeof(shown));
+                pw_row_format(s->tags + r->tag_off, r->tag_len, r->pool, shown, sizeof(shown));
                 /* a comparison of 2 or 3 screens (a replayed capture) is listed, not alerted */
                 int on = growing(c) && c->group == i && c->res.verdict == PW_DETECT_LEAK &&
                          c->res.points >= 4;

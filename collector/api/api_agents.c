@@ -20,9 +20,26 @@ void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResu
                                            "size_bytes", pw__api_ju64(d->size_bytes),
                                            "file_version", pw__api_jstr(d->file_version)));
     }
-    pw__api_send_json(resp, 200,
-                      json_pack("{s:i,s:o,s:o}", "status", (int)res->status, "message",
-                                pw__api_jstr(res->message), "matches", m));
+    json_t *o = json_pack("{s:i,s:o,s:o}", "status", (int)res->status, "message",
+                          pw__api_jstr(res->message), "matches", m);
+    const Poolwatch__V1__BigPoolSnapshot *bp = res->big_pool;
+    if (o != NULL && bp != NULL) {
+        char tt[PW_API_TAG_TEXT_MAX];
+        json_t *hist = json_array();
+        for (size_t i = 0; hist && i < bp->n_size_hist; i++)
+            json_array_append_new(hist, pw__api_ju64(bp->size_hist[i]));
+        json_object_set_new(o, "big_pool",
+                            json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag",
+                                      pw__api_tag_text(bp->tag.data, bp->tag.len, tt), "taken_ms",
+                                      pw__api_ju64(bp->taken_ms), "scanned",
+                                      pw__api_ju64(bp->scanned), "count", pw__api_ju64(bp->count),
+                                      "bytes", pw__api_ju64(bp->bytes), "nonpaged_count",
+                                      pw__api_ju64(bp->nonpaged_count), "nonpaged_bytes",
+                                      pw__api_ju64(bp->nonpaged_bytes), "largest_bytes",
+                                      pw__api_ju64(bp->largest_bytes), "smallest_bytes",
+                                      pw__api_ju64(bp->smallest_bytes), "size_hist", hist));
+    }
+    pw__api_send_json(resp, 200, o);
 }
 
 int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
@@ -60,11 +77,22 @@ int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG;
         cmd.tag.data = tag;
         cmd.tag.len = tl > 0 ? (size_t)tl : 0;
+    } else if (strcmp(kind, "big_pool") == 0) {
+        /* A pool tag of 4 bytes; a shorter one is padded as poolmon shows it ("Io  "). */
+        const char *t = json_string_value(json_object_get(b, "tag"));
+        int tl = t ? pw__api_tag_parse(t, tag) : -1;
+        if (tl < 1 || tl > 4)
+            r = pw_api_error(resp, 400, "EINVAL", "tag must be a pool tag of 1..4 bytes");
+        else
+            memset(tag + tl, ' ', (size_t)(4 - tl));
+        cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_BIG_POOL;
+        cmd.tag.data = tag;
+        cmd.tag.len = 4;
     } else if (strcmp(kind, "status") == 0) {
         cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS;
     } else {
         r = pw_api_error(resp, 400, "EINVAL",
-                         "kind must be live, keyframe, interval, find_tag or status");
+                         "kind must be live, keyframe, interval, find_tag, big_pool or status");
     }
     json_decref(b);
     if (r)

@@ -15,12 +15,14 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
 {
     char tt[PW_API_TAG_TEXT_MAX];
     const char *drv, *desc;
-    pw__api_describe(api, s->tag, s->tag_len, &drv, &desc);
+    uint32_t sess;
+    size_t tl = pw_row_split(s->tag, s->tag_len, s->pool, &sess);
+    pw__api_describe(api, s->tag, tl, &drv, &desc);
     const pw_detect_t *d = &s->d;
     double ratio = d->first_bytes > 0 ? (double)d->last_bytes / (double)d->first_bytes : INFINITY;
     json_t *o = json_pack(
         "{s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", pw__api_jstr(s->host),
-        "tag", pw__api_tag_text(s->tag, s->tag_len, tt), "type", pw_pool_name(s->pool), "score",
+        "tag", pw__api_tag_text(s->tag, tl, tt), "type", pw_pool_name(s->pool), "score",
         pw__api_jreal(d->score), "growth_bytes_per_h", pw__api_jreal(d->rate_bytes_per_h),
         "share_of_host_growth", s->share < 0 ? json_null() : pw__api_jreal(s->share), "first_bytes",
         pw__api_ju64(d->first_bytes), "current_bytes", pw__api_ju64(d->last_bytes), "growth_ratio",
@@ -30,6 +32,9 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
         pw__api_ju64(s->found_ms));
     if (o == NULL)
         return NULL;
+    if (s->pool == PW_POOL_SESSION) /* the session of a session-pool row; null: all sessions */
+        json_object_set_new(o, "session",
+                            sess == PW_SESSION_ALL ? json_null() : json_integer(sess));
     /* The engine's verdict (detect.h): below 4 points it compares screens ("compare"), from 4 on
      * it tests a trend. */
     int cmp = d->points < 4;

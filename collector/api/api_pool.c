@@ -171,13 +171,18 @@ static json_t *pool_row_json(const pw_api_t *api, const pw_host_row_t *r)
 {
     char tt[PW_API_TAG_TEXT_MAX];
     const char *drv, *desc_s;
-    pw__api_describe(api, r->tag, r->tag_len, &drv, &desc_s);
+    uint32_t sess;
+    size_t tl = pw_row_split(r->tag, r->tag_len, r->pool, &sess);
+    pw__api_describe(api, r->tag, tl, &drv, &desc_s);
     json_t *o = json_object();
     if (o == NULL)
         return NULL;
-    json_object_set_new_nocheck(o, "tag",
-                                json_string_nocheck(pw__api_tag_text(r->tag, r->tag_len, tt)));
+    json_object_set_new_nocheck(o, "tag", json_string_nocheck(pw__api_tag_text(r->tag, tl, tt)));
     json_object_set_new_nocheck(o, "type", json_string_nocheck(pw_pool_name(r->pool)));
+    /* Session pool rows: the session they belong to; null for the sum over sessions. */
+    if (r->pool == PW_POOL_SESSION)
+        json_object_set_new_nocheck(o, "session",
+                                    sess == PW_SESSION_ALL ? json_null() : json_integer(sess));
     json_object_set_new_nocheck(o, "allocs", pw__api_ju64(r->allocs));
     json_object_set_new_nocheck(o, "frees", pw__api_ju64(r->frees));
     json_object_set_new_nocheck(o, "diff", pw__api_ju64(r->diff));
@@ -229,6 +234,21 @@ int pw__api_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
         pw__api_query_free(&q);
         return pw_api_error(resp, 400, "EINVAL", "pool must be paged, nonpaged, session or both");
     }
+    /* session=N: only session N's session-pool rows (poolmon /sN); session=all: every
+     * session-pool row. */
+    int64_t session = -1; /* -1: no filter; -2: all sessions */
+    if ((v = pw__api_query_get(&q, "session")) != NULL) {
+        if (strcmp(v, "all") == 0) {
+            session = -2;
+        } else {
+            uint64_t sv = 0;
+            if (pw__api_query_u64(&q, "session", PW_SESSION_ALL - 1, &sv, resp) < 0) {
+                pw__api_query_free(&q);
+                return resp->status;
+            }
+            session = (int64_t)sv;
+        }
+    }
     if (pw__api_query_u64(&q, "by_change", 1, &by_change, resp) < 0 ||
         pw__api_query_u64(&q, "limit", UINT32_MAX, &limit, resp) < 0) {
         pw__api_query_free(&q);
@@ -273,10 +293,15 @@ int pw__api_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
             pw_host_row_plain(h, i, &row);
         if (pool != 3 && row.pool != pool)
             continue;
+        uint32_t sess;
+        size_t tl = pw_row_split(row.tag, row.tag_len, row.pool, &sess);
+        if (session != -1 &&
+            (row.pool != PW_POOL_SESSION || (session >= 0 && sess != (uint32_t)session)))
+            continue;
         if (filter) {
             if (row.tag != last_tag) {
                 last_tag = row.tag;
-                last_ok = tag_passes(row.tag, row.tag_len, &inc, &exc);
+                last_ok = tag_passes(row.tag, tl, &inc, &exc);
             }
             if (!last_ok)
                 continue;

@@ -34,6 +34,22 @@ int pw__api_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         r = resp->status;
     else if (from > to)
         r = pw_api_error(resp, 400, "EINVAL", "from is after to");
+    /* session=N: session N's row of a session-pool tag (its key is the tag, padded to 4 as
+     * poolmon shows it, then N: sample.h). */
+    uint64_t session = PW_SESSION_ALL;
+    if (r == 0 && pw__api_query_get(&q, "session") != NULL) {
+        if (pw__api_query_u64(&q, "session", PW_SESSION_ALL - 1, &session, resp) < 0)
+            r = resp->status;
+        else if (pool != PW_POOL_SESSION && ps != NULL)
+            r = pw_api_error(resp, 400, "EINVAL", "session is for pool=session");
+        else if (tl > 4)
+            r = pw_api_error(resp, 400, "EINVAL", "a session-pool tag has at most 4 bytes");
+    }
+    if (r == 0 && session != PW_SESSION_ALL) {
+        pool = PW_POOL_SESSION;
+        memset(tag + tl, ' ', (size_t)(4 - tl));
+        tl = (int)pw_row_session_key(tag, (uint32_t)session, tag);
+    }
     if (r) {
         pw__api_query_free(&q);
         return r;
@@ -46,7 +62,7 @@ int pw__api_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                                 (pw_pool_t)pool, from, to, step, &s, &d);
     /* poolmon pads tags to 4 characters ("Io  "): a shorter one that finds nothing is tried
      * padded, as `top`'s patterns match it. */
-    if (n == 0 && tl < 4) {
+    if (n == 0 && tl < 4 && session == PW_SESSION_ALL) {
         memset(tag + tl, ' ', (size_t)(4 - tl));
         pw_store_series_free(&s);
         memset(&s, 0, sizeof(s));
@@ -77,9 +93,12 @@ int pw__api_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     }
     static const char *const lv[] = {"raw", "1m", "15m"};
     char tt[PW_API_TAG_TEXT_MAX];
+    size_t shown = pw_row_split(tag, (size_t)tl, pool, NULL);
     json_t *o = json_pack("{s:o,s:s,s:s,s:s,s:o}", "host", pw__api_jstr(h->name), "tag",
-                          pw__api_tag_text(tag, (size_t)tl, tt), "pool", pw_pool_name(pool),
-                          "level", lv[s.level <= PW_STORE_15MIN ? s.level : 0], "points", pts);
+                          pw__api_tag_text(tag, shown, tt), "pool", pw_pool_name(pool), "level",
+                          lv[s.level <= PW_STORE_15MIN ? s.level : 0], "points", pts);
+    if (o != NULL && session != PW_SESSION_ALL)
+        json_object_set_new_nocheck(o, "session", json_integer((json_int_t)session));
     pw_store_series_free(&s);
     pw__api_query_free(&q);
     return pw__api_send_json(resp, 200, o);

@@ -155,7 +155,9 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
     }
     char tt[PW_API_TAG_TEXT_MAX];
     const char *drv, *desc;
-    pw__api_describe(api, a->tag, a->tag_len, &drv, &desc);
+    uint32_t sess;
+    size_t tl = pw_row_split(a->tag, a->tag_len, a->pool, &sess);
+    pw__api_describe(api, a->tag, tl, &drv, &desc);
     json_t *top = json_array();
     for (uint32_t i = 0; top && i < a->top_n; i++)
         json_array_append_new(top, json_pack("{s:o,s:o}", "host",
@@ -164,12 +166,16 @@ static json_t *agg_json(pw_api_t *api, agg_t *a, const pw_fleet_agg_t *ix)
     double p50 = pw_stats_quantile7(vals, a->hosts, 0.5);
     double p90 = pw_stats_quantile7(vals, a->hosts, 0.9);
     pw_free(vals);
-    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag",
-                     pw__api_tag_text(a->tag, a->tag_len, tt), "type", pw_pool_name(a->pool),
-                     "hosts", (int)a->hosts, "bytes_total", pw__api_ju64(a->total), "bytes_min",
-                     pw__api_ju64(a->min), "bytes_p50", json_real(p50), "bytes_p90", json_real(p90),
-                     "bytes_max", pw__api_ju64(a->max), "top_hosts", top, "driver",
-                     pw__api_jstr_or_null(drv), "description", pw__api_jstr_or_null(desc));
+    json_t *o = json_pack(
+        "{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag", pw__api_tag_text(a->tag, tl, tt),
+        "type", pw_pool_name(a->pool), "hosts", (int)a->hosts, "bytes_total",
+        pw__api_ju64(a->total), "bytes_min", pw__api_ju64(a->min), "bytes_p50", json_real(p50),
+        "bytes_p90", json_real(p90), "bytes_max", pw__api_ju64(a->max), "top_hosts", top, "driver",
+        pw__api_jstr_or_null(drv), "description", pw__api_jstr_or_null(desc));
+    /* One session's rows (session N of each host that has it) are their own aggregate. */
+    if (o != NULL && sess != PW_SESSION_ALL)
+        json_object_set_new_nocheck(o, "session", json_integer(sess));
+    return o;
 }
 
 /* Sort orders of /api/v1/tags: the query word, the cursor's first letter, the comparator. */

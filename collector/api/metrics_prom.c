@@ -171,7 +171,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         for (size_t i = 0; i < ns && r == 0; i++) {
             if (pw_fleet_find(f, sp[i].host) == NULL) /* retired since the last pass */
                 continue;
-            pw_tag_format(sp[i].tag, sp[i].tag_len, tn, sizeof(tn));
+            pw_row_format(sp[i].tag, sp[i].tag_len, sp[i].pool, tn, sizeof(tn));
             r = out(b, "%s{host=\"%s\",tag=\"%s\",pool=\"%s\"} %.10g\n", lm[m].name,
                     esc(sp[i].host, hn, sizeof(hn)), esc(tn, te, sizeof(te)),
                     pw_pool_name(sp[i].pool),
@@ -227,7 +227,7 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         esc(h->name, hn, sizeof(hn));
         size_t n = pw_series_top(h, top, PW_API_METRICS_TOP_N);
         for (size_t j = 0; j < n && r == 0; j++) {
-            pw_tag_format(top[j].tag, top[j].len, tn, sizeof(tn));
+            pw_row_format(top[j].tag, top[j].len, top[j].pool, tn, sizeof(tn));
             esc(tn, te, sizeof(te));
             r = out(b, "poolwatch_tag_bytes{host=\"%s\",tag=\"%s\",pool=\"%s\"} %" PRIu64 "\n", hn,
                     te, pw_pool_name(top[j].pool), top[j].bytes);

@@ -127,7 +127,8 @@ static int add_tag(batch_t *b, const char *name, const char *host, int pool, con
     ser_t *s;
     int r = add(b, name, NULL, host, pw_pool_name(pool), "", v, ts_ms, &s);
     if (r == 0) {
-        pw_tag_format(tag, len, s->tag, sizeof(s->tag));
+        /* a session's session-pool row: "Gh05 (session 1)", as /metrics names it */
+        pw_row_format(tag, len, pool, s->tag, sizeof(s->tag));
         s->lab[3].value = s->tag;
     }
     return r;

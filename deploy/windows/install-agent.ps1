@@ -52,7 +52,19 @@ if (-not (Test-Path $ConfigFile)) {
   Write-Host "Wrote $ConfigFile from the example: set the collector endpoints and certificates."
 }
 # The configuration holds the path of a private key: only SYSTEM and Administrators may read it.
-icacls $confDir /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'Administrators:(OI)(CI)F' | Out-Null
+# By SID (S-1-5-18 LocalSystem, S-1-5-32-544 BUILTIN\Administrators): the group's name is
+# translated on non-English Windows ("Administratoren", "Administrateurs"), and icacls fails on
+# a name it does not know. The result is checked: a directory left open must not pass silently.
+$sidSystem = 'S-1-5-18'
+$sidAdmins = 'S-1-5-32-544'
+$out = icacls $confDir /inheritance:r /grant:r "*${sidSystem}:(OI)(CI)F" "*${sidAdmins}:(OI)(CI)F" 2>&1
+if ($LASTEXITCODE -ne 0) { throw "icacls could not restrict ${confDir} ($LASTEXITCODE): $out" }
+$granted = (Get-Acl $confDir).Access | ForEach-Object {
+  $_.IdentityReference.Translate([Security.Principal.SecurityIdentifier]).Value
+} | Sort-Object -Unique
+if (($granted -join ',') -ne "$sidSystem,$sidAdmins") {
+  throw "${confDir}: access is granted to $($granted -join ', '), not only to SYSTEM and Administrators"
+}
 
 & $exe --check-config --config $ConfigFile | Out-Null
 if ($LASTEXITCODE -ne 0) { throw "$ConfigFile does not check out (poolwatch-agent --check-config)" }

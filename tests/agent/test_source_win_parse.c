@@ -38,6 +38,26 @@ static void assert_row(const pw_entry_t *e, const char tag[4], int pool, uint64_
     assert_int_equal(e->bytes, bytes);
 }
 
+/* A session row of `session`: key = tag + session id little-endian (sample.h), written out
+ * byte by byte here. */
+static void assert_session_row(const pw_entry_t *e, const char tag[4], uint32_t session,
+                               uint64_t allocs, uint64_t frees, uint64_t diff, uint64_t bytes)
+{
+    uint8_t key[8];
+    memcpy(key, tag, 4);
+    key[4] = (uint8_t)session;
+    key[5] = (uint8_t)(session >> 8);
+    key[6] = (uint8_t)(session >> 16);
+    key[7] = (uint8_t)(session >> 24);
+    assert_int_equal(e->tag_len, 8);
+    assert_memory_equal(e->tag, key, 8);
+    assert_int_equal(e->pool, PW_POOL_SESSION);
+    assert_int_equal(e->allocs, allocs);
+    assert_int_equal(e->frees, frees);
+    assert_int_equal(e->diff, diff);
+    assert_int_equal(e->bytes, bytes);
+}
+
 /* x64: ULONG Count + 4 bytes padding, then 40-byte entries. */
 static void test_win_parse_x64_two_entries(void **state)
 {
@@ -216,16 +236,20 @@ static void test_win_parse_session_pools(void **state)
     size_t len = build_session_x64(buf);
     pw_sample_t s;
     pw_sample_init(&s);
-    /* All sessions, merged per tag and sorted: "Dh 1" then "Gcac" 4732/4670/62/306400. */
-    assert_int_equal(pw_win_parse_session_pooltags(buf, len, 8, -1, &s, NULL), 2);
-    assert_row(&s.entries[0], "Dh 1", PW_POOL_SESSION, 37, 35, 2, 224);
-    assert_row(&s.entries[1], "Gcac", PW_POOL_SESSION, 4732, 4670, 62, 306400);
+    /* All sessions, one row per (session, tag), in buffer order. */
+    assert_int_equal(pw_win_parse_session_pooltags(buf, len, 8, -1, &s, NULL), 3);
+    assert_session_row(&s.entries[0], "Gcac", 0, 4722, 4666, 56, 305400);
+    assert_session_row(&s.entries[1], "Gcac", 1, 10, 4, 6, 1000);
+    assert_session_row(&s.entries[2], "Dh 1", 1, 37, 35, 2, 224);
+    uint32_t sid = 7;
+    assert_int_equal(pw_row_split(s.entries[2].tag, 8, PW_POOL_SESSION, &sid), 4);
+    assert_int_equal(sid, 1);
     pw_sample_reset(&s);
     assert_int_equal(pw_win_parse_session_pooltags(buf, len, 8, 0, &s, NULL), 1);
-    assert_row(&s.entries[0], "Gcac", PW_POOL_SESSION, 4722, 4666, 56, 305400);
+    assert_session_row(&s.entries[0], "Gcac", 0, 4722, 4666, 56, 305400);
     pw_sample_reset(&s);
     assert_int_equal(pw_win_parse_session_pooltags(buf, len, 8, 1, &s, NULL), 2);
-    assert_row(&s.entries[1], "Gcac", PW_POOL_SESSION, 10, 4, 6, 1000);
+    assert_session_row(&s.entries[0], "Gcac", 1, 10, 4, 6, 1000);
     pw_sample_reset(&s);
     assert_int_equal(pw_win_parse_session_pooltags(buf, 0, 8, -1, &s, NULL), 0);
 
@@ -257,7 +281,7 @@ static void test_win_parse_session_x86(void **state)
     pw_sample_t s;
     pw_sample_init(&s);
     assert_int_equal(pw_win_parse_session_pooltags(buf, sizeof(buf), 4, -1, &s, NULL), 1);
-    assert_row(&s.entries[0], "GTmp", PW_POOL_SESSION, 89170, 89170, 0, 0);
+    assert_session_row(&s.entries[0], "GTmp", 3, 89170, 89170, 0, 0);
     pw_sample_reset(&s);
     assert_int_equal(pw_win_parse_session_pooltags(buf, sizeof(buf), 4, 0, &s, NULL), 0);
     pw_sample_close(&s);
@@ -338,10 +362,12 @@ static void test_win_pool_limit_table(void **state)
         /* NT4 x86: 128 MB; paged not in the table */
         {4, 0, 1, PW_WIN_ARCH_X86, 0, 512 * MiB, 0, 128 * MiB, PW_LIMIT_COMPUTED, 0,
          PW_LIMIT_UNKNOWN},
-        /* 2000 x86 with 2 GB: 256 MB; with 1 GB: 256 MiB * 1024 / 1536 = 178956970.67 -> floor */
+        /* 2000 x86: 256 MB whatever the RAM ("256 MB, or 128 MB with 4GT"), 128 MB with 4GT */
         {5, 0, 1, PW_WIN_ARCH_X86, 0, 2 * GiB, 0, 256 * MiB, PW_LIMIT_COMPUTED, 350 * MiB,
          PW_LIMIT_COMPUTED},
-        {5, 0, 1, PW_WIN_ARCH_X86, 0, 1 * GiB, 0, 178956970, PW_LIMIT_COMPUTED, 350 * MiB,
+        {5, 0, 1, PW_WIN_ARCH_X86, 0, 1 * GiB, 0, 256 * MiB, PW_LIMIT_COMPUTED, 350 * MiB,
+         PW_LIMIT_COMPUTED},
+        {5, 0, 1, PW_WIN_ARCH_X86, 1, 4 * GiB, 0, 128 * MiB, PW_LIMIT_COMPUTED, 350 * MiB,
          PW_LIMIT_COMPUTED},
         /* XP x86: 256 MB / 490 MB */
         {5, 1, 0, PW_WIN_ARCH_X86, 0, 1 * GiB, 0, 256 * MiB, PW_LIMIT_COMPUTED, 490 * MiB,
@@ -351,8 +377,19 @@ static void test_win_pool_limit_table(void **state)
          PW_LIMIT_COMPUTED},
         {5, 2, 1, PW_WIN_ARCH_X86, 1, 4 * GiB, 0, 128 * MiB, PW_LIMIT_COMPUTED, 530 * MiB,
          PW_LIMIT_COMPUTED},
-        /* 2003 x64 with 16 GB: 75% = 12 GB; paged 128 GB */
-        {5, 2, 1, PW_WIN_ARCH_X64, 0, 16 * GiB, 0, 12 * GiB, PW_LIMIT_COMPUTED, 128 * GiB,
+        /* 2003 x64 with 16 GB: "up to 128 GB depending on configuration and RAM" = 16 GB; with
+         * 256 GB: 128 GB; paged 128 GB */
+        {5, 2, 1, PW_WIN_ARCH_X64, 0, 16 * GiB, 0, 16 * GiB, PW_LIMIT_COMPUTED, 128 * GiB,
+         PW_LIMIT_COMPUTED},
+        {5, 2, 1, PW_WIN_ARCH_X64, 0, 256 * GiB, 0, 128 * GiB, PW_LIMIT_COMPUTED, 128 * GiB,
+         PW_LIMIT_COMPUTED},
+        /* Vista x86 with increaseuserva (3 GB user, taken when the value is not known): the
+         * kernel has 4 - 3 = 1 GB of address space; RAM 4 GB: min(3 GB, 2 GB, 1 GB) = 1 GB;
+         * paged 1 GB */
+        {6, 0, 0, PW_WIN_ARCH_X86, 1, 4 * GiB, 0, 1 * GiB, PW_LIMIT_COMPUTED, 1 * GiB,
+         PW_LIMIT_COMPUTED},
+        /* 7 x64 paged: min(128 GB, commit limit 24 GB) = 24 GB */
+        {6, 1, 0, PW_WIN_ARCH_X64, 0, 16 * GiB, 24 * GiB, 12 * GiB, PW_LIMIT_COMPUTED, 24 * GiB,
          PW_LIMIT_COMPUTED},
         /* Vista x86: min(75% RAM, 2 GB): 2 GB RAM -> 1.5 GB; 4 GB -> 2 GB; paged 2 GB */
         {6, 0, 0, PW_WIN_ARCH_X86, 0, 2 * GiB, 0, 1536 * MiB, PW_LIMIT_COMPUTED, 2 * GiB,
@@ -424,25 +461,113 @@ static void test_win_pool_limit_ddk_story_detail(void **state)
     assert_string_equal(p.detail, "Windows Server 2003 x86 with /3GB: 530 MB");
 }
 
+/* Registry values are MB, 1-2048, read by the kernel on x86 from Vista SP1 (6.0.6001) on. */
 static void test_win_pool_limit_overrides(void **state)
 {
     (void)state;
-    pw_win_os_t os = {.major = 6, .minor = 1, .server = 1, .arch = PW_WIN_ARCH_X64};
+    pw_win_os_t os = {.major = 6, .minor = 0, .build = 6001, .server = 1, .arch = PW_WIN_ARCH_X86};
     pw_pool_limit_t np, p;
-    pw_win_limit_overrides_t o = {.reg_nonpaged_bytes = 200 * 1024 * 1024,
-                                  .reg_paged_bytes = 300 * 1024 * 1024};
-    pw_win_pool_limits(&os, 16 * GiB, 0, &o, &np, &p);
+    pw_win_limit_overrides_t o = {.reg_nonpaged_mb = 200, .reg_paged_mb = 300};
+    pw_win_pool_limits(&os, 4 * GiB, 0, &o, &np, &p);
     assert_int_equal(np.bytes, 200 * MiB);
     assert_int_equal(np.source, PW_LIMIT_REGISTRY);
-    assert_non_null(strstr(np.detail, "NonPagedPoolLimit"));
+    assert_string_equal(np.detail, "registry: NonPagedPoolLimit = 200 MB");
     assert_int_equal(p.bytes, 300 * MiB);
     assert_int_equal(p.source, PW_LIMIT_REGISTRY);
+    assert_string_equal(p.detail, "registry: PagedPoolLimit = 300 MB");
     /* Configuration beats the registry. */
-    o.cfg_nonpaged_bytes = 5 * GiB;
-    pw_win_pool_limits(&os, 16 * GiB, 0, &o, &np, &p);
-    assert_int_equal(np.bytes, 5 * GiB);
+    o.cfg_nonpaged_bytes = 1 * GiB;
+    pw_win_pool_limits(&os, 4 * GiB, 0, &o, &np, &p);
+    assert_int_equal(np.bytes, 1 * GiB);
     assert_int_equal(np.source, PW_LIMIT_CONFIGURED);
     assert_int_equal(p.source, PW_LIMIT_REGISTRY);
+    o.cfg_nonpaged_bytes = 0;
+    /* Vista RTM (6000): the kernel does not read them; the table's 75% of 2 GB = 1.5 GB. */
+    os.build = 6000;
+    pw_win_pool_limits(&os, 2 * GiB, 0, &o, &np, &p);
+    assert_int_equal(np.bytes, 1536 * MiB);
+    assert_int_equal(np.source, PW_LIMIT_COMPUTED);
+    assert_int_equal(p.bytes, 2 * GiB);
+    assert_int_equal(p.source, PW_LIMIT_COMPUTED);
+    /* 2048 MB is the largest value taken; 2049 is ignored. */
+    os.build = 7601;
+    o.reg_nonpaged_mb = 2048;
+    o.reg_paged_mb = 2049;
+    pw_win_pool_limits(&os, 2 * GiB, 0, &o, &np, &p);
+    assert_int_equal(np.bytes, 2 * GiB);
+    assert_int_equal(np.source, PW_LIMIT_REGISTRY);
+    assert_int_equal(p.source, PW_LIMIT_COMPUTED);
+    /* x64: the values are ignored (the table's 64-bit column has no registry limit). */
+    pw_win_os_t x64 = {.major = 6, .minor = 1, .build = 7601, .server = 1, .arch = PW_WIN_ARCH_X64};
+    o.reg_nonpaged_mb = 200;
+    o.reg_paged_mb = 300;
+    pw_win_pool_limits(&x64, 16 * GiB, 0, &o, &np, &p);
+    assert_int_equal(np.bytes, 12 * GiB);
+    assert_int_equal(np.source, PW_LIMIT_COMPUTED);
+    assert_int_equal(p.bytes, 128 * GiB);
+    /* 2003 x86 (before Vista SP1): ignored too. */
+    pw_win_os_t w2003 = {
+        .major = 5, .minor = 2, .build = 3790, .server = 1, .arch = PW_WIN_ARCH_X86};
+    pw_win_pool_limits(&w2003, 4 * GiB, 0, &o, &np, &p);
+    assert_int_equal(np.bytes, 256 * MiB);
+    assert_int_equal(np.source, PW_LIMIT_COMPUTED);
+}
+
+/* Kernel address space with IncreaseUserVa given: 2560 MB user leaves 1536 MB. */
+static void test_win_pool_limit_user_va(void **state)
+{
+    (void)state;
+    pw_win_os_t os;
+    memset(&os, 0, sizeof(os));
+    os.major = 6;
+    os.minor = 1;
+    os.build = 7601;
+    os.arch = PW_WIN_ARCH_X86;
+    pw_win_parse_boot_options(" NOEXECUTE=OPTIN  INCREASEUSERVA=2560", &os);
+    assert_int_equal(os.increase_user_va, 1);
+    assert_int_equal(os.user_va_mb, 2560);
+    pw_pool_limit_t np, p;
+    pw_win_pool_limits(&os, 4 * GiB, 0, NULL, &np, &p);
+    assert_int_equal(np.bytes, 1536 * MiB); /* min(3 GB, 2 GB, 1.5 GB) */
+    assert_string_equal(np.detail, "Windows 7 x86 with /3GB: kernel address space = 1536 MB");
+    assert_int_equal(p.bytes, 1536 * MiB);
+    /* With less RAM the 75% rule is lower: 1 GB RAM -> 768 MB. */
+    pw_win_pool_limits(&os, 1 * GiB, 0, NULL, &np, &p);
+    assert_int_equal(np.bytes, 768 * MiB);
+    assert_string_equal(np.detail, "Windows 7 x86 with /3GB: min(75% of RAM, 2 GB) = 768 MB");
+}
+
+static void test_win_boot_options_and_arch(void **state)
+{
+    (void)state;
+    pw_win_os_t os;
+    memset(&os, 0, sizeof(os));
+    pw_win_parse_boot_options(" FASTDETECT NOEXECUTE=OPTOUT", &os);
+    assert_int_equal(os.increase_user_va, 0);
+    pw_win_parse_boot_options(" fastdetect /3gb /userva=2900", &os); /* boot.ini, any case */
+    assert_int_equal(os.increase_user_va, 1);
+    assert_int_equal(os.user_va_mb, 2900);
+    memset(&os, 0, sizeof(os));
+    pw_win_parse_boot_options(" 3GB USERVA=5000", &os); /* out of range: not kept */
+    assert_int_equal(os.increase_user_va, 1);
+    assert_int_equal(os.user_va_mb, 0);
+    memset(&os, 0, sizeof(os));
+    pw_win_parse_boot_options("INCREASEUSERVA", &os);
+    assert_int_equal(os.increase_user_va, 1);
+    memset(&os, 0, sizeof(os));
+    pw_win_parse_boot_options("MY3GBX NOT3GB", &os); /* whole tokens only */
+    assert_int_equal(os.increase_user_va, 0);
+    pw_win_parse_boot_options(NULL, &os);
+    assert_int_equal(os.increase_user_va, 0);
+
+    /* winnt.h IMAGE_FILE_MACHINE_* and PROCESSOR_ARCHITECTURE_* values. */
+    assert_int_equal(pw_win_arch_from_machine(0xAA64), PW_WIN_ARCH_ARM64);
+    assert_int_equal(pw_win_arch_from_machine(0x8664), PW_WIN_ARCH_X64);
+    assert_int_equal(pw_win_arch_from_machine(0x014C), PW_WIN_ARCH_X86);
+    assert_int_equal(pw_win_arch_from_processor(12), PW_WIN_ARCH_ARM64);
+    assert_int_equal(pw_win_arch_from_processor(9), PW_WIN_ARCH_X64);
+    assert_int_equal(pw_win_arch_from_processor(0), PW_WIN_ARCH_X86);
+    assert_string_equal(pw_win_arch_name(PW_WIN_ARCH_ARM64), "arm64");
 }
 
 static void test_win_entry_sizes_and_names(void **state)
@@ -456,6 +581,34 @@ static void test_win_entry_sizes_and_names(void **state)
     assert_string_equal(pw_win_os_name(&os, n, sizeof(n)), "Windows Server 2008 R2");
     os.server = 0;
     assert_string_equal(pw_win_os_name(&os, n, sizeof(n)), "Windows 7");
+    /* 10.0 by build number. */
+    static const struct {
+        int server;
+        uint32_t build;
+        const char *name;
+    } b[] = {
+        {0, 19045, "Windows 10"},
+        {0, 22000, "Windows 11"},
+        {0, 26100, "Windows 11"},
+        {0, 0, "Windows 10/11"},
+        {1, 14393, "Windows Server 2016"},
+        {1, 17763, "Windows Server 2019"},
+        {1, 20348, "Windows Server 2022"},
+        {1, 26100, "Windows Server 2025"},
+        {1, 19041, "Windows Server (build 19041)"},
+        {1, 0, "Windows Server 2016+"},
+    };
+    for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
+        pw_win_os_t o = {.major = 10, .minor = 0, .build = b[i].build, .server = b[i].server};
+        assert_string_equal(pw_win_os_name(&o, n, sizeof(n)), b[i].name);
+    }
+    /* The source text says when the rule is assumed (10.0 is not in Microsoft's table). */
+    pw_win_os_t w19 = {
+        .major = 10, .minor = 0, .build = 17763, .server = 1, .arch = PW_WIN_ARCH_X64};
+    pw_pool_limit_t np, p;
+    pw_win_pool_limits(&w19, 64 * GiB, 0, NULL, &np, &p);
+    assert_string_equal(np.detail, "Windows Server 2019 x64: min(RAM, 16 TB) (assumed) = 64 GB");
+    assert_string_equal(p.detail, "Windows Server 2019 x64: 15.5 TB (assumed) = 15872 GB");
 }
 
 int main(void)
@@ -473,6 +626,8 @@ int main(void)
         cmocka_unit_test(test_win_pool_limit_table),
         cmocka_unit_test(test_win_pool_limit_ddk_story_detail),
         cmocka_unit_test(test_win_pool_limit_overrides),
+        cmocka_unit_test(test_win_pool_limit_user_va),
+        cmocka_unit_test(test_win_boot_options_and_arch),
         cmocka_unit_test(test_win_entry_sizes_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

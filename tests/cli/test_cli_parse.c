@@ -539,14 +539,17 @@ static void test_top_keys(void **state)
     pw_top_view_init(&v);
     pw_top_lines_t l;
 
-    /* ?: the key help in place of the table (3 header lines, blank, 9 help lines); ? again
+    /* ?: the key help in place of the table (3 header lines, blank, 10 help lines); ? again
      * brings the table back. */
     assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
     assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
-    assert_int_equal(l.n, 13);
+    assert_int_equal(l.n, 14);
     assert_string_equal(l.text[4], " Keys (either case; ? again to close):");
     assert_int_equal(l.attr[4], PW_TOP_ATTR_HEADER);
-    assert_string_equal(l.text[12], "  Q       quit");
+    assert_string_equal(l.text[12],
+                        "  N       session pools: every row -> all sessions -> session 0, 1, ... "
+                        "(S:N rows)");
+    assert_string_equal(l.text[13], "  Q       quit");
     pw_top_lines_close(&l);
     assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
     assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
@@ -676,6 +679,112 @@ static void test_top_query(void **state)
     assert_string_equal(q, "/api/v1/hosts/h/pool?sort=diff&by_change=1&order=desc&pool=nonpaged"
                            "&include=Io%2A%2CNt%3F&exclude=Dh%201");
     assert_int_equal(pw_top_query(&v, "h", q, 40), PW_ETOOBIG);
+}
+
+/* Session pools per session: rows of sessions 1 and 2 ("S:N" in the Type column), the N key
+ * cycling every row -> all sessions -> session 1 -> session 2 -> every row, and the query. */
+static const char canned_sessions[] =
+    "{\"host\":\"RDS01\",\"timestamp_ms\":1710411300000,\"prev_timestamp_ms\":null,"
+    "\"rows\":["
+    "{\"tag\":\"Gh05\",\"type\":\"session\",\"session\":2,\"allocs\":5,\"frees\":1,"
+    "\"diff\":4,\"bytes\":512,\"per_alloc\":128,\"allocs_change\":0,\"frees_change\":0,"
+    "\"diff_change\":0,\"bytes_change\":0},"
+    "{\"tag\":\"Gh05\",\"type\":\"session\",\"session\":1,\"allocs\":30,\"frees\":10,"
+    "\"diff\":20,\"bytes\":2048,\"per_alloc\":102,\"allocs_change\":0,\"frees_change\":0,"
+    "\"diff_change\":0,\"bytes_change\":0},"
+    "{\"tag\":\"Proc\",\"type\":\"nonpaged\",\"allocs\":9,\"frees\":2,\"diff\":7,"
+    "\"bytes\":900,\"per_alloc\":128,\"allocs_change\":0,\"frees_change\":0,"
+    "\"diff_change\":0,\"bytes_change\":0}],"
+    "\"count\":3,\"total_rows\":3}";
+
+static void test_top_sessions(void **state)
+{
+    (void)state;
+    json_t *j = json_loads(canned_sessions, 0, NULL);
+    assert_non_null(j);
+    pw_top_table_t t;
+    pw_diag_t d;
+    assert_int_equal(pw_top_table_from_json(j, &t, &d), 0);
+    json_decref(j);
+    assert_int_equal(t.rows[0].session, 2);
+    assert_int_equal(t.rows[2].session, -1);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    /* Bytes descending: Gh05 of session 1 (2048), Proc (900), Gh05 of session 2 (512). */
+    assert_string_equal(l.text[5], " Gh05 S:1           30 (    0)         10 (    0)        20 "
+                                   "(    0)        2048 (      0)       102");
+    assert_string_equal(l.text[6], " Proc Nonp           9 (    0)          2 (    0)         7 "
+                                   "(    0)         900 (      0)       128");
+    assert_string_equal(l.text[7], " Gh05 S:2            5 (    0)          1 (    0)         4 "
+                                   "(    0)         512 (      0)       128");
+    pw_top_lines_close(&l);
+
+    char q[512];
+    assert_int_equal(pw_top_key(&v, 'n'), PW_TOP_KEY_SESSION);
+    pw_top_next_session(&v, &t);
+    assert_int_equal(v.session, PW_TOP_SESSION_ALL);
+    assert_int_equal(v.n_sessions, 2);
+    assert_int_equal(pw_top_query(&v, "RDS01", q, sizeof(q)), 0);
+    assert_string_equal(q, "/api/v1/hosts/RDS01/pool?sort=bytes&by_change=0&order=desc&pool=both"
+                           "&session=all");
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Sort: Bytes (desc)  Pool: both  Session: all  Include: *  "
+                                   "Exclude: -  Rows: 2/3");
+    pw_top_lines_close(&l);
+    pw_top_next_session(&v, &t);
+    assert_int_equal(v.session, 1);
+    assert_int_equal(pw_top_query(&v, "RDS01", q, sizeof(q)), 0);
+    assert_non_null(strstr(q, "&session=1"));
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 6); /* one row: session 1's Gh05 */
+    assert_non_null(strstr(l.text[5], "Gh05 S:1"));
+    pw_top_lines_close(&l);
+    pw_top_next_session(&v, &t);
+    assert_int_equal(v.session, 2);
+    pw_top_next_session(&v, &t);
+    assert_int_equal(v.session, PW_TOP_SESSION_EVERY);
+    assert_int_equal(pw_top_query(&v, "RDS01", q, sizeof(q)), 0);
+    assert_null(strstr(q, "session"));
+    pw_top_table_close(&t);
+}
+
+/* bigpool: the agent's summary as text (values of tests/agent/test_bigpool.c's x64 buffer). */
+static void test_fmt_bigpool(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"status\":0,\"message\":\"3 big-pool block(s)\",\"matches\":[],\"big_pool\":{"
+        "\"tag\":\"Ddk \",\"taken_ms\":1,\"scanned\":4,\"count\":3,\"bytes\":18886656,"
+        "\"nonpaged_count\":2,\"nonpaged_bytes\":16789504,\"largest_bytes\":16777216,"
+        "\"smallest_bytes\":12288,\"size_hist\":[0,1,0,0,0,0,0,0,0,1,0,1]}}";
+    json_t *j = json_loads(doc, 0, NULL);
+    assert_non_null(j);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(pw_fmt_bigpool("HOST01", j, f), 0);
+    fclose(f);
+    assert_string_equal(buf, "HOST01 'Ddk ': 3 big-pool block(s), 18886656 bytes (nonpaged: 2, "
+                             "16789504 bytes); largest 16777216, smallest 12288; 4 entries in "
+                             "the table\n"
+                             "  size                 blocks\n"
+                             "  [8K, 16K)                 1\n"
+                             "  [2M, 4M)                  1\n"
+                             "  [8M, ...)                 1\n");
+    free(buf);
+    json_decref(j);
+    /* An agent that could not take it: its message, and 1. */
+    j = json_loads("{\"status\":-95,\"message\":\"source 'linux' has no big-pool table\","
+                   "\"matches\":[]}",
+                   0, NULL);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pw_fmt_bigpool("lx", j, f), 1);
+    fclose(f);
+    assert_string_equal(buf, "lx: no big-pool snapshot: source 'linux' has no big-pool table\n");
+    free(buf);
+    json_decref(j);
 }
 
 static void test_top_table_rejects_bad_json(void **state)
@@ -1669,6 +1778,8 @@ int main(void)
         cmocka_unit_test(test_parse_truncated_row),
         cmocka_unit_test(test_parse_human_table),
         cmocka_unit_test(test_top_render_default),
+        cmocka_unit_test(test_top_sessions),
+        cmocka_unit_test(test_fmt_bigpool),
         cmocka_unit_test(test_top_keys),
         cmocka_unit_test(test_top_query),
         cmocka_unit_test(test_top_table_rejects_bad_json),

@@ -211,6 +211,25 @@ static void check_p(const char *query, const char *expect)
     json_decref(j);
 }
 
+/* "tag:s:N|..." of an answer's session rows (N the session). */
+static void check_s(const char *query, const char *expect)
+{
+    char buf[1024] = "";
+    json_t *j = pool("S", query);
+    json_t *rows = json_object_get(j, "rows");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *r = json_array_get(rows, i);
+        size_t o = strlen(buf);
+        snprintf(buf + o, sizeof(buf) - o, "%s%s:%c:%lld", i ? "|" : "",
+                 json_string_value(json_object_get(r, "tag")),
+                 json_string_value(json_object_get(r, "type"))[0],
+                 (long long)json_integer_value(json_object_get(r, "session")));
+    }
+    if (strcmp(buf, expect) != 0)
+        fail_msg("S?%s:\n got  %s\n want %s", query, buf, expect);
+    json_decref(j);
+}
+
 static void test_p_orders(void **state)
 {
     (void)state;
@@ -386,6 +405,71 @@ static void test_r_reference(void **state)
 /* The fleet's tag index after an agent restarts with a fresh encoder: its dictionary starts
  * over and the same ids, in the same row positions, name other tags. The index must follow
  * the tags, not the ids (worked by hand: AAAA holds 700 bytes after the restart, BBBB 100). */
+/* A Remote Desktop host "S": session-pool rows of sessions 1 and 2 (keys tag + session,
+ * sample.h) and one nonpaged row. Each row says its session; ?session=N keeps session N's
+ * rows, ?session=all every session's; /series?session=N reads session N's history. */
+static void test_sessions(void **state)
+{
+    (void)state;
+    pw_host_t *h = pw_double_stream(&g_d, "S", 32, 0);
+    assert_non_null(h);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    s.timestamp_ms = 5000;
+    assert_int_equal(pw_sample_add_session(&s, "Gh05", 1, 30, 10, 20, 2048), 0);
+    assert_int_equal(pw_sample_add_session(&s, "Gh05", 2, 5, 1, 4, 512), 0);
+    assert_int_equal(pw_sample_add_session(&s, "Usqm", 2, 7, 7, 0, 0), 0);
+    add(&s, "Proc", 4, PW_POOL_NONPAGED, 9, 2, 900);
+    assert_int_equal(pw_double_send_first(&g_d, h, &s), 0);
+    assert_true(pw_ingest_commit(g_d.ing, NULL) >= 0);
+    pw_sample_close(&s);
+
+    json_t *j = pool("S", "sort=bytes");
+    json_t *rows = json_object_get(j, "rows");
+    assert_int_equal(json_array_size(rows), 4);
+    json_t *r0 = json_array_get(rows, 0), *r1 = json_array_get(rows, 1);
+    assert_string_equal(json_string_value(json_object_get(r0, "tag")), "Gh05");
+    assert_string_equal(json_string_value(json_object_get(r0, "type")), "session");
+    assert_int_equal(geti(r0, "session"), 1);
+    assert_int_equal(geti(r0, "bytes"), 2048);
+    assert_int_equal(geti(r0, "diff"), 20);
+    assert_string_equal(json_string_value(json_object_get(r1, "tag")), "Proc");
+    assert_null(json_object_get(r1, "session")); /* not a session-pool row */
+    json_decref(j);
+    check_s("sort=bytes&session=2", "Gh05:s:2|Usqm:s:2");
+    check_s("sort=bytes&session=all", "Gh05:s:1|Gh05:s:2|Usqm:s:2");
+    check_s("sort=bytes&session=7", "");
+    check_s("sort=bytes&session=2&include=U*", "Usqm:s:2"); /* patterns see the tag alone */
+    pw_api_req_t req = {PW_API_GET, "/api/v1/hosts/S/pool", "session=x", "Bearer tok", NULL, 0, 0};
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    assert_int_equal(pw_api_handle(&g_d.api, &req, &resp), 400);
+    pw_api_resp_close(&resp);
+
+    pw_api_req_t sreq = {PW_API_GET,
+                         "/api/v1/hosts/S/series",
+                         "tag=Gh05&pool=session&session=2&from=0&to=10000",
+                         "Bearer tok",
+                         NULL,
+                         0,
+                         0};
+    pw_api_resp_init(&resp);
+    int st = pw_api_handle(&g_d.api, &sreq, &resp);
+    if (st != 200)
+        fail_msg("series: %d %.*s", st, (int)resp.body.len, resp.body.data);
+    j = json_loadb((const char *)resp.body.data, resp.body.len, 0, NULL);
+    pw_api_resp_close(&resp);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "tag")), "Gh05");
+    assert_int_equal(geti(j, "session"), 2);
+    json_t *pts = json_object_get(j, "points");
+    assert_int_equal(json_array_size(pts), 1);
+    assert_int_equal(geti(json_array_get(pts, 0), "bytes"), 512);
+    assert_int_equal(geti(json_array_get(pts, 0), "diff"), 4);
+    json_decref(j);
+}
+
 static void test_index_dict_reset(void **state)
 {
     (void)state;
@@ -428,7 +512,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p_orders),         cmocka_unit_test(test_p_limits),
         cmocka_unit_test(test_p_patterns),       cmocka_unit_test(test_r_reference),
-        cmocka_unit_test(test_index_dict_reset),
+        cmocka_unit_test(test_index_dict_reset), cmocka_unit_test(test_sessions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

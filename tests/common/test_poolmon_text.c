@@ -713,6 +713,24 @@ static void test_screen_to_sample(void **state)
         assert_int_equal(smp.entries[i].pool, PW_POOL_SESSION);
     assert_memory_equal(smp.entries[3].tag, "Dh 1", 4);
     assert_int_equal(smp.timestamp_ms, 15 * 60 * 1000);
+    /* "Session 0 pool information": keyed to session 0 (tag, then 0 as 4 bytes, sample.h). */
+    uint32_t sid = 99;
+    for (size_t i = 0; i < smp.n; i++) {
+        assert_int_equal(smp.entries[i].tag_len, 8);
+        assert_int_equal(pw_row_split(smp.entries[i].tag, 8, PW_POOL_SESSION, &sid), 4);
+        assert_int_equal(sid, 0);
+    }
+    assert_memory_equal(smp.entries[3].tag, "Dh 1\0\0\0\0", 8);
+    /* "All sessions pool information": the sum over sessions, the plain 4-byte tag. */
+    pw_sample_reset(&smp);
+    assert_int_equal(pw_poolmon_screen_to_sample(&doc.screens[0], &smp), 0);
+    assert_int_equal(smp.n, 16);
+    for (size_t i = 0; i < smp.n; i++) {
+        assert_int_equal(smp.entries[i].pool, PW_POOL_SESSION);
+        assert_int_equal(smp.entries[i].tag_len, 4);
+        assert_int_equal(pw_row_split(smp.entries[i].tag, 4, PW_POOL_SESSION, &sid), 4);
+        assert_int_equal(sid, PW_SESSION_ALL);
+    }
     pw_poolmon_doc_close(&doc);
     pw_sample_close(&smp);
     assert_string_equal(pw_poolmon_type_name(PW_POOL_PAGED), "paged");

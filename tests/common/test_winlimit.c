@@ -47,6 +47,27 @@ static void test_winlimit_os_parse_products(void **state)
             fail_msg("'%s': %u.%u server %d arch %d 3gb %d", rows[i].text, os.major, os.minor,
                      os.server, (int)os.arch, os.increase_user_va);
     }
+    /* 10.0 products carry the build of their first release, so they are named right. */
+    static const struct {
+        const char *text;
+        uint32_t build;
+        const char *name;
+    } b[] = {
+        {"Windows Server 2016", 14393, "Windows Server 2016"},
+        {"Windows Server 2019", 17763, "Windows Server 2019"},
+        {"Windows Server 2022", 20348, "Windows Server 2022"},
+        {"Windows Server 2025", 26100, "Windows Server 2025"},
+        {"Windows 10", 10240, "Windows 10"},
+        {"Windows 11", 22000, "Windows 11"},
+        {"Windows 7", 0, "Windows 7"},
+    };
+    for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
+        pw_win_os_t os;
+        char n[48];
+        assert_int_equal(pw_win_os_parse(b[i].text, &os, NULL), 0);
+        assert_int_equal(os.build, b[i].build);
+        assert_string_equal(pw_win_os_name(&os, n, sizeof(n)), b[i].name);
+    }
 }
 
 static void test_winlimit_os_parse_refuses(void **state)
