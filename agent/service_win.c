@@ -163,7 +163,16 @@ static int install(const pw_svc_args_t *a)
         print_win_error("OpenSCManager (run as Administrator)");
         return 1;
     }
-    SC_HANDLE s = CreateServiceW(scm, name_w, L"" PW_SERVICE_DISPLAY_NAME, SERVICE_ALL_ACCESS,
+    /* Display names are unique too (ERROR_DUPLICATE_SERVICE_NAME): a second agent installed
+     * under another --name shows it. */
+    wchar_t display_w[PW_SERVICE_NAME_MAX + 32];
+    if (wcscmp(name_w, L"" PW_SERVICE_DEFAULT_NAME) == 0)
+        swprintf(display_w, sizeof(display_w) / sizeof(display_w[0]), L"%ls",
+                 L"" PW_SERVICE_DISPLAY_NAME);
+    else
+        swprintf(display_w, sizeof(display_w) / sizeof(display_w[0]), L"%ls (%ls)",
+                 L"" PW_SERVICE_DISPLAY_NAME, name_w);
+    SC_HANDLE s = CreateServiceW(scm, name_w, display_w, SERVICE_ALL_ACCESS,
                                  SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START,
                                  SERVICE_ERROR_NORMAL, cmd_w, NULL, NULL, NULL, NULL, NULL);
     if (s == NULL) {
