@@ -316,6 +316,9 @@ void pw__store_live_add(pw_store_sql_t *q, pw_store_hstate_t *hs, uint64_t ts, c
 void pw__store_live_drop(pw_store_hstate_t *hs);
 /* The open chunk of `hs` was sealed: its live form waits for compaction. */
 void pw__store_live_seal(pw_store_sql_t *q, pw_store_hstate_t *hs);
+/* Frees the sealed live forms of host `host_id` (deleted, retired or renamed: its chunks go, or
+ * their ids may be given to new chunks). */
+void pw__store_live_forget_host(pw_store_sql_t *q, int64_t host_id);
 /* Frees every sealed live form (the transaction that sealed them rolled back, or close). */
 void pw__store_live_forget_sealed(pw_store_sql_t *q);
 /* The live form of chunk `id` (the open chunk of `hs`, which may be NULL, or a sealed one);

@@ -62,6 +62,7 @@ void pw__store_forget_host(pw_store_sql_t *q, const char *name)
         i = (i + 1) & m;
     if (q->slots[i] == NULL)
         return;
+    pw__store_live_forget_host(q, q->slots[i]->id);
     hstate_free(q->slots[i]);
     q->slots[i] = NULL;
     q->nhosts--;

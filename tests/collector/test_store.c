@@ -1435,6 +1435,52 @@ static void test_live_series(void **state)
     tmp_remove(&u);
 }
 
+/* A host deleted with two sealed chunks waiting for compaction takes their live forms with
+ * it: the next host's chunks get the same ids (SQLite gives an emptied table's rowids again)
+ * and must be read from their own rows, not the deleted host's. */
+static void test_live_forget_host(void **state)
+{
+    (void)state;
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
+    put_all(st, "old", BOOT1, 0, 8); /* two sealed chunks: ids 1, 2 */
+    assert_int_equal(pw_store_host_retire(st, "old", 0, T0, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 0);
+    assert_int_equal(ss.live_bytes, 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("new", BOOT2, 64);
+    for (unsigned k = 0; k < NSAMPLES; k++) { /* the same rows, other values: allocs + 1 */
+        build(&s, k);
+        for (size_t i = 0; i < s.n; i++) {
+            s.entries[i].allocs++;
+            s.entries[i].frees++;
+        }
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    for (int flushed = 0; flushed < 2; flushed++) {
+        pw_store_series_t sr = {0};
+        assert_int_equal(pw_store_series(st, "new", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                         TAGS[1].pool, T0, T0 + 100000, 0, &sr, &d),
+                         NSAMPLES);
+        for (unsigned k = 0; k < NSAMPLES; k++) {
+            uint64_t a, f, df, b;
+            row_of(1, k, &a, &f, &df, &b);
+            assert_int_equal(sr.points[k].allocs, a + 1);
+            assert_int_equal(sr.points[k].frees, f + 1);
+        }
+        pw_store_series_free(&sr);
+        assert_int_equal(pw_store_flush(st, &d), 0);
+    }
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
 /* Puts sample k of a wide host at ts: `nrows` rows "<prefix>NNN" (paged below 1,000, nonpaged
  * above), every row's allocs moving at each sample. */
 static void put_wide(pw_store_t *st, const pw_store_host_t *h, pw_sample_t *s, unsigned k,
@@ -1604,6 +1650,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v4),
         cmocka_unit_test(test_migrate_v5),
         cmocka_unit_test(test_live_series),
+        cmocka_unit_test(test_live_forget_host),
         cmocka_unit_test(test_retire_series_pages),
         cmocka_unit_test(test_wal_bounded),
         cmocka_unit_test(test_vacuum_after_retention),
