@@ -153,6 +153,8 @@ typedef struct {
     int judged, next_ready;
     int restore_checked;
     int silent_alerting; /* a HostSilent of this host fired and may need resolving */
+    int64_t heard_ms;    /* the analysis' clock when its last live sample came (0: not since
+                            the start): a backfill's samples are old, its agent is not silent */
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -496,6 +498,8 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s);
 
 /* ingest's observer: a streamed sample (screen NULL: read the table through the view) or one
  * imported screen. */
+static int64_t clock_ms(const run_t *rn);
+
 static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
 {
     run_t *rn = arg;
@@ -515,6 +519,7 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
         feed(s, screen, screen->n, entry_row, (int64_t)screen->timestamp_ms, (const uint8_t *)"i",
              1, &screen->totals, NULL, 0);
     } else {
+        s->heard_ms = clock_ms(rn);
         const uint32_t *idx;
         size_t nch = pw_host_changed_rows(h, &idx);
         feed(s, h, pw_host_nrows(h), view_row, (int64_t)pw_host_ts(h), h->boot_id, h->boot_id_len,
@@ -758,15 +763,19 @@ static void eval_host(run_t *rn, host_state_t *s)
         int64_t *win = pool ? &nx->pg_trend_ms : &nx->np_trend_ms;
         pressure_eval(s->recent.v[pool], s->recent.n, limit, TREND_MS, pr);
         *win = TREND_MS;
-        if (!pr->trend_up && s->longr.n > 0) {
-            /* flat for 2 h (a leak of office hours at night): the last 24 h may still rise */
+        if ((!pr->trend_up || pr->eta_ms < 0) && s->longr.n > 0) {
+            /* flat for 2 h (a leak of office hours at night), or creeping up too slowly for an
+             * ETA within 24 spans of 2 h (other tags at night): the last 24 h may still rise,
+             * and their net growth gives the ETA */
             pw_pressure_t lp;
             pressure_eval(s->longr.v[pool], s->longr.n, limit, LONG_TREND_MS, &lp);
             if (lp.trend_up) {
                 lp.used_bytes = pr->used_bytes; /* the newest value, not the last 10-min point */
                 long_eta(s->longr.v[pool], s->longr.n, &lp);
-                *pr = lp;
-                *win = LONG_TREND_MS;
+                if (!pr->trend_up || lp.eta_ms >= 0) {
+                    *pr = lp;
+                    *win = LONG_TREND_MS;
+                }
             }
         }
     }
@@ -898,9 +907,8 @@ static void silent_alert(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t
     int64_t after = 3 * (int64_t)h->interval_ms;
     if (after < SILENT_MIN_MS)
         after = SILENT_MIN_MS;
-    double quiet = h->last_seen_ms > 0 && now_ms > (int64_t)h->last_seen_ms
-                       ? (double)(now_ms - (int64_t)h->last_seen_ms) / 1000.0
-                       : 0.0;
+    int64_t last = (int64_t)h->last_seen_ms > s->heard_ms ? (int64_t)h->last_seen_ms : s->heard_ms;
+    double quiet = last > 0 && now_ms > last ? (double)(now_ms - last) / 1000.0 : 0.0;
     int crit =
         s->judged && (s->pub.np.level == PW_LEVEL_WARN || s->pub.np.level == PW_LEVEL_CRITICAL);
     double th = (double)after / 1000.0;

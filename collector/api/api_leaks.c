@@ -80,6 +80,12 @@ int pw__api_leaks(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         pw__api_query_free(&q);
         return resp->status;
     }
+    /* A mistyped host is not "no leaks": 404, as /hosts/{host} and /series answer. */
+    if (host != NULL && !pw__api_host_known(api, host)) {
+        int st = pw_api_error(resp, 404, "ENOENT", "unknown host '%s'", host);
+        pw__api_query_free(&q);
+        return st;
+    }
     const pw_suspect_t *sp;
     size_t ns = pw_analysis_run_suspects(api->an, &sp), total = 0;
     json_t *arr = json_array();

@@ -445,6 +445,51 @@ static void test_eta_at_night_from_the_day(void **state_)
     pw_double_close(&d);
 }
 
+/* The same day, and at night the pool creeps up by 1 KiB every 10 min (other tags): the last
+ * 2 h rise (12 steps up) but too slowly for an ETA within 24 spans of 2 h (~8,500 h). The ETA
+ * then comes from the day's net growth, as on a flat night (the quickstart's ddk-2003 host in
+ * the evening showed none). */
+static void test_eta_at_night_with_a_creep(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_host_t *h = hello(&d, "night02");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 0; k <= 162; k++) { /* every 10 min, 00:00 .. 27:00 */
+        int64_t min = (int64_t)k * 10;
+        int64_t office = min < 8 * 60 ? 0 : min < 18 * 60 ? min - 8 * 60 : 10 * 60;
+        int64_t creep = min < 18 * 60 ? 0 : (min - 18 * 60) / 10 * 1024;
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + min * 60000);
+        s.totals.nonpaged_bytes =
+            (40u << 20) + (uint64_t)office * (1u << 20) / 60 + (uint64_t)creep;
+        add(&s, "Flat", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    }
+    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    pw_analysis_run_pass(d.an);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
+    assert_non_null(res);
+    /* 27:00: 50 MiB and 54 creep steps */
+    uint64_t used = (50u << 20) + 54 * 1024;
+    assert_int_equal(res->np.used_bytes, used);
+    assert_int_equal(res->np_trend_ms, 24 * 3600000LL);
+    assert_true(res->np.trend_up);
+    /* the 24 h ring's first point is 03:10 (40 MiB), its last 27:00: 143 steps of 10 min */
+    double rate = (double)(used - (40u << 20)) / (143.0 / 6.0); /* B/h */
+    assert_true(fabs(res->np.slope_bytes_per_h - rate) < 1e-6);
+    double room = (double)(100u << 20) - (double)used; /* limit 100 MiB */
+    assert_int_equal(res->np.eta_ms, (int64_t)(room / rate * 3600000.0));
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 static pw_alert_state_t silent_state(const pw_analysis_run_t *an, const char *sev)
 {
     pw_alert_key_t k;
@@ -509,6 +554,41 @@ static void test_host_silent(void **state_)
     clk.now = T0_MS + 190000;
     pw_analysis_run_pass(d.an);
     assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_RESOLVED);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
+/* An agent sending a backfill (samples hours old, arriving now) is not silent: the silence is
+ * counted from when its last sample came, not from that sample's time (the quickstart's
+ * ddk-2003, 14 days backfilled, fired a critical HostSilent of 8 h at its first pass). */
+static void test_host_backfill_not_silent(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    sim_clock_t clk = {T0_MS + 10 * 3600000LL, 0};
+    on_clock(&d, &clk);
+    pw_host_t *h = hello(&d, "clock01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 0; k <= 12; k++) { /* T0 .. T0 + 120 s, 10 h ago */
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + k * STEP_MS);
+        s.totals.nonpaged_bytes = USED;
+        add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    }
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
+    assert_int_equal(silent_state(d.an, "warning"), PW_ALERT_INACTIVE);
+    /* and once it stops sending, its silence counts from the last arrival: 60 s later it fires */
+    clk.now += 60000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
     pw_double_close(&d);
@@ -612,7 +692,9 @@ int main(void)
         cmocka_unit_test(test_import_judged_on_the_loop),
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
+        cmocka_unit_test(test_eta_at_night_with_a_creep),
         cmocka_unit_test(test_host_silent),
+        cmocka_unit_test(test_host_backfill_not_silent),
         cmocka_unit_test(test_replay_two_screens_listed_not_alerted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -734,6 +734,10 @@ static void test_leaks_alerts_pooltag(void **state)
     j = call(PW_API_GET, "/api/v1/leaks", "limit=x", READ_TOK, NULL, &bad);
     assert_int_equal(bad, 400);
     json_decref(j);
+    /* a host it does not know: 404, not an empty list that reads as "no leaks" */
+    j = call(PW_API_GET, "/api/v1/leaks", "host=nosuch", READ_TOK, NULL, &bad);
+    assert_int_equal(bad, 404);
+    json_decref(j);
     j = get_ok("/api/v1/leaks", NULL);
     json_t *s = json_object_get(j, "suspects");
     assert_int_equal(json_array_size(s), 2);
