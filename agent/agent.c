@@ -1015,19 +1015,6 @@ static void on_sighup(uv_signal_t *s, int signum)
 }
 #endif
 
-/* pw_agent_stop: the running agent's async handle, published under a mutex so that a stop from
- * another thread never touches a handle being closed; a stop that comes before the agent runs
- * is remembered. */
-static uv_once_t stop_once = UV_ONCE_INIT;
-static uv_mutex_t stop_mu;
-static uv_async_t *stop_handle;
-static int stop_pending;
-
-static void stop_init(void)
-{
-    uv_mutex_init(&stop_mu);
-}
-
 static void on_stop_async(uv_async_t *h)
 {
     pw_agent_t *a = h->data;
@@ -1035,27 +1022,10 @@ static void on_stop_async(uv_async_t *h)
     uv_stop(&a->loop);
 }
 
-/* Publishes (h) or withdraws (NULL) the running agent's stop handle. */
-static void stop_publish(uv_async_t *h)
-{
-    uv_once(&stop_once, stop_init);
-    uv_mutex_lock(&stop_mu);
-    stop_handle = h;
-    if (h != NULL && stop_pending)
-        uv_async_send(h);
-    stop_pending = 0;
-    uv_mutex_unlock(&stop_mu);
-}
-
+/* A stop from another thread goes through the published handle (net.h). */
 void pw_agent_stop(void)
 {
-    uv_once(&stop_once, stop_init);
-    uv_mutex_lock(&stop_mu);
-    if (stop_handle != NULL)
-        uv_async_send(stop_handle);
-    else
-        stop_pending = 1;
-    uv_mutex_unlock(&stop_mu);
+    pw_net_stop_request();
 }
 
 static int split_endpoints(pw_agent_t *a, pw_diag_t *d)
@@ -1198,7 +1168,7 @@ int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
     uv_async_init(&a->loop, &a->stop_async, on_stop_async);
     a->stop_async.data = a;
     uv_unref((uv_handle_t *)&a->stop_async);
-    stop_publish(&a->stop_async);
+    pw_net_stop_publish(&a->stop_async);
     uint64_t pace = a->src->info.kind == PW_SOURCE_POOLMON_REPLAY && cfg->replay_pace_ms
                         ? cfg->replay_pace_ms
                         : cfg->interval_ms;
@@ -1238,7 +1208,7 @@ void pw_agent_close(pw_agent_t *a)
 {
     if (a == NULL)
         return;
-    stop_publish(NULL);
+    pw_net_stop_publish(NULL);
     end_session(a);
     agent_free(a);
 }

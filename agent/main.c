@@ -76,8 +76,17 @@ int main(int argc, char **argv)
 #endif
 #ifdef _WIN32
     /* install / uninstall / service subcommands (service_win.c); the service runs agent_main. */
+    static const pw_service_desc_t svc = {
+        .program = "poolwatch-agent",
+        .default_name = "poolwatch-agent",
+        .display_name = "poolwatch agent",
+        .description = "Streams kernel pool-tag counters to a poolwatch collector",
+        .config_file = PW_SERVICE_CONFIG_FILE,
+        .log_file = PW_SERVICE_LOG_FILE,
+        .main = agent_main,
+        .stop = pw_agent_stop};
     int rc;
-    if (pw_service_dispatch(argc, argv, agent_main, &rc))
+    if (pw_service_dispatch(&svc, argc, argv, &rc))
         return rc;
 #endif
     return agent_main(argc, argv);

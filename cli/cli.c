@@ -1,5 +1,6 @@
 /* cli.c: global options, dispatch, the request helper and small formatting helpers. */
 #include "cli.h"
+#include "clock.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -540,9 +541,9 @@ int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms)
 
 void pw_cli_format_time(uint64_t ms, char *out, size_t size)
 {
-    time_t t = (time_t)(ms / 1000);
     struct tm tm;
-    if (gmtime_r(&t, &tm) == NULL || strftime(out, size, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
+    if (pw_clock_gmtime((int64_t)(ms / 1000), &tm) != 0 ||
+        strftime(out, size, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
         snprintf(out, size, "?");
 }
 

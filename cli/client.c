@@ -1,18 +1,11 @@
 /* client.c: blocking HTTP(S) client of the CLI (see client.h). */
 #include "client.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <http_parser.h>
 #include <openssl/err.h>
@@ -21,6 +14,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "sock.h"
 
 /* ---- response parsing (http-parser) -------------------------------------------------------- */
 
@@ -153,7 +147,7 @@ void pw_client_resp_close(pw_client_resp_t *resp)
 /* ---- transport ---------------------------------------------------------------------------- */
 
 typedef struct conn_s {
-    int fd;
+    pw_sock_t fd;
     SSL_CTX *ctx;
     SSL *ssl;
 } conn_t;
@@ -168,74 +162,11 @@ static int tls_error(pw_diag_t *diag, int code, const char *what)
     return pw_diag_set(diag, code, 0, 0, "tls", "%s%s%s", what, buf[0] ? ": " : "", buf);
 }
 
-static int connect_tcp(const pw_url_t *u, int timeout_ms, int *fd_out, pw_diag_t *diag)
-{
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int g = getaddrinfo(u->host, u->port, &hints, &res);
-    if (g != 0)
-        return pw_diag_set(diag, PW_EIO, 0, 0, "host", "cannot resolve %s: %s", u->host,
-                           gai_strerror(g));
-    int last = ECONNREFUSED;
-    int timed_out = 0;
-    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0) {
-            last = errno;
-            continue;
-        }
-        int fl = fcntl(fd, F_GETFL, 0);
-        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (rc < 0 && errno == EINPROGRESS) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            int pr = poll(&pfd, 1, timeout_ms);
-            if (pr == 0) {
-                timed_out = 1;
-                close(fd);
-                continue;
-            }
-            int soerr = 0;
-            socklen_t sl = sizeof(soerr);
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
-            rc = (pr < 0 || soerr != 0) ? -1 : 0;
-            errno = pr < 0 ? errno : soerr;
-        }
-        if (rc < 0) {
-            last = errno;
-            close(fd);
-            continue;
-        }
-        fcntl(fd, F_SETFL, fl);
-        /* Reads and writes block with a bound, so a stuck server cannot hang the CLI. */
-        struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        freeaddrinfo(res);
-        *fd_out = fd;
-        return 0;
-    }
-    freeaddrinfo(res);
-    if (timed_out)
-        return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "host", "connect to %s:%s timed out", u->host,
-                           u->port);
-    return pw_diag_set(diag, PW_EIO, 0, 0, "host", "cannot connect to %s:%s: %s", u->host, u->port,
-                       strerror(last));
-}
-
-static int is_ip_literal(const char *host)
-{
-    unsigned char tmp[16];
-    return inet_pton(AF_INET, host, tmp) == 1 || inet_pton(AF_INET6, host, tmp) == 1;
-}
-
 static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t *diag)
 {
     memset(c, 0, sizeof(*c));
-    c->fd = -1;
-    int rc = connect_tcp(&cl->url, timeout_ms, &c->fd, diag);
+    c->fd = PW_SOCK_INVALID;
+    int rc = pw_sock_connect(cl->url.host, cl->url.port, timeout_ms, &c->fd, diag);
     if (rc < 0 || !cl->url.tls)
         return rc;
     c->ctx = SSL_CTX_new(TLS_client_method());
@@ -261,7 +192,7 @@ static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t
     if (c->ssl == NULL)
         return tls_error(diag, PW_ETLS, "SSL_new");
     X509_VERIFY_PARAM *vp = SSL_get0_param(c->ssl);
-    if (is_ip_literal(cl->url.host)) {
+    if (pw_sock_is_ip_literal(cl->url.host)) {
         /* An IP literal is checked against the certificate's IP SANs, not its DNS names. */
         if (X509_VERIFY_PARAM_set1_ip_asc(vp, cl->url.host) != 1)
             return tls_error(diag, PW_ETLS, "bad IP address for verification");
@@ -271,7 +202,7 @@ static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t
             return tls_error(diag, PW_ETLS, "bad host name for verification");
         SSL_set_tlsext_host_name(c->ssl, cl->url.host);
     }
-    SSL_set_fd(c->ssl, c->fd);
+    SSL_set_fd(c->ssl, (int)c->fd); /* a SOCKET fits an int (OpenSSL on Windows) */
     if (SSL_connect(c->ssl) != 1) {
         long v = SSL_get_verify_result(c->ssl);
         /* Say what to do: a name mismatch is the URL's business, anything else (self-signed,
@@ -301,10 +232,9 @@ static void conn_close(conn_t *c)
     }
     if (c->ctx != NULL)
         SSL_CTX_free(c->ctx);
-    if (c->fd >= 0)
-        close(c->fd);
+    pw_sock_close(c->fd);
     memset(c, 0, sizeof(*c));
-    c->fd = -1;
+    c->fd = PW_SOCK_INVALID;
 }
 
 static int conn_write(conn_t *c, const void *data, size_t len, pw_diag_t *diag)
@@ -312,19 +242,14 @@ static int conn_write(conn_t *c, const void *data, size_t len, pw_diag_t *diag)
     const char *p = data;
     while (len > 0) {
         size_t chunk = len > (64u << 10) ? (64u << 10) : len;
-        ssize_t n;
+        long n;
         if (c->ssl != NULL) {
             int w = SSL_write(c->ssl, p, (int)chunk);
             if (w <= 0)
                 return tls_error(diag, PW_EIO, "send failed");
             n = w;
-        } else {
-            n = send(c->fd, p, chunk, MSG_NOSIGNAL);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0)
-                return pw_diag_set(diag, errno == EAGAIN ? PW_ETIMEDOUT : PW_EIO, 0, 0, "send",
-                                   "send failed: %s", strerror(errno));
+        } else if ((n = pw_sock_send(c->fd, p, chunk, diag)) < 0) {
+            return (int)n;
         }
         p += n;
         len -= (size_t)n;
@@ -333,33 +258,23 @@ static int conn_write(conn_t *c, const void *data, size_t len, pw_diag_t *diag)
 }
 
 /* Reads into buf; returns bytes read, 0 at end of stream, or a negative code. */
-static ssize_t conn_read(conn_t *c, char *buf, size_t cap, pw_diag_t *diag)
+static long conn_read(conn_t *c, char *buf, size_t cap, pw_diag_t *diag)
 {
-    for (;;) {
-        if (c->ssl != NULL) {
-            errno = 0;
-            int n = SSL_read(c->ssl, buf, (int)cap);
-            if (n > 0)
-                return n;
-            int e = SSL_get_error(c->ssl, n);
-            if (e == SSL_ERROR_ZERO_RETURN)
-                return 0;
-            if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0)
-                return 0; /* closed without close_notify: http-parser decides if complete */
-            if (e == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK))
-                return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "recv",
-                                   "server did not answer in time");
-            return tls_error(diag, PW_EIO, "receive failed");
-        }
-        ssize_t n = recv(c->fd, buf, cap, 0);
-        if (n >= 0)
-            return n;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "recv", "server did not answer in time");
-        return pw_diag_set(diag, PW_EIO, 0, 0, "recv", "receive failed: %s", strerror(errno));
-    }
+    if (c->ssl == NULL)
+        return pw_sock_recv(c->fd, buf, cap, diag);
+    pw_sock_err_clear();
+    int n = SSL_read(c->ssl, buf, (int)cap);
+    if (n > 0)
+        return n;
+    int e = SSL_get_error(c->ssl, n);
+    if (e == SSL_ERROR_ZERO_RETURN)
+        return 0;
+    int st = pw_sock_err_state();
+    if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && st == 0)
+        return 0; /* closed without close_notify: http-parser decides if complete */
+    if (e == SSL_ERROR_SYSCALL && st == 1)
+        return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "recv", "server did not answer in time");
+    return tls_error(diag, PW_EIO, "receive failed");
 }
 
 int pw_client_request(const pw_client_t *cl, const char *method, const char *path,
@@ -413,7 +328,7 @@ int pw_client_request(const pw_client_t *cl, const char *method, const char *pat
     reader_init(&r, resp);
     char buf[16384];
     while (rc == 0 && !r.done) {
-        ssize_t n = conn_read(&c, buf, sizeof(buf), diag);
+        long n = conn_read(&c, buf, sizeof(buf), diag);
         if (n < 0) {
             rc = (int)n;
             break;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "config.h"
 #include "winlimit.h"
 
@@ -135,9 +136,7 @@ int pw_cmd_import(pw_cli_t *cli)
         ex = PW_EXIT_USAGE;
     }
     if (ex == 0 && start != NULL) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (pw_cli_parse_time(start, (uint64_t)now.tv_sec * 1000u, &start_ms) < 0) {
+        if (pw_cli_parse_time(start, pw_clock_wall_ms() / 1000u * 1000u, &start_ms) < 0) {
             fprintf(cli->err, "poolwatch import: bad --start '%s'\n", start);
             ex = PW_EXIT_USAGE;
         }
@@ -175,9 +174,7 @@ int pw_cmd_import(pw_cli_t *cli)
     }
     if (ex == 0 && start == NULL) {
         /* Without --start, unstamped screens end now: saved captures are the past. */
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+        uint64_t now_ms = pw_clock_wall_ms();
         uint64_t span = unstamped_total > 1 ? (uint64_t)(unstamped_total - 1) * interval_ms : 0;
         start_ms = span < now_ms ? now_ms - span : 0;
     }

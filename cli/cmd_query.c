@@ -1,6 +1,7 @@
 /* cmd_query.c: the listing commands (hosts, tags, leaks, alerts, series, lookup) and their
  * text formats. Each formatter reads the JSON of one endpoint of docs/openapi.json. */
 #include "cli.h"
+#include "clock.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -595,9 +596,7 @@ int pw_cmd_series(pw_cli_t *cli)
     if (host == NULL || tag == NULL)
         return pw_cli_bad_args(cli, NULL, host == NULL ? "HOST and TAG" : "TAG", NULL,
                                SERIES_USAGE);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    uint64_t now_ms = pw_clock_wall_ms();
     char path[2048] = "/api/v1/hosts/";
     char num[32];
     uint64_t v;

@@ -1,24 +1,24 @@
 /* cmd_top.c: `poolwatch top HOST`, poolmon's screen for a remote host.
  *
  * The model (decoding, filtering, sorting, keys, rendering to lines) is plain functions over
- * pw_top_table_t / pw_top_view_t, tested without a terminal; only top_loop() touches ncurses.
+ * pw_top_table_t / pw_top_view_t, tested without a terminal; only top_loop() touches the
+ * terminal, through term.h (ncurses on POSIX, the console's virtual terminal on Windows).
  * Keys follow poolmon.exe (Windows Driver Kit "PoolMon Display"/"PoolMon Commands"): P cycles
  * the pool types, B M T A F D pick the sort column, S sorts by the column's change, E shows
  * totals, L highlights changed rows, I/X ask for include/exclude tag patterns, Q quits.
  */
 #include "cli.h"
 
-#include <curses.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "sample.h"
 #include "tagpat.h"
+#include "term.h"
 
 #define LIVE_DURATION_MS 600000u /* asked for on open; renewed every LIVE_RENEW_MS */
 #define LIVE_RENEW_MS    300000u
@@ -386,7 +386,7 @@ static int cmp_rows(const void *a, const void *b)
 /* ---- rendering ----------------------------------------------------------------------------- */
 
 static int add_line(pw_top_lines_t *l, int width, unsigned char attr, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    __attribute__((format(PW_PRINTF_FORMAT, 4, 5)));
 
 static int add_line(pw_top_lines_t *l, int width, unsigned char attr, const char *fmt, ...)
 {
@@ -573,13 +573,6 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
 
 /* ---- the terminal loop --------------------------------------------------------------------- */
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Fetches the table for the view. Returns 0, or an exit code with a message in `msg`. */
 static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v, pw_top_table_t *t,
                  char *msg, size_t msg_size)
@@ -645,66 +638,37 @@ static void ask_live(const pw_client_t *cl, const char *host, pw_top_view_t *v)
     pw_client_resp_close(&resp);
 }
 
-static void draw(const pw_top_lines_t *l)
-{
-    erase();
-    for (size_t i = 0; i < l->n && (int)i < LINES; i++) {
-        int at = l->attr[i] == PW_TOP_ATTR_HEADER      ? A_REVERSE
-                 : l->attr[i] == PW_TOP_ATTR_HIGHLIGHT ? A_BOLD
-                                                       : A_NORMAL;
-        attrset(at);
-        mvaddnstr((int)i, 0, l->text[i], COLS);
-    }
-    attrset(A_NORMAL);
-    refresh();
-}
-
-static void prompt(const char *label, char *buf, size_t size)
-{
-    char tmp[256] = "";
-    move(LINES - 1, 0);
-    clrtoeol();
-    attrset(A_BOLD);
-    addstr(label);
-    attrset(A_NORMAL);
-    echo();
-    curs_set(1);
-    timeout(-1);
-    getnstr(tmp, (int)sizeof(tmp) - 1);
-    noecho();
-    curs_set(0);
-    timeout(REFRESH_MS);
-    snprintf(buf, size, "%s", tmp);
-}
-
 static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, pw_top_table_t *t)
 {
-    initscr();
-    cbreak();
-    noecho();
-    keypad(stdscr, TRUE);
-    curs_set(0);
-    timeout(REFRESH_MS);
-    uint64_t last_fetch = mono_ms(), last_live = last_fetch;
+    if (pw_term_open() != 0) {
+        fprintf(stderr, "poolwatch top: this console cannot show the screen (no virtual "
+                        "terminal support): use --once\n");
+        return PW_EXIT_USAGE;
+    }
+    uint64_t last_fetch = pw_clock_mono_us() / 1000u, last_live = last_fetch;
     char live_note[sizeof(v->note)];
     snprintf(live_note, sizeof(live_note), "%s", v->note);
     for (;;) {
         pw_top_lines_t lines;
-        if (pw_top_render(t, v, COLS, LINES, &lines) == 0) {
-            draw(&lines);
+        int cols, rows;
+        pw_term_size(&cols, &rows);
+        if (pw_top_render(t, v, cols, rows, &lines) == 0) {
+            pw_term_draw(&lines);
             pw_top_lines_close(&lines);
         }
-        int ch = getch();
-        int action = ch == ERR ? PW_TOP_KEY_NONE : pw_top_key(v, ch);
+        int ch = pw_term_key(REFRESH_MS);
+        int action = ch == PW_TERM_KEY_NONE ? PW_TOP_KEY_NONE : pw_top_key(v, ch);
         if (action == PW_TOP_KEY_QUIT)
             break;
         if (action == PW_TOP_KEY_INCLUDE)
-            prompt("Include tags (e.g. Nt*,Io??; empty = all): ", v->include, sizeof(v->include));
+            pw_term_prompt("Include tags (e.g. Nt*,Io??; empty = all): ", v->include,
+                           sizeof(v->include));
         if (action == PW_TOP_KEY_EXCLUDE)
-            prompt("Exclude tags (e.g. Ntf?; empty = none): ", v->exclude, sizeof(v->exclude));
+            pw_term_prompt("Exclude tags (e.g. Ntf?; empty = none): ", v->exclude,
+                           sizeof(v->exclude));
         if (action == PW_TOP_KEY_SESSION)
             pw_top_next_session(v, t);
-        uint64_t now = mono_ms();
+        uint64_t now = pw_clock_mono_us() / 1000u;
         if (now - last_live >= LIVE_RENEW_MS && strcmp(live_note, "[live]") == 0) {
             ask_live(cl, host, v);
             snprintf(live_note, sizeof(live_note), "%s", v->note);
@@ -724,7 +688,7 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
             last_fetch = now;
         }
     }
-    endwin();
+    pw_term_close();
     return PW_EXIT_OK;
 }
 
@@ -762,7 +726,7 @@ int pw_cmd_top(pw_cli_t *cli)
         fprintf(cli->err, "poolwatch top: %s\n", msg);
         return ex;
     }
-    if (once || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO) || cli->out != stdout) {
+    if (once || !pw_term_is_tty() || cli->out != stdout) {
         /* Not a terminal: one screen as text (like top -b -n 1). */
         pw_top_lines_t lines;
         if (pw_top_render(&t, &v, 0, 0, &lines) == 0) {

@@ -1,23 +1,42 @@
-# The Windows agent package (deploy/windows/build.sh runs cpack -G ZIP): poolwatch-agent.exe in
-# bin/, the example configuration, and install-agent.ps1 at the top. Only the agent's install
-# rules exist in the Windows build (collector and CLI are not built), so the zip holds just this.
-# The example configuration with the Windows defaults (source win, spool under %ProgramData%):
-# deploy/windows/build.sh writes it with `poolwatch-agent.exe --print-example` under Wine.
-install(FILES ${CMAKE_BINARY_DIR}/agent.conf.example DESTINATION config)
-install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-agent.ps1 DESTINATION .)
-install(FILES ${CMAKE_SOURCE_DIR}/docs/windows.md DESTINATION doc)
-# DLLs the .exe needs that Windows does not ship: none with the static dependency build;
+# The Windows packages (deploy/windows/build.sh runs cpack -G ZIP), one .zip per component:
+#   poolwatch-agent-<v>-win64.zip      bin/poolwatch-agent.exe, config/agent.conf.example,
+#                                      install-agent.ps1, doc/windows.md
+#   poolwatch-collector-<v>-win64.zip  bin/poolwatch-collector.exe, bin/poolwatch.exe,
+#                                      config/collector.conf.example, install-collector.ps1,
+#                                      pki/pki.sh, doc/windows.md
+#   poolwatch-cli-<v>-win64.zip        bin/poolwatch.exe, doc/windows.md (a workstation's CLI)
+# The executables' install rules are in agent/, collector/ and cli/ (COMPONENT agent, collector,
+# cli). The example configurations with the Windows defaults (source win, spool and store under
+# %ProgramData%): deploy/windows/build.sh writes them with `--print-example` under Wine.
+install(FILES ${CMAKE_BINARY_DIR}/agent.conf.example DESTINATION config COMPONENT agent)
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-agent.ps1 DESTINATION . COMPONENT agent)
+install(FILES ${CMAKE_BINARY_DIR}/collector.conf.example DESTINATION config COMPONENT collector)
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-collector.ps1 DESTINATION .
+        COMPONENT collector)
+# A first CA and certificates on the collector's machine: Git for Windows' bash has openssl.
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/pki.sh DESTINATION pki COMPONENT collector)
+foreach(_c agent collector cli)
+  install(FILES ${CMAKE_SOURCE_DIR}/docs/windows.md DESTINATION doc COMPONENT ${_c})
+endforeach()
+# DLLs the .exe files need that Windows does not ship: none with the static dependency build;
 # a shared build lists them here (build.sh refuses an .exe importing anything else).
-set(PW_WIN_RUNTIME_DLLS "" CACHE STRING "Extra DLLs to pack next to poolwatch-agent.exe")
+set(PW_WIN_RUNTIME_DLLS "" CACHE STRING "Extra DLLs to pack next to the .exe files")
 if(PW_WIN_RUNTIME_DLLS)
-  install(FILES ${PW_WIN_RUNTIME_DLLS} DESTINATION bin)
+  foreach(_c agent collector cli)
+    install(FILES ${PW_WIN_RUNTIME_DLLS} DESTINATION bin COMPONENT ${_c})
+  endforeach()
 endif()
 
-set(CPACK_PACKAGE_NAME "poolwatch-agent")
+set(CPACK_PACKAGE_NAME "poolwatch")
 set(CPACK_PACKAGE_VENDOR "poolwatch")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_SYSTEM_NAME "win64")
 set(CPACK_GENERATOR "ZIP")
 set(CPACK_INCLUDE_TOPLEVEL_DIRECTORY ON)
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "poolwatch agent for Windows (kernel pool tags)")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "poolwatch for Windows (kernel pool-tag leaks)")
+set(CPACK_ARCHIVE_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL agent collector cli)
+set(CPACK_ARCHIVE_AGENT_FILE_NAME "poolwatch-agent-${PROJECT_VERSION}-win64")
+set(CPACK_ARCHIVE_COLLECTOR_FILE_NAME "poolwatch-collector-${PROJECT_VERSION}-win64")
+set(CPACK_ARCHIVE_CLI_FILE_NAME "poolwatch-cli-${PROJECT_VERSION}-win64")
 include(CPack)

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 #ifndef _WIN32
-#include <unistd.h>
+#include <unistd.h> /* access */
 #endif
 
 #define MOD "collector"
@@ -47,7 +47,8 @@ typedef struct {
     uv_timer_t retention_timer;
     uint64_t evicted_logged; /* store evictions already logged */
     int64_t expiry_warned_s; /* wall time of the last certificate expiry warning */
-    uv_signal_t sigint, sigterm, sighup;
+    uv_signal_t sigint, sigterm, sighup, sigbreak; /* sigbreak: Windows only */
+    uv_async_t stop_async; /* pw_collector_stop from another thread (Windows service control) */
 } pw_collector_t;
 
 /* The agents' TLS files as a context's options. */
@@ -97,6 +98,7 @@ static void on_retention_timer(uv_timer_t *t)
     }
 }
 
+#ifndef _WIN32 /* no reload signal on Windows (see the signals in pw_collector_run) */
 /* SIGHUP: the certificate, key, CA and CRL files (a renewed certificate, a revoked agent) for
  * connections accepted from now on, and the tokens file (a token added or revoked) without a
  * restart. On an error the files in use stay. */
@@ -147,6 +149,7 @@ static void on_sighup(uv_signal_t *s, int signum)
         PW_LOG_WARN(MOD, "SIGHUP: remote write token not reloaded (the previous one stays): %s",
                     d.msg);
 }
+#endif
 
 /* The remote writer's view of the fleet, read at each of its intervals. */
 static void rw_source(void *arg, const pw_fleet_t **f, const pw_analysis_run_t **an)
@@ -218,6 +221,18 @@ static void on_signal(uv_signal_t *s, int signum)
     pw_collector_t *c = s->data;
     PW_LOG_INFO(MOD, "%s: stopping", pw_daemon_signal_name(signum));
     uv_stop(&c->loop);
+}
+
+static void on_stop_async(uv_async_t *h)
+{
+    pw_collector_t *c = h->data;
+    PW_LOG_INFO(MOD, "stop requested: stopping");
+    uv_stop(&c->loop);
+}
+
+void pw_collector_stop(void)
+{
+    pw_net_stop_request();
 }
 
 int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
@@ -330,7 +345,21 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     uv_signal_start(&c->sigterm, on_signal, SIGTERM);
     uv_signal_init(&c->loop, &c->sighup);
     c->sighup.data = c;
+#ifdef _WIN32
+    /* libuv's SIGHUP on Windows is the console closing (CTRL_CLOSE_EVENT, also logoff and
+     * shutdown): stop as for Ctrl+C (SIGINT); Ctrl+Break (SIGBREAK) stops too. There is no
+     * reload signal: the tokens file is read again at a restart of the service. */
+    uv_signal_start(&c->sighup, on_signal, SIGHUP);
+    uv_signal_init(&c->loop, &c->sigbreak);
+    c->sigbreak.data = c;
+    uv_signal_start(&c->sigbreak, on_signal, SIGBREAK);
+#else
     uv_signal_start(&c->sighup, on_sighup, SIGHUP);
+#endif
+    uv_async_init(&c->loop, &c->stop_async, on_stop_async);
+    c->stop_async.data = c;
+    uv_unref((uv_handle_t *)&c->stop_async);
+    pw_net_stop_publish(&c->stop_async);
     PW_LOG_INFO(MOD, "agents: %s (port %d), store %s", cfg->listen, pw_listener_port(c->agents),
                 cfg->db_path);
     uv_run(&c->loop, UV_RUN_DEFAULT);
@@ -353,6 +382,9 @@ out:
     pw_net_close_if_open((uv_handle_t *)&c->sigint, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->sigterm, &c->loop);
     pw_net_close_if_open((uv_handle_t *)&c->sighup, &c->loop);
+    pw_net_close_if_open((uv_handle_t *)&c->sigbreak, &c->loop);
+    pw_net_stop_publish(NULL);
+    pw_net_close_if_open((uv_handle_t *)&c->stop_async, &c->loop);
     pw_net_loop_drain_close(&c->loop);
     pw_listener_free(c->agents);
     pw_ingest_free(c->ing);

@@ -74,8 +74,13 @@ extern const pw_config_opt_t pw_collector_options[];
  * naming it. */
 int pw_collector_check(const pw_collector_cfg_t *cfg, pw_diag_t *d);
 
-/* Runs the collector until SIGINT/SIGTERM. Returns 0, or a negative error when start-up
- * fails (`d` says what: certificates, listen address, database). */
+/* Runs the collector until SIGINT/SIGTERM (on Windows: Ctrl+C, Ctrl+Break, the console
+ * closing) or pw_collector_stop. Returns 0, or a negative error when start-up fails (`d` says
+ * what: certificates, listen address, database). */
 int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d);
+
+/* Stops the running pw_collector_run as SIGTERM does, from any thread (the Windows service's
+ * control handler); a stop before it runs is remembered. */
+void pw_collector_stop(void);
 
 #endif /* PW_COLLECTOR_H */

@@ -5,6 +5,14 @@
 
 #define T pw_collector_cfg_t
 
+/* Platform defaults: on Windows the collector's data lives under %ProgramData%\poolwatch, as
+ * the agent's does (service_win.h). */
+#ifdef _WIN32
+#define PW_COLLECTOR_DEFAULT_DB "C:\\ProgramData\\poolwatch\\poolwatch.db"
+#else
+#define PW_COLLECTOR_DEFAULT_DB "/var/lib/poolwatch-collector/poolwatch.db"
+#endif
+
 const pw_config_opt_t pw_collector_options[] = {
     PW_CONFIG_OPT_STRING("agents", "listen", "0.0.0.0:7070", T, listen, 0,
                          "address:port for agent connections (mutual TLS)"),
@@ -32,8 +40,8 @@ const pw_config_opt_t pw_collector_options[] = {
                        "largest frame after the Hello is verified"),
     PW_CONFIG_OPT_SIZE("agents", "hello_max_frame", "64KiB", 256, 4 << 20, T, hello_max_frame_bytes,
                        "largest frame before the Hello is verified"),
-    PW_CONFIG_OPT_STRING("store", "path", "/var/lib/poolwatch-collector/poolwatch.db", T, db_path,
-                         PW_CONFIG_PATH, "SQLite database (history)"),
+    PW_CONFIG_OPT_STRING("store", "path", PW_COLLECTOR_DEFAULT_DB, T, db_path, PW_CONFIG_PATH,
+                         "SQLite database (history)"),
     PW_CONFIG_OPT_DURATION("store", "commit_interval", "200ms", 10, 10000, T, commit_interval_ms,
                            "group commit period; acks follow commits"),
     PW_CONFIG_OPT_DURATION("store", "raw_retention", "48h", 3600000, INT64_C(3153600000000), T,

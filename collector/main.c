@@ -7,6 +7,9 @@
 #include "daemon.h"
 #include "log.h"
 #include "tls.h"
+#ifdef _WIN32
+#include "service_win.h"
+#endif
 
 #include <signal.h>
 #include <stddef.h>
@@ -27,6 +30,10 @@ static void usage(FILE *out)
                  "       poolwatch-collector --new-token ROLE NAME\n"
                  "prints a fresh bearer token (ROLE read or admin) on stderr and the line to add\n"
                  "to the tokens file (its SHA-256, role and name) on stdout.\n");
+#ifdef _WIN32
+    fprintf(out, "\nWindows service: poolwatch-collector install [--config FILE] [--name NAME]\n"
+                 "                 poolwatch-collector uninstall [--name NAME]\n");
+#endif
 }
 
 /* Makes a random token and prints its tokens-file line: the file never holds the token. */
@@ -69,6 +76,20 @@ static int run(const void *cfg, pw_diag_t *d)
     return pw_collector_run(cfg, d);
 }
 
+static int collector_main(int argc, char **argv)
+{
+    static const pw_daemon_t dm = {.name = "poolwatch-collector",
+                                   .options = pw_collector_options,
+                                   .log_level_offset = offsetof(pw_collector_cfg_t, log_level),
+                                   .log_level_option = "collector.log_level",
+                                   .usage = usage,
+                                   .check = check,
+                                   .run = run,
+                                   .tls_library = pw_tls_library};
+    pw_collector_cfg_t cfg;
+    return pw_daemon_main(&dm, &cfg, sizeof(cfg), argc, argv);
+}
+
 int main(int argc, char **argv)
 {
 #ifndef _WIN32
@@ -83,14 +104,22 @@ int main(int argc, char **argv)
         }
         return new_token(argv[2], argv[3]);
     }
-    static const pw_daemon_t dm = {.name = "poolwatch-collector",
-                                   .options = pw_collector_options,
-                                   .log_level_offset = offsetof(pw_collector_cfg_t, log_level),
-                                   .log_level_option = "collector.log_level",
-                                   .usage = usage,
-                                   .check = check,
-                                   .run = run,
-                                   .tls_library = pw_tls_library};
-    pw_collector_cfg_t cfg;
-    return pw_daemon_main(&dm, &cfg, sizeof(cfg), argc, argv);
+#ifdef _WIN32
+    /* install / uninstall / service subcommands (common/service_win.c): the service runs
+     * collector_main with its configuration under %ProgramData%\poolwatch. */
+    static const pw_service_desc_t svc = {
+        .program = "poolwatch-collector",
+        .default_name = "poolwatch-collector",
+        .display_name = "poolwatch collector",
+        .description = "Stores pool-tag history from poolwatch agents, finds leaks, serves the "
+                       "API and dashboard",
+        .config_file = PW_SERVICE_COLLECTOR_CONFIG_FILE,
+        .log_file = PW_SERVICE_COLLECTOR_LOG_FILE,
+        .main = collector_main,
+        .stop = pw_collector_stop};
+    int rc;
+    if (pw_service_dispatch(&svc, argc, argv, &rc))
+        return rc;
+#endif
+    return collector_main(argc, argv);
 }

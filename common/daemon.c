@@ -43,18 +43,18 @@ static int with_config(const pw_daemon_t *dm, void *cfg, int argc, char **argv, 
         (path != NULL && pw_config_load_file(dm->options, cfg, path, d) < 0) ||
         pw_config_apply_args(dm->options, cfg, argc, argv, own, &optind, d) < 0 ||
         pw_config_check(dm->options, cfg, d) < 0) {
-        fprintf(stderr, "%s: %s\n", dm->name, d->msg[0] ? d->msg : "bad --config");
+        fprintf(pw_log_file(), "%s: %s\n", dm->name, d->msg[0] ? d->msg : "bad --config");
         return 2;
     }
     if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", dm->name, argv[optind]);
-        dm->usage(stderr);
+        fprintf(pw_log_file(), "%s: unexpected argument '%s'\n", dm->name, argv[optind]);
+        dm->usage(pw_log_file());
         return 2;
     }
     const char *level = *(char *const *)(const void *)((const char *)cfg + dm->log_level_offset);
     int lvl = pw_log_parse_level(level ? level : "info");
     if (lvl < 0) {
-        fprintf(stderr, "%s: %s: '%s' is not error, warn, info or debug\n", dm->name,
+        fprintf(pw_log_file(), "%s: %s: '%s' is not error, warn, info or debug\n", dm->name,
                 dm->log_level_option, level);
         return 2;
     }
@@ -63,7 +63,7 @@ static int with_config(const pw_daemon_t *dm, void *cfg, int argc, char **argv, 
         if (strcmp(argv[i], "--check-config") == 0) {
             int rc = dm->check(cfg, d);
             if (rc != 0)
-                fprintf(stderr, "%s: check failed: %s\n", dm->name, d->msg);
+                fprintf(pw_log_file(), "%s: check failed: %s\n", dm->name, d->msg);
             else
                 pw_config_dump(dm->options, cfg, stdout);
             return rc == 0 ? 0 : 2;
@@ -73,9 +73,9 @@ static int with_config(const pw_daemon_t *dm, void *cfg, int argc, char **argv, 
         /* Many messages already end with the reason ("FILE: cannot open: No such file or
          * directory"): say it once. */
         if (strstr(d->msg, pw_strerror(r)) != NULL)
-            fprintf(stderr, "%s: %s\n", dm->name, d->msg);
+            fprintf(pw_log_file(), "%s: %s\n", dm->name, d->msg);
         else
-            fprintf(stderr, "%s: %s: %s\n", dm->name, pw_strerror(r), d->msg);
+            fprintf(pw_log_file(), "%s: %s: %s\n", dm->name, pw_strerror(r), d->msg);
     }
     return r == 0 ? 0 : 1;
 }

@@ -1,4 +1,5 @@
 #include "log.h"
+#include "clock.h"
 #include "error.h"
 
 #include <stdarg.h>
@@ -6,17 +7,22 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#ifdef _WIN32
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
-#endif
 
 int pw_log_level = PW_LOG_LVL_INFO;
 
 static pw_log_sink_cb sink_cb;
 static void *sink_arg;
+static FILE *log_file; /* NULL: stderr */
+
+void pw_log_set_file(FILE *f)
+{
+    log_file = f;
+}
+
+FILE *pw_log_file(void)
+{
+    return log_file != NULL ? log_file : stderr;
+}
 static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
 
 void pw_log_set_sink(pw_log_sink_cb cb, void *arg)
@@ -54,30 +60,14 @@ static void vlog(int level, const char *module, const char *fmt, va_list ap)
         sink_cb(level, module, line, sink_arg);
         return;
     }
-    struct timespec ts;
     struct tm tm;
     char when[32];
-#ifdef _WIN32
-    /* msvcrt, mingw-w64's default C runtime, has no timespec_get. FILETIME counts 100 ns
-     * intervals since 1601-01-01, 11644473600 s before the Unix epoch. */
-    FILETIME ft;
-    GetSystemTimeAsFileTime(&ft);
-    uint64_t t100 = ((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime;
-    ts.tv_sec = (time_t)(t100 / 10000000u - 11644473600u);
-    ts.tv_nsec = (long)(t100 % 10000000u) * 100;
-#else
-    timespec_get(&ts, TIME_UTC);
-#endif
-    time_t secs = ts.tv_sec;
-#ifdef _WIN32
-    gmtime_s(&tm, &secs);
-#else
-    gmtime_r(&secs, &tm);
-#endif
+    uint64_t now_ms = pw_clock_wall_ms(); /* clock.h: the same on POSIX and Windows */
+    pw_clock_gmtime((int64_t)(now_ms / 1000u), &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
     if (level < 0 || level > 4)
         level = PW_LOG_LVL_INFO;
-    fprintf(stderr, "%s.%03ldZ %-5s [%s] %s\n", when, (long)(ts.tv_nsec / 1000000),
+    fprintf(pw_log_file(), "%s.%03ldZ %-5s [%s] %s\n", when, (long)(now_ms % 1000u),
             level_names[level], module, line);
 }
 

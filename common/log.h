@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* printf format checking: on mingw-w64, GCC's "printf" means Microsoft's msvcrt dialect (no %zu);
  * poolwatch's Windows build uses mingw's C99 printf (__USE_MINGW_ANSI_STDIO, CMakeLists.txt),
@@ -34,6 +35,13 @@ extern int pw_log_level;
  * "2026-11-29T14:00:00.123Z LEVEL [module] message" to stderr. NULL restores the default. */
 typedef void (*pw_log_sink_cb)(int level, const char *module, const char *line, void *arg);
 void pw_log_set_sink(pw_log_sink_cb cb, void *arg);
+
+/* Where the default sink and the daemons' start-up messages (daemon.h) go: stderr unless set.
+ * A Windows service has no standard handles, and msvcrt cannot reopen stderr onto a file then
+ * (freopen fails): the service's log file is given here instead (service_win.c). `f` stays
+ * the caller's; NULL restores stderr. */
+void pw_log_set_file(FILE *f);
+FILE *pw_log_file(void);
 
 /* Copies the NUL-terminated `src` (NULL: "") into dst (cap bytes, cap >= 1; always
  * terminated, cut to fit) with every control byte (below 0x20, and 0x7f) replaced by '?': text

@@ -1,5 +1,6 @@
 #include "net.h"
 
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -179,4 +180,39 @@ int pw_net_loop_drain_close(uv_loop_t *loop)
         r = uv_loop_close(loop);
     }
     return r;
+}
+
+/* The published handle under a mutex, so that a request from another thread never touches a
+ * handle being closed. */
+static uv_once_t stop_once = UV_ONCE_INIT;
+static uv_mutex_t stop_mu;
+static uv_async_t *stop_handle;
+static int stop_pending;
+
+static void stop_init(void)
+{
+    if (uv_mutex_init(&stop_mu) != 0)
+        abort(); /* no mutex at start-up: nothing sensible to go on with */
+}
+
+void pw_net_stop_publish(uv_async_t *h)
+{
+    uv_once(&stop_once, stop_init);
+    uv_mutex_lock(&stop_mu);
+    stop_handle = h;
+    if (h != NULL && stop_pending)
+        uv_async_send(h);
+    stop_pending = 0;
+    uv_mutex_unlock(&stop_mu);
+}
+
+void pw_net_stop_request(void)
+{
+    uv_once(&stop_once, stop_init);
+    uv_mutex_lock(&stop_mu);
+    if (stop_handle != NULL)
+        uv_async_send(stop_handle);
+    else
+        stop_pending = 1;
+    uv_mutex_unlock(&stop_mu);
 }

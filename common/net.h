@@ -58,4 +58,12 @@ void pw_net_close_if_open(uv_handle_t *h, uv_loop_t *loop);
  * Returns uv_loop_close's result (0 when the loop is closed). */
 int pw_net_loop_drain_close(uv_loop_t *loop);
 
+/* A daemon's stop from another thread (the Windows service's control handler): one per process.
+ * The running daemon publishes its uv_async_t (initialised on its loop; its callback stops the
+ * loop) with pw_net_stop_publish(h), and withdraws it with pw_net_stop_publish(NULL) before
+ * closing it. pw_net_stop_request, from any thread, sends it; a request that comes before a
+ * handle is published is remembered and sent at publication. */
+void pw_net_stop_publish(uv_async_t *h);
+void pw_net_stop_request(void);
+
 #endif /* PW_NET_H */

@@ -20,7 +20,7 @@ for arg in "$@"; do
     --victoria-metrics) PKGS+=(victoria-metrics) ;; # bench_store beside the store; test_remote_write_vm, the scale-out demo
     --browser) PKGS+=(chromium nodejs npm) ;;
     --packages) PKGS+=(dpkg-dev file lintian mmdebstrap) ;; # tests/deb: cpack's shlibdeps, lintian, the Debian 12 root
-    --windows) PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64 dpkg-dev zip) ;;
+    --windows) PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64 dpkg-dev zip tcl) ;; # tcl: SQLite's amalgamation
     *) echo "install-deps.sh: unknown group '$arg'" >&2; exit 2 ;;
   esac
 done

@@ -137,7 +137,7 @@ int pw_api_handle(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
 /* Fills resp with the error object. code is the short name ("ENOENT", "EINVAL" ...).
  * Returns status. */
 int pw_api_error(pw_api_resp_t *resp, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    __attribute__((format(PW_PRINTF_FORMAT, 4, 5)));
 
 /* The JSON body of a command's answer ({"status","message","matches"}) into resp (200). */
 void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResult *res);

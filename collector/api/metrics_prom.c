@@ -27,7 +27,7 @@
 #include "remote_write.h"
 #include "series.h"
 
-static int out(pw_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int out(pw_buf_t *b, const char *fmt, ...) __attribute__((format(PW_PRINTF_FORMAT, 2, 3)));
 
 static int out(pw_buf_t *b, const char *fmt, ...)
 {

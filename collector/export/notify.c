@@ -1,5 +1,6 @@
 /* notify.c: webhook and Alertmanager v2 delivery on the libuv loop (see notify.h). */
 #include "notify.h"
+#include "clock.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ char *pw_notify_rfc3339(int64_t ms, char *out, size_t size)
     time_t s = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
     int frac = (int)(ms - (int64_t)s * 1000);
     struct tm tm;
-    gmtime_r(&s, &tm);
+    pw_clock_gmtime((int64_t)s, &tm); /* zeroed when out of range: a 1900 date, not garbage */
     int n = snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
     if (n < 0 || (size_t)n >= size) /* callers pass 32 bytes: only a year past 9999 */

@@ -1,5 +1,6 @@
 /* ingest.c: the one writer of the fleet and of samples into the store (ingest.h). */
 #include "ingest.h"
+#include "clock.h"
 #include "alloc.h"
 #include "fleet_agg.h"
 #include "fleet_internal.h"
@@ -256,10 +257,7 @@ static void rolled_back(pw_ingest_t *ing)
 
 static uint64_t wall_ms(void)
 {
-    struct timespec ts;
-    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return pw_clock_wall_ms();
 }
 
 /* What is refused of a sample before it touches the host (pw_ingest_frame). */

@@ -6,13 +6,12 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "store_internal.h"
 
 static uint64_t mono_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    return pw_clock_mono_us();
 }
 
 static int fill_opts(const pw_store_opts_t *in, pw_store_opts_t *o, pw_diag_t *d)

@@ -1,9 +1,8 @@
 /* store_checkpoint.c: WAL checkpoints, in the background (a thread with its own connection)
  * and on request (pw_store_checkpoint). */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
+#include <uv.h>
 
 #include "alloc.h"
 #include "store_internal.h"
@@ -21,9 +20,9 @@
 
 struct pw_store_ckpt_s {
     sqlite3 *db;
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    uv_thread_t th; /* libuv's threads: the same code on POSIX and Windows */
+    uv_mutex_t mu;
+    uv_cond_t cv;
     int stop;
     char *wal_path;
     _Atomic uint64_t last_commit_ms; /* monotonic, set by the writer's thread */
@@ -31,9 +30,7 @@ struct pw_store_ckpt_s {
 
 static uint64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return uv_hrtime() / 1000000u;
 }
 
 /* One read on the checkpointer's connection: it then knows the database is in WAL mode and
@@ -43,23 +40,15 @@ static int ckpt_touch(sqlite3 *db)
     return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
 }
 
-static void *ckpt_main(void *arg)
+static void ckpt_main(void *arg)
 {
     pw_store_ckpt_t *k = arg;
-    pthread_mutex_lock(&k->mu);
+    uv_mutex_lock(&k->mu);
     while (!k->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += CKPT_MS / 1000;
-        ts.tv_nsec += (long)(CKPT_MS % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+        uv_cond_timedwait(&k->cv, &k->mu, (uint64_t)CKPT_MS * 1000000u);
         if (k->stop)
             break;
-        pthread_mutex_unlock(&k->mu);
+        uv_mutex_unlock(&k->mu);
         /* Errors (busy, disk full) leave the WAL as it is: the next round tries again. A
          * connection that has not read the database since it opened has not opened its WAL
          * either, and its checkpoint is a no-op that reports success with log = -1 (SQLite
@@ -75,24 +64,23 @@ static void *ckpt_main(void *arg)
             mono_ms() - atomic_load(&k->last_commit_ms) >= IDLE_MS &&
             pw__store_file_size(k->wal_path, "") > 0)
             sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-        pthread_mutex_lock(&k->mu);
+        uv_mutex_lock(&k->mu);
     }
-    pthread_mutex_unlock(&k->mu);
-    return NULL;
+    uv_mutex_unlock(&k->mu);
 }
 
 void pw__store_ckpt_stop(pw_store_ckpt_t *k)
 {
     if (k == NULL)
         return;
-    pthread_mutex_lock(&k->mu);
+    uv_mutex_lock(&k->mu);
     k->stop = 1;
-    pthread_cond_signal(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    pthread_join(k->th, NULL);
+    uv_cond_signal(&k->cv);
+    uv_mutex_unlock(&k->mu);
+    uv_thread_join(&k->th);
     sqlite3_close(k->db);
-    pthread_mutex_destroy(&k->mu);
-    pthread_cond_destroy(&k->cv);
+    uv_mutex_destroy(&k->mu);
+    uv_cond_destroy(&k->cv);
     pw_free(k->wal_path);
     pw_free(k);
 }
@@ -122,12 +110,23 @@ void pw__store_ckpt_start(pw_store_sql_t *q)
     /* Short: a TRUNCATE waiting for the writer holds up the writer's next BEGIN meanwhile. */
     sqlite3_busy_timeout(k->db, 100);
     ckpt_touch(k->db); /* a failure is retried by the first round */
-    pthread_mutex_init(&k->mu, NULL);
-    pthread_cond_init(&k->cv, NULL);
-    if (pthread_create(&k->th, NULL, ckpt_main, k) != 0) {
+    if (uv_mutex_init(&k->mu) != 0) {
         sqlite3_close(k->db);
-        pthread_mutex_destroy(&k->mu);
-        pthread_cond_destroy(&k->cv);
+        pw_free(k->wal_path);
+        pw_free(k);
+        return;
+    }
+    if (uv_cond_init(&k->cv) != 0) {
+        sqlite3_close(k->db);
+        uv_mutex_destroy(&k->mu);
+        pw_free(k->wal_path);
+        pw_free(k);
+        return;
+    }
+    if (uv_thread_create(&k->th, ckpt_main, k) != 0) {
+        sqlite3_close(k->db);
+        uv_mutex_destroy(&k->mu);
+        uv_cond_destroy(&k->cv);
         pw_free(k->wal_path);
         pw_free(k);
         return;

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "store_internal.h"
 
 int pw__store_zcompress(pw_store_sql_t *q, const uint8_t *src, size_t n, pw_diag_t *d)
@@ -174,9 +175,7 @@ static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned wi
 
 static uint64_t mono_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    return pw_clock_mono_us();
 }
 
 /* Compacts sealed chunks, oldest first, until none is left or `budget_us` has passed (at

@@ -4,8 +4,9 @@
  * for as long as the collector runs and the holder's PID as text; the lock goes with the
  * process, so a collector that crashed leaves nothing to clean up.
  *
- * Platform code: store_lock_posix.c (fcntl F_SETLK; F_GETLK names the holder). The collector
- * is not built for Windows. */
+ * Platform code: store_lock_posix.c (fcntl F_SETLK; F_GETLK names the holder) and
+ * store_lock_win.c (LockFileEx on a byte past the text; the holder's PID is read from the
+ * text). */
 #ifndef PW_STORE_LOCK_H
 #define PW_STORE_LOCK_H
 
@@ -21,6 +22,11 @@ typedef struct pw_store_lock_s pw_store_lock_t;
  * cannot be opened or locked, with `d` saying which file; PW_ENOMEM. *out is left untouched on
  * failure. */
 int pw_store_lock_acquire(const char *db_path, pw_store_lock_t **out, pw_diag_t *d);
+
+/* For the platform files: sets `d` to the "in use by another collector" message for the store at
+ * db_path, its lock file lock_path and the holder's PID (0: unknown, not named) and returns
+ * PW_ELOCKED. */
+int pw__store_lock_busy(pw_diag_t *d, const char *db_path, const char *lock_path, long pid);
 
 /* Releases the lock (the lock file stays, with the last holder's PID) and frees `l`. Accepts
  * NULL. */

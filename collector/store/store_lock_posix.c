@@ -54,15 +54,7 @@ int pw_store_lock_acquire(const char *db_path, pw_store_lock_t **out, pw_diag_t 
         if (fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK)
             pid = (long)who.l_pid;
         close(fd);
-        if (pid > 0)
-            return pw_diag_set(d, PW_ELOCKED, 0, 0, "store.path",
-                               "store %s is in use by another collector (PID %ld, lock file %s): "
-                               "stop it, or give this one another store.path",
-                               db_path, pid, path);
-        return pw_diag_set(d, PW_ELOCKED, 0, 0, "store.path",
-                           "store %s is in use by another collector (lock file %s): stop it, or "
-                           "give this one another store.path",
-                           db_path, path);
+        return pw__store_lock_busy(d, db_path, path, pid);
     }
     pw_store_lock_t *l = pw_calloc(1, sizeof(*l));
     if (l == NULL) {

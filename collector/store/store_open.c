@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "store_internal.h"
 
 #define SCHEMA_LAST 5
@@ -272,8 +273,7 @@ static int migrate(pw_store_sql_t *q, pw_diag_t *d)
         rc = pw_diag_set(d, PW_ESTORE, 0, 0, "schema",
                          "database schema version %lld is newer than this build's %d",
                          (long long)have, SCHEMA_LAST);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t)pw_clock_wall_ms();
     for (size_t i = 0; rc == 0 && i < sizeof(migrations) / sizeof(migrations[0]); i++) {
         const migration_t *m = &migrations[i];
         if (m->version <= have)
@@ -287,7 +287,7 @@ static int migrate(pw_store_sql_t *q, pw_diag_t *d)
         if (r == SQLITE_OK) {
             sqlite3_bind_int(s, 1, m->version);
             sqlite3_bind_text(s, 2, m->name, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(s, 3, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+            sqlite3_bind_int64(s, 3, now_ms);
             r = sqlite3_step(s);
         }
         if (r != SQLITE_DONE)
@@ -383,6 +383,11 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
         char dir[1024], why[1200] = "";
         snprintf(dir, sizeof(dir), "%s", path);
         char *slash = strrchr(dir, '/');
+#ifdef _WIN32 /* C:\ProgramData\poolwatch\poolwatch.db: either separator */
+        char *bs = strrchr(dir, '\\');
+        if (bs != NULL && (slash == NULL || bs > slash))
+            slash = bs;
+#endif
         if (slash != NULL && slash != dir) {
             *slash = '\0';
             struct stat sb;

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Cross-builds poolwatch-agent.exe for 64-bit Windows (mingw-w64, warnings as errors, static
-# libuv/OpenSSL/protobuf-c/inih from deploy/windows/build-deps.sh) and packs
-# poolwatch-agent-<version>-win64.zip with CPack: bin/poolwatch-agent.exe (and any non-system
-# DLL it imports; none with the static build), the example configuration and
-# install-agent.ps1. Prints the .zip path as the last line.
+# Cross-builds poolwatch-agent.exe, poolwatch-collector.exe and poolwatch.exe (the CLI) for
+# 64-bit Windows (mingw-w64, warnings as errors, every dependency static from
+# deploy/windows/build-deps.sh) and packs them with CPack (cmake/WindowsPackage.cmake):
+# poolwatch-agent-<version>-win64.zip (bin/poolwatch-agent.exe, its example configuration,
+# install-agent.ps1) and poolwatch-collector-<version>-win64.zip (bin/poolwatch-collector.exe,
+# bin/poolwatch.exe, the collector's example configuration, install-collector.ps1) and
+# poolwatch-cli-<version>-win64.zip (bin/poolwatch.exe alone). Prints the three .zip paths as
+# the last lines.
 #
 #   deploy/windows/build.sh [--no-tests] [--no-zip]
 #
@@ -33,26 +36,37 @@ fi
 mkdir -p "$B"
 cmake -S "$ROOT" -B "$B" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/mingw-w64.cmake" \
   -DPW_WIN_DEPS="$DEPS" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPW_WERROR=ON \
-  -DPW_BUILD_COLLECTOR=OFF -DPW_BUILD_CLI=OFF -DPW_BUILD_BENCH=OFF -DPW_BUILD_TESTS="$TESTS" \
+  -DPW_BUILD_BENCH=OFF -DPW_BUILD_TESTS="$TESTS" \
   >"$B.configure.log" 2>&1 || { cat "$B.configure.log" >&2; exit 1; }
 echo "$DEPS" >"$B/.pw-win-deps"
 cmake --build "$B" -j"$JOBS"
 
-# The .exe must need only DLLs that ship with Windows (the zip packs nothing else).
+# Each .exe must need only DLLs that ship with Windows (the zips pack nothing else).
 EXE=$B/agent/poolwatch-agent.exe
 SYSTEM_DLLS='^(kernel32|user32|advapi32|ws2_32|iphlpapi|userenv|dbghelp|ole32|shell32|gdi32|crypt32|bcrypt|msvcrt|ntdll|psapi|secur32|rpcrt4|oleaut32|shlwapi|api-ms-win-.*)\.dll$'
-bad=$(x86_64-w64-mingw32-objdump -p "$EXE" | awk '/DLL Name:/ {print tolower($3)}' |
-  grep -Ev "$SYSTEM_DLLS" || true)
-if [ -n "$bad" ]; then
-  echo "build.sh: poolwatch-agent.exe imports non-system DLLs: $bad" >&2
-  exit 1
-fi
+for exe in "$EXE" "$B/collector/poolwatch-collector.exe" "$B/cli/poolwatch.exe"; do
+  bad=$(x86_64-w64-mingw32-objdump -p "$exe" | awk '/DLL Name:/ {print tolower($3)}' |
+    grep -Ev "$SYSTEM_DLLS" || true)
+  if [ -n "$bad" ]; then
+    echo "build.sh: $(basename "$exe") imports non-system DLLs: $bad" >&2
+    exit 1
+  fi
+done
 [ "$ZIP" = 1 ] || exit 0
-# The packed example configuration comes from the .exe itself, so it has the Windows defaults.
-WINEPREFIX=${WINEPREFIX:-$ROOT/build/wineprefix} WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" \
-  timeout 300 wine "$EXE" --print-example </dev/null >"$B/agent.conf.example"
+# The packed example configurations come from the .exe files themselves, so they have the
+# Windows defaults.
+wine_run() {
+  WINEPREFIX=${WINEPREFIX:-$ROOT/build/wineprefix} WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" \
+    timeout 300 wine "$@" </dev/null
+}
+wine_run "$EXE" --print-example >"$B/agent.conf.example"
 grep -q '^\[collector\]' "$B/agent.conf.example" ||
   { echo "build.sh: poolwatch-agent.exe --print-example failed under Wine" >&2; exit 1; }
+wine_run "$B/collector/poolwatch-collector.exe" --print-example >"$B/collector.conf.example"
+grep -q '^\[store\]' "$B/collector.conf.example" ||
+  { echo "build.sh: poolwatch-collector.exe --print-example failed under Wine" >&2; exit 1; }
 (cd "$B" && cpack -G ZIP -C RelWithDebInfo >"$B.cpack.log" 2>&1) ||
   { cat "$B.cpack.log" >&2; exit 1; }
-ls -1 "$B"/poolwatch-agent-*-win64.zip | tail -n 1
+for z in agent collector cli; do
+  ls -1 "$B"/poolwatch-$z-*-win64.zip | tail -n 1
+done

@@ -2,13 +2,15 @@
 # The Windows tests, run by deploy/test.sh after the native ctest (or alone):
 #   1. installs the mingw-w64 toolchain and Wine (deploy/install-deps.sh --windows); if that is
 #      impossible, says so loudly and exits 0 (skipped), unless PW_WIN_REQUIRED=1 or CI=true;
-#   2. builds the dependencies (cached) and poolwatch-agent.exe plus the Windows tests
-#      (deploy/windows/build.sh, build/win64);
+#   2. builds the dependencies (cached), poolwatch-agent.exe, poolwatch-collector.exe,
+#      poolwatch.exe and the Windows tests (deploy/windows/build.sh, build/win64);
 #   3. starts a persistent wineserver, warms Wine up, runs the Windows tests under Wine with
 #      ctest (tests/windows.cmake, label "windows");
-#   4. runs the end-to-end test test_e2e_wine (label "wine", left out of the native ctest run)
-#      from the native build (default build/asan, or $PW_NATIVE_BUILD): poolwatch-agent.exe
-#      under Wine against the native collector.
+#   4. runs the end-to-end tests (label "wine", left out of the native ctest run) from the
+#      native build (default build/asan, or $PW_NATIVE_BUILD): test_e2e_wine (poolwatch-agent.exe
+#      under Wine against the native collector) and test_e2e_wine_collector (the agent, the
+#      collector and the CLI all under Wine, a native Linux agent streaming to that collector,
+#      the collector as a service of Wine's SCM).
 # Exits non-zero on any failure. Extra arguments go to the Windows ctest (e.g. -R spool).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,13 +50,16 @@ if [ ! -f "$NATIVE/CMakeCache.txt" ]; then
   cmake --preset asan >/dev/null
   NATIVE=$ROOT/build/asan
 fi
-cmake --build "$NATIVE" -j"$JOBS" --target test_e2e_wine poolwatch-collector
+cmake --build "$NATIVE" -j"$JOBS" --target test_e2e_wine test_e2e_wine_collector \
+  poolwatch-collector poolwatch-agent
 export PW_WIN_AGENT_EXE=$B/agent/poolwatch-agent.exe
 export PW_WIN_AGENT_TESTHOOKS_EXE=$B/agent/poolwatch-agent-testhooks.exe
+export PW_WIN_COLLECTOR_EXE=$B/collector/poolwatch-collector.exe
+export PW_WIN_CLI_EXE=$B/cli/poolwatch.exe
 export PW_WINE=$WINE
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$NATIVE" --output-on-failure --timeout 300 -L wine </dev/null
+ctest --test-dir "$NATIVE" --output-on-failure --timeout 300 -j"$JOBS" -L wine </dev/null
 t_end=$(date +%s)
 echo "windows tests: build $((t_build - t0)) s, unit tests under Wine $((t_unit - t_build)) s," \
   "end to end $((t_end - t_unit)) s"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <uv.h>
 #include <zstd.h>
 
 #include "codec.h"
@@ -23,26 +24,37 @@ static const uint8_t BOOT1[16] = {0xb0, 1};
 static const uint8_t BOOT2[16] = {0xb0, 2};
 
 typedef struct {
-    char dir[64];
-    char path[128];
+    char dir[256];
+    char path[300];
 } tmp_t;
 
+/* A fresh directory under the system's temporary directory (libuv's calls: the same test runs
+ * on Windows under Wine). */
 static void tmp_make(tmp_t *t)
 {
-    strcpy(t->dir, "/tmp/pw_store_XXXXXX");
-    assert_non_null(mkdtemp(t->dir));
+    char base[200], tpl[256];
+    size_t n = sizeof(base);
+    assert_int_equal(uv_os_tmpdir(base, &n), 0);
+    snprintf(tpl, sizeof(tpl), "%s/pw_store_XXXXXX", base);
+    uv_fs_t req;
+    assert_int_equal(uv_fs_mkdtemp(NULL, &req, tpl, NULL), 0);
+    snprintf(t->dir, sizeof(t->dir), "%s", req.path);
+    uv_fs_req_cleanup(&req);
     snprintf(t->path, sizeof(t->path), "%s/store.db", t->dir);
 }
 
 static void tmp_remove(tmp_t *t)
 {
-    char p[160];
-    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < 4; i++) {
+    char p[320];
+    const char *suffix[] = {"", "-wal", "-shm", "-journal", ".lock"};
+    uv_fs_t req;
+    for (size_t i = 0; i < 5; i++) {
         snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
-        unlink(p);
+        uv_fs_unlink(NULL, &req, p, NULL);
+        uv_fs_req_cleanup(&req);
     }
-    rmdir(t->dir);
+    uv_fs_rmdir(NULL, &req, t->dir, NULL);
+    uv_fs_req_cleanup(&req);
 }
 
 static pw_store_host_t host_of(const char *name, const uint8_t *boot, unsigned width)
@@ -654,13 +666,13 @@ static void test_open_missing_directory(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    char path[200];
+    char path[320];
     snprintf(path, sizeof(path), "%s/missing/poolwatch.db", t.dir);
     pw_store_t *st = NULL;
     pw_diag_t d;
     assert_int_equal(pw_store_open(path, NULL, &st, &d), PW_ESTORE);
     assert_null(st);
-    char want[300];
+    char want[400];
     snprintf(want, sizeof(want),
              "(directory %s/missing: No such file or directory; create it or set store.path)",
              t.dir);
@@ -1241,9 +1253,9 @@ static pw_store_t *open_fixture(tmp_t *t, const char *fixture, int64_t version, 
                                 uint64_t pages)
 {
     tmp_make(t);
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "cp %s %s", pw_test_fixture(fixture), t->path);
-    assert_int_equal(system(cmd), 0);
+    uv_fs_t req; /* libuv's copy: the test runs under Wine too */
+    assert_int_equal(uv_fs_copyfile(NULL, &req, pw_test_fixture(fixture), t->path, 0, NULL), 0);
+    uv_fs_req_cleanup(&req);
     assert_int_equal(sql_int(t->path, "SELECT max(version) FROM migrations"), version);
     assert_int_equal(sql_int(t->path, "PRAGMA auto_vacuum"), av);
     pw_store_opts_t o = {.chunk_max_samples = 4};
@@ -1513,7 +1525,7 @@ static void test_wal_bounded(void **state)
     pw_store_t *st;
     pw_diag_t d;
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    char walp[160];
+    char walp[320];
     snprintf(walp, sizeof(walp), "%s-wal", t.path);
     pw_store_host_t h = host_of("bf", BOOT1, 64);
     pw_sample_t s;

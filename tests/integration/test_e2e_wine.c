@@ -14,6 +14,7 @@
 #include "test_util.h"
 #include "proc.h"
 #include "store.h"
+#include "wine.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -37,19 +38,6 @@ static void stop(pid_t pid)
 static int file_contains(const char *path, const char *needle)
 {
     return pw_test_file_contains(path, needle);
-}
-
-/* The Windows spelling of a path of this machine: Wine maps drive Z: to "/". */
-static const char *winpath(const char *unix_path, char *out, size_t n)
-{
-    char in[600];
-    if (snprintf(in, sizeof(in), "%s", unix_path) >= (int)sizeof(in) || /* out may be unix_path */
-        snprintf(out, n, "Z:%s", in) >= (int)n)
-        abort(); /* a test path over 600 bytes: make the buffers larger */
-    for (char *p = out; *p; p++)
-        if (*p == '/')
-            *p = '\\';
-    return out;
 }
 
 static pid_t start_collector(void)
@@ -76,94 +64,11 @@ static pid_t start_collector(void)
     return pw_proc_spawn(argv, log);
 }
 
-/* Starts `exe` under Wine with Windows paths for the spool and certificates. */
+/* Starts `exe` under Wine (wine.h) against this test's collector. */
 static pid_t start_agent(const char *exe, const char *name, const char *source, const char *host,
                          const char *extra1, const char *extra2)
 {
-    char log[300], tmp[600], a_src[700], a_host[300], a_spool[700], a_ep[64], a_ca[700],
-        a_cert[700], a_key[700];
-    snprintf(log, sizeof(log), "%s/agent-%s.log", dir, name);
-    snprintf(a_src, sizeof(a_src), "--agent.source=%s", source);
-    snprintf(a_host, sizeof(a_host), "--agent.host_name=%s", host);
-    snprintf(tmp, sizeof(tmp), "%s/spool-%s", dir, name);
-    snprintf(a_spool, sizeof(a_spool), "--spool.dir=%s", winpath(tmp, tmp, sizeof(tmp)));
-    snprintf(a_ep, sizeof(a_ep), "--collector.endpoints=127.0.0.1:%s", coll_port);
-    snprintf(tmp, sizeof(tmp), "%s/pki/ca.pem", dir);
-    snprintf(a_ca, sizeof(a_ca), "--collector.ca_file=%s", winpath(tmp, tmp, sizeof(tmp)));
-    snprintf(tmp, sizeof(tmp), "%s/pki/agent-%s.pem", dir, host);
-    snprintf(a_cert, sizeof(a_cert), "--collector.cert_file=%s", winpath(tmp, tmp, sizeof(tmp)));
-    snprintf(tmp, sizeof(tmp), "%s/pki/agent-%s.key", dir, host);
-    snprintf(a_key, sizeof(a_key), "--collector.key_file=%s", winpath(tmp, tmp, sizeof(tmp)));
-    char *argv[] = {(char *)(uintptr_t)wine,
-                    (char *)(uintptr_t)exe,
-                    a_src,
-                    a_host,
-                    a_spool,
-                    a_ep,
-                    a_ca,
-                    a_cert,
-                    a_key,
-                    "--collector.server_name=localhost",
-                    "--collector.backoff_min=200ms",
-                    "--collector.backoff_max=1s",
-                    "--agent.interval=200ms",
-                    "--agent.log_level=info",
-                    (char *)(uintptr_t)extra1,
-                    (char *)(uintptr_t)extra2,
-                    NULL};
-    return pw_proc_spawn(argv, log);
-}
-
-/* ---- recorded buffers for (a) --------------------------------------------------------------- */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* One recording: "Leak" paged (allocs a, frees f, bytes 64 * (a - f)) and "Ddk " nonpaged
- * (fixed 4660/4096/614400). x64 SYSTEM_POOLTAG_INFORMATION: Count, pad, 40-byte entries with
- * PagedAllocs 4, PagedFrees 8, PagedUsed 16, NonPagedAllocs 24, NonPagedFrees 28,
- * NonPagedUsed 32 (agent/source_win.h). */
-static void write_pooltag(const char *path, uint32_t a, uint32_t f)
-{
-    uint8_t b[8 + 2 * 40];
-    memset(b, 0, sizeof(b));
-    put32(b, 2);
-    memcpy(b + 8, "Leak", 4);
-    put32(b + 8 + 4, a);
-    put32(b + 8 + 8, f);
-    put64(b + 8 + 16, 64ull * (a - f));
-    memcpy(b + 48, "Ddk ", 4);
-    put32(b + 48 + 24, 4660);
-    put32(b + 48 + 28, 4096);
-    put64(b + 48 + 32, 614400);
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(b, 1, sizeof(b), fp), sizeof(b));
-    fclose(fp);
-}
-
-static void write_perfinfo(const char *path)
-{
-    uint8_t b[120]; /* PW_WIN_PERFINFO_MIN_LEN: up to NonPagedPoolPages */
-    memset(b, 0, sizeof(b));
-    put32(b + 44, 300);  /* AvailablePages */
-    put32(b + 48, 1000); /* CommittedPages */
-    put32(b + 52, 5000); /* CommitLimit */
-    put32(b + 112, 25);  /* PagedPoolPages */
-    put32(b + 116, 10);  /* NonPagedPoolPages */
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(b, 1, sizeof(b), fp), sizeof(b));
-    fclose(fp);
+    return pw_wine_start_agent(wine, exe, dir, atoi(coll_port), name, source, host, extra1, extra2);
 }
 
 static void expect_point(const pw_store_point_t *p, uint64_t allocs, uint64_t frees, uint64_t diff,
@@ -175,42 +80,6 @@ static void expect_point(const pw_store_point_t *p, uint64_t allocs, uint64_t fr
                  (unsigned long long)p->diff, (unsigned long long)p->bytes,
                  (unsigned long long)allocs, (unsigned long long)frees, (unsigned long long)diff,
                  (unsigned long long)bytes);
-}
-
-/* The STATE of service `name` in `wine sc query` (1 stopped, 2 start pending, 3 stop pending,
- * 4 running), -1 when the SCM does not know it. */
-static int sc_state(const char *name)
-{
-    char cmd[512], line[256];
-    snprintf(cmd, sizeof(cmd), "%s sc query %s </dev/null 2>/dev/null", wine, name);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    int state = -1;
-    while (fgets(line, sizeof(line), p) != NULL) {
-        const char *k = strstr(line, "STATE");
-        const char *c = k ? strchr(k, ':') : NULL;
-        if (c != NULL)
-            state = atoi(c + 1);
-    }
-    pclose(p);
-    return state;
-}
-
-/* Polls until service `name` is in `state` (10 s at most); returns the last state seen. */
-static int sc_wait(const char *name, int state)
-{
-    int st = -1;
-    for (int i = 0; i < 50 && (st = sc_state(name)) != state; i++)
-        pw_proc_sleep_ms(200);
-    return st;
-}
-
-static int run_wine(const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "%s %s </dev/null >>%s/service.log 2>&1", wine, args, dir);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* (e): poolwatch-agent.exe as a service of Wine's SCM: install, start (it samples into its
@@ -232,18 +101,20 @@ static void check_service(void)
             "[agent]\nsource = sim:steady/0\nhost_name = WINHOST\ninterval = 500ms\n"
             "[spool]\ndir = %s\n[collector]\nendpoints = 127.0.0.1:9\nca_file = %s\n"
             "cert_file = %s\nkey_file = %s\n",
-            winpath(spool, wspool, sizeof(wspool)), winpath(ca, wca, sizeof(wca)),
-            winpath(crt, wcrt, sizeof(wcrt)), winpath(key, wkey, sizeof(wkey)));
+            pw_wine_path(spool, wspool, sizeof(wspool)), pw_wine_path(ca, wca, sizeof(wca)),
+            pw_wine_path(crt, wcrt, sizeof(wcrt)), pw_wine_path(key, wkey, sizeof(wkey)));
     fclose(f);
     snprintf(args, sizeof(args), "%s uninstall --name %s", agent_exe, name);
-    run_wine(args); /* left over by an interrupted run: ignore the outcome */
+    char slog[300];
+    snprintf(slog, sizeof(slog), "%s/service.log", dir);
+    pw_wine_run(wine, args, slog); /* left over by an interrupted run: ignore the outcome */
     snprintf(args, sizeof(args), "%s install --name %s --config '%s'", agent_exe, name,
-             winpath(conf, wconf, sizeof(wconf)));
-    assert_int_equal(run_wine(args), 0);
-    assert_int_equal(sc_state(name), 1);
+             pw_wine_path(conf, wconf, sizeof(wconf)));
+    assert_int_equal(pw_wine_run(wine, args, slog), 0);
+    assert_int_equal(pw_wine_sc_state(wine, name), 1);
     snprintf(args, sizeof(args), "sc start %s", name);
-    run_wine(args);
-    assert_int_equal(sc_wait(name, 4), 4);
+    pw_wine_run(wine, args, slog);
+    assert_int_equal(pw_wine_sc_wait(wine, name, 4), 4);
     snprintf(seg, sizeof(seg), "%s/spool-00000000000000000001.seg", spool);
     int seen = 0;
     for (int i = 0; i < 50 && !seen; i++) {
@@ -253,11 +124,11 @@ static void check_service(void)
     if (!seen)
         fail_msg("the service wrote no spool segment %s within 10 s", seg);
     snprintf(args, sizeof(args), "sc stop %s", name);
-    run_wine(args);
-    assert_int_equal(sc_wait(name, 1), 1);
+    pw_wine_run(wine, args, slog);
+    assert_int_equal(pw_wine_sc_wait(wine, name, 1), 1);
     snprintf(args, sizeof(args), "%s uninstall --name %s", agent_exe, name);
-    assert_int_equal(run_wine(args), 0);
-    assert_int_equal(sc_state(name), -1);
+    assert_int_equal(pw_wine_run(wine, args, slog), 0);
+    assert_int_equal(pw_wine_sc_state(wine, name), -1);
 }
 
 /* GET /api/v1/hosts/WINHOST: the number of its samples the collector applied, and whether an
@@ -330,24 +201,25 @@ static void test_e2e_wine_agent(void **state)
     snprintf(pb, sizeof(pb), "%s/pooltag-b.bin", dir);
     snprintf(pc, sizeof(pc), "%s/pooltag-c.bin", dir);
     snprintf(pp, sizeof(pp), "%s/perfinfo.bin", dir);
-    write_pooltag(pa, 100, 40);  /* Leak: diff 60, 3840 bytes */
-    write_pooltag(pb, 150, 50);  /* diff 100, 6400 bytes */
-    write_pooltag(pc, 400, 100); /* diff 300, 19200 bytes */
-    write_perfinfo(pp);
-    snprintf(list, sizeof(list), "%s;%s;%s;%s", winpath(pa, wa, sizeof(wa)),
-             winpath(pa, wa, sizeof(wa)), winpath(pb, wb, sizeof(wb)), winpath(pc, wc, sizeof(wc)));
+    pw_wine_write_pooltag(pa, 100, 40);  /* Leak: diff 60, 3840 bytes */
+    pw_wine_write_pooltag(pb, 150, 50);  /* diff 100, 6400 bytes */
+    pw_wine_write_pooltag(pc, 400, 100); /* diff 300, 19200 bytes */
+    pw_wine_write_perfinfo(pp);
+    snprintf(list, sizeof(list), "%s;%s;%s;%s", pw_wine_path(pa, wa, sizeof(wa)),
+             pw_wine_path(pa, wa, sizeof(wa)), pw_wine_path(pb, wb, sizeof(wb)),
+             pw_wine_path(pc, wc, sizeof(wc)));
     setenv("POOLWATCH_TEST_POOLTAG_BUFFER", list, 1);
-    setenv("POOLWATCH_TEST_PERFINFO_BUFFER", winpath(pp, wp, sizeof(wp)), 1);
+    setenv("POOLWATCH_TEST_PERFINFO_BUFFER", pw_wine_path(pp, wp, sizeof(wp)), 1);
     pid_t hooked = start_agent(hooks_exe, "hooks", "win", "WINHOST", NULL, NULL);
     unsetenv("POOLWATCH_TEST_POOLTAG_BUFFER");
     unsetenv("POOLWATCH_TEST_PERFINFO_BUFFER");
 
     /* (b) replay of case09 (both screens), exits by itself once acked. */
     char fx[600], replay_src[700];
-    snprintf(
-        replay_src, sizeof(replay_src), "replay:%s",
-        winpath(pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"),
-                fx, sizeof(fx)));
+    snprintf(replay_src, sizeof(replay_src), "replay:%s",
+             pw_wine_path(
+                 pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"),
+                 fx, sizeof(fx)));
     pid_t rep = start_agent(agent_exe, "replay", replay_src, "HOST01", "--replay.exit_when_done",
                             "--replay.start=1764400000000ms");
 
@@ -368,7 +240,7 @@ static void test_e2e_wine_agent(void **state)
     /* (d) a second agent on the running hooked agent's spool: refused by the lock. */
     char tmp[600], dup_spool[700];
     snprintf(tmp, sizeof(tmp), "%s/spool-hooks", dir);
-    snprintf(dup_spool, sizeof(dup_spool), "--spool.dir=%s", winpath(tmp, tmp, sizeof(tmp)));
+    snprintf(dup_spool, sizeof(dup_spool), "--spool.dir=%s", pw_wine_path(tmp, tmp, sizeof(tmp)));
     pid_t dup = start_agent(agent_exe, "dup", "sim:steady/0", "WINHOST", dup_spool, NULL);
     st = pw_proc_wait_exit(dup, 60000);
     assert_true(st != -1);

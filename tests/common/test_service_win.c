@@ -15,14 +15,14 @@ static void test_service_args_not_a_subcommand(void **state)
     (void)state;
     pw_svc_args_t a;
     char *v0[] = {"poolwatch-agent"};
-    assert_int_equal(pw_service_parse_args(ARGC(v0), v0, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v0), v0, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_NONE);
     char *v1[] = {"poolwatch-agent", "--config=C:\\x.conf"};
-    assert_int_equal(pw_service_parse_args(ARGC(v1), v1, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v1), v1, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_NONE);
     /* Subcommands are exact words: "Install" or "--install" are ordinary arguments. */
     char *v2[] = {"poolwatch-agent", "Install"};
-    assert_int_equal(pw_service_parse_args(ARGC(v2), v2, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v2), v2, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_NONE);
 }
 
@@ -31,25 +31,30 @@ static void test_service_args_install_forms(void **state)
     (void)state;
     pw_svc_args_t a;
     char *v0[] = {"agent", "install"};
-    assert_int_equal(pw_service_parse_args(ARGC(v0), v0, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v0), v0, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_INSTALL);
     assert_string_equal(a.name, "poolwatch-agent");
     assert_null(a.config);
+    /* The default name is the program's: the collector's service is another one. */
+    char *vc[] = {"collector", "uninstall"};
+    assert_int_equal(pw_service_parse_args(ARGC(vc), vc, "poolwatch-collector", &a, NULL), 0);
+    assert_int_equal(a.cmd, PW_SVC_UNINSTALL);
+    assert_string_equal(a.name, "poolwatch-collector");
 
     char *v1[] = {"agent", "install", "--config", "D:\\pw\\agent.conf", "--name=pw2"};
-    assert_int_equal(pw_service_parse_args(ARGC(v1), v1, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v1), v1, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_INSTALL);
     assert_string_equal(a.name, "pw2");
     assert_string_equal(a.config, "D:\\pw\\agent.conf");
 
     char *v2[] = {"agent", "service", "--config=\\\\srv\\share\\a.conf", "--name", "x y"};
-    assert_int_equal(pw_service_parse_args(ARGC(v2), v2, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v2), v2, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_RUN);
     assert_string_equal(a.name, "x y");
     assert_string_equal(a.config, "\\\\srv\\share\\a.conf");
 
     char *v3[] = {"agent", "uninstall", "--name", "pw2"};
-    assert_int_equal(pw_service_parse_args(ARGC(v3), v3, &a, NULL), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v3), v3, "poolwatch-agent", &a, NULL), 0);
     assert_int_equal(a.cmd, PW_SVC_UNINSTALL);
     assert_string_equal(a.name, "pw2");
 }
@@ -60,25 +65,25 @@ static void test_service_args_errors(void **state)
     pw_svc_args_t a;
     pw_diag_t d;
     char *v0[] = {"agent", "install", "--config"};
-    assert_int_equal(pw_service_parse_args(ARGC(v0), v0, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v0), v0, "poolwatch-agent", &a, &d), PW_ECONFIG);
     assert_non_null(strstr(d.msg, "--config needs a value"));
     assert_int_equal(d.offset, 2);
 
     char *v1[] = {"agent", "install", "--config=agent.conf"};
-    assert_int_equal(pw_service_parse_args(ARGC(v1), v1, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v1), v1, "poolwatch-agent", &a, &d), PW_ECONFIG);
     assert_non_null(strstr(d.msg, "not an absolute path"));
 
     char *v2[] = {"agent", "uninstall", "--config=C:\\a.conf"}; /* uninstall takes no config */
-    assert_int_equal(pw_service_parse_args(ARGC(v2), v2, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v2), v2, "poolwatch-agent", &a, &d), PW_ECONFIG);
     assert_non_null(strstr(d.msg, "unexpected argument '--config=C:\\a.conf'"));
     assert_int_equal(d.offset, 2);
 
     char *v3[] = {"agent", "install", "--name=a/b"};
-    assert_int_equal(pw_service_parse_args(ARGC(v3), v3, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v3), v3, "poolwatch-agent", &a, &d), PW_ECONFIG);
     char *v4[] = {"agent", "install", "--name="};
-    assert_int_equal(pw_service_parse_args(ARGC(v4), v4, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v4), v4, "poolwatch-agent", &a, &d), PW_ECONFIG);
     char *v5[] = {"agent", "install", "--name=a", "--name=b"};
-    assert_int_equal(pw_service_parse_args(ARGC(v5), v5, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v5), v5, "poolwatch-agent", &a, &d), PW_ECONFIG);
     assert_non_null(strstr(d.msg, "twice"));
     assert_int_equal(d.offset, 3);
 
@@ -88,10 +93,10 @@ static void test_service_args_errors(void **state)
     char flag[PW_SERVICE_NAME_MAX + 20];
     snprintf(flag, sizeof(flag), "--name=%s", longname);
     char *v6[] = {"agent", "install", flag};
-    assert_int_equal(pw_service_parse_args(ARGC(v6), v6, &a, &d), PW_ECONFIG);
+    assert_int_equal(pw_service_parse_args(ARGC(v6), v6, "poolwatch-agent", &a, &d), PW_ECONFIG);
     longname[PW_SERVICE_NAME_MAX] = '\0'; /* exactly the limit is fine */
     snprintf(flag, sizeof(flag), "--name=%s", longname);
-    assert_int_equal(pw_service_parse_args(ARGC(v6), v6, &a, &d), 0);
+    assert_int_equal(pw_service_parse_args(ARGC(v6), v6, "poolwatch-agent", &a, &d), 0);
     assert_int_equal(strlen(a.name), PW_SERVICE_NAME_MAX);
 }
 

@@ -1,6 +1,6 @@
-/* service_win.c: the Windows service: install and uninstall through the Service Control Manager,
- * and the service itself (StartServiceCtrlDispatcher, a control handler that stops the agent).
- * Contract and subcommands: service_win.h. */
+/* service_win.c: the Windows service of a daemon: install and uninstall through the Service
+ * Control Manager, and the service itself (StartServiceCtrlDispatcher, a control handler that
+ * stops the daemon). Contract and subcommands: service_win.h. */
 #ifndef _WIN32
 #error "service_win.c is for Windows builds only"
 #endif
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "log.h"
 #include "service_win.h"
 
 #define CMDLINE_MAX 4096
@@ -32,10 +32,12 @@ typedef struct {
 static struct {
     SERVICE_STATUS_HANDLE handle;
     SERVICE_STATUS status;
-    pw_service_main_fn agent_main;
+    const pw_service_desc_t *desc;
     wchar_t name[PW_SERVICE_NAME_MAX + 1];
-    char config[MAX_PATH * 4]; /* in the ANSI code page, as the agent's argv and fopen take it */
+    char config[MAX_PATH * 4]; /* in the ANSI code page, as the daemon's argv and fopen take it */
 } svc;
+
+static const char *program = "poolwatch"; /* the message prefix: desc->program */
 
 /* Strings: the service APIs are the wide ones (the ANSI ones lose every character outside the
  * system code page). argv and getenv of the C runtime are in the ANSI code page (CP_ACP); the
@@ -64,8 +66,7 @@ static void print_win_error_code(const char *what, DWORD e)
     size_t n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
         msg[--n] = '\0';
-    fprintf(stderr, "poolwatch-agent: %s: error %lu%s%s\n", what, (unsigned long)e, n ? ": " : "",
-            msg);
+    fprintf(stderr, "%s: %s: error %lu%s%s\n", program, what, (unsigned long)e, n ? ": " : "", msg);
 }
 
 static void print_win_error(const char *what)
@@ -87,15 +88,16 @@ static void default_path(UINT cp, const char *file, char *out, size_t size)
 }
 
 /* Sets the service's description, its restart actions and the flag that makes them fire on an
- * exit with an error code too (without it, only a crash restarts the service: the agent exits
- * cleanly with a code when, e.g., its spool fails). Each failure is reported; the service stays
- * installed. Returns the number of settings that failed. */
-static int configure_service(SC_HANDLE s)
+ * exit with an error code too (without it, only a crash restarts the service: a daemon exits
+ * cleanly with a code when, e.g., its spool or store fails). Each failure is reported; the service
+ * stays installed. Returns the number of settings that failed. */
+static int configure_service(SC_HANDLE s, const pw_service_desc_t *d)
 {
     int failed = 0;
-    SERVICE_DESCRIPTIONW desc = {
-        (wchar_t *)(uintptr_t)L"Streams kernel pool-tag counters to a poolwatch collector"};
-    if (!ChangeServiceConfig2W(s, SERVICE_CONFIG_DESCRIPTION, &desc)) {
+    wchar_t text_w[512];
+    SERVICE_DESCRIPTIONW text = {text_w};
+    if (to_wide(CP_UTF8, d->description, text_w, (int)(sizeof(text_w) / sizeof(text_w[0]))) != 0 ||
+        !ChangeServiceConfig2W(s, SERVICE_CONFIG_DESCRIPTION, &text)) {
         print_win_error("ChangeServiceConfig2 (description)");
         failed++;
     }
@@ -126,7 +128,7 @@ static int configure_service(SC_HANDLE s)
     return failed;
 }
 
-static int install(const pw_svc_args_t *a)
+static int install(const pw_service_desc_t *desc, const pw_svc_args_t *a)
 {
     wchar_t exe_w[MAX_PATH * 4];
     char exe[MAX_PATH * 12], config[MAX_PATH * 12], name[PW_SERVICE_NAME_MAX * 4 + 1];
@@ -142,20 +144,20 @@ static int install(const pw_svc_args_t *a)
     if (a->config) {
         if (to_wide(CP_ACP, a->config, tmp, (int)(sizeof(tmp) / sizeof(tmp[0]))) != 0 ||
             to_narrow(CP_UTF8, tmp, config, (int)sizeof(config)) != 0) {
-            fprintf(stderr, "poolwatch-agent: install: --config path too long\n");
+            fprintf(stderr, "%s: install: --config path too long\n", program);
             return 1;
         }
     } else {
-        default_path(CP_UTF8, PW_SERVICE_CONFIG_FILE, config, sizeof(config));
+        default_path(CP_UTF8, desc->config_file, config, sizeof(config));
     }
     if (to_wide(CP_ACP, a->name, name_w, (int)(sizeof(name_w) / sizeof(name_w[0]))) != 0 ||
         to_narrow(CP_UTF8, name_w, name, (int)sizeof(name)) != 0) {
-        fprintf(stderr, "poolwatch-agent: install: --name too long\n");
+        fprintf(stderr, "%s: install: --name too long\n", program);
         return 1;
     }
     if (pw_service_command_line(exe, name, config, cmd, sizeof(cmd)) != 0 ||
         to_wide(CP_UTF8, cmd, cmd_w, (int)(sizeof(cmd_w) / sizeof(cmd_w[0]))) != 0) {
-        fprintf(stderr, "poolwatch-agent: install: command line too long\n");
+        fprintf(stderr, "%s: install: command line too long\n", program);
         return 1;
     }
     SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CREATE_SERVICE);
@@ -163,15 +165,21 @@ static int install(const pw_svc_args_t *a)
         print_win_error("OpenSCManager (run as Administrator)");
         return 1;
     }
-    /* Display names are unique too (ERROR_DUPLICATE_SERVICE_NAME): a second agent installed
+    /* Display names are unique too (ERROR_DUPLICATE_SERVICE_NAME): a second daemon installed
      * under another --name shows it. */
-    wchar_t display_w[PW_SERVICE_NAME_MAX + 32];
-    if (wcscmp(name_w, L"" PW_SERVICE_DEFAULT_NAME) == 0)
-        swprintf(display_w, sizeof(display_w) / sizeof(display_w[0]), L"%ls",
-                 L"" PW_SERVICE_DISPLAY_NAME);
+    wchar_t display_w[PW_SERVICE_NAME_MAX + 96], dflt_w[PW_SERVICE_NAME_MAX + 1], base_w[64];
+    if (to_wide(CP_UTF8, desc->default_name, dflt_w, (int)(sizeof(dflt_w) / sizeof(dflt_w[0]))) !=
+            0 ||
+        to_wide(CP_UTF8, desc->display_name, base_w, (int)(sizeof(base_w) / sizeof(base_w[0]))) !=
+            0) {
+        fprintf(stderr, "%s: install: service names too long\n", program);
+        CloseServiceHandle(scm);
+        return 1;
+    }
+    if (wcscmp(name_w, dflt_w) == 0)
+        swprintf(display_w, sizeof(display_w) / sizeof(display_w[0]), L"%ls", base_w);
     else
-        swprintf(display_w, sizeof(display_w) / sizeof(display_w[0]), L"%ls (%ls)",
-                 L"" PW_SERVICE_DISPLAY_NAME, name_w);
+        swprintf(display_w, sizeof(display_w) / sizeof(display_w[0]), L"%ls (%ls)", base_w, name_w);
     SC_HANDLE s = CreateServiceW(scm, name_w, display_w, SERVICE_ALL_ACCESS,
                                  SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START,
                                  SERVICE_ERROR_NORMAL, cmd_w, NULL, NULL, NULL, NULL, NULL);
@@ -180,7 +188,7 @@ static int install(const pw_svc_args_t *a)
         CloseServiceHandle(scm);
         return 1;
     }
-    int failed = configure_service(s);
+    int failed = configure_service(s, desc);
     printf("installed service '%s': %s%s\n", name, cmd,
            failed ? " (some settings failed, see above)" : "");
     CloseServiceHandle(s);
@@ -192,7 +200,7 @@ static int uninstall(const pw_svc_args_t *a)
 {
     wchar_t name_w[PW_SERVICE_NAME_MAX + 1];
     if (to_wide(CP_ACP, a->name, name_w, (int)(sizeof(name_w) / sizeof(name_w[0]))) != 0) {
-        fprintf(stderr, "poolwatch-agent: uninstall: --name too long\n");
+        fprintf(stderr, "%s: uninstall: --name too long\n", program);
         return 1;
     }
     SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
@@ -209,7 +217,7 @@ static int uninstall(const pw_svc_args_t *a)
     SERVICE_STATUS st;
     if (QueryServiceStatus(s, &st) && st.dwCurrentState != SERVICE_STOPPED &&
         ControlService(s, SERVICE_CONTROL_STOP, &st)) {
-        /* Give the agent up to 30 s to close its session and spool. */
+        /* Give the daemon up to 30 s to close its sessions, spool or store. */
         for (int i = 0; i < 300 && st.dwCurrentState != SERVICE_STOPPED; i++) {
             Sleep(100);
             if (!QueryServiceStatus(s, &st))
@@ -242,7 +250,7 @@ static void report(DWORD state, DWORD exit_code, DWORD wait_hint)
     SetServiceStatus(svc.handle, &svc.status);
 }
 
-/* Runs on the dispatcher thread; the agent runs on the service thread. */
+/* Runs on the dispatcher thread; the daemon runs on the service thread. */
 static DWORD WINAPI control_handler(DWORD ctrl, DWORD type, LPVOID data, LPVOID ctx)
 {
     (void)type;
@@ -252,7 +260,7 @@ static DWORD WINAPI control_handler(DWORD ctrl, DWORD type, LPVOID data, LPVOID 
     case SERVICE_CONTROL_STOP:
     case SERVICE_CONTROL_SHUTDOWN:
         report(SERVICE_STOP_PENDING, 0, 30000);
-        pw_agent_stop();
+        svc.desc->stop();
         return NO_ERROR;
     case SERVICE_CONTROL_INTERROGATE:
         return NO_ERROR;
@@ -261,20 +269,25 @@ static DWORD WINAPI control_handler(DWORD ctrl, DWORD type, LPVOID data, LPVOID 
     }
 }
 
-/* A service has no console: the log (stderr) goes to %ProgramData%\poolwatch\agent.log. */
+/* A service has no console: the log (stderr) goes to %ProgramData%\poolwatch\<log_file>. */
 static void redirect_log(void)
 {
     char dir[MAX_PATH * 12], log[MAX_PATH * 12];
     wchar_t dir_w[MAX_PATH * 4], log_w[MAX_PATH * 4];
     default_path(CP_UTF8, NULL, dir, sizeof(dir));
-    default_path(CP_UTF8, PW_SERVICE_LOG_FILE, log, sizeof(log));
+    default_path(CP_UTF8, svc.desc->log_file, log, sizeof(log));
     if (dir[0] == '\0' || log[0] == '\0' ||
         to_wide(CP_UTF8, dir, dir_w, (int)(sizeof(dir_w) / sizeof(dir_w[0]))) != 0 ||
         to_wide(CP_UTF8, log, log_w, (int)(sizeof(log_w) / sizeof(log_w[0]))) != 0)
         return;
     CreateDirectoryW(dir_w, NULL);
-    if (_wfreopen(log_w, L"a", stderr) != NULL)
-        setvbuf(stderr, NULL, _IONBF, 0);
+    /* msvcrt cannot reopen a stderr that has no file (a service has no standard handles:
+     * freopen fails), so the log goes to its own stream then (log.h). */
+    FILE *f = _wfreopen(log_w, L"a", stderr);
+    if (f == NULL && (f = _wfopen(log_w, L"a")) != NULL)
+        pw_log_set_file(f);
+    if (f != NULL)
+        setvbuf(f, NULL, _IONBF, 0);
 }
 
 static void WINAPI service_main(DWORD argc, LPWSTR *argv)
@@ -288,31 +301,33 @@ static void WINAPI service_main(DWORD argc, LPWSTR *argv)
     redirect_log();
     char cfg_flag[sizeof(svc.config) + 16];
     snprintf(cfg_flag, sizeof(cfg_flag), "--config=%s", svc.config);
-    char *args[] = {(char *)(uintptr_t) "poolwatch-agent", cfg_flag, NULL};
+    char *args[] = {(char *)(uintptr_t)svc.desc->program, cfg_flag, NULL};
     report(SERVICE_RUNNING, 0, 0);
-    int rc = svc.agent_main(2, args);
-    fflush(stderr);
+    int rc = svc.desc->main(2, args);
+    fflush(pw_log_file());
     report(SERVICE_STOPPED, (DWORD)rc, 0);
 }
 
-static int run_service(const pw_svc_args_t *a, pw_service_main_fn agent_main)
+static int run_service(const pw_service_desc_t *desc, const pw_svc_args_t *a)
 {
-    svc.agent_main = agent_main;
+    svc.desc = desc;
     if (to_wide(CP_ACP, a->name, svc.name, (int)(sizeof(svc.name) / sizeof(svc.name[0]))) != 0) {
-        fprintf(stderr, "poolwatch-agent: service: --name too long\n");
+        fprintf(stderr, "%s: service: --name too long\n", program);
         return 1;
     }
-    /* The agent opens its configuration with the C runtime's narrow calls: ANSI code page. */
+    /* The daemon opens its configuration with the C runtime's narrow calls: ANSI code page. */
     if (a->config)
         snprintf(svc.config, sizeof(svc.config), "%s", a->config);
     else
-        default_path(CP_ACP, PW_SERVICE_CONFIG_FILE, svc.config, sizeof(svc.config));
+        default_path(CP_ACP, desc->config_file, svc.config, sizeof(svc.config));
     SERVICE_TABLE_ENTRYW table[] = {{svc.name, service_main}, {NULL, NULL}};
     /* Blocks until the service stops; fails at once when not started by the SCM. */
     if (!StartServiceCtrlDispatcherW(table)) {
         if (GetLastError() == ERROR_FAILED_SERVICE_CONTROLLER_CONNECT)
-            fprintf(stderr, "poolwatch-agent: 'service' is run by the Service Control Manager; "
-                            "use 'install', or run without it in a console\n");
+            fprintf(stderr,
+                    "%s: 'service' is run by the Service Control Manager; use 'install', or run "
+                    "without it in a console\n",
+                    program);
         else
             print_win_error("StartServiceCtrlDispatcher");
         return 1;
@@ -320,25 +335,26 @@ static int run_service(const pw_svc_args_t *a, pw_service_main_fn agent_main)
     return svc.status.dwServiceSpecificExitCode == 0 ? 0 : 1;
 }
 
-int pw_service_dispatch(int argc, char **argv, pw_service_main_fn agent_main, int *exit_code)
+int pw_service_dispatch(const pw_service_desc_t *desc, int argc, char **argv, int *exit_code)
 {
+    program = desc->program;
     pw_svc_args_t a;
     pw_diag_t d;
     pw_diag_clear(&d);
-    if (pw_service_parse_args(argc, argv, &a, &d) != 0) {
-        fprintf(stderr, "poolwatch-agent: %s\n", d.msg);
+    if (pw_service_parse_args(argc, argv, desc->default_name, &a, &d) != 0) {
+        fprintf(stderr, "%s: %s\n", program, d.msg);
         *exit_code = 2;
         return 1;
     }
     switch (a.cmd) {
     case PW_SVC_INSTALL:
-        *exit_code = install(&a);
+        *exit_code = install(desc, &a);
         return 1;
     case PW_SVC_UNINSTALL:
         *exit_code = uninstall(&a);
         return 1;
     case PW_SVC_RUN:
-        *exit_code = run_service(&a, agent_main);
+        *exit_code = run_service(desc, &a);
         return 1;
     default:
         return 0;

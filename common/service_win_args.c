@@ -23,10 +23,11 @@ static int take_value(int argc, char **argv, int *i, const char *flag, const cha
     return 1;
 }
 
-int pw_service_parse_args(int argc, char **argv, pw_svc_args_t *out, pw_diag_t *d)
+int pw_service_parse_args(int argc, char **argv, const char *default_name, pw_svc_args_t *out,
+                          pw_diag_t *d)
 {
     memset(out, 0, sizeof(*out));
-    out->name = PW_SERVICE_DEFAULT_NAME;
+    out->name = default_name;
     if (argc < 2 || argv[1] == NULL)
         return 0;
     pw_svc_cmd_t cmd;
