@@ -5,9 +5,12 @@
 #                                      config/collector.conf.example, install-collector.ps1,
 #                                      pki/pki.sh, doc/windows.md
 #   poolwatch-cli-<v>-win64.zip        bin/poolwatch.exe, doc/windows.md (a workstation's CLI)
-# The executables' install rules are in agent/, collector/ and cli/ (COMPONENT agent, collector,
-# cli). The example configurations with the Windows defaults (source win, spool and store under
+# Only these components are packed (the plain install rules of agent/, collector/ and cli/ are
+# left out). The example configurations with the Windows defaults (source win, spool and store under
 # %ProgramData%): deploy/windows/build.sh writes them with `--print-example` under Wine.
+install(TARGETS poolwatch-agent RUNTIME DESTINATION bin COMPONENT agent)
+install(TARGETS poolwatch-collector poolwatch RUNTIME DESTINATION bin COMPONENT collector)
+install(TARGETS poolwatch RUNTIME DESTINATION bin COMPONENT cli)
 install(FILES ${CMAKE_BINARY_DIR}/agent.conf.example DESTINATION config COMPONENT agent)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-agent.ps1 DESTINATION . COMPONENT agent)
 install(FILES ${CMAKE_BINARY_DIR}/collector.conf.example DESTINATION config COMPONENT collector)
