@@ -8,25 +8,33 @@
 # Only these components are packed (the plain install rules of agent/, collector/ and cli/ are
 # left out). The example configurations with the Windows defaults (source win, spool and store under
 # %ProgramData%): deploy/windows/build.sh writes them with `--print-example` under Wine.
-install(TARGETS poolwatch-agent RUNTIME DESTINATION bin COMPONENT agent)
-install(TARGETS poolwatch-collector poolwatch RUNTIME DESTINATION bin COMPONENT collector)
-install(TARGETS poolwatch RUNTIME DESTINATION bin COMPONENT cli)
-install(FILES ${CMAKE_BINARY_DIR}/agent.conf.example DESTINATION config COMPONENT agent)
-install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-agent.ps1 DESTINATION . COMPONENT agent)
-install(FILES ${CMAKE_BINARY_DIR}/collector.conf.example DESTINATION config COMPONENT collector)
-install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-collector.ps1 DESTINATION .
-        COMPONENT collector)
-# A first CA and certificates on the collector's machine: Git for Windows' bash has openssl.
-install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/pki.sh DESTINATION pki COMPONENT collector)
 foreach(_c agent collector cli)
-  install(FILES ${CMAKE_SOURCE_DIR}/docs/windows.md DESTINATION doc COMPONENT ${_c})
+  set(_top_${_c} poolwatch-${_c}-${PROJECT_VERSION}-win64)
+endforeach()
+install(TARGETS poolwatch-agent RUNTIME DESTINATION ${_top_agent}/bin COMPONENT agent)
+install(TARGETS poolwatch-collector poolwatch RUNTIME DESTINATION ${_top_collector}/bin
+        COMPONENT collector)
+install(TARGETS poolwatch RUNTIME DESTINATION ${_top_cli}/bin COMPONENT cli)
+install(FILES ${CMAKE_BINARY_DIR}/agent.conf.example DESTINATION ${_top_agent}/config
+        COMPONENT agent)
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-agent.ps1 DESTINATION ${_top_agent}
+        COMPONENT agent)
+install(FILES ${CMAKE_BINARY_DIR}/collector.conf.example DESTINATION ${_top_collector}/config
+        COMPONENT collector)
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-collector.ps1
+        DESTINATION ${_top_collector} COMPONENT collector)
+# A first CA and certificates on the collector's machine: Git for Windows' bash has openssl.
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/pki.sh DESTINATION ${_top_collector}/pki
+        COMPONENT collector)
+foreach(_c agent collector cli)
+  install(FILES ${CMAKE_SOURCE_DIR}/docs/windows.md DESTINATION ${_top_${_c}}/doc COMPONENT ${_c})
 endforeach()
 # DLLs the .exe files need that Windows does not ship: none with the static dependency build;
 # a shared build lists them here (build.sh refuses an .exe importing anything else).
 set(PW_WIN_RUNTIME_DLLS "" CACHE STRING "Extra DLLs to pack next to the .exe files")
 if(PW_WIN_RUNTIME_DLLS)
   foreach(_c agent collector cli)
-    install(FILES ${PW_WIN_RUNTIME_DLLS} DESTINATION bin COMPONENT ${_c})
+    install(FILES ${PW_WIN_RUNTIME_DLLS} DESTINATION ${_top_${_c}}/bin COMPONENT ${_c})
   endforeach()
 endif()
 
@@ -35,7 +43,8 @@ set(CPACK_PACKAGE_VENDOR "poolwatch")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_SYSTEM_NAME "win64")
 set(CPACK_GENERATOR "ZIP")
-set(CPACK_INCLUDE_TOPLEVEL_DIRECTORY ON)
+# Each zip's files sit in a directory named as the zip (the destinations above carry it).
+set(CPACK_INCLUDE_TOPLEVEL_DIRECTORY OFF)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "poolwatch for Windows (kernel pool-tag leaks)")
 set(CPACK_ARCHIVE_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL agent collector cli)
