@@ -13,6 +13,17 @@
 
 #include "alloc.h"
 
+/* Windows (mingw-w64's msvcrt): mkdir takes no mode, files open in text mode unless asked, and
+ * handles are not inherited by the collector's children anyway (it starts none). */
+#ifdef _WIN32
+#include <direct.h>
+#define RWQ_MKDIR(p) _mkdir(p)
+#define RWQ_O_EXTRA  O_BINARY
+#else
+#define RWQ_MKDIR(p) mkdir((p), 0700)
+#define RWQ_O_EXTRA  O_CLOEXEC
+#endif
+
 #define HDR     32
 #define MAGIC   "PWRQ"
 #define VERSION 1u
@@ -86,7 +97,7 @@ int pw_rwqueue_open(const char *dir, uint64_t max_bytes, pw_rwqueue_t **out, pw_
 {
     if (dir == NULL || dir[0] == '\0' || out == NULL)
         return PW_EINVAL;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    if (RWQ_MKDIR(dir) != 0 && errno != EEXIST)
         return pw_diag_set(d, PW_EIO, 0, 0, "queue_dir", "remote_write.queue_dir: %s: %s", dir,
                            strerror(errno));
     DIR *dh = opendir(dir);
@@ -182,7 +193,7 @@ int pw_rwqueue_push(pw_rwqueue_t *q, uint64_t seq, const uint8_t *body, size_t l
     char tmp[4096], dst[4096];
     path_of(q, seq, TMP_PFX, tmp, sizeof(tmp));
     path_of(q, seq, "", dst, sizeof(dst));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | RWQ_O_EXTRA, 0600);
     if (fd < 0)
         return PW_EIO;
     int ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
