@@ -200,6 +200,20 @@ static int no_agent(int argc, char **argv)
     return 0;
 }
 
+static void no_stop(void)
+{
+}
+
+/* The agent's service as agent/main.c describes it, with a daemon that never runs. */
+static const pw_service_desc_t test_svc = {.program = "poolwatch-agent",
+                                           .default_name = "poolwatch-agent",
+                                           .display_name = "poolwatch agent",
+                                           .description = "poolwatch service test",
+                                           .config_file = PW_SERVICE_CONFIG_FILE,
+                                           .log_file = PW_SERVICE_LOG_FILE,
+                                           .main = no_agent,
+                                           .stop = no_stop};
+
 /* install and uninstall against the Service Control Manager (Wine's services.exe under Wine):
  * the service's command line, its restart actions (10 s, 60 s, 5 min; reset after a day) and
  * the failure actions flag that makes them fire on an exit with an error code, read back with
@@ -220,7 +234,7 @@ static void test_service_install_scm(void **state)
                     (char *)"C:\\pw data\\agent.conf",
                     NULL};
     int rc = -1;
-    assert_int_equal(pw_service_dispatch(6, argv, no_agent, &rc), 1);
+    assert_int_equal(pw_service_dispatch(&test_svc, 6, argv, &rc), 1);
     assert_int_equal(rc, 0);
 
     SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
@@ -255,7 +269,7 @@ static void test_service_install_scm(void **state)
     CloseServiceHandle(scm);
     char *uargv[] = {(char *)"poolwatch-agent", (char *)"uninstall", (char *)"--name", name, NULL};
     rc = -1;
-    assert_int_equal(pw_service_dispatch(4, uargv, no_agent, &rc), 1);
+    assert_int_equal(pw_service_dispatch(&test_svc, 4, uargv, &rc), 1);
     assert_int_equal(rc, 0);
 
     assert_true(cmd_ok);
