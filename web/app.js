@@ -29,7 +29,9 @@ async function api(path) {
   const body = await r.json().catch(() => null);
   if (!r.ok) {
     const msg = body && body.error ? body.error.message : r.statusText;
-    throw new Error(`${r.status} ${msg}`);
+    const e = new Error(`${r.status} ${msg}`);
+    e.status = r.status;
+    throw e;
   }
   return body;
 }
@@ -92,19 +94,30 @@ function status(msg, err) {
 
 /* ---- router ------------------------------------------------------------------------------- */
 
+/* #/VIEW/ARG?k=v&...: ARG and the values percent-encoded (a host or tag may hold '/' or '?'). */
 function routeOf() {
   const h = location.hash.replace(/^#\/?/, '');
-  const [view, ...rest] = h.split('/');
-  const arg = rest.length ? decodeURIComponent(rest.join('/')) : '';
-  if (view === 'host' && arg) return { view: 'host', arg };
-  if (view === 'tag' && arg) return { view: 'tag', arg };
-  return { view: 'fleet', arg: '' };
+  const qi = h.indexOf('?');
+  const path = qi < 0 ? h : h.slice(0, qi);
+  const params = Object.fromEntries(new URLSearchParams(qi < 0 ? '' : h.slice(qi + 1)));
+  const [view, ...rest] = path.split('/');
+  let arg = '';
+  try { arg = rest.length ? decodeURIComponent(rest.join('/')) : ''; } catch (e) { arg = null; }
+  if (view === 'host' && arg) return { view: 'host', arg, params };
+  if (view === 'tag' && arg) return { view: 'tag', arg, params };
+  if (view === '' && !rest.length) return { view: 'fleet', arg: '', params };
+  return { view: 'notfound', arg: h, params };
+}
+function hostHref(host, params) {
+  const q = params ? new URLSearchParams(params).toString() : '';
+  return '#/host/' + encodeURIComponent(host) + (q ? '?' + q : '');
 }
 
 let current = null; /* { view, arg, refresh() } */
 let timer = null;
 
 function showLogin(msg) {
+  current = null;
   $('#login').hidden = false;
   $('#login-msg').textContent = msg || '';
   $('#logout').hidden = true;
@@ -118,7 +131,14 @@ async function run(fn) {
     status('updated ' + new Date().toLocaleTimeString());
   } catch (e) {
     if (e instanceof AuthError) showLogin(e.message === 'no token' ? '' : e.message);
-    else status(e.message, true);
+    else if (e.status === 404 && current && (current.view === 'host' || current.view === 'tag')) {
+      /* the page's subject itself is unknown (a retired or renamed host, a mistyped tag) */
+      $('#view').innerHTML = `<h1>Not found</h1><p class="err">${esc(e.message)}</p>` +
+        '<p><a href="#/">Back to the fleet</a></p>';
+      document.body.dataset.view = 'notfound';
+      ready();
+      status(e.message, true);
+    } else status(e.message, true);
   }
 }
 
@@ -128,11 +148,18 @@ function navigate() {
   $('#login').hidden = true;
   $('#logout').hidden = false;
   const r = routeOf();
-  document.body.dataset.view = r.view;
-  document.body.dataset.state = 'loading';
-  const views = { fleet: fleetView, host: hostView, tag: tagView };
-  current = views[r.view](r.arg);
-  run(current.refresh);
+  /* Another tag or range on the page shown: that page redraws its chart, nothing else. */
+  if (current && current.route && current.view === r.view && current.arg === r.arg) {
+    run(() => current.route(r.params));
+  } else {
+    document.body.dataset.view = r.view;
+    document.body.dataset.state = 'loading';
+    const views = { fleet: fleetView, host: hostView, tag: tagView, notfound: notFoundView };
+    current = views[r.view](r.arg, r.params);
+    current.view = r.view;
+    current.arg = r.arg;
+    run(current.refresh);
+  }
   timer = setInterval(() => { if (!document.hidden) run(current.refresh); }, REFRESH_MS);
 }
 
@@ -144,21 +171,79 @@ function whenUplot() {
   return window.uPlot ? Promise.resolve() : new Promise((res) => addEventListener('load', res));
 }
 
-/* A uPlot chart in el: xs in ms, series [{label, values, color, dash}]. */
+/* Ranges the history charts offer: span and the series step asked for (about 300-700 points;
+ * the store answers a step from its raw samples, 1-min or 15-min rollups, docs/openapi.json). */
+const RANGES = {
+  '6h': { label: '6 h', ms: 6 * 3600e3, step: 60e3 },
+  '24h': { label: '24 h', ms: 24 * 3600e3, step: 300e3 },
+  '7d': { label: '7 d', ms: 7 * 86400e3, step: 1800e3 },
+  '30d': { label: '30 d', ms: 30 * 86400e3, step: 3600e3 },
+};
+const PALETTE = ['#1f4e79', '#c62828', '#2e8b57', '#d98b00', '#6a3d9a', '#00838f', '#8d6e63', '#5c6bc0'];
+const fmtCount = (n) => (n == null ? '—' : Math.round(n).toLocaleString('en-US'));
+
+function rangeButtons(cur) {
+  return '<span class="ranges" role="group" aria-label="range">' + Object.entries(RANGES).map(([k, r]) =>
+    `<button type="button" data-range="${k}" class="${k === cur ? 'on' : ''}">${r.label}</button>`).join('') + '</span>';
+}
+
+/* Width of the widest y-axis label in the chart font, plus the tick and a margin: long labels
+ * ("1,234,567" or "123.4 MiB") are never cut. */
+let measureCtx = null;
+function axisSize(u, values) {
+  if (!values) return 50;
+  measureCtx = measureCtx || document.createElement('canvas').getContext('2d');
+  measureCtx.font = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+  return Math.ceil(Math.max(0, ...values.map((v) => measureCtx.measureText(String(v)).width))) + 24;
+}
+
+/* A uPlot chart in el: xs in ms, series [{label, values, color, dash}] (null = no point).
+ * opts: width (default: the element's container), height, time (x is time, default true),
+ * yfmt, xfmt, zero (the y axis starts at 0). The drawn data stay on el.chartData for the
+ * tests: { xs, series: { label: values } }. */
 async function lineChart(el, xs, series, opts = {}) {
   await whenUplot();
   el.innerHTML = '';
+  const yfmt = opts.yfmt || fmtBytes;
   const data = [xs.map((x) => x / 1000), ...series.map((s) => s.values)];
+  const avail = Math.floor((el.parentElement ? el.parentElement.clientWidth : 720) - 12);
   const o = {
-    width: opts.width || 720, height: opts.height || 240,
+    width: opts.width || Math.max(320, Math.min(avail, opts.maxWidth || 900)), height: opts.height || 240,
     scales: { x: { time: opts.time !== false } },
-    axes: [{}, { values: (u, v) => v.map((b) => (opts.yfmt || fmtBytes)(b)), size: 80 }],
-    series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5,
-      dash: s.dash, paths: s.bars ? uPlot.paths.bars({ size: [0.9] }) : undefined,
-      fill: s.bars ? s.color + '55' : undefined, value: (u, v) => (opts.yfmt || fmtBytes)(v) }))],
+    axes: [{}, { values: (u, v) => v.map((b) => yfmt(b)), size: axisSize }],
+    series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: s.dash ? 1.2 : 1.6,
+      dash: s.dash, spanGaps: true, paths: s.bars ? uPlot.paths.bars({ size: [0.9] }) : undefined,
+      points: { show: s.points ?? 'auto' }, fill: s.bars ? s.color + '55' : undefined,
+      value: (u, v) => (v == null ? '—' : yfmt(v)) }))],
   };
+  if (opts.zero) o.scales.y = { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.08 : 1] };
   if (opts.xfmt) o.axes[0] = { values: (u, v) => v.map(opts.xfmt) };
-  return new uPlot(o, data, el);
+  el.chartData = { xs, series: Object.fromEntries(series.map((s) => [s.label, s.values])) };
+  el.uplot = new uPlot(o, data, el);
+  return el.uplot;
+}
+
+/* A tag's series on a host over a range (RANGES key), ending now. */
+function seriesQuery(host, tag, pool, range) {
+  const r = RANGES[range] || RANGES['24h'];
+  const to = Date.now();
+  return `/api/v1/hosts/${encodeURIComponent(host)}/series?` +
+    new URLSearchParams({ tag, pool, from: Math.floor(to - r.ms), to, step: r.step });
+}
+
+/* The engine's fit over the charted points: slope is its Theil-Sen rate (growth_bytes_per_h),
+ * the intercept the median of bytes - slope x over the points from since_ms on, as Sen's line
+ * is placed (Sen 1968); drawn from since_ms on. A point stands for its step [x, x + step): it
+ * counts when its step ends after since_ms. */
+function fitLine(xs, ys, s, step) {
+  const k = s.growth_bytes_per_h / 3600e3, from = s.since_ms || 0;
+  const inFit = (x) => x + step > from;
+  const res = [];
+  xs.forEach((x, i) => { if (inFit(x) && ys[i] != null) res.push(ys[i] - k * x); });
+  if (!res.length) return null;
+  res.sort((a, b) => a - b);
+  const m = res.length >> 1, b0 = res.length % 2 ? res[m] : (res[m - 1] + res[m]) / 2;
+  return xs.map((x) => (inFit(x) ? k * x + b0 : null));
 }
 
 /* Sparkline of a host's nonpaged history (SVG, cheap enough for a thousand rows). */
@@ -242,7 +327,7 @@ function fleetView() {
       return `<tr data-host="${esc(h.name)}" class="lvl-${esc(lvl)}">` +
         `<td class="host">${level(lvl)}${hostLink(h.name, h.collector)}</td>` +
         `<td>${esc(h.os || '')}${h.arch ? ' ' + esc(h.arch) : ''}</td>` +
-        `<td title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
+        `<td class="used" title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
         `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td><td class="eta">${fmtEta(h.nonpaged_eta_ms)}</td>` +
         `<td class="spark-cell" data-host="${esc(h.name)}">${sparkCache.get(h.name) || ''}</td>` +
         `<td class="num">${limitPct(h.paged_ratio, h.paged_limit_bytes)}</td>` +
@@ -291,7 +376,7 @@ function typeText(r) {
 
 function suspectTable(list, withHost) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
-    '<th class="num">Growth / h</th><th class="num">Now</th><th class="num">Score</th><th>Driver</th><th>Evidence</th></tr></thead><tbody>' +
+    '<th class="num">Growth / h</th><th class="num">Now</th><th class="num">Score</th><th>Driver</th><th>Evidence</th><th>History</th></tr></thead><tbody>' +
     list.map((s) => `<tr data-host="${esc(s.host)}" data-tag="${esc(s.tag)}">` +
       (withHost ? `<td>${hostLink(s.host)}</td>` : '') +
       `<td class="tag">${tagLink(s.tag)}</td><td>${esc(typeText(s))}</td>` +
@@ -301,8 +386,26 @@ function suspectTable(list, withHost) {
       `<td class="evidence">${esc(s.evidence || '')}` +
         (typeof s.confidence === 'number' ? ` <span class="mute">(confidence ${s.confidence.toFixed(2)}${s.method === 'compare' ? ', screens compared only' : ''})</span>` : '') +
         `${s.finding && s.finding.with ? ' <span class="mute">' +
-        (s.finding.head ? 'grew with ' : 'with ') + esc(s.finding.with) + '</span>' : ''}</td></tr>`).join('') +
+        (s.finding.head ? 'grew with ' : 'with ') + esc(s.finding.with) + '</span>' : ''}</td>` +
+      `<td class="hist"><a class="hist-link" href="${hostHref(s.host, { tag: s.tag, pool: s.type })}">chart</a></td></tr>`).join('') +
     '</tbody></table>';
+}
+
+/* The engine's word on the charted tag (/api/v1/leaks): verdict, rate, confidence, since, the
+ * evidence sentence. Only leaks are listed: any other tag says so. */
+function verdictHtml(s, ser, lk) {
+  if (!s) {
+    if (lk.first_pass_ms) return `<span class="mute">analysis has not run yet (first pass at ${new Date(lk.first_pass_ms).toLocaleTimeString()})</span>`;
+    return `<span class="mute">not a leak suspect: the analysis does not judge ${esc(ser.tag)} (${esc(ser.pool)}) on this host a leak</span>`;
+  }
+  const iv = s.growth_interval_bytes_per_h;
+  return `<b class="verdict-word ${esc(s.verdict || 'leak')}">${esc(s.verdict || 'leak')}</b> ` +
+    `<span class="rate">${fmtBytes(Math.round(s.growth_bytes_per_h))}/h</span>` +
+    (iv ? ` <span class="mute">(90 % interval ${fmtBytes(Math.round(iv[0]))} – ${fmtBytes(Math.round(iv[1]))}/h)</span>` : '') +
+    `, confidence <span class="confidence">${(s.confidence ?? 0).toFixed(2)}</span>` +
+    (s.method === 'compare' ? ' <span class="mute">(screens compared only)</span>' : '') +
+    `, since <span class="since">${s.since_ms ? new Date(s.since_ms).toLocaleString() : '—'}</span>` +
+    `<div class="evidence">${esc(s.evidence || '')}</div>`;
 }
 
 /* ---- host page ---------------------------------------------------------------------------- */
@@ -312,7 +415,11 @@ const POOL_COLS = [ /* [key, header, numeric, has change column] */
   ['frees', 'Frees', true, true], ['diff', 'Diff', true, true], ['bytes', 'Bytes', true, true],
   ['per_alloc', 'Per Alloc', true, false]];
 
-function hostView(name) {
+function hostView(name, params) {
+  /* The tag charted under "Tag history": from the URL, else the host's first suspect, else
+   * the table's largest row. */
+  const hist = { tag: params.tag || '', pool: params.pool || 'nonpaged',
+                 range: RANGES[params.range] ? params.range : '24h' };
   const st = { sort: 'bytes', order: 'desc', by_change: false, pool: 'both', include: '', exclude: '',
                changes: true, session: '' };
   const v = $('#view');
@@ -322,6 +429,19 @@ function hostView(name) {
     <div class="cols">
       <div><h2>Nonpaged pool used vs limit <span class="mute" id="np-note"></span></h2><div class="chart" id="np-chart"></div></div>
       <div><h2>Top growing tags <span class="mute">(leak suspects)</span></h2><div id="host-suspects"></div></div>
+    </div>
+    <h2 id="hist">Tag history <span class="tagtxt" id="hist-name"></span></h2>
+    <form class="toolbar" id="hist-form" autocomplete="off">
+      <label>Tag <input id="hist-tag" maxlength="64" title="a tag of this host, e.g. NtFC"></label>
+      <label>Pool <select id="hist-pool"><option value="nonpaged">nonpaged</option><option value="paged">paged</option>
+        <option value="session">session</option></select></label>
+      <span id="hist-ranges"></span>
+      <span class="mute" id="hist-note"></span>
+    </form>
+    <div id="verdict" class="verdict"></div>
+    <div class="pair">
+      <div><h3>Bytes <span class="mute">(dashed: the leak fit)</span></h3><div class="chart" id="tag-bytes"></div></div>
+      <div><h3>Outstanding allocations <span class="mute">(allocs − frees)</span></h3><div class="chart" id="tag-diff"></div></div>
     </div>
     <h2>Pool table</h2>
     <div class="toolbar">
@@ -336,7 +456,70 @@ function hostView(name) {
       <span class="mute" id="pool-count"></span>
     </div>
     <table id="pool"><thead><tr></tr></thead><tbody></tbody></table>`;
-  let chart = null;
+  let chart = null, bytesChart = null, diffChart = null, histSeq = 0, scrolled = false;
+
+  function go(p) { location.hash = hostHref(name, { tag: hist.tag, pool: hist.pool, range: hist.range, ...p }); }
+  $('#hist-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const t = $('#hist-tag').value;
+    if (t.trim()) go({ tag: t });
+  });
+  $('#hist-pool').addEventListener('change', (e) => go({ pool: e.target.value }));
+  $('#hist-ranges').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-range]');
+    if (b) go({ range: b.dataset.range });
+  });
+
+  /* The chosen tag's bytes and outstanding allocations over the range, with the engine's
+   * verdict on it when it is a suspect. */
+  async function drawHistory() {
+    const seq = ++histSeq;
+    $('#hist-ranges').innerHTML = rangeButtons(hist.range);
+    $('#hist-pool').value = hist.pool;
+    $('#hist-tag').value = hist.tag;
+    $('#hist-name').textContent = hist.tag;
+    if (!hist.tag) {
+      $('#hist-note').textContent = 'pick a tag: "chart" in the table or the suspects';
+      return;
+    }
+    const q = seriesQuery(name, hist.tag, hist.pool, hist.range);
+    const [ser, lk] = await Promise.all([api(q),
+      api('/api/v1/leaks?host=' + encodeURIComponent(name)).catch(() => ({ suspects: [] }))]);
+    if (seq !== histSeq) return;
+    const pts = ser.points, r = RANGES[hist.range];
+    const s = lk.suspects.find((x) => x.host === name && x.tag === ser.tag && x.type === ser.pool);
+    $('#verdict').innerHTML = verdictHtml(s, ser, lk);
+    $('#tag-bytes').dataset.query = $('#tag-diff').dataset.query = q;
+    if (!pts.length) {
+      $('#hist-note').textContent = '';
+      for (const id of ['#tag-bytes', '#tag-diff']) {
+        $(id).innerHTML = `<span class="mute">no ${esc(ser.pool)} samples of ${esc(ser.tag)} in the last ${r.label}</span>`;
+        $(id).chartData = { xs: [], series: {} };
+      }
+      ready();
+      return;
+    }
+    $('#hist-note').textContent = `${pts.length} points, ${ser.level} level, one per ${fmtDur(r.step)}` +
+      ` (last value of each), ${new Date(pts[0].ts_ms).toLocaleString()} – ${new Date(pts[pts.length - 1].ts_ms).toLocaleString()}`;
+    const xs = pts.map((p) => p.ts_ms), ys = pts.map((p) => p.bytes);
+    const bs = [{ label: 'bytes', values: ys, color: PALETTE[0] }];
+    const fit = s ? fitLine(xs, ys, s, r.step) : null;
+    if (fit) bs.push({ label: 'leak fit', values: fit, color: PALETTE[1], dash: [6, 4], points: false });
+    if (bytesChart) bytesChart.destroy();
+    if (diffChart) diffChart.destroy();
+    bytesChart = await lineChart($('#tag-bytes'), xs, bs, { height: 230, zero: true });
+    diffChart = await lineChart($('#tag-diff'), xs, [{ label: 'outstanding', values: pts.map((p) => p.diff), color: PALETTE[2] }],
+      { height: 230, zero: true, yfmt: fmtCount });
+    ready();
+  }
+
+  async function route(p) {
+    hist.tag = p.tag || hist.tag;
+    hist.pool = p.pool || hist.pool;
+    hist.range = RANGES[p.range] ? p.range : hist.range;
+    await drawHistory();
+    $('#hist').scrollIntoView({ block: 'start' });
+  }
 
   function header() {
     const cells = [];
@@ -347,7 +530,7 @@ function hostView(name) {
       cells.push(`<th${sortable} data-col="${k}" class="${cls}">${label}</th>`);
       if (chg) cells.push(`<th class="num chg">Δ</th>`);
     }
-    cells.push('<th>Driver / description</th>');
+    cells.push('<th>Driver / description</th><th>History</th>');
     $('#pool thead tr').innerHTML = cells.join('');
   }
   $('#pool thead').addEventListener('click', (e) => {
@@ -413,6 +596,11 @@ function hostView(name) {
       return;
     }
     if (seq !== poolSeq) return; /* a newer request is on its way */
+    if (!hist.tag && t.rows.length) {
+      hist.tag = t.rows[0].tag;
+      hist.pool = t.rows[0].type;
+      drawHistory().catch((e) => status(e.message, true));
+    }
     header();
     $('#pool tbody').innerHTML = t.rows.map((r) => {
       const cells = [];
@@ -422,6 +610,7 @@ function hostView(name) {
         if (chg) cells.push(`<td class="${k}_change num ${chgClass(r[k + '_change'])}">${esc(fmtChg(r[k + '_change']))}</td>`);
       }
       cells.push(`<td class="driver">${esc(r.driver || '')}${r.description ? ' <span class="mute">' + esc(r.description) + '</span>' : ''}</td>`);
+      cells.push(`<td class="hist"><a class="hist-link" href="${hostHref(name, { tag: r.tag, pool: r.type, range: hist.range })}">chart</a></td>`);
       return `<tr data-tag="${esc(r.tag)}" data-type="${esc(r.type)}"${typeof r.session === 'number' ? ` data-session="${r.session}"` : ''}>${cells.join('')}</tr>`;
     }).join('');
     noteSessions(t.rows);
@@ -445,30 +634,39 @@ function hostView(name) {
       `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>`;
     const mine = leaks.suspects.filter((s) => s.host === name);
     $('#host-suspects').innerHTML = mine.length ? suspectTable(mine, false) : '<span class="mute">none</span>';
-    const hist = h.history || [];
-    if (hist.length >= 2) {
-      const xs = hist.map((p) => p.ts_ms);
-      const series = [{ label: 'nonpaged used', values: hist.map((p) => p.nonpaged_bytes), color: '#1f4e79' }];
+    if (!hist.tag && mine.length) {
+      hist.tag = mine[0].tag;
+      hist.pool = mine[0].type;
+    }
+    const np = h.history || [];
+    if (np.length >= 2) {
+      const xs = np.map((p) => p.ts_ms);
+      const series = [{ label: 'nonpaged used', values: np.map((p) => p.nonpaged_bytes), color: '#1f4e79' }];
       /* The limit is drawn when it fits a readable scale; far above, the used curve would be
        * a flat line at the bottom, so the limit is named instead. */
       const lim = h.nonpaged_limit_bytes, top = Math.max(...series[0].values);
       if (lim && top >= lim / 4)
-        series.push({ label: 'limit', values: hist.map(() => lim), color: '#c62828', dash: [6, 4] });
+        series.push({ label: 'limit', values: np.map(() => lim), color: '#c62828', dash: [6, 4] });
       $('#np-note').textContent = !lim ? '(limit unknown)' : top >= lim / 4 ? ''
         : `(limit ${fmtBytes(lim)} is off this scale: ${fmtPct(top / lim)} at most)`;
       if (chart) chart.destroy();
-      chart = await lineChart($('#np-chart'), xs, series, { width: 640, height: 220 });
+      chart = await lineChart($('#np-chart'), xs, series, { maxWidth: 640, height: 220, zero: true });
     } else {
       $('#np-chart').innerHTML = '<span class="mute">not enough history yet</span>';
     }
-    await loadPool();
+    await Promise.all([loadPool(), hist.tag ? drawHistory() : null]);
+    if (params.tag && !scrolled) $('#hist').scrollIntoView({ block: 'start' });
+    scrolled = true;
   }
-  return { refresh };
+  return { refresh, route };
 }
 
 /* ---- tag page ----------------------------------------------------------------------------- */
 
-function tagView(tag) {
+const TAG_TOP_HOSTS = 6; /* hosts charted on a tag's page: the largest for the pool shown */
+
+function tagView(tag, params) {
+  let range = RANGES[params.range] ? params.range : '24h';
   const v = $('#view');
   v.innerHTML = `
     <h1>Tag <span class="tagtxt" id="tag-name">${esc(tag)}</span> <span class="mute" id="tag-desc"></span></h1>
@@ -477,13 +675,49 @@ function tagView(tag) {
       <span class="mute" id="tag-pool-note"></span></div>
     <div class="cards" id="tag-cards"></div>
     <div class="cols">
-      <div><h2>Distribution across the fleet <span class="mute">(hosts by bytes)</span></h2><div class="chart" id="dist"></div></div>
-      <div><h2>Leak suspects</h2><div id="tag-suspects"></div></div>
+      <div class="wide"><h2>Over time on its top hosts <span class="mute" id="trend-note"></span></h2>
+        <div class="toolbar" id="tag-ranges"></div><div class="chart" id="trend"></div></div>
     </div>
+    <h2>Leak suspects</h2><div id="tag-suspects"></div>
     <h2>Hosts <span class="mute">(outliers by robust z-score flagged)</span></h2>
     <table id="tag-hosts"><thead><tr><th>Host</th><th>Pool</th><th class="num">Bytes</th><th class="num">Diff</th>
       <th class="num">Robust z</th><th>Outlier</th><th class="num">OS build</th></tr></thead><tbody></tbody></table>`;
-  let chart = null;
+  let chart = null, trendSeq = 0;
+  $('#tag-ranges').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-range]');
+    if (b) location.hash = '#/tag/' + encodeURIComponent(tag) + '?range=' + b.dataset.range;
+  });
+  /* The tag's bytes on its largest hosts, one line each named by host, over the range. The
+   * store aligns steps on the epoch, so the hosts' points share their times. */
+  async function drawTrend(hosts) {
+    const seq = ++trendSeq, r = RANGES[range];
+    $('#tag-ranges').innerHTML = rangeButtons(range);
+    const top = hosts.slice(0, TAG_TOP_HOSTS);
+    if (!top.length) {
+      $('#trend').innerHTML = '<span class="mute">no host has this tag</span>';
+      $('#trend').chartData = { xs: [], series: {} };
+      return;
+    }
+    const queries = top.map((h) => seriesQuery(h.host, tag, h.type, range));
+    const sers = await Promise.all(queries.map((q) => api(q)));
+    if (seq !== trendSeq) return;
+    const xs = [...new Set(sers.flatMap((x) => x.points.map((p) => p.ts_ms)))].sort((a, b) => a - b);
+    const at = new Map(xs.map((x, i) => [x, i]));
+    const both = new Set(top.map((h) => h.type)).size > 1;
+    const series = sers.map((x, k) => {
+      const vals = xs.map(() => null);
+      for (const p of x.points) vals[at.get(p.ts_ms)] = p.bytes;
+      return { label: top[k].host + (both ? ` (${top[k].type})` : ''), values: vals, color: PALETTE[k % PALETTE.length] };
+    });
+    $('#trend-note').textContent = `(${top.length} of ${hosts.length} hosts, the last ${r.label})`;
+    $('#trend').dataset.queries = JSON.stringify(queries);
+    if (chart) chart.destroy();
+    chart = xs.length ? await lineChart($('#trend'), xs, series, { height: 260, zero: true, maxWidth: 1400 }) : null;
+    if (!xs.length) {
+      $('#trend').innerHTML = `<span class="mute">no samples in the last ${r.label}</span>`;
+      $('#trend').chartData = { xs: [], series: {} };
+    }
+  }
   /* One pool type at a time, as poolmon shows a tag: a tag's paged and nonpaged allocations
    * are different allocations, and mixing them skews the median, p90 and outliers. The first
    * view shows the type holding more bytes across the fleet. */
@@ -513,23 +747,27 @@ function tagView(tag) {
       `<div class="card"><b class="${outliers ? 'err' : ''}">${outliers}</b>outliers</div>`;
     $('#tag-hosts tbody').innerHTML = hosts.map((h) =>
       `<tr data-host="${esc(h.host)}" class="${h.outlier ? 'outlier' : ''}"><td>${hostLink(h.host)}</td><td>${esc(h.type)}</td>` +
-      `<td class="num">${esc(h.bytes)}</td><td class="num">${esc(h.diff)}</td>` +
+      `<td class="num" title="${esc(h.bytes)} B">${fmtBytes(h.bytes)}</td><td class="num">${esc(h.diff)}</td>` +
       `<td class="num">${h.robust_z == null ? '—' : Number(h.robust_z).toFixed(2)}</td>` +
       `<td>${h.outlier ? '<span class="badge">outlier</span>' : ''}</td><td class="num">${esc(h.os_build ?? '')}</td></tr>`).join('');
     const sus = t.suspects || [];
     $('#tag-suspects').innerHTML = sus.length ? suspectTable(sus, true) : '<span class="mute">none</span>';
-    if (hosts.length) {
-      /* Hosts ranked by bytes, largest first: the shape shows the spread and the outliers. */
-      const xs = hosts.map((_, i) => (i + 1) * 1000);
-      if (chart) chart.destroy();
-      chart = await lineChart($('#dist'), xs, [{ label: 'bytes', values: hosts.map((h) => h.bytes), color: '#1f4e79', bars: true }],
-        { width: 560, height: 220, time: false, xfmt: (x) => (x >= 1 && Number.isInteger(x) && hosts[x - 1] ? '#' + x : '') });
-    } else {
-      $('#dist').innerHTML = '<span class="mute">no host has this tag</span>';
-    }
+    await drawTrend(hosts);
     ready();
   }
-  return { refresh };
+  async function route(p) {
+    range = RANGES[p.range] ? p.range : range;
+    await refresh();
+  }
+  return { refresh, route };
+}
+
+/* ---- not found ---------------------------------------------------------------------------- */
+
+function notFoundView(what) {
+  $('#view').innerHTML = `<h1>Not found</h1><p>The dashboard has no page <code>#/${esc(what)}</code>.
+    Its pages: <a href="#/">the fleet</a>, <code>#/host/NAME</code> (a host), <code>#/tag/TAG</code> (a tag).</p>`;
+  return { refresh: async () => ready() };
 }
 
 /* ---- start -------------------------------------------------------------------------------- */
@@ -550,5 +788,11 @@ document.addEventListener('DOMContentLoaded', () => {
     if (t.trim()) location.hash = '#/tag/' + encodeURIComponent(t);
   });
   addEventListener('hashchange', navigate);
+  /* Charts are drawn to their column's width: a resized window redraws the page. */
+  let resizeTimer = null;
+  addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (current) run(current.refresh); }, 250);
+  });
   navigate();
 });

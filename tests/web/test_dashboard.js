@@ -72,6 +72,153 @@ async function waitFor(page, fn, arg, timeoutMs = 15000) {
 const ready = (page, view) => waitFor(page, 
   (v) => document.body.dataset.view === v && document.body.dataset.state === 'ready', view);
 
+// Clipping, measured in the page: the page is no wider than the window; every element holding
+// text, every table and chart shows all of its content (scrollWidth <= clientWidth: an ellipsis
+// or a cut-off cell fails) and its box lies inside the window horizontally. probe: add a cell
+// that is clipped on purpose first (the check must catch it).
+function clipped(probe) {
+  const vw = document.documentElement.clientWidth, bad = [];
+  if (probe) {
+    const d = document.createElement('div');
+    d.id = 'clip-probe';
+    d.style.cssText = 'width:40px;overflow:hidden;white-space:nowrap';
+    d.textContent = 'in 30 h 52 min';
+    document.querySelector('#view').appendChild(d);
+  }
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+    (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') +
+    ` "${(el.textContent || '').trim().slice(0, 30)}"`;
+  if (document.documentElement.scrollWidth > vw)
+    bad.push(`page scrollWidth ${document.documentElement.scrollWidth} > window ${vw}`);
+  for (const el of document.querySelectorAll('header *, #view *')) {
+    if (!el.getClientRects().length) continue; // not displayed
+    const text = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!text && !el.matches('table, canvas, svg, .chart, .u-wrap, .u-legend, input, select, button')) continue;
+    if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
+      bad.push(`${name(el)}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth}`);
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && (r.left < -0.5 || r.right > vw + 0.5))
+      bad.push(`${name(el)}: box ${r.left.toFixed(0)}..${r.right.toFixed(0)} outside 0..${vw}`);
+  }
+  if (probe) document.querySelector('#clip-probe').remove();
+  return bad;
+}
+
+// The page at 1,280 and 1,920 px: nothing clipped; a screenshot of each (the whole page, or the
+// window where the page is a 1,500-row table).
+async function noClipping(page, label, fullPage = true) {
+  for (const w of [1280, 1920]) {
+    await page.setViewportSize({ width: w, height: 900 });
+    await sleep(300); // charts redraw on the next refresh; the layout settles now
+    eq(`${label} at ${w} px: nothing clipped`, [], await page.evaluate(clipped, false));
+    await shot(page, `dashboard_${label}_${w}.png`, fullPage);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+// Drawn data of the chart in sel once it holds series `label` (lineChart's el.chartData).
+async function chartData(page, sel, label, timeoutMs = 20000) {
+  await waitFor(page, ([s, l]) => { const el = document.querySelector(s); return !!(el && el.chartData &&
+    (l === null || el.chartData.series[l])); }, [sel, label], timeoutMs);
+  return page.$eval(sel, (el) => ({ ...el.chartData, query: el.dataset.query || null,
+    queries: el.dataset.queries ? JSON.parse(el.dataset.queries) : null,
+    ymin: el.uplot ? el.uplot.scales.y.min : null, labels: el.uplot ? el.uplot.series.slice(1).map((x) => x.label) : [] }));
+}
+
+// What a chart point of a step must be, from the raw samples (step=0): the store merges a
+// step's samples into one point at the step's start (epoch-aligned) holding the last one's values.
+async function expectedSteps(query) {
+  const u = new globalThis.URL(URL + query), step = Number(u.searchParams.get('step'));
+  u.searchParams.set('step', '0');
+  const raw = (await apiGet(u.pathname + u.search)).points;
+  const out = new Map();
+  for (const p of raw) out.set(p.ts_ms - p.ts_ms % step, p);
+  return { raw, steps: [...out.entries()].sort((a, b) => a[0] - b[0]) };
+}
+
+// The leaker's NtFC (nonpaged) on its host page. The preset (agent/source_sim.c, fleet-small):
+// host 3's NtFC holds 64 KiB of 256 B allocations and from 2 h after the simulated start grows
+// 4 MiB/h, in whole allocations.
+async function leakCharts(page) {
+  const MiB4 = 4 * 1024 * 1024;
+  const b = await chartData(page, '#tag-bytes', 'leak fit');
+  const d = await chartData(page, '#tag-diff', 'outstanding');
+  const lk = (await apiGet('/api/v1/leaks')).suspects.find((s) => s.host === LEAKER && s.tag === 'NtFC');
+  const q = new globalThis.URL(URL + b.query).searchParams;
+  eq('leak chart: 24 h by default, 5-min steps, NtFC nonpaged', ['NtFC', 'nonpaged', 86400000, '300000'],
+    [q.get('tag'), q.get('pool'), Number(q.get('to')) - Number(q.get('from')), q.get('step')]);
+  const exact = async (ch, chd, label) => {
+    const u = new globalThis.URL(URL + ch.query).searchParams, step = Number(u.get('step')), to = Number(u.get('to'));
+    const { raw, steps } = await expectedSteps(ch.query);
+    // Steps that ended a minute before the query: no sample of theirs can still be in flight.
+    const settled = steps.filter(([g]) => g + step <= to - 60000);
+    const at = new Map(ch.xs.map((x, i) => [x, i]));
+    check(`${label}: settled steps`, settled.length >= 3, settled.length);
+    eq(`${label}: each point is its step's last raw sample (bytes, outstanding)`,
+      settled.map(([g, p]) => [g, p.bytes, p.diff]),
+      settled.map(([g]) => [g, ch.series.bytes[at.get(g)], chd.series.outstanding[at.get(g)]]));
+    return raw;
+  };
+  const raw = await exact(b, d, 'leak chart 24 h');
+  check('raw NtFC samples: whole 256 B allocations', raw.every((p) => p.bytes === p.diff * 256),
+    JSON.stringify(raw.find((p) => p.bytes !== p.diff * 256)));
+  eq('raw NtFC samples: 64 KiB before the leak', 65536, raw[0].bytes);
+  const last = raw[raw.length - 1], hourAgo = raw.find((p) => p.ts_ms >= last.ts_ms - 3600000);
+  const want = MiB4 * (last.ts_ms - hourAgo.ts_ms) / 3600000;
+  check('raw NtFC samples: +4 MiB/h over the last hour (within one allocation)',
+    hourAgo.bytes > 65536 && Math.abs(last.bytes - hourAgo.bytes - want) <= 256,
+    `${last.bytes - hourAgo.bytes} vs ${want}`);
+  // The fit: the engine's rate as slope, from since_ms on.
+  const fit = b.xs.map((x, i) => [x, b.series['leak fit'][i]]).filter(([, v]) => v != null);
+  const slope = (fit[fit.length - 1][1] - fit[0][1]) / (fit[fit.length - 1][0] - fit[0][0]) * 3600000;
+  check('leak fit: slope is the engine\'s growth_bytes_per_h', Math.abs(slope - lk.growth_bytes_per_h) <= 1e-6 * lk.growth_bytes_per_h,
+    `${slope} vs ${lk.growth_bytes_per_h}`);
+  check('leak fit: the engine\'s rate is the preset\'s 4 MiB/h within 2 %', Math.abs(lk.growth_bytes_per_h - MiB4) <= 0.02 * MiB4,
+    lk.growth_bytes_per_h);
+  check('leak fit: drawn from the step holding since_ms on', fit[0][0] <= lk.since_ms && fit[0][0] + 300000 > lk.since_ms &&
+    b.xs.filter((x) => x + 300000 > lk.since_ms).length === fit.length, `${fit[0][0]} vs ${lk.since_ms}`);
+  const lastB = b.series.bytes[b.xs.length - 1], lastF = b.series['leak fit'][b.xs.length - 1];
+  check('leak fit: ends within 2 % of the last point', Math.abs(lastF - lastB) <= 0.02 * lastB, `${lastF} vs ${lastB}`);
+  eq('leak charts: y axes start at 0', [0, 0], [b.ymin, d.ymin]);
+  const vt = await page.textContent('#verdict');
+  check('verdict: the engine\'s words', vt.startsWith('leak') && vt.includes(lk.evidence) &&
+    vt.includes('confidence ' + lk.confidence.toFixed(2)) && vt.includes(new Date(lk.since_ms).getFullYear()), vt);
+  // Other ranges: the query follows, the points are again the store's steps.
+  for (const [r, ms, step] of [['6h', 6 * 3600000, '60000'], ['7d', 7 * 86400000, '1800000']]) {
+    await page.click(`#hist-ranges button[data-range="${r}"]`);
+    await waitFor(page, (st) => (document.querySelector('#tag-bytes').dataset.query || '').includes('step=' + st), step);
+    const br = await chartData(page, '#tag-bytes', 'leak fit'), dr = await chartData(page, '#tag-diff', 'outstanding');
+    const qr = new globalThis.URL(URL + br.query).searchParams;
+    eq(`range ${r}: span`, ms, Number(qr.get('to')) - Number(qr.get('from')));
+    if (r === '6h') await exact(br, dr, 'leak chart 6 h');
+    check(`range ${r}: points within the range`, br.xs.every((x) => x >= Number(qr.get('from')) - Number(step)), br.xs[0]);
+    eq(`range ${r}: button on`, r, await page.getAttribute('#hist-ranges button.on', 'data-range'));
+  }
+  await page.click('#hist-ranges button[data-range="24h"]');
+  await waitFor(page, () => (document.querySelector('#tag-bytes').dataset.query || '').includes('step=300000'));
+}
+
+// The tag page's chart for pool: one line per top host, named by host, y from 0, each line
+// the store's steps of that host's raw samples.
+async function tagChart(page, pool) {
+  await waitFor(page, (p) => (document.querySelector('#trend').dataset.queries || '').includes('pool=' + p), pool);
+  const t = await chartData(page, '#trend', null);
+  const api = await apiGet('/api/v1/tags/NtFC?type=' + pool);
+  const want = api.hosts.slice().sort((a, b) => b.bytes - a.bytes).slice(0, 6).map((h) => h.host);
+  eq(`tag chart (${pool}): lines named by the top hosts`, want, t.labels);
+  eq(`tag chart (${pool}): y axis at 0`, 0, t.ymin);
+  for (let k = 0; k < t.queries.length; k++) {
+    const q = t.queries[k], step = Number(new globalThis.URL(URL + q).searchParams.get('step'));
+    const to = Number(new globalThis.URL(URL + q).searchParams.get('to'));
+    const { steps } = await expectedSteps(q);
+    const at = new Map(t.xs.map((x, i) => [x, i]));
+    const settled = steps.filter(([g]) => g + step <= to - 60000);
+    check(`tag chart (${pool}) ${t.labels[k]}: points`, settled.length >= 3, settled.length);
+    eq(`tag chart (${pool}) ${t.labels[k]}: each point its step's last raw sample`,
+      settled.map(([g, p]) => [g, p.bytes]), settled.map(([g]) => [g, t.series[t.labels[k]][at.get(g)]]));
+  }
+}
+
 async function main() {
   await waitForData();
   // playwright gives the browser a fresh --user-data-dir of its own (and refuses one in args).
@@ -157,6 +304,12 @@ async function main() {
     await page.waitForSelector(`${leakRow} svg.spark polyline`, { timeout: 10000 });
     check('sparkline drawn', true);
     await shot(page, 'dashboard_fleet.png');
+    check('the clipping check catches a clipped cell', (await page.evaluate(clipped, true))
+      .some((x) => x.startsWith('div#clip-probe')), 'not caught');
+    await noClipping(page, 'fleet');
+    // Byte columns carry units: "<bar>1.2 GiB / 2.0 GiB" (or "/ unknown").
+    const usedTxt = await page.textContent(`${leakRow} td.used`);
+    check('fleet: used / limit with units', /^\d+(\.\d+)? (B|KiB|MiB|GiB) \/ \d+(\.\d+)? (B|KiB|MiB|GiB)$/.test(usedTxt), usedTxt);
 
     // Host page of the replayed capture: case09's second screen, changes against the first.
     await page.click('#hosts tr[data-host="capture-case09"] td.host a');
@@ -167,7 +320,7 @@ async function main() {
     eq('case09 Drsd row', { tag: 'Drsd', type: 'paged', allocs: '737', allocs_change: '+177',
       frees: '710', frees_change: '+171', diff: '27', diff_change: '+6', bytes: '22464',
       bytes_change: '+4992', per_alloc: '832' },
-    Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'driver')));
+    Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'driver' && k !== 'hist')));
     const c9cards = await page.$$eval('#host-cards .card', (cs) => cs.map((c) => c.textContent));
     check('host page: unknown nonpaged limit', /^—nonpaged .* \/ unknown$/.test(c9cards[0]), c9cards[0]);
     check('host page: unknown paged limit', /^—paged .* \/ unknown$/.test(c9cards[2]), c9cards[2]);
@@ -181,7 +334,32 @@ async function main() {
     eq('include Xyz? keeps nothing', '0 rows', (await page.textContent('#pool-count')).split(',')[0]);
     await page.fill('#include', '');
     await waitFor(page, () => document.querySelectorAll('#pool tbody tr').length === 1);
+    // The capture's Drsd over time, opened from its row: exactly the two screens.
+    await page.click('#pool tbody tr[data-tag="Drsd"] a.hist-link');
+    const c9b = await chartData(page, '#tag-bytes', 'bytes');
+    const c9d = await chartData(page, '#tag-diff', 'outstanding');
+    eq('case09 Drsd chart: bytes of the two screens', [17472, 22464], c9b.series.bytes);
+    eq('case09 Drsd chart: outstanding allocations (diff) of the two screens', [21, 27], c9d.series.outstanding);
+    eq('case09 Drsd charts: y axes start at 0', [0, 0], [c9b.ymin, c9d.ymin]);
+    check('case09 Drsd chart: the query names Drsd, paged', /tag=Drsd&pool=paged&/.test(c9b.query), c9b.query);
+    // Two screens 15 min apart, +4992 B: the engine compares them, 19,968 B/h; the fit joins them.
+    const c9s = (await apiGet('/api/v1/leaks?host=capture-case09')).suspects.find((x) => x.tag === 'Drsd');
+    eq('case09 Drsd: the engine compares the screens, 4992 B per 15 min', ['compare', 19968], [c9s && c9s.method, c9s && c9s.growth_bytes_per_h]);
+    const f9 = c9b.series['leak fit'] || [];
+    check('case09 Drsd: the fit spans both screens with the engine\'s slope', f9.length === 2 && f9.every((v) => v != null) &&
+      Math.abs((f9[1] - f9[0]) / (c9b.xs[1] - c9b.xs[0]) * 3600000 - 19968) < 1e-6, JSON.stringify(f9));
+    const v9 = await page.textContent('#verdict');
+    check('case09 Drsd verdict: leak, screens compared only, the evidence', v9.startsWith('leak') &&
+      v9.includes('screens compared only') && c9s && v9.includes(c9s.evidence), v9);
     await shot(page, 'dashboard_host_case09.png');
+
+    // The leak's evidence: from the fleet's suspects list to the host page's NtFC charts.
+    await page.goto(`${URL}/#/`);
+    await ready(page, 'fleet');
+    await page.click(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"] a.hist-link`);
+    await ready(page, 'host');
+    await leakCharts(page);
+    await noClipping(page, 'host_leaker', false);
 
     // Host page of the leaking host: suspects, sorting by header clicks, filters.
     await page.goto(`${URL}/#/host/${LEAKER}`);
@@ -250,8 +428,24 @@ async function main() {
     await waitFor(page, () => [...document.querySelectorAll('#tag-hosts tbody tr td:nth-child(2)')].every((x) => x.textContent === 'nonpaged'));
     check('tag page suspects list the leaking host',
       await page.isVisible(`#tag-suspects tr[data-host="${LEAKER}"]`), 'not listed');
-    await page.waitForSelector('#dist canvas');
+    await page.waitForSelector('#trend canvas');
     await shot(page, 'dashboard_tag_ntfc.png');
+    await tagChart(page, 'nonpaged');
+    await page.selectOption('#tag-pool', 'paged');
+    await tagChart(page, 'paged');
+    await noClipping(page, 'tag_ntfc');
+
+    // Pages that do not exist say so.
+    await page.goto(`${URL}/#/no-such-page`);
+    await ready(page, 'notfound');
+    eq('unknown page: not found', 'Not found', await page.textContent('h1'));
+    const nerr = errors.length;
+    await page.goto(`${URL}/#/host/no-such-host`);
+    await waitFor(page, () => document.body.dataset.view === 'notfound');
+    eq('unknown host: not found', 'Not found', await page.textContent('h1'));
+    check('unknown host: the API says 404', /^404 /.test(await page.textContent('#view p.err')), await page.textContent('#view'));
+    const e404 = errors.splice(nerr); // the browser logs the API's 404: expected here, once
+    eq('unknown host: the one error logged is the 404', ['Failed to load resource: the server responded with a status of 404 (Not Found)'], e404);
 
     // #token= in the URL (the quickstart's link) logs in a fresh tab and leaves the URL.
     const p2 = await browser.newPage();
