@@ -76,6 +76,8 @@ struct pw_agent_s {
     const char *endpoints[MAX_ENDPOINTS];
     size_t n_endpoints;
     int stopping;
+    char stop_reason[32]; /* why the loop was stopped (a signal, a service stop, the source's
+                             end): set, the close says Goodbye; empty, it closes as a crash */
 };
 
 static uint64_t now_ms(void)
@@ -630,6 +632,7 @@ static void handle_ack(pw_agent_t *a, const Poolwatch__V1__Ack *ack)
     }
     if (a->cfg->exit_when_done && a->source_done && a->acked_seq >= a->seq) {
         PW_LOG_INFO(MOD, "source exhausted and every sample acked: exiting");
+        snprintf(a->stop_reason, sizeof(a->stop_reason), "source done");
         uv_stop(&a->loop);
     }
 }
@@ -905,8 +908,10 @@ static void on_sample_timer(uv_timer_t *t)
         uv_timer_stop(&a->sample_timer);
         PW_LOG_INFO(MOD, "source %s exhausted after seq %llu", pw_source_name(a->src),
                     (unsigned long long)a->seq);
-        if (a->cfg->exit_when_done && a->acked_seq >= a->seq)
+        if (a->cfg->exit_when_done && a->acked_seq >= a->seq) {
+            snprintf(a->stop_reason, sizeof(a->stop_reason), "source done");
             uv_stop(&a->loop);
+        }
         return;
     }
     if (r != 0) {
@@ -990,6 +995,7 @@ static void on_signal(uv_signal_t *s, int signum)
 {
     pw_agent_t *a = s->data;
     PW_LOG_INFO(MOD, "%s: stopping", pw_daemon_signal_name(signum));
+    snprintf(a->stop_reason, sizeof(a->stop_reason), "%s", pw_daemon_signal_name(signum));
     uv_stop(&a->loop);
 }
 
@@ -1019,6 +1025,7 @@ static void on_stop_async(uv_async_t *h)
 {
     pw_agent_t *a = h->data;
     PW_LOG_INFO(MOD, "stop requested: stopping");
+    snprintf(a->stop_reason, sizeof(a->stop_reason), "service stop");
     uv_stop(&a->loop);
 }
 
@@ -1204,11 +1211,32 @@ uint64_t pw_agent_sample_step(pw_agent_t *a)
     return a->seq;
 }
 
+/* A clean stop's last word (docs/protocol.md): the collector shows the host "stopped" and
+ * raises no HostSilent for it. Queued behind the samples already sent; the TLS close that
+ * follows flushes it. */
+static void say_goodbye(pw_agent_t *a)
+{
+    if (a->sess != SESS_STREAMING || !a->stop_reason[0] || !pw_uplink_is_up(a->up))
+        return;
+    Poolwatch__V1__Goodbye g = POOLWATCH__V1__GOODBYE__INIT;
+    g.timestamp_ms = now_ms();
+    g.reason = a->stop_reason;
+    Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
+    env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    int r = pw_uplink_send(a->up, &env);
+    if (r == 0)
+        PW_LOG_INFO(MOD, "goodbye sent to %s (%s)", pw_uplink_endpoint(a->up), a->stop_reason);
+    else
+        PW_LOG_WARN(MOD, "cannot send goodbye: %s", pw_strerror(r));
+}
+
 void pw_agent_close(pw_agent_t *a)
 {
     if (a == NULL)
         return;
     pw_net_stop_publish(NULL);
+    say_goodbye(a);
     end_session(a);
     agent_free(a);
 }

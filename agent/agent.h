@@ -79,7 +79,11 @@ int pw_agent_check(const pw_agent_cfg_t *cfg, pw_diag_t *d);
  * source, spool, certificates, endpoints). */
 int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d);
 
-/* pw_agent_run in parts, for a program that drives the agent by hand (the benchmark of its
+/* pw_agent_close after a stop (SIGINT, SIGTERM, pw_agent_stop, a replay's end with
+ * exit_when_done) first sends a streaming collector Goodbye (docs/protocol.md): the host shows
+ * "stopped", not silent. A close without such a stop sends none.
+ *
+ * pw_agent_run in parts, for a program that drives the agent by hand (the benchmark of its
  * per-sample cost, tests/bench/bench_agent.c): pw_agent_run is pw_agent_open, the loop until
  * a stop, pw_agent_close.
  * pw_agent_open does all of pw_agent_run's start-up (source, spool, uplink, timers; the

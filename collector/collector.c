@@ -294,7 +294,8 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
         snprintf(alerts_path, sizeof(alerts_path), "%s.alerts.json", cfg->db_path);
     pw_analysis_opts_t ao = {.alerts_path = keep_alerts ? alerts_path : NULL,
                              .on_alert = c->notify ? on_alert : NULL,
-                             .on_alert_arg = c};
+                             .on_alert_arg = c,
+                             .silent_after_ms = (int64_t)cfg->silent_after_ms};
     if (pw_analysis_run_new(&c->loop, c->ing, &ao, &c->an) != 0)
         PW_LOG_ERROR(MOD, "out of memory: analysis disabled");
     if (cfg->rw_url && cfg->rw_url[0]) {

@@ -40,6 +40,7 @@ typedef struct pw_collector_cfg_s {
     char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */
     char *webhook_url;              /* alerts: JSON POST per transition ("" = off), notify.h */
     char *alertmanager_url;         /* alerts: Alertmanager base URL ("" = off), notify.h */
+    uint64_t silent_after_ms;       /* HostSilent after this silence; 0 = 3 intervals, >= 60 s */
     /* Prometheus remote write (remote_write.h); url "" = off */
     char *rw_url;
     uint64_t rw_interval_ms;

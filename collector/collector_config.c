@@ -71,6 +71,10 @@ const pw_config_opt_t pw_collector_options[] = {
                          "http://host:port/path: one JSON POST per alert transition; empty = off"),
     PW_CONFIG_OPT_STRING("alerts", "alertmanager_url", "", T, alertmanager_url, 0,
                          "http://host:port of Alertmanager (POST /api/v2/alerts); empty = off"),
+    PW_CONFIG_OPT_DURATION("alerts", "silent_after", "0", 0, INT64_C(604800000), T, silent_after_ms,
+                           "a streaming host that sends nothing this long fires HostSilent (a "
+                           "clean stop, said by its agent, never does); 0 = 3 of the host's "
+                           "sampling intervals, at least 60 s"),
     PW_CONFIG_OPT_STRING("remote_write", "url", "", T, rw_url, 0,
                          "http[s]://host:port/path of a Prometheus remote write 1.0 receiver "
                          "(Prometheus /api/v1/write, Mimir /api/v1/push, VictoriaMetrics "

@@ -105,6 +105,8 @@ const char *pw_codec_msg_name(const Poolwatch__V1__Envelope *env)
         return "heartbeat";
     case POOLWATCH__V1__ENVELOPE__MSG_ERROR:
         return "error";
+    case POOLWATCH__V1__ENVELOPE__MSG_GOODBYE:
+        return "goodbye";
     default:
         return "none";
     }

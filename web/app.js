@@ -73,6 +73,18 @@ function fmtEta(eta) { return eta == null ? '—' : 'in ' + fmtDur(eta - Date.no
 function fmtAgo(ms) { return ms ? fmtDur(Date.now() - ms) + ' ago' : '—'; }
 function fmtChg(v) { return v == null ? '' : v > 0 ? '+' + v : String(v); }
 function chgClass(v) { return v > 0 ? 'chg up' : v < 0 ? 'chg down' : 'chg'; }
+/* A host's connection, shown apart from its pool pressure (API `connection`; an older collector
+ * gives only `connected`). */
+function connState(h) { return h.connection || (h.connected ? 'streaming' : 'disconnected'); }
+function connHtml(h) {
+  const c = connState(h);
+  const why = c === 'stopped' && h.stop_reason ? ' (' + esc(h.stop_reason) + ')' : '';
+  const title = { streaming: 'an agent session streams samples', stopped: 'its agent said goodbye: a clean stop, no HostSilent',
+    silent: 'it streamed and has sent nothing for its silence time: HostSilent', imported: 'an imported capture',
+    disconnected: 'no agent session' }[c] || '';
+  return `<span class="conn ${esc(c)}" title="${esc(title)}">${esc(c)}${why}</span> ` +
+    `<span class="mute">${c === 'streaming' ? fmtAgo(h.last_seen_ms) : 'last sample ' + fmtAgo(h.last_seen_ms)}</span>`;
+}
 function hostLink(h, owner) {
   /* the global view ([fleet] query_url): a host of another collector opens on its owner */
   const base = owner && new URL(owner).origin !== location.origin ? new URL(owner).origin + '/' : '';
@@ -280,7 +292,7 @@ function fleetView() {
     <div class="toolbar"><input id="host-filter" placeholder="filter hosts" aria-label="filter hosts"></div>
     <table id="hosts"><thead><tr><th>Host</th><th>OS</th><th>Nonpaged used / limit</th>
       <th class="num">%</th><th>ETA to limit</th><th>Nonpaged trend</th><th class="num">Paged %</th>
-      <th class="num">Suspects</th><th>Last seen</th></tr></thead><tbody></tbody></table>`;
+      <th class="num">Suspects</th><th>Connection</th></tr></thead><tbody></tbody></table>`;
   const sparkCache = new Map(); /* host -> svg */
   let queue = [], active = 0, hostsByName = new Map();
   const io = new IntersectionObserver((entries) => {
@@ -316,6 +328,7 @@ function fleetView() {
     for (const h of hosts) if (h.nonpaged_level in n) n[h.nonpaged_level]++;
     $('#cards').innerHTML = `<div class="card"><b>${hosts.length}</b>hosts</div>` +
       `<div class="card"><b>${hosts.filter((h) => h.connected).length}</b>connected</div>` +
+      `<div class="card"><b class="${hosts.some((h) => connState(h) === 'silent') ? 'err' : ''}">${hosts.filter((h) => connState(h) === 'silent').length}</b>silent</div>` +
       `<div class="card"><b class="err">${n.critical}</b>critical</div>` +
       `<div class="card"><b>${n.warn}</b>warn</div>` +
       `<div class="card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
@@ -332,7 +345,7 @@ function fleetView() {
         `<td class="spark-cell" data-host="${esc(h.name)}">${sparkCache.get(h.name) || ''}</td>` +
         `<td class="num">${limitPct(h.paged_ratio, h.paged_limit_bytes)}</td>` +
         `<td class="num suspects"><span class="badge${sp ? '' : ' zero'}">${sp}</span></td>` +
-        `<td>${h.connected ? fmtAgo(h.last_seen_ms) : '<span class="mute">offline, ' + fmtAgo(h.last_seen_ms) + '</span>'}</td></tr>`;
+        `<td class="conn-cell">${connHtml(h)}</td></tr>`;
     });
     const tb = $('#hosts tbody');
     tb.innerHTML = rows.join('');
@@ -424,7 +437,7 @@ function hostView(name, params) {
                changes: true, session: '' };
   const v = $('#view');
   v.innerHTML = `
-    <h1>${level('')}<span id="host-name">${esc(name)}</span> <span class="mute" id="host-os"></span></h1>
+    <h1>${level('')}<span id="host-name">${esc(name)}</span> <span class="mute" id="host-os"></span> <span id="host-conn"></span></h1>
     <div class="cards" id="host-cards"></div>
     <div class="cols">
       <div><h2>Nonpaged pool used vs limit <span class="mute" id="np-note"></span></h2><div class="chart" id="np-chart"></div></div>
@@ -624,7 +637,8 @@ function hostView(name, params) {
     const [h, leaks] = await Promise.all([api('/api/v1/hosts/' + encodeURIComponent(name)),
       api('/api/v1/leaks').catch(() => ({ suspects: [] }))]);
     $('h1 .lvl').className = 'lvl ' + (limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes) || 'unknown');
-    $('#host-os').textContent = [h.os, h.arch, h.connected ? 'connected' : 'offline'].filter(Boolean).join(' · ');
+    $('#host-os').textContent = [h.os, h.arch].filter(Boolean).join(' · ');
+    $('#host-conn').innerHTML = connHtml(h);
     const tot = h.totals || {};
     $('#host-cards').innerHTML =
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alloc.h"
 
@@ -249,6 +250,34 @@ size_t pw_alert_expire(pw_alert_set_t *set, int64_t now_ms)
             } else {
                 pp = &e->next;
             }
+        }
+    }
+    return dropped;
+}
+
+size_t pw_alert_drop_host(pw_alert_set_t *set, const char *host, int64_t now_ms,
+                          void (*cb)(const pw_alert_transition_t *tr, void *arg), void *arg)
+{
+    size_t dropped = 0;
+    if (set == NULL || host == NULL)
+        return 0;
+    for (size_t i = 0; i < set->nbuckets; i++) {
+        entry_t **pp = &set->buckets[i];
+        while (*pp) {
+            entry_t *e = *pp;
+            if (strcasecmp(e->key.host, host) != 0) {
+                pp = &e->next;
+                continue;
+            }
+            if (cb != NULL && (e->state == PW_ALERT_PENDING || e->state == PW_ALERT_FIRING)) {
+                pw_alert_transition_t t;
+                emit(&t, e, e->state, PW_ALERT_RESOLVED, now_ms, e->value);
+                cb(&t, arg);
+            }
+            *pp = e->next;
+            pw_free(e);
+            set->count--;
+            dropped++;
         }
     }
     return dropped;

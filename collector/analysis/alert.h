@@ -88,6 +88,13 @@ pw_alert_state_t pw_alert_state(const pw_alert_set_t *set, const pw_alert_key_t 
  * number dropped. */
 size_t pw_alert_expire(pw_alert_set_t *set, int64_t now_ms);
 
+/* Removes every entry of `host` (its key's host label, compared without case, as host names
+ * are). For each one pending or firing, cb (may be NULL) is first given its transition to
+ * RESOLVED at now_ms, for the receivers; the entry is then gone (not kept as resolved).
+ * Returns the number removed. */
+size_t pw_alert_drop_host(pw_alert_set_t *set, const char *host, int64_t now_ms,
+                          void (*cb)(const pw_alert_transition_t *tr, void *arg), void *arg);
+
 /* Number of stored entries (pending, firing or resolved). */
 size_t pw_alert_count(const pw_alert_set_t *set);
 

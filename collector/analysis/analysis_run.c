@@ -153,8 +153,9 @@ typedef struct {
     int judged, next_ready;
     int restore_checked;
     int silent_alerting; /* a HostSilent of this host fired and may need resolving */
-    int64_t heard_ms;    /* the analysis' clock when its last live sample came (0: not since
-                            the start): a backfill's samples are old, its agent is not silent */
+    int64_t after = pw_analysis_silent_after_ms(rn, h);
+    /* a clean stop is not silence: a HostSilent that fired resolves */
+    double quiet = h->stopped_ms != 0 ? 0.0 : quiet_s(h, s->heard_ms, now_ms);
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -866,6 +867,25 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
         rn->alerts_dirty = 1;
 }
 
+static void tell_resolved(const pw_alert_transition_t *tr, void *arg)
+{
+    notify((run_t *)arg, tr, 0);
+}
+
+/* A retired host's alerts leave the set (and the alerts file); receivers are told the firing
+ * and pending ones resolved, so Alertmanager and webhooks do not keep them open. */
+static void drop_alerts(run_t *rn, host_state_t *s, int64_t now_ms)
+{
+    size_t n = pw_alert_drop_host(rn->alerts, s->name, now_ms,
+                                  rn->o.on_alert != NULL ? tell_resolved : NULL, rn);
+    s->alerts_dropped = 1;
+    if (n == 0)
+        return;
+    PW_LOG_INFO(MOD, "host %s retired: its %zu alert(s) removed, receivers told resolved", s->name,
+                n);
+    rn->alerts_dirty = 1;
+}
+
 static int64_t wall_ms(void)
 {
     uv_timeval64_t tv;
@@ -898,17 +918,55 @@ static int cmp_suspect_ptr(const void *a, const void *b)
     return cmp_suspect(*(const pw_suspect_t *const *)a, *(const pw_suspect_t *const *)b);
 }
 
-/* HostSilent: a host that streamed since this collector started and has sent nothing for
- * max(3 intervals, 60 s) of its own sample time; critical when its nonpaged pool was at warn or
- * above (a server whose pool runs out stops answering), else warning; resolved by its next
- * sample. The value is the seconds of silence. */
+int64_t pw_analysis_silent_after_ms(const pw_analysis_run_t *rn, const pw_host_t *h)
+{
+    if (rn != NULL && rn->o.silent_after_ms > 0)
+        return rn->o.silent_after_ms;
+    int64_t after = 3 * (int64_t)h->interval_ms;
+    return after < SILENT_MIN_MS ? SILENT_MIN_MS : after;
+}
+
+/* Seconds at now_ms since the host's newest sample, or since its last sample came when that is
+ * later (`heard_ms`: a backfill's samples are old while it streams); 0 without one. */
+static double quiet_s(const pw_host_t *h, int64_t heard_ms, int64_t now_ms)
+{
+    int64_t last = (int64_t)h->last_seen_ms > heard_ms ? (int64_t)h->last_seen_ms : heard_ms;
+    return last > 0 && now_ms > last ? (double)(now_ms - last) / 1000.0 : 0.0;
+}
+
+/* Whether HostSilent watches the host: it streamed since this collector started, from an agent
+ * (not an import, not a replay of saved screens), and did not say Goodbye. */
+static int silence_watched(const pw_host_t *h)
+{
+    return pw_host_streaming(h) && !pw_host_imported(h) && h->stopped_ms == 0 &&
+           h->source_kind != POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY;
+}
+
+const char *pw_analysis_connection(const pw_analysis_run_t *rn, const pw_host_t *h, int64_t now_ms)
+{
+    int conn = pw_host_connected(h);
+    if (h->stopped_ms != 0 && !conn)
+        return "stopped";
+    if (pw_host_imported(h))
+        return "imported";
+    const host_state_t *st =
+        rn != NULL && h->index < rn->n_hs ? rn->hs[h->index] : NULL; /* the loop's view */
+    if (silence_watched(h) && quiet_s(h, st ? st->heard_ms : 0, now_ms) * 1000.0 >=
+                                  (double)pw_analysis_silent_after_ms(rn, h))
+        return "silent";
+    return conn ? "streaming" : "disconnected";
+}
+
+/* HostSilent: a host that streamed since this collector started and has sent nothing for its
+ * silence time ([alerts] silent_after, default max(3 intervals, 60 s)) of its own sample time;
+ * critical when its nonpaged pool was at warn or above (a server whose pool runs out stops
+ * answering), else warning; resolved by its next sample, or by its agent's Goodbye (a clean
+ * stop is not silence). The value is the seconds of silence. */
 static void silent_alert(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t now_ms)
 {
-    int64_t after = 3 * (int64_t)h->interval_ms;
-    if (after < SILENT_MIN_MS)
-        after = SILENT_MIN_MS;
-    int64_t last = (int64_t)h->last_seen_ms > s->heard_ms ? (int64_t)h->last_seen_ms : s->heard_ms;
-    double quiet = last > 0 && now_ms > last ? (double)(now_ms - last) / 1000.0 : 0.0;
+    int64_t heard_ms;   /* the analysis' clock when its last live sample came (0: not since
+                           the start): a backfill's samples are old, its agent is not silent */
+    int alerts_dropped; /* retired: its alerts were taken out of the set */
     int crit =
         s->judged && (s->pub.np.level == PW_LEVEL_WARN || s->pub.np.level == PW_LEVEL_CRITICAL);
     double th = (double)after / 1000.0;
@@ -1014,8 +1072,13 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
         if (budget_ns != 0 && uv_hrtime() - t_loop >= budget_ns)
             break;
         host_state_t *s = rn->hs[rn->pub_hi];
-        if (s == NULL || pw_host_retired(s->h)) /* retired: its findings leave the list */
+        if (s == NULL)
             continue;
+        if (pw_host_retired(s->h)) { /* retired: its findings leave the list, its alerts the set */
+            if (!s->alerts_dropped)
+                drop_alerts(rn, s, now_ms);
+            continue;
+        }
         uv_mutex_lock(&s->mu);
         int fresh = s->next_ready;
         if (fresh) {
@@ -1069,7 +1132,7 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
             }
         }
         if (live && h->source_kind != POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY)
-            silent_alert(rn, s, h, now_ms);
+            silent_alert(rn, s, h, now_ms); /* (also resolves a HostSilent of a stopped host) */
         if (fresh && s->pub.have_pressure) {
             pw_pressure_opts_t o;
             pw_pressure_opts_default(&o);

@@ -80,9 +80,26 @@ typedef struct pw_analysis_opts_s {
      * time of the sample it has reached, so a `for` duration is counted in that time. */
     int64_t (*now_ms)(void *arg);
     void *now_arg;
+    /* [alerts] silent_after: a streaming host that sends nothing this long (ms) fires
+     * HostSilent; 0 = 3 of the host's intervals, at least 60 s. */
+    int64_t silent_after_ms;
 } pw_analysis_opts_t;
 
 typedef struct pw_analysis_run_s pw_analysis_run_t;
+
+/* A host's connection, apart from its pool pressure (API `connection`, the dashboard):
+ * "streaming" (an agent session is attached and samples come), "stopped" (its agent said
+ * Goodbye: a clean stop, never HostSilent), "silent" (it streamed since this collector started
+ * and has sent nothing for its silence time, pw_analysis_silent_after_ms: HostSilent's
+ * condition), "imported" (a poolmon capture imported by the CLI), "disconnected" (any other
+ * host without a session: gone for less than its silence time, or not back since the collector
+ * started). now_ms: ms since the epoch, the alerts' clock. rn may be NULL (no analysis: the
+ * default silence time). Returns a static string. */
+const char *pw_analysis_connection(const pw_analysis_run_t *rn, const pw_host_t *h, int64_t now_ms);
+
+/* The host's silence time in ms: [alerts] silent_after when set, else 3 of its sampling
+ * intervals (Hello.interval_ms), at least 60,000. rn may be NULL. */
+int64_t pw_analysis_silent_after_ms(const pw_analysis_run_t *rn, const pw_host_t *h);
 
 /* Creates the pass over ingest's fleet and store (borrowed; they outlive it), restores the
  * firing alerts from opts->alerts_path and, with a loop, starts the pass timer (the first

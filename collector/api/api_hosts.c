@@ -78,7 +78,7 @@ static size_t host_suspects(const pw_api_t *api, const pw_host_t *h)
     return pw_series_suspects(s, n, h->name);
 }
 
-static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
+static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_ms)
 {
     const pw_host_t *h = hs->h;
     const pw_totals_t *t = pw_host_totals(h);
@@ -107,6 +107,11 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs)
     json_object_set_new(o, "arch", pw__api_jstr(h->arch));
     json_object_set_new(o, "agent_version", pw__api_jstr(h->agent_version));
     json_object_set_new(o, "connected", json_boolean(pw_host_connected(h)));
+    json_object_set_new(o, "connection",
+                        json_string(pw_analysis_connection(api->an, h, (int64_t)now_ms)));
+    json_object_set_new(o, "stopped_ms", h->stopped_ms ? pw__api_ju64(h->stopped_ms) : json_null());
+    json_object_set_new(o, "stop_reason",
+                        h->stopped_ms ? pw__api_jstr(h->stop_reason) : json_null());
     json_object_set_new(o, "last_seen_ms", pw__api_ju64(h->last_seen_ms));
     json_object_set_new(o, "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes));
     /* An unknown limit (0: imported captures, Linux, replay) is null, and so is its ratio:
@@ -166,7 +171,6 @@ int pw__api_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     int global = pw__api_scope_global(api, req, resp);
     if (global != 0)
         return global < 0 ? resp->status : pw__api_global_hosts(api, req, resp);
-    (void)req;
     (void)params;
     const pw_fleet_t *f = pw_ingest_fleet(api->ing);
     hostsum_t *hs = pw_calloc(f->n ? f->n : 1, sizeof(*hs));
@@ -180,20 +184,19 @@ int pw__api_hosts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
         qsort(hs, n, sizeof(*hs), cmp_hostsum);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
-        json_array_append_new(arr, host_json(api, &hs[i]));
+        json_array_append_new(arr, host_json(api, &hs[i], req->now_ms));
     pw_free(hs);
     return pw__api_send_json(resp, 200, arr ? json_pack("{s:o}", "hosts", arr) : NULL);
 }
 
 int pw__api_host(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
-    (void)req;
     pw_host_t *h = pw__api_find_host(api, params[0], resp);
     if (h == NULL)
         return resp->status;
     hostsum_t hs;
     host_sum(api, h, &hs);
-    json_t *o = host_json(api, &hs);
+    json_t *o = host_json(api, &hs, req->now_ms);
     if (o == NULL)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     json_object_set_new(o, "totals", pw__api_totals_json(pw_host_totals(h)));

@@ -45,6 +45,9 @@ typedef struct pw_host_s {
     uint32_t interval_ms;
     uint64_t last_seen_ms;    /* timestamp of the newest sample */
     uint64_t last_contact_ms; /* collector's loop clock at the last frame */
+    uint64_t stopped_ms;      /* its agent said Goodbye (a clean stop) at this time of the
+                                 agent's clock, ms since the epoch; 0 since its last Hello */
+    char stop_reason[32];     /* the Goodbye's reason ("SIGTERM", "service stop", ...) */
     uint64_t samples, gaps, resets;
     uint64_t resent;              /* samples its agent sent again that the store held already */
     uint32_t index;               /* position in the fleet (hosts are never removed) */

@@ -218,6 +218,8 @@ int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const c
                      hello->paged_limit->detail);
     }
     t->session = session;
+    h->stopped_ms = 0; /* streaming again */
+    h->stop_reason[0] = '\0';
     res->host = h;
     /* Everything committed is safe; what is put but not committed yet will be committed by
      * the next tick, so the agent may start after the committed seq (resends are idempotent). */
@@ -230,6 +232,13 @@ void pw_ingest_detach(pw_ingest_t *ing, pw_host_t *h, void *session)
     (void)ing;
     if (h != NULL && h->priv->session == session)
         h->priv->session = NULL;
+}
+
+void pw_ingest_goodbye(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Goodbye *g)
+{
+    (void)ing;
+    h->stopped_ms = g->timestamp_ms ? g->timestamp_ms : h->last_seen_ms ? h->last_seen_ms : 1;
+    pw_log_clean(h->stop_reason, sizeof(h->stop_reason), g->reason ? g->reason : "");
 }
 
 void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms)

@@ -98,6 +98,11 @@ int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const c
  * session has replaced it. */
 void pw_ingest_detach(pw_ingest_t *ing, pw_host_t *h, void *session);
 
+/* The host's agent said Goodbye (a clean stop): pw_host_t.stopped_ms = g->timestamp_ms (its
+ * last sample's time, or 1, when the agent gave 0) and stop_reason its reason, cleaned of
+ * control bytes; both stay until the host's next Hello. */
+void pw_ingest_goodbye(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Goodbye *g);
+
 /* Notes a frame from the host's agent at loop time `now_ms` (pw_host_t.last_contact_ms). */
 void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms);
 

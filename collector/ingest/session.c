@@ -397,6 +397,13 @@ static void handle_frame(pw_session_t *k, const uint8_t *p, size_t len)
         break;
     case POOLWATCH__V1__ENVELOPE__MSG_HEARTBEAT:
         break;
+    case POOLWATCH__V1__ENVELOPE__MSG_GOODBYE:
+        if (k->host) {
+            pw_ingest_goodbye(k->l->ing, k->host, env->goodbye);
+            PW_LOG_INFO(MOD, "%s: agent stopped (%s): goodbye", k->host->name,
+                        k->host->stop_reason[0] ? k->host->stop_reason : "no reason given");
+        }
+        break;
     default:
         send_error(k, PW_EPROTO, "unexpected message", 0);
         pw__session_close(k, "unexpected message");

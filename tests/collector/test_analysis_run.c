@@ -30,15 +30,33 @@ static int64_t sim_now(void *arg)
 }
 
 /* Replaces the double's analysis by one on the test's clock `clk`. */
-static void on_clock(pw_double_t *d, sim_clock_t *clk)
+/* Transitions to resolved the analysis told its receivers. */
+static int told_resolved;
+
+static void on_told(void *arg, const pw_alert_transition_t *tr, const char *name,
+                    const char *summary, const char *description, int resend)
+{
+    (void)arg, (void)name, (void)summary, (void)description, (void)resend;
+    told_resolved += tr->to == PW_ALERT_RESOLVED;
+}
+
+/* The double's analysis on clk, with [alerts] silent_after = silent_after_ms (0: default). */
+static void on_clock_silent(pw_double_t *d, sim_clock_t *clk, int64_t silent_after_ms)
 {
     pw_analysis_run_close(d->an);
     pw_analysis_opts_t o;
     memset(&o, 0, sizeof(o));
     o.now_ms = sim_now;
     o.now_arg = clk;
+    o.silent_after_ms = silent_after_ms;
+    o.on_alert = on_told;
     assert_int_equal(pw_analysis_run_new(NULL, d->ing, &o, &d->an), 0);
     d->api.an = d->an;
+}
+
+static void on_clock(pw_double_t *d, sim_clock_t *clk)
+{
+    on_clock_silent(d, clk, 0);
 }
 
 static pw_host_t *hello(pw_double_t *d, const char *name)
@@ -501,6 +519,27 @@ static pw_alert_state_t silent_state(const pw_analysis_run_t *an, const char *se
     return pw_alert_state(pw_analysis_run_alerts(an), &k, NULL);
 }
 
+/* Samples of h every STEP_MS from T0 to T0 + 120 s, the pool at USED (0.90 of its limit), a pass
+ * every 3 samples on clk. Returns the next seq - 1 (13). */
+static int stream_120s(pw_double_t *d, pw_delta_enc_t *e, pw_sample_t *s, pw_host_t *h,
+                       sim_clock_t *clk)
+{
+    int k = 0;
+    for (; k <= 12; k++) {
+        pw_sample_reset(s);
+        s->seq = (uint64_t)k + 1;
+        s->timestamp_ms = (uint64_t)(T0_MS + k * STEP_MS);
+        s->totals.nonpaged_bytes = USED;
+        add(s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(d, e, h, s), 0);
+        if (k % 3 == 0) {
+            clk->now = T0_MS + k * STEP_MS;
+            pw_analysis_run_pass(d->an);
+        }
+    }
+    return k;
+}
+
 /* HostSilent: a host streaming every 10 s (no interval in its Hello: the 60 s floor) at 0.90 of
  * its nonpaged limit stops at T0 + 120 s. Passes every 30 s of the clock: silent for 30 s, not
  * yet; for 60 s, critical (its pool was at critical), not warning; its next sample resolves it. */
@@ -516,19 +555,7 @@ static void test_host_silent(void **state_)
     assert_int_equal(pw_delta_enc_init(&e, 64), 0);
     pw_sample_t s;
     pw_sample_init(&s);
-    int k = 0;
-    for (; k <= 12; k++) {
-        pw_sample_reset(&s);
-        s.seq = (uint64_t)k + 1;
-        s.timestamp_ms = (uint64_t)(T0_MS + k * STEP_MS);
-        s.totals.nonpaged_bytes = USED;
-        add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
-        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
-        if (k % 3 == 0) {
-            clk.now = T0_MS + k * STEP_MS;
-            pw_analysis_run_pass(d.an);
-        }
-    }
+    int k = stream_120s(&d, &e, &s, h, &clk);
     assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
     clk.now = T0_MS + 120000 + 30000;
     pw_analysis_run_pass(d.an);
@@ -589,6 +616,77 @@ static void test_host_backfill_not_silent(void **state_)
     clk.now += 60000;
     pw_analysis_run_pass(d.an);
     assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
+/* [alerts] silent_after = 5 min: 60 s without a sample is not HostSilent, 300 s is (critical:
+ * the pool at 0.90). Then the agent says Goodbye (a clean stop) and its session closes: the host
+ * is "stopped", the HostSilent resolves and none fires in the hour after; its next Hello
+ * streams again. */
+static void test_host_goodbye(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    sim_clock_t clk = {T0_MS, 0};
+    on_clock_silent(&d, &clk, 300000);
+    pw_host_t *h = hello(&d, "clock01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    stream_120s(&d, &e, &s, h, &clk);
+    assert_int_equal(pw_analysis_silent_after_ms(d.an, h), 300000);
+    assert_int_equal(pw_analysis_silent_after_ms(NULL, h), 60000); /* the default's floor */
+    assert_string_equal(pw_analysis_connection(d.an, h, T0_MS + 120000), "streaming");
+    clk.now = T0_MS + 120000 + 60000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
+    assert_string_equal(pw_analysis_connection(d.an, h, clk.now), "streaming");
+    clk.now = T0_MS + 120000 + 300000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
+    assert_string_equal(pw_analysis_connection(d.an, h, clk.now), "silent");
+    /* the agent comes back only to stop cleanly */
+    Poolwatch__V1__Goodbye g = POOLWATCH__V1__GOODBYE__INIT;
+    g.timestamp_ms = (uint64_t)clk.now;
+    g.reason = "SIGTERM\n"; /* a control byte is cleaned */
+    pw_ingest_goodbye(d.ing, h, &g);
+    pw_ingest_detach(d.ing, h, pw_ingest_session(h));
+    assert_int_equal(h->stopped_ms, (uint64_t)clk.now);
+    assert_string_equal(h->stop_reason, "SIGTERM?");
+    clk.now += 30000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_RESOLVED);
+    assert_string_equal(pw_analysis_connection(d.an, h, clk.now), "stopped");
+    for (int i = 0; i < 120; i++) {
+        clk.now += 30000;
+        pw_analysis_run_pass(d.an);
+        assert_int_not_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
+        assert_int_not_equal(silent_state(d.an, "warning"), PW_ALERT_FIRING);
+    }
+    /* started again: streaming, watched again */
+    assert_ptr_equal(hello(&d, "clock01"), h);
+    assert_int_equal(h->stopped_ms, 0);
+    assert_string_equal(pw_analysis_connection(d.an, h, (int64_t)h->last_seen_ms), "streaming");
+    /* silent again, then retired by an operator: its alerts leave the set, the receivers are
+     * told the firing ones resolved (HostSilent, NonpagedPoolPressure at 0.90) */
+    pw_ingest_detach(d.ing, h, pw_ingest_session(h));
+    clk.now = (int64_t)h->last_seen_ms + 300000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
+    assert_true(pw_alert_count(pw_analysis_run_alerts(d.an)) >= 1);
+    pw_diag_t dg;
+    pw_diag_clear(&dg);
+    assert_int_equal(pw_ingest_retire(d.ing, "clock01", 0, (uint64_t)clk.now, &dg), 0);
+    told_resolved = 0;
+    clk.now += 30000;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
+    assert_int_equal(pw_alert_count(pw_analysis_run_alerts(d.an)), 0);
+    assert_int_equal(told_resolved, 2); /* HostSilent and its firing pressure alert */
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
     pw_double_close(&d);
@@ -695,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_eta_at_night_with_a_creep),
         cmocka_unit_test(test_host_silent),
         cmocka_unit_test(test_host_backfill_not_silent),
+        cmocka_unit_test(test_host_goodbye),
         cmocka_unit_test(test_replay_two_screens_listed_not_alerted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

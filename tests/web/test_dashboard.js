@@ -296,6 +296,14 @@ async function main() {
       const simPct = await page.textContent('#hosts tr[data-host="sim-fleet-small-0"] td.pct');
       check('fleet: a known limit has a % figure', /^\d+\.\d%$/.test(simPct), simPct);
     }
+    // Connection, apart from pressure: the sim agents stream; the replay agent stopped when its
+    // capture was done and said goodbye (API connection "stopped", stop_reason "source done").
+    {
+      const conn = await page.$$eval('#hosts tbody tr', (trs) => Object.fromEntries(trs.map((t) =>
+        [t.dataset.host, t.querySelector('td.conn-cell .conn').textContent])));
+      eq('fleet: connection of each host', { 'capture-case09': 'stopped (source done)', 'sim-fleet-small-0': 'streaming',
+        'sim-fleet-small-1': 'streaming', 'sim-fleet-small-2': 'streaming', [LEAKER]: 'streaming' }, conn);
+    }
     const leakRow = `#hosts tr[data-host="${LEAKER}"]`;
     check('leaking host has suspects', parseInt(await page.textContent(`${leakRow} td.suspects`), 10) >= 1,
       await page.textContent(`${leakRow} td.suspects`));
