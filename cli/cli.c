@@ -63,8 +63,10 @@ static const command_t commands[] = {
      "usage: poolwatch import FILE... --host NAME [--interval 15m] [--start T]\n"
      "                 [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"
      "Uploads saved poolmon captures as NAME's history (admin token). --nonpaged-limit and\n"
-     "--paged-limit give the host its pool limits (128MiB, 2GiB); --os derives the others from\n"
-     "the Windows rule table (\"Windows Server 2003 x86 /3GB\" -> 128 MB nonpaged).\n"},
+     "--paged-limit give the host its pool limits (128MB, 2GB); they count as Windows writes\n"
+     "pool limits, in powers of 1024: 128MB = 128MiB = 134217728 bytes. --os derives the\n"
+     "others from the Windows rule table (\"Windows Server 2003 x86 /3GB\" -> 128 MB\n"
+     "nonpaged; boot.ini's /USERVA=2800 counts as /3GB).\n"},
     {"host", pw_cmd_host,
      "usage: poolwatch host rm HOST [--keep-history]\n"
      "       poolwatch host rename OLD NEW\n"

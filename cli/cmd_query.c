@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 /* ---- JSON helpers: missing or null values print as "-" ------------------------------------ */
 
 static const char *jstr(const json_t *o, const char *key)
@@ -573,6 +576,60 @@ int pw_cmd_tags(pw_cli_t *cli)
     return get_and_print(cli, path, NULL, fleet, NULL);
 }
 
+/* Rows of the terminal on fd: its window size, else $LINES, else 24. */
+static int term_rows(int fd)
+{
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+        return ws.ws_row;
+    const char *l = getenv("LINES");
+    int n = l ? atoi(l) : 0;
+    return n > 0 ? n : 24;
+}
+
+/* `series` to a terminal without --step: every sample of a long range would scroll away, so
+ * when there are more than fit on the screen (its rows less 4, at least 8) the series is asked
+ * again in the shortest step of 1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h, 1d that fits, each point the
+ * last sample of its step (the server's rule), and a line says so. */
+static int series_fit(pw_cli_t *cli, char *path, size_t path_size)
+{
+    json_t *root;
+    int ex = pw_cli_call(cli, "GET", path, NULL, NULL, 0, NULL, NULL, &root);
+    if (ex != 0)
+        return ex;
+    const json_t *p = json_object_get(root, "points");
+    size_t n = json_array_size(p);
+    int fit = term_rows(fileno(cli->out)) - 4;
+    if (fit < 8)
+        fit = 8;
+    if (n <= (size_t)fit) {
+        int rc = pw_fmt_series(root, cli->out);
+        json_decref(root);
+        return rc < 0 ? PW_EXIT_SERVER : PW_EXIT_OK;
+    }
+    uint64_t t0 = ju64(json_array_get(p, 0), "ts_ms"), t1 = ju64(json_array_get(p, n - 1), "ts_ms");
+    json_decref(root);
+    static const struct {
+        const char *text;
+        uint64_t ms;
+    } steps[] = {{"1m", 60000},    {"5m", 300000},    {"15m", 900000},
+                 {"30m", 1800000}, {"1h", 3600000},   {"3h", 10800000},
+                 {"6h", 21600000}, {"12h", 43200000}, {"1d", 86400000}};
+    size_t k = 0;
+    while (k + 1 < sizeof(steps) / sizeof(steps[0]) &&
+           (t1 / steps[k].ms - t0 / steps[k].ms) + 1 > (uint64_t)fit)
+        k++;
+    char num[32];
+    snprintf(num, sizeof(num), "%" PRIu64, steps[k].ms);
+    if (append_param(path, path_size, "step", num) < 0)
+        return PW_EXIT_USAGE;
+    fprintf(cli->out,
+            "(%zu samples in that time, more than this terminal shows: one point per %s, the "
+            "last sample of each; --step 0 prints every sample)\n",
+            n, steps[k].text);
+    return get_and_print(cli, path, pw_fmt_series, 0, steps[k].text);
+}
+
 int pw_cmd_series(pw_cli_t *cli)
 {
     const char *host = NULL, *tag = NULL, *pool = NULL, *from = NULL, *to = NULL, *step = NULL;
@@ -624,7 +681,9 @@ int pw_cmd_series(pw_cli_t *cli)
         if (append_param(path, sizeof(path), names[k], num) < 0)
             return PW_EXIT_USAGE;
     }
-    return get_and_print(cli, path, pw_fmt_series, 0, step);
+    if (step != NULL || cli->json || !isatty(fileno(cli->out)))
+        return get_and_print(cli, path, pw_fmt_series, 0, step);
+    return series_fit(cli, path, sizeof(path));
 }
 
 /* POST /api/v1/hosts/HOST/commands {"kind":KIND,"tag":TAG}: the agent's answer in *out.

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -270,7 +271,7 @@ int pw_win_os_parse(const char *text, pw_win_os_t *os, pw_diag_t *d)
     pw_win_os_t o;
     memset(&o, 0, sizeof(o));
     const product_t *prod = NULL;
-    int server = 0, r2 = 0, arch = -1, nt = 0, x64_word = 0;
+    int server = 0, r2 = 0, arch = -1, nt = 0, x64_word = 0, va_word = 0;
     char word[32];
     const char *p = text ? text : "";
     for (;;) {
@@ -287,6 +288,26 @@ int pw_win_os_parse(const char *text, pw_win_os_t *os, pw_diag_t *d)
         word[n] = '\0';
         p += n;
         const char *w = word[0] == '/' ? word + 1 : word;
+        /* boot.ini's /USERVA=2800 (with /3GB) and bcdedit's increaseuserva 3072 (or =3072): the
+         * user address space in MB, 2048 to 3072 (Microsoft's 4GT documentation); the kernel
+         * keeps the rest, and the pool limits are 4GT's */
+        const char *eq = strchr(w, '=');
+        size_t kl = eq ? (size_t)(eq - w) : strlen(w);
+        int is_va = (kl == 6 && strncasecmp(w, "userva", 6) == 0) ||
+                    (kl == 14 && strncasecmp(w, "increaseuserva", 14) == 0);
+        const char *num = eq && is_va ? eq + 1 : va_word && isdigit((unsigned char)w[0]) ? w : NULL;
+        va_word = is_va && eq == NULL;
+        if (num != NULL) {
+            char *end;
+            unsigned long mb = strtoul(num, &end, 10);
+            if (*end != '\0' || mb < 2048 || mb > 3072)
+                return pw_diag_set(d, PW_EINVAL, 0, (uint64_t)(p - n - text), "os",
+                                   "os '%.80s': '%s': the user address space is 2048 to 3072 "
+                                   "(MB, as in /USERVA=2800)",
+                                   text, word);
+            o.increase_user_va = 1;
+            continue;
+        }
         if (nt && (strcmp(w, "4.0") == 0 || strcmp(w, "4") == 0)) {
             nt = 2;
         } else if (strcasecmp(w, "nt") == 0) {
@@ -305,8 +326,7 @@ int pw_win_os_parse(const char *text, pw_win_os_t *os, pw_diag_t *d)
             x64_word = 1;
         } else if (strcasecmp(w, "arm64") == 0) {
             arch = PW_WIN_ARCH_ARM64;
-        } else if (strcasecmp(w, "3gb") == 0 || strcasecmp(w, "4gt") == 0 ||
-                   strcasecmp(w, "increaseuserva") == 0) {
+        } else if (strcasecmp(w, "3gb") == 0 || strcasecmp(w, "4gt") == 0 || is_va) {
             o.increase_user_va = 1;
         } else if (ignorable(w)) {
             continue;

@@ -98,10 +98,12 @@ void pw_win_pool_limits(const pw_win_os_t *os, uint64_t ram_bytes, uint64_t comm
  * after the product name): product (NT 4.0, 2000, XP, Server 2003 [R2], Vista, Server 2008
  * [R2], 7, 8, 8.1, Server 2012 [R2], 10, 11, Server 2016/2019/2022/2025; 10.0 products get the
  * build of their first release, 10240, 22000, 14393, 17763, 20348, 26100), architecture (x86,
- * 32-bit, x64, amd64, 64-bit, arm64) and /3GB (also "3GB", "4GT", "increaseuserva", which make
- * it x86). Without an architecture: x86 for systems before Vista unless the product is "XP x64",
- * x64 from Vista on. Fills *os (zeroed first) on success. Returns 0, or PW_EINVAL with `d`
- * (field "os") naming the word that is not understood or saying that no product was found. */
+ * 32-bit, x64, amd64, 64-bit, arm64) and /3GB (also "3GB", "4GT", "increaseuserva", boot.ini's
+ * "/USERVA=2800", bcdedit's "increaseuserva 3072" or "increaseuserva=3072": MB from 2048 to
+ * 3072; each makes it x86). Without an architecture: x86 for systems before Vista unless the
+ * product is "XP x64", x64 from Vista on. Fills *os (zeroed first) on success. Returns 0, or
+ * PW_EINVAL with `d` (field "os") naming the word that is not understood or saying that no product
+ * was found. */
 int pw_win_os_parse(const char *text, pw_win_os_t *os, pw_diag_t *d);
 
 #endif /* PW_WINLIMIT_H */

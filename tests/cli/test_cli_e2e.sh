@@ -84,6 +84,29 @@ check "series exit" 0 $?
 check "series points" 1 "$(grep -c '^2024-03-14 10:10:00Z .* 10000 ' "$dir/out")"
 cat "$dir/err"
 
+# series on a terminal: 30 screens 10 min apart (tag Long: diff 60 + 10k of 100 B, k = 0..29) do
+# not fit a 12-row terminal (8 points): one per hour, the last screen of each (k = 5, 11, 17,
+# 23, 29: 11000, 17000, 23000, 29000, 35000 B); to a pipe, or with --step 0, every sample.
+python3 -c '
+for k in range(30):
+    a, d = 100 + 10 * k, 60 + 10 * k
+    print(" Memory: 1048576K Avail:  524288K  PageFlts:     0   InRam Krnl: 1024K P: 2048K")
+    print(" Commit: 262144K Limit: 1048576K Peak: 300000K            Pool N: 4096K P: 8192K")
+    print(" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n")
+    print(" Long Nonp %10d (   0) %9d (   0) %8d %8d (     0)    100\n" % (a, 40, d, d * 100))
+' >"$dir/thirty.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/thirty.txt" --host LONG01 --interval 10m \
+    --start 2024-03-15T00:00:00Z >"$dir/out" 2>"$dir/err"
+check "import 30 screens" 1 "$(grep -c 'server stored 30 screens' "$dir/out")"
+POOLWATCH_TOKEN=$READ "$PW" series LONG01 Long >"$dir/out" 2>"$dir/err"
+check "series to a pipe: every sample" 30 "$(grep -c '^2024-03-15 ' "$dir/out")"
+POOLWATCH_TOKEN=$READ LINES=12 script -qec "'$PW' series LONG01 Long" /dev/null </dev/null >"$dir/tty" 2>&1
+check "series on a terminal: hourly points" "11000 17000 23000 29000 35000" \
+    "$(tr -d '\r' <"$dir/tty" | awk '/^2024-03-15 /{printf "%s%s", s, $3; s=" "}')"
+check "series on a terminal: says so" 1 "$(grep -c '^(30 samples in that time, more than this terminal shows: one point per 1h, the last sample of each; --step 0 prints every sample)' "$dir/tty")"
+POOLWATCH_TOKEN=$READ LINES=12 script -qec "'$PW' series LONG01 Long --step 0" /dev/null </dev/null >"$dir/tty" 2>&1
+check "series on a terminal, --step 0: every sample" 30 "$(grep -c '^2024-03-15 ' "$dir/tty")"
+
 for cmd in "tags" "tags --fleet" "leaks"; do
     # shellcheck disable=SC2086
     POOLWATCH_TOKEN=$READ "$PW" $cmd >"$dir/out" 2>"$dir/err"
@@ -186,7 +209,7 @@ POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host DDK
     --os "Windows Server 2003 x86 /3GB" >/dev/null 2>"$dir/err"
 check "import --os exit" 0 $?
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host CFG04 \
-    --nonpaged-limit 64MiB --paged-limit 1GiB >/dev/null 2>"$dir/err"
+    --nonpaged-limit 64MB --paged-limit 1GB >/dev/null 2>"$dir/err"
 check "import --nonpaged-limit exit" 0 $?
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host W7X64 \
     --os "Windows 7 x64" >/dev/null 2>"$dir/err"
@@ -206,7 +229,8 @@ print(h["os"], "|", h["nonpaged_limit_bytes"], h["nonpaged_limit_source"], h["no
 # 8388608 / 555745280 = 0.015094339622641509
 DDK="Windows Server 2003 x86 /3GB | 134217728 computed Windows Server 2003 x86 with /3GB: 128 MB | 0.03128051758 ok | 555745280 computed 0.01509433962"
 check "DDK03 limits from --os" "$DDK" "$(limits DDK03)"
-# 64 MiB = 67108864: 4198400 / 67108864 = 0.06256103515625; 1 GiB: 8388608 / 2^30 = 0.0078125
+# 64MB as Windows writes pool limits = 64 MiB = 67108864: 4198400 / 67108864 = 0.06256103515625;
+# 1GB = 1 GiB: 8388608 / 2^30 = 0.0078125
 CFG="windows | 67108864 configured given at import | 0.06256103516 ok | 1073741824 configured 0.0078125"
 check "CFG04 limits given" "$CFG" "$(limits CFG04)"
 # 7 x64: 75 % of the capture's 1 GiB = 805306368: 4198400 / 805306368 = 0.005213419596354167

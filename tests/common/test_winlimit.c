@@ -22,6 +22,11 @@ static void test_winlimit_os_parse_products(void **state)
     static const os_row_t rows[] = {
         {"Windows Server 2003 x86 /3GB", 5, 2, 1, PW_WIN_ARCH_X86, 1},
         {"windows server 2003 r2 sp2 /3gb", 5, 2, 1, PW_WIN_ARCH_X86, 1}, /* /3GB implies x86 */
+        /* boot.ini as admins copy it, and bcdedit's form on Vista */
+        {"Windows Server 2003 /3GB /USERVA=2800", 5, 2, 1, PW_WIN_ARCH_X86, 1},
+        {"Windows Server 2003 /userva=3030", 5, 2, 1, PW_WIN_ARCH_X86, 1},
+        {"Windows Vista increaseuserva 3072", 6, 0, 0, PW_WIN_ARCH_X86, 1},
+        {"Windows Vista increaseuserva=2560", 6, 0, 0, PW_WIN_ARCH_X86, 1},
         {"Windows Server 2003", 5, 2, 1, PW_WIN_ARCH_X86, 0},
         {"Windows XP", 5, 1, 0, PW_WIN_ARCH_X86, 0},
         {"Windows XP x64", 5, 2, 0, PW_WIN_ARCH_X64, 0},
@@ -91,6 +96,9 @@ static void test_winlimit_os_parse_refuses(void **state)
     assert_int_equal(pw_win_os_parse("", &os, &d), PW_EINVAL);
     assert_int_equal(pw_win_os_parse("Windows 7 2008", &os, &d), PW_EINVAL);
     assert_string_equal(d.msg, "os 'Windows 7 2008': '2008' is not a second product name");
+    assert_int_equal(pw_win_os_parse("Windows Server 2003 /3GB /USERVA=4000", &os, &d), PW_EINVAL);
+    assert_string_equal(d.msg, "os 'Windows Server 2003 /3GB /USERVA=4000': '/USERVA=4000': the "
+                               "user address space is 2048 to 3072 (MB, as in /USERVA=2800)");
     assert_int_equal(pw_win_os_parse("Windows Server 2003 x64 /3GB", &os, &d), PW_EINVAL);
     assert_string_equal(d.msg, "os 'Windows Server 2003 x64 /3GB': /3GB is an x86 boot option, "
                                "not one of this architecture");
