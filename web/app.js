@@ -148,6 +148,8 @@ async function run(fn) {
       $('#view').innerHTML = `<h1>Not found</h1><p class="err">${esc(e.message)}</p>` +
         '<p><a href="#/">Back to the fleet</a></p>';
       document.body.dataset.view = 'notfound';
+      clearInterval(timer); /* nothing to refresh: a host or tag that is not there */
+      current = null;
       ready();
       status(e.message, true);
     } else status(e.message, true);
