@@ -2,13 +2,13 @@
  * text formats. Each formatter reads the JSON of one endpoint of docs/openapi.json. */
 #include "cli.h"
 #include "clock.h"
+#include "term.h"
 
 #include <inttypes.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 /* ---- JSON helpers: missing or null values print as "-" ------------------------------------ */
@@ -576,17 +576,6 @@ int pw_cmd_tags(pw_cli_t *cli)
     return get_and_print(cli, path, NULL, fleet, NULL);
 }
 
-/* Rows of the terminal on fd: its window size, else $LINES, else 24. */
-static int term_rows(int fd)
-{
-    struct winsize ws;
-    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-        return ws.ws_row;
-    const char *l = getenv("LINES");
-    int n = l ? atoi(l) : 0;
-    return n > 0 ? n : 24;
-}
-
 /* `series` to a terminal without --step: every sample of a long range would scroll away, so
  * when there are more than fit on the screen (its rows less 4, at least 8) the series is asked
  * again in the shortest step of 1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h, 1d that fits, each point the
@@ -599,7 +588,7 @@ static int series_fit(pw_cli_t *cli, char *path, size_t path_size)
         return ex;
     const json_t *p = json_object_get(root, "points");
     size_t n = json_array_size(p);
-    int fit = term_rows(fileno(cli->out)) - 4;
+    int fit = pw_term_rows(fileno(cli->out)) - 4;
     if (fit < 8)
         fit = 8;
     if (n <= (size_t)fit) {

@@ -20,6 +20,10 @@ int pw_term_is_tty(void);
  * the terminal cannot be set up (then nothing was changed). */
 int pw_term_open(void);
 
+/* Rows of the terminal that fd writes to (its window), else $LINES, else 24. Needs no
+ * pw_term_open (for commands that print a screenful, like `series`). */
+int pw_term_rows(int fd);
+
 /* The screen's size in character cells. */
 void pw_term_size(int *cols, int *rows);
 

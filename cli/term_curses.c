@@ -3,6 +3,8 @@
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 int pw_term_is_tty(void)
@@ -19,6 +21,16 @@ int pw_term_open(void)
     keypad(stdscr, TRUE);
     curs_set(0);
     return 0;
+}
+
+int pw_term_rows(int fd)
+{
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+        return ws.ws_row;
+    const char *l = getenv("LINES");
+    int n = l ? atoi(l) : 0;
+    return n > 0 ? n : 24;
 }
 
 void pw_term_size(int *cols, int *rows)

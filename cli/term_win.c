@@ -12,8 +12,11 @@
 #endif
 #include <windows.h>
 
+#include <io.h>
+
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 
 #ifndef ENABLE_VIRTUAL_TERMINAL_PROCESSING
 #define ENABLE_VIRTUAL_TERMINAL_PROCESSING 0x0004
@@ -128,4 +131,16 @@ void pw_term_close(void)
     out_str(leave, sizeof(leave) - 1);
     SetConsoleMode(term.out, term.out_mode);
     SetConsoleMode(term.in, term.in_mode);
+}
+
+int pw_term_rows(int fd)
+{
+    CONSOLE_SCREEN_BUFFER_INFO bi;
+    HANDLE h = (HANDLE)_get_osfhandle(fd);
+    if (h != INVALID_HANDLE_VALUE && GetConsoleScreenBufferInfo(h, &bi) &&
+        bi.srWindow.Bottom >= bi.srWindow.Top)
+        return bi.srWindow.Bottom - bi.srWindow.Top + 1;
+    const char *l = getenv("LINES");
+    int n = l ? atoi(l) : 0;
+    return n > 0 ? n : 24;
 }
