@@ -153,9 +153,9 @@ typedef struct {
     int judged, next_ready;
     int restore_checked;
     int silent_alerting; /* a HostSilent of this host fired and may need resolving */
-    int64_t after = pw_analysis_silent_after_ms(rn, h);
-    /* a clean stop is not silence: a HostSilent that fired resolves */
-    double quiet = h->stopped_ms != 0 ? 0.0 : quiet_s(h, s->heard_ms, now_ms);
+    int64_t heard_ms;   /* the analysis' clock when its last live sample came (0: not since
+                           the start): a backfill's samples are old, its agent is not silent */
+    int alerts_dropped; /* retired: its alerts were taken out of the set */
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -964,9 +964,9 @@ const char *pw_analysis_connection(const pw_analysis_run_t *rn, const pw_host_t 
  * stop is not silence). The value is the seconds of silence. */
 static void silent_alert(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t now_ms)
 {
-    int64_t heard_ms;   /* the analysis' clock when its last live sample came (0: not since
-                           the start): a backfill's samples are old, its agent is not silent */
-    int alerts_dropped; /* retired: its alerts were taken out of the set */
+    int64_t after = pw_analysis_silent_after_ms(rn, h);
+    /* a clean stop is not silence: a HostSilent that fired resolves */
+    double quiet = h->stopped_ms != 0 ? 0.0 : quiet_s(h, s->heard_ms, now_ms);
     int crit =
         s->judged && (s->pub.np.level == PW_LEVEL_WARN || s->pub.np.level == PW_LEVEL_CRITICAL);
     double th = (double)after / 1000.0;
