@@ -98,6 +98,26 @@ static int global_after(void *arg)
     return a > 0 && (uint64_t)a > t;
 }
 
+/* The number of suspects and hosts in a /leaks and /hosts answer of collector c (path suffix
+ * "" for the global view, "?scope=local" or "&scope=local" for its own). */
+static size_t count_of(int c, const char *path, const char *key)
+{
+    json_t *j = get(c, path);
+    size_t n = json_array_size(json_object_get(j, key));
+    json_decref(j);
+    return n;
+}
+
+/* The store makes new series searchable a few seconds after they are written: a snapshot taken
+ * after the writes may still miss some. Converged when the global view has as many hosts and
+ * suspects as the three local views together (which are final: the agents stopped). */
+static int global_converged(void *arg)
+{
+    const size_t *want = arg;
+    return count_of(0, "/api/v1/hosts", "hosts") == want[0] &&
+           count_of(0, "/api/v1/leaks?limit=1000000", "suspects") == want[1];
+}
+
 static json_t *by_key(json_t *arr, const char *k1, const char *k2, const char *k3)
 {
     json_t *o = json_object();
@@ -220,6 +240,13 @@ static void test_union(void **state)
         pw_proc_wait(queue_empty, &c, 30000, "poolwatch_remote_write_queue_requests 0", clog[c]);
     uint64_t t = pw_proc_now_ms();
     pw_proc_wait(global_after, &t, 20000, "a global snapshot taken after the writes", clog[0]);
+    size_t want[2] = {0, 0};
+    for (int c = 0; c < NC; c++) {
+        want[0] += count_of(c, "/api/v1/hosts?scope=local", "hosts");
+        want[1] += count_of(c, "/api/v1/leaks?scope=local&limit=1000000", "suspects");
+    }
+    pw_proc_wait(global_converged, want, 60000,
+                 "the global view holding every collector's hosts and suspects", clog[0]);
 
     /* hosts */
     json_t *lh = json_array(), *lt = json_array(), *ll = json_array();
