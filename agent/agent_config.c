@@ -18,9 +18,11 @@
 static const char *const fsync_words[] = {"ack", "always", "never", NULL}; /* PW_AGENT_FSYNC_* */
 
 const pw_config_opt_t pw_agent_options[] = {
-    PW_CONFIG_OPT_STRING("agent", "source", PW_AGENT_DEFAULT_SOURCE, T, source, 0,
-                         "where samples come from: win, linux, replay:FILE[,FILE...], "
-                         "sim:PRESET[/N]"),
+    PW_CONFIG_OPT_STRING(
+        "agent", "source", PW_AGENT_DEFAULT_SOURCE, T, source, 0,
+        "where samples come from: win, linux (slabinfo, and allocinfo and vmallocinfo when "
+        "there; linux:slab[,allocinfo][,vmallocinfo] to choose), "
+        "replay:FILE[,FILE...], sim:PRESET[/N]"),
     PW_CONFIG_OPT_STRING("agent", "host_name", "", T, host_name, 0,
                          "host name sent in the Hello; must match the client certificate "
                          "(empty: the source's or the OS's name)"),

@@ -2,7 +2,8 @@
  * registry). A source is opened from a spec string:
  *
  *   "win"               NtQuerySystemInformation(SystemPoolTagInformation)   (Windows only)
- *   "linux"             /proc/slabinfo + /proc/meminfo (root under cfg->proc_root)
+ *   "linux[:FILES]"     /proc/slabinfo + /proc/meminfo, + /proc/allocinfo and /proc/vmallocinfo
+ *                       when there (root under cfg->proc_root; FILES: source_linux.h)
  *   "replay:F1[,F2...]" saved poolmon screens, one sample per screen, in file order
  *   "sim:PRESET[/N]"    host N (default 0) of a named, seeded simulated fleet preset
  *

@@ -1,11 +1,14 @@
-/* source_linux.c: the "linux" source: /proc/slabinfo + /proc/meminfo under a configurable
- * root (see source_linux.h for what each figure is). */
+/* source_linux.c: the "linux" source: /proc/slabinfo + /proc/meminfo (+ /proc/allocinfo and
+ * /proc/vmallocinfo) under a configurable root (see source_linux.h for what each figure is). */
 #include "source_linux.h"
 #include "source_internal.h"
 #include "alloc.h"
 #include "buf.h"
+#include "allocinfo_text.h"
+#include "linux_rows.h"
 #include "sample.h"
 #include "slabinfo_text.h"
+#include "vmallocinfo_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +28,13 @@ typedef struct {
     pw_source_linux_stats_t stats;
     int have_stats;
     uint64_t configured_limit;
+    unsigned want;        /* X_* files to read besides slabinfo */
+    unsigned must;        /* X_* files named in the spec: missing is an error */
+    pw_linux_rows_t rows; /* tags of the sample being built */
 } linux_priv_t;
+
+/* The files read besides slabinfo (spec "linux:slab,allocinfo,vmallocinfo"). */
+enum { X_ALLOCINFO = 1, X_VMALLOCINFO = 2 };
 
 /* Facts read from /proc/meminfo, bytes; `have` bits say which lines were there. */
 typedef struct {
@@ -96,6 +105,17 @@ static int file_error(pw_diag_t *d, int err, const char *path, const char *what)
                            MAX_PROC_BYTES);
     return pw_diag_set(d, err, 0, 0, "proc", "cannot read %s (%s): %s", what, path,
                        pw_strerror(err));
+}
+
+/* Says which file a parser's or the rows' error is about: they only know line and field. */
+static int with_path(pw_diag_t *d, int r, const char *path)
+{
+    if (d != NULL) {
+        char msg[PW_DIAG_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%.100s: %.150s", path, d->msg);
+        memcpy(d->msg, msg, sizeof(msg));
+    }
+    return r;
 }
 
 /* Reads one small text file (hostname, osrelease) into out without the trailing newline.
@@ -204,10 +224,38 @@ static uint64_t read_btime_ms(linux_priv_t *priv)
     return v * 1000;
 }
 
+/* "" (everything there), or a comma list of slab, allocinfo, vmallocinfo. */
+static int parse_spec(linux_priv_t *priv, const char *arg, pw_diag_t *d)
+{
+    if (arg == NULL || arg[0] == '\0') {
+        priv->want = X_ALLOCINFO | X_VMALLOCINFO;
+        priv->must = 0;
+        return 0;
+    }
+    priv->want = priv->must = 0;
+    const char *p = arg;
+    while (*p) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        if (n == 4 && memcmp(p, "slab", 4) == 0) {
+        } else if (n == 9 && memcmp(p, "allocinfo", 9) == 0) {
+            priv->want |= X_ALLOCINFO;
+        } else if (n == 11 && memcmp(p, "vmallocinfo", 11) == 0) {
+            priv->want |= X_VMALLOCINFO;
+        } else {
+            return pw_diag_set(d, PW_EINVAL, 0, 0, "source",
+                               "linux:%s: '%.*s' is not one of slab, allocinfo, vmallocinfo", arg,
+                               (int)n, p);
+        }
+        p += n + (c != NULL);
+    }
+    priv->must = priv->want;
+    return 0;
+}
+
 static int linux_open(pw_source_t *src, const char *arg, const pw_source_config_t *cfg,
                       pw_diag_t *d)
 {
-    (void)arg;
     linux_priv_t *priv = src->priv;
     pw_buf_init(&priv->buf, MAX_PROC_BYTES + 1);
     const char *root = cfg->proc_root ? cfg->proc_root : "";
@@ -251,6 +299,35 @@ static int linux_open(pw_source_t *src, const char *arg, const pw_source_config_
     if (fd < 0)
         return file_error(d, -errno, path, "/proc/slabinfo");
     close(fd);
+    int r = parse_spec(priv, arg, d);
+    if (r != 0)
+        return r;
+    /* allocinfo and vmallocinfo: read when there and readable, or when the spec names them */
+    static const struct {
+        unsigned bit;
+        const char *rel;
+    } extra[] = {{X_ALLOCINFO, "/proc/allocinfo"}, {X_VMALLOCINFO, "/proc/vmallocinfo"}};
+    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+        if (!(priv->want & extra[i].bit))
+            continue;
+        if (make_path(priv, extra[i].rel, path, sizeof(path)) != 0)
+            return pw_diag_set(d, PW_EINVAL, 0, 0, "proc_root", "proc root path is too long");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            close(fd);
+            continue;
+        }
+        int err = -errno;
+        if (priv->must & extra[i].bit) {
+            if (err == PW_ENOENT && extra[i].bit == X_ALLOCINFO)
+                return pw_diag_set(d, PW_ENOENT, 0, 0, "proc",
+                                   "%s does not exist: the kernel has no memory allocation "
+                                   "profiling (Linux 6.10+, CONFIG_MEM_ALLOC_PROFILING)",
+                                   path);
+            return file_error(d, err, path, extra[i].rel);
+        }
+        priv->want &= ~extra[i].bit; /* not there: slabinfo alone, as before */
+    }
     return 0;
 }
 
@@ -280,15 +357,8 @@ static int linux_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     priv->have_stats = 0;
     pw_slabinfo_opts_t opts = {.strict = true};
     r = pw_slabinfo_parse((const char *)priv->buf.data, priv->buf.len, &opts, &priv->doc, d);
-    if (r != 0) {
-        if (d != NULL) {
-            /* Say which file: the parser only knows line and field. */
-            char msg[PW_DIAG_MSG_MAX];
-            snprintf(msg, sizeof(msg), "%.100s: %.150s", path, d->msg);
-            memcpy(d->msg, msg, sizeof(msg));
-        }
-        return r;
-    }
+    if (r != 0)
+        return with_path(d, r, path);
     priv->have_doc = 1;
 
     long ps = sysconf(_SC_PAGESIZE);
@@ -297,22 +367,48 @@ static int linux_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     st.page_size = page_size;
     st.n_caches = priv->doc.n_caches;
     st.slab_bytes = pw_slabinfo_doc_slab_bytes(&priv->doc, page_size, NULL);
-    for (size_t i = 0; i < priv->doc.n_caches; i++) {
-        const pw_slab_cache_t *c = &priv->doc.caches[i];
-        if (c->name_len > PW_TAG_MAX) {
-            st.n_skipped_long++;
-            continue;
-        }
-        uint64_t bytes;
-        if (__builtin_mul_overflow(c->active_objs, c->objsize, &bytes))
-            return pw_diag_set(d, PW_ERANGE, c->line, 0, "objsize",
-                               "%s: cache %s: active_objs * objsize overflows", path, c->name);
-        r = pw_sample_add(out, c->name, c->name_len, PW_POOL_NONPAGED, 0, 0, c->active_objs, bytes);
+    r = pw_linux_rows_begin(&priv->rows, out);
+    if (r == 0)
+        r = pw_linux_rows_add_slab(&priv->rows, priv->doc.caches, priv->doc.n_caches, d);
+    if (r != 0)
+        return with_path(d, r, path);
+    if (priv->want & X_ALLOCINFO) {
+        if (make_path(priv, "/proc/allocinfo", path, sizeof(path)) != 0)
+            return pw_diag_set(d, PW_EINVAL, 0, 0, "proc_root", "proc root path is too long");
+        r = read_file(&priv->buf, path);
         if (r != 0)
-            return pw_diag_set(d, r, c->line, 0, "name", "cannot add cache %s: %s", c->name,
-                               pw_strerror(r));
+            return file_error(d, r, path, "/proc/allocinfo");
+        pw_allocinfo_doc_t ad;
+        pw_allocinfo_opts_t ao = {.strict = true};
+        r = pw_allocinfo_parse((const char *)priv->buf.data, priv->buf.len, &ao, &ad, d);
+        if (r == 0)
+            r = pw_linux_rows_add_alloc(&priv->rows, &ad, d);
+        st.n_sites = ad.n_sites;
+        pw_allocinfo_doc_close(&ad);
+        if (r != 0)
+            return with_path(d, r, path);
     }
-    out->flags |= PW_SAMPLE_NO_ALLOCS;
+    if (priv->want & X_VMALLOCINFO) {
+        if (make_path(priv, "/proc/vmallocinfo", path, sizeof(path)) != 0)
+            return pw_diag_set(d, PW_EINVAL, 0, 0, "proc_root", "proc root path is too long");
+        r = read_file(&priv->buf, path);
+        if (r != 0)
+            return file_error(d, r, path, "/proc/vmallocinfo");
+        /* lenient: a line of a kernel we do not know is counted (n_vmalloc_skipped), not fatal */
+        pw_vmallocinfo_doc_t vd;
+        r = pw_vmallocinfo_parse((const char *)priv->buf.data, priv->buf.len, NULL, &vd, d);
+        if (r == PW_EFORMAT) /* nothing mapped or only lines we do not know */
+            r = 0;
+        if (r == 0)
+            r = pw_linux_rows_add_vmalloc(&priv->rows, &vd, d);
+        st.n_vmalloc_areas = vd.n_areas;
+        st.vmalloc_bytes = vd.total_bytes;
+        st.n_vmalloc_skipped = vd.n_skipped;
+        pw_vmallocinfo_doc_close(&vd);
+        if (r != 0)
+            return with_path(d, r, path);
+    }
+    st.rows = priv->rows.st;
 
     pw_totals_t *t = &out->totals;
     t->slab_reclaimable_bytes = mi.s_reclaimable;
@@ -359,11 +455,13 @@ static void linux_close(pw_source_t *src)
         return;
     pw_slabinfo_doc_close(&priv->doc);
     pw_buf_close(&priv->buf);
+    pw_linux_rows_close(&priv->rows);
 }
 
 const pw_source_ops_t pw__source_linux_ops = {
     .name = "linux",
-    .description = "Linux slab caches from /proc/slabinfo and /proc/meminfo",
+    .description = "Linux slab caches from /proc/slabinfo and /proc/meminfo, allocation sites "
+                   "from /proc/allocinfo and vmalloc callers from /proc/vmallocinfo when there",
     .priv_size = sizeof(linux_priv_t),
     .open = linux_open,
     .sample = linux_sample,

@@ -1,8 +1,11 @@
 /* cmd_import.c: `poolwatch import FILE... --host NAME [--interval 15m] [--start T]
  * [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]`.
  *
- * Each file is checked locally with the same parser the server uses (common/poolmon_text), so
- * a bad capture fails fast with FILE:LINE before any upload, then POSTed to /api/v1/import.
+ * A FILE is saved poolmon screens, or a Linux host's saved /proc/slabinfo (and /proc/allocinfo)
+ * dumps (common/linux_series.h), or a support bundle's directory (sosreport layout: its
+ * proc/slabinfo, proc/allocinfo and the time of its `date` run). Each is checked locally with
+ * the same parser the server uses, so a bad capture fails fast with FILE:LINE before any
+ * upload, then POSTed to /api/v1/import.
  * Files without time stamps follow each other: file k+1 starts one interval after the last
  * screen the server stored for file k.
  */
@@ -10,12 +13,14 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "clock.h"
 #include "config.h"
+#include "linux_series.h"
 #include "winlimit.h"
 
 #define PROGRESS_MIN_BYTES ((size_t)1 << 20) /* smaller uploads finish too fast for a bar */
@@ -42,8 +47,76 @@ static void on_progress(uint64_t sent, uint64_t total, void *arg)
     p->shown = 1;
 }
 
-/* Reads and parses one capture; prints FILE:LINE on failure. Returns 0 or PW_EXIT_USAGE, and
- * the number of screens and of screens without a time stamp of their own. */
+/* A support bundle's directory (sosreport layout): proc/slabinfo, proc/allocinfo when there,
+ * the time from sos_commands/date/date_--utc (or .../date, or a top-level "date" file) as the
+ * bundle's `date` run wrote it. Builds the text a shell loop would have saved: the time line,
+ * then the dumps. Returns 0, or a negative code with `d` saying which file. */
+static int load_bundle(const char *dir, char **data, size_t *len, pw_diag_t *d)
+{
+    static const char *const dates[] = {"sos_commands/date/date_--utc", "sos_commands/date/date",
+                                        "date"};
+    static const char *const dumps[] = {"proc/slabinfo", "proc/allocinfo"};
+    char path[4096];
+    char *out = NULL;
+    size_t n = 0;
+    int r = 0;
+    for (size_t i = 0; i < 2 + 1 && r == 0; i++) {
+        char *part = NULL;
+        size_t pl = 0;
+        if (i == 0) {
+            /* the first date file that reads: its first line is the time */
+            for (size_t k = 0; k < sizeof(dates) / sizeof(dates[0]) && part == NULL; k++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, dates[k]);
+                if (access(path, R_OK) == 0 && pw_cli_read_file(path, 4096, &part, &pl, d) == 0) {
+                    char *nl = memchr(part, '\n', pl);
+                    pl = nl ? (size_t)(nl - part) + 1 : pl;
+                }
+            }
+        } else {
+            snprintf(path, sizeof(path), "%s/%s", dir, dumps[i - 1]);
+            if (i == 2 && access(path, F_OK) != 0)
+                continue; /* no allocinfo in the bundle */
+            r = pw_cli_read_file(path, PW_POOLMON_MAX_INPUT_DEFAULT, &part, &pl, d);
+            if (r < 0)
+                break;
+        }
+        if (part == NULL)
+            continue;
+        char *grown = pw_realloc(out, n + pl + 2);
+        if (grown == NULL) {
+            pw_free(part);
+            r = pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
+            break;
+        }
+        out = grown;
+        memcpy(out + n, part, pl);
+        n += pl;
+        if (pl > 0 && out[n - 1] != '\n')
+            out[n++] = '\n';
+        out[n] = '\0';
+        pw_free(part);
+    }
+    if (r < 0) {
+        pw_free(out);
+        return r;
+    }
+    *data = out;
+    *len = n;
+    return 0;
+}
+
+/* A file as it is, or a support bundle's directory turned into a saved series. */
+static int load_input(const char *file, char **data, size_t *len, pw_diag_t *d)
+{
+    struct stat sb;
+    if (stat(file, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return load_bundle(file, data, len, d);
+    return pw_cli_read_file(file, PW_POOLMON_MAX_INPUT_DEFAULT, data, len, d);
+}
+
+/* Reads and parses one capture (poolmon screens, or a Linux host's slabinfo/allocinfo dumps);
+ * prints FILE:LINE on failure. Returns 0 or PW_EXIT_USAGE, and the number of screens (points)
+ * and of those without a time stamp of their own. */
 static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, size_t *screens,
                       size_t *unstamped)
 {
@@ -51,10 +124,31 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     size_t len;
     pw_diag_t d;
     pw_diag_clear(&d);
-    int rc = pw_cli_read_file(file, PW_POOLMON_MAX_INPUT_DEFAULT, &data, &len, &d);
+    int rc = load_input(file, &data, &len, &d);
     if (rc < 0) {
         fprintf(cli->err, "%s: %s\n", file, d.msg);
         return PW_EXIT_USAGE;
+    }
+    if (pw_linux_series_sniff(data, len)) {
+        pw_linux_series_opts_t lo = {.interval_ms = interval_ms};
+        pw_linux_series_t ser;
+        rc = pw_linux_series_parse(data, len, &lo, &ser, &d);
+        pw_free(data);
+        if (rc < 0) {
+            fprintf(cli->err, "%s:%" PRIu32 ": %s\n", file, d.line, d.msg);
+            return PW_EXIT_USAGE;
+        }
+        if (ser.n_skipped)
+            fprintf(cli->err,
+                    "%s:%" PRIu32 ": note: %zu line(s) between the dumps are not slabinfo or "
+                    "allocinfo rows (prompts, separators): skipped\n",
+                    file, ser.first_skipped, ser.n_skipped);
+        *screens = ser.n_points;
+        *unstamped = 0;
+        for (size_t i = 0; i < ser.n_points; i++)
+            *unstamped += !ser.points[i].has_file_time;
+        pw_linux_series_close(&ser);
+        return 0;
     }
     pw_poolmon_opts_t opts = {.interval_ms = interval_ms, .allow_cut_last_line = 1};
     pw_poolmon_doc_t doc;
@@ -195,7 +289,7 @@ int pw_cmd_import(pw_cli_t *cli)
         size_t len;
         pw_diag_t d;
         pw_diag_clear(&d);
-        if (pw_cli_read_file(files[k], PW_POOLMON_MAX_INPUT_DEFAULT, &data, &len, &d) < 0) {
+        if (load_input(files[k], &data, &len, &d) < 0) {
             fprintf(cli->err, "%s: %s\n", files[k], d.msg);
             ex = PW_EXIT_USAGE;
             break;
@@ -250,6 +344,9 @@ int pw_cmd_import(pw_cli_t *cli)
                              ? json_string_value(json_object_get(root, "nonpaged_limit_detail"))
                              : "");
             }
+            /* a Linux series has points in time (a slabinfo and/or allocinfo dump each) */
+            const char *fmt = json_string_value(json_object_get(root, "format"));
+            const char *unit = fmt && strcmp(fmt, "linux") == 0 ? "point" : "screen";
             json_t *al = json_object_get(root, "screens_already_stored");
             if (json_is_integer(al) && json_integer_value(al) > 0) {
                 char n4[32];
@@ -258,14 +355,14 @@ int pw_cmd_import(pw_cli_t *cli)
                         "earlier import of the same content (the start time does not make it "
                         "new); nothing stored again\n",
                         files[k], host,
-                        pw_cli_count((uint64_t)json_integer_value(al), "screen", n4, sizeof(n4)));
+                        pw_cli_count((uint64_t)json_integer_value(al), unit, n4, sizeof(n4)));
                 json_decref(root);
                 continue;
             }
             fprintf(cli->out, "%s: %s (server stored %s, %s) as %s, %s .. %s%s\n", files[k],
-                    pw_cli_count(screens[k], "screen", n1, sizeof(n1)),
+                    pw_cli_count(screens[k], unit, n1, sizeof(n1)),
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "screens")),
-                                 "screen", n2, sizeof(n2)),
+                                 unit, n2, sizeof(n2)),
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "rows")), "row",
                                  n3, sizeof(n3)),
                     host, a, b, lim);

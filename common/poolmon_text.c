@@ -529,13 +529,73 @@ static int parse_clock(const char *p, const char *e, int64_t *out)
     return 0;
 }
 
-/* A line that is only a date-time (see poolmon_text.h). Returns 1 with *out set, else 0. */
+/* date(1)'s default output in the C locale, "Tue Dec  1 16:59:17 UTC 2026" (coreutils and
+ * busybox: "%a %b %e %H:%M:%S %Z %Y"). Returns 1 with *out set, 0 when not that shape, -1 when
+ * it is but the zone is a name other than UTC/GMT (its offset is not in the line). */
+static int parse_date1(const char *p, const char *e, uint64_t *out)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    const char *we = token_end(p, e);
+    if (we - p != 3 || is_digit(*p))
+        return 0;
+    p = skip_blanks(we, e);
+    we = token_end(p, e);
+    if (we - p != 3)
+        return 0;
+    unsigned mo = 0;
+    for (unsigned i = 0; i < 12 && mo == 0; i++)
+        if (starts_with_ci(p, we, (char[]){months[3 * i], months[3 * i + 1], months[3 * i + 2], 0}))
+            mo = i + 1;
+    if (mo == 0)
+        return 0;
+    p = skip_blanks(we, e);
+    unsigned d, y;
+    if (digits(&p, e, 2, &d) || p >= e || !is_blank(*p))
+        return 0;
+    p = skip_blanks(p, e);
+    const char *clock = p;
+    const char *ce = token_end(p, e);
+    p = skip_blanks(ce, e);
+    const char *zone = p, *ze = token_end(p, e);
+    p = skip_blanks(ze, e);
+    if (digits(&p, e, 4, &y) || skip_blanks(p, e) != e || y < 1970 || d < 1 || d > 31)
+        return 0;
+    int64_t tod;
+    if (parse_clock(clock, ce, &tod) != 0)
+        return 0;
+    int64_t off = 0;
+    if (token_eq_ci(zone, ze, "UTC") || token_eq_ci(zone, ze, "GMT") ||
+        token_eq_ci(zone, ze, "Z")) {
+        off = 0;
+    } else if (ze - zone == 5 && (*zone == '+' || *zone == '-')) {
+        unsigned hm;
+        const char *z = zone + 1;
+        if (digits(&z, ze, 4, &hm) || hm / 100 > 23 || hm % 100 > 59)
+            return 0;
+        off = ((int64_t)(hm / 100) * 60 + hm % 100) * 60000;
+        if (*zone == '-')
+            off = -off;
+    } else {
+        return -1;
+    }
+    int64_t t = days_from_civil((int64_t)y, mo, d) * 86400000 + tod - off;
+    if (t < 0)
+        return 0;
+    *out = (uint64_t)t;
+    return 1;
+}
+
+/* A line that is only a date-time (see poolmon_text.h). Returns 1 with *out set, 0 when not
+ * a time, -1 for date(1) output with a zone name it cannot place. */
 static int parse_timestamp(const char *s, const char *e, uint64_t *out)
 {
     const char *p = s;
     unsigned y, mo, d;
     if (e - p < 10)
         return 0;
+    int r1 = parse_date1(p, e, out);
+    if (r1 != 0)
+        return r1;
     if (is_digit(p[0]) && is_digit(p[1]) && is_digit(p[2]) && is_digit(p[3]) && p[4] == '-') {
         if (digits(&p, e, 4, &y) || *p++ != '-' || digits(&p, e, 2, &mo) || p >= e || *p++ != '-' ||
             digits(&p, e, 2, &d))
@@ -619,7 +679,7 @@ static int handle_line(parser_t *P, char *line, size_t len)
     if (te - t == 3 && starts_with_ci(t, te, "Tag"))
         return parse_column_header(P, t, e);
     uint64_t ts;
-    if (parse_timestamp(s2, e, &ts)) {
+    if (parse_timestamp(s2, e, &ts) == 1) {
         P->pending_ts = 1;
         P->pending_ms = ts;
         P->open = 0; /* whatever follows belongs to the next screen */
@@ -867,4 +927,12 @@ int pw_poolmon_screen_to_sample(const pw_poolmon_screen_t *screen, pw_sample_t *
 const char *pw_poolmon_type_name(int pool)
 {
     return pool == PW_POOL_NONPAGED ? "nonpaged" : pool == PW_POOL_PAGED ? "paged" : "?";
+}
+
+int pw_poolmon_parse_time(const char *line, size_t len, uint64_t *out_ms)
+{
+    const char *e = line + len;
+    while (e > line && (is_blank(e[-1]) || e[-1] == '\r'))
+        e--;
+    return parse_timestamp(skip_blanks(line, e), e, out_ms);
 }

@@ -35,8 +35,9 @@
  *
  * Time stamps. poolmon prints none; capture scripts often echo one before each screen. A line
  * holding only a date-time (`2024-03-14 10:15:00`, `2024-03-14T10:15:00Z`, optionally with
- * `.fff` and a `+hh:mm` offset, or cmd's en-US `%date% %time%`: `Tue 03/14/2024 10:15:00.12`)
- * stamps the next screen; zone-less times are taken as UTC. A screen without one gets the
+ * `.fff` and a `+hh:mm` offset, cmd's en-US `%date% %time%`: `Tue 03/14/2024 10:15:00.12`, or
+ * date(1)'s default output in the C locale with zone UTC, GMT or +hhmm: `Tue Dec  1 16:59:17 UTC
+ * 2026`) stamps the next screen; zone-less times are taken as UTC. A screen without one gets the
  * previous screen's time + interval_ms, the first screen start_ms.
  *
  * Rejected: input that is not poolmon (no screen part at all, or a table whose header starts
@@ -192,6 +193,12 @@ void pw_poolmon_doc_close(pw_poolmon_doc_t *doc);
  * filtered). Limits are not in a poolmon screen and stay 0.
  * Returns 0 or PW_ENOMEM (out may then hold part of the rows). */
 int pw_poolmon_screen_to_sample(const pw_poolmon_screen_t *screen, pw_sample_t *out);
+
+/* Reads `len` bytes of one line that should hold only a date-time in one of the forms above.
+ * Returns 1 and sets *out_ms (ms since the Unix epoch), 0 when the line is not a time, -1 when
+ * it is date(1) output whose zone is a name other than UTC/GMT (CET, EST...: its offset is not
+ * in the line; the caller says so rather than guess). */
+int pw_poolmon_parse_time(const char *line, size_t len, uint64_t *out_ms);
 
 /* "paged" or "nonpaged": the JSON `type` of a row's pool (PW_POOL_PAGED / NONPAGED). */
 const char *pw_poolmon_type_name(int pool);

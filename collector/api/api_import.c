@@ -1,5 +1,6 @@
-/* api_import.c: POST /api/v1/import: a saved poolmon capture, parsed into samples here and
- * stored through ingest. */
+/* api_import.c: POST /api/v1/import: a saved poolmon capture, or a Linux host's saved
+ * slabinfo/allocinfo dumps (common/linux_series.h), parsed into samples here and stored through
+ * ingest. */
 #include "api_internal.h"
 
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "linux_series.h"
 #include "poolmon_text.h"
 #include "winlimit.h"
 
@@ -78,6 +80,107 @@ static int limits_resolve(const limits_opt_t *lo, const pw_sample_t *last, pw_po
     return 0;
 }
 
+/* A parsed import: samples in time order (owned), counter width, what the text told. */
+typedef struct parsed_s {
+    pw_sample_t *ss;
+    size_t n;
+    unsigned width;
+    const char *format; /* "poolmon" or "linux" */
+    uint32_t cut_line;  /* poolmon: the last line cut inside a row, 0 when none */
+    size_t skipped;     /* linux: lines of the dumps that were not rows */
+    uint32_t first_skipped;
+} parsed_t;
+
+static void parsed_close(parsed_t *p)
+{
+    for (size_t i = 0; p->ss && i < p->n; i++)
+        pw_sample_close(&p->ss[i]);
+    pw_free(p->ss);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Saved poolmon screens: counters are 32-bit unless a value says otherwise (a 64-bit build's
+ * capture). */
+static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t interval, parsed_t *p,
+                         pw_api_resp_t *resp)
+{
+    pw_poolmon_opts_t po;
+    memset(&po, 0, sizeof(po));
+    po.max_input_bytes = PW_API_MAX_IMPORT_BYTES;
+    po.allow_cut_last_line = 1; /* said in the answer (cut_line), not a reason to lose the rest */
+    po.start_ms = start;
+    po.interval_ms = interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS;
+    pw_poolmon_doc_t doc;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_poolmon_parse((const char *)req->body, req->body_len, &po, &doc, &d);
+    if (r != 0)
+        return pw_api_error(resp,
+                            r == PW_ENOMEM    ? 500
+                            : r == PW_ETOOBIG ? 413
+                                              : 400,
+                            pw_err_name(r), "not a poolmon capture: line %u: %s", d.line, d.msg);
+    p->format = "poolmon";
+    p->width = 32;
+    p->cut_line = doc.cut_line;
+    for (size_t i = 0; i < doc.n_screens; i++)
+        for (size_t j = 0; j < doc.screens[i].n_rows; j++)
+            if (doc.screens[i].rows[j].allocs > UINT32_MAX ||
+                doc.screens[i].rows[j].frees > UINT32_MAX ||
+                doc.screens[i].rows[j].diff > UINT32_MAX)
+                p->width = 64;
+    p->ss = pw_calloc(doc.n_screens ? doc.n_screens : 1, sizeof(*p->ss));
+    r = p->ss ? 0 : PW_ENOMEM;
+    for (size_t i = 0; r == 0 && i < doc.n_screens; i++) {
+        pw_sample_init(&p->ss[i]);
+        p->n++;
+        r = pw_poolmon_screen_to_sample(&doc.screens[i], &p->ss[i]);
+    }
+    pw_poolmon_doc_close(&doc);
+    if (r != 0) {
+        parsed_close(p);
+        return pw_api_error(resp, 500, pw_err_name(r), "import: %s", pw_strerror(r));
+    }
+    return 0;
+}
+
+/* A Linux host's saved slabinfo/allocinfo dumps (common/linux_series.h): 64-bit counters. */
+static int parse_linux(const pw_api_req_t *req, uint64_t start, uint64_t interval, parsed_t *p,
+                       pw_api_resp_t *resp)
+{
+    pw_linux_series_opts_t lo = {.max_input_bytes = PW_API_MAX_IMPORT_BYTES,
+                                 .start_ms = start,
+                                 .interval_ms =
+                                     interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS};
+    pw_linux_series_t ser;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_linux_series_parse((const char *)req->body, req->body_len, &lo, &ser, &d);
+    if (r != 0)
+        return pw_api_error(resp,
+                            r == PW_ENOMEM    ? 500
+                            : r == PW_ETOOBIG ? 413
+                                              : 400,
+                            pw_err_name(r), "not a saved slabinfo/allocinfo series: line %u: %s",
+                            d.line, d.msg);
+    p->format = "linux";
+    p->width = 64;
+    p->skipped = ser.n_skipped;
+    p->first_skipped = ser.first_skipped;
+    p->ss = pw_calloc(ser.n_points ? ser.n_points : 1, sizeof(*p->ss));
+    if (p->ss == NULL) {
+        pw_linux_series_close(&ser);
+        return pw_api_error(resp, 500, "ENOMEM", "import: out of memory");
+    }
+    for (size_t i = 0; i < ser.n_points; i++) {
+        p->ss[i] = ser.points[i].sample; /* moved: the series no longer owns it */
+        pw_sample_init(&ser.points[i].sample);
+    }
+    p->n = ser.n_points;
+    pw_linux_series_close(&ser);
+    return 0;
+}
+
 int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
     (void)params;
@@ -109,28 +212,26 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         pw__api_query_free(&q); /* `host` points into q */
         return r;
     }
-    pw_poolmon_opts_t po;
-    memset(&po, 0, sizeof(po));
-    po.max_input_bytes = PW_API_MAX_IMPORT_BYTES;
-    po.allow_cut_last_line = 1; /* said in the answer (cut_line), not a reason to lose the rest */
-    po.start_ms = start;
-    po.interval_ms = interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS;
-    pw_poolmon_doc_t doc;
-    r = pw_poolmon_parse((const char *)req->body, req->body_len, &po, &doc, &d);
+    parsed_t pa;
+    memset(&pa, 0, sizeof(pa));
+    int linux_series = pw_linux_series_sniff((const char *)req->body, req->body_len);
+    if (linux_series && lo.os != NULL)
+        r = pw_api_error(resp, 400, "EINVAL",
+                         "parameter os names a Windows version; a Linux series takes "
+                         "nonpaged_limit_bytes (the limit of its slab memory) instead");
+    else
+        r = linux_series ? parse_linux(req, start, interval, &pa, resp)
+                         : parse_poolmon(req, start, interval, &pa, resp);
     if (r != 0) {
         pw__api_query_free(&q);
-        return pw_api_error(resp,
-                            r == PW_ENOMEM    ? 500
-                            : r == PW_ETOOBIG ? 413
-                                              : 400,
-                            pw_err_name(r), "not a poolmon capture: line %u: %s", d.line, d.msg);
+        return r;
     }
     /* Screens stamped in the future (a --start or file time stamps off by years) would sit
      * ahead of every live host and poison what reads the fleet by time (remote write, the
      * store's windows): a day of slack covers time zones. */
-    uint64_t end = doc.n_screens ? doc.screens[doc.n_screens - 1].timestamp_ms : 0;
+    uint64_t end = pa.n ? pa.ss[pa.n - 1].timestamp_ms : 0;
     if (end > req->now_ms + 86400000ull) {
-        pw_poolmon_doc_close(&doc);
+        parsed_close(&pa);
         pw__api_query_free(&q);
         return pw_api_error(resp, 400, "EINVAL",
                             "the capture's last screen would be stored at %llu ms since the epoch, "
@@ -138,15 +239,7 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                             "(CLI --start) or the file's time stamps",
                             (unsigned long long)end);
     }
-    /* Counters are 32-bit unless a value says otherwise (a 64-bit build's capture). */
-    unsigned width = 32;
-    for (size_t i = 0; i < doc.n_screens; i++)
-        for (size_t j = 0; j < doc.screens[i].n_rows; j++)
-            if (doc.screens[i].rows[j].allocs > UINT32_MAX ||
-                doc.screens[i].rows[j].frees > UINT32_MAX ||
-                doc.screens[i].rows[j].diff > UINT32_MAX)
-                width = 64;
-    uint64_t first = doc.n_screens ? doc.screens[0].timestamp_ms : 0;
+    uint64_t first = pa.n ? pa.ss[0].timestamp_ms : 0;
     /* The instance is the capture's content: importing the same file again stores nothing
      * twice (same agent, boot and seqs), whatever times the screens were given. */
     char boot_id[40];
@@ -154,55 +247,45 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     for (size_t i = 0; i < req->body_len; i++)
         fnv = (fnv ^ req->body[i]) * 1099511628211ull;
     snprintf(boot_id, sizeof(boot_id), "import:%016" PRIx64, fnv);
-    pw_sample_t *ss = pw_calloc(doc.n_screens ? doc.n_screens : 1, sizeof(*ss));
-    if (ss == NULL)
-        r = PW_ENOMEM;
-    for (size_t i = 0; ss && i < doc.n_screens; i++)
-        pw_sample_init(&ss[i]);
-    for (size_t i = 0; ss && r == 0 && i < doc.n_screens; i++)
-        r = pw_poolmon_screen_to_sample(&doc.screens[i], &ss[i]);
     pw_ingest_import_res_t ir;
     memset(&ir, 0, sizeof(ir));
     ir.last_ts = first;
     pw_pool_limit_t np, pg;
-    int lr =
-        r == 0 ? limits_resolve(&lo, doc.n_screens ? &ss[doc.n_screens - 1] : NULL, &np, &pg, resp)
-               : 0;
+    int lr = limits_resolve(&lo, pa.n ? &pa.ss[pa.n - 1] : NULL, &np, &pg, resp);
     if (lr != 0) {
-        for (size_t i = 0; i < doc.n_screens; i++)
-            pw_sample_close(&ss[i]);
-        pw_free(ss);
-        pw_poolmon_doc_close(&doc);
+        parsed_close(&pa);
         pw__api_query_free(&q);
         return lr;
     }
-    if (r == 0)
-        r = pw_ingest_import(api->ing, host, width, boot_id, ss, doc.n_screens, &ir, &d);
-    else
-        pw_diag_set(&d, r, 0, 0, "import", "%s", pw_strerror(r));
+    r = pw_ingest_import(api->ing, host, pa.width, boot_id, pa.ss, pa.n, &ir, &d);
     /* What the operator said about the host, kept with it (a restart keeps it too). */
     if (r == 0 && (lo.os != NULL || np.bytes || pg.bytes))
         r = pw_ingest_import_meta(api->ing, host, lo.os, &np, &pg, &d);
-    for (size_t i = 0; ss && i < doc.n_screens; i++)
-        pw_sample_close(&ss[i]);
-    pw_free(ss);
+    size_t n_screens = pa.n;
     if (r == PW_EEXIST) {
+        parsed_close(&pa);
         r = pw_api_error(resp, 409, "EEXIST", "%s", d.msg);
-        pw_poolmon_doc_close(&doc);
         pw__api_query_free(&q); /* `host` points into q */
         return r;
     }
     if (r < 0) {
-        pw_poolmon_doc_close(&doc);
+        parsed_close(&pa);
         pw__api_query_free(&q);
         return pw_api_error(resp, r == PW_EINVAL ? 400 : 500, pw_err_name(r), "import: %s",
                             d.msg[0] ? d.msg : pw_strerror(r));
     }
     uint64_t rows = ir.rows, last = ir.screens ? ir.last_ts : first;
-    json_t *o = json_pack("{s:o,s:i,s:o,s:o,s:o,s:o}", "host", pw__api_jstr(host), "screens",
-                          (int)doc.n_screens, "rows", pw__api_ju64(rows), "first_ts_ms",
-                          pw__api_ju64(first), "last_ts_ms", pw__api_ju64(last), "cut_line",
-                          doc.cut_line ? json_integer(doc.cut_line) : json_null());
+    json_t *o = json_pack("{s:o,s:s,s:i,s:o,s:o,s:o,s:o}", "host", pw__api_jstr(host), "format",
+                          pa.format, "screens", (int)n_screens, "rows", pw__api_ju64(rows),
+                          "first_ts_ms", pw__api_ju64(first), "last_ts_ms", pw__api_ju64(last),
+                          "cut_line", pa.cut_line ? json_integer(pa.cut_line) : json_null());
+    if (linux_series) {
+        /* lines of the dumps that were not rows (prompts, noise): said, not hidden */
+        json_object_set_new(o, "skipped_lines", json_integer((json_int_t)pa.skipped));
+        json_object_set_new(o, "first_skipped_line",
+                            pa.first_skipped ? json_integer(pa.first_skipped) : json_null());
+    }
+    parsed_close(&pa);
     /* The limits the host has now (given here or earlier; null: unknown). */
     const pw_host_t *ih = pw_fleet_find(pw_ingest_fleet(api->ing), host);
     uint64_t hl_np = ih ? pw_host_limit(ih, PW_POOL_NONPAGED) : 0;
@@ -215,7 +298,6 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     json_object_set_new(o, "paged_limit_bytes", hl_pg ? pw__api_ju64(hl_pg) : json_null());
     json_object_set_new(o, "nonpaged_limit_detail",
                         pw__api_jstr(ih ? ih->nonpaged_limit_detail : ""));
-    pw_poolmon_doc_close(&doc);
     pw__api_query_free(&q);
     return pw__api_send_json(resp, 200, o);
 }

@@ -398,9 +398,11 @@ static void import_fix(pw_sample_t *s, unsigned width)
                   memcmp(s->entries[j].tag, e->tag, e->tag_len) == 0;
         if (dup)
             continue;
-        e->allocs &= mask;
         e->diff &= mask;
-        e->frees = (e->allocs - e->diff) & mask;
+        if (!(s->flags & PW_SAMPLE_NO_ALLOCS)) {
+            e->allocs &= mask;
+            e->frees = (e->allocs - e->diff) & mask;
+        }
         s->entries[m++] = *e;
     }
     s->n = m;
@@ -429,9 +431,12 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     size_t aid = strlen(agent_id) > 64 ? 64 : strlen(agent_id);
     /* The OS an operator gave an earlier import (pw_ingest_import_meta) stays. */
     const pw_host_t *known = pw_fleet_find(&ing->fleet, name);
-    char os[96] = "windows";
+    /* samples without allocs/frees are a Linux host's slab caches (an import of slabinfo) */
+    const char *family = n > 0 && (samples[0].flags & PW_SAMPLE_NO_ALLOCS) ? "linux" : "windows";
+    char os[96];
+    snprintf(os, sizeof(os), "%s", family);
     if (known != NULL && known->os_version[0] != '\0')
-        snprintf(os, sizeof(os), "windows %s", known->os_version);
+        snprintf(os, sizeof(os), "%s %s", family, known->os_version);
     pw_store_host_t sh = {
         name, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), os, width};
     int r = 0;
@@ -484,7 +489,7 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
             h->agent_id_len = aid;
         }
         if (h->os_family[0] == '\0')
-            snprintf(h->os_family, sizeof(h->os_family), "windows");
+            snprintf(h->os_family, sizeof(h->os_family), "%s", family);
         if (last->timestamp_ms > h->last_seen_ms)
             h->last_seen_ms = last->timestamp_ms;
     }

@@ -149,9 +149,10 @@ int pw_ingest_import_check(const pw_ingest_t *ing, const char *name, pw_diag_t *
  * content hash: importing the same file again stores nothing twice). Rows are made
  * store-acceptable (frees rebuilt as allocs - diff, repeated (tag, pool) rows dropped), the
  * samples stored and committed, and the fleet shows the host's last screen unless the host
- * streams live. Returns 0; PW_EEXIST when the host has samples from an agent (history is not
- * mixed); PW_EINVAL, PW_ENOMEM or a store error with `d` saying what. `samples` are changed
- * in place (the row fixes). */
+ * streams live. Samples flagged PW_SAMPLE_NO_ALLOCS (saved slabinfo/allocinfo) make a host
+ * of family "linux" and keep allocs = frees = 0; others "windows". Returns 0; PW_EEXIST when the
+ * host has samples from an agent (history is not mixed); PW_EINVAL, PW_ENOMEM or a store error with
+ * `d` saying what. `samples` are changed in place (the row fixes). */
 int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const char *boot_id,
                      pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res, pw_diag_t *d);
 

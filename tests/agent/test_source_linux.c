@@ -60,8 +60,12 @@ static void test_fake_root_synthetic(void **state)
     pw_sample_init(&s);
     assert_int_equal(sample_linux(src, &s, &d), 0);
     assert_true(s.flags & PW_SAMPLE_NO_ALLOCS);
-    /* Three caches; the one with a 73-byte name does not fit a tag and is left out. */
-    assert_int_equal(s.n, 2);
+    /* Three caches; the one with a 72-byte name is shortened to 48 bytes (linux_rows.h: its
+     * first 39 bytes, '~', the low 32 bits of its FNV-1a hash, computed with python3). */
+    assert_int_equal(s.n, 3);
+    const pw_entry_t *lg = entry(&s, "a_cache_name_that_is_much_longer_than_s~d48b5b19");
+    assert_int_equal(lg->diff, 3);
+    assert_int_equal(lg->bytes, 768); /* 3 * 256 */
     const pw_entry_t *e = entry(&s, "kmalloc-8k");
     assert_int_equal(e->pool, PW_POOL_NONPAGED);
     assert_int_equal(e->allocs, 0);
@@ -87,7 +91,9 @@ static void test_fake_root_synthetic(void **state)
 
     assert_int_equal(pw_source_linux_stats(src, &st), 0);
     assert_int_equal(st.n_caches, 3);
-    assert_int_equal(st.n_skipped_long, 1);
+    assert_int_equal(st.rows.shortened, 1);
+    assert_int_equal(st.rows.slab_rows, 3);
+    assert_int_equal(st.n_sites, 0); /* no /proc/allocinfo under this root: slabinfo alone */
     assert_int_equal(st.page_size, page_size());
     assert_int_equal(st.slab_bytes, (26 * 8 + 201 * 1 + 1 * 1) * page_size());
     const pw_slabinfo_doc_t *doc = pw_source_linux_last_doc(src);
@@ -97,10 +103,69 @@ static void test_fake_root_synthetic(void **state)
 
     /* A second sample gives the same table (the source keeps no state between samples). */
     assert_int_equal(sample_linux(src, &s, &d), 0);
-    assert_int_equal(s.n, 2);
+    assert_int_equal(s.n, 3);
     assert_int_equal(entry(&s, "dentry")->bytes, 806400);
     pw_sample_close(&s);
     close_linux(src);
+}
+
+/* A kernel with memory allocation profiling (proc/profiling_6.17: slabinfo with two caches of
+ * one name, allocinfo 2.0, a whole vmallocinfo): "linux" reads all three files; "linux:slab"
+ * slabinfo alone; a file the spec names must be there. Values as in test_linux_text.c. */
+static void test_fake_root_profiling(void **state)
+{
+    (void)state;
+    pw_source_config_t cfg = {.proc_root = pw_test_fixture("proc/profiling_6.17")};
+    pw_source_t *src = NULL;
+    pw_diag_t d;
+    assert_int_equal(open_linux(&cfg, &src, &d), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    assert_int_equal(sample_linux(src, &s, &d), 0);
+    /* 5 caches + 2 sites with live allocations + 51 vmalloc callers */
+    assert_int_equal(s.n, 5 + 2 + 51);
+    assert_true(s.flags & PW_SAMPLE_NO_ALLOCS);
+    assert_int_equal(entry(&s, "mlx5_fs_ftes")->diff, 44);
+    assert_int_equal(entry(&s, "mlx5_fs_ftes#2")->diff, 396);
+    assert_int_equal(entry(&s, "arch/x86/kernel/cpu/mce/core.c:2709")->bytes, 49152);
+    assert_int_equal(entry(&s, "vm:load_module+0x650")->bytes, 741376);
+    assert_int_equal(entry(&s, "vm:load_module+0x650")->diff, 8);
+    pw_source_linux_stats_t st;
+    assert_int_equal(pw_source_linux_stats(src, &st), 0);
+    assert_int_equal(st.n_sites, 10);
+    assert_int_equal(st.n_vmalloc_areas, 97);
+    assert_int_equal(st.vmalloc_bytes, 38096896);
+    assert_int_equal(st.rows.renamed, 2);
+    assert_int_equal(st.rows.sites_idle, 8);
+    assert_int_equal(st.rows.sites_inaccurate, 1);
+    /* the same rows again, in the same order */
+    pw_sample_t s2;
+    pw_sample_init(&s2);
+    assert_int_equal(sample_linux(src, &s2, &d), 0);
+    assert_int_equal(s2.n, s.n);
+    for (size_t i = 0; i < s.n; i++) {
+        assert_int_equal(s2.entries[i].tag_len, s.entries[i].tag_len);
+        assert_memory_equal(s2.entries[i].tag, s.entries[i].tag, s.entries[i].tag_len);
+    }
+    pw_sample_close(&s2);
+    close_linux(src);
+
+    assert_int_equal(pw_source_open("linux:slab", &cfg, &src, &d), 0);
+    assert_int_equal(sample_linux(src, &s, &d), 0);
+    assert_int_equal(s.n, 5);
+    close_linux(src);
+    assert_int_equal(pw_source_open("linux:slab,vmallocinfo", &cfg, &src, &d), 0);
+    assert_int_equal(sample_linux(src, &s, &d), 0);
+    assert_int_equal(s.n, 5 + 51);
+    close_linux(src);
+    pw_sample_close(&s);
+
+    /* synthetic_2.1 has no allocinfo: fine for "linux", an error when asked for */
+    cfg.proc_root = pw_test_fixture("proc/synthetic_2.1");
+    assert_int_equal(pw_source_open("linux:allocinfo", &cfg, &src, &d), PW_ENOENT);
+    assert_non_null(strstr(d.msg, "memory allocation profiling"));
+    assert_int_equal(pw_source_open("linux:slabs", &cfg, &src, &d), PW_EINVAL);
+    assert_non_null(strstr(d.msg, "'slabs' is not one of slab, allocinfo, vmallocinfo"));
 }
 
 static void test_fake_root_case25(void **state)
@@ -331,7 +396,8 @@ static void test_real_proc(void **state)
     assert_true(doc->n_caches > 20);
     pw_source_linux_stats_t st;
     assert_int_equal(pw_source_linux_stats(src, &st), 0);
-    assert_int_equal(s.n + st.n_skipped_long, doc->n_caches);
+    assert_int_equal(st.rows.slab_rows, doc->n_caches);
+    assert_int_equal(s.n, st.rows.slab_rows + st.rows.site_rows + st.rows.vmalloc_rows);
     assert_true(s.totals.physical_memory_bytes > 0);
     assert_true(s.totals.nonpaged_bytes > 0);
 
@@ -380,9 +446,10 @@ static void test_real_proc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fake_root_synthetic),  cmocka_unit_test(test_fake_root_case25),
-        cmocka_unit_test(test_fake_root_case20_v11), cmocka_unit_test(test_bad_roots),
-        cmocka_unit_test(test_not_root_eacces),      cmocka_unit_test(test_real_proc),
+        cmocka_unit_test(test_fake_root_synthetic), cmocka_unit_test(test_fake_root_case25),
+        cmocka_unit_test(test_fake_root_profiling), cmocka_unit_test(test_fake_root_case20_v11),
+        cmocka_unit_test(test_bad_roots),           cmocka_unit_test(test_not_root_eacces),
+        cmocka_unit_test(test_real_proc),
     };
     return pw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

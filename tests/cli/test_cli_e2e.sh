@@ -139,6 +139,20 @@ check "tags --type paged header" 1 "$(grep -c '^Tag "Abcd" paged: .* on 1 host;'
 check "tags --type paged rows" "OLD02 paged" \
     "$(awk '/^OLD0/{printf "%s%s %s", s, $1, $2; s=" "}' "$dir/out")"
 
+# A Linux host's saved series (a shell loop's log of 12 slabinfo + allocinfo dumps, a prompt
+# line after each) and a support bundle's directory (sosreport: proc/slabinfo, proc/allocinfo,
+# the time of its `date -u` run)
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/linux_series/slab_loop_12x15min_dentry_leak.txt" \
+    --host LNX01 >"$dir/out" 2>"$dir/err"
+check "import linux exit" 0 $?
+check "import linux stored" 1 "$(grep -c ': 12 points (server stored 12 points, 120 rows) as LNX01' "$dir/out")"
+check "import linux skipped lines said" 1 \
+    "$(grep -c 'dentry_leak.txt:17: note: 12 line(s) between the dumps' "$dir/err")"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/sosreport/sosreport-HOST01-2026-11-30" --host SOS01 \
+    --json >"$dir/out" 2>"$dir/err"
+check "import bundle exit" 0 $?
+check "import bundle" "linux 1 7 1796076000000" "$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["imports"][0]; print(i["format"], i["screens"], i["rows"], i["first_ts_ms"])' "$dir/out")"
+
 POOLWATCH_TOKEN=$READ "$PW" lookup 'Io' >"$dir/out" 2>"$dir/err"
 check "lookup exit" 0 $?
 check "lookup description" 1 "$(grep -c 'general IO allocations' "$dir/out")"

@@ -8,6 +8,7 @@
 
 #include "codec.h"
 #include "double.h"
+#include "linux_series.h"
 
 #define T0_MS    INT64_C(1704067200000) /* 2024-01-01 00:00:00 UTC */
 #define LIMIT    (100u << 20)           /* nonpaged limit: 100 MiB */
@@ -330,6 +331,80 @@ static void test_import_judged_at_once(void **state_)
     assert_int_equal(dr->d.span_ms, 900000);
     for (int k = 0; k < 2; k++)
         pw_sample_close(&two[k]);
+    pw_double_close(&d);
+}
+
+static const pw_suspect_t *find_tag(const pw_analysis_run_t *an, const char *tag)
+{
+    const pw_suspect_t *sp;
+    size_t n = pw_analysis_run_suspects(an, &sp), tl = strlen(tag);
+    for (size_t i = 0; i < n; i++)
+        if (sp[i].tag_len == tl && memcmp(sp[i].tag, tag, tl) == 0)
+            return &sp[i];
+    return NULL;
+}
+
+/* A Linux host's saved series (a shell loop's `date; cat /proc/slabinfo; cat /proc/allocinfo`
+ * every 15 min, 12 times: tests/fixtures/linux_series, generator in SOURCES.md) is judged by
+ * the same engine as poolmon screens: dentry grows 210 objects of 192 B a point (40,320 B per
+ * 15 min), the allocation site fs/dcache.c:1700 4,096 B a point; the six churn caches and the
+ * steady rows are not suspects. */
+static void test_import_linux_series_judged(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    size_t len;
+    char *text =
+        pw_test_read_file(pw_test_fixture("linux_series/slab_loop_12x15min_dentry_leak.txt"), &len);
+    pw_linux_series_t ser;
+    pw_diag_t dg;
+    assert_int_equal(pw_linux_series_parse(text, len, NULL, &ser, &dg), 0);
+    assert_int_equal(ser.n_points, 12);
+    assert_int_equal(ser.n_skipped, 12); /* the "$ sleep 900" lines */
+    pw_sample_t ss[12];
+    for (size_t i = 0; i < 12; i++) {
+        ss[i] = ser.points[i].sample;
+        pw_sample_init(&ser.points[i].sample);
+    }
+    pw_linux_series_close(&ser);
+    /* 2026-11-30 22:00:00 UTC (date -u -d ... +%s: 1796076000) */
+    assert_int_equal(ss[0].timestamp_ms, 1796076000000ull);
+    assert_int_equal(ss[11].timestamp_ms, 1796076000000ull + 11 * 900000ull);
+    pw_ingest_limits_t lim;
+    pw_ingest_limits_default(&lim);
+    lim.max_ahead_ms = 1000ull * 86400000; /* the fixture's 2026 is ahead of this machine */
+    pw_ingest_set_limits(d.ing, &lim);
+    pw_ingest_import_res_t ir;
+    assert_int_equal(pw_ingest_import(d.ing, "linux01", 64, "import:l", ss, 12, &ir, &dg), 0);
+    assert_int_equal(ir.screens, 12);
+    /* 8 caches + 2 sites with live allocations a point */
+    assert_int_equal(ir.rows, 12 * 10);
+    const pw_host_t *h = pw_fleet_find(pw_ingest_fleet(d.ing), "linux01");
+    assert_non_null(h);
+    assert_string_equal(h->os_family, "linux");
+    pw_analysis_run_pass(d.an);
+    const pw_suspect_t *t = find_tag(d.an, "dentry");
+    assert_non_null(t);
+    assert_int_equal(t->pool, PW_POOL_NONPAGED);
+    assert_int_equal(t->d.verdict, PW_DETECT_LEAK);
+    assert_int_equal(t->d.points, 12);
+    assert_int_equal(t->d.growth_bytes, 11 * 40320);
+    assert_true(fabs(t->d.rate_bytes_per_h - 4 * 40320.0) < 1e-6);
+    const pw_suspect_t *site = find_tag(d.an, "fs/dcache.c:1700");
+    assert_non_null(site);
+    assert_int_equal(site->d.verdict, PW_DETECT_LEAK);
+    assert_int_equal(site->d.growth_bytes, 11 * 4096);
+    for (int r = 0; r < 6; r++) {
+        char tag[16];
+        snprintf(tag, sizeof(tag), "churn-%d", r);
+        assert_null(find_tag(d.an, tag));
+    }
+    assert_null(find_tag(d.an, "kmalloc-8k"));
+    assert_null(find_tag(d.an, "mm/slub.c:2259"));
+    for (int k = 0; k < 12; k++)
+        pw_sample_close(&ss[k]);
+    free(text);
     pw_double_close(&d);
 }
 
@@ -786,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_analysis_run_clock_counts_for_in_simulated_time),
         cmocka_unit_test(test_stream_findings_and_no_flicker),
         cmocka_unit_test(test_import_judged_at_once),
+        cmocka_unit_test(test_import_linux_series_judged),
         cmocka_unit_test(test_restart_rebuilds_state),
         cmocka_unit_test(test_import_judged_on_the_loop),
         cmocka_unit_test(test_changed_rows_view),

@@ -882,6 +882,51 @@ static void test_series_from_store(void **state)
     json_decref(j);
 }
 
+/* A Linux host's saved series (the shell loop's log, tests/fixtures/linux_series) imports like
+ * a poolmon capture: 12 points of 10 rows, the 12 prompt lines between dumps said, the host of
+ * family "linux"; a Windows OS is refused for it, and poolmon text still goes the poolmon way. */
+static void test_import_linux(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body =
+        pw_test_read_file(pw_test_fixture("linux_series/slab_loop_12x15min_dentry_leak.txt"), &len);
+    const uint64_t now = 1796200000000ull; /* 2026-12-02, after the series' 2026-11-30 */
+    int st;
+    json_t *j = call_at(now, PW_API_POST, "/api/v1/import", "host=LNXOS&os=Windows%20XP", ADMIN_TOK,
+                        body, &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "EINVAL");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+               "a Linux series takes nonpaged_limit_bytes"));
+    json_decref(j);
+    j = call_at(now, PW_API_POST, "/api/v1/import", "host=LNX01", ADMIN_TOK, body, &st);
+    assert_int_equal(st, 200);
+    assert_string_equal(jstr(j, "format"), "linux");
+    assert_int_equal(geti(j, "screens"), 12);
+    assert_int_equal(geti(j, "rows"), 120);
+    assert_int_equal(geti(j, "first_ts_ms"), 1796076000000);
+    assert_int_equal(geti(j, "last_ts_ms"), 1796076000000 + 11 * 900000);
+    assert_int_equal(geti(j, "skipped_lines"), 12);
+    assert_int_equal(geti(j, "first_skipped_line"), 17);
+    json_decref(j);
+    free(body);
+    j = get_ok("/api/v1/hosts/LNX01/series",
+               "tag=dentry&pool=nonpaged&from=1796000000000&to=1796200000000");
+    json_t *p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 12);
+    json_decref(j);
+    /* a series whose dump does not parse: 400 with the whole text's line */
+    const char *bad = "slabinfo - version: 2.1\n"
+                      "dentry 99999999999999999999 4221 192 21 1 : tunables 0 0 0 : slabdata 201 "
+                      "201 0\n";
+    j = call_at(now, PW_API_POST, "/api/v1/import", "host=LNX02", ADMIN_TOK, bad, &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "ERANGE");
+    json_decref(j);
+}
+
 /* The collector's clock during the imports below: 2024-03-14, after the screens of 2023. */
 #define IMPORT_NOW 1710410000000ull
 
@@ -1543,6 +1588,7 @@ int main(void)
                                         net_teardown_short_head),
 #endif
         cmocka_unit_test(test_import),
+        cmocka_unit_test(test_import_linux),
     };
     return cmocka_run_group_tests(direct, group_setup, group_teardown);
 }

@@ -280,6 +280,23 @@ static void test_file_timestamps(void **state)
         0);
     assert_int_equal(doc.screens[0].timestamp_ms, 1710410400000ull);
     pw_poolmon_doc_close(&doc);
+    /* date(1) in the C locale (Cygwin, WSL capture scripts): zone UTC or +hhmm; a zone name
+     * whose offset the line does not give is not a time (the line is ignored) */
+    assert_int_equal(
+        parse_str("Thu Mar 14 10:00:00 UTC 2024\nTag Type Allocs\nAb Nonp 2 1 1 8 8\n"
+                  "Thu Mar 14 11:15:00 +0100 2024\nTag Type Allocs\nAb Nonp 3 1 2 16 8\n"
+                  "Thu Mar 14 10:30:00 CET 2024\nTag Type Allocs\nAb Nonp 4 1 3 24 8\n",
+                  NULL, &doc, &d),
+        0);
+    assert_int_equal(doc.n_screens, 3);
+    assert_int_equal(doc.screens[0].timestamp_ms, 1710410400000ull);
+    assert_int_equal(doc.screens[1].timestamp_ms, 1710410400000ull + 900000);
+    assert_false(doc.screens[2].has_file_time);
+    pw_poolmon_doc_close(&doc);
+    uint64_t ms;
+    assert_int_equal(pw_poolmon_parse_time("Thu Mar 14 10:30:00 CET 2024", 28, &ms), -1);
+    assert_int_equal(pw_poolmon_parse_time("Thu Mar 14 10:30:00 GMT 2024\r", 29, &ms), 1);
+    assert_int_equal(ms, 1710412200000ull);
 }
 
 static void test_case10_session_screens(void **state)
