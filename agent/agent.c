@@ -652,7 +652,7 @@ typedef struct {
     size_t n, cap;
 } matches_t;
 
-static void on_match(const char *name, uint64_t size, void *arg)
+static void on_match(const pw_findtag_match_t *m, void *arg)
 {
     matches_t *ms = arg;
     if (ms->n == ms->cap) {
@@ -669,9 +669,23 @@ static void on_match(const char *name, uint64_t size, void *arg)
     }
     Poolwatch__V1__DriverMatch *dm = &ms->m[ms->n++];
     poolwatch__v1__driver_match__init(dm);
-    dm->file = pw_strdup(name);
-    dm->size_bytes = size;
-    dm->file_version = "";
+    /* one allocation holds the strings: freed with `file` */
+    size_t n1 = strlen(m->name) + 1, n2 = strlen(m->ver.file_version) + 1,
+           n3 = strlen(m->ver.product) + 1, n4 = strlen(m->ver.company) + 1,
+           n5 = strlen(m->ver.description) + 1;
+    char *s = pw_malloc(n1 + n2 + n3 + n4 + n5);
+    if (s == NULL) {
+        ms->n--;
+        return;
+    }
+    dm->file = memcpy(s, m->name, n1);
+    dm->file_version = memcpy(s + n1, m->ver.file_version, n2);
+    dm->product = memcpy(s + n1 + n2, m->ver.product, n3);
+    dm->company = memcpy(s + n1 + n2 + n3, m->ver.company, n4);
+    dm->description = memcpy(s + n1 + n2 + n3 + n4, m->ver.description, n5);
+    dm->size_bytes = m->size_bytes;
+    dm->match = (Poolwatch__V1__TagMatch)m->kind; /* the same numbers */
+    dm->offset = m->offset;
 }
 
 static const char *default_drivers_dir(char *buf, size_t n)
@@ -749,11 +763,27 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
                      pw_source_name(a->src));
             break;
         }
-        char dir[1024];
+        char dir[1024], store[1024];
         const char *d = a->cfg->drivers_dir && *a->cfg->drivers_dir
                             ? a->cfg->drivers_dir
                             : default_drivers_dir(dir, sizeof(dir));
-        int r = pw_findtag_scan(d, c->tag.data, c->tag.len, on_match, &ms);
+        int r;
+#ifdef _WIN32
+        if (!(a->cfg->drivers_dir && *a->cfg->drivers_dir)) {
+            /* the loaded drivers, then the driver store's packages (one level of package
+             * directories, their .sys files: bounded by PW_FINDTAG_MAX_FILES) */
+            const char *root = getenv("SystemRoot");
+            snprintf(store, sizeof(store), "%s\\System32\\DriverStore\\FileRepository",
+                     root ? root : "C:\\Windows");
+            pw_findtag_root_t roots[2] = {{d, "drivers", 0, 0},
+                                          {store, "DriverStore\\FileRepository", 2, 1}};
+            r = pw_findtag_scan_roots(roots, 2, c->tag.data, c->tag.len, on_match, &ms);
+        } else
+#endif
+        {
+            (void)store;
+            r = pw_findtag_scan(d, c->tag.data, c->tag.len, on_match, &ms);
+        }
         if (r < 0) {
             res.status = r;
             snprintf(msg, sizeof(msg), "cannot read %.180s: %.60s", d, pw_strerror(r));

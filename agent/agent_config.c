@@ -87,6 +87,7 @@ const pw_config_opt_t pw_agent_options[] = {
                            "as possible until it catches up (history for demos)"),
     PW_CONFIG_OPT_STRING("commands", "drivers_dir", "", T, drivers_dir, PW_CONFIG_PATH,
                          "where find-tag looks for driver files (empty: "
-                         "%SystemRoot%\\System32\\drivers or /lib/modules/RELEASE/kernel)"),
+                         "%SystemRoot%\\System32\\drivers and the driver store's packages, "
+                         "or /lib/modules/RELEASE/kernel)"),
     PW_CONFIG_END,
 };

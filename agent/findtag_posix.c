@@ -4,24 +4,27 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "error.h"
 
 /* Depth-first over `dir` + `rel`, symbolic links not followed (a link to /etc/passwd is not a
- * driver); `matches` counts. Returns 0 or PW_ENOENT when the top directory cannot be read. */
-static int find_tag_in(const char *root, const char *rel, int depth, const uint8_t *tag,
-                       size_t tag_len, pw_findtag_cb cb, void *arg, int *matches)
+ * driver). Returns 0, 1 when the walk is to stop, or PW_ENOENT when the top directory cannot
+ * be read. */
+static int walk_in(const pw_findtag_root_t *root, const char *rel, int depth,
+                   pw__findtag_file_fn fn, void *ctx)
 {
     char dirpath[4096];
-    int w = snprintf(dirpath, sizeof(dirpath), "%s%s%s", root, rel[0] ? "/" : "", rel);
+    int w = snprintf(dirpath, sizeof(dirpath), "%s%s%s", root->dir, rel[0] ? "/" : "", rel);
     if (w < 0 || (size_t)w >= sizeof(dirpath))
         return 0; /* a path too long to open: skipped */
     DIR *dp = opendir(dirpath);
     if (dp == NULL)
         return depth == 0 ? PW_ENOENT : 0;
     struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
+    int stop = 0;
+    while (!stop && (de = readdir(dp)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         char path[4096], sub[4096];
@@ -33,25 +36,22 @@ static int find_tag_in(const char *root, const char *rel, int depth, const uint8
             continue;
         if (S_ISDIR(st.st_mode)) {
             /* /lib/modules/RELEASE/kernel/drivers/net/ethernet/intel/e1000e: depth 5 */
-            if (depth < 8)
-                find_tag_in(root, sub, depth + 1, tag, tag_len, cb, arg, matches);
+            if (depth < root->max_depth)
+                stop = walk_in(root, sub, depth + 1, fn, ctx) == 1;
             continue;
         }
-        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PW__FINDTAG_MAX_FILE)
+        size_t nl = strlen(de->d_name);
+        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PW__FINDTAG_MAX_FILE ||
+            (root->sys_only && (nl < 4 || strcasecmp(de->d_name + nl - 4, ".sys") != 0)))
             continue;
-        if (pw__findtag_file_contains(path, tag, tag_len)) {
-            (*matches)++;
-            cb(sub, (uint64_t)st.st_size, arg);
-        }
+        stop = fn(path, sub, (uint64_t)st.st_size, ctx) == 1;
     }
     closedir(dp);
-    return 0;
+    return stop;
 }
 
-int pw__findtag_walk(const char *dir, const uint8_t *tag, size_t tag_len, pw_findtag_cb cb,
-                     void *arg)
+int pw__findtag_walk(const pw_findtag_root_t *root, pw__findtag_file_fn fn, void *ctx)
 {
-    int matches = 0;
-    int r = find_tag_in(dir, "", 0, tag, tag_len, cb, arg, &matches);
-    return r < 0 ? r : matches;
+    int r = walk_in(root, "", 0, fn, ctx);
+    return r < 0 ? r : 0;
 }

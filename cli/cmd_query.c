@@ -19,6 +19,13 @@ static const char *jstr(const json_t *o, const char *key)
     return s ? s : "-";
 }
 
+/* The string at `key`, "" when absent (fields an older agent does not send). */
+static const char *jstr0(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
 static int jhas_num(const json_t *o, const char *key)
 {
     return json_is_number(json_object_get(o, key));
@@ -440,9 +447,12 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
     const json_t *f;
     json_array_foreach(m, i, f)
     {
-        const char *ver = jstr(f, "file_version");
-        fprintf(out, "  %s  %" PRIu64 " bytes%s%s\n", jstr(f, "file"), ju64(f, "size_bytes"),
-                ver[0] ? "  version " : "", ver);
+        /* best first: "code" (the immediate operand of the allocation call), "data", "file" */
+        const char *ver = jstr0(f, "file_version"), *prod = jstr0(f, "product"),
+                   *comp = jstr0(f, "company"), *kind = jstr0(f, "match");
+        fprintf(out, "  %-4s  %s  %" PRIu64 " bytes%s%s%s%s%s%s%s\n", kind[0] ? kind : "?",
+                jstr(f, "file"), ju64(f, "size_bytes"), ver[0] ? "  version " : "", ver,
+                prod[0] ? "  " : "", prod, comp[0] ? "  (" : "", comp, comp[0] ? ")" : "");
     }
     return 0;
 }

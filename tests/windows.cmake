@@ -15,6 +15,7 @@ pw_add_test(test_source_win
 pw_add_test(test_source_win_parse SOURCES agent/test_source_win_parse.c LIBS pw_agent_lib
             LABEL windows)
 pw_add_test(test_service_win SOURCES common/test_service_win.c LIBS pw_service LABEL windows)
+pw_add_test(test_findtag SOURCES agent/test_findtag.c LIBS pw_agent_lib LABEL windows)
 pw_add_test(test_source_replay SOURCES agent/test_source_replay.c LIBS pw_agent_lib LABEL windows)
 pw_add_test(test_poolmon_text SOURCES common/test_poolmon_text.c LIBS pw_text LABEL windows)
 pw_add_test(test_codec SOURCES common/test_codec.c LIBS pw_core LABEL windows)

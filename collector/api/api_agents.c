@@ -16,9 +16,15 @@ void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResu
     json_t *m = json_array();
     for (size_t i = 0; m && i < res->n_matches; i++) {
         const Poolwatch__V1__DriverMatch *d = res->matches[i];
-        json_array_append_new(m, json_pack("{s:o,s:o,s:o}", "file", pw__api_jstr(d->file),
-                                           "size_bytes", pw__api_ju64(d->size_bytes),
-                                           "file_version", pw__api_jstr(d->file_version)));
+        /* where the tag stands in the file (agent/pe.h), best first as the agent ranked them */
+        static const char *const kinds[] = {"unknown", "code", "data", "file"};
+        const char *kind = (unsigned)d->match < 4 ? kinds[d->match] : "unknown";
+        json_array_append_new(
+            m, json_pack("{s:o,s:o,s:o,s:s,s:o,s:o,s:o,s:o}", "file", pw__api_jstr(d->file),
+                         "size_bytes", pw__api_ju64(d->size_bytes), "file_version",
+                         pw__api_jstr(d->file_version), "match", kind, "offset",
+                         pw__api_ju64(d->offset), "product", pw__api_jstr(d->product), "company",
+                         pw__api_jstr(d->company), "description", pw__api_jstr(d->description)));
     }
     json_t *o = json_pack("{s:i,s:o,s:o}", "status", (int)res->status, "message",
                           pw__api_jstr(res->message), "matches", m);

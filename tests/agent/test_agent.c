@@ -58,12 +58,12 @@ typedef struct {
     int n;
 } found_t;
 
-static void on_found(const char *name, uint64_t size, void *arg)
+static void on_found(const pw_findtag_match_t *m, void *arg)
 {
     found_t *f = arg;
     if (f->n < 8) {
-        snprintf(f->names[f->n], sizeof(f->names[0]), "%s", name);
-        f->sizes[f->n++] = size;
+        snprintf(f->names[f->n], sizeof(f->names[0]), "%s", m->name);
+        f->sizes[f->n++] = m->size_bytes;
     }
 }
 

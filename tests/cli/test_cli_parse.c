@@ -1392,23 +1392,25 @@ static void test_fmt_listings(void **state)
         "{\"pt\":{\"tag\":\"Ddk \",\"driver\":null,\"description\":\"Default for driver "
         "allocated memory\",\"known\":true},\"find\":{\"status\":0,\"message\":\"1 match\","
         "\"matches\":[{\"file\":\"C:\\\\Windows\\\\System32\\\\drivers\\\\x.sys\","
-        "\"size_bytes\":12345,\"file_version\":\"5.2.3790.0\"}]}}",
+        "\"size_bytes\":12345,\"file_version\":\"5.2.3790.0\",\"match\":\"code\","
+        "\"product\":\"Ddk Driver Kit\",\"company\":\"Ddk Corp\"}]}}",
         0);
     assert_string_equal(
         s, "Tag \"Ddk \": listed in pooltag.txt\n"
            "  driver:      -\n"
            "  description: Default for driver allocated memory\n"
            "Agent: 1 match\n"
-           "  C:\\Windows\\System32\\drivers\\x.sys  12345 bytes  version 5.2.3790.0\n");
+           "  code  C:\\Windows\\System32\\drivers\\x.sys  12345 bytes  version 5.2.3790.0  "
+           "Ddk Driver Kit  (Ddk Corp)\n");
     free(s);
     /* A module found on Linux has no file version: none printed. An agent that could not
      * search says why and returns 1 (the command exits 1), not "no file contains it". */
     s = fmt_with(fmt_lookup_only,
                  "{\"pt\":{\"tag\":\"Ddk \",\"known\":false},\"find\":{\"status\":0,"
                  "\"message\":\"1 file(s)\",\"matches\":[{\"file\":\"drivers/net/x.ko\","
-                 "\"size_bytes\":9,\"file_version\":\"\"}]}}",
+                 "\"size_bytes\":9,\"file_version\":\"\",\"match\":\"file\"}]}}",
                  0);
-    assert_non_null(strstr(s, "Agent: 1 file(s)\n  drivers/net/x.ko  9 bytes\n"));
+    assert_non_null(strstr(s, "Agent: 1 file(s)\n  file  drivers/net/x.ko  9 bytes\n"));
     free(s);
     s = fmt_with(fmt_lookup_only,
                  "{\"pt\":{\"tag\":\"Ddk \",\"known\":false},\"find\":{\"status\":-2,"

@@ -369,6 +369,8 @@ static void test_e2e_agents_collector_store(void **state)
              dir, ADMIN_TOKEN, http_port, out);
     assert_int_equal(system(cmd), 0);
     assert_true(file_contains(out, "\"file\":\"ddk.sys\""));
+    /* 'MZ..Ddk ..' is not a PE file: the bytes are there, not in code or data */
+    assert_true(file_contains(out, "\"match\":\"file\""));
     assert_false(file_contains(out, "other.sys"));
     /* a simulated host has no driver files: the agent says so instead of searching this
      * machine's (a "Windows" sim host on Linux) */
