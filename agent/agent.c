@@ -5,6 +5,7 @@
 #include "delta.h"
 #include "bigpool.h"
 #include "findtag.h"
+#include "selfstat.h"
 #include "frame.h"
 #include "log.h"
 #include "net.h"
@@ -953,6 +954,13 @@ static void on_sample_timer(uv_timer_t *t)
     a->sample.seq = a->seq + 1;
     if (a->sample.timestamp_ms == 0)
         a->sample.timestamp_ms = now_ms();
+    /* what this agent itself holds, sent with what it watches */
+    pw_selfstat_t self;
+    if (pw_selfstat_read(&self) == 0) {
+        a->sample.totals.agent_rss_bytes = self.rss_bytes;
+        a->sample.totals.agent_cpu_ms = self.cpu_ms;
+        a->sample.totals.agent_handles = self.handles;
+    }
     unsigned flags = 0;
     if (a->force_keyframe || a->since_keyframe + 1 >= (uint64_t)a->cfg->keyframe_every)
         flags |= PW_DELTA_KEYFRAME | PW_DELTA_WITH_DICT;

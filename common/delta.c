@@ -50,6 +50,9 @@ static void totals_to_proto(const pw_totals_t *t, Poolwatch__V1__HostTotals *m)
     m->commit_peak_bytes = t->commit_peak_bytes;
     m->slab_reclaimable_bytes = t->slab_reclaimable_bytes;
     m->slab_unreclaimable_bytes = t->slab_unreclaimable_bytes;
+    m->agent_rss_bytes = t->agent_rss_bytes;
+    m->agent_cpu_ms = t->agent_cpu_ms;
+    m->agent_handles = t->agent_handles > UINT32_MAX ? UINT32_MAX : (uint32_t)t->agent_handles;
 }
 
 static void totals_from_proto(const Poolwatch__V1__HostTotals *m, pw_totals_t *t)
@@ -65,6 +68,9 @@ static void totals_from_proto(const Poolwatch__V1__HostTotals *m, pw_totals_t *t
     t->commit_peak_bytes = m->commit_peak_bytes;
     t->slab_reclaimable_bytes = m->slab_reclaimable_bytes;
     t->slab_unreclaimable_bytes = m->slab_unreclaimable_bytes;
+    t->agent_rss_bytes = m->agent_rss_bytes;
+    t->agent_cpu_ms = m->agent_cpu_ms;
+    t->agent_handles = m->agent_handles;
 }
 
 static int cmp_row(const void *a, const void *b)

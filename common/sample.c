@@ -81,12 +81,35 @@ uint64_t pw_per_alloc(uint64_t bytes, uint64_t diff)
     return diff == 0 ? 0 : bytes / diff;
 }
 
+static int printable(const uint8_t *tag, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (tag[i] < 0x20 || tag[i] >= 0x7f)
+            return 0;
+    return 1;
+}
+
 size_t pw_tag_format(const uint8_t *tag, size_t tag_len, char *out, size_t out_size)
 {
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     if (out_size == 0)
         return 0;
+    if (!printable(tag, tag_len)) {
+        /* a binary tag: "0x" and its bytes in hex, in memory order, whole or not at all */
+        if (2 + 2 * tag_len >= out_size) {
+            out[0] = '\0';
+            return 0;
+        }
+        out[o++] = '0';
+        out[o++] = 'x';
+        for (size_t i = 0; i < tag_len; i++) {
+            out[o++] = hex[tag[i] >> 4];
+            out[o++] = hex[tag[i] & 15];
+        }
+        out[o] = '\0';
+        return o;
+    }
     for (size_t i = 0; i < tag_len; i++) {
         char tmp[4];
         size_t k = 0;
@@ -155,6 +178,53 @@ size_t pw_row_format(const uint8_t *tag, size_t tag_len, int pool, char *out, si
         n = w < 0 ? n : (size_t)w >= out_size - n ? out_size - 1 : n + (size_t)w;
     }
     return n;
+}
+
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+int pw_tag_parse(const char *s, uint8_t out[PW_TAG_MAX])
+{
+    size_t sl = strlen(s);
+    /* "0x" + hex: the bytes, when they are not all printable (a printable tag is never
+     * written that way, so "0x41" is the four characters, not "A") */
+    if (sl > 2 && sl % 2 == 0 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+        (sl - 2) / 2 <= PW_TAG_MAX) {
+        size_t n = 0;
+        int ok = 1;
+        for (size_t i = 2; i < sl && ok; i += 2) {
+            int h = hexval((unsigned char)s[i]), l = hexval((unsigned char)s[i + 1]);
+            ok = h >= 0 && l >= 0;
+            if (ok)
+                out[n++] = (uint8_t)(h << 4 | l);
+        }
+        if (ok && !printable(out, n))
+            return (int)n;
+    }
+    size_t n = 0;
+    for (size_t i = 0; s[i] != '\0'; i++) {
+        int ch = (unsigned char)s[i];
+        if (ch == '\\') {
+            if (s[i + 1] == '\\') {
+                i++;
+            } else if (s[i + 1] == 'x' && hexval((unsigned char)s[i + 2]) >= 0 &&
+                       hexval((unsigned char)s[i + 3]) >= 0) {
+                ch = hexval((unsigned char)s[i + 2]) << 4 | hexval((unsigned char)s[i + 3]);
+                i += 3;
+            } else {
+                return -1;
+            }
+        }
+        if (n == PW_TAG_MAX)
+            return -1;
+        out[n++] = (uint8_t)ch;
+    }
+    return n == 0 ? -1 : (int)n;
 }
 
 const char *pw_pool_name(int pool)

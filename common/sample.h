@@ -48,6 +48,10 @@ typedef struct pw_totals_s {
     uint64_t commit_peak_bytes;
     uint64_t slab_reclaimable_bytes;
     uint64_t slab_unreclaimable_bytes;
+    /* the agent's own footprint (agent/selfstat.h): bytes, ms of CPU, handles; 0 = none */
+    uint64_t agent_rss_bytes;
+    uint64_t agent_cpu_ms;
+    uint64_t agent_handles;
 } pw_totals_t;
 
 /* How a pool limit was found; the numbers are the wire enum LimitSource. */
@@ -128,10 +132,17 @@ int pw_sample_copy(pw_sample_t *dst, const pw_sample_t *src);
 /* Per-alloc bytes as poolmon shows it: floor(bytes / diff), 0 when diff is 0. */
 uint64_t pw_per_alloc(uint64_t bytes, uint64_t diff);
 
-/* Writes `tag` printably into `out` (size `out_size`, NUL-terminated, truncated if short):
- * printable ASCII as is (spaces kept), backslash as "\\", anything else as "\xNN".
- * Returns the length written, excluding the NUL. */
+/* Writes `tag` printably into `out` (size `out_size`, NUL-terminated): a tag of printable ASCII
+ * as is (spaces kept, a backslash as "\\", truncated if short); a binary tag (any byte below
+ * 0x20 or above 0x7e) as "0x" and its bytes in hex, in memory order ("0x016162": 01 'a' 'b'),
+ * or "" when that does not fit. Returns the length written, excluding the NUL. */
 size_t pw_tag_format(const uint8_t *tag, size_t tag_len, char *out, size_t out_size);
+
+/* Reads a tag as pw_tag_format writes it: "0x" and an even number of hex digits is those bytes
+ * when they are not all printable (else the text itself, as a printable tag is never written
+ * that way); otherwise the text with the escapes "\\" and "\xNN". Returns the length
+ * (1..PW_TAG_MAX) or -1 (empty, too long, a bad escape). */
+int pw_tag_parse(const char *s, uint8_t out[PW_TAG_MAX]);
 
 /* Short name of a pool type: "paged", "nonpaged", "session"; "?" otherwise. */
 const char *pw_pool_name(int pool);

@@ -647,7 +647,11 @@ function hostView(name, params) {
       `<div class="card"><b>${fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
       `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ${fmtBytes(tot.available_bytes)} available</div>` +
-      `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>`;
+      `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>` +
+      /* the agent's own footprint (AgentFootprint fires when it grows) */
+      (tot.agent ? `<div class="card" id="agent-card"><b>${fmtBytes(tot.agent.rss_bytes)}</b>poolwatch agent, ` +
+        `CPU ${(tot.agent.cpu_ms / 1000).toFixed(1)} s` +
+        (tot.agent.handles ? `, ${tot.agent.handles} handles` : '') + '</div>' : '');
     const mine = leaks.suspects.filter((s) => s.host === name);
     $('#host-suspects').innerHTML = mine.length ? suspectTable(mine, false) : '<span class="mute">none</span>';
     if (!hist.tag && mine.length) {

@@ -55,13 +55,19 @@
 #define DENSE_INTERVAL (5u * 60 * 1000)
 #define MAX_BACKOFF    32
 #define LEAK_FOR_MS                                                                                \
-    (5 * 60 * 1000)                        /* a finding's head is a leak this long before it       \
-                                               fires (findings settle within minutes) */
-#define SILENT_MIN_MS    60000             /* HostSilent after 3 intervals, at least this */
-#define ALERT_UNKNOWN    3                 /* cand_t.alerting before its first look-up */
-#define PUBLISH_SLICE_NS (10ull * 1000000) /* loop time a tick may spend publishing */
-#define LOG_ALERTS       50                /* alert transitions logged one by one per pass */
-#define LIVE_MIN_POINTS  6 /* a live row's verdict: a trend test with its drift test (6 points) */
+    (5 * 60 * 1000)                            /* a finding's head is a leak this long before it   \
+                                                   fires (findings settle within minutes) */
+#define SILENT_MIN_MS     60000                /* HostSilent after 3 intervals, at least this */
+#define AGENT_RING        48                   /* agent footprint points kept: 4 h at ... */
+#define AGENT_STEP_MS     300000               /* ... one point per 5 min */
+#define AGENT_MIN_POINTS  13                   /* AgentFootprint is judged over 1 h at least */
+#define AGENT_RATIO       1.5                  /* grown to 1.5 x its first hour's minimum ... */
+#define AGENT_MIN_GROWTH  ((uint64_t)16 << 20) /* ... and by 16 MiB (or 1,000 handles) */
+#define AGENT_MIN_HANDLES 1000
+#define ALERT_UNKNOWN     3                 /* cand_t.alerting before its first look-up */
+#define PUBLISH_SLICE_NS  (10ull * 1000000) /* loop time a tick may spend publishing */
+#define LOG_ALERTS        50                /* alert transitions logged one by one per pass */
+#define LIVE_MIN_POINTS   6 /* a live row's verdict: a trend test with its drift test (6 points) */
 #define LIVE_MIN_SAMPLES                                                                           \
     12                   /* ... and on 12 samples at least since it became a candidate (a          \
                             flat stretch is one point of its ring, but many samples) */
@@ -153,9 +159,16 @@ typedef struct {
     int judged, next_ready;
     int restore_checked;
     int silent_alerting; /* a HostSilent of this host fired and may need resolving */
-    int64_t heard_ms;   /* the analysis' clock when its last live sample came (0: not since
-                           the start): a backfill's samples are old, its agent is not silent */
-    int alerts_dropped; /* retired: its alerts were taken out of the set */
+    int64_t heard_ms;    /* the analysis' clock when its last live sample came (0: not since
+                            the start): a backfill's samples are old, its agent is not silent */
+    int alerts_dropped;  /* retired: its alerts were taken out of the set */
+    /* the agent's own footprint: one point per AGENT_STEP_MS, the last AGENT_RING */
+    struct {
+        int64_t ts;
+        uint64_t rss, handles;
+    } agent[AGENT_RING];
+    size_t n_agent;
+    int agent_alerting;
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -497,6 +510,24 @@ static int host_dense(const pw_host_t *h)
 
 static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s);
 
+/* One point of the agent's own footprint per AGENT_STEP_MS of sample time (the oldest gives
+ * way when the ring is full). */
+static void agent_note(host_state_t *s, int64_t ts, const pw_totals_t *t)
+{
+    if (t->agent_rss_bytes == 0 && t->agent_handles == 0)
+        return;
+    if (s->n_agent > 0 && ts < s->agent[s->n_agent - 1].ts + AGENT_STEP_MS)
+        return;
+    if (s->n_agent == AGENT_RING) {
+        memmove(&s->agent[0], &s->agent[1], (AGENT_RING - 1) * sizeof(s->agent[0]));
+        s->n_agent--;
+    }
+    s->agent[s->n_agent].ts = ts;
+    s->agent[s->n_agent].rss = t->agent_rss_bytes;
+    s->agent[s->n_agent].handles = t->agent_handles;
+    s->n_agent++;
+}
+
 /* ingest's observer: a streamed sample (screen NULL: read the table through the view) or one
  * imported screen. */
 static int64_t clock_ms(const run_t *rn);
@@ -525,6 +556,7 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
         size_t nch = pw_host_changed_rows(h, &idx);
         feed(s, h, pw_host_nrows(h), view_row, (int64_t)pw_host_ts(h), h->boot_id, h->boot_id_len,
              pw_host_totals(h), nch == SIZE_MAX ? NULL : idx, nch == SIZE_MAX ? 0 : nch);
+        agent_note(s, (int64_t)pw_host_ts(h), pw_host_totals(h));
     }
     uv_mutex_unlock(&s->mu);
 }
@@ -808,6 +840,8 @@ const char *pw_analysis_alert_name(const pw_alert_key_t *k)
         return "PoolTagLeak";
     if (strcmp(k->pool, PW_ALERT_POOL_SILENT) == 0)
         return "HostSilent";
+    if (strcmp(k->pool, PW_ALERT_POOL_AGENT) == 0)
+        return "AgentFootprint";
     return strcmp(k->pool, "paged") == 0 ? "PagedPoolPressure" : "NonpagedPoolPressure";
 }
 
@@ -818,6 +852,11 @@ void pw_analysis_alert_text(const pw_alert_key_t *k, double value, char *summary
         snprintf(summary, scap, "%s: pool tag %s (%s) keeps growing", k->host, k->tag, k->pool);
         snprintf(description, dcap,
                  "leak suspect: outstanding bytes and allocations grow steadily");
+    } else if (strcmp(k->pool, PW_ALERT_POOL_AGENT) == 0) {
+        snprintf(summary, scap, "%s: the poolwatch agent grew to %.1f x its size", k->host, value);
+        snprintf(description, dcap,
+                 "the agent's own resident set or handles keep growing (an exporter that leaks "
+                 "into the memory it watches)");
     } else if (strcmp(k->pool, PW_ALERT_POOL_SILENT) == 0) {
         snprintf(summary, scap, "%s: no sample for %.0f s", k->host, value);
         snprintf(description, dcap,
@@ -977,6 +1016,47 @@ static void silent_alert(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t
     s->silent_alerting = quiet >= th;
 }
 
+/* AgentFootprint: the host's own agent grows. Over its footprint points (one per 5 min, the
+ * last 4 h, at least 1 h of them), the minimum of the last 3 against the minimum of the first
+ * 6: fires (warning) when the resident set reached AGENT_RATIO x and grew by AGENT_MIN_GROWTH,
+ * or the handles AGENT_RATIO x and by AGENT_MIN_HANDLES; minima, so that a moment's peak
+ * (a reconnect's buffers) does not count. The value is the larger of the two ratios; resolved
+ * below 1.4. An agent restart starts its figures over: a drop empties the ring. */
+static void agent_alert(run_t *rn, host_state_t *s, int64_t now_ms)
+{
+    size_t n = s->n_agent;
+    if (n >= 2 && s->agent[n - 1].rss + AGENT_MIN_GROWTH < s->agent[n - 2].rss) {
+        s->agent[0] = s->agent[n - 1]; /* restarted: judged afresh */
+        s->n_agent = n = 1;
+    }
+    double ratio = 0.0;
+    if (n >= AGENT_MIN_POINTS) {
+        uint64_t r0 = UINT64_MAX, r1 = UINT64_MAX, h0 = UINT64_MAX, h1 = UINT64_MAX;
+        for (size_t i = 0; i < 6; i++) {
+            r0 = s->agent[i].rss < r0 ? s->agent[i].rss : r0;
+            h0 = s->agent[i].handles < h0 ? s->agent[i].handles : h0;
+        }
+        for (size_t i = n - 3; i < n; i++) {
+            r1 = s->agent[i].rss < r1 ? s->agent[i].rss : r1;
+            h1 = s->agent[i].handles < h1 ? s->agent[i].handles : h1;
+        }
+        if (r0 > 0 && r1 >= r0 + AGENT_MIN_GROWTH)
+            ratio = (double)r1 / (double)r0;
+        if (h0 > 0 && h1 >= h0 + AGENT_MIN_HANDLES && (double)h1 / (double)h0 > ratio)
+            ratio = (double)h1 / (double)h0;
+    }
+    if (ratio < AGENT_RATIO && !s->agent_alerting)
+        return;
+    alert(rn, s->name, "", PW_ALERT_POOL_AGENT, "warning", ratio, AGENT_RATIO, 0.1, 0, now_ms);
+    pw_alert_key_t key;
+    memset(&key, 0, sizeof(key));
+    snprintf(key.host, sizeof(key.host), "%.127s", s->name);
+    snprintf(key.pool, sizeof(key.pool), PW_ALERT_POOL_AGENT);
+    snprintf(key.severity, sizeof(key.severity), "warning");
+    s->agent_alerting = pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_INACTIVE &&
+                        pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_RESOLVED;
+}
+
 /* The row's growth over the host pool's last 24 h (its long totals) as a share of the pool's
  * growth over the same time, clamped to [0, 1]; -1 when the pool did not grow (or no totals).
  * The same window for both: a leak judged over 14 days is not set against 2 h of the host. */
@@ -1133,6 +1213,8 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
         }
         if (live && h->source_kind != POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY)
             silent_alert(rn, s, h, now_ms); /* (also resolves a HostSilent of a stopped host) */
+        if (live)
+            agent_alert(rn, s, now_ms);
         if (fresh && s->pub.have_pressure) {
             pw_pressure_opts_t o;
             pw_pressure_opts_default(&o);

@@ -54,6 +54,8 @@ typedef struct pw_analysis_host_s {
 
 /* The pool label of a HostSilent alert (its tag is empty). */
 #define PW_ALERT_POOL_SILENT "silent"
+/* The pool label of an AgentFootprint alert: the host's agent itself grows (its tag is empty). */
+#define PW_ALERT_POOL_AGENT "agent"
 
 /* An alert's name from its key: "PoolTagLeak" (a tag), "HostSilent" (pool "silent"),
  * "NonpagedPoolPressure" or "PagedPoolPressure". Static string. */

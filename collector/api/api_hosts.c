@@ -56,13 +56,23 @@ void pw__api_host_pressure(const pw_api_t *api, const pw_host_t *h, int pool, pw
 
 json_t *pw__api_totals_json(const pw_totals_t *t)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "paged_bytes", pw__api_ju64(t->paged_bytes),
-                     "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes), "physical_memory_bytes",
-                     pw__api_ju64(t->physical_memory_bytes), "available_bytes",
-                     pw__api_ju64(t->available_bytes), "commit_bytes",
-                     pw__api_ju64(t->commit_bytes), "commit_limit_bytes",
-                     pw__api_ju64(t->commit_limit_bytes), "commit_peak_bytes",
-                     pw__api_ju64(t->commit_peak_bytes));
+    json_t *o =
+        json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "paged_bytes", pw__api_ju64(t->paged_bytes),
+                  "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes), "physical_memory_bytes",
+                  pw__api_ju64(t->physical_memory_bytes), "available_bytes",
+                  pw__api_ju64(t->available_bytes), "commit_bytes", pw__api_ju64(t->commit_bytes),
+                  "commit_limit_bytes", pw__api_ju64(t->commit_limit_bytes), "commit_peak_bytes",
+                  pw__api_ju64(t->commit_peak_bytes));
+    /* the agent's own footprint; null when its agent does not report it (older, imports) */
+    if (o != NULL)
+        json_object_set_new(o, "agent",
+                            t->agent_rss_bytes == 0 && t->agent_cpu_ms == 0
+                                ? json_null()
+                                : json_pack("{s:o,s:o,s:o}", "rss_bytes",
+                                            pw__api_ju64(t->agent_rss_bytes), "cpu_ms",
+                                            pw__api_ju64(t->agent_cpu_ms), "handles",
+                                            pw__api_ju64(t->agent_handles)));
+    return o;
 }
 
 typedef struct hostsum_s {

@@ -213,30 +213,11 @@ const char *pw__api_tag_text(const uint8_t *tag, size_t len, char out[PW_API_TAG
     return out;
 }
 
-/* Parses the printable form back into bytes: "\\" and "\xNN" escapes, anything else as is.
- * Returns the length (1..PW_TAG_MAX) or -1. */
+/* The printable form back into bytes (pw_tag_parse: "0x..." for binary tags, "\\" and
+ * "\xNN" escapes). Returns the length (1..PW_TAG_MAX) or -1. */
 int pw__api_tag_parse(const char *s, uint8_t out[PW_TAG_MAX])
 {
-    size_t n = 0;
-    for (size_t i = 0; s[i] != '\0'; i++) {
-        int ch = (unsigned char)s[i];
-        if (ch == '\\') {
-            if (s[i + 1] == '\\') {
-                i++;
-            } else if (s[i + 1] == 'x' && pw__api_hexval((unsigned char)s[i + 2]) >= 0 &&
-                       pw__api_hexval((unsigned char)s[i + 3]) >= 0) {
-                ch = pw__api_hexval((unsigned char)s[i + 2]) << 4 |
-                     pw__api_hexval((unsigned char)s[i + 3]);
-                i += 3;
-            } else {
-                return -1;
-            }
-        }
-        if (n == PW_TAG_MAX)
-            return -1;
-        out[n++] = (uint8_t)ch;
-    }
-    return n == 0 ? -1 : (int)n;
+    return pw_tag_parse(s, out);
 }
 
 void pw__api_query_free(pw__api_query_t *q)

@@ -5,6 +5,7 @@
  * is tested end to end in tests/integration/test_e2e.c. */
 #include "test_util.h"
 #include "agent.h"
+#include "selfstat.h"
 #include "codec.h"
 #include "frame.h"
 #include "log.h"
@@ -74,6 +75,41 @@ static int has(const found_t *f, const char *name, uint64_t size)
             return 1;
     return 0;
 }
+
+#ifndef _WIN32
+/* The agent's own footprint (selfstat_posix.c) against a second reading of each figure:
+ * VmRSS of /proc/self/status (kB) for the resident set, CLOCK_PROCESS_CPUTIME_ID for the CPU
+ * time spent between two readings. */
+static void test_selfstat_reads_its_own_footprint(void **state)
+{
+    (void)state;
+    pw_selfstat_t a, b;
+    assert_int_equal(pw_selfstat_read(&a), 0);
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    unsigned long long vmrss_kb = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %llu kB", &vmrss_kb) == 1)
+            break;
+    fclose(f);
+    assert_true(vmrss_kb > 0);
+    uint64_t v = (uint64_t)vmrss_kb * 1024;
+    uint64_t d = a.rss_bytes > v ? a.rss_bytes - v : v - a.rss_bytes;
+    assert_true(d <= (1u << 20)); /* the two reads are a moment apart */
+    assert_int_equal(a.handles, 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    volatile uint64_t x = 0;
+    do {
+        for (int i = 0; i < 100000; i++)
+            x += (uint64_t)i;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    } while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 200);
+    assert_int_equal(pw_selfstat_read(&b), 0);
+    assert_true(b.cpu_ms >= a.cpu_ms + 190); /* 200 ms spent, counted in whole ms */
+}
+#endif
 
 static void test_find_tag_reports_the_files_that_contain_it(void **state)
 {
@@ -840,6 +876,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_doubles_with_equal_jitter_and_caps),
         cmocka_unit_test(test_find_tag_reports_the_files_that_contain_it),
+#ifndef _WIN32
+        cmocka_unit_test(test_selfstat_reads_its_own_footprint),
+#endif
 #ifndef _WIN32
         cmocka_unit_test(test_find_tag_walks_a_module_tree),
 #endif

@@ -767,6 +767,79 @@ static void test_host_goodbye(void **state_)
     pw_double_close(&d);
 }
 
+static pw_alert_state_t agent_state(const pw_analysis_run_t *an, const char *host)
+{
+    pw_alert_key_t k;
+    memset(&k, 0, sizeof(k));
+    snprintf(k.host, sizeof(k.host), "%s", host);
+    snprintf(k.pool, sizeof(k.pool), PW_ALERT_POOL_AGENT);
+    snprintf(k.severity, sizeof(k.severity), "warning");
+    assert_string_equal(pw_analysis_alert_name(&k), "AgentFootprint");
+    return pw_alert_state(pw_analysis_run_alerts(an), &k, NULL);
+}
+
+/* AgentFootprint: two agents report their own resident set every 5 min; grow01's grows 1 MiB a
+ * sample from 8 MiB, calm01's stays at 8 MiB. By hand: at sample k the last three minimum is
+ * 8 + (k - 2) MiB against the first six's 8 MiB: the 16 MiB growth is reached at k = 18
+ * (ratio 3.0; at k = 17 it is 15 MiB), so the alert fires at the pass after sample 18 and not
+ * before; calm01 never. grow01's agent restarted (8 MiB again) resolves it. */
+static void test_agent_footprint(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    sim_clock_t clk = {T0_MS, 0};
+    on_clock(&d, &clk);
+    pw_host_t *hg = hello(&d, "grow01"), *hc = hello(&d, "calm01");
+    pw_delta_enc_t eg, ec;
+    assert_int_equal(pw_delta_enc_init(&eg, 64), 0);
+    assert_int_equal(pw_delta_enc_init(&ec, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const int64_t step = 300000;
+    for (int k = 0; k <= 20; k++) {
+        for (int g = 0; g < 2; g++) {
+            pw_sample_reset(&s);
+            s.seq = (uint64_t)k + 1;
+            s.timestamp_ms = (uint64_t)(T0_MS + k * step);
+            s.totals.nonpaged_bytes = 1u << 20;
+            s.totals.agent_rss_bytes = (uint64_t)(8 + (g == 0 ? k : 0)) << 20;
+            s.totals.agent_cpu_ms = 1000 + (uint64_t)k;
+            add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+            assert_int_equal(pw_double_send(&d, g == 0 ? &eg : &ec, g == 0 ? hg : hc, &s), 0);
+        }
+        clk.now = T0_MS + k * step;
+        pw_analysis_run_pass(d.an);
+        if (k < 18)
+            assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_INACTIVE);
+        else
+            assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_FIRING);
+        assert_int_equal(agent_state(d.an, "calm01"), PW_ALERT_INACTIVE);
+    }
+    char sum[200], desc[300];
+    pw_alert_key_t key;
+    memset(&key, 0, sizeof(key));
+    snprintf(key.host, sizeof(key.host), "grow01");
+    snprintf(key.pool, sizeof(key.pool), PW_ALERT_POOL_AGENT);
+    pw_analysis_alert_text(&key, 3.0, sum, sizeof(sum), desc, sizeof(desc));
+    assert_string_equal(sum, "grow01: the poolwatch agent grew to 3.0 x its size");
+    /* the agent restarts: 8 MiB again */
+    pw_sample_reset(&s);
+    s.seq = 22;
+    s.timestamp_ms = (uint64_t)(T0_MS + 21 * step);
+    s.totals.nonpaged_bytes = 1u << 20;
+    s.totals.agent_rss_bytes = 8u << 20;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+    assert_int_equal(pw_double_send(&d, &eg, hg, &s), 0);
+    clk.now = T0_MS + 21 * step;
+    pw_analysis_run_pass(d.an);
+    assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_RESOLVED);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&eg);
+    pw_delta_enc_close(&ec);
+    pw_double_close(&d);
+}
+
 /* A replay agent streaming a 2-screen capture (15-min interval, so every row is judged): Drsd is
  * listed from the comparison of its two screens, and no PoolTagLeak is raised for it (a
  * comparison is not a trend). */
@@ -862,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_stream_findings_and_no_flicker),
         cmocka_unit_test(test_import_judged_at_once),
         cmocka_unit_test(test_import_linux_series_judged),
+        cmocka_unit_test(test_agent_footprint),
         cmocka_unit_test(test_restart_rebuilds_state),
         cmocka_unit_test(test_import_judged_on_the_loop),
         cmocka_unit_test(test_changed_rows_view),

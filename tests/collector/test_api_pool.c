@@ -237,31 +237,31 @@ static void test_p_orders(void **state)
      * in byte 12), Wrap 160, then 64: "\x01ab" (0x01 < 'A'), "Ab", "Ab\0" (the shorter
      * first), and a\b 8. */
     check_p("sort=bytes", "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Wrap:n|"
-                          "\\x01ab:n|Ab:p|Ab\\x00:p|a\\\\b:n");
+                          "0x016162:n|Ab:p|0x416200:p|a\\\\b:n");
     /* Ascending: ties still by tag ascending. */
-    check_p("sort=bytes&order=asc", "a\\\\b:n|\\x01ab:n|Ab:p|Ab\\x00:p|Wrap:n|LongTagNameA:n|"
+    check_p("sort=bytes&order=asc", "a\\\\b:n|0x016162:n|Ab:p|0x416200:p|Wrap:n|LongTagNameA:n|"
                                     "LongTagNameB:n|Rset:n|Same:p|Same:n");
     /* Tags by bytes: 0x01 < 'A' < 'L' < 'R' < 'S' < 'W' < 'a'. */
-    check_p("sort=tag", "\\x01ab:n|Ab:p|Ab\\x00:p|LongTagNameA:n|LongTagNameB:n|Rset:n|Same:p|"
+    check_p("sort=tag", "0x016162:n|Ab:p|0x416200:p|LongTagNameA:n|LongTagNameB:n|Rset:n|Same:p|"
                         "Same:n|Wrap:n|a\\\\b:n");
     check_p("sort=tag&order=desc", "a\\\\b:n|Wrap:n|Same:n|Same:p|Rset:n|LongTagNameB:n|"
-                                   "LongTagNameA:n|Ab\\x00:p|Ab:p|\\x01ab:n");
+                                   "LongTagNameA:n|0x416200:p|Ab:p|0x016162:n");
     /* allocs changes: Wrap 0x10 - 0xFFFFFFF0 mod 2^32 = 32, LongTagName* 10, \x01ab 4 (new),
      * Ab\0 3 (new), Same 2 and 2, a\b 2 (new), Ab 0, Rset 10 - 1000 = -990 (a reset). */
-    check_p("sort=allocs&by_change=1", "Wrap:n|LongTagNameA:n|LongTagNameB:n|\\x01ab:n|"
-                                       "Ab\\x00:p|Same:p|Same:n|a\\\\b:n|Ab:p|Rset:n");
+    check_p("sort=allocs&by_change=1", "Wrap:n|LongTagNameA:n|LongTagNameB:n|0x016162:n|"
+                                       "0x416200:p|Same:p|Same:n|a\\\\b:n|Ab:p|Rset:n");
     /* frees changes: Rset 4 - 500 = -496, zeros by tag, a\b 1, Wrap 0x08 - 0xFFFFFFE0 = 40. */
-    check_p("sort=frees&by_change=1&order=asc", "Rset:n|\\x01ab:n|Ab:p|Ab\\x00:p|"
+    check_p("sort=frees&by_change=1&order=asc", "Rset:n|0x016162:n|Ab:p|0x416200:p|"
                                                 "LongTagNameA:n|LongTagNameB:n|Same:p|Same:n|"
                                                 "a\\\\b:n|Wrap:n");
     /* diff changes: LongTagName* 15 - 5 = 10, \x01ab 4, Ab\0 3, Same 7 - 5 = 2, a\b 1, Ab 0,
      * Wrap 8 - 16 = -8, Rset 6 - 500 = -494. */
-    check_p("sort=diff&by_change=1", "LongTagNameA:n|LongTagNameB:n|\\x01ab:n|Ab\\x00:p|Same:p|"
+    check_p("sort=diff&by_change=1", "LongTagNameA:n|LongTagNameB:n|0x016162:n|0x416200:p|Same:p|"
                                      "Same:n|a\\\\b:n|Ab:p|Wrap:n|Rset:n");
     /* per_alloc: Same 900/7 = 128, Rset 600/6 = 100, Ab 64/4 = 16, \x01ab 64/4 = 16,
      * LongTagName* 400/15 = 26, Ab\0 64/3 = 21, Wrap 160/8 = 20, a\b 8/1 = 8. */
-    check_p("sort=per_alloc", "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Ab\\x00:p|"
-                              "Wrap:n|\\x01ab:n|Ab:p|a\\\\b:n");
+    check_p("sort=per_alloc", "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|0x416200:p|"
+                              "Wrap:n|0x016162:n|Ab:p|a\\\\b:n");
 
     json_t *j = pool("P", "sort=tag&include=Wrap,Rset");
     json_t *rows = json_object_get(j, "rows");
@@ -284,11 +284,11 @@ static void test_p_limits(void **state)
     check_p("limit=3", "Same:p|Same:n|Rset:n");
     /* The cut falls between the two LongTagName rows: the tie is decided past byte 8. */
     check_p("limit=4", "Same:p|Same:n|Rset:n|LongTagNameA:n");
-    check_p("limit=4&order=asc", "a\\\\b:n|\\x01ab:n|Ab:p|Ab\\x00:p");
+    check_p("limit=4&order=asc", "a\\\\b:n|0x016162:n|Ab:p|0x416200:p");
     check_p("sort=tag&order=desc&limit=2", "a\\\\b:n|Wrap:n");
     check_p("limit=0", "");
-    const char *all = "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Wrap:n|\\x01ab:n|Ab:p|"
-                      "Ab\\x00:p|a\\\\b:n";
+    const char *all = "Same:p|Same:n|Rset:n|LongTagNameA:n|LongTagNameB:n|Wrap:n|0x016162:n|Ab:p|"
+                      "0x416200:p|a\\\\b:n";
     check_p("limit=10", all);
     check_p("limit=11", all);
     json_t *j = pool("P", "limit=3&pool=nonpaged");
@@ -301,19 +301,20 @@ static void test_p_limits(void **state)
 static void test_p_patterns(void **state)
 {
     (void)state;
-    /* Patterns apply to the printable form: "\x01ab" is matched by \x01*, "a\b" (shown a\\b)
-     * by a\\*, "Ab\0" by Ab\x00. */
-    check_p("include=%5Cx01*", "\\x01ab:n");
+    /* Patterns apply to the printable form: the binary tag 01 'a' 'b' (shown 0x016162) is
+     * matched by 0x01*, "a\b" (shown a\\b) by a\\*, "Ab\0" (0x416200) by 0x416200. */
+    check_p("include=0x01*", "0x016162:n");
     check_p("include=a%5C%5C*", "a\\\\b:n");
-    check_p("include=Ab%5Cx00", "Ab\\x00:p");
+    check_p("include=0x416200", "0x416200:p");
     check_p("include=Ab", "Ab:p");
     check_p("include=LongTagName%3F&exclude=*B", "LongTagNameA:n");
     check_p("include=S*,W*&pool=nonpaged&sort=tag", "Same:n|Wrap:n");
-    /* Tags with an 'a' in their text go: \x01ab, LongTagName*, Same, Wrap, a\b. */
-    check_p("exclude=*a*&sort=tag", "Ab:p|Ab\\x00:p|Rset:n");
+    /* Tags with an 'a' in their text go: LongTagName*, Same, Wrap, a\b (the binary tags'
+     * texts, 0x016162 and 0x416200, have none). */
+    check_p("exclude=*a*&sort=tag", "0x016162:n|Ab:p|0x416200:p|Rset:n");
     /* Texts of 4 characters go: Wrap, Rset, Same twice and a\\b (a, two backslashes, b). */
     check_p("include=*&exclude=%3F%3F%3F%3F&sort=tag",
-            "\\x01ab:n|Ab:p|Ab\\x00:p|LongTagNameA:n|LongTagNameB:n");
+            "0x016162:n|Ab:p|0x416200:p|LongTagNameA:n|LongTagNameB:n");
     json_t *j = pool("P", "include=,");
     assert_int_equal(geti(j, "total_rows"), 0); /* a list of empty patterns matches nothing */
     json_decref(j);

@@ -561,6 +561,9 @@ static void test_delta_rebase_keyframe_lets_a_fresh_decoder_follow(void **state)
     s.seq = 41;
     s.timestamp_ms = 1764400000000ull;
     s.totals.nonpaged_bytes = 31u << 20;
+    s.totals.agent_rss_bytes = 7u << 20; /* the agent's own footprint travels with the totals */
+    s.totals.agent_cpu_ms = 12345;
+    s.totals.agent_handles = 143;
     add(&s, "Ddk ", PW_POOL_NONPAGED, 5000, 4000, 600 * 1024);
     add(&s, "Dh 1", PW_POOL_SESSION, 7, 2, 912);
     add(&s, "Toke", PW_POOL_PAGED, 300, 100, 200 * 1024);
@@ -580,6 +583,9 @@ static void test_delta_rebase_keyframe_lets_a_fresh_decoder_follow(void **state)
     assert_int_equal(pw_delta_apply(&fresh, env->sample, &res, NULL), 0);
     pw_codec_free(env);
     assert_table_equals(&fresh, &s);
+    assert_int_equal(fresh.totals.agent_rss_bytes, 7u << 20);
+    assert_int_equal(fresh.totals.agent_cpu_ms, 12345);
+    assert_int_equal(fresh.totals.agent_handles, 143);
     /* The next original delta applies on the fresh decoder. */
     s.seq = 42;
     s.entries[0].allocs = 5100;

@@ -64,9 +64,31 @@ static void test_tag_format_escapes(void **state)
     const uint8_t t1[4] = {'I', 'o', ' ', ' '};
     assert_int_equal(pw_tag_format(t1, 4, out, sizeof(out)), 4);
     assert_string_equal(out, "Io  ");
+    /* a binary tag: 0x and its bytes in memory order (A = 0x41, \\ = 0x5c) */
     const uint8_t t2[4] = {'A', 0, 0xff, '\\'};
-    pw_tag_format(t2, 4, out, sizeof(out));
-    assert_string_equal(out, "A\\x00\\xff\\\\");
+    assert_int_equal(pw_tag_format(t2, 4, out, sizeof(out)), 10);
+    assert_string_equal(out, "0x4100ff5c");
+    assert_int_equal(pw_tag_format(t2, 4, out, 10), 0); /* 10 + NUL does not fit: nothing */
+    assert_string_equal(out, "");
+    const uint8_t t3[4] = {'a', '\\', 'b', ' '};
+    pw_tag_format(t3, 4, out, sizeof(out));
+    assert_string_equal(out, "a\\\\b ");
+    /* and back */
+    uint8_t b[PW_TAG_MAX];
+    assert_int_equal(pw_tag_parse("0x4100ff5c", b), 4);
+    assert_memory_equal(b, t2, 4);
+    assert_int_equal(pw_tag_parse("0X4100FF5C", b), 4);
+    assert_memory_equal(b, t2, 4);
+    assert_int_equal(pw_tag_parse("a\\\\b ", b), 4);
+    assert_memory_equal(b, t3, 4);
+    /* "0x41" is the four characters: its bytes ("A") are printable, so never written so */
+    assert_int_equal(pw_tag_parse("0x41", b), 4);
+    assert_memory_equal(b, "0x41", 4);
+    assert_int_equal(pw_tag_parse("0x4", b), 3);    /* odd: text */
+    assert_int_equal(pw_tag_parse("A\\x00", b), 2); /* the older escape still reads */
+    assert_memory_equal(b, "A\0", 2);
+    assert_int_equal(pw_tag_parse("", b), -1);
+    assert_int_equal(pw_tag_parse("a\\q", b), -1);
     assert_int_equal(pw_per_alloc(53272, 1027), 51); /* case08 IpSI: floor, not round */
     assert_int_equal(pw_per_alloc(10, 0), 0);
 }
