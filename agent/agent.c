@@ -952,11 +952,19 @@ static void on_sample_timer(uv_timer_t *t)
     }
     pw_complain_release(&a->c_source, MOD, "source");
     a->sample.seq = a->seq + 1;
+    uint64_t taken = now_ms();
+    /* a sample stamped in the past (a replay's screen, a simulation's backfill) is not sent
+     * with the agent's footprint of now: AgentFootprint would see hours of growth in seconds */
+    int now_sample =
+        a->sample.timestamp_ms == 0 || a->sample.timestamp_ms + a->interval_ms >= taken;
     if (a->sample.timestamp_ms == 0)
-        a->sample.timestamp_ms = now_ms();
+        a->sample.timestamp_ms = taken;
     /* what this agent itself holds, sent with what it watches */
     pw_selfstat_t self;
-    if (pw_selfstat_read(&self) == 0) {
+    a->sample.totals.agent_rss_bytes = 0;
+    a->sample.totals.agent_cpu_ms = 0;
+    a->sample.totals.agent_handles = 0;
+    if (now_sample && pw_selfstat_read(&self) == 0) {
         a->sample.totals.agent_rss_bytes = self.rss_bytes;
         a->sample.totals.agent_cpu_ms = self.cpu_ms;
         a->sample.totals.agent_handles = self.handles;
