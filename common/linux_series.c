@@ -48,6 +48,8 @@ static int starts(const char *s, const char *e, const char *w)
 
 int pw_linux_series_sniff(const char *data, size_t len)
 {
+    if (data == NULL || len == 0)
+        return 0; /* nothing to sniff (and NULL + 0 is undefined) */
     const char *p = data, *end = data + len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -183,7 +185,7 @@ int pw_linux_series_parse(const char *data, size_t len, const pw_linux_series_op
     pw_linux_rows_init(&P.rows);
     int r = 0;
     uint32_t line = 0;
-    const char *p = data, *end = data + len;
+    const char *p = data, *end = data ? data + len : data; /* NULL + 0 is undefined */
     while (r == 0 && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
