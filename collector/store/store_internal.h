@@ -146,8 +146,12 @@ struct pw_store_sql_s {
     int wal_pages;            /* pages in the WAL after the last commit (sqlite3_wal_hook) */
     uint64_t wal_max_seen;    /* largest WAL file seen after a commit, bytes */
     uint64_t wal_checkpoints; /* checkpoints run after a commit */
-    uint64_t evicted;         /* items dropped for max_size_bytes */
-    uint64_t vacuumed_bytes;  /* bytes given back by incremental_vacuum */
+    /* the writer's busy handler (store_checkpoint.c): ms waited for the checkpointer's hold and
+     * for anything else, in the current wait */
+    uint64_t busy_ckpt_ms, busy_other_ms, busy_last_ms;
+    int busy_was_ckpt;
+    uint64_t evicted;        /* items dropped for max_size_bytes */
+    uint64_t vacuumed_bytes; /* bytes given back by incremental_vacuum */
     int64_t page_size;
     /* Sealed chunks' rows in memory until compaction writes their pages (store_series.c) */
     pw__store_live_t **sealed;
@@ -262,6 +266,8 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
 char *pw__store_col_strdup(sqlite3_stmt *s, int i);
 
 /* store_checkpoint.c */
+/* Starts the checkpointer thread and installs the writer connection's busy handler (the busy
+ * timeout, but a hold of the checkpointer's is waited for: it never fails a put). */
 void pw__store_ckpt_start(pw_store_sql_t *q);
 void pw__store_ckpt_stop(pw_store_ckpt_t *k);
 /* After each successful COMMIT: notes the WAL's size and, when the commit left more than half
@@ -300,6 +306,45 @@ int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_
 /* Writes the series pages of up to one legacy compacted chunk (closed before schema 5, not
  * paged yet). Returns 1 when it did, 0 when none is left, or a negative code. */
 int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
+
+/* A chunk's rows by (tag, pool) while its samples are replayed. Rows come keyed by the chunk's
+ * local tag numbers, which a keyframe with dict_reset inside the chunk (pw_store_put_frame
+ * after a broken chain, pw_store_put after frames) gives other meanings: keying rows by them
+ * alone put one tag's values under another. */
+typedef struct {
+    uint32_t *map; /* local key -> row + 1, under the decoder's current dictionary */
+    size_t mapcap;
+    pw_tagdict_t names; /* the rows' tags, numbered in order of first sight */
+    uint32_t *byname;   /* name id * 4 + pool -> row + 1 */
+    size_t bncap;
+    uint32_t *rname; /* row -> name id * 4 + pool */
+    size_t rcap;
+    uint32_t nrows;
+} pw__store_rowmap_t;
+
+void pw__store_rowmap_init(pw__store_rowmap_t *m);
+void pw__store_rowmap_close(pw__store_rowmap_t *m);
+/* Call before the rows of each replayed table `dd`: after a table was rebuilt (a keyframe,
+ * rows added or gone), checks that its local keys still name the tags they named, and forgets
+ * the local numbering when one does not. */
+void pw__store_rowmap_sync(pw__store_rowmap_t *m, const pw_delta_dec_t *dd);
+/* The row (0, 1, ... in order of first sight) of local key `key` of `dd` into *row; *added 1
+ * when the (tag, pool) is new. Returns 0, PW_ENOMEM, or PW_ECORRUPT (a key outside the
+ * dictionary). */
+int pw__store_rowmap_slow(pw__store_rowmap_t *m, const pw_delta_dec_t *dd, uint32_t key,
+                          uint32_t *row, int *added);
+static inline int pw__store_rowmap_get(pw__store_rowmap_t *m, const pw_delta_dec_t *dd,
+                                       uint32_t key, uint32_t *row, int *added)
+{
+    if (key < m->mapcap && m->map[key] != 0) {
+        *row = m->map[key] - 1;
+        *added = 0;
+        return 0;
+    }
+    return pw__store_rowmap_slow(m, dd, key, row, added);
+}
+/* The tag bytes of `row` (borrowed until the next call) and their length. */
+const uint8_t *pw__store_rowmap_tag(const pw__store_rowmap_t *m, uint32_t row, size_t *len);
 
 /* The live form of a chunk: its rows by row, in memory, kept as samples are put (the open
  * chunk) and until compaction (a sealed one), so that a series query does not replay up to an

@@ -19,13 +19,8 @@ typedef struct {
 typedef struct {
     uint64_t b0, nb; /* first 1-min bucket index, buckets */
     acc_t *acc;      /* rows x nb */
-    uint32_t *rkey;  /* row -> local key */
     size_t nrows, rcap;
-    uint32_t *map; /* local key -> row + 1 */
-    size_t mapcap;
-    pw_tagdict_t *dict; /* of the decoder, for the tag bytes (valid during replay) */
-    uint8_t (*tagb)[PW_TAG_MAX];
-    uint8_t *tagl;
+    pw__store_rowmap_t map; /* rows by (tag, pool) */
 } rollup_t;
 
 static void acc_add(acc_t *x, uint64_t b, uint64_t df, uint64_t a, uint64_t f, uint32_t cnt,
@@ -53,49 +48,28 @@ static int rollup_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_
                            "sample at %llu ms outside its chunk",
                            (unsigned long long)dd->timestamp_ms);
     b -= r->b0;
+    pw__store_rowmap_sync(&r->map, dd);
     for (size_t i = 0; i < dd->n; i++) {
         const pw_row_t *row = &dd->rows[i];
-        if (row->key >= r->mapcap) {
-            size_t nc = r->mapcap ? r->mapcap : 1024;
-            while (nc <= row->key)
-                nc *= 2;
-            uint32_t *m = pw_realloc(r->map, nc * sizeof(*m));
-            if (m == NULL)
-                return PW_ENOMEM;
-            memset(m + r->mapcap, 0, (nc - r->mapcap) * sizeof(*m));
-            r->map = m;
-            r->mapcap = nc;
-        }
-        uint32_t ri = r->map[row->key];
-        if (ri == 0) {
+        uint32_t ri;
+        int added, rc = pw__store_rowmap_get(&r->map, dd, row->key, &ri, &added);
+        if (rc != 0)
+            return rc == PW_ENOMEM
+                       ? rc
+                       : pw_diag_set(d, rc, 0, 0, "rollups", "row key %u outside the dictionary",
+                                     (unsigned)row->key);
+        ri++;
+        if (added) {
             if (r->nrows == r->rcap) {
                 size_t nc = r->rcap ? r->rcap * 2 : 256;
                 acc_t *acc = pw_realloc(r->acc, nc * r->nb * sizeof(*acc));
                 if (acc == NULL)
                     return PW_ENOMEM;
                 r->acc = acc;
-                uint32_t *rk = pw_realloc(r->rkey, nc * sizeof(*rk));
-                if (rk == NULL)
-                    return PW_ENOMEM;
-                r->rkey = rk;
-                uint8_t(*tb)[PW_TAG_MAX] = pw_realloc(r->tagb, nc * PW_TAG_MAX);
-                if (tb == NULL)
-                    return PW_ENOMEM;
-                r->tagb = tb;
-                uint8_t *tl = pw_realloc(r->tagl, nc);
-                if (tl == NULL)
-                    return PW_ENOMEM;
-                r->tagl = tl;
                 r->rcap = nc;
             }
-            ri = (uint32_t)++r->nrows;
-            r->map[row->key] = ri;
-            r->rkey[ri - 1] = row->key;
+            r->nrows++;
             memset(&r->acc[(size_t)(ri - 1) * r->nb], 0, r->nb * sizeof(acc_t));
-            size_t tl;
-            const uint8_t *t = pw_tagdict_get(&dd->dict, PW_ROW_ID(row->key), &tl);
-            memcpy(r->tagb[ri - 1], t, tl);
-            r->tagl[ri - 1] = (uint8_t)tl;
         }
         acc_add(&r->acc[(size_t)(ri - 1) * r->nb + b], row->bytes, row->diff, row->allocs,
                 row->frees, 1, row->bytes, row->bytes, row->diff, row->diff);
@@ -212,6 +186,7 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
 {
     rollup_t r;
     memset(&r, 0, sizeof(r));
+    pw__store_rowmap_init(&r.map);
     r.b0 = t0 / M1_MS;
     r.nb = t1 / M1_MS - r.b0 + 1;
     gk_t *gk = NULL;
@@ -228,8 +203,10 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
     }
     for (size_t i = 0; rc == 0 && i < r.nrows; i++) {
         uint32_t gid = 0;
-        rc = pw__store_intern_tag(q, r.tagb[i], r.tagl[i], &gid, d);
-        gk[i].gkey = PW_ROW_KEY(gid, PW_ROW_POOL(r.rkey[i]));
+        size_t tl;
+        const uint8_t *t = pw__store_rowmap_tag(&r.map, (uint32_t)i, &tl);
+        rc = pw__store_intern_tag(q, t, tl, &gid, d);
+        gk[i].gkey = PW_ROW_KEY(gid, PW_ROW_POOL(r.map.rname[i]));
         gk[i].row = (uint32_t)i;
     }
     if (rc == 0 && r.nrows > 0)
@@ -258,10 +235,7 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
     pw_free(acc15);
     pw_free(gk);
     pw_free(r.acc);
-    pw_free(r.rkey);
-    pw_free(r.map);
-    pw_free(r.tagb);
-    pw_free(r.tagl);
+    pw__store_rowmap_close(&r.map);
     pw_buf_close(&rowbuf);
     return rc;
 }

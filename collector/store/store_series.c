@@ -51,8 +51,7 @@ typedef struct {
     size_t nts, tscap;
     srow_t *rows;
     size_t nrows, rcap;
-    uint32_t *map; /* local key -> row + 1 */
-    size_t mapcap;
+    pw__store_rowmap_t map; /* rows by (tag, pool): row i of `map` is rows[i] */
     ev_t *ev;
     size_t nev, evcap;
     size_t npresent; /* rows present after the previous sample */
@@ -73,6 +72,81 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+/* ---- rows by (tag, pool) over a replay (store_internal.h) ---------------------------------- */
+
+void pw__store_rowmap_init(pw__store_rowmap_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    pw_tagdict_init(&m->names, 0);
+}
+
+void pw__store_rowmap_close(pw__store_rowmap_t *m)
+{
+    pw_free(m->map);
+    pw_free(m->byname);
+    pw_free(m->rname);
+    pw_tagdict_close(&m->names);
+    memset(m, 0, sizeof(*m));
+}
+
+/* Grows a zero-filled array of uint32_t to hold index `i`. */
+static int grow_zero(uint32_t **p, size_t *cap, size_t i)
+{
+    size_t old = *cap;
+    if (grow((void **)p, cap, i + 1, sizeof(uint32_t)) != 0)
+        return PW_ENOMEM;
+    memset(*p + old, 0, (*cap - old) * sizeof(uint32_t));
+    return 0;
+}
+
+void pw__store_rowmap_sync(pw__store_rowmap_t *m, const pw_delta_dec_t *dd)
+{
+    if (dd->n_idx != SIZE_MAX) /* changes in place: the same rows and dictionary */
+        return;
+    for (size_t i = 0; i < dd->n; i++) {
+        uint32_t key = dd->rows[i].key;
+        if (key >= m->mapcap || m->map[key] == 0)
+            continue;
+        size_t la, lb;
+        const uint8_t *a = pw_tagdict_get(&dd->dict, PW_ROW_ID(key), &la);
+        const uint8_t *b = pw_tagdict_get(&m->names, PW_ROW_ID(m->rname[m->map[key] - 1]), &lb);
+        if (a == NULL || b == NULL || la != lb || memcmp(a, b, la) != 0) {
+            memset(m->map, 0, m->mapcap * sizeof(uint32_t)); /* renumbered: look up by name */
+            return;
+        }
+    }
+}
+
+int pw__store_rowmap_slow(pw__store_rowmap_t *m, const pw_delta_dec_t *dd, uint32_t key,
+                          uint32_t *row, int *added)
+{
+    size_t tl;
+    const uint8_t *t = pw_tagdict_get(&dd->dict, PW_ROW_ID(key), &tl);
+    if (t == NULL)
+        return PW_ECORRUPT;
+    int64_t id = pw_tagdict_intern(&m->names, t, tl, NULL);
+    if (id < 0)
+        return id == PW_ENOMEM ? PW_ENOMEM : PW_ECORRUPT;
+    uint32_t nk = PW_ROW_KEY(id, PW_ROW_POOL(key));
+    if (grow_zero(&m->byname, &m->bncap, nk) != 0 || grow_zero(&m->map, &m->mapcap, key) != 0)
+        return PW_ENOMEM;
+    *added = m->byname[nk] == 0;
+    if (*added) {
+        if (grow((void **)&m->rname, &m->rcap, (size_t)m->nrows + 1, sizeof(uint32_t)) != 0)
+            return PW_ENOMEM;
+        m->rname[m->nrows] = nk;
+        m->byname[nk] = ++m->nrows;
+    }
+    *row = m->byname[nk] - 1;
+    m->map[key] = *row + 1;
+    return 0;
+}
+
+const uint8_t *pw__store_rowmap_tag(const pw__store_rowmap_t *m, uint32_t row, size_t *len)
+{
+    return pw_tagdict_get(&m->names, PW_ROW_ID(m->rname[row]), len);
+}
+
 static int push_ev(sbuild_t *b, uint32_t row, uint32_t idx, int vanish, const srow_t *r)
 {
     if (grow((void **)&b->ev, &b->evcap, b->nev + 1, sizeof(ev_t)) != 0)
@@ -89,27 +163,30 @@ static int build_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t
         return PW_ENOMEM;
     uint32_t idx = (uint32_t)b->nts;
     b->ts[b->nts++] = dd->timestamp_ms;
+    pw__store_rowmap_sync(&b->map, dd);
     for (size_t i = 0; i < dd->n; i++) {
         const pw_row_t *row = &dd->rows[i];
-        size_t old = b->mapcap;
-        if (grow((void **)&b->map, &b->mapcap, (size_t)row->key + 1, sizeof(uint32_t)) != 0)
-            return PW_ENOMEM;
-        memset(b->map + old, 0, (b->mapcap - old) * sizeof(uint32_t));
-        uint32_t ri = b->map[row->key];
-        if (ri == 0) {
+        uint32_t ri;
+        int added, rc = pw__store_rowmap_get(&b->map, dd, row->key, &ri, &added);
+        if (rc != 0)
+            return rc == PW_ENOMEM
+                       ? rc
+                       : pw_diag_set(d, rc, 0, 0, "series", "row key %u outside the dictionary",
+                                     (unsigned)row->key);
+        ri++;
+        if (added) {
             if (grow((void **)&b->rows, &b->rcap, b->nrows + 1, sizeof(srow_t)) != 0)
                 return PW_ENOMEM;
             srow_t *r = &b->rows[b->nrows];
             memset(r, 0, sizeof(*r));
             r->lkey = row->key;
             size_t tl;
-            const uint8_t *t = pw_tagdict_get(&dd->dict, PW_ROW_ID(row->key), &tl);
+            const uint8_t *t = pw__store_rowmap_tag(&b->map, ri - 1, &tl);
             if (t == NULL || tl > PW_TAG_MAX)
                 return PW_ECORRUPT;
             memcpy(r->tag, t, tl);
             r->tlen = (uint8_t)tl;
-            ri = (uint32_t)++b->nrows;
-            b->map[row->key] = ri;
+            b->nrows++;
         }
         srow_t *r = &b->rows[ri - 1];
         b->npresent += !r->present;
@@ -176,7 +253,7 @@ static void sbuild_free(sbuild_t *b)
 {
     pw_free(b->ts);
     pw_free(b->rows);
-    pw_free(b->map);
+    pw__store_rowmap_close(&b->map);
     pw_free(b->ev);
 }
 
@@ -290,6 +367,7 @@ int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id,
 {
     sbuild_t b;
     memset(&b, 0, sizeof(b));
+    pw__store_rowmap_init(&b.map);
     int rc = pw__store_replay(fmt, recs->data, recs->len, width, build_cb, &b, d);
     if (rc == PW_ENOMEM)
         rc = pw_diag_set(d, rc, 0, 0, "series", "out of memory");

@@ -5,6 +5,7 @@
  */
 #include "test_util.h"
 
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -393,6 +394,45 @@ static void test_roundtrip(void **state)
     pw_store_close(st);
 }
 
+/* An agent's encoder, the collector's decoder of its frames, and the frame between them. */
+typedef struct {
+    pw_delta_enc_t enc;
+    pw_delta_dec_t dec;
+    pw_buf_t frame;
+} agent_t;
+
+static void agent_init(agent_t *a)
+{
+    assert_int_equal(pw_delta_enc_init(&a->enc, 64), 0);
+    assert_int_equal(pw_delta_dec_init(&a->dec, 64, 0), 0);
+    pw_buf_init(&a->frame, 1 << 20);
+}
+
+static void agent_close(agent_t *a)
+{
+    pw_delta_enc_close(&a->enc);
+    pw_delta_dec_close(&a->dec);
+    pw_buf_close(&a->frame);
+}
+
+/* What an agent sends and the collector applies: `s` encoded with `flags`, packed into
+ * a->frame (the payload follows its PW_FRAME_HEADER bytes), unpacked and applied to a->dec.
+ * Returns the unpacked envelope (the caller frees it with pw_codec_free). */
+static Poolwatch__V1__Envelope *agent_frame(agent_t *a, const pw_sample_t *s, unsigned flags)
+{
+    pw_diag_t d;
+    const Poolwatch__V1__Sample *msg;
+    assert_int_equal(pw_delta_encode(&a->enc, s, flags, &msg, &d), 0);
+    pw_buf_reset(&a->frame);
+    assert_int_equal(pw_codec_pack_sample(msg, 1 << 20, &a->frame), 0);
+    Poolwatch__V1__Envelope *env;
+    assert_int_equal(
+        pw_codec_unpack(a->frame.data + PW_FRAME_HEADER, a->frame.len - PW_FRAME_HEADER, &env, &d),
+        0);
+    assert_int_equal(pw_delta_apply(&a->dec, env->sample, NULL, &d), 0);
+    return env;
+}
+
 /* pw_store_put_frame: an agent's encoder makes frames, a decoder (the collector's) applies
  * them and the store keeps them. Chunks of at most 4 samples; a keyframe from the agent at
  * sample 6, a pw_store_put of sample 7 in the middle, and callers that claim `follows` where
@@ -406,29 +446,19 @@ static void test_put_frame(void **state)
     pw_store_t *st;
     pw_diag_t d;
     assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
-    pw_delta_enc_t enc;
-    pw_delta_dec_t dec;
-    assert_int_equal(pw_delta_enc_init(&enc, 64), 0);
-    assert_int_equal(pw_delta_dec_init(&dec, 64, 0), 0);
+    agent_t ag;
+    agent_init(&ag);
     pw_sample_t s;
     pw_sample_init(&s);
-    pw_buf_t frame;
-    pw_buf_init(&frame, 1 << 20);
     pw_store_host_t h = host_of("win-01", BOOT1, 64);
     int stored_last = 0;
     for (unsigned k = 0; k < NSAMPLES; k++) {
         build(&s, k);
-        const Poolwatch__V1__Sample *msg;
-        assert_int_equal(pw_delta_encode(&enc, &s, k == 6 ? PW_DELTA_KEYFRAME : 0, &msg, &d), 0);
-        pw_buf_reset(&frame);
-        assert_int_equal(pw_codec_pack_sample(msg, 1 << 20, &frame), 0);
-        Poolwatch__V1__Envelope *env;
-        const uint8_t *payload = frame.data + PW_FRAME_HEADER;
-        size_t len = frame.len - PW_FRAME_HEADER;
-        assert_int_equal(pw_codec_unpack(payload, len, &env, &d), 0);
+        Poolwatch__V1__Envelope *env = agent_frame(&ag, &s, k == 6 ? PW_DELTA_KEYFRAME : 0);
+        const uint8_t *payload = ag.frame.data + PW_FRAME_HEADER;
+        size_t len = ag.frame.len - PW_FRAME_HEADER;
         const Poolwatch__V1__Sample *in = env->sample;
         assert_int_equal(in->keyframe, k == 0 || k == 6);
-        assert_int_equal(pw_delta_apply(&dec, in, NULL, &d), 0);
         int follows = stored_last && !in->keyframe && !in->dict_reset;
         if (k == 4 || k == 8)
             follows = 1; /* a new chunk (4), a chunk last written by pw_store_put (8) */
@@ -437,7 +467,7 @@ static void test_put_frame(void **state)
             rc = pw_store_put(st, &h, &s, 0, &d);
             stored_last = 0;
         } else {
-            rc = pw_store_put_frame(st, &h, &dec, payload, len, in->base_seq, follows,
+            rc = pw_store_put_frame(st, &h, &ag.dec, payload, len, in->base_seq, follows,
                                     k == 3 ? 2 : 0, &d);
             stored_last = rc == 0;
         }
@@ -449,7 +479,7 @@ static void test_put_frame(void **state)
     }
     assert_int_equal(pw_store_commit(st, &d), 0);
     /* The same seq again is a duplicate: nothing written. */
-    assert_int_equal(pw_store_put_frame(st, &h, &dec, NULL, 0, 0, 0, 0, &d), PW_STORE_DUPLICATE);
+    assert_int_equal(pw_store_put_frame(st, &h, &ag.dec, NULL, 0, 0, 0, 0, &d), PW_STORE_DUPLICATE);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.samples, NSAMPLES);
@@ -465,16 +495,14 @@ static void test_put_frame(void **state)
     check_table(&got, NSAMPLES - 1);
     /* A decoder of another width than the host's, or without a table, is refused. */
     pw_store_host_t h32 = host_of("win-01", BOOT1, 32);
-    assert_int_equal(pw_store_put_frame(st, &h32, &dec, NULL, 0, 0, 0, 0, &d), PW_EINVAL);
+    assert_int_equal(pw_store_put_frame(st, &h32, &ag.dec, NULL, 0, 0, 0, 0, &d), PW_EINVAL);
     pw_delta_dec_t empty;
     assert_int_equal(pw_delta_dec_init(&empty, 64, 0), 0);
     assert_int_equal(pw_store_put_frame(st, &h, &empty, NULL, 0, 0, 0, 0, &d), PW_EINVAL);
     pw_delta_dec_close(&empty);
     pw_sample_close(&got);
     pw_sample_close(&s);
-    pw_buf_close(&frame);
-    pw_delta_enc_close(&enc);
-    pw_delta_dec_close(&dec);
+    agent_close(&ag);
     pw_store_close(st);
 }
 
@@ -751,6 +779,179 @@ static void test_restart(void **state)
     check_series_raw(st, "win-01");
     pw_sample_close(&got);
     pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* ---- a VFS whose WAL truncation to zero is slow (a TRUNCATE checkpoint under heavy I/O) ---- */
+
+typedef struct {
+    sqlite3_file base;
+    sqlite3_file *real; /* follows this struct in the same allocation */
+    int wal;
+} slow_file_t;
+
+static sqlite3_vfs *slow_real;
+static atomic_int slow_trunc_ms;   /* sleep this long before truncating a WAL to 0 bytes */
+static atomic_int slow_truncating; /* 1 while such a truncation sleeps */
+static atomic_int slow_truncations;
+
+#define REAL(f) (((slow_file_t *)(f))->real)
+static int sl_close(sqlite3_file *f)
+{
+    int rc = REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
+    return rc;
+}
+static int sl_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o)
+{
+    return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
+}
+static int sl_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{
+    return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+}
+static int sl_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+    int ms = atomic_load(&slow_trunc_ms);
+    if (((slow_file_t *)f)->wal && size == 0 && ms > 0) {
+        atomic_store(&slow_truncating, 1);
+        uv_sleep((unsigned)ms);
+        atomic_fetch_add(&slow_truncations, 1);
+        int rc = REAL(f)->pMethods->xTruncate(REAL(f), size);
+        atomic_store(&slow_truncating, 0);
+        return rc;
+    }
+    return REAL(f)->pMethods->xTruncate(REAL(f), size);
+}
+static int sl_sync(sqlite3_file *f, int fl)
+{
+    return REAL(f)->pMethods->xSync(REAL(f), fl);
+}
+static int sl_size(sqlite3_file *f, sqlite3_int64 *sz)
+{
+    return REAL(f)->pMethods->xFileSize(REAL(f), sz);
+}
+static int sl_lock(sqlite3_file *f, int l)
+{
+    return REAL(f)->pMethods->xLock(REAL(f), l);
+}
+static int sl_unlock(sqlite3_file *f, int l)
+{
+    return REAL(f)->pMethods->xUnlock(REAL(f), l);
+}
+static int sl_check(sqlite3_file *f, int *out)
+{
+    return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+}
+static int sl_fctl(sqlite3_file *f, int op, void *arg)
+{
+    return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+}
+static int sl_sector(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xSectorSize(REAL(f));
+}
+static int sl_dev(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
+static int sl_shmmap(sqlite3_file *f, int i, int sz, int ext, void volatile **p)
+{
+    return REAL(f)->pMethods->xShmMap(REAL(f), i, sz, ext, p);
+}
+static int sl_shmlock(sqlite3_file *f, int off, int n, int fl)
+{
+    return REAL(f)->pMethods->xShmLock(REAL(f), off, n, fl);
+}
+static void sl_shmbarrier(sqlite3_file *f)
+{
+    REAL(f)->pMethods->xShmBarrier(REAL(f));
+}
+static int sl_shmunmap(sqlite3_file *f, int del)
+{
+    return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+}
+static int sl_fetch(sqlite3_file *f, sqlite3_int64 o, int n, void **p)
+{
+    return REAL(f)->pMethods->xFetch(REAL(f), o, n, p);
+}
+static int sl_unfetch(sqlite3_file *f, sqlite3_int64 o, void *p)
+{
+    return REAL(f)->pMethods->xUnfetch(REAL(f), o, p);
+}
+#undef REAL
+
+static const sqlite3_io_methods slow_io = {
+    3,          sl_close,      sl_read,     sl_write, sl_truncate, sl_sync, sl_size,
+    sl_lock,    sl_unlock,     sl_check,    sl_fctl,  sl_sector,   sl_dev,  sl_shmmap,
+    sl_shmlock, sl_shmbarrier, sl_shmunmap, sl_fetch, sl_unfetch};
+
+static int sl_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flags, int *out)
+{
+    (void)v;
+    slow_file_t *sf = (slow_file_t *)f;
+    sf->real = (sqlite3_file *)(sf + 1);
+    sf->wal = (flags & SQLITE_OPEN_WAL) != 0;
+    f->pMethods = NULL;
+    int rc = slow_real->xOpen(slow_real, name, sf->real, flags, out);
+    if (sf->real->pMethods != NULL)
+        f->pMethods = &slow_io;
+    return rc;
+}
+
+static sqlite3_vfs slow_vfs;
+
+/* Registers the slow VFS as the default (it forwards everything to the one it replaces). */
+static void slow_vfs_on(void)
+{
+    slow_real = sqlite3_vfs_find(NULL);
+    assert_non_null(slow_real);
+    slow_vfs = *slow_real;
+    slow_vfs.zName = "pw-slow-truncate";
+    slow_vfs.szOsFile = (int)sizeof(slow_file_t) + slow_real->szOsFile;
+    slow_vfs.xOpen = sl_open;
+    slow_vfs.pNext = NULL;
+    assert_int_equal(sqlite3_vfs_register(&slow_vfs, 1), SQLITE_OK);
+}
+
+static void slow_vfs_off(void)
+{
+    sqlite3_vfs_unregister(&slow_vfs);
+    sqlite3_vfs_register(slow_real, 1);
+}
+
+/* The checkpointer's idle TRUNCATE holds the write lock while the WAL file is truncated; under
+ * heavy I/O that outlasted the writer's busy timeout and a put failed with "database is locked"
+ * (bench_detect_scale). Here the truncation takes 1.5 s against a 200 ms busy timeout: the put
+ * that comes meanwhile waits for it and succeeds. */
+static void test_put_during_truncate(void **state)
+{
+    (void)state;
+    slow_vfs_on();
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.busy_timeout_ms = 200};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 5);
+    atomic_store(&slow_trunc_ms, 1500);
+    /* the checkpointer truncates after 5 s without a commit, in its round of every second */
+    int seen = 0;
+    for (int i = 0; i < 1500 && !seen; i++) {
+        uv_sleep(10);
+        seen = atomic_load(&slow_truncating);
+    }
+    if (!seen)
+        fail_msg("no TRUNCATE checkpoint within 15 s of the last commit");
+    assert_int_equal(atomic_load(&slow_truncating), 1);
+    put_all(st, "win-01", BOOT1, 5, NSAMPLES); /* asserts every put and commit succeeded */
+    /* the first put waited for the truncation to end */
+    assert_int_equal(atomic_load(&slow_truncating), 0);
+    assert_int_equal(atomic_load(&slow_truncations), 1);
+    atomic_store(&slow_trunc_ms, 0);
+    check_series_raw(st, "win-01");
+    pw_store_close(st);
+    slow_vfs_off();
     tmp_remove(&t);
 }
 
@@ -1371,6 +1572,89 @@ static void test_migrate_v5(void **state)
     tmp_remove(&t);
 }
 
+/* A keyframe with dict_reset inside a chunk numbers the same tags otherwise: frames of an agent
+ * whose encoder met the tags in reverse order (samples 0..4), then pw_store_put of samples 5..9
+ * in the same chunk (a fresh encoder: the tags in their usual order). The chunk's live form is
+ * dropped at the reset, so compaction writes its series pages by replay, and retention its
+ * 15-min rollup by replay: both keep every value under its own (tag, pool). */
+static void test_dict_reset_mid_chunk(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    agent_t ag;
+    agent_init(&ag);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("win-01", BOOT1, 64);
+    for (unsigned k = 0; k < NSAMPLES; k++) {
+        build(&s, k);
+        if (k >= 5) {
+            assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+            continue;
+        }
+        for (size_t i = 0; i < s.n / 2; i++) {
+            pw_entry_t e = s.entries[i];
+            s.entries[i] = s.entries[s.n - 1 - i];
+            s.entries[s.n - 1 - i] = e;
+        }
+        Poolwatch__V1__Envelope *env = agent_frame(&ag, &s, 0);
+        assert_int_equal(pw_store_put_frame(st, &h, &ag.dec, ag.frame.data + PW_FRAME_HEADER,
+                                            ag.frame.len - PW_FRAME_HEADER, env->sample->base_seq,
+                                            k > 0, 0, &d),
+                         0);
+        pw_codec_free(env);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    check_series_raw(st, "win-01"); /* the open chunk, replayed */
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.closed_chunks, 1);
+    assert_true(ss.series_pages > 0);
+    check_series_raw(st, "win-01"); /* its series pages */
+    /* the raw chunk expires: its 15-min rollup is written, and answers 15-min steps */
+    uint64_t last = T0 + 10000ull * (NSAMPLES - 1);
+    assert_true(pw_store_retention(st, last + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d) > 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 0);
+    assert_true(ss.rollup_windows > 0);
+    for (size_t i = 0; i < NTAGS; i++) {
+        pw_store_series_t sr = {0};
+        assert_int_equal(pw_store_series(st, "win-01", (const uint8_t *)TAGS[i].b, TAGS[i].len,
+                                         TAGS[i].pool, T0, last, 900000, &sr, &d),
+                         1);
+        assert_int_equal(sr.level, PW_STORE_15MIN);
+        uint64_t a, f, df, b, bmin = UINT64_MAX, bmax = 0, dmin = UINT64_MAX, dmax = 0;
+        uint32_t n = 0;
+        for (unsigned k = 0; k < NSAMPLES; k++) {
+            if (!row_of(i, k, &a, &f, &df, &b))
+                continue;
+            n++;
+            bmin = b < bmin ? b : bmin, bmax = b > bmax ? b : bmax;
+            dmin = df < dmin ? df : dmin, dmax = df > dmax ? df : dmax;
+        }
+        row_of(i, NSAMPLES - 1, &a, &f, &df, &b);
+        const pw_store_point_t *p = &sr.points[0];
+        assert_int_equal(p->ts_ms, T0);
+        assert_int_equal(p->samples, n);
+        assert_int_equal(p->allocs, a);
+        assert_int_equal(p->frees, f);
+        assert_int_equal(p->diff, df);
+        assert_int_equal(p->bytes, b);
+        assert_int_equal(p->bytes_min, bmin);
+        assert_int_equal(p->bytes_max, bmax);
+        assert_int_equal(p->diff_min, dmin);
+        assert_int_equal(p->diff_max, dmax);
+        pw_store_series_free(&sr);
+    }
+    check_series_raw(st, "win-01"); /* the pages outlive the chunk (1-min level) */
+    agent_close(&ag);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
 /* Open and sealed chunks are read from their live form (rows kept by row as samples are put),
  * not replayed: every series is exact before compaction (the vanishing row, the counter
  * reset), at 1-min steps too, and the pages compaction writes from the live forms are byte
@@ -1648,6 +1932,7 @@ int main(void)
         cmocka_unit_test(test_compact_damaged),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_checkpoint_while_open),
+        cmocka_unit_test(test_put_during_truncate),
         cmocka_unit_test(test_open_missing_directory),
         cmocka_unit_test(test_rollups),
         cmocka_unit_test(test_retention),
@@ -1663,6 +1948,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v5),
         cmocka_unit_test(test_live_series),
         cmocka_unit_test(test_live_forget_host),
+        cmocka_unit_test(test_dict_reset_mid_chunk),
         cmocka_unit_test(test_retire_series_pages),
         cmocka_unit_test(test_wal_bounded),
         cmocka_unit_test(test_vacuum_after_retention),
