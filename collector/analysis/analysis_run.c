@@ -84,7 +84,11 @@
 #define LONG_TREND_MS  (24LL * 3600000)
 #define REBUILD_TABLES 32
 #define REBUILD_MS     (7ULL * 24 * 3600000)
-#define RESEND_PASSES  2 /* Prometheus resends firing alerts every minute */
+#define EXTEND_MS                                                                                  \
+    (30ULL * 24 * 3600000)      /* a restored suspect's history: the 1-min rollups'                \
+                                   default retention */
+#define EXTEND_STEP_MS 60000ULL /* a point's time is its step's start: within a minute */
+#define RESEND_PASSES  2        /* Prometheus resends firing alerts every minute */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
@@ -111,6 +115,8 @@ typedef struct {
     uint8_t alerting;  /* its PoolTagLeak: 0 none (nothing to look up), 1 pending, 2 firing,
                           ALERT_UNKNOWN not looked up yet */
     uint64_t found_ms; /* when first judged a leak, 0 while it is not one */
+    uint8_t extend;    /* 1: rebuilt from raw chunks only; once a suspect, its ring reaches
+                          back into the rollups (extend_suspects), then 2 */
     uint32_t group;    /* finding: slot of its head */
     uint16_t group_n;
     pw_detect_ring_t ring;
@@ -1326,6 +1332,8 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
     uint64_t step = 1;
     const uint8_t *boot = s->dense ? (const uint8_t *)"i" : h->boot_id;
     size_t boot_len = s->dense ? 1 : h->boot_id_len;
+    /* REBUILD_TABLES spread tables, then the newest (the spread's step rounds up: it would
+     * stop short of where the live state stood) */
     for (int k = 0; k < (s->dense ? 256 : REBUILD_TABLES + 1) && from <= to; k++) {
         pw_diag_t d;
         int r = pw_store_table_at(rn->store, h->name, from, &rn->table, &d);
@@ -1341,13 +1349,81 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
              NULL, NULL, 0);
         uint64_t next = rn->table.timestamp_ms + step;
         from = next > from ? next : from + 1;
+        if (!s->dense && (k == REBUILD_TABLES - 1 || from > to) && rn->table.timestamp_ms < to)
+            from = to;
     }
+    if (!s->dense) /* raw chunks cover the last days only (48 h by default) */
+        for (size_t i = 0; i < s->n_cands; i++)
+            if (s->cands[i].row != UINT32_MAX)
+                s->cands[i].extend = 1;
     s->recent.n = 0;
     s->longr.n = 0;
     uint64_t tfrom = to > (uint64_t)LONG_TREND_MS ? to - (uint64_t)LONG_TREND_MS : 0;
     pw_diag_t d;
     pw_store_totals(rn->store, h->name, tfrom, to, rebuild_totals_cb, s, &d);
     uv_mutex_unlock(&s->mu);
+}
+
+/* A restored candidate judged a leak gets back the history its ring held before the restart:
+ * the row's points before the ring's first, from the store's series (the 1-min level beyond
+ * the raw retention, one point a minute, EXTEND_MS at most), as far back as its counters
+ * only rose (a fall is a reboot the rollups do not mark: the segment ends there). Only suspects,
+ * and once each: a query per candidate of a 10,000-host fleet would hold the start for minutes.
+ * The host is judged again at this pass. On the loop, the host's mutex held. */
+static void extend_suspects(run_t *rn, host_state_t *s)
+{
+    for (size_t i = 0; i < s->n_cands; i++) {
+        cand_t *c = &s->cands[i];
+        if (rn->store == NULL || c->row == UINT32_MAX || c->extend != 1 || !c->has ||
+            c->res.verdict != PW_DETECT_LEAK || c->ring.n == 0)
+            continue;
+        c->extend = 2;
+        const row_t *r = &s->rows[c->row];
+        const pw_detect_point_t *p0 = &c->ring.p[0];
+        uint64_t to = p0->ts_ms > 0 ? (uint64_t)p0->ts_ms - 1 : 0;
+        uint64_t from = to > EXTEND_MS ? to - EXTEND_MS : 0;
+        pw_store_series_t ser;
+        memset(&ser, 0, sizeof(ser));
+        pw_diag_t d;
+        int64_t n = pw_store_series(rn->store, s->name, s->tags + r->tag_off, r->tag_len,
+                                    (pw_pool_t)r->pool, from, to, EXTEND_STEP_MS, &ser, &d);
+        if (n < 0)
+            PW_LOG_WARN(MOD, "%s: history of a suspect from the store: %s (%s)", s->name,
+                        pw_strerror((int)n), d.msg);
+        size_t k = ser.n; /* ser.points[k ..) join the ring */
+        /* counters to compare with: the ring's seed point carries none (allocs = its diff,
+         * frees 0), a later point's are as good (they only rose since) */
+        const pw_detect_point_t *ref = p0;
+        for (size_t j = 0; j + 1 < c->ring.n && ref->frees == 0; j++)
+            ref = &c->ring.p[j + 1];
+        uint64_t allocs = ref->allocs, frees = ref->frees;
+        while (k > 0 && ser.points[k - 1].ts_ms < (uint64_t)p0->ts_ms &&
+               ser.points[k - 1].allocs <= allocs && ser.points[k - 1].frees <= frees) {
+            k--;
+            allocs = ser.points[k].allocs;
+            frees = ser.points[k].frees;
+        }
+        if (k < ser.n) {
+            pw_detect_ring_t old = c->ring; /* p0 points into the ring: read from the copy */
+            p0 = &old.p[0];
+            pw_detect_ring_init(&c->ring);
+            for (size_t j = k; j < ser.n; j++) {
+                const pw_store_point_t *q = &ser.points[j];
+                pw_detect_point_t pt = {(int64_t)q->ts_ms, q->allocs, q->frees,
+                                        q->diff,           q->bytes,  p0->boot};
+                pw_detect_ring_push(&c->ring, &pt);
+            }
+            /* the seed point's counters are made up (allocs = diff, frees 0): between real
+             * ones they would read as a reset */
+            size_t j0 = old.n > 1 && old.p[0].frees == 0 && old.p[0].allocs == old.p[0].diff;
+            for (size_t j = j0; j < old.n; j++)
+                pw_detect_ring_push(&c->ring, &old.p[j]);
+            c->backoff = 1;
+            c->ring.dirty = 1;
+            s->evaluated_ts = INT64_MIN; /* judged again with its history */
+        }
+        pw_store_series_free(&ser);
+    }
 }
 
 static int restore_some(run_t *rn, uint64_t slice_ns)
@@ -1399,6 +1475,8 @@ static int collect_some(run_t *rn, uint64_t budget_ns)
         restore_host(rn, h, s);
         uint64_t np = pw_host_limit(h, PW_POOL_NONPAGED), pg = pw_host_limit(h, PW_POOL_PAGED);
         uv_mutex_lock(&s->mu);
+        if (s->pub.n_suspects > 0)
+            extend_suspects(rn, s);
         int due = s->last_ts != s->evaluated_ts || np != s->np_limit || pg != s->pg_limit ||
                   !s->have_limits;
         s->np_limit = np;

@@ -408,6 +408,30 @@ static void test_import_linux_series_judged(void **state_)
     pw_double_close(&d);
 }
 
+/* Sample k of a host whose `Ddk ` leaks `per` bytes (and per / 1,024 allocations) every
+ * `step_ms` beside a flat tag, sent through the double. */
+static void send_ddk(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, pw_sample_t *s, int k,
+                     int64_t step_ms, uint64_t per)
+{
+    pw_sample_reset(s);
+    s->seq = (uint64_t)k + 1;
+    s->timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * step_ms);
+    s->totals.nonpaged_bytes = (40u << 20) + (uint64_t)k * per;
+    add(s, "Ddk ", PW_POOL_NONPAGED, 600000 + (uint64_t)k * per, 600 + per / 1024 * (uint64_t)k, k);
+    add(s, "Flat", PW_POOL_NONPAGED, 1u << 20, 256, k);
+    assert_int_equal(pw_double_send(d, e, h, s), 0);
+}
+
+/* The collector stops; a new one opens the same store. */
+static void restart(pw_double_t *d)
+{
+    pw_analysis_run_close(d->an);
+    pw_ingest_free(d->ing);
+    assert_int_equal(pw_ingest_new(d->store, &d->ing, NULL), 0);
+    assert_int_equal(pw_analysis_run_new(NULL, d->ing, NULL, &d->an), 0);
+    d->api.an = d->an;
+}
+
 /* After a restart the state is rebuilt from the store: a host that leaked for 6 h (+4 KiB a
  * minute) is listed by the first pass of the new collector, not after a new window fills, also
  * when its agent is back and has sent a sample before that pass. */
@@ -421,39 +445,73 @@ static void test_restart_rebuilds_state(void **state_)
     assert_int_equal(pw_delta_enc_init(&e, 64), 0);
     pw_sample_t s;
     pw_sample_init(&s);
-    for (int k = 0; k <= 360; k++) {
-        pw_sample_reset(&s);
-        s.seq = (uint64_t)k + 1;
-        s.timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 60000);
-        s.totals.nonpaged_bytes = (40u << 20) + (uint64_t)k * 4096;
-        add(&s, "Ddk ", PW_POOL_NONPAGED, 600000 + (uint64_t)k * 4096, 600 + 4 * (uint64_t)k, k);
-        add(&s, "Flat", PW_POOL_NONPAGED, 1u << 20, 256, k);
-        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
-    }
+    for (int k = 0; k <= 360; k++)
+        send_ddk(&d, &e, h, &s, k, 60000, 4096);
     assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
-    /* the collector stops; a new one opens the same store */
-    pw_analysis_run_close(d.an);
-    pw_ingest_free(d.ing);
-    assert_int_equal(pw_ingest_new(d.store, &d.ing, NULL), 0);
-    assert_int_equal(pw_analysis_run_new(NULL, d.ing, NULL, &d.an), 0);
+    restart(&d);
     /* the agent is back before the first pass: its new sample must not hide the history */
     h = hello(&d, "boot01");
     assert_non_null(h);
     pw_delta_enc_close(&e);
     assert_int_equal(pw_delta_enc_init(&e, 64), 0);
-    pw_sample_reset(&s);
-    s.seq = 362;
-    s.timestamp_ms = (uint64_t)(T0_MS + 361LL * 60000);
-    s.totals.nonpaged_bytes = (40u << 20) + 361ull * 4096;
-    add(&s, "Ddk ", PW_POOL_NONPAGED, 600000 + 361ull * 4096, 600 + 4 * 361ull, 361);
-    add(&s, "Flat", PW_POOL_NONPAGED, 1u << 20, 256, 361);
-    assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    send_ddk(&d, &e, h, &s, 361, 60000, 4096);
     pw_analysis_run_pass(d.an);
     const pw_suspect_t *x = find(d.an, "Ddk ");
     assert_non_null(x);
     assert_int_equal(x->d.verdict, PW_DETECT_LEAK);
     assert_true(x->d.span_ms >= 5 * 3600000LL); /* the 6 h before the restart */
     assert_null(find(d.an, "Flat"));
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
+/* A suspect keeps its evidence across a restart when the raw chunks behind it have expired: 6
+ * days of a leak (+40 KiB every 10 min, 240 KiB/h) whose first 4 days are rollups by then. The
+ * rebuild reads the raw 48 h; the first pass lists the leak over those, the next reaches back
+ * into the store's 1-minute level and judges the 6 days again: the same growth and span as
+ * before the restart. */
+static void test_restart_keeps_evidence_beyond_raw(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_host_t *h = hello(&d, "boot01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const int last = 6 * 144; /* 6 days of 10-min samples: k = 0 .. 864 */
+    for (int k = 0; k <= last; k++) {
+        send_ddk(&d, &e, h, &s, k, 600000, 40960);
+        if (k % 36 == 35)
+            assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    }
+    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    pw_analysis_run_pass(d.an);
+    const pw_suspect_t *x = find(d.an, "Ddk ");
+    assert_non_null(x);
+    /* before the restart: every sample of the 6 days (hand: 864 steps of 40,960 B) */
+    assert_int_equal(x->d.growth_bytes, 864 * 40960);
+    assert_int_equal(x->d.span_ms, 864 * 600000LL);
+    /* raw chunks older than 48 h become rollups */
+    uint64_t now = (uint64_t)(T0_MS + (int64_t)last * 600000 + 60000);
+    assert_int_equal(pw_store_flush(d.store, NULL), 0); /* every chunk compacted */
+    assert_true(pw_store_retention(d.store, now, NULL) > 0);
+    restart(&d);
+    pw_analysis_run_pass(d.an);
+    x = find(d.an, "Ddk ");
+    assert_non_null(x);
+    assert_int_equal(x->d.verdict, PW_DETECT_LEAK);
+    assert_true(x->d.span_ms <= 49 * 3600000LL); /* the raw 48 h only */
+    pw_analysis_run_pass(d.an);
+    x = find(d.an, "Ddk ");
+    assert_non_null(x);
+    assert_int_equal(x->d.verdict, PW_DETECT_LEAK);
+    /* back to the first sample (k = 0): the same evidence as before the restart */
+    assert_int_equal(x->d.span_ms, 864 * 600000LL);
+    assert_int_equal(x->d.growth_bytes, 864 * 40960);
+    assert_int_equal(x->d.growth_diff, 864 * 40);
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
     pw_double_close(&d);
@@ -937,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_import_linux_series_judged),
         cmocka_unit_test(test_agent_footprint),
         cmocka_unit_test(test_restart_rebuilds_state),
+        cmocka_unit_test(test_restart_keeps_evidence_beyond_raw),
         cmocka_unit_test(test_import_judged_on_the_loop),
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
