@@ -26,6 +26,7 @@
 #define PW_COLLECTOR_VERSION "0"
 #endif
 #define MAX_TOKEN 4096
+#define SLICE_NS  (5ull * 1000000) /* loop time an encode slice may take */
 
 /* ============================================================================================
  * Encoding
@@ -498,8 +499,22 @@ int64_t pw_remote_write_encode_policy(const pw_fleet_t *f, const pw_analysis_run
                                       pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
                                       void *arg)
 {
-    if (f == NULL || cur == NULL || emit == NULL || pol == NULL)
+    if (cur == NULL)
         return PW_EINVAL;
+    int done;
+    cur->pos = 0;
+    return pw_remote_write_encode_slice(f, an, pol, max_series, cur, emit, arg, 0, &done);
+}
+
+int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_t *an,
+                                     const pw_remote_write_policy_t *pol, size_t max_series,
+                                     pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
+                                     void *arg, uint64_t budget_ns, int *done)
+{
+    if (f == NULL || cur == NULL || emit == NULL || pol == NULL || done == NULL)
+        return PW_EINVAL;
+    uint64_t t0 = uv_hrtime();
+    *done = 0;
     const pw_suspect_t *sp;
     size_t ns = pw_analysis_run_suspects(an, &sp);
     if (max_series == 0)
@@ -540,9 +555,16 @@ int64_t pw_remote_write_encode_policy(const pw_fleet_t *f, const pw_analysis_run
         qsort(x.sp, ns, sizeof(*x.sp), by_host);
         x.ns = ns;
     }
-    cur->ahead = 0;
-    cur->rows_exported = 0;
-    for (size_t i = 0; i < f->n && r == 0; i++) {
+    if (cur->pos == 0 || cur->pos > f->n) {
+        cur->pos = 0;
+        cur->ahead = 0;
+        cur->rows_exported = 0;
+    }
+    size_t i = cur->pos;
+    for (; i < f->n && r == 0; i++) {
+        if (budget_ns != 0 && i > cur->pos && (i - cur->pos) % 16 == 0 &&
+            uv_hrtime() - t0 >= budget_ns)
+            break;
         const pw_host_t *h = f->hosts[i];
         pw_remote_write_hoststate_t *hs = &cur->hs[h->index];
         if (h->last_seen_ms != 0 && h->last_seen_ms <= cur->sent_ms[h->index] &&
@@ -587,6 +609,14 @@ int64_t pw_remote_write_encode_policy(const pw_fleet_t *f, const pw_analysis_run
     }
     if (r == 0)
         r = flush(&b);
+    if (r == 0 && i >= f->n) {
+        *done = 1;
+        cur->pos = 0;
+    } else if (r == 0) {
+        cur->pos = i;
+    } else {
+        cur->pos = 0; /* out of memory or the emitter failed: the next interval starts over */
+    }
     pw_free(b.s);
     pw_free(b.tsp);
     pw_free(x.moved);
@@ -775,6 +805,7 @@ struct pw_remote_write_s {
     char *url; /* for the log */
     pw_complaint_t c_fail, c_drop, c_ahead, c_disk;
     uv_timer_t retry_timer, tick_timer;
+    uv_idle_t slice_idle; /* runs the encode's next slice while one is under way */
     int closing, handles;
 };
 
@@ -903,8 +934,9 @@ int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
     }
     uv_timer_init(loop, &w->retry_timer);
     uv_timer_init(loop, &w->tick_timer);
-    w->retry_timer.data = w->tick_timer.data = w;
-    w->handles = 2;
+    uv_idle_init(loop, &w->slice_idle);
+    w->retry_timer.data = w->tick_timer.data = w->slice_idle.data = w;
+    w->handles = 3;
     if (w->o.source)
         uv_timer_start(&w->tick_timer, on_tick, w->o.interval_ms, w->o.interval_ms);
     *out = w;
@@ -1061,13 +1093,9 @@ static void warn_ahead(pw_remote_write_t *w, const pw_fleet_t *f, uint64_t now)
                 (double)(h->last_seen_ms - now) / 1000.0);
 }
 
-int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f,
-                                const pw_analysis_run_t *an)
+/* An interval's encode begins: the time window its samples must fall in. */
+static void interval_begin(pw_remote_write_t *w)
 {
-    if (w == NULL || f == NULL)
-        return PW_EINVAL;
-    if (w->closing)
-        return 0;
     uint64_t age = w->o.max_sample_age_ms ? w->o.max_sample_age_ms : 10 * 60 * 1000;
     uv_timeval64_t tv;
     uint64_t now =
@@ -1076,26 +1104,75 @@ int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f,
     uint64_t skew = w->o.max_clock_skew_ms ? w->o.max_clock_skew_ms : 5 * 60 * 1000;
     w->cur.max_ts_ms = skew != UINT64_MAX && now != 0 ? now + skew : 0;
     w->cur.now_ms = now;
-    int64_t n = pw_remote_write_encode_policy(f, an, &w->o.policy, w->o.max_series_per_request,
-                                              &w->cur, enqueue, w);
+}
+
+/* ... and ends: hosts skipped for sample times ahead of the clock are counted and named. */
+static void interval_end(pw_remote_write_t *w, const pw_fleet_t *f)
+{
     w->st.hosts_ahead = w->cur.ahead;
     w->st.ahead_skips += w->cur.ahead;
     if (w->cur.ahead > 0)
-        warn_ahead(w, f, now);
+        warn_ahead(w, f, w->cur.now_ms);
     else
         memset(&w->c_ahead, 0, sizeof(w->c_ahead));
+}
+
+int64_t pw_remote_write_collect(pw_remote_write_t *w, const pw_fleet_t *f,
+                                const pw_analysis_run_t *an)
+{
+    if (w == NULL || f == NULL)
+        return PW_EINVAL;
+    if (w->closing)
+        return 0;
+    interval_begin(w);
+    int64_t n = pw_remote_write_encode_policy(f, an, &w->o.policy, w->o.max_series_per_request,
+                                              &w->cur, enqueue, w);
+    interval_end(w, f);
     pump(w);
     return n;
+}
+
+/* One slice of the interval's encode (SLICE_NS of the loop at most), whose requests go out at
+ * once; the idle handle brings the next slice until the fleet's end. */
+static void on_slice(uv_idle_t *t);
+
+static void encode_step(pw_remote_write_t *w)
+{
+    const pw_fleet_t *f = NULL;
+    const pw_analysis_run_t *an = NULL;
+    int done = 1;
+    w->o.source(w->o.source_arg, &f, &an);
+    if (f != NULL && !w->closing) {
+        int64_t n = pw_remote_write_encode_slice(f, an, &w->o.policy, w->o.max_series_per_request,
+                                                 &w->cur, enqueue, w, SLICE_NS, &done);
+        if (n < 0) {
+            PW_LOG_WARN(MOD, "out of memory encoding the series: skipped this interval");
+            done = 1;
+        }
+        if (done)
+            interval_end(w, f);
+        pump(w);
+    }
+    if (done) {
+        w->cur.pos = 0;
+        uv_idle_stop(&w->slice_idle);
+    } else {
+        uv_idle_start(&w->slice_idle, on_slice);
+    }
+}
+
+static void on_slice(uv_idle_t *t)
+{
+    encode_step(t->data);
 }
 
 static void on_tick(uv_timer_t *t)
 {
     pw_remote_write_t *w = t->data;
-    const pw_fleet_t *f = NULL;
-    const pw_analysis_run_t *an = NULL;
-    w->o.source(w->o.source_arg, &f, &an);
-    if (f != NULL && pw_remote_write_collect(w, f, an) < 0)
-        PW_LOG_WARN(MOD, "out of memory encoding the series: skipped this interval");
+    if (w->cur.pos != 0)
+        return; /* the last interval's encode is still under way: it goes on */
+    interval_begin(w);
+    encode_step(w);
 }
 
 static void on_retry_timer(uv_timer_t *t)
@@ -1231,4 +1308,5 @@ void pw_remote_write_close(pw_remote_write_t *w)
     w->http = NULL;
     uv_close((uv_handle_t *)&w->retry_timer, on_closed);
     uv_close((uv_handle_t *)&w->tick_timer, on_closed);
+    uv_close((uv_handle_t *)&w->slice_idle, on_closed);
 }

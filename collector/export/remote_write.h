@@ -144,7 +144,10 @@ typedef struct pw_remote_write_s pw_remote_write_t;
  * PW_EINVAL. */
 int pw_remote_write_check(const pw_remote_write_opts_t *o, pw_diag_t *d);
 
-/* Creates the writer on `loop` (borrowed) and, with opts->source, starts its interval timer.
+/* Creates the writer on `loop` (borrowed) and, with opts->source, starts its interval timer
+ * (each interval's encode runs in slices of at most 5 ms of the loop: a fleet's encode would
+ * otherwise hold every ack and API request behind it; an interval whose encode is still under
+ * way when the next comes goes on instead of starting over).
  * Strings are copied; the token file is read now. Returns 0, an error of
  * pw_remote_write_check, PW_EINVAL or PW_ENOMEM. */
 int pw_remote_write_new(uv_loop_t *loop, const pw_remote_write_opts_t *opts,
@@ -186,6 +189,7 @@ typedef struct pw_remote_write_cursor_s {
     uint64_t now_ms; /* the collector's clock (ms since the epoch; 0 = never): a host without a
                         new sample whose agent connected or left since its last send gets
                         poolwatch_host_connected alone, stamped now_ms */
+    size_t pos;      /* the fleet index a sliced encode goes on from (0: none under way) */
 } pw_remote_write_cursor_t;
 
 void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur);
@@ -215,5 +219,18 @@ int64_t pw_remote_write_encode_policy(const pw_fleet_t *f, const pw_analysis_run
                                       const pw_remote_write_policy_t *pol, size_t max_series,
                                       pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
                                       void *arg);
+
+/* pw_remote_write_encode_policy a slice at a time, so that a fleet's encode does not hold the
+ * caller's loop (10,000 hosts of 2,000 rows take ~2 s): goes on from cur->pos (0 starts an
+ * encode: cur->ahead and cur->rows_exported are reset) for about budget_ns of wall time
+ * (checked every 16 hosts; 0 = no limit), emits what it encoded (bodies end at each slice)
+ * and sets *done to 1 when the fleet's end was reached (cur->pos back to 0), else 0. Between
+ * slices hosts may join the fleet (they are reached in order) and the suspects may change (read
+ * again at each slice). Returns the series emitted by this slice, or as
+ * pw_remote_write_encode_policy. */
+int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_t *an,
+                                     const pw_remote_write_policy_t *pol, size_t max_series,
+                                     pw_remote_write_cursor_t *cur, pw_remote_write_emit_fn emit,
+                                     void *arg, uint64_t budget_ns, int *done);
 
 #endif /* PW_REMOTE_WRITE_H */

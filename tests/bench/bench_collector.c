@@ -512,7 +512,14 @@ static void make_fleet_pki(const char *pki, size_t n)
     size_t groups = (n + GROUP - 1) / GROUP;
     char last[700];
     snprintf(last, sizeof(last), "%s/fleet-%zu.pem", dir, groups - 1);
-    if (access(last, R_OK) == 0)
+    /* kept while the last one is an agent's (OU poolwatch-agent, the role the collector
+     * requires) and the PKI's CA signed it (pki.sh may have made a new CA) */
+    char check[2200];
+    snprintf(check, sizeof(check),
+             "openssl x509 -in %s -noout -subject 2>/dev/null | grep -q 'OU *= *poolwatch-agent'"
+             " && openssl verify -CAfile %s/ca.pem %s >/dev/null 2>&1",
+             last, pki, last);
+    if (access(last, R_OK) == 0 && system(check) == 0)
         return;
     fprintf(stderr, "bench_collector: making %zu client certificates (once)...\n", groups);
     bp_system("[ -f %s/fleet.key ] || openssl genpkey -algorithm EC -pkeyopt "
@@ -533,10 +540,12 @@ static void make_fleet_pki(const char *pki, size_t n)
         }
         fprintf(e, "\n");
         fclose(e);
-        bp_system("cd %s && openssl req -new -key fleet.key -subj /CN=fleet-group-%zu 2>/dev/null"
-                  " | openssl x509 -req -CA ../ca.pem -CAkey ../ca.key -set_serial %zu -days 30"
-                  " -sha256 -extfile fleet-%zu.ext -out fleet-%zu.pem 2>/dev/null",
-                  dir, g, 1000 + g, g, g);
+        bp_system(
+            "cd %s && openssl req -new -key fleet.key -subj /OU=poolwatch-agent/CN=fleet-group-%zu"
+            " 2>/dev/null"
+            " | openssl x509 -req -CA ../ca.pem -CAkey ../ca.key -set_serial %zu -days 30"
+            " -sha256 -extfile fleet-%zu.ext -out fleet-%zu.pem 2>/dev/null",
+            dir, g, 1000 + g, g, g);
     }
 }
 
@@ -579,7 +588,10 @@ static void bench_fleet(size_t n)
         snprintf(vm_dir, sizeof(vm_dir), "-storageDataPath=%s/vm", work);
         snprintf(vm_addr, sizeof(vm_addr), "-httpListenAddr=127.0.0.1:%d", vm_port);
         snprintf(vm_log, sizeof(vm_log), "%s/vm.log", work);
-        char *vargv[] = {"/usr/bin/victoria-metrics", vm_dir, vm_addr, "-loggerLevel=ERROR", NULL};
+        /* the CHECK below counts every exported series: ~1 M, past VM's default 300,000 */
+        char *vargv[] = {
+            "/usr/bin/victoria-metrics",           vm_dir, vm_addr, "-loggerLevel=ERROR",
+            "-search.maxUniqueTimeseries=5000000", NULL};
         vm = bp_spawn(vargv, vm_log);
         for (int i = 0; i < 300 && !bp_port_open(vm_port); i++)
             bp_sleep_ms(100);

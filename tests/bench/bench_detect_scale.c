@@ -12,7 +12,8 @@
  *      rebuild (streaming 7 days of 10 s samples for 10,000 hosts would take hours).
  *   3. Live for PW_SCALE_MINUTES (5): every host sends a delta every 10 s (a keyframe first) at
  *      its own phase, handed to pw_ingest_frame as a session does; the group commit every 200
- *      ms; the analysis timer runs its passes every 30 s on the thread pool; every 100 ms an API
+ *      ms, then compaction of chunks whose window ended (20 ms at most, as the listener does);
+ *      the analysis timer runs its passes every 30 s on the thread pool; every 100 ms an API
  *      request (GET /api/v1/leaks, then a host's pool table, alternately) through pw_api_handle.
  *
  * Prints
@@ -22,9 +23,11 @@
  *                                      publication;
  *   detect.scale_ack_p99_ms            a frame's arrival to the group commit that made it
  *                                      durable (what an agent's Ack waits for, without the
- *                                      network): loop delays from the analysis show here;
+ *                                      network): loop delays from the analysis show here; from
+ *                                      the second round on (the first is every host's
+ *                                      keyframe: its worst is a CHECK line);
  *   detect.scale_api_p99_ms            a request's due time (its timer) to its answer: the wait
- *                                      for the loop plus the handler;
+ *                                      for the loop plus the handler (second round on, as acks);
  *   detect.scale_state_bytes_per_host  pw_analysis_run_state_bytes, mean over hosts.
  */
 #include <inttypes.h>
@@ -82,6 +85,11 @@ static size_t n_pending, cap_pending;
 static double *ack_ms, *api_ms;
 static size_t n_ack, cap_ack, n_api, cap_api;
 static uint64_t max_pass_ns, api_due;
+static uint64_t max_commit_ns, max_compact_ns, max_tick_ns; /* longest steps on the loop */
+/* The first round is every host's keyframe (what a collector sees when a fleet reconnects):
+ * its acks and the requests meanwhile are kept apart from the steady state's percentiles. */
+static uint64_t steady_ns; /* hrtime the second round began (0: not yet) */
+static double first_round_ack_max_ms, first_round_api_max_ms;
 static int api_turn;
 
 static uint64_t rnd(uint64_t *s)
@@ -204,8 +212,11 @@ static void on_tick(uv_timer_t *tm)
         if (due > n_hosts)
             due = n_hosts;
     }
+    uint64_t t_tick0 = uv_hrtime(), slowest = 0;
+    size_t first = sent_in_round, slow_i = 0;
     for (; sent_in_round < due; sent_in_round++) {
         tmpl_t *t = &tp[sent_in_round % TEMPLATES];
+        uint64_t tf = uv_hrtime();
         pw_ingest_frame_res_t res;
         int failed;
         pw_diag_t d;
@@ -220,11 +231,26 @@ static void on_tick(uv_timer_t *tm)
             pending = realloc(pending, cap_pending * sizeof(*pending));
         }
         pending[n_pending++] = uv_hrtime();
+        if (pending[n_pending - 1] - tf > slowest) {
+            slowest = pending[n_pending - 1] - tf;
+            slow_i = sent_in_round;
+        }
     }
+    uint64_t spent = uv_hrtime() - t_tick0;
+    if (spent > max_tick_ns)
+        max_tick_ns = spent;
+    if (spent > 300000000ull) /* a stall: say where */
+        fprintf(stderr,
+                "bench_detect_scale: %.0f ms for %zu frames at +%.1f s (slowest %.1f ms: host "
+                "%zu)\n",
+                (double)spent / 1e6, sent_in_round - first, (double)el / 1e3, (double)slowest / 1e6,
+                slow_i);
     if (r > round_no) {
         round_no = r;
         sent_in_round = 0;
         next_round();
+        if (steady_ns == 0)
+            steady_ns = uv_hrtime();
     }
     pw_analysis_stats_t st;
     pw_analysis_run_stats(an, &st);
@@ -236,14 +262,30 @@ static void on_commit(uv_timer_t *tm)
 {
     (void)tm;
     pw_diag_t d;
+    uint64_t t_commit0 = uv_hrtime();
     if (pw_ingest_commit(ing, &d) < 0) {
         fprintf(stderr, "commit: %s\n", d.msg);
         exit(1);
     }
     uint64_t now = uv_hrtime();
-    for (size_t i = 0; i < n_pending; i++)
-        push(&ack_ms, &n_ack, &cap_ack, (double)(now - pending[i]) / 1e6);
+    for (size_t i = 0; i < n_pending; i++) {
+        double ms = (double)(now - pending[i]) / 1e6;
+        if (steady_ns != 0 && pending[i] >= steady_ns)
+            push(&ack_ms, &n_ack, &cap_ack, ms);
+        else if (ms > first_round_ack_max_ms)
+            first_round_ack_max_ms = ms;
+    }
     n_pending = 0;
+    if (now - t_commit0 > max_commit_ns)
+        max_commit_ns = now - t_commit0;
+    /* after the acks, as the listener does: chunks whose window ended, 20 ms at most */
+    if (pw_store_compact(store, 20, &d) < 0) {
+        fprintf(stderr, "compact: %s\n", d.msg);
+        exit(1);
+    }
+    uint64_t end = uv_hrtime();
+    if (end - now > max_compact_ns)
+        max_compact_ns = end - now;
 }
 
 static void on_api(uv_timer_t *tm)
@@ -266,7 +308,11 @@ static void on_api(uv_timer_t *tm)
         exit(1);
     }
     uint64_t late = api_due && now > api_due ? now - api_due : 0;
-    push(&api_ms, &n_api, &cap_api, (double)(late + (uv_hrtime() - now)) / 1e6);
+    double ms = (double)(late + (uv_hrtime() - now)) / 1e6;
+    if (steady_ns != 0 && api_due >= steady_ns)
+        push(&api_ms, &n_api, &cap_api, ms);
+    else if (ms > first_round_api_max_ms)
+        first_round_api_max_ms = ms;
     api_due = uv_hrtime() + 100 * 1000000ull;
 }
 
@@ -405,6 +451,13 @@ int main(void)
     printf("CHECK detect.scale_loop_step_max_ms %.1f ms (the longest collect or publish on the "
            "loop)\n",
            (double)s1.max_loop_ns / 1e6);
+    printf("CHECK detect.scale_loop_commit_max_ms %.1f ms, compact_max_ms %.1f ms, "
+           "frames_tick_max_ms %.1f ms (the longest group commit, compaction after it, and "
+           "batch of frames on the loop)\n",
+           (double)max_commit_ns / 1e6, (double)max_compact_ns / 1e6, (double)max_tick_ns / 1e6);
+    printf("CHECK detect.scale_first_round_max_ms ack %.1f ms, api %.1f ms (every host's keyframe "
+           "in the first 10 s; not in the percentiles)\n",
+           first_round_ack_max_ms, first_round_api_max_ms);
     printf("CHECK detect.scale_ack_p50_ms %.1f ms, api_p50_ms %.1f ms (%zu acks, %zu requests)\n",
            pct(ack_ms, n_ack, 0.5), pct(api_ms, n_api, 0.5), n_ack, n_api);
     uv_close((uv_handle_t *)&tick, NULL);
