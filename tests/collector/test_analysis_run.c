@@ -557,6 +557,37 @@ static void test_changed_rows_view(void **state_)
     pw_double_close(&d);
 }
 
+/* An office day on host `name`: every 10 min from 00:00 to 27:00 the nonpaged pool grows 1 MiB/h
+ * from 08:00 to 18:00 UTC (from 40 MiB), plus `creep` bytes every 10 min from 18:00; then one
+ * pass. Returns the host's results (the double stays open in *d). */
+static const pw_analysis_host_t *office_day(pw_double_t *d, const char *name, uint64_t creep)
+{
+    assert_int_equal(pw_double_open(d), 0);
+    pw_host_t *h = hello(d, name);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 0; k <= 162; k++) {
+        int64_t min = (int64_t)k * 10;
+        int64_t office = min < 8 * 60 ? 0 : min < 18 * 60 ? min - 8 * 60 : 10 * 60;
+        uint64_t night = min < 18 * 60 ? 0 : (uint64_t)(min - 18 * 60) / 10 * creep;
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + min * 60000);
+        s.totals.nonpaged_bytes = (40u << 20) + (uint64_t)office * (1u << 20) / 60 + night;
+        add(&s, "Flat", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(d, &e, h, &s), 0);
+    }
+    assert_true(pw_ingest_commit(d->ing, NULL) >= 0);
+    pw_analysis_run_pass(d->an);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d->an, h);
+    assert_non_null(res);
+    return res;
+}
+
 /* A pool that grows only in office hours (1 MiB/h from 08:00 to 18:00 UTC, from 40 MiB; limit
  * 100 MiB), judged at 03:00 the next day: the last 2 h are flat, so the ETA comes from the last
  * 24 h. The long ring keeps 144 points 10 min apart: 03:10 .. 03:00, span 23 h 50 min, grown by
@@ -566,33 +597,12 @@ static void test_eta_at_night_from_the_day(void **state_)
 {
     (void)state_;
     pw_double_t d;
-    assert_int_equal(pw_double_open(&d), 0);
-    pw_host_t *h = hello(&d, "night01");
-    pw_delta_enc_t e;
-    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
-    pw_sample_t s;
-    pw_sample_init(&s);
-    for (int k = 0; k <= 162; k++) { /* every 10 min, 00:00 .. 27:00 */
-        int64_t min = (int64_t)k * 10;
-        int64_t office = min < 8 * 60 ? 0 : min < 18 * 60 ? min - 8 * 60 : 10 * 60;
-        pw_sample_reset(&s);
-        s.seq = (uint64_t)k + 1;
-        s.timestamp_ms = (uint64_t)(T0_MS + min * 60000);
-        s.totals.nonpaged_bytes = (40u << 20) + (uint64_t)office * (1u << 20) / 60;
-        add(&s, "Flat", PW_POOL_NONPAGED, 4096, 4, 0);
-        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
-    }
-    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
-    pw_analysis_run_pass(d.an);
-    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
-    assert_non_null(res);
+    const pw_analysis_host_t *res = office_day(&d, "night01", 0);
     assert_int_equal(res->np.used_bytes, 50u << 20);
     assert_int_equal(res->np_trend_ms, 24 * 3600000LL);
     assert_true(res->np.trend_up);
     assert_int_equal(res->np.eta_ms, 429000000LL);
     assert_true(fabs(res->np.slope_bytes_per_h - 10.0 * 1048576 / (143.0 / 6.0)) < 1e-6);
-    pw_sample_close(&s);
-    pw_delta_enc_close(&e);
     pw_double_close(&d);
 }
 
@@ -604,28 +614,7 @@ static void test_eta_at_night_with_a_creep(void **state_)
 {
     (void)state_;
     pw_double_t d;
-    assert_int_equal(pw_double_open(&d), 0);
-    pw_host_t *h = hello(&d, "night02");
-    pw_delta_enc_t e;
-    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
-    pw_sample_t s;
-    pw_sample_init(&s);
-    for (int k = 0; k <= 162; k++) { /* every 10 min, 00:00 .. 27:00 */
-        int64_t min = (int64_t)k * 10;
-        int64_t office = min < 8 * 60 ? 0 : min < 18 * 60 ? min - 8 * 60 : 10 * 60;
-        int64_t creep = min < 18 * 60 ? 0 : (min - 18 * 60) / 10 * 1024;
-        pw_sample_reset(&s);
-        s.seq = (uint64_t)k + 1;
-        s.timestamp_ms = (uint64_t)(T0_MS + min * 60000);
-        s.totals.nonpaged_bytes =
-            (40u << 20) + (uint64_t)office * (1u << 20) / 60 + (uint64_t)creep;
-        add(&s, "Flat", PW_POOL_NONPAGED, 4096, 4, 0);
-        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
-    }
-    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
-    pw_analysis_run_pass(d.an);
-    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
-    assert_non_null(res);
+    const pw_analysis_host_t *res = office_day(&d, "night02", 1024);
     /* 27:00: 50 MiB and 54 creep steps */
     uint64_t used = (50u << 20) + 54 * 1024;
     assert_int_equal(res->np.used_bytes, used);
@@ -636,8 +625,6 @@ static void test_eta_at_night_with_a_creep(void **state_)
     assert_true(fabs(res->np.slope_bytes_per_h - rate) < 1e-6);
     double room = (double)(100u << 20) - (double)used; /* limit 100 MiB */
     assert_int_equal(res->np.eta_ms, (int64_t)(room / rate * 3600000.0));
-    pw_sample_close(&s);
-    pw_delta_enc_close(&e);
     pw_double_close(&d);
 }
 
