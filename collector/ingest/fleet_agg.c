@@ -133,7 +133,11 @@ static int add_all(pw_fleet_agg_t *a, pw_agg_host_t *hs, const pw_host_t *h)
             return PW_ENOMEM;
         pw_agg_t *g = &a->aggs[k];
         if (g->n == g->cap) {
-            uint32_t nc = g->cap ? g->cap * 2 : 8;
+            /* Every (tag, pool) of a fleet fills at the same pace, one entry per host: with the
+             * same first size they would all double at the same host count (10,000 hosts
+             * reconnecting: ~2,000 vectors of 8,192 entries copied while one keyframe is
+             * applied). First sizes of 8..15 by key spread the doublings over 8 host counts. */
+            uint32_t nc = g->cap ? g->cap * 2 : 8 + (k & 7);
             pw_agg_entry_t *v = pw_realloc(g->v, nc * sizeof(*v));
             if (v == NULL)
                 return PW_ENOMEM;
