@@ -10,6 +10,7 @@ PKGS=(
   libcmocka-dev libsqlite3-dev sqlite3 libinih-dev libjansson-dev libzstd-dev
   libhttp-parser-dev libncurses-dev zlib1g-dev libsnappy-dev
   curl ca-certificates procps python3 tmux
+  faketime # libfaketime: tests/fault steps agents' wall clocks back and ahead
   nodejs npm # the dashboard's npm packages (deploy/web-deps.sh, run by the build)
 )
 # Extra groups, asked for by the scripts that need them.

@@ -5,10 +5,16 @@
  * stops, the agents stop, and every (agent, seq) each agent produced is accounted for: in the store
  * exactly once, still in the agent's spool for the next session, or reported lost as a gap with its
  * cause. Prints produced / stored / pending / lost / duplicated / gaps and asserts 0 lost and 0
- * duplicated. Bounded (PW_FAULT_AGENTS=N, PW_FAULT_KILLS=N, PW_FAULT_CUTS=N for a longer soak). */
+ * duplicated. The store is read back from its file (every chunk replayed, not through the store's
+ * queries), and every stored sample's table is compared with the source's: the simulated hosts'
+ * tables recomputed per seq, the clock test's /proc fixture by hand. Bounded (PW_FAULT_AGENTS=N,
+ * PW_FAULT_KILLS=N, PW_FAULT_CUTS=N for a longer soak). */
 #include "test_util.h"
 
+#include "chunk.h"
+#include "delta.h"
 #include "proc.h"
+#include "source.h"
 #include "spool.h"
 #include "store.h"
 
@@ -22,6 +28,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <zstd.h>
 
 #define AGENTS_MAX 200
 #define START_MS   1764400000000ull /* the simulated hosts' first sample */
@@ -59,19 +66,31 @@ static pid_t collector(void)
     return pw_proc_spawn(argv, in_dir(a[4], "", "/collector.log"));
 }
 
+/* What the agents sample: the simulated fleet (fleet-small host i, its clock START_MS + 10 s per
+ * sample: seq and time go together, and each seq's table can be recomputed), or the Linux source
+ * on a /proc fixture (stamped by the agent's wall clock, every table the fixture's). */
+enum { SRC_SIM, SRC_PROC };
+static int g_src = SRC_SIM;
+#define PROC_FIXTURE "proc/synthetic_2.1"
+
 static pid_t agent(int i)
 {
     char a[9][320], f[64];
-    snprintf(a[0], 320, "--agent.source=sim:fleet-small/%d", i);
     snprintf(a[1], 320, "--agent.host_name=fault-%d", i);
     snprintf(a[2], 320, "--collector.endpoints=127.0.0.1:%s", g_agent_port);
-    snprintf(a[3], 320, "--sim.start=%llums", (unsigned long long)START_MS);
     snprintf(f, sizeof(f), "%s/spool-%d", g_spool_rel, i);
     in_dir(a[4], "--spool.dir=", f);
     snprintf(f, sizeof(f), "/pki/agent-fault-%d.pem", i);
     in_dir(a[5], "--collector.cert_file=", f);
     snprintf(f, sizeof(f), "/pki/agent-fault-%d.key", i);
     in_dir(a[6], "--collector.key_file=", f);
+    if (g_src == SRC_SIM) {
+        snprintf(a[0], 320, "--agent.source=sim:fleet-small/%d", i);
+        snprintf(a[3], 320, "--sim.start=%llums", (unsigned long long)START_MS);
+    } else {
+        snprintf(a[0], 320, "--agent.source=linux");
+        snprintf(a[3], 320, "--linux.proc_root=%s", pw_test_fixture(PROC_FIXTURE));
+    }
     snprintf(f, sizeof(f), "/agent-%d.log", i);
     char *argv[] = {PW_AGENT_BIN,
                     a[0],
@@ -82,11 +101,11 @@ static pid_t agent(int i)
                     a[5],
                     a[6],
                     in_dir(a[7], "--collector.ca_file=", "/pki/ca.pem"),
-                    "--sim.interval=10s",
                     "--agent.interval=100ms",
                     "--collector.server_name=localhost",
                     "--collector.backoff_min=100ms",
                     "--collector.backoff_max=1s",
+                    g_src == SRC_SIM ? "--sim.interval=10s" : NULL,
                     NULL};
     return pw_proc_spawn(argv, in_dir(a[8], "", f));
 }
@@ -95,12 +114,15 @@ static pid_t agent(int i)
 typedef struct {
     uint64_t produced;       /* its spool's last seq */
     uint8_t *where;          /* per seq 1..produced: bit 1 stored, 2 pending in the spool, 4 gap */
+    uint64_t *ts;            /* per seq: the stored sample's time (0: not stored) */
+    uint64_t *fp;            /* per seq: the stored table's fingerprint (table_fp) */
     uint64_t stored;         /* distinct seqs in the store */
     uint64_t pending;        /* seqs not stored, still spooled (sent in the next session) */
     uint64_t gaps;           /* seqs reported lost */
     uint64_t lost;           /* none of the above */
-    uint64_t stored_all;     /* points the store returned (a duplicate would show twice) */
+    uint64_t stored_all;     /* samples the store holds (a duplicate counts twice) */
     uint64_t store_gap_rows; /* gaps the collector recorded (lost before the spool) */
+    uint64_t compared;       /* stored tables compared with the source's */
 } account_t;
 
 /* Reads agent i's spool (the agent has stopped): its last seq, its unacked records, its gaps. */
@@ -113,7 +135,9 @@ static void read_spool(int i, account_t *a)
     assert_int_equal(pw_spool_open(dir, &o, &sp, NULL, NULL), 0);
     a->produced = pw_spool_last_seq(sp);
     a->where = calloc(a->produced + 1, 1);
-    assert_non_null(a->where);
+    a->ts = calloc(a->produced + 1, sizeof(uint64_t));
+    a->fp = calloc(a->produced + 1, sizeof(uint64_t));
+    assert_true(a->where != NULL && a->ts != NULL && a->fp != NULL);
     pw_spool_iter_t *it;
     pw_spool_rec_t r;
     assert_int_equal(pw_spool_iter_open(sp, 0, &it), 0);
@@ -129,42 +153,235 @@ static void read_spool(int i, account_t *a)
     pw_spool_close(sp);
 }
 
-/* Marks the seqs the store holds for agent i: one series point per stored sample (the
- * simulated clock makes seq = (ts - START_MS) / STEP_MS + 1). */
-static void read_store(pw_store_t *st, int i, account_t *a)
+/* Called for each agent's account before it is freed (a test's own checks), or NULL. */
+static void (*g_check_agent)(int i, const account_t *a);
+
+static void account_free(account_t *a)
+{
+    free(a->where);
+    free(a->ts);
+    free(a->fp);
+}
+
+/* ---- what the store holds, read from its file -------------------------------------------- */
+
+static int entry_cmp(const void *x, const void *y)
+{
+    const pw_entry_t *a = x, *b = y;
+    if (a->pool != b->pool)
+        return a->pool < b->pool ? -1 : 1;
+    size_t n = a->tag_len < b->tag_len ? a->tag_len : b->tag_len;
+    int c = memcmp(a->tag, b->tag, n);
+    return c ? c : (a->tag_len > b->tag_len) - (a->tag_len < b->tag_len);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A fingerprint (FNV-1a, 64 bits) of what a sample says about its host: its rows in (pool, tag)
+ * order with every counter, its flags and its totals but the agent's own footprint (taken at
+ * sending, not by the source). Sorts s's entries. */
+static uint64_t table_fp(pw_sample_t *s)
+{
+    qsort(s->entries, s->n, sizeof(s->entries[0]), entry_cmp);
+    uint64_t h = fnv(0xcbf29ce484222325ull, &s->flags, sizeof(s->flags));
+    for (size_t i = 0; i < s->n; i++) {
+        const pw_entry_t *e = &s->entries[i];
+        uint64_t v[4] = {e->allocs, e->frees, e->diff, e->bytes};
+        h = fnv(h, &e->tag_len, 1);
+        h = fnv(h, e->tag, e->tag_len);
+        h = fnv(h, &e->pool, 1);
+        h = fnv(h, v, sizeof(v));
+    }
+    pw_totals_t t = s->totals;
+    t.agent_rss_bytes = t.agent_cpu_ms = t.agent_handles = 0;
+    return fnv(h, &t, sizeof(t));
+}
+
+typedef struct {
+    account_t *a;
+    pw_sample_t tab;
+    int host; /* agent index */
+} walk_t;
+
+/* The /proc fixture's table, by hand from tests/fixtures/proc/synthetic_2.1 (slabinfo: diff =
+ * active_objs, bytes = active_objs * objsize; meminfo: nonpaged = SUnreclaim 1500 kB, the
+ * reclaimable 3000 kB apart; MemTotal 8000000 kB = the limit, computed). */
+static void check_proc_table(const pw_sample_t *s, uint64_t seq, int host)
+{
+    if (s->n != 3 || !(s->flags & PW_SAMPLE_NO_ALLOCS))
+        fail_msg("fault-%d seq %llu: %zu rows, flags %u (want the fixture's 3, no allocs)", host,
+                 (unsigned long long)seq, s->n, s->flags);
+    static const struct {
+        const char *tag;
+        uint64_t diff, bytes;
+    } want[] = {{"dentry", 4200, 4200 * 192}, {"kmalloc-8k", 100, 100 * 8192}};
+    int seen = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const pw_entry_t *e = &s->entries[i];
+        assert_int_equal(e->pool, PW_POOL_NONPAGED);
+        assert_int_equal(e->allocs, 0);
+        int k = -1;
+        for (int j = 0; j < 2; j++)
+            if (e->tag_len == strlen(want[j].tag) && memcmp(e->tag, want[j].tag, e->tag_len) == 0)
+                k = j;
+        if (k < 0) { /* the long cache name, shortened to a tag */
+            assert_true(e->tag_len <= 48 && memcmp(e->tag, "a_cache_name_that_is", 20) == 0);
+            assert_int_equal(e->diff, 3);
+            assert_int_equal(e->bytes, 3 * 256);
+        } else {
+            assert_int_equal(e->diff, want[k].diff);
+            assert_int_equal(e->bytes, want[k].bytes);
+        }
+        seen |= k < 0 ? 4 : 1 << k;
+    }
+    assert_int_equal(seen, 7);
+    assert_int_equal(s->totals.nonpaged_bytes, 1500 * 1024ull);
+    assert_int_equal(s->totals.slab_reclaimable_bytes, 3000 * 1024ull);
+    assert_int_equal(s->totals.slab_unreclaimable_bytes, 1500 * 1024ull);
+    assert_int_equal(s->totals.nonpaged_limit_bytes, 8000000 * 1024ull);
+    assert_int_equal(s->totals.physical_memory_bytes, 8000000 * 1024ull);
+    assert_int_equal(s->totals.commit_bytes, 2500000 * 1024ull);
+    assert_int_equal(s->totals.commit_limit_bytes, 4000000 * 1024ull);
+}
+
+/* One stored sample: its seq is marked stored (a second time is a duplicate), its time and its
+ * table's fingerprint kept; a /proc fixture's table is checked at once. */
+static int walk_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t *d)
+{
+    (void)d;
+    walk_t *w = arg;
+    account_t *a = w->a;
+    if (seq < 1 || seq > a->produced) /* nothing stored that was not made */
+        fail_msg("fault-%d: the store holds seq %llu; the agent made 1 .. %llu", w->host,
+                 (unsigned long long)seq, (unsigned long long)a->produced);
+    a->stored_all++;
+    a->where[seq] |= 1;
+    a->ts[seq] = dd->timestamp_ms;
+    assert_int_equal(pw_delta_dec_to_sample(dd, &w->tab), 0);
+    a->fp[seq] = table_fp(&w->tab);
+    if (g_src == SRC_PROC)
+        check_proc_table(&w->tab, seq, w->host);
+    return 0;
+}
+
+/* The statement `sql` of the database `db`, with ?1 bound to `host` when not NULL. */
+static sqlite3_stmt *host_query(sqlite3 *db, const char *sql, const char *host)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    if (host != NULL)
+        sqlite3_bind_text(q, 1, host, -1, SQLITE_TRANSIENT);
+    return q;
+}
+
+/* Every sample the store holds for host fault-i, read from the database file with SQLite and the
+ * chunk decoder (chunk.h), not through the store's queries: each chunk's blob (zstd, in its
+ * layout) or, for a chunk still open, its rows, replayed from a fresh decoder. */
+static void store_walk(sqlite3 *db, int i, account_t *a)
 {
     char host[64];
     snprintf(host, sizeof(host), "fault-%d", i);
-    pw_sample_t last;
-    pw_sample_init(&last);
-    assert_int_equal(pw_store_latest(st, host, &last, NULL), 0);
-    assert_true(last.n > 0);
-    pw_store_series_t ser;
-    memset(&ser, 0, sizeof(ser));
-    int64_t n = pw_store_series(st, host, last.entries[0].tag, last.entries[0].tag_len,
-                                (pw_pool_t)last.entries[0].pool, 0, UINT64_MAX / 2, 0, &ser, NULL);
-    pw_sample_close(&last);
-    assert_true(n > 0);
-    a->stored_all = (uint64_t)n;
-    for (int64_t k = 0; k < n; k++) {
-        uint64_t seq = (ser.points[k].ts_ms - START_MS) / STEP_MS + 1;
-        assert_true(seq >= 1 && seq <= a->produced); /* nothing stored that was not made */
-        a->where[seq] |= 1;
+    walk_t w = {a, {0}, i};
+    pw_sample_init(&w.tab);
+    sqlite3_stmt *q = host_query(db,
+                                 "SELECT c.id, c.counter_width, c.raw_size, c.data, c.fmt "
+                                 "FROM chunks c JOIN hosts h ON h.id = c.host_id "
+                                 "WHERE h.name = ?1 ORDER BY c.id",
+                                 host);
+    sqlite3_stmt *rows =
+        host_query(db, "SELECT seq, data FROM chunk_rows WHERE chunk_id = ?1 ORDER BY idx", NULL);
+    pw_buf_t buf;
+    pw_buf_init(&buf, (size_t)1 << 30);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        pw_buf_reset(&buf);
+        int fmt = PW_CHUNK_RECORDS;
+        const void *blob = sqlite3_column_blob(q, 3);
+        if (blob != NULL) {
+            size_t raw = (size_t)sqlite3_column_int64(q, 2);
+            assert_int_equal(pw_buf_reserve(&buf, raw + 1), 0);
+            size_t n = ZSTD_decompress(buf.data, raw + 1, blob, (size_t)sqlite3_column_bytes(q, 3));
+            assert_int_equal(n, raw);
+            buf.len = n;
+            fmt = sqlite3_column_int(q, 4);
+        } else {
+            sqlite3_bind_int64(rows, 1, sqlite3_column_int64(q, 0));
+            while (sqlite3_step(rows) == SQLITE_ROW)
+                assert_int_equal(pw_chunk_put_record(&buf, (uint64_t)sqlite3_column_int64(rows, 0),
+                                                     sqlite3_column_blob(rows, 1),
+                                                     (size_t)sqlite3_column_bytes(rows, 1)),
+                                 0);
+            sqlite3_reset(rows);
+        }
+        pw_delta_dec_t dd;
+        pw_diag_t d;
+        assert_int_equal(pw_delta_dec_init(&dd, (unsigned)sqlite3_column_int(q, 1), 0), 0);
+        int r = pw_chunk_replay(fmt, buf.data, buf.len, &dd, walk_cb, &w, &d);
+        if (r != 0)
+            fail_msg("%s: chunk %lld does not replay: %s", host,
+                     (long long)sqlite3_column_int64(q, 0), d.msg);
+        pw_delta_dec_close(&dd);
     }
-    pw_store_series_free(&ser);
+    sqlite3_finalize(rows);
+    sqlite3_finalize(q);
+    pw_buf_close(&buf);
+    pw_sample_close(&w.tab);
+}
+
+/* The simulated host fault-i's tables recomputed from its source (the same preset, host and
+ * clock as the agent's): every stored seq's table must be the source's, exactly (fingerprints
+ * of every row and total), and stored at the source's time. */
+static void check_sim_tables(int i, account_t *a)
+{
+    char spec[64];
+    snprintf(spec, sizeof(spec), "sim:fleet-small/%d", i);
+    pw_source_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.sim_interval_ms = STEP_MS;
+    cfg.sim_start_ms = START_MS;
+    pw_source_t *src;
+    pw_diag_t d;
+    assert_int_equal(pw_source_open(spec, &cfg, &src, &d), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (uint64_t seq = 1; seq <= a->produced; seq++) {
+        assert_int_equal(pw_source_sample(src, &s, &d), 0);
+        if (!(a->where[seq] & 1))
+            continue;
+        if (a->ts[seq] != s.timestamp_ms || a->fp[seq] != table_fp(&s))
+            fail_msg("fault-%d seq %llu: stored at %llu ms with table %016llx; the source's is "
+                     "at %llu ms, %016llx (%zu rows)",
+                     i, (unsigned long long)seq, (unsigned long long)a->ts[seq],
+                     (unsigned long long)a->fp[seq], (unsigned long long)s.timestamp_ms,
+                     (unsigned long long)table_fp(&s), s.n);
+        a->compared++;
+    }
+    pw_sample_close(&s);
+    pw_source_close(src);
+}
+
+/* Marks what the store holds for agent i: every stored sample (store_walk), then the gaps the
+ * collector recorded, then tallies each seq. */
+static void read_store(sqlite3 *db, int i, account_t *a)
+{
+    char host[64];
+    snprintf(host, sizeof(host), "fault-%d", i);
+    store_walk(db, i, a);
+    assert_true(a->stored_all > 0);
+    if (g_src == SRC_SIM)
+        check_sim_tables(i, a);
+    else
+        a->compared = a->stored_all; /* each checked against the fixture by walk_cb */
     /* Samples the agent lost before spooling them (a failed spool write): the next sample it
      * spooled said how many (gap_before), and the store keeps that as a gap row. */
-    sqlite3 *db;
-    char path[300];
-    snprintf(path, sizeof(path), "%s%s", g_dir, g_db_rel);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT g.seq, g.missed FROM gaps g JOIN hosts h ON "
-                                        "h.id = g.host_id WHERE h.name = ?1",
-                                        -1, &q, NULL),
-                     SQLITE_OK);
-    sqlite3_bind_text(q, 1, host, -1, SQLITE_STATIC);
+    sqlite3_stmt *q = host_query(
+        db, "SELECT g.seq, g.missed FROM gaps g JOIN hosts h ON h.id = g.host_id WHERE h.name = ?1",
+        host);
     while (sqlite3_step(q) == SQLITE_ROW) {
         uint64_t seq = (uint64_t)sqlite3_column_int64(q, 0),
                  missed = (uint64_t)sqlite3_column_int64(q, 1);
@@ -174,7 +391,6 @@ static void read_store(pw_store_t *st, int i, account_t *a)
         a->store_gap_rows++;
     }
     sqlite3_finalize(q);
-    sqlite3_close(db);
     for (uint64_t s = 1; s <= a->produced; s++) {
         uint8_t w = a->where[s];
         a->stored += (w & 1) != 0;
@@ -228,6 +444,8 @@ static void fault_setup_n(int n)
     tmpfs_umount(); /* a failed test's mount, and its paths, do not carry over */
     g_db_rel = "/pw.db";
     g_spool_rel = "";
+    g_src = SRC_SIM;
+    g_check_agent = NULL;
     if (g_agents < 1 || g_agents > AGENTS_MAX)
         fail_msg("PW_FAULT_AGENTS=%d: 1 .. %d", g_agents, AGENTS_MAX);
     snprintf(g_dir, sizeof(g_dir), "/tmp/pw-fault-XXXXXX");
@@ -255,7 +473,8 @@ static account_t g_last; /* the totals of the last stop_and_account */
 
 /* Every agent in a session with the collector since byte w->off of its log, a second more of
  * streaming, then a clean stop of the collector and of the agents; then the accounting of every
- * (agent, seq) produced, printed as `what`, with 0 lost and 0 duplicated required. */
+ * (agent, seq) produced, printed as `what`, with 0 lost and 0 duplicated required, and every
+ * stored table compared with its source's. */
 static void stop_and_account(hellos_t *w, pid_t coll, const pid_t *agents, const char *what)
 {
     pw_proc_wait(all_said_hello, w, WAIT_MS + 1000L * g_agents,
@@ -267,17 +486,20 @@ static void stop_and_account(hellos_t *w, pid_t coll, const pid_t *agents, const
         st = pw_proc_stop(agents[i], SIGTERM, WAIT_MS);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
-    char db[300];
-    snprintf(db, sizeof(db), "%s%s", g_dir, g_db_rel);
+    char path[300];
+    snprintf(path, sizeof(path), "%s%s", g_dir, g_db_rel);
     pw_store_t *stp;
-    assert_int_equal(pw_store_open(db, NULL, &stp, NULL), 0);
+    assert_int_equal(pw_store_open(path, NULL, &stp, NULL), 0);
     pw_store_stats_t sst;
     assert_int_equal(pw_store_stats(stp, &sst, NULL), 0);
+    pw_store_close(stp);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     account_t tot = {0};
     for (int i = 0; i < g_agents; i++) {
         account_t a = {0};
         read_spool(i, &a);
-        read_store(stp, i, &a);
+        read_store(db, i, &a);
         tot.produced += a.produced;
         tot.stored += a.stored;
         tot.stored_all += a.stored_all;
@@ -285,19 +507,25 @@ static void stop_and_account(hellos_t *w, pid_t coll, const pid_t *agents, const
         tot.gaps += a.gaps;
         tot.lost += a.lost;
         tot.store_gap_rows += a.store_gap_rows;
-        free(a.where);
+        tot.compared += a.compared;
+        if (g_check_agent != NULL)
+            g_check_agent(i, &a);
+        account_free(&a);
     }
-    pw_store_close(stp);
-    uint64_t dup = sst.samples - tot.stored; /* samples the store holds beyond one per seq */
+    sqlite3_close(db);
+    uint64_t dup = tot.stored_all - tot.stored; /* samples stored beyond one per seq */
     print_message("fault run: %d agents, %s: produced %llu, stored %llu, pending in spools %llu, "
-                  "lost %llu, duplicated %llu, gaps %llu\n",
+                  "lost %llu, duplicated %llu, gaps %llu; stored values equal the source's: "
+                  "%llu of %llu compared\n",
                   g_agents, what, (unsigned long long)tot.produced, (unsigned long long)tot.stored,
                   (unsigned long long)tot.pending, (unsigned long long)tot.lost,
-                  (unsigned long long)dup, (unsigned long long)tot.gaps);
+                  (unsigned long long)dup, (unsigned long long)tot.gaps,
+                  (unsigned long long)tot.compared, (unsigned long long)tot.stored);
     assert_int_equal(tot.lost, 0);
     assert_int_equal(dup, 0);
-    assert_int_equal(tot.stored_all, tot.stored);
+    assert_int_equal(sst.samples, tot.stored_all); /* the walk saw every sample the store has */
     assert_int_equal(tot.stored + tot.pending + tot.gaps, tot.produced);
+    assert_int_equal(tot.compared, tot.stored);
     assert_true(tot.stored > 0);
     g_last = tot;
     /* A sample lost before the spool is reported with its cause, by the collector. */
@@ -594,6 +822,193 @@ static void test_fault_spool_disk_fills_and_frees(void **state)
     g_spool_rel = "";
 }
 
+/* ---- an agent's clock steps back and forth (libfaketime) -------------------------------- */
+
+#define CLOCK_AGENTS   4
+#define CLOCK_PHASES   4
+#define CLOCK_SLACK_MS 1000 /* a sample's real time: within its phase, give or take this */
+
+/* Each agent's clock offset in each phase, seconds: agents 0 and 1 step back an hour, then two
+ * hours ahead of the real time, then back to it; agents 2 and 3 the other way round. */
+static const long g_clock_off_s[2][CLOCK_PHASES] = {{0, -3600, 7200, 0}, {0, 7200, -3600, 0}};
+static uint64_t g_phase_ms[CLOCK_PHASES + 1]; /* real time each phase began; [4]: the end */
+
+/* Sets agent i's clock offset: the file libfaketime reads at every clock call (replaced whole,
+ * by a rename, so that it never reads half of it). */
+static void set_clock(int i, long off_s)
+{
+    char path[320], tmp[330];
+    snprintf(path, sizeof(path), "%s/clock-%d.rc", g_dir, i);
+    snprintf(tmp, sizeof(tmp), "%s.new", path);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fprintf(f, "%+ld\n", off_s);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+/* A line of the file at `path` that holds both `a` and `b`. */
+static int log_line_has(const char *path, const char *a, const char *b)
+{
+    char *t = pw_test_read_file(path, NULL);
+    int found = 0;
+    for (char *p = t ? strstr(t, a) : NULL; p && !found; p = strstr(p + 1, a)) {
+        char *bol = p, *eol = strchr(p, '\n');
+        while (bol > t && bol[-1] != '\n')
+            bol--;
+        if (eol)
+            *eol = '\0';
+        found = strstr(bol, b) != NULL;
+        if (eol)
+            *eol = '\n';
+    }
+    free(t);
+    return found;
+}
+
+/* Agent i's stored samples, in seq order (the order it took them), carry its clock of the phase
+ * it took them in: the real time of that phase plus the phase's offset, rising within a phase,
+ * every phase there. The store's series (its own query) are in time order: the samples of the
+ * clock an hour behind come first, those two hours ahead last. */
+static void check_clock_agent(int i, const account_t *a)
+{
+    const long *off = g_clock_off_s[i / 2];
+    uint64_t n[CLOCK_PHASES] = {0}, prev = 0, lo = UINT64_MAX, hi = 0;
+    int phase = 0;
+    for (uint64_t seq = 1; seq <= a->produced; seq++) {
+        if (!(a->where[seq] & 1))
+            continue;
+        int64_t ts = (int64_t)a->ts[seq];
+        int p = -1;
+        for (int k = phase; k < CLOCK_PHASES && p < 0; k++) {
+            int64_t real = ts - (int64_t)off[k] * 1000;
+            if (real >= (int64_t)g_phase_ms[k] - CLOCK_SLACK_MS &&
+                real <= (int64_t)g_phase_ms[k + 1] + CLOCK_SLACK_MS)
+                p = k;
+        }
+        if (p < 0)
+            fail_msg("fault-%d seq %llu: stored at %lld ms, %+lld ms from the run's start: not the "
+                     "agent's clock of phase %d or later",
+                     i, (unsigned long long)seq, (long long)ts,
+                     (long long)(ts - (int64_t)g_phase_ms[0]), phase);
+        if (p == phase && n[p] > 0 && a->ts[seq] <= prev)
+            fail_msg("fault-%d seq %llu: time %llu ms not after the previous sample's (%llu)", i,
+                     (unsigned long long)seq, (unsigned long long)a->ts[seq],
+                     (unsigned long long)prev);
+        phase = p;
+        n[p]++;
+        prev = a->ts[seq];
+        lo = prev < lo ? prev : lo;
+        hi = prev > hi ? prev : hi;
+    }
+    for (int k = 0; k < CLOCK_PHASES; k++)
+        if (n[k] == 0)
+            fail_msg("fault-%d: no sample stored from phase %d (clock %+ld s)", i, k, off[k]);
+    print_message("clock: fault-%d stored %llu, %llu, %llu, %llu samples at %+ld, %+ld, %+ld, "
+                  "%+ld s\n",
+                  i, (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2],
+                  (unsigned long long)n[3], off[0], off[1], off[2], off[3]);
+    /* the store's own query: one point per sample, in time order, from the earliest stamp */
+    char path[300], host[32];
+    snprintf(path, sizeof(path), "%s%s", g_dir, g_db_rel);
+    snprintf(host, sizeof(host), "fault-%d", i);
+    pw_store_t *st;
+    assert_int_equal(pw_store_open(path, NULL, &st, NULL), 0);
+    pw_store_series_t ser;
+    memset(&ser, 0, sizeof(ser));
+    int64_t np = pw_store_series(st, host, (const uint8_t *)"dentry", 6, PW_POOL_NONPAGED, 0,
+                                 UINT64_MAX / 2, 0, &ser, NULL);
+    assert_int_equal(np, (int64_t)a->stored);
+    assert_int_equal(ser.points[0].ts_ms, lo);
+    assert_int_equal(ser.points[np - 1].ts_ms, hi);
+    for (int64_t k = 1; k < np; k++)
+        assert_true(ser.points[k - 1].ts_ms < ser.points[k].ts_ms);
+    for (int64_t k = 0; k < np; k++)
+        assert_int_equal(ser.points[k].diff, 4200);
+    pw_store_series_free(&ser);
+    pw_store_close(st);
+    if (i != 0)
+        return;
+    /* The collector said so, once per session: kept at the agent's time. */
+    assert_true(log_line_has(g_clog, "] host fault-0 (127.0.0.1:",
+                             "): sample time is 1 hour behind of this collector's clock (agent "
+                             "clock wrong?); samples are kept at the agent's time"));
+    assert_true(log_line_has(g_clog, "] host fault-2 (127.0.0.1:",
+                             " ahead of this collector's clock (agent clock wrong?); samples are "
+                             "kept at the agent's time"));
+}
+
+/* Issue 15: agents' wall clocks step back an hour and ahead two (libfaketime: a file the test
+ * rewrites; the monotonic clock is left alone, as a real clock step leaves it) while they
+ * stream, and the collector is SIGKILLed while half of them are an hour behind (their TLS
+ * refuses the collector's certificate, issued minutes ago, as not yet valid: they spool until
+ * their clock is right). The collector keeps every sample once at the agent's time (a seq is
+ * a sample; its time is what the agent's clock said: docs/protocol.md, "Sample times"). */
+static void test_fault_clock_jumps(void **state)
+{
+    (void)state;
+    if (access(PW_LIBFAKETIME, R_OK) != 0) {
+        pw_test_skip("libfaketime is not installed (deploy/install-deps.sh installs faketime)");
+        return;
+    }
+    fault_setup_n(CLOCK_AGENTS);
+    g_src = SRC_PROC;
+    g_check_agent = check_clock_agent;
+    for (int i = 0; i < g_agents; i++)
+        set_clock(i, 0);
+    pid_t coll = collector();
+    pid_t agents[AGENTS_MAX];
+    g_phase_ms[0] = pw_proc_now_ms();
+    /* only the agents get the fake clock: set for their fork, then taken back */
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *asan_was = asan ? strdup(asan) : NULL, asan_ft[600];
+    snprintf(asan_ft, sizeof(asan_ft), "%s%sverify_asan_link_order=0", asan ? asan : "",
+             asan && *asan ? ":" : "");
+    setenv("ASAN_OPTIONS", asan_ft, 1); /* LD_PRELOAD comes before the ASan runtime */
+    setenv("LD_PRELOAD", PW_LIBFAKETIME, 1);
+    setenv("FAKETIME_NO_CACHE", "1", 1);
+    setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+    for (int i = 0; i < g_agents; i++) {
+        char rc[320];
+        snprintf(rc, sizeof(rc), "%s/clock-%d.rc", g_dir, i);
+        setenv("FAKETIME_TIMESTAMP_FILE", rc, 1);
+        agents[i] = agent(i);
+    }
+    unsetenv("LD_PRELOAD");
+    unsetenv("FAKETIME_NO_CACHE");
+    unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
+    unsetenv("FAKETIME_TIMESTAMP_FILE");
+    if (asan_was)
+        setenv("ASAN_OPTIONS", asan_was, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(asan_was);
+    hellos_t w = {g_clog, 0};
+    pw_proc_wait(all_said_hello, &w, WAIT_MS + 1000L * g_agents, "a Hello from every agent",
+                 g_clog);
+    pw_proc_sleep_ms(1500);
+    for (int p = 1; p < CLOCK_PHASES; p++) {
+        g_phase_ms[p] = pw_proc_now_ms();
+        for (int i = 0; i < g_agents; i++)
+            set_clock(i, g_clock_off_s[i / 2][p]);
+        if (p == 2) { /* agents 2 and 3 an hour behind: they cannot reconnect until phase 3 */
+            pw_proc_sleep_ms(1000);
+            pw_proc_stop(coll, SIGKILL, WAIT_MS);
+            pw_proc_sleep_ms(300);
+            w.off = file_size(g_clog);
+            coll = collector();
+            /* the agents behind refuse the certificate the collector was given minutes ago */
+            pw_proc_wait_log(g_clog,
+                             "): peer certificate or host name not accepted: handshake: peer "
+                             "refused our certificate",
+                             2, WAIT_MS);
+        }
+        pw_proc_sleep_ms(2000);
+    }
+    g_phase_ms[CLOCK_PHASES] = pw_proc_now_ms() + 60000; /* phase 3 lasts until the stop */
+    stop_and_account(&w, coll, agents, "clocks stepped -1 h / +2 h, collector SIGKILLed once");
+}
+
 /* ---- LeakSanitizer at shutdown with sessions open -------------------------------------- */
 
 /* 1 when the file holds a sanitizer report. */
@@ -697,8 +1112,12 @@ int main(void)
         cmocka_unit_test(test_fault_proxy_cuts_and_stalls),
         cmocka_unit_test(test_fault_store_disk_fills_and_frees),
         cmocka_unit_test(test_fault_spool_disk_fills_and_frees),
+        cmocka_unit_test(test_fault_clock_jumps),
         cmocka_unit_test(test_fault_shutdown_leak_free),
     };
+    const char *only = getenv("PW_FAULT_ONLY"); /* one run, e.g. "*clock*" */
+    if (only != NULL && *only != '\0')
+        cmocka_set_test_filter(only);
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     pw_proc_kill_all();
     return pw_test_exit(r);
