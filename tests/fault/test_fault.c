@@ -35,6 +35,7 @@
 #define START_MS   1764400000000ull /* the simulated hosts' first sample */
 #define STEP_MS    10000ull         /* simulated time between samples */
 #define WAIT_MS    20000
+#define API_TOKEN  "fault-read-token" /* the API's one token (role read) */
 
 static char g_dir[256], g_port[16], g_agent_port[16]; /* collector's port, agents' endpoint */
 static int g_agents;                                  /* simulated agents of a run */
@@ -52,7 +53,7 @@ static char *in_dir(char *buf, const char *opt, const char *path)
 
 static pid_t collector(void)
 {
-    char a[7][320];
+    char a[8][320];
     snprintf(a[5], 320, "--agents.listen=127.0.0.1:%s", g_port);
     g_http_port = pw_proc_free_port();
     snprintf(a[6], 320, "--http.listen=127.0.0.1:%d", g_http_port);
@@ -63,6 +64,7 @@ static pid_t collector(void)
                     in_dir(a[3], "--agents.key_file=", "/pki/collector.key"),
                     a[5],
                     a[6],
+                    in_dir(a[7], "--http.tokens_file=", "/tokens"),
                     NULL};
     return pw_proc_spawn(argv, in_dir(a[4], "", "/collector.log"));
 }
@@ -528,6 +530,8 @@ static void fault_setup_n(int n)
     char pki[300];
     snprintf(pki, sizeof(pki), "%s/pki", g_dir);
     assert_int_equal(symlink(g_pki, pki), 0);
+    char tokens[320];
+    pw_proc_tokens_file(in_dir(tokens, "", "/tokens"), API_TOKEN, "read fault");
     snprintf(g_port, sizeof(g_port), "%d", pw_proc_free_port());
     snprintf(g_agent_port, sizeof(g_agent_port), "%s", g_port);
     snprintf(g_clog, sizeof(g_clog), "%s/collector.log", g_dir);
@@ -1085,6 +1089,78 @@ static void test_fault_clock_jumps(void **state)
     stop_and_account(&w, coll, agents, "clocks stepped -1 h / +2 h, collector SIGKILLed once");
 }
 
+/* ---- the API under 2,000 slow connections from one address ---------------------------- */
+
+/* The HTTP status of GET https://localhost:PORT/api/v1/hosts with the token (10 s at most), and
+ * whether its body names host fault-0. */
+static int api_hosts(int *names_host)
+{
+    char cmd[800], out[65536];
+    snprintf(cmd, sizeof(cmd),
+             "curl -s -m 10 --cacert '%s/pki/ca.pem' -H 'Authorization: Bearer %s' "
+             "-w '\\n%%{http_code}' https://localhost:%d/api/v1/hosts",
+             g_dir, API_TOKEN, g_http_port);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    char *code = strrchr(out, '\n');
+    *names_host = strstr(out, "\"fault-0\"") != NULL;
+    return code ? atoi(code + 1) : 0;
+}
+
+/* Issue 15, item 1, against the real collector: 2,000 TLS connections from 127.0.0.2 that each
+ * send a request head one header line a second and never finish it, reopened as soon as the
+ * collector closes them (tests/fault/slow_clients.py), while a client with a token asks
+ * GET /api/v1/hosts 20 times from 127.0.0.1: every request is answered (200, the host listed). */
+static void test_fault_api_slow_connections(void **state)
+{
+    (void)state;
+    fault_setup_n(1);
+    pid_t agents[AGENTS_MAX];
+    hellos_t w;
+    pid_t coll = start_all(agents, &w);
+    char script[320], port[16], ca[320], plog[320];
+    snprintf(script, sizeof(script), "%s/tests/fault/slow_clients.py", PW_SOURCE_DIR);
+    snprintf(port, sizeof(port), "%d", g_http_port);
+    char *argv[] = {"python3", script, port, in_dir(ca, "", "/pki/ca.pem"), "2000", "120", NULL};
+    pid_t py = pw_proc_spawn(argv, in_dir(plog, "", "/slow-clients.log"));
+    pw_proc_wait_log(plog, "ready", 1, 60000);
+    pw_proc_sleep_ms(3000); /* the slow heads hold what the collector lets them */
+    int answered = 0, listed = 0;
+    for (int k = 0; k < 20; k++) {
+        int named = 0;
+        answered += api_hosts(&named) == 200;
+        listed += named;
+        pw_proc_sleep_ms(250);
+    }
+    pw_proc_stop(py, SIGTERM, WAIT_MS);
+    unsigned long long conn = 0, hs = 0, max_open = 0, closed = 0;
+    char *t = pw_test_read_file(plog, NULL);
+    const char *line = strstr(t, "connects ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line,
+                            "connects %llu handshakes %llu max_open %llu closed_by_server %llu",
+                            &conn, &hs, &max_open, &closed),
+                     4);
+    free(t);
+    print_message("api: 2,000 slow TLS connections from 127.0.0.2 (a header line a second, no "
+                  "head ever complete): %llu connects, %llu handshakes, at most %llu open at once, "
+                  "%llu closed by the collector; a client with a token from 127.0.0.1 answered "
+                  "%d/20 (host listed %d/20)\n",
+                  conn, hs, max_open, closed, answered, listed);
+    assert_int_equal(answered, 20);
+    assert_int_equal(listed, 20);
+    assert_true(conn >= 2000); /* the attack ran at full size */
+    assert_true(closed > 0);   /* and the collector closed slow heads */
+    int st = pw_proc_stop(coll, SIGTERM, WAIT_MS);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    st = pw_proc_stop(agents[0], SIGTERM, WAIT_MS);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pw_proc_remove_dir(g_dir, "PW_KEEP_FAULT");
+}
+
 /* ---- LeakSanitizer at shutdown with sessions open -------------------------------------- */
 
 /* 1 when the file holds a sanitizer report. */
@@ -1189,6 +1265,7 @@ int main(void)
         cmocka_unit_test(test_fault_store_disk_fills_and_frees),
         cmocka_unit_test(test_fault_spool_disk_fills_and_frees),
         cmocka_unit_test(test_fault_clock_jumps),
+        cmocka_unit_test(test_fault_api_slow_connections),
         cmocka_unit_test(test_fault_shutdown_leak_free),
     };
     const char *only = getenv("PW_FAULT_ONLY"); /* one run, e.g. "*clock*" */
