@@ -1,12 +1,12 @@
 /* metrics_prom.c: GET /metrics in the Prometheus text exposition format 0.0.4
  * (https://prometheus.io/docs/instrumenting/exposition_formats/).
  *
- * Series and cardinality: per host up to 9 series (pool used/limit for nonpaged and paged,
- * samples, connected, last seen, suspects, and the table size; a pool's limit series only when
- * its limit is known: absent = unknown, as Prometheus expects), plus, per host, the
+ * Series and cardinality: per host up to 10 series (pool used/limit for nonpaged and paged,
+ * samples, connected, stopped, last seen, suspects, and the table size; a pool's limit series only
+ * when its limit is known: absent = unknown, as Prometheus expects), plus, per host, the
  * PW_API_METRICS_TOP_N (20) (tag, pool) rows with the most bytes as two gauges
- * (poolwatch_tag_bytes, poolwatch_tag_allocations): at most 9 + 40 series per host, so a
- * 10,000-host fleet exposes about 490,000 series. The full table stays in the API
+ * (poolwatch_tag_bytes, poolwatch_tag_allocations): at most 10 + 40 series per host, so a
+ * 10,000-host fleet exposes about 500,000 series. The full table stays in the API
  * (/api/v1/hosts/{host}/pool); scrape the API, not /metrics, for every tag.
  * The selection and values are series.c's, shared with remote write (remote_write.h).
  * Per leak suspect (a few per host at most) poolwatch_leak_growth_bytes_per_hour and
@@ -86,6 +86,8 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
          "Pool limit in bytes (present only when the limit is known)."},
         {"poolwatch_host_samples_total", "counter", "Samples received from the host's agent."},
         {"poolwatch_host_connected", "gauge", "1 when the host's agent is connected."},
+        {"poolwatch_host_stopped", "gauge",
+         "1 when the host's agent said goodbye (a clean stop) and has not connected since."},
         {"poolwatch_host_last_seen_seconds", "gauge", "Time of the newest sample, Unix seconds."},
         {"poolwatch_host_suspects", "gauge", "Leak suspects of the host."},
         {"poolwatch_host_table_rows", "gauge", "Rows (tag, pool type) in the host's table."},
@@ -119,10 +121,13 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 r = out(b, "%s{host=\"%s\"} %d\n", hm[m].name, hn, pw_host_connected(h));
                 break;
             case 4:
+                r = out(b, "%s{host=\"%s\"} %d\n", hm[m].name, hn, pw_series_stopped(h));
+                break;
+            case 5:
                 r = out(b, "%s{host=\"%s\"} %" PRIu64 ".%03u\n", hm[m].name, hn,
                         h->last_seen_ms / 1000, (unsigned)(h->last_seen_ms % 1000));
                 break;
-            case 5:
+            case 6:
                 r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn,
                         pw_series_suspects(sp, ns, h->name));
                 break;

@@ -149,6 +149,7 @@ struct pw_remote_write_hoststate_s {
     held_t *held; /* movers being exported */
     uint32_t nheld, capheld;
     int8_t connected; /* poolwatch_host_connected as last sent; -1 = not sent yet */
+    int8_t stopped;   /* poolwatch_host_stopped as last sent */
     uint32_t leaks;   /* hash of the suspects' series as last sent */
 };
 
@@ -462,6 +463,9 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t 
         r = add(b, "poolwatch_host_connected", NULL, h->name, NULL, NULL, pw_host_connected(h), ts,
                 NULL);
     if (r == 0)
+        r = add(b, "poolwatch_host_stopped", NULL, h->name, NULL, NULL, pw_series_stopped(h), ts,
+                NULL);
+    if (r == 0)
         r = add(b, "poolwatch_host_suspects", NULL, h->name, NULL, NULL, (double)ns_host, ts, NULL);
     if (r == 0 && pol->owner_url != NULL && pol->owner_url[0] != '\0')
         r = add(b, "poolwatch_host_owner", pol->owner_url, h->name, NULL, NULL, 1.0, ts, NULL);
@@ -569,13 +573,19 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
         pw_remote_write_hoststate_t *hs = &cur->hs[h->index];
         if (h->last_seen_ms != 0 && h->last_seen_ms <= cur->sent_ms[h->index] &&
             !pw_host_retired(h) && cur->now_ms > h->last_seen_ms && hs->connected >= 0) {
-            /* No new sample, but its agent came or went, or the analysis changed its suspects:
-             * the change, stamped now (the global view would show the old state until the
-             * series go stale). */
+            /* No new sample, but its agent came or went (said goodbye or not), or the analysis
+             * changed its suspects: the change, stamped now (the global view would show the
+             * old state until the series go stale, and the rules' HostSilent needs to tell a
+             * clean stop from silence). */
             if (hs->connected != pw_host_connected(h)) {
                 r = add(&b, "poolwatch_host_connected", NULL, h->name, NULL, NULL,
                         pw_host_connected(h), cur->now_ms, NULL);
                 hs->connected = (int8_t)pw_host_connected(h);
+            }
+            if (r == 0 && hs->stopped != pw_series_stopped(h)) {
+                r = add(&b, "poolwatch_host_stopped", NULL, h->name, NULL, NULL,
+                        pw_series_stopped(h), cur->now_ms, NULL);
+                hs->stopped = (int8_t)pw_series_stopped(h);
             }
             size_t sf = 0, sn = host_suspects(&x, h->name, &sf);
             uint32_t lh = leaks_hash(&x, sf, sn);
@@ -605,6 +615,7 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
         if (r == 0) {
             cur->sent_ms[h->index] = h->last_seen_ms;
             hs->connected = (int8_t)pw_host_connected(h);
+            hs->stopped = (int8_t)pw_series_stopped(h);
         }
     }
     if (r == 0)

@@ -8,12 +8,14 @@
  *   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool} (only where the
  *   pool's limit is known: an unknown limit is absent, not 0),
  *   poolwatch_pool_exhaustion_seconds{host,pool} (only where the analysis gives an ETA),
- *   poolwatch_host_connected{host}, poolwatch_host_suspects{host}, and for the host's
+ *   poolwatch_host_connected{host}, poolwatch_host_stopped{host} (its agent said goodbye),
+ *   poolwatch_host_suspects{host}, and for the host's
  *   `tags_per_host` (tag, pool) rows with the most bytes poolwatch_tag_bytes{host,pool,tag}
  *   and poolwatch_tag_allocations{host,pool,tag}.
  * Each sample is stamped with the time of the host's sample it comes from (not the send
- * time); a host without a new sample is not sent again, except poolwatch_host_connected when
- * its agent connected or left since (stamped with the collector's clock then).
+ * time); a host without a new sample is not sent again, except poolwatch_host_connected and
+ * poolwatch_host_stopped when its agent connected or left since (stamped with the collector's
+ * clock then).
  *
  * The export policy (pw_remote_write_policy_t) picks the (tag, pool) rows beyond the top
  * `tags_per_host`: the rows whose bytes changed since the host's previous interval (movers)
@@ -26,7 +28,7 @@
  * the host, poolwatch_leak_growth_bytes_per_hour and poolwatch_leak_score{host,tag,pool} (the
  * names, labels and values of /metrics), and with `owner_url` poolwatch_host_owner{collector,
  * host} = 1 (which collector holds the host: the global fleet view links to it).
- * Cardinality per host: 4 + one limit series per pool whose limit is known (+ up to 2 ETAs)
+ * Cardinality per host: 5 + one limit series per pool whose limit is known (+ up to 2 ETAs)
  * + 2 x the rows exported + 2 per suspect (+ 1 owner).
  *
  * Encoding (the spec): WriteRequest of proto/prom_remote.proto (prompb's field numbers), labels
@@ -62,7 +64,7 @@
 
 /* Per host, without the exhaustion ETAs, when both pool limits are known (2 fewer when
  * neither is: an unknown limit has no series). */
-#define PW_REMOTE_WRITE_HOST_SERIES 6
+#define PW_REMOTE_WRITE_HOST_SERIES 7
 
 /* Which series go out beyond the host series (see the top). */
 typedef struct pw_remote_write_policy_s {
@@ -188,7 +190,8 @@ typedef struct pw_remote_write_cursor_s {
     uint64_t rows_exported;          /* out: rows of the last encode */
     uint64_t now_ms; /* the collector's clock (ms since the epoch; 0 = never): a host without a
                         new sample whose agent connected or left since its last send gets
-                        poolwatch_host_connected alone, stamped now_ms */
+                        poolwatch_host_connected and poolwatch_host_stopped alone (each when
+                        it changed), stamped now_ms */
     size_t pos;      /* the fleet index a sliced encode goes on from (0: none under way) */
 } pw_remote_write_cursor_t;
 

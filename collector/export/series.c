@@ -79,6 +79,11 @@ void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2])
     limit[1] = pw_host_limit(h, PW_POOL_PAGED);
 }
 
+int pw_series_stopped(const pw_host_t *h)
+{
+    return h->stopped_ms != 0 && !pw_host_connected(h);
+}
+
 size_t pw_series_suspects(const pw_suspect_t *sp, size_t ns, const char *host)
 {
     size_t k = 0;

@@ -4,7 +4,9 @@
  *   per host   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool} (where
  *              the pool's limit is known: absent = unknown, never 0),
  *              poolwatch_pool_exhaustion_seconds{host,pool} (where the analysis gives an ETA),
- *              poolwatch_host_connected{host}, poolwatch_host_suspects{host};
+ *              poolwatch_host_connected{host}, poolwatch_host_stopped{host} (1 when its agent
+ *              said Goodbye, a clean stop, and has not connected since: pw_series_stopped),
+ *              poolwatch_host_suspects{host};
  *   per row    poolwatch_tag_bytes{host,tag,pool}, poolwatch_tag_allocations{host,tag,pool}
  *              for the host's (tag, pool) rows with the most bytes (pw_series_top).
  * Pool label values are "nonpaged" and "paged"; tag values are pw_tag_format's printable form.
@@ -40,6 +42,12 @@ void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2]);
 
 /* Pool label values in the order of pw_series_pools: "nonpaged", "paged". */
 extern const char *const pw_series_pool_names[2];
+
+/* poolwatch_host_stopped: 1 when the host's agent said Goodbye (a clean stop: signal, service
+ * stop, a replay's end) and no session is attached since, else 0 (streaming, or gone without a
+ * word: the rules' HostSilent fires for a host that was connected and is neither connected nor
+ * stopped). */
+int pw_series_stopped(const pw_host_t *h);
 
 /* How many of the suspects sp[0..ns) are on `host` (poolwatch_host_suspects). */
 size_t pw_series_suspects(const pw_suspect_t *sp, size_t ns, const char *host);

@@ -195,6 +195,7 @@ static const char *const want_alpha[] = {
     "poolwatch_pool_limit_bytes{host=alpha,pool=paged} 2147483648 @1764400000005",
     "poolwatch_pool_exhaustion_seconds{host=alpha,pool=nonpaged} 3600.5 @1764400000005",
     "poolwatch_host_connected{host=alpha} 0 @1764400000005",
+    "poolwatch_host_stopped{host=alpha} 0 @1764400000005",
     "poolwatch_host_suspects{host=alpha} 1 @1764400000005",
     "poolwatch_tag_bytes{host=alpha,pool=paged,tag=0x4162017a} 9000 @1764400000005",
     "poolwatch_tag_allocations{host=alpha,pool=paged,tag=0x4162017a} 7 @1764400000005",
@@ -209,6 +210,7 @@ static const char *const want_beta[] = {
     "poolwatch_pool_bytes{host=beta,pool=paged} 2000 @1764400010000",
     /* no poolwatch_pool_limit_bytes: beta's limits are unknown (absent, not 0) */
     "poolwatch_host_connected{host=beta} 1 @1764400010000",
+    "poolwatch_host_stopped{host=beta} 0 @1764400010000",
     "poolwatch_host_suspects{host=beta} 2 @1764400010000",
     "poolwatch_tag_bytes{host=beta,pool=nonpaged,tag=Proc} 777 @1764400010000",
     "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 @1764400010000",
@@ -223,13 +225,14 @@ static void test_encode(void **state)
     build_fleet();
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
-    /* 3 rows per host: alpha 6 + 1 ETA + 2 x 3 = 13, beta 4 (no limit series: both limits
-     * unknown) + 2 x min(1, 3) = 6, gamma none: 19 */
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 19);
-    assert_int_equal(g->n, 19);
-    assert_int_equal(g->bodies, 4); /* 5 + 5 + 5 + 4 */
+    /* 3 rows per host: alpha 7 + 1 ETA + 2 x 3 = 14, beta 5 (no limit series: both limits
+     * unknown) + 2 x min(1, 3) = 7, gamma none: 21 */
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 21);
+    assert_int_equal(g->n, 21);
+    assert_int_equal(g->bodies, 5); /* 5 + 5 + 5 + 5 + 1 */
     assert_int_equal(g->body_series[0], 5);
-    assert_int_equal(g->body_series[3], 4);
+    assert_int_equal(g->body_series[3], 5);
+    assert_int_equal(g->body_series[4], 1);
     for (size_t i = 0; i < g->n; i++) /* beta has no limit series at all */
         assert_null(strstr(g->line[i], "poolwatch_pool_limit_bytes{host=beta"));
     for (size_t i = 0; i < N_ALPHA; i++)
@@ -245,32 +248,32 @@ static void test_encode(void **state)
     /* beta's next sample: only beta, stamped with its time */
     fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
     restore_beta(1500);
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
     assert_int_equal(g->bodies, 1);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
-    assert_string_equal(g->line[5], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
+    assert_string_equal(g->line[6], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
                                     "@1764400020000");
 
     /* tags_per_host 0: host-level series only; 2: the two largest rows (formula: host series
-     * (6 for alpha, whose limits are known; 4 for beta, whose are not) + hosts x 2 x min(rows,
+     * (7 for alpha, whose limits are known; 5 for beta, whose are not) + hosts x 2 x min(rows,
      * tags_per_host), plus alpha's one ETA) */
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 0, 0, &cur, collect_emit, g),
-                     PW_REMOTE_WRITE_HOST_SERIES + 4 + 1);
+                     PW_REMOTE_WRITE_HOST_SERIES + 5 + 1);
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 2, 0, &cur, collect_emit, g),
-                     PW_REMOTE_WRITE_HOST_SERIES + 4 + 1 + 2 * 2 + 2 * 1);
+                     PW_REMOTE_WRITE_HOST_SERIES + 5 + 1 + 2 * 2 + 2 * 1);
     assert_string_equal(g->line[9], want_alpha[9]);
-    assert_string_equal(g->line[11],
+    assert_string_equal(g->line[12],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     pw_remote_write_cursor_free(&cur);
     /* a large tags_per_host (the sorting path) selects the same rows in the same order */
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 10000, 0, &cur, collect_emit, g),
-                     13 + 2 + 6);
+                     14 + 2 + 7);
     for (size_t i = 0; i < N_ALPHA; i++)
         assert_string_equal(g->line[i], want_alpha[i]);
     assert_string_equal(
@@ -281,7 +284,7 @@ static void test_encode(void **state)
      * (T_BETA + 10000 by now) is not. */
     memset(g, 0, sizeof(*g));
     cur.min_ts_ms = T_ALPHA + 1;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     memset(g, 0, sizeof(*g));
@@ -294,7 +297,7 @@ static void test_encode(void **state)
      * and the cursor stays: beta (T_BETA + 10000) is ahead of T_BETA, alpha is not. */
     memset(g, 0, sizeof(*g));
     cur.max_ts_ms = T_BETA;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 13);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 14);
     assert_int_equal(cur.ahead, 1);
     assert_string_equal(g->line[0], want_alpha[0]);
     /* still ahead at the next interval: counted again, nothing sent */
@@ -303,7 +306,7 @@ static void test_encode(void **state)
     assert_int_equal(cur.ahead, 1);
     /* the clock moves on: beta's sample goes out, stamped with its own time */
     cur.max_ts_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
@@ -315,7 +318,7 @@ static void test_encode(void **state)
     assert_int_equal(cur.ahead, 1);
     fleet->hosts[1]->last_seen_ms = T_BETA + 20000;
     cur.max_ts_ms = T_BETA + 30000;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 6);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400030000");
@@ -334,7 +337,7 @@ typedef struct logcap_s {
 
 /* The writer's timer encodes in slices (pw_remote_write_encode_slice) so that a fleet's encode
  * does not hold the loop: slices send exactly what one encode sends, in the same order. 40
- * restored hosts of one row each, limits unknown: 4 host series + 2 of the one row = 6 each, 240
+ * restored hosts of one row each, limits unknown: 5 host series + 2 of the one row = 7 each, 280
  * in all; with a budget of 1 ns a slice stops at its first clock check (16 hosts), so the fleet's
  * end comes at the third slice, each slice ending its own body. */
 static void test_encode_slices(void **state)
@@ -359,7 +362,7 @@ static void test_encode_slices(void **state)
     pw_remote_write_policy_t pol = {.tags_per_host = 1, .max_tags_per_host = 1};
     pw_remote_write_cursor_t c1 = {.sent_ms = NULL}, c2 = {.sent_ms = NULL};
     got_t *g1 = calloc(1, sizeof(*g1)), *g2 = calloc(1, sizeof(*g2));
-    assert_int_equal(pw_remote_write_encode_policy(f, d.an, &pol, 0, &c1, collect_emit, g1), 240);
+    assert_int_equal(pw_remote_write_encode_policy(f, d.an, &pol, 0, &c1, collect_emit, g1), 280);
     assert_int_equal(g1->bodies, 1);
     int done = 0, slices = 0;
     int64_t n = 0;
@@ -371,11 +374,11 @@ static void test_encode_slices(void **state)
         assert_int_equal(c2.pos, done ? 0 : 16 * (size_t)slices);
     }
     assert_int_equal(slices, 3);
-    assert_int_equal(n, 240);
-    assert_int_equal(g2->n, 240);
+    assert_int_equal(n, 280);
+    assert_int_equal(g2->n, 280);
     assert_int_equal(g2->bodies, 3);
-    assert_int_equal(g2->body_series[0], 16 * 6);
-    assert_int_equal(g2->body_series[2], 8 * 6);
+    assert_int_equal(g2->body_series[0], 16 * 7);
+    assert_int_equal(g2->body_series[2], 8 * 7);
     for (size_t i = 0; i < g1->n; i++)
         assert_string_equal(g2->line[i], g1->line[i]);
     /* nothing new: a sliced encode finds nothing and is done at once */
@@ -714,15 +717,15 @@ static void test_sender(void **state)
     memset(&logs, 0, sizeof(logs));
     pw_log_set_sink(log_sink, NULL);
 
-    /* 500 then 204: one request of 19 series, retried once, counted once */
+    /* 500 then 204: one request of 21 series, retried once, counted once */
     uint64_t t0 = now_ms();
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
-    run_until(&loop, w, 19, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
+    run_until(&loop, w, 21, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 2);
     assert_true(now_ms() - t0 >= 50); /* the backoff was waited */
-    assert_int_equal(st.samples, 19);
+    assert_int_equal(st.samples, 21);
     assert_int_equal(st.requests, 1);
     assert_int_equal(st.retries, 1);
     assert_int_equal(st.failed_samples, 0);
@@ -738,9 +741,9 @@ static void test_sender(void **state)
     assert_string_equal(srv.hdr[5], "team1");
     got_t *g = calloc(1, sizeof(*g));
     decode_body(g, srv.body, srv.body_len);
-    assert_int_equal(g->n, 19);
+    assert_int_equal(g->n, 21);
     assert_string_equal(g->line[0], want_alpha[0]);
-    assert_string_equal(g->line[18], want_beta[5]);
+    assert_string_equal(g->line[20], want_beta[6]);
     /* the log: one WARN naming the URL and the status, one INFO when it works again */
     char want[300];
     snprintf(want, sizeof(want), "%s: status 500: retrying with back-off (1 request queued)", url);
@@ -755,18 +758,18 @@ static void test_sender(void **state)
     write_file(tok, "s3cret-2");
     assert_int_equal(pw_remote_write_reload_token(w, &d), 0);
     fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 6);
-    run_until(&loop, w, 19 + 6, 300);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 7);
+    run_until(&loop, w, 21 + 7, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 3);
-    assert_int_equal(st.samples, 19);
-    assert_int_equal(st.failed_samples, 6);
+    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.failed_samples, 7);
     assert_int_equal(st.retries, 1);
     assert_int_equal(st.last_status, 400);
     assert_int_equal(st.queued, 0);
     assert_string_equal(srv.hdr[4], "Bearer s3cret-2");
     snprintf(want, sizeof(want),
-             "%s: status 400: refused: 6 samples dropped (not retried) (1 request queued)", url);
+             "%s: status 400: refused: 7 samples dropped (not retried) (1 request queued)", url);
     assert_int_equal(logs.n, 1);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     memset(&logs, 0, sizeof(logs));
@@ -776,7 +779,7 @@ static void test_sender(void **state)
     pw_remote_write_close(w);
 
     /* a full queue: max_queue 1, 5 series per request, nothing answers (closed port): the
-     * 19 series make 4 requests queued before the first is sent; 3 are dropped, oldest first */
+     * 21 series make 5 requests queued before the first is sent; 4 are dropped, oldest first */
     uv_close((uv_handle_t *)&srv.listener, NULL);
     uv_run(&loop, UV_RUN_NOWAIT);
     pw_remote_write_opts_t o2;
@@ -788,9 +791,9 @@ static void test_sender(void **state)
     o2.backoff_initial_ms = 20;
     o2.max_sample_age_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o2, &w, &d), 0);
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.dropped_samples, 15); /* 5 + 5 + 5; the last request (4) stays */
+    assert_int_equal(st.dropped_samples, 20); /* 5 + 5 + 5 + 5; the last request (1) stays */
     assert_int_equal(st.queued, 1);
     run_until(&loop, w, 0, 300); /* connection refused: retried, never accepted */
     pw_remote_write_get_stats(w, &st);
@@ -798,7 +801,7 @@ static void test_sender(void **state)
     assert_true(st.retries >= 1);
     assert_int_equal(st.last_status, 0);
     assert_int_equal(st.last_error, UV_ECONNREFUSED);
-    /* one WARN for the drops (3 requests, rate-limited), one for the failure while it keeps
+    /* one WARN for the drops (4 requests, rate-limited), one for the failure while it keeps
      * failing (retried every 20 ms; the next WARN is due after a minute) */
     snprintf(want, sizeof(want),
              "%s: queue full (max_queue 1): dropped the oldest request, 5 samples (5 dropped so "
@@ -811,7 +814,7 @@ static void test_sender(void **state)
     assert_int_equal(logs.n, 2);
     /* Closing with the last request unsent says so (it was silent). */
     pw_remote_write_close(w);
-    snprintf(want, sizeof(want), "%s: 1 request (4 samples) not sent at shutdown", url);
+    snprintf(want, sizeof(want), "%s: 1 request (1 samples) not sent at shutdown", url);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     pw_log_set_sink(NULL, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -854,11 +857,11 @@ static void test_sender_clock(void **state)
     uint64_t now = wall_ms();
     fleet->hosts[0]->last_seen_ms = now + 3600000; /* alpha: an hour ahead */
     fleet->hosts[1]->last_seen_ms = now - 1000;    /* beta: right */
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 6);
-    run_until(&loop, w, 6, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 7);
+    run_until(&loop, w, 7, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 6);
+    assert_int_equal(st.samples, 7);
     assert_int_equal(st.hosts_ahead, 1);
     assert_int_equal(st.ahead_skips, 1);
     char want[300];
@@ -875,10 +878,10 @@ static void test_sender_clock(void **state)
     assert_int_equal(logs.n, 1);
     /* alpha's clock fixed: its new sample goes out */
     fleet->hosts[0]->last_seen_ms = now - 500;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 13);
-    run_until(&loop, w, 6 + 13, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 14);
+    run_until(&loop, w, 7 + 14, 0);
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 19);
+    assert_int_equal(st.samples, 21);
     assert_int_equal(st.hosts_ahead, 0);
     assert_int_equal(st.ahead_skips, 2);
     assert_int_equal(srv.requests, 2);
@@ -887,7 +890,7 @@ static void test_sender_clock(void **state)
     o.max_clock_skew_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     fleet->hosts[0]->last_seen_ms = now + 3600000;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.hosts_ahead, 0);
     pw_log_set_sink(NULL, NULL);
@@ -964,12 +967,12 @@ static void test_sender_https(void **state)
     pw_remote_write_t *w;
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
-    /* alpha 6 + 1 + 2, beta 4 (its limits unknown: no limit series) + 2 */
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 15);
-    run_until(&loop, w, 15, 0);
+    /* alpha 7 + 1 + 2, beta 5 (its limits unknown: no limit series) + 2 */
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
+    run_until(&loop, w, 17, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 15);
+    assert_int_equal(st.samples, 17);
     assert_int_equal(st.last_status, 204);
     assert_int_equal(st.retries, 0);
     assert_int_equal(srv.requests, 1);
@@ -979,8 +982,8 @@ static void test_sender_https(void **state)
     assert_string_equal(srv.hdr[4], ""); /* no token configured: no header */
     got_t *g = calloc(1, sizeof(*g));
     decode_body(g, srv.body, srv.body_len);
-    assert_int_equal(g->n, 15);
-    assert_string_equal(g->line[7], want_alpha[7]); /* alpha's largest row */
+    assert_int_equal(g->n, 17);
+    assert_string_equal(g->line[8], want_alpha[8]); /* alpha's largest row */
     free(g);
     pw_remote_write_close(w);
 
@@ -989,7 +992,7 @@ static void test_sender_https(void **state)
     o.backoff_initial_ms = 20;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     fleet->hosts[0]->last_seen_ms++;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 15);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
     run_until(&loop, w, 0, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.samples, 0);
@@ -1080,11 +1083,12 @@ static void test_policy(void **state)
     uint64_t b[6] = {10000, 50, 100, 200, 300, 400};
     send_delta(&e, h, 1, TS0, b);
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     11);
+                     12);
     static const char *const want1[] = {
         "poolwatch_pool_bytes{host=delta,pool=nonpaged} 20000 @1764400100000",
         "poolwatch_pool_bytes{host=delta,pool=paged} 30000 @1764400100000",
         "poolwatch_host_connected{host=delta} 1 @1764400100000",
+        "poolwatch_host_stopped{host=delta} 0 @1764400100000",
         "poolwatch_host_suspects{host=delta} 1 @1764400100000",
         "poolwatch_host_owner{collector=https://c1:7443,host=delta} 1 @1764400100000",
         "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=Big } 10000 @1764400100000",
@@ -1104,7 +1108,7 @@ static void test_policy(void **state)
     send_delta(&e, h, 2, TS0 + 10000, b);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     5 + 6 + 2);
+                     6 + 6 + 2);
     tag_list(g, tags, sizeof(tags));
     assert_string_equal(tags, "Big ,Pin1,MovC");
     assert_int_equal(cur.rows_capped, 2);
@@ -1118,7 +1122,7 @@ static void test_policy(void **state)
     tag_list(g, tags, sizeof(tags));
     assert_string_equal(tags, "Big ,Pin1,MovC");
     assert_string_equal(
-        g->line[9], "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=MovC} 390 @1764400120000");
+        g->line[10], "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=MovC} 390 @1764400120000");
     assert_int_equal(cur.rows_capped, 3);
 
     /* 4 (+50 s): nothing changed for 40 s > hold: MovC leaves */
@@ -1160,7 +1164,7 @@ static void test_policy(void **state)
     pw_remote_write_cursor_t cur2 = {.sent_ms = NULL};
     memset(g, 0, sizeof(*g));
     assert_int_equal(
-        pw_remote_write_encode_policy(fleet, dbl.an, &plain, 0, &cur2, collect_emit, g), 4 + 2);
+        pw_remote_write_encode_policy(fleet, dbl.an, &plain, 0, &cur2, collect_emit, g), 5 + 2);
     tag_list(g, tags, sizeof(tags));
     assert_string_equal(tags, "Big ");
 
@@ -1171,13 +1175,81 @@ static void test_policy(void **state)
     drop_fleet();
 }
 
+/* poolwatch_host_stopped: "calm" says Goodbye and leaves, "crash" leaves without a word (a
+ * killed agent, a host whose pool ran out). Without a new sample, the next encode sends each
+ * host's change alone, stamped now: calm connected 0 and stopped 1, crash connected 0 only
+ * (stopped stays 0: the rules' HostSilent fires for it, not for calm). Said once. calm's agent
+ * comes back (Hello, sample): stopped 0 with the sample's series. */
+static void test_stopped(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&dbl), 0);
+    fleet = pw_ingest_fleet(dbl.ing);
+    pw_host_t *calm = pw_double_stream(&dbl, "calm", 64, 1);
+    pw_host_t *crash = pw_double_stream(&dbl, "crash", 64, 1);
+    assert_non_null(calm);
+    assert_non_null(crash);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    s.timestamp_ms = TS0;
+    s.totals.nonpaged_bytes = 1000;
+    s.totals.paged_bytes = 2000;
+    assert_int_equal(pw_sample_add(&s, "Ddk ", 4, PW_POOL_NONPAGED, 2, 0, 2, 512), 0);
+    assert_int_equal(pw_double_send_first(&dbl, calm, &s), 0);
+    assert_int_equal(pw_double_send_first(&dbl, crash, &s), 0);
+    pw_remote_write_policy_t pol = {.tags_per_host = 0};
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
+    got_t *g = calloc(1, sizeof(*g));
+    cur.now_ms = TS0 + 1000;
+    /* 2 pool bytes, connected, stopped, suspects per host (no limits, no rows) */
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     2 * 5);
+    assert_string_equal(g->line[3], "poolwatch_host_stopped{host=calm} 0 @1764400100000");
+    assert_string_equal(g->line[8], "poolwatch_host_stopped{host=crash} 0 @1764400100000");
+
+    Poolwatch__V1__Goodbye bye = POOLWATCH__V1__GOODBYE__INIT;
+    bye.timestamp_ms = TS0;
+    bye.reason = "SIGTERM";
+    pw_ingest_goodbye(dbl.ing, calm, &bye);
+    pw_ingest_detach(dbl.ing, calm, &dbl.session);
+    pw_ingest_detach(dbl.ing, crash, &dbl.session);
+    cur.now_ms = TS0 + 60000;
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     3);
+    assert_string_equal(g->line[0], "poolwatch_host_connected{host=calm} 0 @1764400160000");
+    assert_string_equal(g->line[1], "poolwatch_host_stopped{host=calm} 1 @1764400160000");
+    assert_string_equal(g->line[2], "poolwatch_host_connected{host=crash} 0 @1764400160000");
+    cur.now_ms = TS0 + 120000;
+    memset(g, 0, sizeof(*g)); /* said once */
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     0);
+
+    /* calm's agent is back: a Hello clears the stop, its next sample carries stopped 0 */
+    assert_ptr_equal(pw_double_stream(&dbl, "calm", 64, 1), calm);
+    s.seq = 2;
+    s.timestamp_ms = TS0 + 180000;
+    assert_int_equal(pw_double_send_first(&dbl, calm, &s), 0);
+    cur.now_ms = TS0 + 181000;
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     5);
+    assert_string_equal(g->line[2], "poolwatch_host_connected{host=calm} 1 @1764400280000");
+    assert_string_equal(g->line[3], "poolwatch_host_stopped{host=calm} 0 @1764400280000");
+    pw_sample_close(&s);
+    free(g);
+    pw_remote_write_cursor_free(&cur);
+    drop_fleet();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode),       cmocka_unit_test(test_encode_slices),
         cmocka_unit_test(test_options),      cmocka_unit_test(test_sender),
         cmocka_unit_test(test_sender_clock), cmocka_unit_test(test_sender_https),
-        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_policy),       cmocka_unit_test(test_stopped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

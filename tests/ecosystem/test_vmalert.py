@@ -16,7 +16,8 @@ API where it has the figure:
     its value the collector's used / limit for the host;
   - PoolTagLeak for ddk-2003's Ddk  (remote write carries the per-tag leak series of
     /metrics, so HostLeakSuspects, the rule for a store without them, stays quiet);
-  - HostSilent warning for gone-1 (stopped, its pool low);
+  - HostSilent warning for gone-1 (SIGKILLed: silent, its pool low), none for bye-1 (stopped
+    with SIGTERM: its agent said goodbye, and remote write carried poolwatch_host_stopped 1);
   - RemoteWriteFailing for collector B (scraped; its receiver does not exist);
 and no other alert firing. The recording rule pool:poolwatch_hosts_at_critical:count{pool=
 "nonpaged"} is 1 in VictoriaMetrics.
@@ -176,6 +177,13 @@ try:
             break
         time.sleep(1)
     check("recording rule written to VictoriaMetrics", ["1"], got)
+    # the clean stop reached VictoriaMetrics through remote write: bye-1 stopped, gone-1 not
+    check("poolwatch_host_stopped of the cleanly stopped host", ["1"],
+          [r["value"][1] for r in vm('last_over_time(poolwatch_host_stopped{host="bye-1"}[1h])')])
+    check("poolwatch_host_stopped of the killed host", ["0"],
+          [r["value"][1] for r in vm('last_over_time(poolwatch_host_stopped{host="gone-1"}[1h])')])
+    h = get(E["COLLECTOR_A_URL"] + "/api/v1/hosts/bye-1", E["TOKEN"])
+    check("the collector's connection of bye-1", "stopped", h.get("connection"))
 finally:
     proc.terminate()
     proc.wait(10)

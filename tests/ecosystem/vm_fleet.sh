@@ -10,8 +10,10 @@
 #       ddk-2003          sim:ddk-2003, 14 days of history (128 MB limit, Ddk leaking, about
 #                         92 % full: critical, one leak suspect, an ETA)
 #       sim-fleet-small-N sim:fleet-small/0..2, 6 h of history (tags across hosts)
-#       gone-1            sim:fleet-small/5, stopped once its samples reached VictoriaMetrics
-#                         (a host gone silent)
+#       gone-1            sim:fleet-small/5, SIGKILLed once its samples reached VictoriaMetrics
+#                         (a host gone silent: no goodbye)
+#       bye-1             sim:fleet-small/4, stopped with SIGTERM at the same time (a clean
+#                         stop: its agent says goodbye, poolwatch_host_stopped 1, no HostSilent)
 #   - collector B with one agent (sim-b) whose remote write goes to a port nothing listens
 #     on (every request is retried, none delivered), its /metrics scraped by VictoriaMetrics
 #     every 2 s (job "poolwatch": the poolwatch_remote_write_* series are on /metrics only).
@@ -50,7 +52,7 @@ daemon() {
   setsid "$@" >"$log" 2>&1 </dev/null &
   echo $! >>"$DIR/pids"
 }
-HOSTS=(ddk-2003 sim-fleet-small-0 sim-fleet-small-1 sim-fleet-small-2 gone-1 sim-b)
+HOSTS=(ddk-2003 sim-fleet-small-0 sim-fleet-small-1 sim-fleet-small-2 gone-1 bye-1 sim-b)
 args=()
 for n in "${HOSTS[@]}"; do args+=(--agent "$n"); done
 "$SRC/deploy/pki.sh" "$DIR/pki" --collector-name localhost "${args[@]}" >"$DIR/logs/pki.log" 2>&1 ||
@@ -110,6 +112,7 @@ for i in 0 1 2; do
   agent a "sim-fleet-small-$i" "sim:fleet-small/$i" --agent.interval=10s --sim.backfill=6h
 done
 agent a gone-1 sim:fleet-small/5 --agent.interval=2s
+agent a bye-1 sim:fleet-small/4 --agent.interval=2s
 agent b sim-b sim:fleet-small/6 --agent.interval=2s
 
 # q QUERY: the number of series VictoriaMetrics returns for an instant query
@@ -123,14 +126,18 @@ ready() {
     [ "$(q 'poolwatch_host_suspects{host="ddk-2003"} > 0')" = 1 ] &&
     [ "$(q 'count_over_time(poolwatch_pool_bytes{host="ddk-2003",pool="nonpaged"}[10m]) >= 2')" = 1 ] &&
     [ "$(q 'count(poolwatch_tag_bytes{host=~"sim-fleet-small-.*"} > 0)')" = 1 ] &&
-    [ "$(q 'rate(poolwatch_remote_write_retries_total{job="poolwatch"}[1m]) > 0')" = 1 ]
+    [ "$(q 'rate(poolwatch_remote_write_retries_total{job="poolwatch"}[1m]) > 0')" = 1 ] &&
+    [ "$(q 'last_over_time(poolwatch_host_stopped{host="bye-1"}[10m]) == 1')" = 1 ]
 }
-# gone-1 stops once VictoriaMetrics has its samples: a host that reported and went quiet
+# gone-1 dies without a word once VictoriaMetrics has its samples (a host that reported and
+# went quiet); bye-1 is stopped cleanly (its agent says goodbye)
 for _ in $(seq 1 600); do
-  [ "$(q 'poolwatch_host_connected{host="gone-1"}')" = 1 ] && break
+  [ "$(q 'poolwatch_host_connected{host="gone-1"}')" = 1 ] &&
+    [ "$(q 'poolwatch_host_connected{host="bye-1"}')" = 1 ] && break
   sleep 0.5
 done
-kill "$(cat "$DIR/agent-gone-1.pid")"
+kill -9 "$(cat "$DIR/agent-gone-1.pid")"
+kill "$(cat "$DIR/agent-bye-1.pid")"
 for _ in $(seq 1 600); do
   ready && break
   sleep 1
@@ -141,6 +148,7 @@ COLLECTOR_A_URL=https://127.0.0.1:$AHP
 TOKEN=$TOKEN
 CA=$DIR/pki/ca.pem
 GONE_HOST=gone-1
+BYE_HOST=bye-1
 EOT
 if ! ready; then
   echo "FAIL VictoriaMetrics did not get the fleet's series within 600 s"

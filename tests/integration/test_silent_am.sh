@@ -7,7 +7,8 @@
 #    labels (alertname, host, pool "silent", severity) and the collector's /api/v1/alerts; the
 #    API says connection "silent";
 #  - the stopped host never does: connection "stopped", stop_reason "SIGTERM", its agent logged
-#    the goodbye and the collector the stop;
+#    the goodbye and the collector the stop; /metrics has poolwatch_host_stopped 1 for it, 0 for
+#    the killed one;
 #  - the killed agent started again: the alert resolves (endsAt in Alertmanager, state resolved
 #    in the API) and the host is "streaming".
 # The analysis runs every 30 s: about 70 s in all.
@@ -91,6 +92,12 @@ stopped() { [ "$(host_field silent-b connection)" = stopped ]; }
 wait_for "silent-b stopped" 10 stopped
 check "collector logged the stop" 1 "$(grep -c 'silent-b: agent stopped (SIGTERM): goodbye' "$dir/collector.log")"
 check "stop reason in the API" SIGTERM "$(host_field silent-b stop_reason)"
+# /metrics: what the Prometheus rules' HostSilent reads (poolwatch_host_stopped: 1 for the
+# clean stop only)
+metric() { api /metrics | grep -F "$1 " | cut -d' ' -f2; }
+check "/metrics: silent-b stopped" 1 "$(metric 'poolwatch_host_stopped{host="silent-b"}')"
+check "/metrics: silent-a (killed) not stopped" 0 "$(metric 'poolwatch_host_stopped{host="silent-a"}')"
+check "/metrics: silent-b not connected" 0 "$(metric 'poolwatch_host_connected{host="silent-b"}')"
 
 # Alertmanager's view: HostSilent of silent-a, labels as the collector sends them.
 am_alert() { # host -> "alertname host pool severity state endsAt" of its HostSilent, or nothing
