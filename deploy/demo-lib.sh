@@ -1,6 +1,7 @@
 # demo-lib.sh: what the demo scripts share (sourced by quickstart.sh and scale-demo.sh, which
 # set DEMO, the demo's directory): the mode from the first argument (run, --detach, --stop,
-# --help), stopping what a demo started (the pids in $DEMO/pids), starting a daemon with its log
+# --help), stopping what a demo started (the pids in $DEMO/pids, and a collector holding the
+# demo's store, also one restarted by hand), starting a daemon with its log
 # in $DEMO/logs, and the traps of a foreground run.
 
 # demo_mode SCRIPT HELP_LINES "$@": sets MODE; --help prints the script's header lines; --stop
@@ -17,11 +18,26 @@ demo_mode() {
     *) echo "$(basename "$script"): unknown argument '$1' (use --detach, --stop or nothing)" >&2; exit 2 ;;
   esac
   if [ "$MODE" = stop ]; then
-    if [ -f "$DEMO/pids" ]; then stop_demo; echo "demo in $DEMO stopped."; else echo "no demo is running in $DEMO."; fi
+    if [ -f "$DEMO/pids" ] || [ -n "$(demo_store_holders)" ]; then
+      stop_demo || { echo "demo in $DEMO stopped, not cleanly (above)." >&2; exit 1; }
+      echo "demo in $DEMO stopped."
+    else
+      echo "no demo is running in $DEMO."
+    fi
     exit 0
   fi
-  if [ -f "$DEMO/pids" ] && kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; then
-    echo "a demo is already running in $DEMO ($script --stop first)" >&2
+  local p
+  if [ -f "$DEMO/pids" ]; then
+    p=$(head -n1 "$DEMO/pids")
+    if [ -n "$p" ] && demo_alive "$p" && demo_ours "$p"; then
+      echo "a demo is already running in $DEMO ($script --stop first)" >&2
+      exit 1
+    fi
+  fi
+  p=$(demo_store_holders)
+  if [ -n "$p" ]; then
+    echo "a collector (PID $(echo $p)) holds the demo's store in $DEMO (started by hand?);" \
+      "$script --stop stops it" >&2
     exit 1
   fi
   # A detached demo runs its daemons in their own sessions (setsid: no controlling terminal,
@@ -31,12 +47,102 @@ demo_mode() {
   if [ "$MODE" = detach ] && command -v setsid >/dev/null 2>&1; then SETSID=setsid; fi
 }
 
+# demo_alive PID: the process exists and has not exited (a zombie, a child of this shell that
+# exited and was not reaped yet, counts as exited).
+demo_alive() {
+  local st
+  [ -r "/proc/$1/stat" ] || return 1
+  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# demo_cmdline PID: the process' command line, arguments separated by spaces.
+demo_cmdline() {
+  { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null || true
+}
+
+# demo_ours PID: a process this demo started: every daemon the demo scripts start names the
+# demo's directory in its arguments (--config, --spool.dir, -storageDataPath). A PID of
+# $DEMO/pids that is now another program's (the demo ended, the PID was reused) is not ours.
+demo_ours() {
+  case " $(demo_cmdline "$1")" in
+    *"$DEMO/"*) return 0 ;;
+  esac
+  return 1
+}
+
+# demo_has_open PID FILE: the process has FILE open (an inode number alone could be another
+# file system's).
+demo_has_open() {
+  local fd want
+  want=$(readlink -f "$2") || return 1
+  for fd in /proc/"$1"/fd/*; do
+    [ "$(readlink "$fd" 2>/dev/null)" = "$want" ] && return 0
+  done
+  return 1
+}
+
+# demo_store_holders: the PIDs of the poolwatch collectors that hold a store lock in $DEMO
+# (<store.path>.lock, a POSIX record lock: /proc/locks names the holder by the lock file's
+# inode), including a collector the user restarted by hand, whose PID $DEMO/pids does not have.
+demo_store_holders() {
+  local f ino pid
+  [ -r /proc/locks ] || return 0
+  for f in "$DEMO"/*.db.lock "$DEMO"/*/*.db.lock; do
+    [ -f "$f" ] || continue
+    ino=$(stat -c %i "$f" 2>/dev/null) || continue
+    for pid in $(awk -v ino="$ino" '$2 == "POSIX" { n = split($6, a, ":"); if (a[n] == ino) print $5 }' /proc/locks | sort -u); do
+      case "$(demo_cmdline "$pid")" in
+        *poolwatch-collector*) if demo_has_open "$pid" "$f"; then echo "$pid"; fi ;;
+      esac
+    done
+  done
+  return 0
+}
+
+# stop_demo: stops what the demo started (the PIDs of $DEMO/pids still running that are ours)
+# and any collector holding the demo's store: SIGTERM, then waits up to
+# POOLWATCH_STOP_TIMEOUT seconds (15) for them to exit cleanly (a collector checkpoints its
+# store's WAL, agents say goodbye); only what is still running then, and still ours, is
+# killed (SIGKILL), and said. A PID that is not ours is left alone. Returns 1 when something
+# had to be killed or could not be stopped.
 stop_demo() {
-  [ -f "$DEMO/pids" ] || return 0
-  while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$DEMO/pids"
-  sleep 1
-  while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$DEMO/pids"
+  local pid pids="" holders left="" rc=0 i timeout=${POOLWATCH_STOP_TIMEOUT:-15}
+  if [ -f "$DEMO/pids" ]; then
+    while read -r pid; do
+      [ -n "$pid" ] || continue
+      demo_alive "$pid" || continue
+      if demo_ours "$pid"; then
+        pids="$pids $pid"
+      else
+        echo "PID $pid of $DEMO/pids is not one of this demo's processes now: left alone" >&2
+      fi
+    done <"$DEMO/pids"
+  fi
+  holders=$(demo_store_holders)
+  for pid in $holders; do
+    case " $pids " in
+      *" $pid "*) ;;
+      *) echo "stopping the collector that holds the demo's store (PID $pid, not started by this demo)"
+        pids="$pids $pid" ;;
+    esac
+  done
+  for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
+  for ((i = 0; i < timeout * 10; i++)); do
+    left=""
+    for pid in $pids; do demo_alive "$pid" && left="$left $pid"; done
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  for pid in $left; do
+    if demo_alive "$pid" && { demo_ours "$pid" || case " $holders " in *" $pid "*) true ;; *) false ;; esac; }; then
+      echo "PID $pid ($(demo_cmdline "$pid" | cut -c1-80)) did not exit within ${timeout} s of SIGTERM: killed" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      rc=1
+    fi
+  done
   rm -f "$DEMO/pids"
+  return $rc
 }
 
 start() { # name, then the command: its output in $DEMO/logs/NAME.log, its pid in $DEMO/pids
@@ -50,7 +156,7 @@ start() { # name, then the command: its output in $DEMO/logs/NAME.log, its pid i
 # started. Nothing is printed on HUP: there is no terminal to print to.
 demo_traps() {
   [ "$MODE" = run ] || return 0
-  trap 'stop_demo; exit 129' HUP
-  trap 'echo; echo "stopping..."; stop_demo; exit 130' INT
-  trap 'stop_demo; exit 143' TERM
+  trap 'stop_demo || true; exit 129' HUP
+  trap 'echo; echo "stopping..."; stop_demo || true; exit 130' INT
+  trap 'stop_demo || true; exit 143' TERM
 }

@@ -127,7 +127,7 @@ done
 if ! grep -q "agents: " "$DEMO/logs/collector.log" 2>/dev/null; then
   echo "the collector did not report its listeners within 10 s:" >&2
   tail -n 20 "$DEMO/logs/collector.log" >&2
-  stop_demo
+  stop_demo || true
   exit 1
 fi
 
@@ -199,9 +199,9 @@ if [ "$MODE" = detach ]; then
   exit 0
 fi
 echo "Press Ctrl-C to stop."
-trap 'echo; echo "stopping..."; stop_demo; exit 0' INT TERM
-trap 'stop_demo; exit 0' HUP
+trap 'echo; echo "stopping..."; stop_demo || true; exit 0' INT TERM
+trap 'stop_demo || true; exit 0' HUP
 while kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; do sleep 1; done
 echo "the collector exited; see $DEMO/logs/collector.log" >&2
-stop_demo
+stop_demo || true
 exit 1
