@@ -45,6 +45,9 @@ for port in "$AGENT_PORT" "$HTTP_PORT"; do
   fi
 done
 
+# The demo's files (store, keys, tokens, spools, logs) are this user's only, at every start.
+umask 077
+
 # A demo starts fresh: the simulated hosts re-create hours of history at every start, which
 # would overlap what an earlier run stored (and old logs would answer the checks below).
 if [ -e "$DEMO/poolwatch.db" ] || [ -e "$DEMO/poolwatch.db.alerts.json" ] || [ -d "$DEMO/spool" ] ||
@@ -76,7 +79,6 @@ echo "==> certificates (throw-away CA in $DEMO/pki)"
 
 # Bearer tokens: the file keeps SHA-256 hashes only.
 if [ ! -f "$DEMO/tokens.secret" ]; then
-  umask 077
   echo "read $(openssl rand -hex 24)" >"$DEMO/tokens.secret"
   echo "admin $(openssl rand -hex 24)" >>"$DEMO/tokens.secret"
 fi

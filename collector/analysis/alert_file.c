@@ -42,7 +42,7 @@ static int replace_file(const char *path, const char *tmp, char *text)
 {
     uv_fs_t req;
     int fd =
-        uv_fs_open(NULL, &req, tmp, UV_FS_O_WRONLY | UV_FS_O_CREAT | UV_FS_O_TRUNC, 0644, NULL);
+        uv_fs_open(NULL, &req, tmp, UV_FS_O_WRONLY | UV_FS_O_CREAT | UV_FS_O_TRUNC, 0600, NULL);
     uv_fs_req_cleanup(&req);
     if (fd < 0)
         return fd;

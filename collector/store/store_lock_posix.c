@@ -24,7 +24,7 @@ int pw_store_lock_acquire(const char *db_path, pw_store_lock_t **out, pw_diag_t 
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s.lock", db_path);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600); /* the store's own mode */
     if (fd < 0 && errno == ENOENT) {
         /* The store's directory is missing: pw_store_open says so, with the hint to create it
          * or set store.path; without a directory there is no store to share either. */

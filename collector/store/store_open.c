@@ -1,6 +1,7 @@
 /* store_open.c: opening the store's database (pragmas, WAL, schema migrations, prepared
  * statements, the tag table in memory), its ceiling, and closing it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -374,6 +375,16 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
     int rc = 0;
     if (q->cctx == NULL || q->dctx == NULL)
         rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "zstd", "out of memory");
+#ifndef _WIN32
+    /* A new store is the owner's only (0600, whatever the umask): SQLite would create it 0644
+     * less the umask, and its -wal and -shm files take the database file's mode. An existing
+     * file keeps the mode its operator gave it. */
+    if (rc == 0 && !q->memory) {
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            close(fd);
+    }
+#endif
     int r = rc ? SQLITE_OK
                : sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc == 0 && r != SQLITE_OK) {

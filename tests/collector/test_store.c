@@ -17,6 +17,7 @@
 #include "delta.h"
 #include "frame.h"
 #include "store.h"
+#include "store_lock.h"
 
 #define T0 1700001000000ull /* a multiple of 15 min (900000 ms) */
 
@@ -1922,6 +1923,44 @@ static void test_max_size(void **state)
     tmp_remove(&t);
 }
 
+/* A new store's files are the owner's only whatever the umask (022 here, the usual one):
+ * the database, its -wal and -shm (SQLite gives them the database file's mode) and the lock
+ * file, 0600. An existing database keeps the mode its operator gave it (0640 here). */
+#ifndef _WIN32 /* Windows: ACLs, no mode bits */
+static void test_file_modes(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    mode_t old = umask(022);
+    pw_store_lock_t *lk = NULL;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_lock_acquire(t.path, &lk, &d), 0);
+    assert_non_null(lk);
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 3);
+    const char *suffix[] = {"", "-wal", "-shm", ".lock"};
+    char p[320];
+    struct stat sb;
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s%s", t.path, suffix[i]);
+        assert_int_equal(stat(p, &sb), 0);
+        if ((sb.st_mode & 0777) != 0600)
+            fail_msg("%s: mode %03o, not 600", p, (unsigned)(sb.st_mode & 0777));
+    }
+    pw_store_close(st);
+    pw_store_lock_release(lk);
+    assert_int_equal(chmod(t.path, 0640), 0);
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    assert_int_equal(stat(t.path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0640);
+    pw_store_close(st);
+    umask(old);
+    tmp_remove(&t);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1953,6 +1992,9 @@ int main(void)
         cmocka_unit_test(test_wal_bounded),
         cmocka_unit_test(test_vacuum_after_retention),
         cmocka_unit_test(test_max_size),
+#ifndef _WIN32
+        cmocka_unit_test(test_file_modes),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
