@@ -294,13 +294,17 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                 strlen(t) >= 19 ? t + 11 : t);
         return 0;
     }
-    fprintf(out, "%-20s %-8s %-8s %7s %13s %6s %11s %11s  %s\n", "HOST", "TAG", "TYPE", "SCORE",
-            "GROWTH/H", "SHARE", "FIRST", "CURRENT", "DRIVER / DESCRIPTION");
+    /* The list is by urgency (the server's order: critical pools first, then warn, nearest ETA
+     * first): each leak shows its pool's limit, where the limit comes from, the pool's level
+     * and when it runs out. */
+    fprintf(out, "%-20s %-8s %-8s %7s %13s %6s %11s %11s %11s %-10s %-8s %-21s  %s\n", "HOST",
+            "TAG", "TYPE", "SCORE", "GROWTH/H", "SHARE", "FIRST", "CURRENT", "LIMIT", "SOURCE",
+            "LEVEL", "ETA", "DRIVER / DESCRIPTION");
     size_t i;
     const json_t *l;
     json_array_foreach(s, i, l)
     {
-        char qt[80], tag[96], g[24], share[16], first[24], cur[24], hn[96];
+        char qt[80], tag[96], g[24], share[16], first[24], cur[24], hn[96], lim[24], eta[32];
         snprintf(qt, sizeof(qt), "\"%s\"", jstr(l, "tag"));
         pw_cli_fit(qt, 8, 0, tag, sizeof(tag));
         if (jhas_num(l, "growth_bytes_per_h")) {
@@ -313,9 +317,15 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
         fmt_pct_or_dash(l, "share_of_host_growth", share, sizeof(share));
         fmt_bytes_or_dash(l, "first_bytes", first, sizeof(first));
         fmt_bytes_or_dash(l, "current_bytes", cur, sizeof(cur));
-        fprintf(out, "%s %s %-8s %7.2f %13s %6s %11s %11s  %s / %s\n",
+        if (jhas_num(l, "pool_limit_bytes") && ju64(l, "pool_limit_bytes") != 0)
+            pw_cli_format_bytes(ju64(l, "pool_limit_bytes"), lim, sizeof(lim));
+        else
+            snprintf(lim, sizeof(lim), "-");
+        fmt_time_or_dash(l, "pool_eta_ms", eta, sizeof(eta));
+        fprintf(out, "%s %s %-8s %7.2f %13s %6s %11s %11s %11s %-10s %-8s %-21s  %s / %s\n",
                 pw_cli_fit(jstr(l, "host"), 20, 0, hn, sizeof(hn)), tag, jstr(l, "type"),
-                jdbl(l, "score"), g, share, first, cur, jstr(l, "driver"), jstr(l, "description"));
+                jdbl(l, "score"), g, share, first, cur, lim, jstr(l, "pool_limit_source"),
+                jstr(l, "pool_level"), eta, jstr(l, "driver"), jstr(l, "description"));
         /* A comparison of a few screens is not a trend: say so, with the deltas it rests on. */
         const json_t *dl = json_object_get(l, "screen_delta");
         if (strcmp(jstr(l, "method"), "compare") == 0 && json_is_object(dl)) {

@@ -389,14 +389,24 @@ function typeText(r) {
   return r.type === 'session' && typeof r.session === 'number' ? `session ${r.session}` : r.type;
 }
 
+/* A suspect's pool: its limit and where the limit comes from, its level and when it runs out
+ * (the list is in that order of urgency: the server's). */
+function suspectLimit(s) {
+  if (!s.pool_limit_bytes) return limitText(null);
+  return `${level(s.pool_level)}${fmtBytes(s.pool_limit_bytes)} <span class="mute src">${esc(s.pool_limit_source || '')}</span>`;
+}
+
 function suspectTable(list, withHost) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
-    '<th class="num">Growth / h</th><th class="num">Now</th><th class="num">Score</th><th>Driver</th><th>Evidence</th><th>History</th></tr></thead><tbody>' +
+    '<th class="num">Growth / h</th><th class="num">Now</th><th class="lim">Limit (source)</th><th class="eta">Runs out</th>' +
+    '<th class="num">Score</th><th>Driver</th><th>Evidence</th><th>History</th></tr></thead><tbody>' +
     list.map((s) => `<tr data-host="${esc(s.host)}" data-tag="${esc(s.tag)}">` +
       (withHost ? `<td>${hostLink(s.host)}</td>` : '') +
       `<td class="tag">${tagLink(s.tag)}</td><td>${esc(typeText(s))}</td>` +
       `<td class="num">${fmtBytes(Math.round(s.growth_bytes_per_h))}</td>` +
-      `<td class="num">${fmtBytes(s.current_bytes)}</td><td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
+      `<td class="num">${fmtBytes(s.current_bytes)}</td>` +
+      `<td class="lim">${suspectLimit(s)}</td><td class="eta">${fmtEta(s.pool_eta_ms)}</td>` +
+      `<td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
       `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td>` +
       `<td class="evidence">${esc(s.evidence || '')}` +
         (typeof s.confidence === 'number' ? ` <span class="mute">(confidence ${s.confidence.toFixed(2)}${s.method === 'compare' ? ', screens compared only' : ''})</span>` : '') +

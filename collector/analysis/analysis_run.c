@@ -943,12 +943,28 @@ static int64_t clock_ms(const run_t *rn)
     return rn->o.now_ms != NULL ? rn->o.now_ms(rn->o.now_arg) : wall_ms();
 }
 
+/* Urgency rank of a pressure level: critical, warn, then the rest (ok; unknown limit). */
+static int level_rank(int level)
+{
+    return level == PW_LEVEL_CRITICAL ? 0 : level == PW_LEVEL_WARN ? 1 : 2;
+}
+
+/* The fleet's list by urgency (analysis_run.h): a leak on a host about to run out comes before
+ * a faster one with room to spare. */
 static int cmp_suspect(const void *a, const void *b)
 {
     const pw_suspect_t *x = a, *y = b;
+    int c = level_rank(x->level) - level_rank(y->level);
+    if (c != 0)
+        return c;
+    if (x->eta_ms != y->eta_ms) {
+        if (x->eta_ms < 0 || y->eta_ms < 0)
+            return x->eta_ms < 0 ? 1 : -1;
+        return x->eta_ms < y->eta_ms ? -1 : 1;
+    }
     if (x->finding_score != y->finding_score)
         return x->finding_score > y->finding_score ? -1 : 1;
-    int c = strcmp(x->host, y->host);
+    c = strcmp(x->host, y->host);
     if (c != 0)
         return c;
     if (x->group != y->group)
@@ -1104,6 +1120,12 @@ static int append_suspect(run_t *rn, pw_suspect_t **v, size_t *n, size_t *cap,
     x->group = c->group;
     x->group_n = c->group_n;
     x->finding_score = s->cands[c->group].res.score;
+    /* urgency: the pressure of the pool the finding's head grows in (a session pool is paged) */
+    const cand_t *hd = &s->cands[c->group];
+    int hpool = hd->row != UINT32_MAX ? s->rows[hd->row].pool : r->pool;
+    const pw_pressure_t *pr = hpool == PW_POOL_NONPAGED ? &s->pub.np : &s->pub.pg;
+    x->level = (uint8_t)(s->pub.have_pressure ? pr->level : PW_LEVEL_UNKNOWN);
+    x->eta_ms = s->pub.have_pressure ? pr->eta_ms : -1;
     x->found_ms = c->found_ms;
     x->d = c->res;
     x->share = share_of_host(s, c, r->pool);

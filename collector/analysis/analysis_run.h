@@ -34,7 +34,11 @@ typedef struct pw_suspect_s {
     uint16_t group_n;     /* tags in the finding (1: alone) */
     uint32_t group;       /* finding number within the host (the head's candidate slot) */
     uint64_t found_ms;    /* sample time when first judged a leak */
-    double finding_score; /* the score of the finding's head: the list is in its order */
+    double finding_score; /* the score of the finding's head */
+    uint8_t level;        /* urgency: the pressure level (pw_level_t) of the pool the finding's
+                             head grows in (nonpaged, else paged), at publication */
+    int64_t eta_ms;       /* that pool's time to exhaustion from the host's newest sample, ms;
+                             -1 when none */
     double share;         /* rate / the host pool's growth rate, clamped to [0, 1]; -1 unknown */
     char with[96];        /* head: the finding's other tags ("dentry, kmalloc-64 +2"); else the
                              head's tag */
@@ -117,8 +121,10 @@ void pw_analysis_run_close(pw_analysis_run_t *rn);
 /* Runs one whole pass now (the timer's work; tests and the API's ?refresh use it). */
 void pw_analysis_run_pass(pw_analysis_run_t *rn);
 
-/* Current suspects, heads first by score descending, each followed by the other tags of its
- * finding; borrowed until the next pass. */
+/* Current suspects by urgency: findings whose pool is critical first, then warn, then the
+ * others (ok, unknown limit); within a level the nearest time to exhaustion first (none last),
+ * then the head's score descending; each head followed by the other tags of its finding.
+ * Borrowed until the next pass. */
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out);
 
 /* Before the first pass (the results are empty because nothing was judged yet, not because

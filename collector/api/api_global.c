@@ -370,10 +370,47 @@ static int render_tag(pw_api_t *api, const pw_api_req_t *req, const char *tag, p
 
 static const pw_fleetq_snap_t *g_leak_snap;
 
+/* The pool a leak grows in as the series give it: 0 nonpaged, 1 paged (a session pool). */
+static int leak_pool(const pw_fleetq_leak_t *l)
+{
+    return l->pool == PW_POOL_NONPAGED ? 0 : 1;
+}
+
+/* That pool's level from used / limit at the analysis' default thresholds (the collectors'
+ * own levels are not among the series); UNKNOWN without a limit. */
+static pw_level_t leak_level(const pw_fleetq_host_t *h, int p)
+{
+    pw_pressure_opts_t o;
+    pw_pressure_opts_default(&o);
+    if (h->limit[p] == 0)
+        return PW_LEVEL_UNKNOWN;
+    double r = (double)h->used[p] / (double)h->limit[p];
+    return r >= o.critical_ratio ? PW_LEVEL_CRITICAL
+           : r >= o.warn_ratio   ? PW_LEVEL_WARN
+                                 : PW_LEVEL_OK;
+}
+
+/* As a collector's own list (analysis_run.h): critical pools first, then warn, then the rest;
+ * the nearest time to exhaustion first (none last); then the score. */
 static int cmp_leak(const void *a, const void *b)
 {
     const pw_fleetq_leak_t *x = *(const pw_fleetq_leak_t *const *)a,
                            *y = *(const pw_fleetq_leak_t *const *)b;
+    const pw_fleetq_host_t *hx = &g_leak_snap->hosts[x->host], *hy = &g_leak_snap->hosts[y->host];
+    pw_level_t lx = leak_level(hx, leak_pool(x)), ly = leak_level(hy, leak_pool(y));
+    int rx = lx == PW_LEVEL_CRITICAL ? 0 : lx == PW_LEVEL_WARN ? 1 : 2;
+    int ry = ly == PW_LEVEL_CRITICAL ? 0 : ly == PW_LEVEL_WARN ? 1 : 2;
+    if (rx != ry)
+        return rx - ry;
+    /* when it runs out (the answer's pool_eta_ms): each host's newest sample plus its ETA */
+    double ex = hx->eta_s[leak_pool(x)], ey = hy->eta_s[leak_pool(y)];
+    ex = ex < 0 ? -1 : (double)hx->last_seen_ms + ex * 1000.0;
+    ey = ey < 0 ? -1 : (double)hy->last_seen_ms + ey * 1000.0;
+    if (ex != ey) {
+        if (ex < 0 || ey < 0)
+            return ex < 0 ? 1 : -1;
+        return ex < ey ? -1 : 1;
+    }
     double sx = isnan(x->score) ? -1 : x->score, sy = isnan(y->score) ? -1 : y->score;
     if (sx != sy)
         return sx > sy ? -1 : 1;
@@ -418,12 +455,25 @@ static int render_leaks(pw_api_t *api, const pw_api_req_t *req, const char *tag,
     json_t *o = top_object(s), *arr = json_array();
     for (size_t i = 0; arr && i < n && i < limit; i++) {
         const pw_fleetq_host_t *h = &s->hosts[v[i]->host];
-        json_array_append_new(
-            arr,
+        int p = leak_pool(v[i]);
+        json_t *e =
             json_pack("{s:o,s:o,s:s,s:s,s:o,s:o}", "host", pw__api_jstr(h->name), "collector",
                       pw__api_jstr_or_null(h->collector[0] ? h->collector : NULL), "tag", v[i]->tag,
                       "type", pw_pool_name(v[i]->pool), "score", pw__api_jreal(v[i]->score),
-                      "growth_bytes_per_h", pw__api_jreal(v[i]->growth_bytes_per_hour)));
+                      "growth_bytes_per_h", pw__api_jreal(v[i]->growth_bytes_per_hour));
+        /* its pool's limit, level and ETA, as a collector's own list has them (no source: the
+         * series do not carry it) */
+        if (e != NULL) {
+            json_object_set_new(e, "pool_limit_bytes",
+                                h->limit[p] ? pw__api_ju64(h->limit[p]) : json_null());
+            json_object_set_new(e, "pool_level", json_string(pw__api_level_name(leak_level(h, p))));
+            json_object_set_new(
+                e, "pool_eta_ms",
+                h->eta_s[p] >= 0 && h->last_seen_ms
+                    ? pw__api_ju64(h->last_seen_ms + (uint64_t)llround(h->eta_s[p] * 1000.0))
+                    : json_null());
+        }
+        json_array_append_new(arr, e);
     }
     pw_free(v);
     json_object_set_new(o, "suspects", arr);

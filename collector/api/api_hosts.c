@@ -75,6 +75,15 @@ json_t *pw__api_totals_json(const pw_totals_t *t)
     return o;
 }
 
+json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms)
+{
+    if (eta_ms < 0)
+        return json_null();
+    size_t hist_n = pw_host_hist_n(h);
+    uint64_t last = hist_n ? pw_fleet_hist_at(h, hist_n - 1)->ts_ms : pw_host_ts(h);
+    return pw__api_ju64(last + (uint64_t)eta_ms);
+}
+
 typedef struct hostsum_s {
     const pw_host_t *h;
     pw_pressure_t np, pg;
@@ -102,15 +111,14 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_
                  h->os_version);
     uint64_t np_limit = pw_host_limit(h, PW_POOL_NONPAGED);
     uint64_t pg_limit = pw_host_limit(h, PW_POOL_PAGED);
-    size_t hist_n = pw_host_hist_n(h);
-    uint64_t last = hist_n ? pw_fleet_hist_at(h, hist_n - 1)->ts_ms : pw_host_ts(h);
-    json_t *np_eta =
-        hs->np.eta_ms >= 0 ? pw__api_ju64(last + (uint64_t)hs->np.eta_ms) : json_null();
-    json_t *pg_eta =
-        hs->pg.eta_ms >= 0 ? pw__api_ju64(last + (uint64_t)hs->pg.eta_ms) : json_null();
+    json_t *np_eta = pw__api_eta_json(h, hs->np.eta_ms);
+    json_t *pg_eta = pw__api_eta_json(h, hs->pg.eta_ms);
     json_t *o = json_object();
-    if (o == NULL)
+    if (o == NULL) {
+        json_decref(np_eta);
+        json_decref(pg_eta);
         return NULL;
+    }
     json_object_set_new(o, "name", pw__api_jstr(h->name));
     json_object_set_new(o, "os", pw__api_jstr(os));
     json_object_set_new(o, "os_build", json_integer(h->os_build));

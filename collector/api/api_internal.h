@@ -86,6 +86,9 @@ int pw__api_host_known(const pw_api_t *api, const char *name);
 /* A pool's pressure: the analysis pass's result when it ran, else computed now (api_hosts.c). */
 void pw__api_host_pressure(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *out);
 json_t *pw__api_totals_json(const pw_totals_t *t);
+/* A pool's time to exhaustion `eta_ms` (from the host's newest sample; < 0: none) as ms since
+ * the epoch, or JSON null (api_hosts.c). */
+json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms);
 /* One leak suspect as JSON (api_leaks.c). */
 json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
 

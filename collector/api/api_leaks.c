@@ -59,6 +59,26 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
     json_object_set_new(o, "finding",
                         json_pack("{s:b,s:i,s:o}", "head", s->head, "tags", (int)s->group_n, "with",
                                   s->with[0] ? pw__api_jstr(s->with) : json_null()));
+    /* Beside the leak, what makes it urgent: its pool's limit (null: unknown) and where the
+     * limit comes from, the pool's level and time to exhaustion (a session pool is paged). */
+    const pw_host_t *h = pw_fleet_find(pw_ingest_fleet(api->ing), s->host);
+    int lp = s->pool == PW_POOL_NONPAGED ? PW_POOL_NONPAGED : PW_POOL_PAGED;
+    pw_pressure_t pr;
+    memset(&pr, 0, sizeof(pr));
+    pr.level = PW_LEVEL_UNKNOWN;
+    pr.eta_ms = -1;
+    uint64_t lim = 0;
+    int src = PW_LIMIT_UNKNOWN;
+    if (h != NULL) {
+        pw__api_host_pressure(api, h, lp, &pr);
+        lim = pw_host_limit(h, lp);
+        src = lp == PW_POOL_NONPAGED ? h->nonpaged_limit_source : h->paged_limit_source;
+    }
+    json_object_set_new(o, "pool_limit_bytes", lim ? pw__api_ju64(lim) : json_null());
+    json_object_set_new(o, "pool_limit_source",
+                        json_string(pw__api_limit_source_name(lim ? src : PW_LIMIT_UNKNOWN)));
+    json_object_set_new(o, "pool_level", json_string(pw__api_level_name(pr.level)));
+    json_object_set_new(o, "pool_eta_ms", h != NULL ? pw__api_eta_json(h, pr.eta_ms) : json_null());
     return o;
 }
 

@@ -1291,15 +1291,25 @@ static void test_fmt_listings(void **state)
         strstr(s, "\n\"Io  \"   nonpaged      1    89.8 KiB  io.sys           general I/O\n"));
     free(s);
 
+    /* beside each leak its pool's limit (134217728 B = 128.0 MiB), the limit's source, the
+     * pool's level and ETA (1710411300000 = 2024-03-14 10:15:00Z); "-" for each from an older
+     * collector (HOST02) */
     s = fmt_with(pw_fmt_leaks,
                  "{\"suspects\":[{\"host\":\"HOST01\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
                  "\"score\":0.9,\"growth_bytes_per_h\":1048576,\"share_of_host_growth\":0.5,"
                  "\"first_bytes\":1024,\"current_bytes\":2048,\"driver\":null,"
-                 "\"description\":\"Default for driver allocated memory\"}]}",
+                 "\"description\":\"Default for driver allocated memory\","
+                 "\"pool_limit_bytes\":134217728,\"pool_limit_source\":\"computed\","
+                 "\"pool_level\":\"critical\",\"pool_eta_ms\":1710411300000},"
+                 "{\"host\":\"HOST02\",\"tag\":\"Ddk \",\"type\":\"nonpaged\",\"score\":0.5}]}",
                  0);
+    assert_non_null(strstr(s, "  LIMIT SOURCE     LEVEL    ETA                    DRIVER"));
     assert_non_null(
         strstr(s, "\nHOST01               \"Ddk \"   nonpaged    0.90      +1.0 MiB  50.0% "
-                  "    1.0 KiB     2.0 KiB  - / Default for driver allocated memory\n"));
+                  "    1.0 KiB     2.0 KiB   128.0 MiB computed   critical 2024-03-14 10:15:00Z "
+                  "  - / Default for driver allocated memory\n"));
+    assert_non_null(strstr(s, "          -           - -          -        -                 "
+                              "     - / -\n"));
     assert_null(strstr(s, "screens")); /* a trend (no method: an older collector) */
     free(s);
     /* nothing judged yet (a collector just started): when the first pass is due, not an empty

@@ -382,6 +382,25 @@ static void test_union(void **state)
                 fail_msg("suspect %s: %s local %.17g, global %.17g", key, fn, a, b);
         }
     }
+    /* the global list by urgency as a collector's own: pool level (critical, warn, the rest),
+     * then the nearest ETA (none last) */
+    {
+        const json_t *arr = json_object_get(GL0, "suspects");
+        int prev_rank = -1;
+        double prev_eta = -1;
+        for (size_t k = 0; k < json_array_size(arr); k++) {
+            const json_t *e = json_array_get(arr, k);
+            const char *lv = json_string_value(json_object_get(e, "pool_level"));
+            assert_non_null(lv);
+            int rank = strcmp(lv, "critical") == 0 ? 0 : strcmp(lv, "warn") == 0 ? 1 : 2;
+            const json_t *et = json_object_get(e, "pool_eta_ms");
+            double eta = json_is_integer(et) ? (double)json_integer_value(et) : INFINITY;
+            if (rank < prev_rank || (rank == prev_rank && eta < prev_eta))
+                fail_msg("global leaks out of urgency order at %zu (%s)", k, lv);
+            prev_rank = rank;
+            prev_eta = eta;
+        }
+    }
     fprintf(stderr, "# leaks: %zu suspects in both views\n", json_object_size(LL));
     json_decref(GL), json_decref(LL), json_decref(GL0);
     json_decref(lh), json_decref(lt), json_decref(ll);

@@ -325,6 +325,20 @@ async function main() {
       await page.textContent(`${leakRow} td.suspects`));
     check('fleet suspects panel lists NtFC on the leaking host',
       await page.isVisible(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"]`), 'not listed');
+    // The fleet's suspects by urgency (the server's order, which the panel shows): pool level
+    // critical, warn, then the rest; within a level the nearest ETA first, none last. (The
+    // server orders by each ETA from its host's sample at the analysis pass; the answer dates
+    // it from the host's newest sample: 60 s of slack, several of the fleet's 10 s intervals.)
+    {
+      const { suspects } = await apiGet('/api/v1/leaks');
+      const rank = (l) => (l === 'critical' ? 0 : l === 'warn' ? 1 : 2);
+      const key = (x) => [rank(x.pool_level), x.pool_eta_ms == null ? Infinity : x.pool_eta_ms];
+      const bad = suspects.findIndex((x, i) => i > 0 && (() => {
+        const [a, b] = [key(suspects[i - 1]), key(x)];
+        return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1] + 60000);
+      })());
+      eq('fleet: suspects ordered by pool level, then ETA', -1, bad);
+    }
     await page.waitForSelector(`${leakRow} svg.spark polyline`, { timeout: 10000 });
     check('sparkline drawn', true);
     await shot(page, 'dashboard_fleet.png');
@@ -390,6 +404,23 @@ async function main() {
     await ready(page, 'host');
     check('host suspects list NtFC',
       await page.isVisible(`#host-suspects tr[data-tag="NtFC"]`), 'not listed');
+    // Beside the leak: its pool's limit with the limit's source, and when the pool runs out,
+    // as the API says (the sim reports its nonpaged limit). The cell's figure is read back in
+    // bytes: within the rounding of its unit's shown digits.
+    {
+      const lk = (await apiGet(`/api/v1/leaks?host=${LEAKER}`)).suspects.find((x) => x.tag === 'NtFC');
+      const cell = await page.$eval(`#host-suspects tr[data-tag="NtFC"]`, (tr) =>
+        [tr.querySelector('td.lim').textContent.trim(), tr.querySelector('td.eta').textContent.trim()]);
+      const m = /^(\d+(?:\.\d+)?) (B|KiB|MiB|GiB) (\S+)$/.exec(cell[0]);
+      const unit = m ? { B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824 }[m[2]] : 0;
+      const digits = m ? (m[1].split('.')[1] || '').length : 0; // half of the last digit shown
+      check('host suspects: NtFC\'s pool limit from the API', lk && lk.pool_limit_bytes > 0 && m &&
+        Math.abs(Number(m[1]) * unit - lk.pool_limit_bytes) <= 0.5 * 10 ** -digits * unit,
+      `${cell[0]} vs ${lk && lk.pool_limit_bytes}`);
+      eq('host suspects: the limit\'s source', lk && lk.pool_limit_source, m && m[3]);
+      check('host suspects: runs out as the API says (none: a dash)', lk && (lk.pool_eta_ms == null
+        ? cell[1] === '—' : /^in \d/.test(cell[1])), `${cell[1]} vs ${lk && lk.pool_eta_ms}`);
+    }
     const col = (cls) => page.$$eval(`#pool tbody td.${cls}`, (tds) => tds.map((t) => t.textContent));
     const nums = async (cls) => (await col(cls)).map(Number);
     const isSorted = (a, cmp) => a.every((x, i) => i === 0 || cmp(a[i - 1], x) <= 0);
