@@ -58,7 +58,8 @@ static const command_t commands[] = {
     {"top", pw_cmd_top,
      "usage: poolwatch top HOST [--once] [--no-live]\n"
      "poolmon's screen for a remote host, refreshed every second; press ? for the keys.\n"
-     "--once prints one screen as text; --no-live skips asking the agent for live mode.\n"},
+     "--once prints one screen as text; --no-live skips asking the agent for live mode.\n"
+     "--json prints one snapshot as the API's pool table (GET /api/v1/hosts/HOST/pool).\n"},
     {"import", pw_cmd_import,
      "usage: poolwatch import FILE... --host NAME [--interval 15m] [--start T]\n"
      "                 [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"

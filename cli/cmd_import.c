@@ -166,6 +166,31 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
                 "%s:%" PRIu32 ": warning: the last line is cut inside a row (file truncated?): "
                 "left out, the rest is imported\n",
                 file, doc.cut_line);
+    /* A screen saved before poolmon drew its table (or with its rows cut away) has a header
+     * and no rows: a capture of such screens only would be a host with nothing in it. */
+    size_t empty = 0;
+    for (size_t i = 0; i < doc.n_screens; i++)
+        empty += doc.screens[i].n_rows == 0;
+    if (doc.n_screens > 0 && empty == doc.n_screens) {
+        fprintf(cli->err,
+                "%s:%" PRIu32 ": no pool tag rows: %s header only (saved before poolmon drew "
+                "its table, or the rows were cut away): nothing to import\n",
+                file, doc.screens[0].line,
+                doc.n_screens == 1 ? "the capture's screen has a" : "every screen has a");
+        pw_poolmon_doc_close(&doc);
+        return PW_EXIT_USAGE;
+    }
+    for (size_t i = 0, said = 0; i < doc.n_screens && empty > 0; i++) {
+        if (doc.screens[i].n_rows != 0)
+            continue;
+        if (said++ < 5)
+            fprintf(cli->err,
+                    "%s:%" PRIu32 ": warning: screen %zu of %zu has a header but no rows: it is "
+                    "imported as a table with no tag in it\n",
+                    file, doc.screens[i].line, i + 1, doc.n_screens);
+        else if (said == 6)
+            fprintf(cli->err, "%s: warning: %zu more screens without rows\n", file, empty - 5);
+    }
     *screens = doc.n_screens;
     *unstamped = 0;
     for (size_t i = 0; i < doc.n_screens; i++)

@@ -573,10 +573,13 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
 
 /* ---- the terminal loop --------------------------------------------------------------------- */
 
-/* Fetches the table for the view. Returns 0, or an exit code with a message in `msg`. */
+/* Fetches the table for the view. With `raw`, *raw gets the server's document too (the
+ * caller's reference; NULL on failure). Returns 0, or an exit code with a message in `msg`. */
 static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v, pw_top_table_t *t,
-                 char *msg, size_t msg_size)
+                 json_t **raw, char *msg, size_t msg_size)
 {
+    if (raw != NULL)
+        *raw = NULL;
     char path[2048];
     if (pw_top_query(v, host, path, sizeof(path)) < 0) {
         snprintf(msg, msg_size, "patterns too long");
@@ -604,6 +607,8 @@ static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v
                  j ? d.msg : "");
         ex = PW_EXIT_SERVER;
     }
+    if (ex == 0 && raw != NULL)
+        *raw = json_incref(j);
     json_decref(j);
     pw_client_resp_close(&resp);
     return ex;
@@ -677,7 +682,7 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
         if (action != PW_TOP_KEY_NONE || now - last_fetch >= REFRESH_MS) {
             pw_top_table_t nt;
             char msg[512];
-            if (fetch(cl, host, v, &nt, msg, sizeof(msg)) == 0) {
+            if (fetch(cl, host, v, &nt, NULL, msg, sizeof(msg)) == 0) {
                 pw_top_table_close(t);
                 *t = nt;
                 snprintf(v->note, sizeof(v->note), "%s", live_note);
@@ -721,10 +726,19 @@ int pw_cmd_top(pw_cli_t *cli)
     char msg[512];
     /* The first fetch happens before the screen is taken, so a wrong host or token is a plain
      * error message with its exit code. */
-    ex = fetch(&cl, host, &v, &t, msg, sizeof(msg));
+    json_t *raw = NULL;
+    ex = fetch(&cl, host, &v, &t, cli->json ? &raw : NULL, msg, sizeof(msg));
     if (ex != 0) {
         fprintf(cli->err, "poolwatch top: %s\n", msg);
         return ex;
+    }
+    if (cli->json) {
+        /* One snapshot for scripts: the server's pool table (GET /api/v1/hosts/{host}/pool, the
+         * document `top` draws), whether or not --once is given. */
+        pw_cli_print_json(cli, raw);
+        json_decref(raw);
+        pw_top_table_close(&t);
+        return PW_EXIT_OK;
     }
     if (once || !pw_term_is_tty() || cli->out != stdout) {
         /* Not a terminal: one screen as text (like top -b -n 1). */

@@ -120,6 +120,18 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
                             : r == PW_ETOOBIG ? 413
                                               : 400,
                             pw_err_name(r), "not a poolmon capture: line %u: %s", d.line, d.msg);
+    /* Headers without a row (screens saved before poolmon drew its table) are no host. */
+    size_t rows = 0;
+    for (size_t i = 0; i < doc.n_screens; i++)
+        rows += doc.screens[i].n_rows;
+    if (rows == 0) {
+        unsigned line = doc.n_screens ? doc.screens[0].line : 1;
+        pw_poolmon_doc_close(&doc);
+        return pw_api_error(resp, 400, "EINVAL",
+                            "no pool tag rows: line %u: the capture's screens have a header only, "
+                            "nothing to import",
+                            line);
+    }
     p->format = "poolmon";
     p->width = 32;
     p->cut_line = doc.cut_line;

@@ -78,6 +78,19 @@ check "top exit" 0 $?
 check "top Abcd row" 1 "$(grep -cE '^ Abcd Nonp         150 \( *-?[0-9]+\)         50 \( *-?[0-9]+\)       100 \( *-?[0-9]+\)       10000 \( *-?[0-9]+\)       100$' "$dir/out")"
 check "top sorted by bytes" "Abcd Wxyz" "$(awk '/^ (Abcd|Wxyz) /{printf "%s%s", s, $1; s=" "}' "$dir/out")"
 check "top memory" 1 "$(grep -c '^ Memory:  1048576K Avail:   524288K' "$dir/out")"
+# top --once --json: one snapshot, the API's pool table itself (the same document as a GET of
+# /api/v1/hosts/OLD01/pool with top's default view), not the text screen
+POOLWATCH_TOKEN=$READ "$PW" top OLD01 --once --json >"$dir/out" 2>"$dir/err"
+check "top --once --json exit" 0 $?
+curl -s --cacert "$dir/pki/ca.pem" -H "Authorization: Bearer $READ" \
+    "https://127.0.0.1:$HP/api/v1/hosts/OLD01/pool?sort=bytes&by_change=0&order=desc&pool=both" >"$dir/pool.json"
+check "top --once --json is the API's pool table" same "$(python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+print("same" if a == b and a["host"] == "OLD01" and any(r["tag"] == "Abcd" and r["bytes"] == 10000 for r in a["rows"]) else "differ")' "$dir/out" "$dir/pool.json" 2>&1)"
+POOLWATCH_TOKEN=$READ "$PW" --json --compact top OLD01 >"$dir/out" 2>"$dir/err"
+check "top --json without --once: one line of JSON" "1 ok" \
+    "$(wc -l <"$dir/out" | tr -d ' ') $(python3 -c 'import json,sys; json.load(open(sys.argv[1])); print("ok")' "$dir/out" 2>&1)"
 
 POOLWATCH_TOKEN=$READ "$PW" series OLD01 'Abcd' --pool nonpaged --from 2024-03-14T09:00:00Z --to 2024-03-14T11:00:00Z >"$dir/out" 2>"$dir/err"
 check "series exit" 0 $?
@@ -106,6 +119,28 @@ check "series on a terminal: hourly points" "11000 17000 23000 29000 35000" \
 check "series on a terminal: says so" 1 "$(grep -c '^(30 samples in that time, more than this terminal shows: one point per 1h, the last sample of each; --step 0 prints every sample)' "$dir/tty")"
 POOLWATCH_TOKEN=$READ LINES=12 script -qec "'$PW' series LONG01 Long --step 0" /dev/null </dev/null >"$dir/tty" 2>&1
 check "series on a terminal, --step 0: every sample" 30 "$(grep -c '^2024-03-15 ' "$dir/tty")"
+
+# a capture of poolmon headers without a table (saved before poolmon drew its rows) is no
+# host: refused with FILE:LINE (line 1, where its screen starts), nothing stored; the API
+# refuses it too; a capture where one screen of two is header-only is imported with a warning
+# naming that screen's line (1)
+printf ' Memory: 1048576K Avail:  524288K  PageFlts:     0   InRam Krnl: 1024K P: 2048K\n Commit: 262144K Limit: 1048576K Peak: 300000K            Pool N: 4096K P: 8192K\n Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n\n' >"$dir/header.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/header.txt" --host HDR01 >"$dir/out" 2>"$dir/err"
+check "header-only capture refused (usage)" 2 $?
+check "header-only capture: file and line named" \
+    "$dir/header.txt:1: no pool tag rows: the capture's screen has a header only (saved before poolmon drew its table, or the rows were cut away): nothing to import" \
+    "$(cat "$dir/err")"
+curl -s --cacert "$dir/pki/ca.pem" -H "Authorization: Bearer $ADMIN" --data-binary @"$dir/header.txt" \
+    "https://127.0.0.1:$HP/api/v1/import?host=HDR01" >"$dir/out"
+check "header-only capture refused by the API" "EINVAL no pool tag rows: line 1" \
+    "$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["error"]; print(e["code"], e["message"].split(":")[0] + ":" + e["message"].split(":")[1])' "$dir/out" 2>&1)"
+POOLWATCH_TOKEN=$READ "$PW" --json hosts >"$dir/out"
+check "no host HDR01" 0 "$(grep -c '"HDR01"' "$dir/out")"
+{ cat "$dir/header.txt"; head -n 6 "$dir/thirty.txt"; } >"$dir/half.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/half.txt" --host HDR02 >"$dir/out" 2>"$dir/err"
+check "one header-only screen of two: imported" 0 $?
+check "one header-only screen of two: warned with its line" 1 \
+    "$(grep -c "^$dir/half.txt:1: warning: screen 1 of 2 has a header but no rows: it is imported as a table with no tag in it$" "$dir/err")"
 
 for cmd in "tags" "tags --fleet" "leaks"; do
     # shellcheck disable=SC2086
@@ -157,7 +192,17 @@ POOLWATCH_TOKEN=$READ "$PW" lookup 'Io' >"$dir/out" 2>"$dir/err"
 check "lookup exit" 0 $?
 check "lookup description" 1 "$(grep -c 'general IO allocations' "$dir/out")"
 
-# exit codes
+# exit codes: every HTTP status the API documents (docs/openapi.json) is in docs/cli.md's table
+# of exit codes (5xx as a class), so a script knows what each refusal exits with
+check "every API status has a documented exit code" "" "$(python3 -c '
+import json, re, sys
+api = json.load(open(sys.argv[1]))
+codes = {c for ops in api["paths"].values() for op in ops.values() if isinstance(op, dict)
+         for c in op.get("responses", {}) if c[0] in "45"}
+md = open(sys.argv[2]).read()
+table = md[md.index("## Exit codes"):md.index("## Commands")]
+print(" ".join(sorted(c for c in codes if c not in table and not (c[0] == "5" and "5xx" in table))))' \
+    "$SRC/docs/openapi.json" "$SRC/docs/cli.md")"
 POOLWATCH_TOKEN=wrong "$PW" hosts >/dev/null 2>&1
 check "unknown token -> 4" 4 $?
 "$PW" hosts >/dev/null 2>&1

@@ -883,6 +883,8 @@ static void test_cli_help_and_version(void **state)
                         "the keys.\n"
                         "--once prints one screen as text; --no-live skips asking the agent for "
                         "live mode.\n"
+                        "--json prints one snapshot as the API's pool table (GET "
+                        "/api/v1/hosts/HOST/pool).\n"
                         "Global options: --url, --token, --ca, --json; see poolwatch --help and "
                         "docs/cli.md.\n");
     run_free(&r);
