@@ -66,10 +66,12 @@ const pw_config_opt_t pw_agent_options[] = {
                            "longest reconnect delay"),
     PW_CONFIG_OPT_STRING("linux", "proc_root", "", T, proc_root, 0,
                          "prefix of /proc (tests, containers); empty = /"),
-    PW_CONFIG_OPT_SIZE("limits", "nonpaged", "0", 0, 0, T, nonpaged_limit_bytes,
-                       "nonpaged pool limit; 0 = estimate (Windows rule table) or MemTotal"),
-    PW_CONFIG_OPT_SIZE("limits", "paged", "0", 0, 0, T, paged_limit_bytes,
-                       "paged pool limit; 0 = estimate"),
+    PW_CONFIG_OPT_POOL_SIZE("limits", "nonpaged", "0", 0, 0, T, nonpaged_limit_bytes,
+                            "nonpaged pool limit, as Windows writes it (128MB = 128MiB, as "
+                            "poolwatch import --nonpaged-limit); 0 = estimate (Windows rule "
+                            "table) or MemTotal"),
+    PW_CONFIG_OPT_POOL_SIZE("limits", "paged", "0", 0, 0, T, paged_limit_bytes,
+                            "paged pool limit (128MB = 128MiB); 0 = estimate"),
     PW_CONFIG_OPT_DURATION("replay", "interval", "15m", 1000, 86400000, T, replay_interval_ms,
                            "time between saved screens that carry no time stamp"),
     PW_CONFIG_OPT_DURATION("replay", "start", "0", 0, 0, T, replay_start_ms,

@@ -203,25 +203,15 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     "poolwatch import FILE... --host NAME [--interval 15m] [--start T] [--nonpaged-limit SIZE] "   \
     "[--paged-limit SIZE] [--os TEXT]"
 
-/* A limit option: a size ("128MiB", "134217728"), above 0. Prints why not and returns
+/* A limit option: a size above 0, as Windows and its documentation write pool limits: "128 MB"
+ * is 128 MiB (Microsoft's tables use binary units), so kB, MB, GB and TB count in powers of
+ * 1024, the agent's [limits] rule (pw_config_parse_pool_size). Prints why not and returns
  * PW_EXIT_USAGE. */
-/* A pool limit as Windows and its documentation write it: "128 MB" is 128 MiB (Microsoft's
- * tables use binary units), so kB, MB, GB and TB count in powers of 1024 here, unlike other
- * sizes; KiB..TiB and bare bytes are as usual. */
 static int parse_limit(pw_cli_t *cli, const char *opt, const char *text, uint64_t *bytes)
 {
     if (text == NULL)
         return 0;
-    char bin[64];
-    size_t n = strlen(text);
-    while (n > 0 && text[n - 1] == ' ')
-        n--;
-    if (n >= 2 && n + 1 < sizeof(bin) && (text[n - 1] == 'b' || text[n - 1] == 'B') &&
-        strchr("kKmMgGtT", text[n - 2]) != NULL) {
-        snprintf(bin, sizeof(bin), "%.*siB", (int)(n - 1), text); /* 128MB -> 128MiB */
-        text = bin;
-    }
-    if (pw_config_parse_size(text, bytes) != 0 || *bytes == 0) {
+    if (pw_config_parse_pool_size(text, bytes) != 0 || *bytes == 0) {
         fprintf(cli->err,
                 "poolwatch import: bad %s '%s': a size above 0 such as 128MiB, 2GiB or 134217728 "
                 "(bytes)\n",

@@ -263,7 +263,9 @@ range:
     return PW_ERANGE;
 }
 
-static int parse_size(const char *text, uint64_t *bytes, char *why)
+/* A size. `pool`: kB, MB, GB and TB count in powers of 1024, as Windows and Microsoft's
+ * tables write pool limits ("128 MB" nonpaged is 134,217,728 bytes; PW_CONFIG_POOL_UNITS). */
+static int parse_size(const char *text, uint64_t *bytes, char *why, int pool)
 {
     const char *p = text;
     uint64_t n;
@@ -305,6 +307,10 @@ static int parse_size(const char *text, uint64_t *bytes, char *why)
             return PW_EINVAL;
         }
         mult = unit->mult;
+        if (pool)
+            for (uint64_t dec = 1000, bin = 1024; dec <= 1000000000000ull; dec *= 1000, bin *= 1024)
+                if (mult == dec)
+                    mult = bin;
     }
     if (*p != '\0') {
         snprintf(why, WHY_MAX, "'%s': unexpected text after the size", text);
@@ -331,16 +337,26 @@ int pw_config_parse_duration_ms(const char *text, uint64_t *ms)
     return r;
 }
 
-int pw_config_parse_size(const char *text, uint64_t *bytes)
+static int parse_size_into(const char *text, uint64_t *bytes, int pool)
 {
     char why[WHY_MAX];
     uint64_t v;
     if (text == NULL || bytes == NULL)
         return PW_EINVAL;
-    int r = parse_size(text, &v, why);
+    int r = parse_size(text, &v, why, pool);
     if (r == 0)
         *bytes = v;
     return r;
+}
+
+int pw_config_parse_size(const char *text, uint64_t *bytes)
+{
+    return parse_size_into(text, bytes, 0);
+}
+
+int pw_config_parse_pool_size(const char *text, uint64_t *bytes)
+{
+    return parse_size_into(text, bytes, 1);
 }
 
 /* Canonical text: the largest unit that divides exactly (durations), or the unit giving the
@@ -574,8 +590,9 @@ static int parse_value(const pw_config_opt_t *row, const char *text, const char 
     case PW_CONFIG_DURATION:
     case PW_CONFIG_SIZE: {
         uint64_t v;
-        int r = row->type == PW_CONFIG_DURATION ? parse_duration(text, &v, why)
-                                                : parse_size(text, &v, why);
+        int r = row->type == PW_CONFIG_DURATION
+                    ? parse_duration(text, &v, why)
+                    : parse_size(text, &v, why, (row->flags & PW_CONFIG_POOL_UNITS) != 0);
         if (r < 0)
             return PW_ECONFIG;
         if (has_bounds(row) && (v < (uint64_t)row->min || v > (uint64_t)row->max))
@@ -728,6 +745,9 @@ static int check_row(const pw_config_opt_t *tab, const pw_config_opt_t *row, pw_
                            key);
     if ((row->flags & PW_CONFIG_PATH) && row->type != PW_CONFIG_STRING)
         return pw_diag_set(d, PW_ECONFIG, 0, 0, key, "option table: %s: path must be a string",
+                           key);
+    if ((row->flags & PW_CONFIG_POOL_UNITS) && row->type != PW_CONFIG_SIZE)
+        return pw_diag_set(d, PW_ECONFIG, 0, 0, key, "option table: %s: pool units need a size",
                            key);
     for (const pw_config_opt_t *r = tab; r != row; r++)
         if (ident_eq(r->section, row->section, strlen(row->section)) &&
@@ -1288,8 +1308,13 @@ int pw_config_write_example(const pw_config_opt_t *tab, const char *title, FILE 
                 n = snprintf(info, sizeof(info), "Type: duration (units ms, s, m, h, d)");
                 break;
             case PW_CONFIG_SIZE:
-                n = snprintf(info, sizeof(info),
-                             "Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB)");
+                n = snprintf(
+                    info, sizeof(info), "%s",
+                    row->flags & PW_CONFIG_POOL_UNITS
+                        ? "Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
+                          "count in 1024s too, as Windows writes pool limits: 128MB = "
+                          "128MiB)"
+                        : "Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB)");
                 break;
             case PW_CONFIG_BOOL:
                 n = snprintf(info, sizeof(info), "Type: bool (true or false)");

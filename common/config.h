@@ -83,9 +83,13 @@ typedef enum {
  *   NULL / empty.
  * PW_CONFIG_PATH: a STRING naming a file; a relative path read from a file is taken relative
  *   to that file's directory (systemd starts us in /); on the command line it stays relative
- *   to the working directory. */
-#define PW_CONFIG_REQUIRED 0x1u
-#define PW_CONFIG_PATH     0x2u
+ *   to the working directory.
+ * PW_CONFIG_POOL_UNITS: a SIZE that is a pool limit: kB, MB, GB and TB count in powers of 1024
+ *   as Windows and Microsoft's tables write pool limits ("128 MB" = 134,217,728 bytes), the
+ *   rule of pw_config_parse_pool_size; KiB..TiB and bare bytes as usual. */
+#define PW_CONFIG_REQUIRED   0x1u
+#define PW_CONFIG_PATH       0x2u
+#define PW_CONFIG_POOL_UNITS 0x4u
 
 /* A LIST value: `n` strings. items (and the strings) live in one allocation owned by the
  * config; NULL when n == 0. */
@@ -139,6 +143,12 @@ typedef struct pw_config_opt_s {
     {                                                                                              \
         (sec), (nm), PW_CONFIG_SIZE, (def), PW_CONFIG_FIELD_(st, field, uint64_t), (min_b),        \
             (max_b), NULL, 0, (desc)                                                               \
+    }
+/* A pool limit (PW_CONFIG_POOL_UNITS): 128MB = 128MiB. */
+#define PW_CONFIG_OPT_POOL_SIZE(sec, nm, def, min_b, max_b, st, field, desc)                       \
+    {                                                                                              \
+        (sec), (nm), PW_CONFIG_SIZE, (def), PW_CONFIG_FIELD_(st, field, uint64_t), (min_b),        \
+            (max_b), NULL, PW_CONFIG_POOL_UNITS, (desc)                                            \
     }
 #define PW_CONFIG_OPT_ENUM(sec, nm, def, words, st, field, desc)                                   \
     {                                                                                              \
@@ -238,5 +248,12 @@ int pw_config_parse_duration_ms(const char *text, uint64_t *ms);
 /* Parses a size (SIZE syntax above) into *bytes. Returns 0, PW_ERANGE or PW_EINVAL; *bytes is
  * written only on success. */
 int pw_config_parse_size(const char *text, uint64_t *bytes);
+
+/* Parses a pool limit into *bytes: the SIZE syntax, but kB, MB, GB and TB count in powers of
+ * 1024, as Windows and Microsoft's "Memory Limits for Windows Releases" write pool limits
+ * ("128 MB" = 134,217,728 bytes; PW_CONFIG_POOL_UNITS). The agent's [limits] and the CLI's
+ * import --nonpaged-limit / --paged-limit use it. Returns 0, PW_ERANGE or PW_EINVAL; *bytes is
+ * written only on success. */
+int pw_config_parse_pool_size(const char *text, uint64_t *bytes);
 
 #endif /* PW_CONFIG_H */

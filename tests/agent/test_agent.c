@@ -689,18 +689,31 @@ static int got_hello(const dbl_t *db)
 }
 
 /* The replay source takes [limits] from the agent's configuration (a capture has none) and the
- * agent sends them in its Hello: nonpaged 128 MiB, paged 530 MiB, source CONFIGURED. */
+ * agent sends them in its Hello: "nonpaged = 128MB" and "paged = 530MB" read by the agent's
+ * own option table as Windows writes pool limits (and as poolwatch import --nonpaged-limit
+ * reads them), 128 x 2^20 = 134,217,728 and 530 x 2^20 = 555,745,280 bytes, source
+ * CONFIGURED. */
 static void test_replay_hello_carries_configured_limits(void **state)
 {
     (void)state;
     dbl_t *db = g_dbl;
     agent_run_t ar;
+    pw_agent_cfg_t conf;
+    memset(&conf, 0, sizeof(conf));
+    pw_diag_t d;
+    assert_int_equal(pw_config_defaults(pw_agent_options, &conf, &d), 0);
+    assert_int_equal(pw_config_load_string(pw_agent_options, &conf,
+                                           "[limits]\nnonpaged = 128MB\npaged = 530 MB\n", &d),
+                     0);
+    assert_int_equal(conf.nonpaged_limit_bytes, 134217728);
+    assert_int_equal(conf.paged_limit_bytes, 555745280);
     dbl_start(db);
     db->ack_samples = 1;
     char src[4200];
     snprintf(src, sizeof(src), "replay:%s",
              pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"));
-    agent_start_with(&ar, db->port, src, 134217728, 555745280);
+    agent_start_with(&ar, db->port, src, conf.nonpaged_limit_bytes, conf.paged_limit_bytes);
+    pw_config_free(pw_agent_options, &conf);
     dbl_run_until(db, got_hello, 20000);
     agent_join(&ar, db);
     assert_int_equal(db->hello_np_bytes, 134217728);

@@ -211,6 +211,71 @@ static void test_size(void **state)
     }
 }
 
+/* Pool limits as Windows writes them (pw_config_parse_pool_size, PW_CONFIG_POOL_UNITS): kB..TB
+ * in powers of 1024, the other units and bare bytes as for any size; the agent's [limits] and
+ * the CLI's import --nonpaged-limit share the rule (Microsoft's "Memory Limits for Windows
+ * Releases": Server 2003 /3GB nonpaged "128 MB" is 134,217,728 bytes). */
+typedef struct {
+    uint64_t limit, plain;
+} pool_cfg_t;
+
+static void test_pool_size(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        uint64_t bytes;
+    } ok[] = {
+        {"128MB", 134217728},   /* 128 * 2^20 */
+        {"128 mb", 134217728},  /* any case, a blank before the unit */
+        {"530MB", 555745280},   /* 530 * 2^20 */
+        {"1GB", 1073741824},    /* 2^30 */
+        {"64kB", 65536},        /* 64 * 2^10 */
+        {"2TB", 2199023255552}, /* 2 * 2^40 */
+        {"128MiB", 134217728},  /* binary units as usual */
+        {"134217728", 134217728}, {"10B", 10},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t v = 12345;
+        int r = pw_config_parse_pool_size(ok[i].text, &v);
+        if (r != 0 || v != ok[i].bytes)
+            fail_msg("'%s': r=%d v=%llu", ok[i].text, r, (unsigned long long)v);
+    }
+    uint64_t v = 777;
+    assert_int_equal(pw_config_parse_pool_size("128M", &v), PW_EINVAL); /* still ambiguous */
+    assert_int_equal(pw_config_parse_pool_size("16777216TB", &v), PW_ERANGE);
+    assert_int_equal(v, 777);
+    /* the same text as an ordinary size stays decimal */
+    assert_int_equal(pw_config_parse_size("128MB", &v), 0);
+    assert_int_equal(v, 128000000);
+    /* an option row with the flag reads the rule from a file; one without keeps 10^6 */
+    static const pw_config_opt_t pt[] = {
+        PW_CONFIG_OPT_POOL_SIZE("limits", "nonpaged", "0", 0, 0, pool_cfg_t, limit, "a limit"),
+        PW_CONFIG_OPT_SIZE("store", "max_size", "0", 0, 0, pool_cfg_t, plain, "a size"),
+        PW_CONFIG_END,
+    };
+    pool_cfg_t c;
+    pw_diag_t d;
+    assert_int_equal(pw_config_defaults(pt, &c, &d), 0);
+    assert_int_equal(pw_config_load_string(
+                         pt, &c, "[limits]\nnonpaged = 128MB\n[store]\nmax_size = 128MB\n", &d),
+                     0);
+    assert_int_equal(c.limit, 134217728);
+    assert_int_equal(c.plain, 128000000);
+    /* the example file says the rule beside the option */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(pw_config_write_example(pt, "t", f), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "# Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
+                                "count in 1024s too, as Windows\n# writes pool limits: 128MB = "
+                                "128MiB)\n"));
+    free(buf);
+    pw_config_free(pt, &c);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -812,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_check_required),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_example_round_trip),
+        cmocka_unit_test(test_pool_size),
         cmocka_unit_test(test_alloc_torture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
