@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "alloc.h"
+#include "web.h"
 
 #define MAX_PARAMS 4 /* {name} segments in a route */
 
@@ -154,7 +155,11 @@ int pw_api_handle(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp)
         if (path_known)
             return pw_api_error(resp, 405, "EINVAL", "method %s not allowed here",
                                 http_method_str((enum http_method)req->method));
-        return pw_api_error(resp, 404, "ENOENT", "no such endpoint");
+        /* The API's paths answer in JSON; any other is a browser's: a small HTML page. */
+        if (strncmp(req->path, "/api/", 5) == 0 || strcmp(req->path, "/api") == 0 ||
+            strcmp(req->path, "/metrics") == 0)
+            return pw_api_error(resp, 404, "ENOENT", "no such endpoint");
+        return pw_web_not_found(req->path, resp);
     }
     size_t tl = 0;
     const char *tok = bearer(req->auth, &tl);

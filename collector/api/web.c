@@ -54,7 +54,7 @@ int pw_web_handle(int method, const char *path, const char *if_none_match, pw_ap
                             http_method_str((enum http_method)method));
     const pw_web_asset_t *a = pw_web_find(path);
     if (a == NULL)
-        return pw_api_error(resp, 404, "ENOENT", "no such asset");
+        return pw_web_not_found(path, resp);
     snprintf(resp->etag, sizeof(resp->etag), "%s", a->etag);
     resp->cache_control = "no-cache";
     resp->extra_headers = strcmp(a->path, "/") == 0 ? HDR_PAGE : HDR_ASSET;
@@ -65,4 +65,39 @@ int pw_web_handle(int method, const char *path, const char *if_none_match, pw_ap
     if (pw_buf_append(&resp->body, a->data, a->len) != 0)
         return pw_api_error(resp, 500, "ENOMEM", "out of memory");
     return resp->status = 200;
+}
+
+int pw_web_not_found(const char *path, pw_api_resp_t *resp)
+{
+    static const char head[] =
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<title>Not found - poolwatch</title></head>\n<body><h1>Not found</h1>\n"
+        "<p>This poolwatch collector has no page at <code>";
+    static const char tail[] = "</code>.</p>\n<p>The dashboard is at <a href=\"/\">/</a>; the "
+                               "API is under <code>/api/v1/</code> (<a "
+                               "href=\"/api/v1/openapi.json\">OpenAPI document</a>).</p>\n"
+                               "</body></html>\n";
+    pw_buf_reset(&resp->body);
+    int r = pw_buf_append(&resp->body, head, sizeof(head) - 1);
+    for (size_t i = 0; r == 0 && path[i] != '\0' && i < 200; i++) {
+        const char *e = path[i] == '&'    ? "&amp;"
+                        : path[i] == '<'  ? "&lt;"
+                        : path[i] == '>'  ? "&gt;"
+                        : path[i] == '"'  ? "&quot;"
+                        : path[i] == '\'' ? "&#39;"
+                                          : NULL;
+        r = e ? pw_buf_append(&resp->body, e, strlen(e)) : pw_buf_append(&resp->body, &path[i], 1);
+    }
+    if (r == 0 && strlen(path) > 200)
+        r = pw_buf_append(&resp->body, "...", 3);
+    if (r == 0) /* with its NUL, not sent: the page is a C string to its readers too */
+        r = pw_buf_append(&resp->body, tail, sizeof(tail));
+    if (r == 0)
+        resp->body.len--;
+    if (r != 0)
+        return pw_api_error(resp, 500, "ENOMEM", "out of memory");
+    resp->content_type = "text/html; charset=utf-8";
+    resp->extra_headers = HDR_PAGE;
+    resp->cache_control = "no-cache";
+    return resp->status = 404;
 }

@@ -1291,6 +1291,13 @@ static void test_net_auth_and_routes(void **state)
     assert_int_equal(curl(args, "/api/v1/hosts", body, sizeof(body)), 200);
     assert_non_null(strstr(body, "\"name\":\"HOST01\""));
     assert_int_equal(curl(args, "/api/v1/nothing", body, sizeof(body)), 404);
+    assert_non_null(strstr(body, "\"code\":\"ENOENT\"")); /* the API's paths: JSON */
+    /* any other path is a browser's: a small HTML page, not JSON (with or without a token) */
+    assert_int_equal(curl("-i", "/dashbord", body, sizeof(body)), 404);
+    assert_non_null(strstr(body, "Content-Type: text/html; charset=utf-8\r\n"));
+    assert_non_null(strstr(body, "<h1>Not found</h1>"));
+    assert_non_null(strstr(body, "no page at <code>/dashbord</code>"));
+    assert_null(strstr(body, "\"code\""));
     assert_int_equal(curl(args, "/api/v1/openapi.json", body, sizeof(body)), 200);
     json_t *doc = json_loads(body, 0, NULL);
     assert_non_null(doc);

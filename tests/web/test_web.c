@@ -118,8 +118,12 @@ static void test_not_mine_and_errors(void **state)
     pw_api_resp_close(&r);
     assert_int_equal(serve(HTTP_GET, "/assetsx", NULL, &r), 0);
     pw_api_resp_close(&r);
-    assert_int_equal(serve(HTTP_GET, "/assets/nope.js", NULL, &r), 404);
-    assert_non_null(strstr((const char *)r.body.data, "\"ENOENT\""));
+    /* a missing asset: the small HTML page, the path escaped */
+    assert_int_equal(serve(HTTP_GET, "/assets/nope<b>.js", NULL, &r), 404);
+    assert_string_equal(r.content_type, "text/html; charset=utf-8");
+    assert_non_null(strstr((const char *)r.body.data, "<h1>Not found</h1>"));
+    assert_non_null(strstr((const char *)r.body.data, "<code>/assets/nope&lt;b&gt;.js</code>"));
+    assert_null(strstr((const char *)r.body.data, "<b>"));
     pw_api_resp_close(&r);
     assert_int_equal(serve(HTTP_GET, "/assets/../index.html", NULL, &r), 404);
     pw_api_resp_close(&r);
