@@ -313,7 +313,10 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
                                .refresh_ms = cfg->fleet_refresh_ms,
                                .ca_file = cfg->fleet_ca_file,
                                .headers = (const char *const *)cfg->rw_headers.items,
-                               .n_headers = cfg->rw_headers.n};
+                               .n_headers = cfg->rw_headers.n,
+                               /* the API's answers made on the worker with each snapshot */
+                               .prepare = pw_api_global_prepare,
+                               .prepared_free = pw_api_global_prepared_free};
         if ((r = pw_fleetq_new(&c->loop, &fo, &c->fleetq, d)) != 0)
             goto out;
         PW_LOG_INFO(MOD, "global fleet view from %s every %llu ms", cfg->fleet_query_url,

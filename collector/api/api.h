@@ -197,6 +197,16 @@ int pw_http_port(const pw_http_t *s);
 /* The listener's API state (tests and /metrics use it). */
 pw_api_t *pw_http_api(pw_http_t *s);
 
+/* The global view's answers made once per snapshot (api_global.c): pass these as fleetq.h's
+ * prepare hook (pw_fleetq_opts_t .prepare / .prepared_free), as the collector's wiring does.
+ * pw_api_global_prepare reads `s` only and touches no other state, so it runs on the worker
+ * thread that parsed s; it returns what it made (kept with s as s->prepared, owned by it), or
+ * NULL when out of memory (the API then makes it at the snapshot's first request).
+ * pw_api_global_prepared_free frees that value; it accepts NULL. */
+struct pw_fleetq_snap_s;
+void *pw_api_global_prepare(const struct pw_fleetq_snap_s *s);
+void pw_api_global_prepared_free(void *prepared);
+
 /* Reason phrase of an HTTP status ("OK", "Not Found" ...). */
 const char *pw_api_reason(int status);
 

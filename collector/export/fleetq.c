@@ -107,6 +107,8 @@ void pw_fleetq_snap_free(pw_fleetq_snap_t *s)
 {
     if (s == NULL)
         return;
+    if (s->prepared_free != NULL)
+        s->prepared_free(s->prepared);
     pw_free(s->hosts);
     pw_free(s->rows);
     pw_free(s->leaks);
@@ -385,7 +387,19 @@ struct pw_fleetq_s {
     uint64_t started_ms, started_loop_ms, body_bytes;
     pw_fleetq_stats_t st;
     pw_complaint_t c_fail;
-    int closing;
+    void *(*prepare)(const pw_fleetq_snap_t *s);
+    void (*prepared_free)(void *prepared);
+    /* The job on the worker thread: while `working`, the loop touches none of these nor
+     * `build`. */
+    uv_work_t work;
+    int working;
+    uint8_t *w_body; /* the answer of query `step` (a copy: the client reuses its buffer) */
+    size_t w_len;
+    int w_result;
+    pw_diag_t w_diag;
+    pw_fleetq_snap_t *w_snap; /* made by the job of the last query */
+    int w_ended;              /* that job ended (and freed) the build */
+    int closing, closed;      /* closed: the timer's close callback ran */
 };
 
 static uint64_t wall_ms(void)
@@ -431,12 +445,75 @@ static void fail(pw_fleetq_t *q, int result, const char *what)
 }
 
 static void send_step(pw_fleetq_t *q);
+static void free_q(pw_fleetq_t *q);
+
+/* Worker thread: parses the answer into the build; after the last, ends the build and runs
+ * the prepare hook. Touches only the job's fields and the build. */
+static void work_cb(uv_work_t *w)
+{
+    pw_fleetq_t *q = w->data;
+    pw_diag_clear(&q->w_diag);
+    q->w_result =
+        pw_fleetq_build_add(q->build, q->step, (const char *)q->w_body, q->w_len, &q->w_diag);
+    pw_free(q->w_body);
+    q->w_body = NULL;
+    if (q->w_result != 0 || q->step < 3)
+        return;
+    pw_fleetq_snap_t *s = pw_fleetq_build_end(q->build); /* frees the build */
+    q->w_ended = 1;
+    q->w_snap = s;
+    if (s == NULL) {
+        q->w_result = PW_ENOMEM;
+        return;
+    }
+    s->as_of_ms = q->started_ms; /* before the hook: the answers carry it */
+    s->body_bytes = q->body_bytes;
+    if (q->prepare != NULL) {
+        s->prepared = q->prepare(s);
+        s->prepared_free = s->prepared ? q->prepared_free : NULL;
+    }
+}
+
+static void publish(pw_fleetq_t *q, pw_fleetq_snap_t *s);
+
+static void after_work_cb(uv_work_t *w, int status)
+{
+    pw_fleetq_t *q = w->data;
+    q->working = 0;
+    pw_free(q->w_body); /* a job cancelled before it ran */
+    q->w_body = NULL;
+    pw_fleetq_snap_t *s = q->w_snap;
+    q->w_snap = NULL;
+    if (q->w_ended)
+        q->build = NULL; /* pw_fleetq_build_end freed it */
+    if (q->closing) {
+        pw_fleetq_snap_free(s);
+        pw_fleetq_build_free(q->build);
+        q->build = NULL;
+        if (q->closed)
+            free_q(q);
+        return;
+    }
+    if (status != 0) {
+        fail(q, PW_EINVAL, "the parsing job did not run"); /* cancelled: only when closing */
+        return;
+    }
+    if (q->w_result != 0) {
+        fail(q, q->w_result, q->w_result == PW_EPARSE ? q->w_diag.msg : NULL);
+        return;
+    }
+    if (++q->step < 4) {
+        send_step(q);
+        return;
+    }
+    publish(q, s);
+}
 
 static void on_answer(void *arg, int result)
 {
     pw_fleetq_t *q = arg;
     PW_LOG_DEBUG(MOD, "query %d: %d", q->step + 1, result);
-    if (q->build == NULL)
+    if (q->build == NULL || q->working)
         return;
     if (result != 200) {
         fail(q, result, NULL);
@@ -445,27 +522,30 @@ static void on_answer(void *arg, int result)
     size_t len;
     const uint8_t *body = pw_httpc_body(q->http, &len);
     q->body_bytes += len;
-    pw_diag_t d;
-    pw_diag_clear(&d);
-    int r = pw_fleetq_build_add(q->build, q->step, (const char *)body, len, &d);
-    if (r != 0) {
-        fail(q, r, d.msg);
-        return;
-    }
-    if (++q->step < 4) {
-        send_step(q);
-        return;
-    }
-    pw_fleetq_snap_t *s = pw_fleetq_build_end(q->build);
-    q->build = NULL;
-    if (s == NULL) {
+    if ((q->w_body = pw_malloc(len ? len : 1)) == NULL) {
         fail(q, PW_ENOMEM, NULL);
         return;
     }
+    if (len > 0)
+        memcpy(q->w_body, body, len);
+    q->w_len = len;
+    q->w_snap = NULL;
+    q->w_ended = 0;
+    q->work.data = q;
+    if (uv_queue_work(q->loop, &q->work, work_cb, after_work_cb) != 0) {
+        pw_free(q->w_body);
+        q->w_body = NULL;
+        fail(q, PW_ENOMEM, "the parsing job could not be queued");
+        return;
+    }
+    q->working = 1;
+}
+
+/* Loop thread: the new snapshot replaces the old one. */
+static void publish(pw_fleetq_t *q, pw_fleetq_snap_t *s)
+{
     uv_update_time(q->loop);
-    s->as_of_ms = q->started_ms;
     s->took_ms = uv_now(q->loop) - q->started_loop_ms;
-    s->body_bytes = q->body_bytes;
     pw_fleetq_snap_free(q->snap);
     q->snap = s;
     q->st.refreshes++;
@@ -486,7 +566,7 @@ static void send_step(pw_fleetq_t *q)
 
 void pw_fleetq_refresh(pw_fleetq_t *q)
 {
-    if (q == NULL || q->closing || q->build != NULL || pw_httpc_busy(q->http))
+    if (q == NULL || q->closing || q->build != NULL || q->working || pw_httpc_busy(q->http))
         return;
     if ((q->build = pw_fleetq_build_new()) == NULL)
         return;
@@ -512,6 +592,8 @@ int pw_fleetq_new(uv_loop_t *loop, const pw_fleetq_opts_t *o, pw_fleetq_t **out,
         return PW_ENOMEM;
     q->loop = loop;
     q->refresh_ms = o->refresh_ms ? o->refresh_ms : 10000;
+    q->prepare = o->prepare;
+    q->prepared_free = o->prepared_free;
     size_t ul = strlen(o->query_url);
     while (ul > 0 && o->query_url[ul - 1] == '/')
         ul--;
@@ -563,13 +645,20 @@ void pw_fleetq_get_stats(const pw_fleetq_t *q, pw_fleetq_stats_t *out)
     *out = q->st;
 }
 
-static void on_closed(uv_handle_t *h)
+static void free_q(pw_fleetq_t *q)
 {
-    pw_fleetq_t *q = h->data;
     pw_fleetq_snap_free(q->snap);
     pw_free(q->url);
     pw_free(q->headers);
     pw_free(q);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    pw_fleetq_t *q = h->data;
+    q->closed = 1;
+    if (!q->working) /* else the job's end frees q */
+        free_q(q);
 }
 
 void pw_fleetq_close(pw_fleetq_t *q)
@@ -577,8 +666,12 @@ void pw_fleetq_close(pw_fleetq_t *q)
     if (q == NULL || q->closing)
         return;
     q->closing = 1;
-    pw_fleetq_build_free(q->build);
-    q->build = NULL;
+    if (q->working) {
+        uv_cancel((uv_req_t *)&q->work); /* runs after_work_cb with UV_ECANCELED, or fails */
+    } else {
+        pw_fleetq_build_free(q->build);
+        q->build = NULL;
+    }
     pw_httpc_close(q->http);
     uv_close((uv_handle_t *)&q->timer, on_closed);
 }

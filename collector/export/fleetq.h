@@ -16,7 +16,10 @@
  * whose collector sent nothing for longer leaves the global view (its owner's own view keeps
  * it). The snapshot is replaced only when all four succeed; a failure keeps the previous one
  * (stats: failures, the last error), logged as a WARN for the first of a run of failures.
- * Single-threaded: the collector's loop.
+ * The queries run on the collector's loop; each answer (tens of MB for a fleet of thousands)
+ * is parsed, the snapshot sorted and the readers' prepare hook run on a libuv worker thread,
+ * one job at a time, so the loop never waits for them: the new snapshot is published (swapped
+ * in on the loop) once all of it is made.
  */
 #ifndef PW_FLEETQ_H
 #define PW_FLEETQ_H
@@ -68,6 +71,8 @@ typedef struct pw_fleetq_snap_s {
     uint64_t as_of_ms;   /* wall clock when the refresh started */
     uint64_t took_ms;    /* the four queries, parsing included */
     uint64_t body_bytes; /* response bytes of the four queries */
+    void *prepared;      /* the prepare hook's value for this snapshot (owned), or NULL */
+    void (*prepared_free)(void *prepared);
 } pw_fleetq_snap_t;
 
 typedef struct pw_fleetq_opts_s {
@@ -78,6 +83,12 @@ typedef struct pw_fleetq_opts_s {
     const char *ca_file;        /* https; NULL/"" = the system bundle */
     const char *const *headers; /* "Name: value" items (X-Scope-OrgID for Mimir), n_headers */
     size_t n_headers;
+    /* Made once per snapshot for its readers (the API's answers: api.h pw_api_global_prepare),
+     * on the worker thread after the snapshot is built and before it is published: reads s
+     * only; returns a value kept as s->prepared and freed with prepared_free (on the loop
+     * thread, with the snapshot), or NULL. NULL hook = none. */
+    void *(*prepare)(const struct pw_fleetq_snap_s *s);
+    void (*prepared_free)(void *prepared);
 } pw_fleetq_opts_t;
 
 typedef struct pw_fleetq_stats_s {
@@ -94,7 +105,7 @@ typedef struct pw_fleetq_s pw_fleetq_t;
 int pw_fleetq_new(uv_loop_t *loop, const pw_fleetq_opts_t *opts, pw_fleetq_t **out, pw_diag_t *d);
 
 /* The last complete snapshot (borrowed until the next refresh completes: use it within one
- * turn of the loop), or NULL before the first. */
+ * turn of the loop), or NULL before the first. Loop thread only. */
 const pw_fleetq_snap_t *pw_fleetq_snapshot(const pw_fleetq_t *q);
 
 /* Starts a refresh now unless one runs (tests, after the writers flushed). */

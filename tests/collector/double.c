@@ -1,5 +1,6 @@
 /* double.c: the one collector test double (double.h). */
 #include "double.h"
+#include "api_internal.h" /* pw__api_gcache_free */
 #include "codec.h"
 #include "frame.h"
 
@@ -66,6 +67,7 @@ int pw_double_send_first(pw_double_t *d, pw_host_t *h, const pw_sample_t *s)
 
 void pw_double_close(pw_double_t *d)
 {
+    pw__api_gcache_free(&d->api);
     pw_tokens_free(d->api.tokens);
     pw_pooltag_free(d->api.pooltag);
     pw_analysis_run_close(d->an);
