@@ -5,8 +5,9 @@
 #                        (conffile), poolwatch-collector.service, poolwatch-collector(1), the
 #                        system user "poolwatch" (maintainer scripts in deploy/debian/)
 #   poolwatch            the CLI, poolwatch(1)
-# each with copyright and changelog. The man pages are written at build time by
-# cmake/manpage.py from what the binaries print (--help, --print-example, `help COMMAND`);
+# each with copyright (written from LICENSE by cmake/deb_copyright.py under the header
+# paragraph of deploy/debian/copyright.in) and changelog. The man pages are written at build
+# time by cmake/manpage.py from what the binaries print (--help, --print-example, `help COMMAND`);
 # the conffiles are deploy/config/*.conf.example (generated from the option tables); the units
 # are deploy/systemd/*.service with the binaries' installed path. Dependencies come from
 # dpkg-shlibdeps. tests/deb/test_deb.sh builds them, checks them with lintian and installs
@@ -24,8 +25,24 @@ endif()
 include(GNUInstallDirs)
 set(_deb ${CMAKE_BINARY_DIR}/deb)
 file(MAKE_DIRECTORY ${_deb})
-set(PW_DEB_MAINTAINER "poolwatch developers <poolwatch@example.org>" CACHE STRING
-    "Maintainer field of the .deb packages")
+# The project's own packages name the project; whoever builds packages for others (a
+# distribution, a company's repository) puts its own name and address here:
+# cmake --preset deb -DPW_DEB_MAINTAINER="Jane Admin <pkg@corp.example>" (README, "Running it
+# for real"). The .invalid address (RFC 2606) cannot reach anyone by mistake.
+set(PW_DEB_MAINTAINER "poolwatch team <packaging@poolwatch.invalid>" CACHE STRING
+    "Maintainer field of the .deb packages (Name <address>)")
+if(NOT PW_DEB_MAINTAINER MATCHES "^[^<>]+ <[^<>@ ]+@[^<>@ ]+>$")
+  message(FATAL_ERROR "PW_DEB_MAINTAINER must read 'Name <user@host>', not '${PW_DEB_MAINTAINER}'")
+endif()
+# the copyright file, from LICENSE
+add_custom_command(OUTPUT ${_deb}/copyright
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/cmake/deb_copyright.py
+          ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/deploy/debian/copyright.in
+          ${_deb}/copyright
+  DEPENDS ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/deploy/debian/copyright.in
+          ${CMAKE_SOURCE_DIR}/cmake/deb_copyright.py
+  COMMENT "the packages' copyright file from LICENSE")
+add_custom_target(deb-copyright ALL DEPENDS ${_deb}/copyright)
 string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
 
 # component|binary|manpage.py mode|synopsis|description (lines of at most 80 characters, split at "^")
@@ -69,7 +86,7 @@ foreach(_row IN LISTS _pkgs)
                   OUTPUT_FILE ${_deb}/${_pkg}.changelog.gz)
   install(FILES ${_deb}/${_pkg}.changelog.gz DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg}
           RENAME changelog.gz COMPONENT ${_c})
-  install(FILES ${CMAKE_SOURCE_DIR}/deploy/debian/copyright
+  install(FILES ${_deb}/copyright
           DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg} COMPONENT ${_c})
   string(TOUPPER ${_c} _C)
   set(CPACK_DEBIAN_${_C}_PACKAGE_NAME ${_pkg})

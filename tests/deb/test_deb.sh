@@ -10,7 +10,8 @@
 #      --version; --check-config of the agent and of the collector (the collector as the
 #      package's user "poolwatch") with the installed conffiles and a PKI from deploy/pki.sh;
 #      the CLI's parse of a fixture; the conffiles, man pages, units, user and directories the
-#      packages declare; then dpkg --purge removes them and their directories.
+#      packages declare, their copyright file (LICENSE's text) and Maintainer; then dpkg
+#      --purge removes them and their directories.
 # Needs root (chroot). Installs mmdebstrap, lintian, dpkg-dev when missing
 # (deploy/install-deps.sh --packages). KEEP=1 keeps the root.
 SRC=$(cd "$1" && pwd)
@@ -110,6 +111,16 @@ check "poolwatch-agent(1) documents --spool.dir" 1 \
     "$(in_root sh -c 'zcat /usr/share/man/man1/poolwatch-agent.1.gz | grep -c "^\.B \\\\-\\\\-spool.dir$"')"
 check "poolwatch(1) documents the top command" 1 \
     "$(in_root sh -c 'zcat /usr/share/man/man1/poolwatch.1.gz | grep -c "^\.SS top$"')"
+# the copyright file says what LICENSE says (holder, and the text after it, line for line);
+# Maintainer is PW_DEB_MAINTAINER
+lic="$(sed -n 's/^Copyright (c) //p' "$SRC/LICENSE") $(sed '1,/^Copyright (c) /d' "$SRC/LICENSE" | sed '/./,$!d' | md5sum | cut -c1-32)"
+maint=$(sed -n 's/^PW_DEB_MAINTAINER:STRING=//p' "$B/CMakeCache.txt")
+for p in poolwatch-agent poolwatch-collector poolwatch; do
+    c=$root/usr/share/doc/$p/copyright
+    check "$p's copyright is LICENSE's (MIT)" "$lic" \
+        "$(sed -n 's/^Copyright: //p' "$c") $(sed '1,/^License: MIT$/d' "$c" | sed 's/^ //; s/^\.$//' | md5sum | cut -c1-32)"
+    check "$p's Maintainer" "$maint" "$(dpkg-deb -f "$B"/${p}_${V}_*.deb Maintainer)"
+done
 check "agent.conf is a conffile" 1 \
     "$(in_root dpkg-query -W -f='${Conffiles}' poolwatch-agent | grep -c '/etc/poolwatch/agent.conf ')"
 check "collector.conf is a conffile" 1 \
