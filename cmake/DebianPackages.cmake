@@ -2,14 +2,18 @@
 #   poolwatch-agent      /usr/bin/poolwatch-agent, /etc/poolwatch/agent.conf (conffile),
 #                        poolwatch-agent.service, poolwatch-agent(1)
 #   poolwatch-collector  /usr/bin/poolwatch-collector, /etc/poolwatch/collector.conf
-#                        (conffile), poolwatch-collector.service, poolwatch-collector(1), the
+#                        (conffile: the example with the TLS files in /etc/poolwatch/pki and
+#                        the tokens file /etc/poolwatch/tokens, cmake/deb_conffile.py),
+#                        /usr/share/poolwatch/pki.sh (deploy/pki.sh; Recommends: openssl),
+#                        poolwatch-collector.service, poolwatch-collector(1), the
 #                        system user "poolwatch" (maintainer scripts in deploy/debian/)
 #   poolwatch            the CLI, poolwatch(1)
 # each with copyright (written from LICENSE by cmake/deb_copyright.py under the header
 # paragraph of deploy/debian/copyright.in) and changelog. The man pages are written at build
 # time by cmake/manpage.py from what the binaries print (--help, --print-example, `help COMMAND`);
-# the conffiles are deploy/config/*.conf.example (generated from the option tables); the units
-# are deploy/systemd/*.service with the binaries' installed path. Dependencies come from
+# the conffiles are deploy/config/*.conf.example (generated from the option tables), the
+# collector's with its TLS files and tokens file set (cmake/deb_conffile.py); the units
+# are deploy/systemd/*.service with the binaries' installed path (cmake/SystemdUnits.cmake). Dependencies come from
 # dpkg-shlibdeps. tests/deb/test_deb.sh builds them, checks them with lintian and installs
 # them in a clean Debian 12 root.
 foreach(_t poolwatch-agent poolwatch-collector poolwatch)
@@ -96,11 +100,27 @@ foreach(_row IN LISTS _pkgs)
   if(NOT _c STREQUAL "cli")
     # the daemons: conffile, unit, maintainer scripts
     string(REPLACE "poolwatch-" "" _short ${_bin})
-    install(FILES ${CMAKE_SOURCE_DIR}/deploy/config/${_short}.conf.example DESTINATION /etc/poolwatch
-            RENAME ${_short}.conf COMPONENT ${_c})
+    # the conffile: the example, with the collector's files where the install steps put them
+    # (README: pki.sh into /etc/poolwatch/pki, --new-token into /etc/poolwatch/tokens)
+    set(_conf_sets "")
+    if(_c STREQUAL "collector")
+      set(_conf_sets agents.ca_file=/etc/poolwatch/pki/ca.pem
+                     agents.cert_file=/etc/poolwatch/pki/collector.pem
+                     agents.key_file=/etc/poolwatch/pki/collector.key
+                     http.tokens_file=/etc/poolwatch/tokens
+                     "note=Packaged: the certificates and key are those that /usr/share/poolwatch/pki.sh /etc/poolwatch/pki --collector-name NAME | makes (the key reaches the service by LoadCredential=), the tokens file gets its lines from | poolwatch-collector --new-token read NAME >> /etc/poolwatch/tokens (man poolwatch-collector).")
+    endif()
+    add_custom_command(OUTPUT ${_deb}/${_short}.conf
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/cmake/deb_conffile.py
+              ${CMAKE_SOURCE_DIR}/deploy/config/${_short}.conf.example ${_deb}/${_short}.conf
+              ${_conf_sets}
+      DEPENDS ${CMAKE_SOURCE_DIR}/deploy/config/${_short}.conf.example
+              ${CMAKE_SOURCE_DIR}/cmake/deb_conffile.py
+      COMMENT "the package's ${_short}.conf" VERBATIM)
+    add_custom_target(conffile-${_short} ALL DEPENDS ${_deb}/${_short}.conf)
+    install(FILES ${_deb}/${_short}.conf DESTINATION /etc/poolwatch COMPONENT ${_c})
     file(WRITE ${_deb}/${_c}/conffiles "/etc/poolwatch/${_short}.conf\n")
-    file(READ ${CMAKE_SOURCE_DIR}/deploy/systemd/${_bin}.service _unit)
-    string(REPLACE "/usr/local/bin/" "${CMAKE_INSTALL_FULL_BINDIR}/" _unit "${_unit}")
+    pw_systemd_unit_text(${_bin} _unit) # cmake/SystemdUnits.cmake
     if(_c STREQUAL "collector")
       # the package's system user (postinst); DynamicUser takes a static user when it exists
       string(REPLACE "DynamicUser=yes\n" "DynamicUser=yes\nUser=poolwatch\nGroup=poolwatch\n" _unit "${_unit}")
@@ -116,6 +136,11 @@ foreach(_row IN LISTS _pkgs)
   endif()
 endforeach()
 set(CPACK_DEBIAN_COLLECTOR_PACKAGE_DEPENDS "passwd")
+# deploy/pki.sh, for the collector's first CA and certificates (README's install steps); it
+# runs the openssl command
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/pki.sh DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/poolwatch
+        COMPONENT collector)
+set(CPACK_DEBIAN_COLLECTOR_PACKAGE_RECOMMENDS "openssl")
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME poolwatch)

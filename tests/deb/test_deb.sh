@@ -7,8 +7,10 @@
 #      made once per machine (and again when the apt sources change), unpacked for each run;
 #      the .debs that apt fetches for the packages' dependencies are cached beside it;
 #   4. `apt-get install ./poolwatch*.deb` in that root (chroot), then in it: each binary's
-#      --version; --check-config of the agent and of the collector (the collector as the
-#      package's user "poolwatch") with the installed conffiles and a PKI from deploy/pki.sh;
+#      --version; the README's install steps (the packaged /usr/share/poolwatch/pki.sh into
+#      /etc/poolwatch/pki, --new-token into /etc/poolwatch/tokens); --check-config of the
+#      collector with the packaged collector.conf as it is (as root, then as the package's user
+#      "poolwatch" with the key as LoadCredential= hands it over) and of the agent;
 #      the CLI's parse of a fixture; the conffiles, man pages, units, user and directories the
 #      packages declare, their copyright file (LICENSE's text) and Maintainer; then dpkg
 #      --purge removes them and their directories.
@@ -83,11 +85,12 @@ mkdir -p "$root/tmp/debs"
 cp "$B"/*.deb "$root/tmp/debs/"
 cp "$CACHE"/apt-archives/*.deb "$root/var/cache/apt/archives/" 2>/dev/null
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
-if ! in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /tmp/debs/*.deb' \
+# openssl: the collector package recommends it for pki.sh
+if ! in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /tmp/debs/*.deb openssl' \
     >"$work/install.log" 2>&1; then
     # lists of the cached root are older than the archive: refresh them once, then again
     in_root apt-get update -q >>"$work/install.log" 2>&1
-    in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /tmp/debs/*.deb' \
+    in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /tmp/debs/*.deb openssl' \
         >>"$work/install.log" 2>&1
 fi
 check "apt-get install ./poolwatch*.deb in Debian 12" 0 $?
@@ -136,11 +139,23 @@ check "/var/lib/poolwatch-collector" "poolwatch:poolwatch 750" "$(in_root stat -
 check "/var/lib/poolwatch-agent" "root:root 700" "$(in_root stat -c '%U:%G %a' /var/lib/poolwatch-agent)"
 check "/etc/poolwatch/pki" "root:poolwatch 750" "$(in_root stat -c '%U:%G %a' /etc/poolwatch/pki)"
 
-# --check-config with the installed configuration and a PKI made here
-"$SRC/deploy/pki.sh" "$root/etc/poolwatch/pki" --collector-name collector.example --agent testhost >"$work/pki.log" 2>&1
-check "deploy/pki.sh" 0 $?
+# the install steps of the README, in the root: the packaged pki.sh makes the PKI where the
+# packaged collector.conf looks for it, --new-token the tokens file it names
+check "pki.sh packaged" "-rwxr-xr-x root" "$(in_root stat -c '%A %U' /usr/share/poolwatch/pki.sh)"
+check "the collector package recommends openssl" "openssl" \
+    "$(in_root dpkg-query -W -f='${Recommends}' poolwatch-collector)"
+in_root /usr/share/poolwatch/pki.sh /etc/poolwatch/pki --collector-name collector.example --agent testhost >"$work/pki.log" 2>&1
+check "/usr/share/poolwatch/pki.sh /etc/poolwatch/pki in the root" 0 $?
+in_root sh -c 'poolwatch-collector --new-token read alice >>/etc/poolwatch/tokens' 2>"$work/token.txt"
+check "poolwatch-collector --new-token read alice >> /etc/poolwatch/tokens" 0 $?
+check "  one token line" 1 "$(grep -c '^[0-9a-f]\{64\} read alice$' "$root/etc/poolwatch/tokens")"
 install -m 0400 -o "$(in_root id -u poolwatch)" "$root/etc/poolwatch/pki/collector.key" "$root/tmp/collector.key" # as LoadCredential= hands it over
 P=/etc/poolwatch/pki
+# the packaged conffile as it is: every file it names exists
+in_root poolwatch-collector --check-config --config /etc/poolwatch/collector.conf >"$work/collector-check-root.txt" 2>&1
+check "poolwatch-collector --check-config with the packaged collector.conf alone" 0 $?
+check "  its TLS files and tokens file" "ca_file = $P/ca.pem cert_file = $P/collector.pem key_file = $P/collector.key tokens_file = /etc/poolwatch/tokens" \
+    "$(grep -E '^(ca_file = /etc|cert_file = /etc|key_file = /etc|tokens_file = )' "$work/collector-check-root.txt" | tr '\n' ' ' | sed 's/ $//')"
 in_root poolwatch-agent --check-config --config /etc/poolwatch/agent.conf --agent.source=sim:steady/0 \
     --agent.host_name=testhost --collector.endpoints=collector.example:7070 --collector.ca_file=$P/ca.pem \
     --collector.cert_file=$P/agent-testhost.pem --collector.key_file=$P/agent-testhost.key >"$work/agent-check.txt" 2>&1
@@ -150,10 +165,10 @@ in_root poolwatch-agent --check-config --config /etc/poolwatch/agent.conf --agen
     --agent.interval=1y --collector.endpoints=collector.example:7070 --collector.ca_file=$P/ca.pem \
     --collector.cert_file=$P/agent-testhost.pem --collector.key_file=$P/agent-testhost.key >/dev/null 2>&1
 check "poolwatch-agent --check-config refuses an interval of 1y" 2 $?
+# as the unit runs it: user poolwatch, the key handed over by LoadCredential=
 chroot --userspec=poolwatch:poolwatch "$root" env -i PATH=/usr/bin:/bin poolwatch-collector --check-config \
-    --config /etc/poolwatch/collector.conf --agents.ca_file=$P/ca.pem --agents.cert_file=$P/collector.pem \
-    --agents.key_file=/tmp/collector.key >"$work/collector-check.txt" 2>&1
-check "poolwatch-collector --check-config as user poolwatch" 0 $?
+    --config /etc/poolwatch/collector.conf --agents.key_file=/tmp/collector.key >"$work/collector-check.txt" 2>&1
+check "poolwatch-collector --check-config as user poolwatch, as the unit runs it" 0 $?
 check "  its store is the package's" 1 "$(grep -c '^path = /var/lib/poolwatch-collector/poolwatch.db$' "$work/collector-check.txt")"
 cp "$SRC/tests/fixtures/poolmon/case02"*.txt "$root/tmp/capture.txt" 2>/dev/null
 in_root poolwatch --json --compact parse /tmp/capture.txt >"$work/parse.json" 2>&1
