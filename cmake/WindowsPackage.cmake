@@ -1,9 +1,9 @@
 # The Windows packages (deploy/windows/build.sh runs cpack -G ZIP), one .zip per component:
 #   poolwatch-agent-<v>-win64.zip      bin/poolwatch-agent.exe, config/agent.conf.example,
-#                                      install-agent.ps1, doc/windows.md
+#                                      install-agent.ps1, install-common.ps1, doc/windows.md
 #   poolwatch-collector-<v>-win64.zip  bin/poolwatch-collector.exe, bin/poolwatch.exe,
 #                                      config/collector.conf.example, install-collector.ps1,
-#                                      pki/pki.sh, doc/windows.md
+#                                      install-common.ps1, pki/pki.sh, doc/windows.md
 #   poolwatch-cli-<v>-win64.zip        bin/poolwatch.exe, doc/windows.md (a workstation's CLI)
 # Only these components are packed (the plain install rules of agent/, collector/ and cli/ are
 # left out). The example configurations with the Windows defaults (source win, spool and store under
@@ -23,6 +23,11 @@ install(FILES ${CMAKE_BINARY_DIR}/collector.conf.example DESTINATION ${_top_coll
         COMPONENT collector)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-collector.ps1
         DESTINATION ${_top_collector} COMPONENT collector)
+# the steps both install scripts share (they dot-source it)
+foreach(_c agent collector)
+  install(FILES ${CMAKE_SOURCE_DIR}/deploy/windows/install-common.ps1 DESTINATION ${_top_${_c}}
+          COMPONENT ${_c})
+endforeach()
 # A first CA and certificates on the collector's machine: Git for Windows' bash has openssl.
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/pki.sh DESTINATION ${_top_collector}/pki
         COMPONENT collector)

@@ -3,10 +3,10 @@
 # 64-bit Windows (mingw-w64, warnings as errors, every dependency static from
 # deploy/windows/build-deps.sh) and packs them with CPack (cmake/WindowsPackage.cmake):
 # poolwatch-agent-<version>-win64.zip (bin/poolwatch-agent.exe, its example configuration,
-# install-agent.ps1) and poolwatch-collector-<version>-win64.zip (bin/poolwatch-collector.exe,
-# bin/poolwatch.exe, the collector's example configuration, install-collector.ps1) and
-# poolwatch-cli-<version>-win64.zip (bin/poolwatch.exe alone). Prints the three .zip paths as
-# the last lines.
+# install-agent.ps1, install-common.ps1) and poolwatch-collector-<version>-win64.zip
+# (bin/poolwatch-collector.exe, bin/poolwatch.exe, the collector's example configuration,
+# install-collector.ps1, install-common.ps1) and poolwatch-cli-<version>-win64.zip
+# (bin/poolwatch.exe alone). Prints the three .zip paths as the last lines.
 #
 #   deploy/windows/build.sh [--no-tests] [--no-zip]
 #

@@ -28,18 +28,15 @@ param(
   [switch]$Uninstall
 )
 $ErrorActionPreference = 'Stop'
+$here = Split-Path -Parent $MyInvocation.MyCommand.Path
+. (Join-Path $here 'install-common.ps1')
 $exe = Join-Path $InstallDir 'poolwatch-collector.exe'
 $rule = "poolwatch collector (agents, TCP $AgentPort)"
 
-$admin = ([Security.Principal.WindowsPrincipal][Security.Principal.WindowsIdentity]::GetCurrent()
-         ).IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
-if (-not $admin) { throw 'Run this script from an elevated (Administrator) PowerShell.' }
+Assert-PwElevated
 
 if ($Uninstall) {
-  if (Test-Path $exe) {
-    & $exe uninstall --name $ServiceName
-    if ($LASTEXITCODE -ne 0) { throw "poolwatch-collector uninstall failed ($LASTEXITCODE)" }
-  }
+  Remove-PwService $exe $ServiceName
   Remove-NetFirewallRule -DisplayName $rule -ErrorAction SilentlyContinue
   Remove-Item -Force (Join-Path $InstallDir 'poolwatch-collector.exe') -ErrorAction SilentlyContinue
   Write-Host "Removed the service and the firewall rule. The configuration, store and log in" `
@@ -47,30 +44,12 @@ if ($Uninstall) {
   exit 0
 }
 
-$here = Split-Path -Parent $MyInvocation.MyCommand.Path
-New-Item -ItemType Directory -Force -Path $InstallDir | Out-Null
-Copy-Item -Force (Join-Path $here 'bin\*') $InstallDir
-
-$confDir = Split-Path -Parent $ConfigFile
-New-Item -ItemType Directory -Force -Path $confDir | Out-Null
-if (-not (Test-Path $ConfigFile)) {
-  Copy-Item (Join-Path $here 'config\collector.conf.example') $ConfigFile
-  Write-Host "Wrote $ConfigFile from the example: set the certificates and the tokens file."
-}
-# The configuration names a private key and the store holds the fleet's history: only SYSTEM
-# (the service's account) and Administrators may read the directory.
-icacls $confDir /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'Administrators:(OI)(CI)F' | Out-Null
-
-& $exe --check-config --config $ConfigFile | Out-Null
-if ($LASTEXITCODE -ne 0) { throw "$ConfigFile does not check out (poolwatch-collector --check-config)" }
-
+Copy-PwProgram $here $InstallDir
+Initialize-PwConfig $here $ConfigFile 'collector.conf.example' `
+  'set the certificates and the tokens file.'
+Test-PwConfig $exe $ConfigFile
 if (-not (Get-NetFirewallRule -DisplayName $rule -ErrorAction SilentlyContinue)) {
   New-NetFirewallRule -DisplayName $rule -Direction Inbound -Protocol TCP -LocalPort $AgentPort `
     -Program $exe -Action Allow | Out-Null
 }
-& $exe install --config $ConfigFile --name $ServiceName
-if ($LASTEXITCODE -ne 0) { throw "poolwatch-collector install failed ($LASTEXITCODE)" }
-if (-not $NoStart) {
-  Start-Service -Name $ServiceName
-  Get-Service -Name $ServiceName
-}
+Install-PwService $exe $ConfigFile $ServiceName (-not $NoStart)
