@@ -9,11 +9,17 @@
  * pw_allocs, pw_frees and pw_bytes{host,tag,pool} (JSON-line import, 10 minutes a request).
  *
  * Two runs, both sides each:
- *  - fleet: HOSTS x 3,000 rows x HOURS: ingest CPU, disk with du after each side's flush
+ *  - fleet: HOSTS x 3,000 rows x HOURS through the collector's path: each host's agent encodes
+ *    its table into a frame (the agent's CPU, not counted), the collector unpacks it, applies
+ *    it to the host's decoder and hands both to pw_store_put_frame (ingest/ingest.c): ingest
+ *    CPU (store.ingest_ns_per_update: unpack, apply, put, commits, compaction), disk with du
+ *    after each side's flush
  *    (poolwatch: flush, TRUNCATE checkpoint, close: file + WAL + free pages; VictoriaMetrics:
  *    force_flush + force_merge, then du of its data directory), a host's table, one tag's fleet
  *    aggregate; the WAL's largest size after any commit.
- *  - history: one host x 3,000 rows x DAYS in a store that also holds the fleet run's hosts:
+ *  - history: one host x 3,000 rows x DAYS in a store that also holds the fleet run's hosts,
+ *    through pw_store_put (the full table, re-encoded by the store, as an import does; a
+ *    backfill committed every 1,000 puts: store.ingest_put_ns_per_update):
  *    one (host, tag, pool) over 7 days at 1-min and 15-min steps, p50 and p99 over 50 random
  *    rows. VictoriaMetrics holds pw_bytes only here unless PW_BENCH_VM_7D_METRICS=3 (text
  *    import of 3 x 181 million samples takes long on 2 cores).
@@ -40,6 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
+#include "delta.h"
+#include "frame.h"
 #include "store.h"
 
 #define TAGS      3000
@@ -170,6 +179,8 @@ typedef struct {
     uint64_t t_start; /* time of sample 0 */
     unsigned every;   /* commit every N puts (0: every 200 ms of arrival time) */
     const char *wal;  /* WAL path, measured after each commit */
+    int frames;       /* 1: the collector's path (an agent's frame, decoded, pw_store_put_frame);
+                         0: pw_store_put of the full table (imports, tools) */
     double cpu;       /* out: process CPU inside the store calls, s */
     double wall;      /* out */
     uint64_t wal_max; /* out: largest WAL after a commit */
@@ -194,6 +205,18 @@ static void feed(pw_store_t *st, feed_t *f)
         host_name(names[h], sizeof(names[h]), f->first + h);
         memset(agent[h], f->first + h + 1, 16);
     }
+    /* the collector's path: each host's agent encodes (its own CPU, not timed), the
+     * collector unpacks the frame and applies it to the host's decoder, the store keeps it */
+    pw_delta_enc_t *enc = calloc((size_t)f->hosts, sizeof(*enc));
+    pw_delta_dec_t *dec = calloc((size_t)f->hosts, sizeof(*dec));
+    int *stored = calloc((size_t)f->hosts, sizeof(*stored));
+    pw_buf_t frame;
+    pw_buf_init(&frame, 64u << 20);
+    if (enc == NULL || dec == NULL || stored == NULL)
+        exit(1);
+    for (int h = 0; f->frames && h < f->hosts; h++)
+        if (pw_delta_enc_init(&enc[h], 32) != 0 || pw_delta_dec_init(&dec[h], 32, 0) != 0)
+            exit(1);
     pw_diag_t d;
     double t = now_s();
     uint64_t last_commit = f->t_start;
@@ -203,8 +226,31 @@ static void feed(pw_store_t *st, feed_t *f)
             uint64_t ts = f->t_start + k * INTERVAL + (uint64_t)h * INTERVAL / (uint64_t)f->hosts;
             gen_next(&g[h], ts);
             pw_store_host_t hi = {names[h], agent[h], 16, boot, 16, "windows 10.0", 32};
-            double c = cpu_s();
-            int rc = pw_store_put(st, &hi, &g[h].s, 0, &d);
+            int rc;
+            double c;
+            if (f->frames) {
+                const Poolwatch__V1__Sample *msg;
+                pw_buf_reset(&frame);
+                if ((rc = pw_delta_encode(&enc[h], &g[h].s, 0, &msg, &d)) != 0 ||
+                    (rc = pw_codec_pack_sample(msg, 64u << 20, &frame)) != 0)
+                    die("encode", rc, &d);
+                c = cpu_s();
+                const uint8_t *payload = frame.data + PW_FRAME_HEADER;
+                size_t len = frame.len - PW_FRAME_HEADER;
+                Poolwatch__V1__Envelope *env;
+                if ((rc = pw_codec_unpack(payload, len, &env, &d)) != 0 ||
+                    (rc = pw_delta_apply(&dec[h], env->sample, NULL, &d)) != 0)
+                    die("decode", rc, &d);
+                const Poolwatch__V1__Sample *in = env->sample;
+                int follows = stored[h] && !in->keyframe && !in->dict_reset;
+                rc = pw_store_put_frame(st, &hi, &dec[h], payload, len, in->base_seq, follows, 0,
+                                        &d);
+                stored[h] = rc == 0;
+                pw_codec_free(env);
+            } else {
+                c = cpu_s();
+                rc = pw_store_put(st, &hi, &g[h].s, 0, &d);
+            }
             if (rc != 0)
                 die("put", rc, &d);
             pending++;
@@ -223,6 +269,14 @@ static void feed(pw_store_t *st, feed_t *f)
             }
             f->cpu += cpu_s() - c;
         }
+    for (int h = 0; f->frames && h < f->hosts; h++) {
+        pw_delta_enc_close(&enc[h]);
+        pw_delta_dec_close(&dec[h]);
+    }
+    free(enc);
+    free(dec);
+    free(stored);
+    pw_buf_close(&frame);
     double c = cpu_s();
     int rc = pw_store_commit(st, &d);
     int64_t nc = rc ? 0 : pw_store_compact(st, 1000000, &d);
@@ -537,7 +591,8 @@ int main(void)
                  .first = 1,
                  .t_start = fleet_t0,
                  .samples = (uint64_t)hours * 3600000ull / INTERVAL,
-                 .wal = wal};
+                 .wal = wal,
+                 .frames = 1};
     feed(st, &ff);
     pw_store_stats_t ss;
     if ((rc = pw_store_flush(st, &d)) != 0 || (rc = pw_store_checkpoint(st, &d)) != 0 ||
@@ -577,6 +632,8 @@ int main(void)
     feed(st, &fh);
     if ((rc = pw_store_stats(st, &ss, &d)) != 0)
         die("stats", rc, &d);
+    /* the history host goes through pw_store_put (as an import does), a backfill */
+    printf("BENCH store.ingest_put_ns_per_update %.1f ns\n", fh.cpu * 1e9 / (double)fh.updates);
     uint64_t wal_max = ff.wal_max > fh.wal_max ? ff.wal_max : fh.wal_max;
     printf("BENCH store.wal_max_bytes %" PRIu64 " B\n", wal_max);
     fprintf(stderr,
