@@ -841,13 +841,13 @@ const pw__store_live_t *pw__store_live_find(pw_store_sql_t *q, const pw_store_hs
 static int row_next(const lrow_t *r, size_t *off, uint32_t *idx, uint64_t v[4])
 {
     uint64_t e, x;
-    if (*off >= r->len || pw_varint_get(r->ev, r->len, off, &e) != 0)
+    if (*off >= r->len || vget(r->ev, r->len, off, &e) != 0)
         return -1;
     *idx += (uint32_t)(e >> 1);
     if (e & 1)
         return 1;
     for (int c = 0; c < 4; c++) {
-        if (pw_varint_get(r->ev, r->len, off, &x) != 0)
+        if (vget(r->ev, r->len, off, &x) != 0)
             return -1;
         v[c] += pw_unzigzag(x);
     }
