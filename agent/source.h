@@ -99,7 +99,8 @@ void pw_source_close(pw_source_t *src);
 
 /* A bounded snapshot of the big-pool blocks of `tag` (4 bytes) into *out (bigpool.h: counts,
  * bytes, a size histogram; no addresses). Returns 0, PW_ENOTSUP (the source has no big-pool
- * table: Linux, replay, simulated; `d` says so) or the source's error. */
+ * table: Linux, replay; `d` says so) or the source's error. The simulated source summarises
+ * a table made from its rows (pw_sim_big_pool). */
 int pw_source_big_pool(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
                        pw_diag_t *d);
 

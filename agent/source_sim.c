@@ -4,6 +4,7 @@
 #include "source_sim.h"
 #include "source_internal.h"
 #include "alloc.h"
+#include "bigpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -666,6 +667,54 @@ void pw_sim_free(pw_sim_t *sim)
     pw_free(sim);
 }
 
+/* The simulated host's big-pool table: every outstanding allocation of a row whose block is
+ * larger than a page less the pool header (16 bytes on x64, 8 on x86: Windows takes those from
+ * the big-pool allocator) is one entry, laid out as SystemBigPoolInformation for the preset's
+ * architecture (bigpool.h) with made-up addresses whose low bit says nonpaged; then the real
+ * parser summarises it. Rows as they are now: the next sample's. */
+int pw_sim_big_pool(const pw_sim_t *sim, const uint8_t tag[4], pw_bigpool_summary_t *out,
+                    pw_diag_t *d)
+{
+    unsigned ptr = sim->preset->os.arch == PW_WIN_ARCH_X86 ? 4u : 8u;
+    uint64_t min_size = 4096 - 2ull * ptr; /* larger than this */
+    uint64_t count = 0;
+    for (size_t i = 0; i < sim->n_rows; i++)
+        if (sim->rows[i].size > min_size && sim->rows[i].pool != PW_POOL_SESSION)
+            count += sim->rows[i].diff;
+    if (count > PW_BIGPOOL_MAX_COUNT)
+        return pw_diag_set(d, PW_ETOOBIG, 0, 0, "big_pool",
+                           "simulated big-pool table of %llu entries exceeds %u",
+                           (unsigned long long)count, PW_BIGPOOL_MAX_COUNT);
+    size_t esize = pw_bigpool_entry_size(ptr);
+    size_t len = ptr + (size_t)count * esize;
+    uint8_t *buf = pw_calloc(1, len);
+    if (buf == NULL)
+        return PW_ENOMEM;
+    buf[0] = (uint8_t)count;
+    buf[1] = (uint8_t)(count >> 8);
+    buf[2] = (uint8_t)(count >> 16);
+    buf[3] = (uint8_t)(count >> 24);
+    uint8_t *e = buf + ptr;
+    uint64_t va = 0x10000;
+    for (size_t i = 0; i < sim->n_rows; i++) {
+        const row_t *r = &sim->rows[i];
+        if (r->size <= min_size || r->pool == PW_POOL_SESSION)
+            continue;
+        for (uint32_t k = 0; k < r->diff; k++, e += esize) {
+            uint64_t a = va | (r->pool == PW_POOL_NONPAGED ? 1u : 0u);
+            for (unsigned b = 0; b < ptr; b++) {
+                e[b] = (uint8_t)(a >> (8 * b));
+                e[ptr + b] = (uint8_t)((uint64_t)r->size >> (8 * b));
+            }
+            memcpy(e + 2 * ptr, r->tag, 4);
+            va += ((uint64_t)r->size + 4095) / 4096 * 4096;
+        }
+    }
+    int rc = pw_bigpool_summarize(buf, len, ptr, tag, out, d);
+    pw_free(buf);
+    return rc;
+}
+
 /* ---- the source ops ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -711,6 +760,13 @@ static int sim_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     return 0;
 }
 
+static int sim_big_pool(pw_source_t *src, const uint8_t tag[4], pw_bigpool_summary_t *out,
+                        pw_diag_t *d)
+{
+    sim_priv_t *priv = src->priv;
+    return pw_sim_big_pool(priv->sim, tag, out, d);
+}
+
 static void sim_close(pw_source_t *src)
 {
     sim_priv_t *priv = src->priv;
@@ -726,4 +782,5 @@ const pw_source_ops_t pw__source_sim_ops = {
     .open = sim_open,
     .sample = sim_sample,
     .close = sim_close,
+    .big_pool = sim_big_pool,
 };

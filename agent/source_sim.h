@@ -131,4 +131,13 @@ const pw_sim_preset_t *pw_sim_preset(const pw_sim_t *sim);
 /* Frees the generator. Accepts NULL. */
 void pw_sim_free(pw_sim_t *sim);
 
+/* The host's big-pool table as it is now (the next sample's rows), summarised for `tag` (4
+ * bytes) as the Windows source does (bigpool.h): each outstanding allocation of a row whose
+ * block is larger than a page less the pool header (4080 bytes on x64, 4088 on x86) is one
+ * entry of the preset's layout; smaller blocks are not in the table. Returns 0, PW_ENOMEM or
+ * PW_ETOOBIG (more than PW_BIGPOOL_MAX_COUNT entries). */
+struct pw_bigpool_summary_s;
+int pw_sim_big_pool(const pw_sim_t *sim, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
+                    pw_diag_t *d);
+
 #endif /* PW_SOURCE_SIM_H */

@@ -160,6 +160,7 @@ typedef struct pw_top_row_s {
     int64_t session;              /* a session-pool row's session; -1: none or all sessions */
     uint64_t allocs, frees, diff, bytes, per_alloc;
     int64_t allocs_change, frees_change, diff_change, bytes_change;
+    char driver[64]; /* the API's "driver" (pooltag.txt's mapping, cut to fit); "" when null */
 } pw_top_row_t;
 
 typedef struct pw_top_table_s {
@@ -168,6 +169,9 @@ typedef struct pw_top_table_s {
     int has_prev; /* prev_timestamp_ms not null: the changes are meaningful */
     /* totals in bytes, 0 = not given */
     uint64_t physical_memory, available, commit, commit_limit, commit_peak, paged, nonpaged;
+    /* the host's poolwatch agent itself (totals.agent; has_agent 0 when the API gives null) */
+    int has_agent;
+    uint64_t agent_rss, agent_cpu_ms, agent_handles;
     pw_top_row_t *rows; /* pw_malloc'd */
     size_t n_rows;
     size_t total_rows;

@@ -279,6 +279,31 @@ int pw_fmt_tag(const json_t *root, FILE *out)
     return 0;
 }
 
+/* A suspect's latest big-pool snapshot (the agent's answer, asked when it became a suspect or
+ * by `poolwatch bigpool`): whether its bytes are a few large blocks or many small ones. */
+static void leak_big_pool(const json_t *bp, FILE *out)
+{
+    if (!json_is_object(bp) || !json_is_integer(json_object_get(bp, "count")))
+        return;
+    char t[32], b[24], lg[24], sm[24];
+    pw_cli_format_time(ju64(bp, "taken_ms"), t, sizeof(t));
+    uint64_t n = ju64(bp, "count"), scanned = ju64(bp, "scanned");
+    if (n == 0) {
+        fprintf(out,
+                "  big pool at %s: no block of a page or more (its bytes are small "
+                "allocations); %" PRIu64 " blocks of every tag in the table\n",
+                t, scanned);
+        return;
+    }
+    pw_cli_format_bytes(ju64(bp, "bytes"), b, sizeof(b));
+    pw_cli_format_bytes(ju64(bp, "largest_bytes"), lg, sizeof(lg));
+    pw_cli_format_bytes(ju64(bp, "smallest_bytes"), sm, sizeof(sm));
+    fprintf(out,
+            "  big pool at %s: %" PRIu64 " block(s) of a page or more, %s (largest %s, "
+            "smallest %s); %" PRIu64 " blocks of every tag in the table\n",
+            t, n, b, lg, sm, scanned);
+}
+
 int pw_fmt_leaks(const json_t *root, FILE *out)
 {
     const json_t *s = jarr(root, "suspects");
@@ -352,6 +377,7 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                     json_is_true(json_object_get(f, "head")) ? "grew together with:"
                                                              : "part of the finding of",
                     json_string_value(json_object_get(f, "with")));
+        leak_big_pool(json_object_get(l, "big_pool"), out);
     }
     /* the API gives the first 500 by default: say when there are more */
     const json_t *tot = json_object_get(root, "total");

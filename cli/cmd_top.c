@@ -84,6 +84,14 @@ int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *dia
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
             if (get_u64(tot, keys[k], dst[k]) < 0)
                 return pw_diag_set(diag, PW_EPARSE, 0, 0, "totals", "bad totals.%s", keys[k]);
+        const json_t *ag = json_object_get(tot, "agent");
+        if (json_is_object(ag)) {
+            t->has_agent = 1;
+            if (get_u64(ag, "rss_bytes", &t->agent_rss) < 0 ||
+                get_u64(ag, "cpu_ms", &t->agent_cpu_ms) < 0 ||
+                get_u64(ag, "handles", &t->agent_handles) < 0)
+                return pw_diag_set(diag, PW_EPARSE, 0, 0, "totals", "bad totals.agent");
+        }
     }
     size_t n = json_array_size(rows);
     t->rows = n ? pw_calloc(n, sizeof(*t->rows)) : NULL;
@@ -124,6 +132,9 @@ int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *dia
             pw_top_table_close(t);
             return pw_diag_set(diag, PW_EPARSE, 0, i, "rows", "row %zu: bad number", i);
         }
+        const char *drv = json_string_value(json_object_get(r, "driver"));
+        if (drv != NULL)
+            snprintf(o->driver, sizeof(o->driver), "%s", drv);
         t->n_rows++;
     }
     t->total_rows = total_rows ? (size_t)total_rows : n;
@@ -446,6 +457,19 @@ static const char *row_type(const pw_top_row_t *r, char *buf, size_t size)
     return buf;
 }
 
+/* The Tag column's text in `tw` columns: a longer tag (a Linux allocation site of up to 48
+ * bytes, "mlx5/core/steering/dr_ste_v1.c:1234") keeps its end, where the file and line are,
+ * after "…", so the columns after it stay aligned. */
+static const char *fit_tag(const char *tag, int tw, char *out, size_t size)
+{
+    size_t n = strlen(tag);
+    if (n <= (size_t)tw || tw < 2)
+        snprintf(out, size, "%s", tag);
+    else
+        snprintf(out, size, "\xe2\x80\xa6%s", tag + n - (size_t)(tw - 1));
+    return out;
+}
+
 int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, int height,
                   pw_top_lines_t *out)
 {
@@ -463,6 +487,17 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
     kb(e, sizeof(e), t->paged);
     rc |= add_line(out, width, 0, " Commit: %9s Limit: %9s Peak: %9s  Pool N: %9s P: %9s", a, b, c,
                    d, e);
+    if (t->has_agent) { /* the agent's own footprint (AgentFootprint alerts when it grows) */
+        kb(a, sizeof(a), t->agent_rss);
+        snprintf(b, sizeof(b), "%" PRIu64 ".%01" PRIu64 "s", t->agent_cpu_ms / 1000,
+                 t->agent_cpu_ms % 1000 / 100);
+        if (t->agent_handles > 0)
+            snprintf(c, sizeof(c), "%" PRIu64, t->agent_handles);
+        else
+            snprintf(c, sizeof(c), "-");
+        rc |= add_line(out, width, 0,
+                       " Agent:  %9s CPU: %9s Handles: %6s  (poolwatch-agent itself)", a, b, c);
+    }
 
     size_t cap = t->n_rows;
     const pw_top_row_t **vis = cap ? pw_calloc(cap, sizeof(*vis)) : NULL;
@@ -516,9 +551,15 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
         }
         return 0;
     }
+    /* poolmon /g's column: the driver pooltag.txt maps the tag to (the collector's
+     * [analysis] pooltag_file), when the table maps any */
+    int drv = 0;
+    for (size_t i = 0; i < t->n_rows && !drv; i++)
+        drv = t->rows[i].driver[0] != '\0';
     rc |= add_line(out, width, PW_TOP_ATTR_HEADER,
-                   " %-*s %-5s %10s (%5s) %10s (%5s) %9s (%5s) %11s (%7s) %9s", tw, "Tag", "Type",
-                   "Allocs", "", "Frees", "", "Diff", "", "Bytes", "", "Per Alloc");
+                   " %-*s %-5s %10s (%5s) %10s (%5s) %9s (%5s) %11s (%7s) %9s%s", tw, "Tag", "Type",
+                   "Allocs", "", "Frees", "", "Diff", "", "Bytes", "", "Per Alloc",
+                   drv ? "  Mapped_Driver" : "");
     if (v->totals) {
         /* Sums of the visible rows per pool type, changes included. */
         static const int pools[] = {PW_POOL_NONPAGED, PW_POOL_PAGED, PW_POOL_SESSION};
@@ -555,13 +596,14 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
             break;
         const pw_top_row_t *r = vis[i];
         int changed = r->allocs_change || r->frees_change || r->diff_change || r->bytes_change;
-        char ty[24];
+        char ty[24], tg[sizeof(r->tag) + 4];
         rc |= add_line(
             out, width, v->highlight && changed ? PW_TOP_ATTR_HIGHLIGHT : PW_TOP_ATTR_NONE,
             " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64 ") %9" PRIu64
-            " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64,
-            tw, r->tag, row_type(r, ty, sizeof(ty)), r->allocs, r->allocs_change, r->frees,
-            r->frees_change, r->diff, r->diff_change, r->bytes, r->bytes_change, r->per_alloc);
+            " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64 "%s%s",
+            tw, fit_tag(r->tag, tw, tg, sizeof(tg)), row_type(r, ty, sizeof(ty)), r->allocs,
+            r->allocs_change, r->frees, r->frees_change, r->diff, r->diff_change, r->bytes,
+            r->bytes_change, r->per_alloc, r->driver[0] ? "  " : "", r->driver);
     }
     pw_free(vis);
     if (rc != 0) {

@@ -48,8 +48,14 @@ typedef struct {
     uint64_t evicted_logged; /* store evictions already logged */
     int64_t expiry_warned_s; /* wall time of the last certificate expiry warning */
     uv_signal_t sigint, sigterm, sighup, sigbreak; /* sigbreak: Windows only */
-    uv_async_t stop_async; /* pw_collector_stop from another thread (Windows service control) */
+    uv_async_t stop_async;  /* pw_collector_stop from another thread (Windows service control) */
+    uint64_t next_auto_cmd; /* the collector's own commands (AUTO_CMD | n): a new suspect's
+                               big-pool snapshot */
 } pw_collector_t;
+
+/* Command ids the collector sends by itself carry this bit; the API's count from 1 and never
+ * reach it, so an answer is routed by its id alone. */
+#define AUTO_CMD (1ull << 63)
 
 /* The agents' TLS files as a context's options. */
 static pw_tls_ctx_opts_t agents_tls(const pw_collector_cfg_t *cfg)
@@ -172,12 +178,55 @@ static size_t connections(void *arg)
     return c->agents ? pw_listener_connections(c->agents) : 0;
 }
 
-/* An agent's answer to a command: to the API request waiting for it. */
+/* An agent's answer to a command. A big-pool snapshot (asked by the collector for a new
+ * suspect, or by an operator through the API) is kept as the host's latest for its tag, where
+ * the API shows it with the suspect; an answer to the API goes to the request waiting for it
+ * (answers to the collector's own commands have none). */
 static void on_command_result(void *arg, const pw_host_t *h,
                               const Poolwatch__V1__CommandResult *res)
 {
     pw_collector_t *c = arg;
-    pw_http_command_result(c->http, h, res);
+    int automatic = (res->id & AUTO_CMD) != 0;
+    if (res->big_pool != NULL && res->status == 0) {
+        pw_host_t *wh = pw_fleet_find(pw_ingest_fleet(c->ing), h->name);
+        uv_timeval64_t tv;
+        uv_gettimeofday(&tv);
+        int r = wh != NULL ? pw_ingest_big_pool(c->ing, wh, res->big_pool, automatic,
+                                                (uint64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000)
+                           : PW_ENOENT;
+        if (r != 0)
+            PW_LOG_WARN(MOD, "%s: big-pool snapshot not kept: %s", h->name, pw_strerror(r));
+    } else if (automatic) {
+        PW_LOG_INFO(MOD, "%s: no big-pool snapshot for the new suspect: %s (%s)", h->name,
+                    res->message ? res->message : "", pw_strerror(res->status));
+    }
+    if (!automatic)
+        pw_http_command_result(c->http, h, res);
+}
+
+/* A new suspect of a live host (pw_analysis_opts_t.on_suspect): the host's agent is asked for
+ * the tag's big-pool blocks (COMMAND_BIG_POOL), a Windows pool tag only; the answer comes to
+ * on_command_result. */
+static int on_suspect(void *arg, const pw_host_t *h, const pw_suspect_t *s)
+{
+    pw_collector_t *c = arg;
+    if (strcmp(h->os_family, "windows") != 0 || s->tag_len != 4 ||
+        h->source_kind == POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY)
+        return 0; /* no big-pool table: Linux, a replayed capture */
+    if (!pw_host_connected(h))
+        return -1;
+    Poolwatch__V1__Command cmd = POOLWATCH__V1__COMMAND__INIT;
+    cmd.id = AUTO_CMD | ++c->next_auto_cmd;
+    cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_BIG_POOL;
+    cmd.tag.data = (uint8_t *)(uintptr_t)s->tag;
+    cmd.tag.len = 4;
+    if (pw_listener_send_command(c->agents, h, &cmd) != 0)
+        return -1;
+    char t[PW_TAG_MAX * 4 + 1];
+    pw_row_format(s->tag, s->tag_len, s->pool, t, sizeof(t));
+    PW_LOG_INFO(MOD, "%s: new suspect %s: its agent is asked for the tag's big-pool blocks",
+                h->name, t);
+    return 1;
 }
 
 /* The analysis' alert transitions: to the notifier. */
@@ -295,7 +344,9 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     pw_analysis_opts_t ao = {.alerts_path = keep_alerts ? alerts_path : NULL,
                              .on_alert = c->notify ? on_alert : NULL,
                              .on_alert_arg = c,
-                             .silent_after_ms = (int64_t)cfg->silent_after_ms};
+                             .silent_after_ms = (int64_t)cfg->silent_after_ms,
+                             .on_suspect = on_suspect,
+                             .on_suspect_arg = c};
     if (pw_analysis_run_new(&c->loop, c->ing, &ao, &c->an) != 0)
         PW_LOG_ERROR(MOD, "out of memory: analysis disabled");
     if (cfg->rw_url && cfg->rw_url[0]) {

@@ -396,10 +396,26 @@ function suspectLimit(s) {
   return `${level(s.pool_level)}${fmtBytes(s.pool_limit_bytes)} <span class="mute src">${esc(s.pool_limit_source || '')}</span>`;
 }
 
+/* A suspect's latest big-pool snapshot (its agent's answer when it became a suspect, or to
+ * `poolwatch bigpool`): a few large blocks or many small allocations. */
+function bigPoolHtml(bp) {
+  if (!bp) return '<span class="mute">—</span>';
+  const when = `taken ${new Date(bp.taken_ms).toLocaleString()}, asked by the ${bp.asked_by || 'operator'}; ` +
+    `${bp.scanned} big-pool blocks of every tag`;
+  if (!bp.count) return `<span class="bp-none" title="${esc(when)}">no block of a page or more</span>`;
+  const hist = (bp.size_hist || []).map((c, i) => c ? `${i ? fmtBytes(2 ** (12 + i)) : '0'}+: ${c}` : '')
+    .filter(Boolean).join(', ');
+  return `<span class="bp" title="${esc(when + (hist ? '; sizes ' + hist : ''))}">` +
+    `<b class="bp-count">${bp.count}</b> blocks, <span class="bp-bytes">${fmtBytes(bp.bytes)}</span>` +
+    ` <span class="mute">(largest ${fmtBytes(bp.largest_bytes)})</span></span>`;
+}
+
 function suspectTable(list, withHost) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
     '<th class="num">Growth / h</th><th class="num">Now</th><th class="lim">Limit (source)</th><th class="eta">Runs out</th>' +
-    '<th class="num">Score</th><th>Driver</th><th>Evidence</th><th>History</th></tr></thead><tbody>' +
+    '<th class="num">Score</th><th>Driver</th><th>Evidence</th>' +
+    (withHost ? '' : '<th title="the tag\'s large blocks (SystemBigPoolInformation), asked when it became a suspect">Big pool</th>') +
+    '<th>History</th></tr></thead><tbody>' +
     list.map((s) => `<tr data-host="${esc(s.host)}" data-tag="${esc(s.tag)}">` +
       (withHost ? `<td>${hostLink(s.host)}</td>` : '') +
       `<td class="tag">${tagLink(s.tag)}</td><td>${esc(typeText(s))}</td>` +
@@ -412,6 +428,7 @@ function suspectTable(list, withHost) {
         (typeof s.confidence === 'number' ? ` <span class="mute">(confidence ${s.confidence.toFixed(2)}${s.method === 'compare' ? ', screens compared only' : ''})</span>` : '') +
         `${s.finding && s.finding.with ? ' <span class="mute">' +
         (s.finding.head ? 'grew with ' : 'with ') + esc(s.finding.with) + '</span>' : ''}</td>` +
+      (withHost ? '' : `<td class="bigpool">${bigPoolHtml(s.big_pool)}</td>`) +
       `<td class="hist"><a class="hist-link" href="${hostHref(s.host, { tag: s.tag, pool: s.type })}">chart</a></td></tr>`).join('') +
     '</tbody></table>';
 }

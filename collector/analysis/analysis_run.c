@@ -64,6 +64,7 @@
 #define AGENT_RATIO       1.5                  /* grown to 1.5 x its first hour's minimum ... */
 #define AGENT_MIN_GROWTH  ((uint64_t)16 << 20) /* ... and by 16 MiB (or 1,000 handles) */
 #define AGENT_MIN_HANDLES 1000
+#define AGENT_FOR_MS      (15 * 60 * 1000)  /* pending this long (3 points) before it fires */
 #define ALERT_UNKNOWN     3                 /* cand_t.alerting before its first look-up */
 #define PUBLISH_SLICE_NS  (10ull * 1000000) /* loop time a tick may spend publishing */
 #define LOG_ALERTS        50                /* alert transitions logged one by one per pass */
@@ -89,6 +90,10 @@
                                    default retention */
 #define EXTEND_STEP_MS 60000ULL /* a point's time is its step's start: within a minute */
 #define RESEND_PASSES  2        /* Prometheus resends firing alerts every minute */
+#define SUSPECT_SNAPSHOT_EVERY_MS                                                                  \
+    (3600LL * 1000) /* a tag's on_suspect at most this often per host (an episode that ends and    \
+                       begins again within it is not asked again) */
+#define SUSPECT_ASKED_N 8 /* tags whose last ask a host remembers */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
@@ -119,6 +124,7 @@ typedef struct {
                           back into the rollups (extend_suspects), then 2 */
     uint32_t group;    /* finding: slot of its head */
     uint16_t group_n;
+    uint8_t episode_told; /* on_suspect was called for this suspect episode (found_ms) */
     pw_detect_ring_t ring;
     pw_detect_t res;
 } cand_t;
@@ -175,6 +181,13 @@ typedef struct {
     } agent[AGENT_RING];
     size_t n_agent;
     int agent_alerting;
+    /* the last on_suspect asks of this host: (tag, pool) and the alerts' clock then */
+    struct {
+        uint8_t tag[PW_TAG_MAX];
+        uint8_t tag_len, pool;
+        int64_t ms;
+    } asked[SUSPECT_ASKED_N];
+    size_t n_asked;
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -192,6 +205,7 @@ typedef struct pw_analysis_run_s {
     int timer_closed;
     int import_due;        /* screens were imported: the next tick runs a pass */
     size_t logged;         /* alert transitions of the pass being published */
+    size_t suspect_calls;  /* on_suspect calls that asked in the pass being published */
     int publishing;        /* a publication is under way (publish_some) */
     int collecting;        /* hosts are being gathered for a pass (collect_some) */
     size_t collect_cursor; /* next index into the fleet's hosts for collect_some */
@@ -249,6 +263,7 @@ static host_state_t *state_of(run_t *rn, const pw_host_t *h)
         }
         s->mu_init = 1;
         s->silent_alerting = 1; /* unknown: a HostSilent restored at start is looked at once */
+        s->agent_alerting = 1;  /* ... and an AgentFootprint */
         s->h = h;
         snprintf(s->name, sizeof(s->name), "%s", h->name);
         rn->hs[h->index] = s;
@@ -522,6 +537,9 @@ static void agent_note(host_state_t *s, int64_t ts, const pw_totals_t *t)
 {
     if (t->agent_rss_bytes == 0 && t->agent_handles == 0)
         return;
+    /* An agent restart starts its figures over: its resident set dropped by AGENT_MIN_GROWTH */
+    if (s->n_agent > 0 && t->agent_rss_bytes + AGENT_MIN_GROWTH < s->agent[s->n_agent - 1].rss)
+        s->n_agent = 0;
     if (s->n_agent > 0 && ts < s->agent[s->n_agent - 1].ts + AGENT_STEP_MS)
         return;
     if (s->n_agent == AGENT_RING) {
@@ -775,8 +793,10 @@ static void eval_host(run_t *rn, host_state_t *s)
         c->quiet = d.verdict == PW_DETECT_LEAK ? 0 : (uint8_t)(c->quiet < 255 ? c->quiet + 1 : 255);
         if (d.verdict == PW_DETECT_LEAK && c->found_ms == 0)
             c->found_ms = (uint64_t)s->last_ts;
-        else if (d.verdict != PW_DETECT_LEAK)
+        else if (d.verdict != PW_DETECT_LEAK) {
             c->found_ms = 0;
+            c->episode_told = 0; /* the episode ended: a new leak verdict is a new one */
+        }
         c->res = d;
         c->has = 1;
         c->ring.dirty = 0;
@@ -1039,18 +1059,15 @@ static void silent_alert(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t
 }
 
 /* AgentFootprint: the host's own agent grows. Over its footprint points (one per 5 min, the
- * last 4 h, at least 1 h of them), the minimum of the last 3 against the minimum of the first
- * 6: fires (warning) when the resident set reached AGENT_RATIO x and grew by AGENT_MIN_GROWTH,
- * or the handles AGENT_RATIO x and by AGENT_MIN_HANDLES; minima, so that a moment's peak
- * (a reconnect's buffers) does not count. The value is the larger of the two ratios; resolved
- * below 1.4. An agent restart starts its figures over: a drop empties the ring. */
+ * last 4 h, at least 1 h of them; rebuilt from the store after a restart), the minimum of the
+ * last 3 against the minimum of the first 6: pending (warning) when the resident set reached
+ * AGENT_RATIO x and grew by AGENT_MIN_GROWTH, or the handles AGENT_RATIO x and by
+ * AGENT_MIN_HANDLES, firing when that held AGENT_FOR_MS; minima, so that a moment's peak (a
+ * reconnect's buffers) does not count. The value is the larger of the two ratios; resolved
+ * below 1.4. An agent restart starts its figures over (agent_note). */
 static void agent_alert(run_t *rn, host_state_t *s, int64_t now_ms)
 {
     size_t n = s->n_agent;
-    if (n >= 2 && s->agent[n - 1].rss + AGENT_MIN_GROWTH < s->agent[n - 2].rss) {
-        s->agent[0] = s->agent[n - 1]; /* restarted: judged afresh */
-        s->n_agent = n = 1;
-    }
     double ratio = 0.0;
     if (n >= AGENT_MIN_POINTS) {
         uint64_t r0 = UINT64_MAX, r1 = UINT64_MAX, h0 = UINT64_MAX, h1 = UINT64_MAX;
@@ -1069,7 +1086,8 @@ static void agent_alert(run_t *rn, host_state_t *s, int64_t now_ms)
     }
     if (ratio < AGENT_RATIO && !s->agent_alerting)
         return;
-    alert(rn, s->name, "", PW_ALERT_POOL_AGENT, "warning", ratio, AGENT_RATIO, 0.1, 0, now_ms);
+    alert(rn, s->name, "", PW_ALERT_POOL_AGENT, "warning", ratio, AGENT_RATIO, 0.1, AGENT_FOR_MS,
+          now_ms);
     pw_alert_key_t key;
     memset(&key, 0, sizeof(key));
     snprintf(key.host, sizeof(key.host), "%.127s", s->name);
@@ -1157,12 +1175,52 @@ static void finding_text(const host_state_t *s, const cand_t *c, size_t slot, ch
         snprintf(out + len, cap - len, " +%zu", more);
 }
 
-/* Publishes the results of the hosts just evaluated and rebuilds the suspect list. */
+/* on_suspect for a suspect of a live host whose episode was not told yet: once per episode,
+ * a tag at most once per SUSPECT_SNAPSHOT_EVERY_MS per host, PW_ANALYSIS_SUSPECT_CALLS per
+ * pass. Host mutex held. */
+static void tell_suspect(run_t *rn, host_state_t *s, cand_t *c, const pw_suspect_t *x,
+                         int64_t now_ms)
+{
+    if (rn->o.on_suspect == NULL || c->episode_told ||
+        rn->suspect_calls >= PW_ANALYSIS_SUSPECT_CALLS)
+        return;
+    size_t slot = s->n_asked, oldest = 0;
+    for (size_t i = 0; i < s->n_asked; i++) {
+        if (s->asked[i].tag_len == x->tag_len && s->asked[i].pool == x->pool &&
+            memcmp(s->asked[i].tag, x->tag, x->tag_len) == 0)
+            slot = i;
+        if (s->asked[i].ms < s->asked[oldest].ms)
+            oldest = i;
+    }
+    if (slot < s->n_asked && now_ms - s->asked[slot].ms < SUSPECT_SNAPSHOT_EVERY_MS) {
+        c->episode_told = 1; /* asked within the hour: this episode is that one's */
+        return;
+    }
+    int r = rn->o.on_suspect(rn->o.on_suspect_arg, s->h, x);
+    if (r < 0)
+        return; /* not now: again at a later pass */
+    c->episode_told = 1;
+    if (r == 0)
+        return;
+    rn->suspect_calls++;
+    if (slot == s->n_asked) {
+        if (s->n_asked < SUSPECT_ASKED_N)
+            s->n_asked++;
+        else
+            slot = oldest;
+    }
+    memcpy(s->asked[slot].tag, x->tag, x->tag_len);
+    s->asked[slot].tag_len = x->tag_len;
+    s->asked[slot].pool = x->pool;
+    s->asked[slot].ms = now_ms;
+}
+
 /* Starts publishing the pass just judged: publish_some does it a slice at a time. */
 static void publish_start(run_t *rn)
 {
     rn->pub_now = clock_ms(rn);
     rn->logged = 0;
+    rn->suspect_calls = 0;
     rn->pub_hi = 0;
     rn->pub_n = 0;
     rn->publishing = 1;
@@ -1195,19 +1253,23 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
             s->judged = 1;
         }
         size_t first = n;
+        const pw_host_t *h = s->h;
+        int live = pw_host_streaming(h) && !pw_host_imported(h);
         for (size_t i = 0; i < s->n_cands; i++) {
-            const cand_t *c = &s->cands[i];
+            cand_t *c = &s->cands[i];
             if (!growing(c))
                 continue;
             const cand_t *head = &s->cands[c->group];
             if (head->res.verdict != PW_DETECT_LEAK || c->res.verdict != PW_DETECT_LEAK)
                 continue;
-            if (append_suspect(rn, &v, &n, &cap, s, c, i) == 0)
+            if (append_suspect(rn, &v, &n, &cap, s, c, i) == 0) {
                 finding_text(s, c, i, v[n - 1].with, sizeof(v[n - 1].with));
+                if (live)
+                    tell_suspect(rn, s, c, &v[n - 1], now_ms);
+            }
         }
         s->pub.n_suspects = (uint32_t)(n - first);
-        const pw_host_t *h = s->h;
-        int live = pw_host_streaming(h) && !pw_host_imported(h);
+
         /* alerts: one per finding (its head) on live hosts; fresh results only */
         if (fresh && live) {
             for (size_t i = 0; i < s->n_cands; i++) {
@@ -1334,6 +1396,7 @@ static void publish(run_t *rn)
 static int rebuild_totals_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
 {
     totals_note(arg, (int64_t)ts_ms, t->nonpaged_bytes, t->paged_bytes);
+    agent_note(arg, (int64_t)ts_ms, t); /* the agent's own footprint, as its samples said */
     return 0;
 }
 
@@ -1380,6 +1443,7 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
                 s->cands[i].extend = 1;
     s->recent.n = 0;
     s->longr.n = 0;
+    s->n_agent = 0;
     uint64_t tfrom = to > (uint64_t)LONG_TREND_MS ? to - (uint64_t)LONG_TREND_MS : 0;
     pw_diag_t d;
     pw_store_totals(rn->store, h->name, tfrom, to, rebuild_totals_cb, s, &d);

@@ -89,7 +89,20 @@ typedef struct pw_analysis_opts_s {
     /* [alerts] silent_after: a streaming host that sends nothing this long (ms) fires
      * HostSilent; 0 = 3 of the host's intervals, at least 60 s. */
     int64_t silent_after_ms;
+    /* A suspect episode began: (host, tag, pool) is listed as a suspect of a live host (it
+     * streams from an agent) and was not since its verdict last stopped being a leak. Called on
+     * the loop while the pass is published, at most once per episode, and for a tag at most
+     * once per SUSPECT_SNAPSHOT_EVERY_MS (1 h) per host and PW_ANALYSIS_SUSPECT_CALLS (8) times
+     * per pass (the others wait for a later pass). The wiring asks the host's agent for the
+     * tag's big-pool snapshot. Returns 1 when it asked, 0 when the host cannot answer (a Linux
+     * host: not called again in this episode), negative to be called again at a later pass
+     * (the agent is not connected now). NULL: none. */
+    int (*on_suspect)(void *arg, const pw_host_t *h, const pw_suspect_t *s);
+    void *on_suspect_arg;
 } pw_analysis_opts_t;
+
+/* Calls of pw_analysis_opts_t.on_suspect that asked (returned 1) per pass, at most. */
+#define PW_ANALYSIS_SUSPECT_CALLS 8
 
 typedef struct pw_analysis_run_s pw_analysis_run_t;
 

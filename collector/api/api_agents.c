@@ -11,6 +11,21 @@
 
 #include "alloc.h"
 
+json_t *pw__api_bigpool_json(const pw_bigpool_snap_t *bp)
+{
+    char tt[PW_API_TAG_TEXT_MAX];
+    json_t *hist = json_array();
+    for (size_t i = 0; hist && i < bp->n_hist; i++)
+        json_array_append_new(hist, pw__api_ju64(bp->size_hist[i]));
+    return json_pack(
+        "{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag", pw__api_tag_text(bp->tag, 4, tt),
+        "taken_ms", pw__api_ju64(bp->taken_ms), "scanned", pw__api_ju64(bp->scanned), "count",
+        pw__api_ju64(bp->count), "bytes", pw__api_ju64(bp->bytes), "nonpaged_count",
+        pw__api_ju64(bp->nonpaged_count), "nonpaged_bytes", pw__api_ju64(bp->nonpaged_bytes),
+        "largest_bytes", pw__api_ju64(bp->largest_bytes), "smallest_bytes",
+        pw__api_ju64(bp->smallest_bytes), "size_hist", hist);
+}
+
 void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResult *res)
 {
     json_t *m = json_array();
@@ -30,20 +45,9 @@ void pw_api_command_result(pw_api_resp_t *resp, const Poolwatch__V1__CommandResu
                           pw__api_jstr(res->message), "matches", m);
     const Poolwatch__V1__BigPoolSnapshot *bp = res->big_pool;
     if (o != NULL && bp != NULL) {
-        char tt[PW_API_TAG_TEXT_MAX];
-        json_t *hist = json_array();
-        for (size_t i = 0; hist && i < bp->n_size_hist; i++)
-            json_array_append_new(hist, pw__api_ju64(bp->size_hist[i]));
-        json_object_set_new(o, "big_pool",
-                            json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "tag",
-                                      pw__api_tag_text(bp->tag.data, bp->tag.len, tt), "taken_ms",
-                                      pw__api_ju64(bp->taken_ms), "scanned",
-                                      pw__api_ju64(bp->scanned), "count", pw__api_ju64(bp->count),
-                                      "bytes", pw__api_ju64(bp->bytes), "nonpaged_count",
-                                      pw__api_ju64(bp->nonpaged_count), "nonpaged_bytes",
-                                      pw__api_ju64(bp->nonpaged_bytes), "largest_bytes",
-                                      pw__api_ju64(bp->largest_bytes), "smallest_bytes",
-                                      pw__api_ju64(bp->smallest_bytes), "size_hist", hist));
+        pw_bigpool_snap_t snap;
+        pw_ingest_big_pool_snap(bp, &snap);
+        json_object_set_new(o, "big_pool", pw__api_bigpool_json(&snap));
     }
     pw__api_send_json(resp, 200, o);
 }

@@ -92,6 +92,11 @@ json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms);
 /* One leak suspect as JSON (api_leaks.c). */
 json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
 
+/* A big-pool snapshot as JSON (the command result's "big_pool": tag, taken_ms, scanned, count,
+ * bytes, nonpaged_count, nonpaged_bytes, largest_bytes, smallest_bytes, size_hist). New
+ * reference, NULL on ENOMEM. */
+json_t *pw__api_bigpool_json(const pw_bigpool_snap_t *bp);
+
 /* ---- handlers: (api, request, path parameters, response) -> HTTP status ---- */
 #define PW__API_HANDLER(name)                                                                      \
     int pw__api_##name(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)

@@ -79,6 +79,17 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
                         json_string(pw__api_limit_source_name(lim ? src : PW_LIMIT_UNKNOWN)));
     json_object_set_new(o, "pool_level", json_string(pw__api_level_name(pr.level)));
     json_object_set_new(o, "pool_eta_ms", h != NULL ? pw__api_eta_json(h, pr.eta_ms) : json_null());
+    /* How the tag's large blocks are made up, when its agent answered (asked for at the
+     * suspect's start, or by `poolwatch bigpool`): the latest snapshot, with when it came and
+     * who asked; null before any. */
+    const pw_bigpool_snap_t *bp =
+        h != NULL && s->pool != PW_POOL_SESSION ? pw_host_big_pool(h, s->tag, s->tag_len) : NULL;
+    json_t *bj = bp != NULL ? pw__api_bigpool_json(bp) : json_null();
+    if (bp != NULL && bj != NULL) {
+        json_object_set_new(bj, "received_ms", pw__api_ju64(bp->received_ms));
+        json_object_set_new(bj, "asked_by", json_string(bp->automatic ? "collector" : "operator"));
+    }
+    json_object_set_new(o, "big_pool", bj);
     return o;
 }
 

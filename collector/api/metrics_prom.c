@@ -136,6 +136,26 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             }
         }
     }
+    /* The agent's own footprint, where its agent reports it (series.h): what AgentFootprint
+     * judges, for a Prometheus rule of the same name (deploy/prometheus). */
+    static const char *const agent_help[3] = {
+        "Resident set (Windows: working set) of the host's poolwatch agent itself, bytes "
+        "(present when its agent reports it).",
+        "CPU time (user + kernel) of the host's poolwatch agent since it started, seconds.",
+        "Open handles of the host's poolwatch agent (Windows agents only)."};
+    static const char *const agent_type[3] = {"gauge", "counter", "gauge"};
+    for (int k = 0; k < 3 && r == 0; k++) {
+        r = help(b, pw_series_agent_names[k], agent_type[k], agent_help[k]);
+        for (size_t i = 0; i < f->n && r == 0; i++) {
+            const pw_host_t *h = f->hosts[i];
+            double av[3];
+            int have[3];
+            if (pw_host_retired(h) || pw_series_agent(h, av, have) == 0 || !have[k])
+                continue;
+            r = out(b, "%s{host=\"%s\"} %.10g\n", pw_series_agent_names[k],
+                    esc(h->name, hn, sizeof(hn)), av[k]);
+        }
+    }
     /* Time to exhaustion where the analysis gives one (no series otherwise, as Prometheus
      * expects for "unknown"): what to alert on from Prometheus itself. */
     if (r == 0)

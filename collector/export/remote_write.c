@@ -467,6 +467,12 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t 
                 NULL);
     if (r == 0)
         r = add(b, "poolwatch_host_suspects", NULL, h->name, NULL, NULL, (double)ns_host, ts, NULL);
+    double av[3];
+    int have[3];
+    pw_series_agent(h, av, have);
+    for (int k = 0; k < 3 && r == 0; k++) /* the agent's own footprint, as /metrics */
+        if (have[k])
+            r = add(b, pw_series_agent_names[k], NULL, h->name, NULL, NULL, av[k], ts, NULL);
     if (r == 0 && pol->owner_url != NULL && pol->owner_url[0] != '\0')
         r = add(b, "poolwatch_host_owner", pol->owner_url, h->name, NULL, NULL, 1.0, ts, NULL);
     size_t n = 0;

@@ -7,6 +7,21 @@
 #include "alloc.h"
 
 const char *const pw_series_pool_names[2] = {"nonpaged", "paged"};
+const char *const pw_series_agent_names[3] = {"poolwatch_agent_resident_bytes",
+                                              "poolwatch_agent_cpu_seconds_total",
+                                              "poolwatch_agent_handles"};
+
+size_t pw_series_agent(const pw_host_t *h, double v[3], int have[3])
+{
+    const pw_totals_t *t = pw_host_totals(h);
+    int any = t->agent_rss_bytes != 0 || t->agent_cpu_ms != 0;
+    v[0] = (double)t->agent_rss_bytes;
+    v[1] = (double)t->agent_cpu_ms / 1000.0;
+    v[2] = (double)t->agent_handles;
+    have[0] = have[1] = any;
+    have[2] = any && t->agent_handles != 0;
+    return (size_t)(have[0] + have[1] + have[2]);
+}
 
 static size_t rows_of(const pw_host_t *h)
 {

@@ -7,6 +7,10 @@
  *              poolwatch_host_connected{host}, poolwatch_host_stopped{host} (1 when its agent
  *              said Goodbye, a clean stop, and has not connected since: pw_series_stopped),
  *              poolwatch_host_suspects{host};
+ *              poolwatch_host_connected{host}, poolwatch_host_suspects{host};
+ *   per host whose agent reports its own footprint (pw_series_agent)
+ *              poolwatch_agent_resident_bytes{host}, poolwatch_agent_cpu_seconds_total{host},
+ *              poolwatch_agent_handles{host} (Windows agents: handles);
  *   per row    poolwatch_tag_bytes{host,tag,pool}, poolwatch_tag_allocations{host,tag,pool}
  *              for the host's (tag, pool) rows with the most bytes (pw_series_top).
  * Pool label values are "nonpaged" and "paged"; tag values are pw_tag_format's printable form.
@@ -48,6 +52,16 @@ extern const char *const pw_series_pool_names[2];
  * word: the rules' HostSilent fires for a host that was connected and is neither connected nor
  * stopped). */
 int pw_series_stopped(const pw_host_t *h);
+/* The host's agent footprint series (the agent's own resident set in bytes, CPU seconds since
+ * it started, open handles: the totals of its newest sample), in the order of
+ * pw_series_agent_names, into v[]; have[k] is 1 where series k is present: none when the agent
+ * does not report its footprint (an older agent, an import, a replay's past), no handles where
+ * it has none (Linux). Returns how many are present. */
+size_t pw_series_agent(const pw_host_t *h, double v[3], int have[3]);
+
+/* "poolwatch_agent_resident_bytes", "poolwatch_agent_cpu_seconds_total",
+ * "poolwatch_agent_handles". */
+extern const char *const pw_series_agent_names[3];
 
 /* How many of the suspects sp[0..ns) are on `host` (poolwatch_host_suspects). */
 size_t pw_series_suspects(const pw_suspect_t *sp, size_t ns, const char *host);

@@ -20,6 +20,7 @@ static void host_free(pw_host_t *h)
     pw_free(t->prev_rows);
     pw_sample_close(&t->snapshot);
     pw_free(t->hist);
+    pw_free(t->bigpool);
     pw_free(t);
     pw_free(h);
 }
@@ -425,4 +426,17 @@ int pw_host_retired(const pw_host_t *h)
 int pw_host_imported(const pw_host_t *h)
 {
     return h->agent_id_len >= 7 && memcmp(h->agent_id, "import:", 7) == 0;
+}
+
+const pw_bigpool_snap_t *pw_host_big_pool(const pw_host_t *h, const uint8_t *tag, size_t len)
+{
+    const pw_host_table_t *t = h->priv;
+    uint8_t key[4] = {' ', ' ', ' ', ' '};
+    if (len == 0 || len > 4)
+        return NULL;
+    memcpy(key, tag, len);
+    for (size_t i = 0; i < t->n_bigpool; i++)
+        if (memcmp(t->bigpool[i].tag, key, 4) == 0)
+            return &t->bigpool[i];
+    return NULL;
 }

@@ -81,6 +81,22 @@ typedef struct pw_host_row_s {
     int64_t ch_allocs, ch_frees, ch_diff, ch_bytes;
 } pw_host_row_t;
 
+/* How one pool tag's large blocks were made up when the host's agent last looked
+ * (BigPoolSnapshot, docs/protocol.md; agent/bigpool.h): kept per (host, tag), the latest one. */
+#define PW_BIGPOOL_SIZE_HIST 12 /* [0, 8 KiB), [8, 16 KiB), ... doubling ..., [8 MiB, inf) */
+#define PW_HOST_BIGPOOL_MAX  16 /* snapshots kept per host: the oldest received gives way */
+
+typedef struct pw_bigpool_snap_s {
+    uint8_t tag[4];
+    uint64_t taken_ms;    /* the agent's clock, ms since the epoch */
+    uint64_t received_ms; /* the collector's clock when it came */
+    int automatic;        /* 1: asked by the collector for a new suspect; 0: by an operator */
+    uint64_t scanned;     /* entries of every tag in the kernel's big-pool table */
+    uint64_t count, bytes, nonpaged_count, nonpaged_bytes, largest_bytes, smallest_bytes;
+    uint64_t size_hist[PW_BIGPOOL_SIZE_HIST]; /* blocks per bucket */
+    size_t n_hist;                            /* buckets the agent sent (<= 12) */
+} pw_bigpool_snap_t;
+
 /* Initialises an empty fleet. */
 void pw_fleet_init(pw_fleet_t *f);
 
@@ -151,5 +167,10 @@ int pw_host_imported(const pw_host_t *h);
  * fleet so that indexes stay stable (state kept by index elsewhere stays valid), with an empty
  * table; every reader that walks the fleet skips it. */
 int pw_host_retired(const pw_host_t *h);
+
+/* The latest big-pool snapshot of tag `tag` (`len` bytes; a pool tag shorter than 4 is padded
+ * with spaces, as Windows shows it) on the host, or NULL when none came. Borrowed until the
+ * host's next snapshot. */
+const pw_bigpool_snap_t *pw_host_big_pool(const pw_host_t *h, const uint8_t *tag, size_t len);
 
 #endif /* PW_FLEET_H */

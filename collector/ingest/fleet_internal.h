@@ -27,7 +27,9 @@ typedef struct pw_host_table_s {
     void *session;          /* the attached session (ingest.h), NULL when disconnected */
     pw_fleet_point_t *hist; /* ring of PW_FLEET_HISTORY points */
     size_t hist_n, hist_head;
-    int hist_from_store; /* the ring's older points are still to be read from the store */
+    int hist_from_store;        /* the ring's older points are still to be read from the store */
+    pw_bigpool_snap_t *bigpool; /* latest per tag, up to PW_HOST_BIGPOOL_MAX (pw_ingest_big_pool) */
+    size_t n_bigpool;
 } pw_host_table_t;
 
 /* The host named `name`, created (zeroed, decoder for `counter_width`) when missing.

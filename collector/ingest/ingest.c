@@ -569,7 +569,56 @@ int pw_ingest_retire(pw_ingest_t *ing, const char *name, int keep_history, uint6
     pw_sample_reset(&t->snapshot);
     t->hist_n = t->hist_head = 0;
     t->hist_from_store = 0;
+    t->n_bigpool = 0;
     pw_fleet_agg_note(&ing->fleet, h);
+    return 0;
+}
+
+void pw_ingest_big_pool_snap(const Poolwatch__V1__BigPoolSnapshot *bp, pw_bigpool_snap_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    memcpy(out->tag, bp->tag.data, bp->tag.len < 4 ? bp->tag.len : 4);
+    out->taken_ms = bp->taken_ms;
+    out->scanned = bp->scanned;
+    out->count = bp->count;
+    out->bytes = bp->bytes;
+    out->nonpaged_count = bp->nonpaged_count;
+    out->nonpaged_bytes = bp->nonpaged_bytes;
+    out->largest_bytes = bp->largest_bytes;
+    out->smallest_bytes = bp->smallest_bytes;
+    out->n_hist = bp->n_size_hist < PW_BIGPOOL_SIZE_HIST ? bp->n_size_hist : PW_BIGPOOL_SIZE_HIST;
+    if (out->n_hist > 0)
+        memcpy(out->size_hist, bp->size_hist, out->n_hist * sizeof(uint64_t));
+}
+
+int pw_ingest_big_pool(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__BigPoolSnapshot *bp,
+                       int automatic, uint64_t now_ms)
+{
+    (void)ing;
+    pw_host_table_t *t = h->priv;
+    if (bp->tag.len != 4 || bp->n_size_hist > PW_BIGPOOL_SIZE_HIST)
+        return PW_EINVAL;
+    pw_bigpool_snap_t *x = NULL;
+    for (size_t i = 0; i < t->n_bigpool && x == NULL; i++)
+        if (memcmp(t->bigpool[i].tag, bp->tag.data, 4) == 0)
+            x = &t->bigpool[i];
+    if (x == NULL && t->n_bigpool < PW_HOST_BIGPOOL_MAX) {
+        if (t->bigpool == NULL) {
+            t->bigpool = pw_calloc(PW_HOST_BIGPOOL_MAX, sizeof(*t->bigpool));
+            if (t->bigpool == NULL)
+                return PW_ENOMEM;
+        }
+        x = &t->bigpool[t->n_bigpool++];
+    }
+    if (x == NULL) { /* full: the one received longest ago gives way */
+        x = &t->bigpool[0];
+        for (size_t i = 1; i < t->n_bigpool; i++)
+            if (t->bigpool[i].received_ms < x->received_ms)
+                x = &t->bigpool[i];
+    }
+    pw_ingest_big_pool_snap(bp, x);
+    x->received_ms = now_ms;
+    x->automatic = automatic != 0;
     return 0;
 }
 

@@ -106,6 +106,19 @@ void pw_ingest_goodbye(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Good
 /* Notes a frame from the host's agent at loop time `now_ms` (pw_host_t.last_contact_ms). */
 void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms);
 
+/* Keeps `bp`, the big-pool snapshot the host's agent answered (CommandResult.big_pool), as the
+ * host's latest for its tag (pw_host_big_pool), replacing an older one of that tag; when the
+ * host holds PW_HOST_BIGPOOL_MAX tags the one received longest ago gives way. `automatic`: the
+ * collector asked for it (a new suspect), else an operator did; `now_ms`: the collector's clock.
+ * Returns 0, PW_EINVAL (a tag that is not 4 bytes, more than 12 histogram buckets: the
+ * snapshot is not kept) or PW_ENOMEM. */
+int pw_ingest_big_pool(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__BigPoolSnapshot *bp,
+                       int automatic, uint64_t now_ms);
+
+/* The wire snapshot `bp` as the fleet keeps it, into *out (zeroed first; received_ms and
+ * automatic 0; a tag of other than 4 bytes and histogram buckets past 12 are cut). */
+void pw_ingest_big_pool_snap(const Poolwatch__V1__BigPoolSnapshot *bp, pw_bigpool_snap_t *out);
+
 /* The session attached to the host, or NULL. */
 void *pw_ingest_session(const pw_host_t *h);
 

@@ -152,10 +152,83 @@ static void test_bigpool_not_on_other_sources(void **state)
     memset(&cfg, 0, sizeof(cfg));
     pw_source_t *src = NULL;
     pw_diag_t d;
-    assert_int_equal(pw_source_open("sim:steady", &cfg, &src, &d), 0);
+    char spec[600];
+    snprintf(spec, sizeof(spec), "replay:%s",
+             pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"));
+    assert_int_equal(pw_source_open(spec, &cfg, &src, &d), 0);
     pw_bigpool_summary_t s;
     assert_int_equal(pw_source_big_pool(src, (const uint8_t *)"Ddk ", &s, &d), PW_ENOTSUP);
-    assert_string_equal(d.msg, "source 'sim' has no big-pool table (Windows hosts only)");
+    assert_string_equal(d.msg, "source 'replay' has no big-pool table (Windows hosts only)");
+    pw_source_close(src);
+}
+
+/* The simulated host's table (pw_sim_big_pool): ddk-2003 (x86, 12-byte entries) has Mmcm flat
+ * at 8 MiB of 4096-byte nonpaged blocks (agent/source_sim.c's preset): 2048 blocks, every one in
+ * [0, 8 KiB); Ddk's 512-byte blocks are not big-pool blocks. The table's size is checked
+ * against the first sample by a second method: every outstanding allocation of a row whose
+ * allocations (bytes / diff) are larger than 4088 bytes. */
+static uint64_t big_entries(const pw_sample_t *t, uint64_t min_size)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const pw_entry_t *e = &t->entries[i];
+        if (e->diff > 0 && e->bytes / e->diff > min_size)
+            n += e->diff;
+    }
+    return n;
+}
+
+static void test_bigpool_sim(void **state)
+{
+    (void)state;
+    pw_source_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    pw_source_t *src = NULL;
+    pw_diag_t d;
+    assert_int_equal(pw_source_open("sim:ddk-2003/0", &cfg, &src, &d), 0);
+    pw_bigpool_summary_t s;
+    assert_int_equal(pw_source_big_pool(src, (const uint8_t *)"Mmcm", &s, &d), 0);
+    assert_int_equal(s.count, 2048);
+    assert_int_equal(s.bytes, 8388608);
+    assert_int_equal(s.nonpaged_count, 2048);
+    assert_int_equal(s.nonpaged_bytes, 8388608);
+    assert_int_equal(s.largest_bytes, 4096);
+    assert_int_equal(s.smallest_bytes, 4096);
+    assert_int_equal(s.hist[0], 2048);
+    uint64_t scanned = s.scanned;
+    assert_int_equal(pw_source_big_pool(src, (const uint8_t *)"Ddk ", &s, &d), 0);
+    assert_int_equal(s.count, 0);
+    assert_int_equal(s.bytes, 0);
+    assert_int_equal(s.scanned, scanned);
+    pw_sample_t t;
+    pw_sample_init(&t);
+    assert_int_equal(pw_source_sample(src, &t, &d), 0);
+    assert_int_equal(scanned, big_entries(&t, 4088));
+    pw_source_close(src);
+
+    /* fleet-small (x64, 24-byte entries): ConT's allocations of 62166 bytes (case15) are all in
+     * [32, 64 KiB); NtFC's 256-byte blocks are none. Counted against the first sample's row. */
+    assert_int_equal(pw_source_open("sim:fleet-small/3", &cfg, &src, &d), 0);
+    assert_int_equal(pw_source_big_pool(src, (const uint8_t *)"ConT", &s, &d), 0);
+    pw_bigpool_summary_t ntfc;
+    assert_int_equal(pw_source_big_pool(src, (const uint8_t *)"NtFC", &ntfc, &d), 0);
+    assert_int_equal(pw_source_sample(src, &t, &d), 0);
+    const pw_entry_t *cont = NULL;
+    for (size_t i = 0; i < t.n; i++)
+        if (memcmp(t.entries[i].tag, "ConT", 4) == 0)
+            cont = &t.entries[i];
+    assert_non_null(cont);
+    assert_true(cont->diff > 0);
+    assert_int_equal(s.count, cont->diff);
+    assert_int_equal(s.bytes, cont->diff * 62166);
+    assert_int_equal(s.nonpaged_count, cont->diff);
+    assert_int_equal(s.largest_bytes, 62166);
+    assert_int_equal(s.smallest_bytes, 62166);
+    assert_int_equal(s.hist[3], cont->diff);
+    assert_int_equal(s.scanned, big_entries(&t, 4080));
+    assert_int_equal(ntfc.count, 0);
+    assert_int_equal(ntfc.scanned, s.scanned);
+    pw_sample_close(&t);
     pw_source_close(src);
 }
 
@@ -167,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_bigpool_bad_buffers),
         cmocka_unit_test(test_bigpool_buckets),
         cmocka_unit_test(test_bigpool_not_on_other_sources),
+        cmocka_unit_test(test_bigpool_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

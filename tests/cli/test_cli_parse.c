@@ -470,10 +470,11 @@ static const char canned_pool[] =
     "\"count\":3,\"total_rows\":10}";
 
 /* The three rows as the documented format prints them:
- * " %-4s %-5s %10u (%5d) %10u (%5d) %9u (%5d) %11u (%7d) %9u". */
+ * " %-4s %-5s %10u (%5d) %10u (%5d) %9u (%5d) %11u (%7d) %9u", then poolmon /g's mapped driver
+ * (the API's "driver") where the row has one: Io's io.sys. */
 #define ROW_IO                                                                                     \
     " Io   Nonp     1021112 (    1)    1020985 (    1)       127 (    0)       91912 (      0)   " \
-    "    723"
+    "    723  io.sys"
 #define ROW_KEY                                                                                    \
     " Key  Paged     954821 (    0)     953979 (    0)       842 (    0)       87528 (      0)   " \
     "    103"
@@ -482,7 +483,7 @@ static const char canned_pool[] =
     "    281"
 #define COL_HDR                                                                                    \
     " Tag  Type      Allocs (     )      Frees (     )      Diff (     )       Bytes (       ) "   \
-    "Per Alloc"
+    "Per Alloc  Mapped_Driver"
 
 static void load_table(pw_top_table_t *t)
 {
@@ -526,6 +527,92 @@ static void test_top_render_default(void **state)
     assert_int_equal(pw_top_render(&t, &v, 40, 6, &l), 0);
     assert_int_equal(l.n, 6);
     assert_string_equal(l.text[5], " Io   Nonp     1021112 (    1)    102098");
+    pw_top_lines_close(&l);
+    pw_top_table_close(&t);
+}
+
+/* The agent's own footprint under the totals (totals.agent of the pool table): 25165824 B =
+ * 24576K, 12345 ms = 12.3 s, 345 handles; a Linux agent's 0 handles read "-"; none without it
+ * (test_top_render_default). */
+static void test_top_render_agent(void **state)
+{
+    (void)state;
+    json_t *j = json_loads(canned_pool, 0, NULL);
+    assert_non_null(j);
+    json_t *ag = json_pack("{s:I,s:I,s:I}", "rss_bytes", (json_int_t)25165824, "cpu_ms",
+                           (json_int_t)12345, "handles", (json_int_t)345);
+    assert_int_equal(json_object_set_new(json_object_get(j, "totals"), "agent", ag), 0);
+    pw_top_table_t t;
+    pw_diag_t d;
+    assert_int_equal(pw_top_table_from_json(j, &t, &d), 0);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 9);
+    assert_string_equal(
+        l.text[2], " Agent:     24576K CPU:     12.3s Handles:    345  (poolwatch-agent itself)");
+    assert_string_equal(l.text[3], " Sort: Bytes (desc)  Pool: both  Include: *  Exclude: -  "
+                                   "Rows: 3/10");
+    assert_int_equal(l.attr[5], PW_TOP_ATTR_HEADER);
+    pw_top_lines_close(&l);
+    pw_top_table_close(&t);
+    json_object_set_new(ag, "handles", json_integer(0));
+    assert_int_equal(pw_top_table_from_json(j, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(
+        l.text[2], " Agent:     24576K CPU:     12.3s Handles:      -  (poolwatch-agent itself)");
+    pw_top_lines_close(&l);
+    pw_top_table_close(&t);
+    json_object_set_new(ag, "rss_bytes", json_string("x"));
+    assert_int_equal(pw_top_table_from_json(j, &t, &d), PW_EPARSE);
+    assert_string_equal(d.msg, "bad totals.agent");
+    json_decref(j);
+}
+
+/* Linux rows in top (issue 19 item 5): the Tag column grows to the longest tag up to 32
+ * columns; an allocation site longer than that keeps its end (file and line) after "…", so the
+ * columns after it stay where the header puts them. */
+static void test_top_render_long_tags(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"host\":\"lnx\",\"timestamp_ms\":1710411300000,\"total_rows\":3,\"rows\":["
+        "{\"tag\":\"mlx5/core/steering/dr_ste_v1.c:1234\",\"type\":\"nonpaged\",\"allocs\":0,"
+        "\"frees\":0,\"diff\":12,\"bytes\":40960,\"per_alloc\":3413},"
+        "{\"tag\":\"vm:alloc_large_system_hash+0x204\",\"type\":\"nonpaged\",\"allocs\":0,"
+        "\"frees\":0,\"diff\":3,\"bytes\":20480,\"per_alloc\":6826},"
+        "{\"tag\":\"dentry\",\"type\":\"nonpaged\",\"allocs\":0,\"frees\":0,\"diff\":21,"
+        "\"bytes\":4032,\"per_alloc\":192}]}";
+    json_t *j = json_loads(doc, 0, NULL);
+    assert_non_null(j);
+    pw_top_table_t t;
+    pw_diag_t d;
+    assert_int_equal(pw_top_table_from_json(j, &t, &d), 0);
+    json_decref(j);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 8);
+    /* 32 columns: "Tag" and 29 spaces; the 35-byte site: "…" and its last 31 bytes; the
+     * 32-byte vmalloc caller as it is; dentry and 26 spaces */
+    const char *want[] = {
+        " Tag                              Type      Allocs",
+        " \xe2\x80\xa6/core/steering/dr_ste_v1.c:1234 Nonp           0",
+        " vm:alloc_large_system_hash+0x204 Nonp           0",
+        " dentry                           Nonp           0",
+    };
+    assert_memory_equal(l.text[4], want[0], strlen(want[0]));
+    assert_memory_equal(l.text[5], want[1], strlen(want[1]));
+    assert_memory_equal(l.text[6], want[2], strlen(want[2]));
+    assert_memory_equal(l.text[7], want[3], strlen(want[3]));
+    /* every row's Bytes column ends where the header's does */
+    const char *hb = strstr(l.text[4], "Bytes");
+    assert_non_null(hb);
+    size_t col = (size_t)(hb - l.text[4]) + 5;
+    assert_memory_equal(l.text[5] + col + 2 - 11, "      40960", 11); /* 2: the "…" bytes */
+    assert_memory_equal(l.text[7] + col - 11, "       4032", 11);
     pw_top_lines_close(&l);
     pw_top_table_close(&t);
 }
@@ -1335,6 +1422,33 @@ static void test_fmt_listings(void **state)
     assert_non_null(strstr(s, "\n  grew together with: inode, lsm\n"));
     assert_non_null(strstr(s, "\n(1 of 3 suspects shown)\n"));
     free(s);
+    /* the suspect's big-pool snapshot (values of tests/agent/test_bigpool.c's x64 buffer:
+     * 18886656 B = 18.0 MiB, 16777216 = 16.0 MiB, 12288 = 12.0 KiB; 1710411300000 =
+     * 2024-03-14 10:15:00Z), and one of a tag with no block of a page or more */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"HOST01\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
+                 "\"score\":0.9,\"growth_bytes_per_h\":1048576,\"first_bytes\":1,"
+                 "\"current_bytes\":2,\"big_pool\":{\"tag\":\"Ddk \",\"taken_ms\":1710411300000,"
+                 "\"scanned\":4,\"count\":3,\"bytes\":18886656,\"nonpaged_count\":2,"
+                 "\"nonpaged_bytes\":16789504,\"largest_bytes\":16777216,"
+                 "\"smallest_bytes\":12288,\"size_hist\":[0,1,0,0,0,0,0,0,0,1,0,1]}},"
+                 "{\"host\":\"HOST01\",\"tag\":\"NtFC\",\"type\":\"nonpaged\",\"score\":0.5,"
+                 "\"big_pool\":{\"tag\":\"NtFC\",\"taken_ms\":1710411300000,\"scanned\":4,"
+                 "\"count\":0,\"bytes\":0}},"
+                 "{\"host\":\"HOST02\",\"tag\":\"Irp \",\"type\":\"nonpaged\",\"score\":0.4,"
+                 "\"big_pool\":null}]}",
+                 0);
+    assert_non_null(strstr(s, "\n  big pool at 2024-03-14 10:15:00Z: 3 block(s) of a page or "
+                              "more, 18.0 MiB (largest 16.0 MiB, smallest 12.0 KiB); 4 blocks of "
+                              "every tag in the table\n"));
+    assert_non_null(strstr(s, "\n  big pool at 2024-03-14 10:15:00Z: no block of a page or more "
+                              "(its bytes are small allocations); 4 blocks of every tag in the "
+                              "table\n"));
+    int nbp = 0;
+    for (const char *q = strstr(s, "big pool at"); q != NULL; q = strstr(q + 1, "big pool at"))
+        nbp++;
+    assert_int_equal(nbp, 2); /* none for HOST02's null */
+    free(s);
     /* a comparison of two screens says so, with the deltas (case09's Drsd, data README) */
     s = fmt_with(pw_fmt_leaks,
                  "{\"suspects\":[{\"host\":\"PRN01\",\"tag\":\"Drsd\",\"type\":\"paged\","
@@ -1794,6 +1908,8 @@ int main(void)
         cmocka_unit_test(test_top_render_default),
         cmocka_unit_test(test_top_sessions),
         cmocka_unit_test(test_fmt_bigpool),
+        cmocka_unit_test(test_top_render_agent),
+        cmocka_unit_test(test_top_render_long_tags),
         cmocka_unit_test(test_top_keys),
         cmocka_unit_test(test_top_query),
         cmocka_unit_test(test_top_table_rejects_bad_json),

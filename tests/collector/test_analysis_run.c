@@ -269,6 +269,120 @@ static void test_stream_findings_and_no_flicker(void **state_)
     pw_double_close(&d);
 }
 
+/* The suspect episodes told to on_suspect (the wiring asks the agent for a big-pool snapshot). */
+typedef struct {
+    char tags[32][5];
+    int64_t at[32];
+    int n;
+    int refuse_first; /* the first call for "Lk00" answers -1 (not connected): asked again */
+    int refused;
+    int64_t now;
+} told_t;
+
+static int on_suspect_cb(void *arg, const pw_host_t *h, const pw_suspect_t *x)
+{
+    told_t *t = arg;
+    assert_string_equal(h->name, "bp01");
+    assert_int_equal(x->tag_len, 4);
+    if (t->refuse_first && !t->refused && memcmp(x->tag, "Lk00", 4) == 0) {
+        t->refused = 1;
+        return -1;
+    }
+    if (memcmp(x->tag, "Lk09", 4) == 0)
+        return 0; /* "this host cannot answer": never again in the episode, and not counted */
+    assert_true(t->n < 32);
+    memcpy(t->tags[t->n], x->tag, 4);
+    t->tags[t->n][4] = '\0';
+    t->at[t->n++] = t->now;
+    return 1;
+}
+
+/* A live host, 2 h at 10 s, passes every 30 s: ten tags Lk00..Lk09 leak 4 KiB a sample each,
+ * exactly linear and alike (so judged alike), Mmcm is flat. All ten are listed at
+ * the same pass. There on_suspect is called for Lk00, which answers "not connected" (-1: asked
+ * again later), then for Lk01..Lk08, which ask: 8 asks, the most a pass makes
+ * (PW_ANALYSIS_SUSPECT_CALLS); Lk09 waits. At the next pass Lk00 asks, and Lk09 answers 0 (no
+ * big-pool table: not an ask, and never again); never after, although all stay listed in
+ * every later pass: one ask per episode, 9 in all. */
+static void test_suspect_episode_told_once(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    sim_clock_t clk = {T0_MS, 0};
+    told_t told;
+    memset(&told, 0, sizeof(told));
+    told.refuse_first = 1;
+    pw_analysis_run_close(d.an);
+    pw_analysis_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.now_ms = sim_now;
+    o.now_arg = &clk;
+    o.on_suspect = on_suspect_cb;
+    o.on_suspect_arg = &told;
+    assert_int_equal(pw_analysis_run_new(NULL, d.ing, &o, &d.an), 0);
+    d.api.an = d.an;
+    pw_host_t *h = hello(&d, "bp01");
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    int64_t listed_at = -1;
+    for (int k = 0; k <= 720; k++) {
+        int64_t ts = T0_MS + (int64_t)k * STEP_MS;
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)ts;
+        s.totals.nonpaged_bytes = (40u << 20) + (uint64_t)k * 40 * 1024;
+        for (int i = 0; i < 10; i++) {
+            char tag[5];
+            snprintf(tag, sizeof(tag), "Lk%02d", i);
+            add(&s, tag, PW_POOL_NONPAGED, 600000 + (uint64_t)k * 4096, 600 + 4 * (uint64_t)k, k);
+        }
+        add(&s, "Mmcm", PW_POOL_NONPAGED, 12u << 20, 3072, k);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+        assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+        if ((ts - T0_MS) % PASS_MS != 0)
+            continue;
+        clk.now = told.now = ts;
+        int before = told.n;
+        pw_analysis_run_pass(d.an);
+        const pw_suspect_t *sp;
+        size_t n = pw_analysis_run_suspects(d.an, &sp);
+        if (n > 0 && listed_at < 0) {
+            listed_at = ts;
+            assert_int_equal(n, 10); /* all at once */
+            assert_int_equal(told.n, 8);
+            assert_int_equal(told.refused, 1);
+        } else if (listed_at >= 0 && ts == listed_at + PASS_MS) {
+            assert_int_equal(n, 10);
+            assert_int_equal(told.n, 9);
+            assert_int_equal(told.n - before, 1);
+            assert_string_equal(told.tags[8], "Lk00");
+        } else if (listed_at >= 0) {
+            assert_int_equal(n, 10);          /* still listed ... */
+            assert_int_equal(told.n, before); /* ... and not told again */
+        }
+    }
+    assert_true(listed_at > 0);
+    /* each tag once, Lk09 never counted */
+    for (int i = 0; i < 9; i++) {
+        char tag[5];
+        snprintf(tag, sizeof(tag), "Lk%02d", i);
+        int seen = 0;
+        for (int j = 0; j < told.n; j++)
+            seen += strcmp(told.tags[j], tag) == 0;
+        assert_int_equal(seen, 1);
+    }
+    for (int j = 0; j < told.n; j++)
+        assert_true(told.at[j] == listed_at || told.at[j] == listed_at + PASS_MS);
+    assert_null(find(d.an, "Mmcm"));
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 /* An import of 12 screens (Microsoft's 15-minute procedure): a paged "Toke" leak of +2,048 B a
  * screen among 10 rows of churn is judged by the first pass after the import (no trend window
  * to fill), with 12 points; a second import of 2 screens of one tag (Microsoft's /iDrsd
@@ -832,8 +946,9 @@ static pw_alert_state_t agent_state(const pw_analysis_run_t *an, const char *hos
 /* AgentFootprint: two agents report their own resident set every 5 min; grow01's grows 1 MiB a
  * sample from 8 MiB, calm01's stays at 8 MiB. By hand: at sample k the last three minimum is
  * 8 + (k - 2) MiB against the first six's 8 MiB: the 16 MiB growth is reached at k = 18
- * (ratio 3.0; at k = 17 it is 15 MiB), so the alert fires at the pass after sample 18 and not
- * before; calm01 never. grow01's agent restarted (8 MiB again) resolves it. */
+ * (ratio 3.0; at k = 17 it is 15 MiB), so the alert is pending from the pass after sample 18
+ * and fires 15 min later, at the pass after sample 21, not before; calm01 never. grow01's agent
+ * restarted (8 MiB again) resolves it. */
 static void test_agent_footprint(void **state_)
 {
     (void)state_;
@@ -848,7 +963,7 @@ static void test_agent_footprint(void **state_)
     pw_sample_t s;
     pw_sample_init(&s);
     const int64_t step = 300000;
-    for (int k = 0; k <= 20; k++) {
+    for (int k = 0; k <= 22; k++) {
         for (int g = 0; g < 2; g++) {
             pw_sample_reset(&s);
             s.seq = (uint64_t)k + 1;
@@ -863,6 +978,8 @@ static void test_agent_footprint(void **state_)
         pw_analysis_run_pass(d.an);
         if (k < 18)
             assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_INACTIVE);
+        else if (k < 21)
+            assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_PENDING);
         else
             assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_FIRING);
         assert_int_equal(agent_state(d.an, "calm01"), PW_ALERT_INACTIVE);
@@ -876,18 +993,70 @@ static void test_agent_footprint(void **state_)
     assert_string_equal(sum, "grow01: the poolwatch agent grew to 3.0 x its size");
     /* the agent restarts: 8 MiB again */
     pw_sample_reset(&s);
-    s.seq = 22;
-    s.timestamp_ms = (uint64_t)(T0_MS + 21 * step);
+    s.seq = 24;
+    s.timestamp_ms = (uint64_t)(T0_MS + 23 * step);
     s.totals.nonpaged_bytes = 1u << 20;
     s.totals.agent_rss_bytes = 8u << 20;
     add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
     assert_int_equal(pw_double_send(&d, &eg, hg, &s), 0);
-    clk.now = T0_MS + 21 * step;
+    clk.now = T0_MS + 23 * step;
     pw_analysis_run_pass(d.an);
     assert_int_equal(agent_state(d.an, "grow01"), PW_ALERT_RESOLVED);
     pw_sample_close(&s);
     pw_delta_enc_close(&eg);
     pw_delta_enc_close(&ec);
+    pw_double_close(&d);
+}
+
+/* The agent footprint's history is rebuilt from the store after a collector restart, like the
+ * rest of the analysis state: grow01's agent grew 1 MiB every 5 min from 8 MiB for samples
+ * 0..18, then the collector restarted. Its next sample (k = 19, 27 MiB) makes AgentFootprint
+ * pending at the first pass of the new collector: by hand, the 20 points' last three (k = 17
+ * .. 19) have their minimum at 25 MiB, the first six at 8 MiB: 17 MiB of growth (>= 16), ratio
+ * 3.1; it fires 15 min later (k = 22). Without the history the ring would hold one point and
+ * nothing would be judged for an hour. */
+static void test_agent_footprint_rebuilt(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    sim_clock_t clk = {T0_MS, 0};
+    on_clock(&d, &clk);
+    pw_host_t *h = hello(&d, "grow01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const int64_t step = 300000;
+    for (int k = 0; k <= 22; k++) {
+        if (k == 19) { /* the collector stops; a new one opens the same store */
+            assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+            pw_analysis_run_close(d.an);
+            pw_ingest_free(d.ing);
+            assert_int_equal(pw_ingest_new(d.store, &d.ing, NULL), 0);
+            d.an = NULL;
+            on_clock(&d, &clk);
+            h = hello(&d, "grow01");
+            assert_non_null(h);
+            pw_delta_enc_close(&e);
+            assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+        }
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + k * step);
+        s.totals.nonpaged_bytes = 1u << 20;
+        s.totals.agent_rss_bytes = (uint64_t)(8 + k) << 20;
+        s.totals.agent_cpu_ms = 1000 + (uint64_t)k;
+        add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+        if (k < 19)
+            continue; /* the old collector's passes do not matter here */
+        clk.now = T0_MS + k * step;
+        pw_analysis_run_pass(d.an);
+        assert_int_equal(agent_state(d.an, "grow01"), k < 22 ? PW_ALERT_PENDING : PW_ALERT_FIRING);
+    }
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
     pw_double_close(&d);
 }
 
@@ -1066,9 +1235,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_analysis_run_clock_counts_for_in_simulated_time),
         cmocka_unit_test(test_stream_findings_and_no_flicker),
+        cmocka_unit_test(test_suspect_episode_told_once),
         cmocka_unit_test(test_import_judged_at_once),
         cmocka_unit_test(test_import_linux_series_judged),
         cmocka_unit_test(test_agent_footprint),
+        cmocka_unit_test(test_agent_footprint_rebuilt),
         cmocka_unit_test(test_restart_rebuilds_state),
         cmocka_unit_test(test_restart_keeps_evidence_beyond_raw),
         cmocka_unit_test(test_import_judged_on_the_loop),

@@ -769,10 +769,51 @@ static void test_leaks_alerts_pooltag(void **state)
     j = call(PW_API_GET, "/api/v1/leaks", "host=nosuch", READ_TOK, NULL, &bad);
     assert_int_equal(bad, 404);
     json_decref(j);
+    /* HOST01's agent answered a big-pool snapshot of Ddk (the values of
+     * tests/agent/test_bigpool.c's x64 buffer), asked by the collector when Ddk became a
+     * suspect: shown with the suspect; HOST03's suspect has none (null). */
+    pw_host_t *h1 = pw_fleet_find(pw_ingest_fleet(g_d.ing), "HOST01");
+    assert_non_null(h1);
+    Poolwatch__V1__BigPoolSnapshot bp = POOLWATCH__V1__BIG_POOL_SNAPSHOT__INIT;
+    uint64_t hist[12] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+    bp.tag.data = (uint8_t *)"Ddk ";
+    bp.tag.len = 4;
+    bp.taken_ms = 1700000000000ull;
+    bp.scanned = 4;
+    bp.count = 3;
+    bp.bytes = 18886656;
+    bp.nonpaged_count = 2;
+    bp.nonpaged_bytes = 16789504;
+    bp.largest_bytes = 16777216;
+    bp.smallest_bytes = 12288;
+    bp.size_hist = hist;
+    bp.n_size_hist = 12;
+    assert_int_equal(pw_ingest_big_pool(g_d.ing, h1, &bp, 1, 1700000000500ull), 0);
+    bp.tag.len = 3; /* not a pool tag: not kept */
+    assert_int_equal(pw_ingest_big_pool(g_d.ing, h1, &bp, 1, 1700000000600ull), PW_EINVAL);
+    bp.tag.len = 4;
     j = get_ok("/api/v1/leaks", NULL);
     json_t *s = json_object_get(j, "suspects");
     assert_int_equal(json_array_size(s), 2);
     json_t *a = json_array_get(s, 0);
+    json_t *abp = json_object_get(a, "big_pool");
+    assert_true(json_is_object(abp));
+    assert_string_equal(jstr(abp, "tag"), "Ddk ");
+    assert_int_equal(geti(abp, "taken_ms"), 1700000000000ll);
+    assert_int_equal(geti(abp, "received_ms"), 1700000000500ll);
+    assert_string_equal(jstr(abp, "asked_by"), "collector");
+    assert_int_equal(geti(abp, "scanned"), 4);
+    assert_int_equal(geti(abp, "count"), 3);
+    assert_int_equal(geti(abp, "bytes"), 18886656);
+    assert_int_equal(geti(abp, "nonpaged_count"), 2);
+    assert_int_equal(geti(abp, "nonpaged_bytes"), 16789504);
+    assert_int_equal(geti(abp, "largest_bytes"), 16777216);
+    assert_int_equal(geti(abp, "smallest_bytes"), 12288);
+    json_t *ah = json_object_get(abp, "size_hist");
+    assert_int_equal(json_array_size(ah), 12);
+    for (size_t i = 0; i < 12; i++)
+        assert_int_equal(json_integer_value(json_array_get(ah, i)), (json_int_t)hist[i]);
+    assert_true(json_is_null(json_object_get(json_array_get(s, 1), "big_pool")));
     assert_string_equal(jstr(a, "host"), "HOST01");
     assert_string_equal(jstr(a, "tag"), "Ddk ");
     assert_string_equal(jstr(a, "type"), "nonpaged");
@@ -806,6 +847,29 @@ static void test_leaks_alerts_pooltag(void **state)
     assert_int_equal(geti(dl, "bytes"), 4992);
     assert_float_equal(json_real_value(json_object_get(dl, "per_alloc_bytes")), 832.0, 0);
     json_decref(j);
+    /* A newer snapshot (an operator's `poolwatch bigpool`) replaces it; 16 snapshots of other
+     * tags later, Ddk's, received longest ago, gave way (PW_HOST_BIGPOOL_MAX). */
+    bp.count = 1;
+    assert_int_equal(pw_ingest_big_pool(g_d.ing, h1, &bp, 0, 1700000001000ull), 0);
+    j = get_ok("/api/v1/leaks", "host=HOST01");
+    abp = json_object_get(json_array_get(json_object_get(j, "suspects"), 0), "big_pool");
+    assert_int_equal(geti(abp, "count"), 1);
+    assert_string_equal(jstr(abp, "asked_by"), "operator");
+    json_decref(j);
+    /* a short tag is looked up padded, as Windows shows it */
+    assert_ptr_equal(pw_host_big_pool(h1, (const uint8_t *)"Ddk", 3),
+                     pw_host_big_pool(h1, (const uint8_t *)"Ddk ", 4));
+    for (int i = 0; i < 16; i++) {
+        char t[5];
+        snprintf(t, sizeof(t), "T%03d", i);
+        bp.tag.data = (uint8_t *)t;
+        assert_int_equal(pw_ingest_big_pool(g_d.ing, h1, &bp, 0, 1700000002000ull + (uint64_t)i),
+                         0);
+        assert_non_null(pw_host_big_pool(h1, (const uint8_t *)t, 4));
+    }
+    assert_null(pw_host_big_pool(h1, (const uint8_t *)"Ddk ", 4));
+    assert_non_null(pw_host_big_pool(h1, (const uint8_t *)"T000", 4));
+    assert_null(pw_host_big_pool(h1, (const uint8_t *)"T00", 3)); /* "T00 " */
 
     j = get_ok("/api/v1/alerts", NULL);
     json_t *al = json_object_get(j, "alerts");

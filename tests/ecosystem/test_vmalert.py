@@ -3,7 +3,7 @@
 Debian's vmalert (package victoria-metrics, which ships it beside victoria-metrics) against
 VictoriaMetrics holding a real collector's series (the vmfleet fixture, vm_fleet.sh).
 
-The rules are the file's, with each `for:` shortened (5m -> 20s, 1m -> 10s) so that the test
+The rules are the file's, with each `for:` shortened (5m, 15m -> 20s, 1m -> 10s) so that the test
 waits seconds, not minutes; `promtool test rules` checks the durations themselves. vmalert
 evaluates every 2 s and writes the recording rules back into VictoriaMetrics. Its query step,
 which is how far back VictoriaMetrics looks for a series' last sample (Prometheus' lookback,
@@ -96,6 +96,7 @@ with open(os.path.join(SRC, "deploy/prometheus/poolwatch.rules.yml")) as f:
 n_for = len(re.findall(r"^\s+for: ", text, re.M))
 text = re.sub(r"^(\s+)for: 5m$", r"\1for: 20s", text, flags=re.M)
 text = re.sub(r"^(\s+)for: 1m$", r"\1for: 10s", text, flags=re.M)
+text = re.sub(r"^(\s+)for: 15m$", r"\1for: 20s", text, flags=re.M)
 check("every for: of the rules shortened", n_for,
       len(re.findall(r"^\s+for: (20|10)s$", text, re.M)))
 with open(rules, "w") as f:
@@ -184,6 +185,29 @@ try:
           [r["value"][1] for r in vm('last_over_time(poolwatch_host_stopped{host="gone-1"}[1h])')])
     h = get(E["COLLECTOR_A_URL"] + "/api/v1/hosts/bye-1", E["TOKEN"])
     check("the collector's connection of bye-1", "stopped", h.get("connection"))
+    # The agents' own footprint (what AgentFootprint judges; no agent of the fixture grows, so
+    # it does not fire): by remote write from collector A (no job label), the value of the
+    # sample the collector's API holds for ddk-2003 once both name the same sample time; and
+    # on collector B's /metrics, scraped (job "poolwatch").
+    deadline = time.time() + 150
+    same, scraped = None, []
+    while time.time() < deadline and (same is None or not scraped):
+        q = 'poolwatch_agent_resident_bytes{host="ddk-2003",job=""}'
+        rw, ts = vm(q), vm("timestamp(%s)" % q)  # the value, and its sample's time
+        h = get(E["COLLECTOR_A_URL"] + "/api/v1/hosts/ddk-2003", E["TOKEN"])
+        ag = (h.get("totals") or {}).get("agent")
+        if rw and ts and ag and int(round(float(ts[0]["value"][1]) * 1000)) == h["last_seen_ms"]:
+            same = (float(rw[0]["value"][1]), float(ag["rss_bytes"]))
+        scraped = vm('poolwatch_agent_resident_bytes{host="sim-b",job="poolwatch"}')
+        time.sleep(1)
+    check("ddk-2003's agent resident set by remote write is the API's for that sample", True,
+          same is not None and same[0] == same[1] and same[0] > 0)
+    print("     ddk-2003 agent resident set: remote write, API: %s" % (same,))
+    check("sim-b's agent resident set on /metrics", True,
+          bool(scraped) and float(scraped[0]["value"][1]) > 0)
+    cpu = vm('poolwatch_agent_cpu_seconds_total{host="ddk-2003",job=""}')
+    check("ddk-2003's agent CPU seconds by remote write", True, bool(cpu))
+    check("no handles series from a Linux agent", [], vm('poolwatch_agent_handles'))
 finally:
     proc.terminate()
     proc.wait(10)

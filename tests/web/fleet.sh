@@ -4,6 +4,8 @@
 #   sim-fleet-small-0..3  simulated Windows hosts with 6 h of backfilled history (preset
 #                         fleet-small: host 3 leaks nonpaged pool in tag NtFC)
 #   capture-case09        a replay of tests/fixtures/poolmon/case09 (two screens, Drsd)
+#   capture-case10        a replay of tests/fixtures/poolmon/case10 (all sessions, then
+#                         session 0: session-pool rows of one Remote Desktop session)
 # Writes WORKDIR/env (POOLWATCH_URL, POOLWATCH_READ_TOKEN, POOLWATCH_CA, POOLWATCH_SPKI: the
 # base64 SHA-256 of the server key, for chromium's --ignore-certificate-errors-spki-list) and
 # WORKDIR/pids. Stop with: kill $(cat WORKDIR/pids).
@@ -16,7 +18,7 @@ free_port() {
 }
 SIM=(sim-fleet-small-0 sim-fleet-small-1 sim-fleet-small-2 sim-fleet-small-3)
 args=()
-for n in "${SIM[@]}" capture-case09; do args+=(--agent "$n"); done
+for n in "${SIM[@]}" capture-case09 capture-case10; do args+=(--agent "$n"); done
 "$SRC/deploy/pki.sh" "$DIR/pki" --collector-name localhost "${args[@]}" >"$DIR/logs/pki.log" 2>&1
 READ=read-$(openssl rand -hex 12)
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
@@ -47,6 +49,8 @@ for i in 0 1 2 3; do
 done
 now_ms=$(($(date +%s) * 1000))
 agent capture-case09 "replay:$SRC/tests/fixtures/poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt" \
+  --replay.start=$((now_ms - 2 * 900000))ms --replay.exit_when_done --agent.interval=1s
+agent capture-case10 "replay:$SRC/tests/fixtures/poolmon/case10_poolmon_2003_msdocs_session_pools_dh_space.txt" \
   --replay.start=$((now_ms - 2 * 900000))ms --replay.exit_when_done --agent.interval=1s
 SPKI=$(openssl x509 -in "$DIR/pki/collector.pem" -pubkey -noout | openssl pkey -pubin -outform der |
   openssl dgst -sha256 -binary | base64)

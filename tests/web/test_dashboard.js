@@ -4,7 +4,9 @@
 // Expected values come from the capture file and the simulator's documented preset, not from
 // the dashboard: case09's second screen is "Drsd Paged 737 (..) 710 (..) 27 22464 (..) 832"
 // and its first "560 539 21 17472", so the changes are +177 / +171 / +6 / +4992; the preset
-// fleet-small makes host 3 leak nonpaged pool in tag NtFC (agent/source_sim.c).
+// fleet-small makes host 3 leak nonpaged pool in tag NtFC (agent/source_sim.c); case10's second
+// screen is "Session 0 pool information" with "Gcac Paged 3762 (..) 3707 (..) 55 283632 (..)
+// 5156" among its 16 rows.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -15,7 +17,8 @@ const env = Object.fromEntries(fs.readFileSync(process.argv[2], 'utf8').trim().s
 const OUT = process.argv[3];
 const URL = env.POOLWATCH_URL, TOKEN = env.POOLWATCH_READ_TOKEN;
 const LEAKER = 'sim-fleet-small-3';
-const HOSTS = ['sim-fleet-small-0', 'sim-fleet-small-1', 'sim-fleet-small-2', LEAKER, 'capture-case09'];
+const HOSTS = ['sim-fleet-small-0', 'sim-fleet-small-1', 'sim-fleet-small-2', LEAKER, 'capture-case09',
+  'capture-case10'];
 
 let failures = 0;
 function check(name, ok, detail) {
@@ -43,8 +46,9 @@ async function waitForData() {
       const { hosts } = await apiGet('/api/v1/hosts');
       const names = hosts.map((h) => h.name);
       const c9 = hosts.find((h) => h.name === 'capture-case09');
+      const c10 = hosts.find((h) => h.name === 'capture-case10');
       const { suspects } = await apiGet('/api/v1/leaks');
-      if (HOSTS.every((n) => names.includes(n)) && c9 && c9.samples >= 2 &&
+      if (HOSTS.every((n) => names.includes(n)) && c9 && c9.samples >= 2 && c10 && c10.samples >= 2 &&
           suspects.some((s) => s.host === LEAKER && s.tag === 'NtFC')) return;
     } catch (e) { /* not up yet */ }
     if (Date.now() - t0 > 120000) throw new Error('fleet not ready after 120 s');
@@ -283,7 +287,7 @@ async function main() {
       await ready(page, 'fleet');
     }
     eq('fleet lists the hosts by pressure', want, shown);
-    eq('fleet has the five hosts', HOSTS.slice().sort(), shown.slice().sort());
+    eq('fleet has the six hosts', HOSTS.slice().sort(), shown.slice().sort());
     const pcts = await page.$$eval('#hosts tbody td.pct', (tds) => tds.map((t) => parseFloat(t.textContent) || 0));
     check('fleet % column is non-increasing', pcts.every((p, i) => i === 0 || p <= pcts[i - 1]), pcts.join(' '));
     // The replayed capture has no pool limit (poolmon screens do not carry one): the API says
@@ -316,7 +320,8 @@ async function main() {
     {
       const conn = await page.$$eval('#hosts tbody tr', (trs) => Object.fromEntries(trs.map((t) =>
         [t.dataset.host, t.querySelector('td.conn-cell .conn').textContent])));
-      eq('fleet: connection of each host', [['capture-case09', 'stopped (source done)'], ['sim-fleet-small-0', 'streaming'],
+      eq('fleet: connection of each host', [['capture-case09', 'stopped (source done)'],
+        ['capture-case10', 'stopped (source done)'], ['sim-fleet-small-0', 'streaming'],
         ['sim-fleet-small-1', 'streaming'], ['sim-fleet-small-2', 'streaming'], [LEAKER, 'streaming']],
       Object.entries(conn).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     }
@@ -391,6 +396,32 @@ async function main() {
       v9.includes('screens compared only') && c9s && v9.includes(c9s.evidence), v9);
     await shot(page, 'dashboard_host_case09.png');
 
+    // Session pools (issue 19 item 1): case10's host page lists the sessions its tables had in
+    // the session selector; picking session 0 shows that session's session-pool rows only,
+    // each saying "session 0", with the values of the capture's session 0 screen.
+    await page.goto(`${URL}/#/host/capture-case10`);
+    await ready(page, 'host');
+    await page.waitForSelector('#sess-sel option[value="0"]', { state: 'attached' });
+    eq('session selector: every row, all sessions, session 0', [['', 'every row'], ['all', 'all sessions'], ['0', 'session 0']],
+      await page.$$eval('#sess-sel option', (os) => os.map((o) => [o.value, o.textContent])));
+    await page.selectOption('#sess-sel', '0');
+    await waitFor(page, () => document.body.dataset.state === 'ready' &&
+      document.querySelectorAll('#pool tbody tr').length > 0 &&
+      [...document.querySelectorAll('#pool tbody tr')].every((t) => t.dataset.session === '0'));
+    const srows = await page.$$eval('#pool tbody tr', (t) => t.map((x) => `${x.dataset.tag}/${x.dataset.type}/${x.dataset.session}`));
+    eq('session 0: the 16 rows of the session 0 screen', 16, srows.length);
+    const gc = await row('Gcac');
+    eq('session 0: Gcac row', { tag: 'Gcac', type: 'session 0', allocs: '3762', frees: '3707', diff: '55',
+      bytes: '283632', per_alloc: '5156' },
+    Object.fromEntries(Object.entries(gc).filter(([k]) => ['tag', 'type', 'allocs', 'frees', 'diff', 'bytes', 'per_alloc'].includes(k))));
+    const sq = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)
+      .filter((n) => n.includes('/pool?')).pop());
+    check('session 0: the API is asked for session=0', /[?&]session=0(&|$)/.test(sq || ''), sq);
+    await page.selectOption('#sess-sel', '');
+    await waitFor(page, () => document.body.dataset.state === 'ready' && !/[?&]session=/.test(
+      performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/pool?')).pop() || ''));
+    await shot(page, 'dashboard_host_case10_session.png', false);
+
     // The leak's evidence: from the fleet's suspects list to the host page's NtFC charts.
     await page.goto(`${URL}/#/`);
     await ready(page, 'fleet');
@@ -421,6 +452,36 @@ async function main() {
       check('host suspects: runs out as the API says (none: a dash)', lk && (lk.pool_eta_ms == null
         ? cell[1] === '—' : /^in \d/.test(cell[1])), `${cell[1]} vs ${lk && lk.pool_eta_ms}`);
     }
+    // The agent's own footprint (issue 19 item 6): the sim agents' live samples carry their
+    // resident set and CPU time (a backfill's do not); the host page shows them in a card.
+    {
+      const hp = await apiGet(`/api/v1/hosts/${LEAKER}`);
+      const ag = hp.totals && hp.totals.agent;
+      check('API: the leaking host\'s agent reports its footprint', ag && ag.rss_bytes > 0 && ag.cpu_ms >= 0,
+        JSON.stringify(hp.totals));
+      const card = await page.textContent('#agent-card');
+      check('host page: the agent card', /^\d+(\.\d+)? (KiB|MiB|GiB)poolwatch agent, CPU \d+\.\d s$/.test(card), card);
+    }
+    // Big pool beside the suspect (issue 19 item 3): when NtFC became a suspect the collector
+    // asked the host's agent for its big-pool blocks. The preset's NtFC blocks are 256 B, below
+    // a page: no block of a page or more (the simulator's table is every allocation above
+    // 4,080 B, agent/source_sim.c). The page shows what the API holds.
+    let nbp = null;
+    for (let i = 0; i < 60 && !(nbp && nbp.big_pool); i++) {
+      nbp = (await apiGet(`/api/v1/leaks?host=${LEAKER}`)).suspects.find((x) => x.tag === 'NtFC');
+      if (!(nbp && nbp.big_pool)) await sleep(500);
+    }
+    const bp = nbp && nbp.big_pool;
+    eq('API: NtFC big pool asked by the collector, no block of a page or more',
+      ['collector', 'NtFC', 0, 0, true], bp ? [bp.asked_by, bp.tag, bp.count, bp.bytes, bp.scanned > 0] : null);
+    await page.reload();
+    await ready(page, 'host');
+    await page.waitForSelector(`#host-suspects tr[data-tag="NtFC"] td.bigpool .bp-none`);
+    const bpc = await page.$eval(`#host-suspects tr[data-tag="NtFC"] td.bigpool .bp-none`,
+      (el) => ({ text: el.textContent, title: el.title }));
+    eq('host suspects: NtFC big pool cell', 'no block of a page or more', bpc.text);
+    check('host suspects: its tooltip says who asked and the table size',
+      bp && bpc.title.includes('asked by the collector') && bpc.title.includes(`${bp.scanned} big-pool blocks of every tag`), bpc.title);
     const col = (cls) => page.$$eval(`#pool tbody td.${cls}`, (tds) => tds.map((t) => t.textContent));
     const nums = async (cls) => (await col(cls)).map(Number);
     const isSorted = (a, cmp) => a.every((x, i) => i === 0 || cmp(a[i - 1], x) <= 0);
