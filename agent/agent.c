@@ -4,6 +4,7 @@
 #include "daemon.h"
 #include "delta.h"
 #include "bigpool.h"
+#include "evsub.h"
 #include "findtag.h"
 #include "selfstat.h"
 #include "frame.h"
@@ -79,6 +80,12 @@ struct pw_agent_s {
     int stopping;
     char stop_reason[32]; /* why the loop was stopped (a signal, a service stop, the source's
                              end): set, the close says Goodbye; empty, it closes as a crash */
+    /* System-log pool events (evsub.h): queued by the subscription, carried by the next sample */
+    pw_evsub_t *evsub;
+    uv_async_t events_async; /* the subscription's thread wakes the loop */
+    pw_winevent_t ev_out[PW_EVSUB_PER_SAMPLE];
+    pw_codec_event_t ev_wire[PW_EVSUB_PER_SAMPLE];
+    Poolwatch__V1__PoolEvent *ev_ptrs[PW_EVSUB_PER_SAMPLE];
 };
 
 static uint64_t now_ms(void)
@@ -249,6 +256,47 @@ static int frame_patch(pw_buf_t *frame, const uint8_t *data, size_t len, const u
     return r;
 }
 
+/* Copies the pool events of the Sample frame `from`/`len` into the Sample frame in `frame`
+ * (rewritten): a rebase keyframe rebuilt at a sample the collector never had carries that
+ * sample's events. Returns 0 or a codec error (frame unchanged). */
+static int frame_take_events(pw_buf_t *frame, const uint8_t *from, size_t len)
+{
+    const uint8_t *p, *q;
+    size_t plen, qlen;
+    pw_diag_t d;
+    Poolwatch__V1__Envelope *src = NULL, *dst = NULL;
+    int r = pw_frame_parse(from, len, PW_FRAME_MAX_DEFAULT, &p, &plen, &d) > 0 &&
+                    pw_frame_parse(frame->data, frame->len, PW_FRAME_MAX_DEFAULT, &q, &qlen, &d) > 0
+                ? 0
+                : PW_EBADFRAME;
+    if (r == 0)
+        r = pw_codec_unpack(p, plen, &src, &d);
+    if (r == 0)
+        r = pw_codec_unpack(q, qlen, &dst, &d);
+    if (r == 0 && (src->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE ||
+                   dst->msg_case != POOLWATCH__V1__ENVELOPE__MSG_SAMPLE))
+        r = PW_EBADFRAME;
+    pw_buf_t out;
+    pw_buf_init(&out, PW_FRAME_MAX_DEFAULT + 16);
+    if (r == 0) {
+        size_t keep_n = dst->sample->n_events;
+        Poolwatch__V1__PoolEvent **keep = dst->sample->events;
+        dst->sample->n_events = src->sample->n_events;
+        dst->sample->events = src->sample->events;
+        r = pw_codec_pack_frame(dst, PW_FRAME_MAX_DEFAULT, &out);
+        dst->sample->n_events = keep_n; /* each message frees its own */
+        dst->sample->events = keep;
+    }
+    if (r == 0) {
+        pw_buf_reset(frame);
+        r = pw_buf_append(frame, out.data, out.len);
+    }
+    pw_buf_close(&out);
+    pw_codec_free(src);
+    pw_codec_free(dst);
+    return r;
+}
+
 static void on_pump_timer(uv_timer_t *t);
 
 /* Keeps the pump timer running (a backlog remains, or a failure is to be retried). */
@@ -400,6 +448,8 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
     uint8_t boot[64]; /* the instance that took the rebase point's sample */
     size_t boot_len = 0;
     uint32_t cause = 0;
+    pw_buf_t tgt_frame; /* the collector never had the rebase point: its events go along */
+    pw_buf_init(&tgt_frame, PW_FRAME_MAX_DEFAULT + 16);
     while ((r = pw_spool_iter_next(it, &rec, &d)) == 1 && rec.seq <= target) {
         const uint8_t *p;
         size_t plen;
@@ -416,19 +466,20 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
         boot_len = env->sample->boot_id.len <= sizeof(boot) ? env->sample->boot_id.len : 0;
         if (boot_len)
             memcpy(boot, env->sample->boot_id.data, boot_len);
+        pw_buf_reset(&tgt_frame); /* the rebase point's own frame, for its pool events */
+        if (rec.seq == target && target > stored && env->sample->n_events > 0 &&
+            pw_buf_append(&tgt_frame, rec.payload, rec.len) != 0)
+            pw_buf_reset(&tgt_frame);
         pw_codec_free(env);
         gap += rec.gap_before;
         if (rec.gap_before)
             cause = rec.gap_cause;
     }
     pw_spool_iter_close(it);
-    if (r < 0 && r != PW_ECORRUPT) {
+    if ((r < 0 && r != PW_ECORRUPT) || !dec.have_base) {
         pw_delta_dec_close(&dec);
-        return r;
-    }
-    if (!dec.have_base) {
-        pw_delta_dec_close(&dec);
-        return PW_ENOBASE;
+        pw_buf_close(&tgt_frame);
+        return r < 0 && r != PW_ECORRUPT ? r : PW_ENOBASE;
     }
     if (stored < first_kf && stored > 0)
         gap += first_kf - stored - 1;
@@ -444,6 +495,9 @@ static int start_stream(pw_agent_t *a, uint64_t stored)
             r = frame_patch(&a->frame, kf.data, kf.len, boot, boot_len, gap, wire_cause(cause), 0);
         pw_buf_close(&kf);
     }
+    if (r == 0 && tgt_frame.len > 0)
+        r = frame_take_events(&a->frame, tgt_frame.data, tgt_frame.len);
+    pw_buf_close(&tgt_frame);
     if (r != 0)
         return r;
     if ((r = pw_uplink_send_frame(a->up, a->frame.data, a->frame.len)) != 0)
@@ -988,12 +1042,22 @@ static void on_sample_timer(uv_timer_t *t)
         m->gap_before = a->lost;
         m->gap_cause = POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_WRITE;
     }
+    /* pool events since the last spooled sample ride with this one: spooled, resent, acked */
+    size_t n_ev = a->evsub ? pw_evsub_peek(a->evsub, a->ev_out, PW_EVSUB_PER_SAMPLE) : 0;
+    for (size_t i = 0; i < n_ev; i++) {
+        pw_codec_event_fill(&a->ev_wire[i], &a->ev_out[i]);
+        a->ev_ptrs[i] = &a->ev_wire[i].msg;
+    }
+    m->n_events = n_ev;
+    m->events = n_ev ? a->ev_ptrs : NULL;
     pw_buf_reset(&a->frame);
     r = pw_codec_pack_sample(msg, PW_FRAME_MAX_DEFAULT, &a->frame);
     m->boot_id.data = NULL;
     m->boot_id.len = 0;
     m->gap_before = 0;
     m->gap_cause = POOLWATCH__V1__GAP_CAUSE__GAP_UNKNOWN;
+    m->n_events = 0;
+    m->events = NULL;
     if (r != 0) {
         PW_LOG_ERROR(MOD, "sample too large to send: %s", pw_strerror(r));
         return;
@@ -1016,6 +1080,11 @@ static void on_sample_timer(uv_timer_t *t)
     }
     a->lost = 0;
     pw_complain_release(&a->c_spool, MOD, "spool");
+    if (n_ev) {
+        pw_evsub_drop(a->evsub, n_ev); /* spooled with the sample: the spool keeps them now */
+        PW_LOG_INFO(MOD, "%zu pool event%s sent with sample %llu", n_ev, n_ev == 1 ? "" : "s",
+                    (unsigned long long)a->sample.seq);
+    }
     /* A source whose clock is behind (a simulated backfill) catches up at once. */
     if (a->src->info.kind == PW_SOURCE_SIMULATED && a->cfg->sim_backfill_ms &&
         a->sample.timestamp_ms + a->interval_ms < now_ms())
@@ -1031,6 +1100,43 @@ static void on_sample_timer(uv_timer_t *t)
     }
     pump(a);
     after_append(a);
+}
+
+/* ============================================================================================
+ * Pool events
+ * ========================================================================================== */
+
+/* The subscription's thread queued events: wake the loop (uv_async_send is thread-safe). */
+static void events_notify(void *arg)
+{
+    pw_agent_t *a = arg;
+    uv_async_send(&a->events_async);
+}
+
+/* Events waiting: a Windows host's sample is taken at once, so that the collector hears of a
+ * pool that ran out now (and sees the pool table of that moment), not an interval later.
+ * Other sources' samples are stamped by their own clock: the next one carries them. */
+static void on_events_async(uv_async_t *h)
+{
+    pw_agent_t *a = h->data;
+    if (a->src->info.kind == PW_SOURCE_WINDOWS && !a->source_done)
+        on_sample_timer(&a->sample_timer);
+}
+
+static void open_events(pw_agent_t *a)
+{
+    int want = a->cfg->events == PW_AGENT_EVENTS_ON ||
+               (a->cfg->events == PW_AGENT_EVENTS_AUTO && a->src->info.kind == PW_SOURCE_WINDOWS);
+    if (!want)
+        return;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_evsub_open(events_notify, a, &a->evsub, &d);
+    if (r == 0)
+        PW_LOG_INFO(MOD, "subscribed to the System log's pool events (srv 2019/2020, "
+                         "Resource-Exhaustion-Detector 2004)");
+    else /* sampling goes on without them */
+        PW_LOG_WARN(MOD, "no pool events from the System log: %s (%s)", pw_strerror(r), d.msg);
 }
 
 /* ============================================================================================
@@ -1222,6 +1328,10 @@ int pw_agent_open(const pw_agent_cfg_t *cfg, pw_agent_t **out, pw_diag_t *d)
     a->stop_async.data = a;
     uv_unref((uv_handle_t *)&a->stop_async);
     pw_net_stop_publish(&a->stop_async);
+    uv_async_init(&a->loop, &a->events_async, on_events_async);
+    a->events_async.data = a;
+    uv_unref((uv_handle_t *)&a->events_async);
+    open_events(a);
     uint64_t pace = a->src->info.kind == PW_SOURCE_POOLMON_REPLAY && cfg->replay_pace_ms
                         ? cfg->replay_pace_ms
                         : cfg->interval_ms;
@@ -1314,7 +1424,10 @@ static void agent_free(pw_agent_t *a)
 #ifndef _WIN32
     pw_net_close_if_open((uv_handle_t *)&a->sighup, &a->loop);
 #endif
+    pw_evsub_close(a->evsub); /* no delivery after it: the async may close */
+    a->evsub = NULL;
     pw_net_close_if_open((uv_handle_t *)&a->stop_async, &a->loop);
+    pw_net_close_if_open((uv_handle_t *)&a->events_async, &a->loop);
     pw_net_loop_drain_close(&a->loop);
     pw_spool_close(a->spool);
     pw_source_close(a->src);

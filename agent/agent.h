@@ -34,6 +34,10 @@
 enum { PW_AGENT_FSYNC_ACK = 0, PW_AGENT_FSYNC_ALWAYS = 1, PW_AGENT_FSYNC_NEVER = 2 };
 #define PW_AGENT_ACK_SYNC_MS 1000u
 
+/* agent.events: whether the agent subscribes to the System log's pool events (evsub.h). AUTO:
+ * with the Windows source; ON: whatever the source (a test's recorded events); OFF: never. */
+enum { PW_AGENT_EVENTS_AUTO = 0, PW_AGENT_EVENTS_ON = 1, PW_AGENT_EVENTS_OFF = 2 };
+
 typedef struct pw_agent_cfg_s {
     char *source;             /* "linux", "win", "replay:FILE,...", "sim:PRESET/N" */
     char *host_name;          /* "" = the source's or the OS's name */
@@ -62,6 +66,7 @@ typedef struct pw_agent_cfg_s {
     uint64_t sim_backfill_ms;    /* sim: start this long before now, then catch up at once */
     char *drivers_dir;           /* find-tag: where driver files are ("" = OS default) */
     char *log_level;             /* error, warn, info, debug */
+    int events;                  /* PW_AGENT_EVENTS_* */
     bool exit_when_done;         /* finite source (replay): exit once all is acked */
 } pw_agent_cfg_t;
 

@@ -16,6 +16,7 @@
 #endif
 
 static const char *const fsync_words[] = {"ack", "always", "never", NULL}; /* PW_AGENT_FSYNC_* */
+static const char *const events_words[] = {"auto", "on", "off", NULL};     /* PW_AGENT_EVENTS_* */
 
 const pw_config_opt_t pw_agent_options[] = {
     PW_CONFIG_OPT_STRING(
@@ -32,6 +33,10 @@ const pw_config_opt_t pw_agent_options[] = {
                       "samples between keyframes in the spool (bounds the replay on reconnect)"),
     PW_CONFIG_OPT_DURATION("agent", "live_max", "10m", 1000, 600000, T, live_max_ms,
                            "longest live mode (1 s sampling) a collector may ask for"),
+    PW_CONFIG_OPT_ENUM("agent", "events", "auto", events_words, T, events,
+                       "System-log pool events (srv 2019/2020 pool empty, Resource-Exhaustion-"
+                       "Detector 2004) sent with the samples: auto = with the win source, on, "
+                       "off"),
     PW_CONFIG_OPT_STRING("agent", "log_level", "info", T, log_level, 0,
                          "error, warn, info or debug"),
     PW_CONFIG_OPT_STRING("spool", "dir", PW_AGENT_DEFAULT_SPOOL, T, spool_dir, PW_CONFIG_PATH,

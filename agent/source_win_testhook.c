@@ -12,7 +12,11 @@
  * A query with a buffer smaller than the recording gets STATUS_INFO_LENGTH_MISMATCH and the
  * needed length, as the kernel answers. SystemSessionPoolTagInformation always reports
  * STATUS_INVALID_INFO_CLASS. The hook installs itself from a constructor when the first variable
- * is set, so main.c needs no test code. */
+ * is set, so main.c needs no test code.
+ *
+ *   POOLWATCH_TEST_EVENT_XML=a.xml;b.xml;...  replaces the System-log subscription (evsub.h):
+ *       a thread hands over each file's events (wevtutil or EvtRender XML) 1 s apart, the
+ *       first 1 s after the subscription starts, as EvtSubscribe's callback does. */
 #ifndef PW_WIN_TEST_HOOKS
 #error "source_win_testhook.c is for the test build only (PW_WIN_TEST_HOOKS)"
 #endif
@@ -21,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evsub.h"
 #include "source_win.h"
+
+#include <windows.h>
 
 #define MAX_FILES 64
 #define MAX_BYTES (16u << 20)
@@ -71,8 +78,79 @@ static uint32_t recorded_query(uint32_t cls, void *buf, uint32_t len, uint32_t *
     return PW_WIN_STATUS_INVALID_INFO_CLASS;
 }
 
+/* ---- the recorded System log --------------------------------------------------------------- */
+
+static rec_t events[MAX_FILES];
+static size_t n_events;
+
+typedef struct {
+    HANDLE th, stop;
+    pw_evsub_deliver_fn deliver;
+    void *ctx;
+} ev_feed_t;
+
+static DWORD WINAPI feed_thread(LPVOID arg)
+{
+    ev_feed_t *f = arg;
+    for (size_t i = 0; i < n_events; i++) {
+        if (WaitForSingleObject(f->stop, 1000) == WAIT_OBJECT_0)
+            break;
+        f->deliver(f->ctx, events[i].data, events[i].len);
+    }
+    return 0;
+}
+
+static int recorded_start(const char *query, pw_evsub_deliver_fn deliver, void *ctx, void **handle,
+                          pw_diag_t *d)
+{
+    (void)query;
+    ev_feed_t *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "events", "out of memory");
+    f->deliver = deliver;
+    f->ctx = ctx;
+    f->stop = CreateEventA(NULL, TRUE, FALSE, NULL);
+    f->th = CreateThread(NULL, 0, feed_thread, f, 0, NULL);
+    if (f->stop == NULL || f->th == NULL) {
+        free(f);
+        return pw_diag_set(d, PW_EIO, 0, 0, "events", "cannot start the feed thread");
+    }
+    fprintf(stderr, "testhook: %zu recorded event files replace EvtSubscribe\n", n_events);
+    *handle = f;
+    return 0;
+}
+
+static void recorded_stop(void *handle)
+{
+    ev_feed_t *f = handle;
+    SetEvent(f->stop);
+    WaitForSingleObject(f->th, INFINITE);
+    CloseHandle(f->th);
+    CloseHandle(f->stop);
+    free(f);
+}
+
+static void install_events(void)
+{
+    const char *list = getenv("POOLWATCH_TEST_EVENT_XML");
+    if (list == NULL || *list == '\0')
+        return;
+    char *copy = strdup(list), *save = NULL;
+    for (char *p = strtok_r(copy, ";", &save); p && n_events < MAX_FILES;
+         p = strtok_r(NULL, ";", &save)) {
+        if (load(p, &events[n_events]) != 0) {
+            fprintf(stderr, "testhook: cannot read %s\n", p);
+            exit(3);
+        }
+        n_events++;
+    }
+    free(copy);
+    pw_evsub_set_fns(recorded_start, recorded_stop);
+}
+
 __attribute__((constructor)) static void install_hook(void)
 {
+    install_events();
     const char *list = getenv("POOLWATCH_TEST_POOLTAG_BUFFER");
     if (list == NULL || *list == '\0')
         return;

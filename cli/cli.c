@@ -47,6 +47,12 @@ static const command_t commands[] = {
      "usage: poolwatch series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n"
      "A tag's history on a host, one line per point; the header says which level (raw, 1m,\n"
      "15m) answered. Quote tags with spaces: poolwatch series HOST01 'Io  '.\n"},
+    {"events", pw_cmd_events,
+     "usage: poolwatch events HOST [--from T] [--to T] [--limit N] [--json]\n"
+     "The Windows System-log events of HOST that say a pool ran out: srv 2019 (nonpaged pool\n"
+     "empty), srv 2020 (paged pool empty) and Resource-Exhaustion-Detector 2004 (low virtual\n"
+     "memory, with the pool tags it names and their bytes), oldest first; --limit: the newest\n"
+     "N (server default 1000). Sent by the host's agent, or imported with poolwatch import.\n"},
     {"lookup", pw_cmd_lookup,
      "usage: poolwatch lookup TAG [--host HOST] [--json]\n"
      "The pooltag.txt driver and description of TAG; with --host (admin token), the driver\n"
@@ -133,6 +139,8 @@ void pw_cli_usage(FILE *f)
           "  alerts                                        alerts (pending, firing, resolved)\n"
           "  series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n"
           "                                                a tag's history on a host\n"
+          "  events HOST [--from T] [--to T] [--limit N]   a host's pool-empty events (srv\n"
+          "                                                2019/2020, 2004 with named tags)\n"
           "  lookup TAG [--host HOST]                      pooltag description; with --host,\n"
           "                                                ask that agent which drivers hold TAG\n"
           "  bigpool HOST TAG                              a tag's big-pool blocks on a host\n"
@@ -488,17 +496,6 @@ int pw_cli_parse_duration(const char *s, uint64_t *ms)
     return 0;
 }
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms)
 {
     if (s == NULL || *s == '\0')
@@ -537,7 +534,7 @@ int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms)
     if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
         y < 1970)
         return PW_EINVAL;
-    int64_t days = days_from_civil(y, mo, d);
+    int64_t days = pw_clock_days_from_civil(y, mo, d);
     *ms = ((uint64_t)days * 86400u + h * 3600u + mi * 60u + sec) * 1000u;
     return 0;
 }

@@ -133,6 +133,9 @@ int pw_fmt_tag(const json_t *root, FILE *out);
 int pw_fmt_leaks(const json_t *root, FILE *out);
 int pw_fmt_alerts(const json_t *root, FILE *out);
 int pw_fmt_series(const json_t *root, FILE *out);
+/* `events`: GET /hosts/{host}/events as a table: time, provider and event id with its meaning,
+ * the pool that was empty, the tags a 2004 names with their bytes. 0 or PW_EPARSE. */
+int pw_fmt_events(const json_t *root, FILE *out);
 /* pooltag.txt's answer and, when `find` is not NULL, the agent's find_tag result; returns 1
  * (after printing the agent's message) when the agent could not search (status < 0). */
 int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out);
@@ -249,6 +252,7 @@ int pw_cmd_tags(pw_cli_t *cli);
 int pw_cmd_leaks(pw_cli_t *cli);
 int pw_cmd_alerts(pw_cli_t *cli);
 int pw_cmd_series(pw_cli_t *cli);
+int pw_cmd_events(pw_cli_t *cli);
 int pw_cmd_lookup(pw_cli_t *cli);
 int pw_cmd_bigpool(pw_cli_t *cli);
 int pw_cmd_top(pw_cli_t *cli);

@@ -8,6 +8,9 @@
  * upload, then POSTed to /api/v1/import.
  * Files without time stamps follow each other: file k+1 starts one interval after the last
  * screen the server stored for file k.
+ * A FILE may also be the host's System-log events as XML (common/winevent.h: `wevtutil qe
+ * System /f:xml`, Event Viewer's "Save as XML"): its pool events (srv 2019/2020, 2004) are
+ * attached to the host, after the captures of the same command (the host must exist).
  */
 #include "cli.h"
 
@@ -21,6 +24,7 @@
 #include "clock.h"
 #include "config.h"
 #include "linux_series.h"
+#include "winevent.h"
 #include "winlimit.h"
 
 #define PROGRESS_MIN_BYTES ((size_t)1 << 20) /* smaller uploads finish too fast for a bar */
@@ -117,8 +121,14 @@ static int load_input(const char *file, char **data, size_t *len, pw_diag_t *d)
 /* Reads and parses one capture (poolmon screens, or a Linux host's slabinfo/allocinfo dumps);
  * prints FILE:LINE on failure. Returns 0 or PW_EXIT_USAGE, and the number of screens (points)
  * and of those without a time stamp of their own. */
+static int count_pool_event(void *arg, const pw_winevent_t *ev)
+{
+    *(size_t *)arg += pw_winevent_kind(ev) != PW_WINEVENT_OTHER;
+    return 0;
+}
+
 static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, size_t *screens,
-                      size_t *unstamped)
+                      size_t *unstamped, int *events)
 {
     char *data;
     size_t len;
@@ -128,6 +138,25 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     if (rc < 0) {
         fprintf(cli->err, "%s: %s\n", file, d.msg);
         return PW_EXIT_USAGE;
+    }
+    if (pw_winevent_sniff(data, len)) { /* *screens: its pool events; none unstamped */
+        size_t pool_events = 0;
+        rc = pw_winevent_parse(data, len, count_pool_event, &pool_events, &d);
+        pw_free(data);
+        if (rc < 0) {
+            fprintf(cli->err, "%s:%" PRIu32 ": not a System-log event export: %s\n", file, d.line,
+                    d.msg);
+            return PW_EXIT_USAGE;
+        }
+        if (pool_events == 0)
+            fprintf(cli->err,
+                    "%s: note: %d event(s), none of srv 2019/2020 or Resource-Exhaustion-"
+                    "Detector 2004: nothing to import\n",
+                    file, rc);
+        *screens = pool_events;
+        *unstamped = 0;
+        *events = 1;
+        return 0;
     }
     if (pw_linux_series_sniff(data, len)) {
         pw_linux_series_opts_t lo = {.interval_ms = interval_ms};
@@ -285,14 +314,26 @@ int pw_cmd_import(pw_cli_t *cli)
     json_t *results = json_array();
     /* Every file is checked before the first upload: a bad file uploads nothing. */
     size_t *screens = pw_calloc(nf ? nf : 1, sizeof(size_t));
+    int *is_ev = pw_calloc(nf ? nf : 1, sizeof(int));
     size_t unstamped_total = 0;
-    if (screens == NULL)
+    if (screens == NULL || is_ev == NULL)
         ex = PW_EXIT_SERVER;
     for (size_t k = 0; ex == 0 && k < nf; k++) {
         size_t u = 0;
-        ex = check_file(cli, files[k], interval_ms, &screens[k], &u);
+        ex = check_file(cli, files[k], interval_ms, &screens[k], &u, &is_ev[k]);
         unstamped_total += u;
     }
+    /* event exports go after the captures: they attach to the host the captures make */
+    for (size_t k = 0, m = 0; ex == 0 && m < nf; m++)
+        if (!is_ev[m]) {
+            const char *f = files[m];
+            size_t sc = screens[m];
+            memmove(files + k + 1, files + k, (m - k) * sizeof(*files));
+            memmove(screens + k + 1, screens + k, (m - k) * sizeof(*screens));
+            memmove(is_ev + k + 1, is_ev + k, (m - k) * sizeof(*is_ev));
+            files[k] = f, screens[k] = sc, is_ev[k] = 0;
+            k++;
+        }
     if (ex == 0 && start == NULL) {
         /* Without --start, unstamped screens end now: saved captures are the past. */
         uint64_t now_ms = pw_clock_wall_ms();
@@ -339,10 +380,25 @@ int pw_cmd_import(pw_cli_t *cli)
         json_t *lv = json_object_get(root, "last_ts_ms");
         if (json_is_integer(lv) && json_integer_value(lv) >= 0)
             last = (uint64_t)json_integer_value(lv);
-        start_ms = last + interval_ms;
+        if (!is_ev[k]) /* events move no capture's time */
+            start_ms = last + interval_ms;
         if (cli->json) {
             json_object_set_new(root, "file", json_string(files[k]));
             json_array_append(results, root);
+        } else if (is_ev[k]) {
+            char a[32], b[32], n1[32], n2[32];
+            json_t *fv = json_object_get(root, "first_ts_ms");
+            pw_cli_format_time(json_is_integer(fv) ? (uint64_t)json_integer_value(fv) : 0, a,
+                               sizeof(a));
+            pw_cli_format_time(last, b, sizeof(b));
+            fprintf(
+                cli->out, "%s: %s for %s (server stored %s, %lld already there)%s%s%s%s\n",
+                files[k], pw_cli_count(screens[k], "pool event", n1, sizeof(n1)), host,
+                pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "events_stored")),
+                             "event", n2, sizeof(n2)),
+                (long long)json_integer_value(json_object_get(root, "events_already_stored")),
+                screens[k] ? ", " : "", screens[k] ? a : "", screens[k] ? " .. " : "",
+                screens[k] ? b : "");
         } else {
             char a[32], b[32];
             pw_cli_format_time(last, b, sizeof(b));
@@ -392,6 +448,7 @@ int pw_cmd_import(pw_cli_t *cli)
     }
     json_decref(results);
     pw_free(screens);
+    pw_free(is_ev);
     pw_free(files);
     return ex;
 }

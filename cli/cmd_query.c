@@ -586,6 +586,104 @@ static int append_param(char *path, size_t size, const char *name, const char *v
     return pw_url_escape(path, size, value) < 0 ? PW_ETOOBIG : 0;
 }
 
+int pw_fmt_events(const json_t *root, FILE *out)
+{
+    const json_t *a = jarr(root, "events");
+    if (a == NULL)
+        return PW_EPARSE;
+    size_t n = json_array_size(a);
+    fprintf(out, "%s: %zu pool event%s from the System log\n", jstr(root, "host"), n,
+            n == 1 ? "" : "s");
+    if (n == 0)
+        return 0;
+    fprintf(out, "%-21s %-53s %-8s %s\n", "TIME", "EVENT", "POOL", "TAGS NAMED");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        char when[32], what[128], tags[400] = "";
+        pw_cli_format_time(ju64(e, "ts_ms"), when, sizeof(when));
+        const char *prov = jstr(e, "provider");
+        snprintf(what, sizeof(what), "%s %" PRIu64 ": %s",
+                 strcmp(prov, "Microsoft-Windows-Resource-Exhaustion-Detector") == 0
+                     ? "Resource-Exhaustion-Detector"
+                     : prov,
+                 ju64(e, "event_id"), jstr(e, "message"));
+        const json_t *t = json_object_get(e, "tags");
+        size_t k;
+        const json_t *tg;
+        json_array_foreach(t, k, tg)
+        {
+            char b[32], one[96];
+            pw_cli_format_bytes(ju64(tg, "bytes"), b, sizeof(b));
+            snprintf(one, sizeof(one), "%s\"%s\" %s %s", k ? ", " : "", jstr(tg, "tag"),
+                     jstr(tg, "pool"), ju64(tg, "bytes") ? b : "-");
+            size_t used = strlen(tags);
+            snprintf(tags + used, sizeof(tags) - used, "%s", one);
+        }
+        const char *pool = json_string_value(json_object_get(e, "pool"));
+        fprintf(out, "%-21s %-53s %-8s %s\n", when, what, pool ? pool : "-", tags[0] ? tags : "-");
+    }
+    return 0;
+}
+
+#define EVENTS_USAGE "poolwatch events HOST [--from T] [--to T] [--limit N] [--json]"
+
+int pw_cmd_events(pw_cli_t *cli)
+{
+    const char *host = NULL, *from = NULL, *to = NULL, *limit = NULL;
+    for (int i = 1; i < cli->argc; i++) {
+        int r;
+        if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--from", &from)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--to", &to)) != 0 ||
+            (r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--limit", &limit)) != 0) {
+            if (r < 0)
+                return PW_EXIT_USAGE;
+        } else if (host == NULL && cli->argv[i][0] != '-') {
+            host = cli->argv[i];
+        } else {
+            static const char *const opts[] = {"--from", "--to", "--limit", NULL};
+            return pw_cli_bad_args(cli, cli->argv[i], NULL, opts, EVENTS_USAGE);
+        }
+    }
+    if (host == NULL)
+        return pw_cli_bad_args(cli, NULL, "HOST", NULL, EVENTS_USAGE);
+    uint64_t now_ms = pw_clock_wall_ms();
+    char path[2048] = "/api/v1/hosts/";
+    char num[32];
+    if (pw_url_escape(path, sizeof(path), host) < 0 || strlen(path) + 8 >= sizeof(path))
+        return PW_EXIT_USAGE;
+    strcat(path, "/events");
+    const char *names[2] = {"from", "to"};
+    const char *vals[2] = {from, to};
+    for (int k = 0; k < 2; k++) {
+        uint64_t v;
+        if (vals[k] == NULL)
+            continue;
+        if (pw_cli_parse_time(vals[k], now_ms, &v) < 0) {
+            fprintf(cli->err,
+                    "poolwatch events: bad --%s '%s' (a time: now, -2h for two hours ago, "
+                    "2024-03-14T10:00:00Z, or ms since the epoch)\n",
+                    names[k], vals[k]);
+            return PW_EXIT_USAGE;
+        }
+        snprintf(num, sizeof(num), "%" PRIu64, v);
+        if (append_param(path, sizeof(path), names[k], num) < 0)
+            return PW_EXIT_USAGE;
+    }
+    if (limit != NULL) {
+        char *end;
+        unsigned long long n = strtoull(limit, &end, 10);
+        if (*limit == '\0' || *end != '\0' || n < 1 || n > 10000) {
+            fprintf(cli->err, "poolwatch events: bad --limit '%s' (1 to 10000)\n", limit);
+            return PW_EXIT_USAGE;
+        }
+        if (append_param(path, sizeof(path), "limit", limit) < 0)
+            return PW_EXIT_USAGE;
+    }
+    return get_and_print(cli, path, pw_fmt_events, 0, NULL);
+}
+
 int pw_cmd_tags(pw_cli_t *cli)
 {
     const char *tag = NULL, *type = NULL, *limit = NULL;

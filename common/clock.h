@@ -17,4 +17,17 @@ uint64_t pw_clock_mono_us(void);
  * when the C runtime cannot represent that time (*out is then zeroed). */
 int pw_clock_gmtime(int64_t secs, struct tm *out);
 
+/* Days since 1970-01-01 of the proleptic Gregorian date y-m-d (m 1..12, d 1..31; earlier dates
+ * negative): the inverse of pw_clock_gmtime's calendar, portable (H. Hinnant's
+ * days_from_civil, https://howardhinnant.github.io/date_algorithms.html). */
+static inline int64_t pw_clock_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
 #endif /* PW_CLOCK_H */

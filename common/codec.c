@@ -111,3 +111,61 @@ const char *pw_codec_msg_name(const Poolwatch__V1__Envelope *env)
         return "none";
     }
 }
+
+void pw_codec_event_fill(pw_codec_event_t *w, const pw_winevent_t *ev)
+{
+    Poolwatch__V1__PoolEvent init = POOLWATCH__V1__POOL_EVENT__INIT;
+    w->msg = init;
+    w->msg.timestamp_ms = ev->ts_ms;
+    w->msg.provider = (char *)(uintptr_t)ev->provider;
+    w->msg.event_id = ev->event_id;
+    w->msg.record_id = ev->record_id;
+    w->msg.pool = (Poolwatch__V1__EventPool)ev->pool;
+    size_t n = ev->n_tags < PW_WINEVENT_TAGS_MAX ? ev->n_tags : PW_WINEVENT_TAGS_MAX;
+    for (size_t i = 0; i < n; i++) {
+        Poolwatch__V1__EventTag t = POOLWATCH__V1__EVENT_TAG__INIT;
+        t.tag.data = (uint8_t *)(uintptr_t)ev->tags[i].tag;
+        t.tag.len = 4;
+        t.pool = (Poolwatch__V1__EventPool)ev->tags[i].pool;
+        t.bytes = ev->tags[i].bytes;
+        w->tags[i] = t;
+        w->tag_ptrs[i] = &w->tags[i];
+    }
+    w->msg.n_tags = n;
+    w->msg.tags = n ? w->tag_ptrs : NULL;
+}
+
+int pw_codec_event_read(const Poolwatch__V1__PoolEvent *w, pw_winevent_t *ev, pw_diag_t *d)
+{
+    memset(ev, 0, sizeof(*ev));
+    const char *prov = w->provider ? w->provider : "";
+    size_t plen = strlen(prov);
+    if (plen >= sizeof(ev->provider))
+        return pw_diag_set(d, PW_EPROTO, 0, 0, "events.provider",
+                           "provider name of %zu bytes (at most %zu)", plen,
+                           sizeof(ev->provider) - 1);
+    if (w->n_tags > PW_WINEVENT_TAGS_MAX)
+        return pw_diag_set(d, PW_EPROTO, 0, 0, "events.tags", "%zu tags (at most %d)", w->n_tags,
+                           PW_WINEVENT_TAGS_MAX);
+    if ((unsigned)w->pool > PW_WINEVENT_POOL_NONPAGED)
+        return pw_diag_set(d, PW_EPROTO, 0, 0, "events.pool", "pool %d", (int)w->pool);
+    memcpy(ev->provider, prov, plen + 1);
+    ev->ts_ms = w->timestamp_ms;
+    ev->event_id = w->event_id;
+    ev->record_id = w->record_id;
+    ev->pool = (uint8_t)w->pool;
+    for (size_t i = 0; i < w->n_tags; i++) {
+        const Poolwatch__V1__EventTag *t = w->tags[i];
+        if (t->tag.len != 4)
+            return pw_diag_set(d, PW_EPROTO, 0, 0, "events.tags.tag", "tag of %zu bytes (4)",
+                               t->tag.len);
+        if (t->pool != POOLWATCH__V1__EVENT_POOL__EVENT_POOL_PAGED &&
+            t->pool != POOLWATCH__V1__EVENT_POOL__EVENT_POOL_NONPAGED)
+            return pw_diag_set(d, PW_EPROTO, 0, 0, "events.tags.pool", "tag pool %d", (int)t->pool);
+        memcpy(ev->tags[i].tag, t->tag.data, 4);
+        ev->tags[i].pool = (uint8_t)t->pool;
+        ev->tags[i].bytes = t->bytes;
+    }
+    ev->n_tags = w->n_tags;
+    return 0;
+}

@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "error.h"
 #include "poolwatch.pb-c.h"
+#include "winevent.h"
 
 #define PW_PROTOCOL_MAJOR 1
 #define PW_PROTOCOL_MINOR 0
@@ -40,5 +41,23 @@ void pw_codec_free(Poolwatch__V1__Envelope *env);
 
 /* Name of the Envelope's message ("hello", "sample", ...), "none" when unset. */
 const char *pw_codec_msg_name(const Poolwatch__V1__Envelope *env);
+
+/* ---- pool events (Sample.events, winevent.h) ---------------------------------------------- */
+
+/* A wire event's storage: the message, its tags and their pointers (no allocation). */
+typedef struct pw_codec_event_s {
+    Poolwatch__V1__PoolEvent msg;
+    Poolwatch__V1__EventTag tags[PW_WINEVENT_TAGS_MAX];
+    Poolwatch__V1__EventTag *tag_ptrs[PW_WINEVENT_TAGS_MAX];
+} pw_codec_event_t;
+
+/* Fills `w` from `ev`; the message points into `ev` (provider, tag bytes) and into `w`: both
+ * must outlive its use. */
+void pw_codec_event_fill(pw_codec_event_t *w, const pw_winevent_t *ev);
+
+/* Reads a received event into `ev`. Returns 0 or PW_EPROTO (a provider of
+ * PW_WINEVENT_PROVIDER_MAX bytes or more, more than PW_WINEVENT_TAGS_MAX tags, a tag not of 4
+ * bytes, a pool out of range) with `d` saying which. */
+int pw_codec_event_read(const Poolwatch__V1__PoolEvent *w, pw_winevent_t *ev, pw_diag_t *d);
 
 #endif /* PW_CODEC_H */

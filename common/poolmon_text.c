@@ -6,6 +6,7 @@
  * separator, noise); a screen's parts come in a fixed order, so a part that does not come
  * after the previous one starts the next screen (that is how concatenated screens split). */
 #include "poolmon_text.h"
+#include "clock.h"
 #include "alloc.h"
 
 #include <stdarg.h>
@@ -439,17 +440,6 @@ static int parse_column_header(parser_t *P, const char *s, const char *e)
 
 /* ---- time stamps ------------------------------------------------------------------------- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 /* Reads exactly 1..`max` digits. */
 static int digits(const char **pp, const char *e, unsigned max, unsigned *out)
 {
@@ -578,7 +568,7 @@ static int parse_date1(const char *p, const char *e, uint64_t *out)
     } else {
         return -1;
     }
-    int64_t t = days_from_civil((int64_t)y, mo, d) * 86400000 + tod - off;
+    int64_t t = pw_clock_days_from_civil((int64_t)y, mo, d) * 86400000 + tod - off;
     if (t < 0)
         return 0;
     *out = (uint64_t)t;
@@ -621,7 +611,7 @@ static int parse_timestamp(const char *s, const char *e, uint64_t *out)
     int64_t tod;
     if (parse_clock(p, e, &tod) != 0)
         return 0;
-    int64_t t = days_from_civil((int64_t)y, mo, d) * 86400000 + tod;
+    int64_t t = pw_clock_days_from_civil((int64_t)y, mo, d) * 86400000 + tod;
     if (t < 0)
         return 0;
     *out = (uint64_t)t;

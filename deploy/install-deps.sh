@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
   libuv1-dev libprotobuf-c-dev protobuf-c-compiler libssl-dev openssl
-  libcmocka-dev libsqlite3-dev sqlite3 libinih-dev libjansson-dev libzstd-dev
+  libcmocka-dev libsqlite3-dev sqlite3 libinih-dev libjansson-dev libzstd-dev libexpat1-dev
   libhttp-parser-dev libncurses-dev zlib1g-dev libsnappy-dev
   curl ca-certificates procps python3 tmux
   faketime # libfaketime: tests/fault steps agents' wall clocks back and ahead

@@ -25,6 +25,8 @@ pw_add_test(test_backoff SOURCES common/test_backoff.c LIBS pw_base LABEL window
 # The spool's Windows file layer: wide paths, a non-ASCII directory, sharing violations.
 pw_add_test(test_spool_win SOURCES agent/test_spool_win.c LIBS pw_agent_lib LABEL windows)
 pw_add_test(test_bigpool SOURCES agent/test_bigpool.c LIBS pw_agent_lib LABEL windows)
+# System-log event XML with the cross-built expat (UTF-16 exports included)
+pw_add_test(test_winevent SOURCES common/test_winevent.c LIBS pw_winevent LABEL windows)
 
 # The collector and the CLI on Windows: the store (SQLite, zstd chunks, the checkpointer on
 # libuv's threads) and its chunk codec; the API's handlers and tokens through pw_api_handle
@@ -41,5 +43,7 @@ pw_add_test(test_api_pool SOURCES collector/test_api_pool.c collector/double.c
 pw_add_test(test_host_lifecycle SOURCES collector/test_host_lifecycle.c collector/double.c
             LIBS pw_collector_lib LABEL windows)
 pw_add_test(test_ingest SOURCES collector/test_ingest.c collector/double.c LIBS pw_collector_lib
+            LABEL windows)
+pw_add_test(test_events SOURCES collector/test_events.c collector/double.c LIBS pw_collector_lib
             LABEL windows)
 pw_add_test(test_term_vt SOURCES cli/test_term_vt.c LIBS pw_cli LABEL windows)

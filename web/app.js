@@ -211,10 +211,52 @@ function axisSize(u, values) {
   return Math.ceil(Math.max(0, ...values.map((v) => measureCtx.measureText(String(v)).width))) + 24;
 }
 
+/* Vertical markers at event times (ms): [{ ts_ms, color, label }], drawn over the plot with
+ * their label at the top; those outside the x range are not drawn. */
+function markPlugin(marks) {
+  return {
+    hooks: {
+      draw: [(u) => {
+        const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+        const [lo, hi] = [u.scales.x.min, u.scales.x.max];
+        ctx.save();
+        ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+        for (const m of marks) {
+          const x = m.ts_ms / 1000;
+          if (x < lo || x > hi) continue;
+          const px = Math.round(u.valToPos(x, 'x', true));
+          ctx.strokeStyle = m.color;
+          ctx.fillStyle = m.color;
+          ctx.lineWidth = 2 * devicePixelRatio;
+          ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+          ctx.beginPath();
+          ctx.moveTo(px, top);
+          ctx.lineTo(px, top + h);
+          ctx.stroke();
+          ctx.fillText(m.short, px + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+        }
+        ctx.restore();
+      }],
+    },
+  };
+}
+
+/* A host's pool events (GET /hosts/{host}/events) as chart markers: srv 2019 / 2020 red
+ * ("pool empty"), 2004 orange; `tag`/`pool`: a 2004 that names that tag says so. */
+function eventMarks(events, tag, pool) {
+  return (events || []).map((e) => {
+    const named = tag && e.tags.some((t) => t.tag === tag && t.pool === pool);
+    const short = e.kind === 'low_virtual_memory' ? (named ? '2004 names it' : '2004')
+      : `${e.event_id} ${e.pool} empty`;
+    return { ts_ms: e.ts_ms, color: e.kind === 'low_virtual_memory' ? '#e65100' : '#c62828', short,
+      label: `${e.provider} ${e.event_id}: ${e.message}` + (named ? ` (names ${tag})` : '') };
+  });
+}
+
 /* A uPlot chart in el: xs in ms, series [{label, values, color, dash}] (null = no point).
  * opts: width (default: the element's container), height, time (x is time, default true),
- * yfmt, xfmt, zero (the y axis starts at 0). The drawn data stay on el.chartData for the
- * tests: { xs, series: { label: values } }. */
+ * yfmt, xfmt, zero (the y axis starts at 0), marks (eventMarks: vertical markers). The drawn
+ * data stay on el.chartData for the tests: { xs, series: { label: values }, marks }. */
 async function lineChart(el, xs, series, opts = {}) {
   await whenUplot();
   el.innerHTML = '';
@@ -232,7 +274,10 @@ async function lineChart(el, xs, series, opts = {}) {
   };
   if (opts.zero) o.scales.y = { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.08 : 1] };
   if (opts.xfmt) o.axes[0] = { values: (u, v) => v.map(opts.xfmt) };
-  el.chartData = { xs, series: Object.fromEntries(series.map((s) => [s.label, s.values])) };
+  const marks = opts.marks || [];
+  if (marks.length) o.plugins = [markPlugin(marks)];
+  el.chartData = { xs, series: Object.fromEntries(series.map((s) => [s.label, s.values])),
+    marks: marks.map((m) => ({ ts_ms: m.ts_ms, label: m.label, short: m.short })) };
   el.uplot = new uPlot(o, data, el);
   return el.uplot;
 }
@@ -472,6 +517,8 @@ function hostView(name, params) {
       <div><h2>Nonpaged pool used vs limit <span class="mute" id="np-note"></span></h2><div class="chart" id="np-chart"></div></div>
       <div><h2>Top growing tags <span class="mute">(leak suspects)</span></h2><div id="host-suspects"></div></div>
     </div>
+    <h2>Pool events <span class="mute">(System log: srv 2019/2020 the pool was empty, 2004 low virtual memory)</span></h2>
+    <div id="host-events"></div>
     <h2 id="hist">Tag history <span class="tagtxt" id="hist-name"></span></h2>
     <form class="toolbar" id="hist-form" autocomplete="off">
       <label>Tag <input id="hist-tag" maxlength="64" title="a tag of this host, e.g. NtFC"></label>
@@ -499,6 +546,7 @@ function hostView(name, params) {
     </div>
     <table id="pool"><thead><tr></tr></thead><tbody></tbody></table>`;
   let chart = null, bytesChart = null, diffChart = null, histSeq = 0, scrolled = false;
+  let events = []; /* the host's pool events (the last 30 days), refreshed with the page */
 
   function go(p) { location.hash = hostHref(name, { tag: hist.tag, pool: hist.pool, range: hist.range, ...p }); }
   $('#hist-form').addEventListener('submit', (e) => {
@@ -549,9 +597,10 @@ function hostView(name, params) {
     if (fit) bs.push({ label: 'leak fit', values: fit, color: PALETTE[1], dash: [6, 4], points: false });
     if (bytesChart) bytesChart.destroy();
     if (diffChart) diffChart.destroy();
-    bytesChart = await lineChart($('#tag-bytes'), xs, bs, { height: 230, zero: true });
+    const marks = eventMarks(events, ser.tag, ser.pool);
+    bytesChart = await lineChart($('#tag-bytes'), xs, bs, { height: 230, zero: true, marks });
     diffChart = await lineChart($('#tag-diff'), xs, [{ label: 'outstanding', values: pts.map((p) => p.diff), color: PALETTE[2] }],
-      { height: 230, zero: true, yfmt: fmtCount });
+      { height: 230, zero: true, yfmt: fmtCount, marks });
     ready();
   }
 
@@ -663,8 +712,17 @@ function hostView(name, params) {
   }
 
   async function refresh() {
-    const [h, leaks] = await Promise.all([api('/api/v1/hosts/' + encodeURIComponent(name)),
-      api('/api/v1/leaks').catch(() => ({ suspects: [] }))]);
+    const evq = `/api/v1/hosts/${encodeURIComponent(name)}/events?from=${Math.floor(Date.now() - 30 * 86400e3)}`;
+    const [h, leaks, ev] = await Promise.all([api('/api/v1/hosts/' + encodeURIComponent(name)),
+      api('/api/v1/leaks').catch(() => ({ suspects: [] })), api(evq).catch(() => ({ events: [] }))]);
+    events = ev.events || [];
+    $('#host-events').innerHTML = events.length ? '<table id="events"><thead><tr><th>Time</th><th>Event</th><th>Pool</th>' +
+      '<th>Tags named</th></tr></thead><tbody>' + events.slice().reverse().map((e) =>
+      `<tr class="${e.kind === 'low_virtual_memory' ? 'warn' : 'crit'}"><td>${esc(new Date(e.ts_ms).toLocaleString())}</td>` +
+      `<td>${esc(e.provider)} ${e.event_id}: ${esc(e.message)}</td><td>${esc(e.pool || '—')}</td>` +
+      `<td>${e.tags.map((t) => `<a class="tagtxt" href="${hostHref(name, { tag: t.tag, pool: t.pool, range: hist.range })}">${esc(t.tag)}</a>` +
+        ` <span class="mute">${esc(t.pool)}${t.bytes ? ' ' + fmtBytes(t.bytes) : ''}</span>`).join(', ') || '—'}</td></tr>`).join('') +
+      '</tbody></table>' : '<span class="mute">none in the last 30 days</span>';
     $('h1 .lvl').className = 'lvl ' + (limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes) || 'unknown');
     $('#host-os').textContent = [h.os, h.arch].filter(Boolean).join(' · ');
     $('#host-conn').innerHTML = connHtml(h);
@@ -697,7 +755,8 @@ function hostView(name, params) {
       $('#np-note').textContent = !lim ? '(limit unknown)' : top >= lim / 4 ? ''
         : `(limit ${fmtBytes(lim)} is off this scale: ${fmtPct(top / lim)} at most)`;
       if (chart) chart.destroy();
-      chart = await lineChart($('#np-chart'), xs, series, { maxWidth: 640, height: 220, zero: true });
+      chart = await lineChart($('#np-chart'), xs, series, { maxWidth: 640, height: 220, zero: true,
+        marks: eventMarks(events) });
     } else {
       $('#np-chart').innerHTML = '<span class="mute">not enough history yet</span>';
     }

@@ -40,12 +40,14 @@
 #include "analysis_run.h"
 #include "alert_file.h"
 #include "alloc.h"
+#include "clock.h"
 #include "log.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MOD            "analysis"
 #define PASS_MS        30000
@@ -64,10 +66,12 @@
 #define AGENT_RATIO       1.5                  /* grown to 1.5 x its first hour's minimum ... */
 #define AGENT_MIN_GROWTH  ((uint64_t)16 << 20) /* ... and by 16 MiB (or 1,000 handles) */
 #define AGENT_MIN_HANDLES 1000
-#define AGENT_FOR_MS      (15 * 60 * 1000)  /* pending this long (3 points) before it fires */
-#define ALERT_UNKNOWN     3                 /* cand_t.alerting before its first look-up */
-#define PUBLISH_SLICE_NS  (10ull * 1000000) /* loop time a tick may spend publishing */
-#define LOG_ALERTS        50                /* alert transitions logged one by one per pass */
+#define AGENT_FOR_MS      (15 * 60 * 1000)      /* pending this long (3 points) before it fires */
+#define EMPTY_QUIET_MS    (60 * 60 * 1000)      /* PoolEmpty resolves after an hour without one */
+#define NAMED_KEEP_MS     (24 * 60 * 60 * 1000) /* a 2004's named tags count as evidence 24 h */
+#define ALERT_UNKNOWN     3                     /* cand_t.alerting before its first look-up */
+#define PUBLISH_SLICE_NS  (10ull * 1000000)     /* loop time a tick may spend publishing */
+#define LOG_ALERTS        50                    /* alert transitions logged one by one per pass */
 #define LIVE_MIN_POINTS   6 /* a live row's verdict: a trend test with its drift test (6 points) */
 #define LIVE_MIN_SAMPLES                                                                           \
     12                   /* ... and on 12 samples at least since it became a candidate (a          \
@@ -117,6 +121,7 @@ typedef struct {
     uint64_t since;    /* the host's count of tables fed when it became a candidate */
     uint8_t quiet;     /* evaluations in a row that were not "leak" */
     uint8_t has;       /* res holds a verdict */
+    uint8_t named;     /* res carries a 2004's naming (evidence and boost): once per verdict */
     uint8_t alerting;  /* its PoolTagLeak: 0 none (nothing to look up), 1 pending, 2 firing,
                           ALERT_UNKNOWN not looked up yet */
     uint64_t found_ms; /* when first judged a leak, 0 while it is not one */
@@ -188,6 +193,12 @@ typedef struct {
         int64_t ms;
     } asked[SUSPECT_ASKED_N];
     size_t n_asked;
+    /* pool events (loop only): the newest srv 2019 ([0], nonpaged) and 2020 ([1], paged) */
+    int64_t empty_last[2];
+    int empty_checked;     /* empty_last read back from the store since this process started */
+    int empty_alerting[2]; /* a PoolEmpty of the pool is (or may be: restored) firing */
+    /* the newest Resource-Exhaustion-Detector 2004's named tags (evidence for detection) */
+    pw_winevent_t named;
 } host_state_t;
 
 typedef struct pw_analysis_run_s {
@@ -765,6 +776,50 @@ static void long_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr)
 }
 
 /* Evaluates one host: due candidates, findings, pressure. Host mutex held. */
+/* Resource-Exhaustion-Detector 2004 names the top pool tags when the system ran low on
+ * commit: a leak verdict of a tag it named in the last NAMED_KEEP_MS says so in its evidence
+ * and scores NAMED_BOOST x higher, which decides between findings that are otherwise alike
+ * (the head of tags that grew together). A named tag is never made a suspect by it: 2004 names
+ * the biggest consumers of that moment, and a big pool (a file cache's MmSt, Ntff) is not a
+ * growing one; only the tag's own curve says leak. Worker thread, under s->mu. */
+#define NAMED_BOOST 1.1
+static void named_evidence(host_state_t *s)
+{
+    const pw_winevent_t *nm = &s->named;
+    if (nm->n_tags == 0 || (int64_t)nm->ts_ms + NAMED_KEEP_MS < s->last_ts ||
+        (int64_t)nm->ts_ms > s->last_ts + NAMED_KEEP_MS)
+        return;
+    for (size_t i = 0; i < s->n_cands; i++) {
+        cand_t *c = &s->cands[i];
+        if (c->row == UINT32_MAX || !c->has || c->named || c->res.verdict != PW_DETECT_LEAK)
+            continue;
+        const row_t *r = &s->rows[c->row];
+        if (r->tag_len != 4 || r->pool > PW_POOL_NONPAGED)
+            continue;
+        uint8_t want =
+            r->pool == PW_POOL_NONPAGED ? PW_WINEVENT_POOL_NONPAGED : PW_WINEVENT_POOL_PAGED;
+        for (size_t k = 0; k < nm->n_tags; k++) {
+            if (nm->tags[k].pool != want || memcmp(nm->tags[k].tag, s->tags + r->tag_off, 4) != 0)
+                continue;
+            struct tm tm;
+            char when[32] = "?";
+            if (pw_clock_gmtime((int64_t)(nm->ts_ms / 1000), &tm) == 0)
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", &tm);
+            size_t len = strlen(c->res.evidence);
+            if (nm->tags[k].bytes)
+                snprintf(c->res.evidence + len, sizeof(c->res.evidence) - len,
+                         "; named by Resource-Exhaustion-Detector at %s (%.1f MiB)", when,
+                         (double)nm->tags[k].bytes / 1048576.0);
+            else
+                snprintf(c->res.evidence + len, sizeof(c->res.evidence) - len,
+                         "; named by Resource-Exhaustion-Detector at %s", when);
+            c->res.score *= NAMED_BOOST;
+            c->named = 1;
+            break;
+        }
+    }
+}
+
 static void eval_host(run_t *rn, host_state_t *s)
 {
     uint32_t judged = 0;
@@ -799,6 +854,7 @@ static void eval_host(run_t *rn, host_state_t *s)
         }
         c->res = d;
         c->has = 1;
+        c->named = 0;
         c->ring.dirty = 0;
     }
     if (s->dense) {
@@ -812,6 +868,7 @@ static void eval_host(run_t *rn, host_state_t *s)
             pw_detect_peer_screen(v, k);
         pw_free(v);
     }
+    named_evidence(s);
     group_host(s);
     pw_analysis_host_t *nx = &s->next;
     memset(nx, 0, sizeof(*nx));
@@ -868,6 +925,9 @@ const char *pw_analysis_alert_name(const pw_alert_key_t *k)
         return "HostSilent";
     if (strcmp(k->pool, PW_ALERT_POOL_AGENT) == 0)
         return "AgentFootprint";
+    if (strcmp(k->pool, PW_ALERT_POOL_NP_EMPTY) == 0 ||
+        strcmp(k->pool, PW_ALERT_POOL_PG_EMPTY) == 0)
+        return "PoolEmpty";
     return strcmp(k->pool, "paged") == 0 ? "PagedPoolPressure" : "NonpagedPoolPressure";
 }
 
@@ -883,6 +943,15 @@ void pw_analysis_alert_text(const pw_alert_key_t *k, double value, char *summary
         snprintf(description, dcap,
                  "the agent's own resident set or handles keep growing (an exporter that leaks "
                  "into the memory it watches)");
+    } else if (strcmp(k->pool, PW_ALERT_POOL_NP_EMPTY) == 0 ||
+               strcmp(k->pool, PW_ALERT_POOL_PG_EMPTY) == 0) {
+        int np = strcmp(k->pool, PW_ALERT_POOL_NP_EMPTY) == 0;
+        snprintf(summary, scap, "%s: the %s pool ran out (srv %d: the pool was empty)", k->host,
+                 np ? "nonpaged" : "paged", np ? 2019 : 2020);
+        snprintf(description, dcap,
+                 "Windows logged that the server could not allocate from the %s pool because it "
+                 "was empty; resolves after an hour without another such event",
+                 np ? "nonpaged" : "paged");
     } else if (strcmp(k->pool, PW_ALERT_POOL_SILENT) == 0) {
         snprintf(summary, scap, "%s: no sample for %.0f s", k->host, value);
         snprintf(description, dcap,
@@ -1097,6 +1166,78 @@ static void agent_alert(run_t *rn, host_state_t *s, int64_t now_ms)
                         pw_alert_state(rn->alerts, &key, NULL) != PW_ALERT_RESOLVED;
 }
 
+/* The pool-empty events of the last EMPTY_QUIET_MS, read back once after a start (a PoolEmpty
+ * restored from the alerts file resolves on time, or stays while its events are recent). */
+static void empty_restore(run_t *rn, host_state_t *s, int64_t now_ms)
+{
+    s->empty_checked = 1;
+    s->empty_alerting[0] = s->empty_alerting[1] = 1; /* unknown: looked at once */
+    if (rn->store == NULL || now_ms <= EMPTY_QUIET_MS)
+        return;
+    pw_store_event_t *ev = NULL;
+    pw_diag_t d;
+    int64_t n = pw_store_events(rn->store, s->name, (uint64_t)(now_ms - EMPTY_QUIET_MS),
+                                (uint64_t)INT64_MAX, 256, &ev, &d);
+    for (int64_t i = 0; i < n; i++) {
+        pw_winevent_kind_t k = pw_winevent_kind(&ev[i].ev);
+        int p = k == PW_WINEVENT_NONPAGED_EMPTY ? 0 : k == PW_WINEVENT_PAGED_EMPTY ? 1 : -1;
+        if (p >= 0 && (int64_t)ev[i].ev.ts_ms > s->empty_last[p])
+            s->empty_last[p] = (int64_t)ev[i].ev.ts_ms;
+    }
+    pw_free(ev);
+}
+
+/* PoolEmpty (critical): srv 2019 (nonpaged) or 2020 (paged) said the pool was empty. Fires at
+ * once, from the event (pw_ingest's observer), with no `for`: Windows' own verdict needs no
+ * confirmation. Resolves when the newest such event of that pool is EMPTY_QUIET_MS old (an hour
+ * of quiet): a pool that runs out logs the event again and again while it stays out. */
+static void empty_alert(run_t *rn, host_state_t *s, int64_t now_ms)
+{
+    if (!s->empty_checked)
+        empty_restore(rn, s, now_ms);
+    static const char *const pool[2] = {PW_ALERT_POOL_NP_EMPTY, PW_ALERT_POOL_PG_EMPTY};
+    for (int p = 0; p < 2; p++) {
+        int on = s->empty_last[p] != 0 && now_ms - s->empty_last[p] < EMPTY_QUIET_MS;
+        if (!on && !s->empty_alerting[p])
+            continue;
+        alert(rn, s->name, "", pool[p], "critical", on ? 1.0 : 0.0, 1.0, 0.0, 0, now_ms);
+        s->empty_alerting[p] = on;
+    }
+}
+
+/* ingest's observer of stored pool events (loop). */
+static void on_events(void *arg, const pw_host_t *h, const pw_winevent_t *ev, size_t n)
+{
+    run_t *rn = arg;
+    host_state_t *s = state_of(rn, h);
+    if (s == NULL)
+        return;
+    int empty = 0;
+    for (size_t i = 0; i < n; i++) {
+        pw_winevent_kind_t k = pw_winevent_kind(&ev[i]);
+        int p = k == PW_WINEVENT_NONPAGED_EMPTY ? 0 : k == PW_WINEVENT_PAGED_EMPTY ? 1 : -1;
+        if (p >= 0 && (int64_t)ev[i].ts_ms > s->empty_last[p]) {
+            s->empty_last[p] = (int64_t)ev[i].ts_ms;
+            empty = 1;
+        }
+        if (k == PW_WINEVENT_DIAGNOSIS && ev[i].ts_ms >= s->named.ts_ms) {
+            uv_mutex_lock(&s->mu); /* the worker reads it */
+            s->named = ev[i];
+            s->evaluated_ts = INT64_MIN; /* judged again at the next pass, with it */
+            uv_mutex_unlock(&s->mu);
+            rn->import_due = 1; /* (an imported host gets no sample to make it due) */
+        }
+    }
+    if (empty) {
+        int64_t now = clock_ms(rn);
+        empty_alert(rn, s, now);
+        if (rn->alerts_dirty && rn->alerts_path != NULL) { /* kept at once, as it fired */
+            rn->alerts_dirty = 0;
+            pw_alert_save(rn->alerts, rn->alerts_path);
+        }
+    }
+}
+
 /* The row's growth over the host pool's last 24 h (its long totals) as a share of the pool's
  * growth over the same time, clamped to [0, 1]; -1 when the pool did not grow (or no totals).
  * The same window for both: a leak judged over 14 days is not set against 2 h of the host. */
@@ -1305,6 +1446,8 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
             silent_alert(rn, s, h, now_ms); /* (also resolves a HostSilent of a stopped host) */
         if (live)
             agent_alert(rn, s, now_ms);
+        if (s->empty_alerting[0] || s->empty_alerting[1] || !s->empty_checked)
+            empty_alert(rn, s, now_ms);
         if (fresh && s->pub.have_pressure) {
             pw_pressure_opts_t o;
             pw_pressure_opts_default(&o);
@@ -1682,6 +1825,7 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
     if (rn->alerts_path != NULL)
         pw_alert_load(rn->alerts, rn->alerts_path); /* logs what it restored */
     pw_ingest_on_sample(ing, on_sample, rn);
+    pw_ingest_on_events(ing, on_events, rn);
     if (loop != NULL) {
         uv_timer_init(loop, &rn->timer);
         rn->timer.data = rn;
@@ -1721,6 +1865,7 @@ void pw_analysis_run_close(pw_analysis_run_t *rn)
     if (rn->alerts_dirty && rn->alerts_path != NULL)
         pw_alert_save(rn->alerts, rn->alerts_path);
     pw_ingest_on_sample(rn->ing, NULL, NULL);
+    pw_ingest_on_events(rn->ing, NULL, NULL);
     if (rn->loop == NULL) {
         run_free(rn);
         return;

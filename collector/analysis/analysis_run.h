@@ -60,8 +60,13 @@ typedef struct pw_analysis_host_s {
 #define PW_ALERT_POOL_SILENT "silent"
 /* The pool label of an AgentFootprint alert: the host's agent itself grows (its tag is empty). */
 #define PW_ALERT_POOL_AGENT "agent"
+/* The pool labels of a PoolEmpty alert: srv 2019 said the nonpaged pool was empty, srv 2020 the
+ * paged pool (its tag is empty; critical; fires at once, resolves after an hour without one). */
+#define PW_ALERT_POOL_NP_EMPTY "nonpaged-empty"
+#define PW_ALERT_POOL_PG_EMPTY "paged-empty"
 
 /* An alert's name from its key: "PoolTagLeak" (a tag), "HostSilent" (pool "silent"),
+ * "AgentFootprint" (pool "agent"), "PoolEmpty" (pool "nonpaged-empty" / "paged-empty"),
  * "NonpagedPoolPressure" or "PagedPoolPressure". Static string. */
 const char *pw_analysis_alert_name(const pw_alert_key_t *k);
 

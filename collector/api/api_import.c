@@ -1,6 +1,7 @@
 /* api_import.c: POST /api/v1/import: a saved poolmon capture, or a Linux host's saved
  * slabinfo/allocinfo dumps (common/linux_series.h), parsed into samples here and stored through
- * ingest. */
+ * ingest; or a Windows host's System-log events exported as XML (common/winevent.h: wevtutil
+ * qe System /f:xml, Event Viewer's "Save as XML"), attached to a host the collector has. */
 #include "api_internal.h"
 
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include "alloc.h"
 #include "linux_series.h"
 #include "poolmon_text.h"
+#include "winevent.h"
 #include "winlimit.h"
 
 /* Largest limit an import takes: 16 TiB, the largest the rule table gives (nonpaged pool of
@@ -193,6 +195,74 @@ static int parse_linux(const pw_api_req_t *req, uint64_t start, uint64_t interva
     return 0;
 }
 
+/* The pool events of an export (srv 2019/2020, 2004; others counted, not kept). */
+typedef struct {
+    pw_winevent_t *ev;
+    size_t n, cap, other;
+} ev_list_t;
+
+static int keep_event(void *arg, const pw_winevent_t *ev)
+{
+    ev_list_t *l = arg;
+    if (pw_winevent_kind(ev) == PW_WINEVENT_OTHER) {
+        l->other++;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        pw_winevent_t *p = pw_realloc(l->ev, nc * sizeof(*p));
+        if (p == NULL)
+            return PW_ENOMEM;
+        l->ev = p;
+        l->cap = nc;
+    }
+    l->ev[l->n++] = *ev;
+    return 0;
+}
+
+/* An export of the host's System log: its pool events go with the host (imported or live:
+ * events mix with no history), each kept once. */
+static int import_events(pw_api_t *api, const pw_api_req_t *req, const char *host,
+                         pw_api_resp_t *resp)
+{
+    if (pw_fleet_find(pw_ingest_fleet(api->ing), host) == NULL)
+        return pw_api_error(resp, 404, "ENOENT",
+                            "no host '%s': import its poolmon captures first (or let its agent "
+                            "connect), then its events",
+                            host);
+    ev_list_t l;
+    memset(&l, 0, sizeof(l));
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int r = pw_winevent_parse(req->body, req->body_len, keep_event, &l, &d);
+    if (r < 0) {
+        pw_free(l.ev);
+        return pw_api_error(resp,
+                            r == PW_ENOMEM    ? 500
+                            : r == PW_ETOOBIG ? 413
+                                              : 400,
+                            pw_err_name(r), "not a System-log event export: %s", d.msg);
+    }
+    uint64_t first = 0, last = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (first == 0 || l.ev[i].ts_ms < first)
+            first = l.ev[i].ts_ms;
+        if (l.ev[i].ts_ms > last)
+            last = l.ev[i].ts_ms;
+    }
+    int stored = l.n ? pw_ingest_events(api->ing, host, l.ev, l.n, req->now_ms, &d) : 0;
+    pw_free(l.ev);
+    if (stored < 0)
+        return pw_api_error(resp, 500, pw_err_name(stored), "import: %s",
+                            d.msg[0] ? d.msg : pw_strerror(stored));
+    json_t *o = json_pack("{s:o,s:s,s:i,s:i,s:i,s:i,s:o,s:o}", "host", pw__api_jstr(host), "format",
+                          "events", "events", (int)l.n, "events_stored", stored,
+                          "events_already_stored", (int)l.n - stored, "other_events", (int)l.other,
+                          "first_ts_ms", l.n ? pw__api_ju64(first) : json_null(), "last_ts_ms",
+                          l.n ? pw__api_ju64(last) : json_null());
+    return pw__api_send_json(resp, 200, o);
+}
+
 int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
     (void)params;
@@ -215,6 +285,11 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         r = limits_parse(&q, &lo, resp);
     if (r) {
         pw__api_query_free(&q);
+        return r;
+    }
+    if (pw_winevent_sniff(req->body, req->body_len)) {
+        r = import_events(api, req, host, resp);
+        pw__api_query_free(&q); /* `host` points into q */
         return r;
     }
     pw_diag_t d;

@@ -91,6 +91,8 @@ json_t *pw__api_totals_json(const pw_totals_t *t);
 json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms);
 /* One leak suspect as JSON (api_leaks.c). */
 json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
+/* A pool event as the API shows it (api_events.c); received_ms 0 leaves it out. */
+json_t *pw__api_event_json(const pw_winevent_t *ev, uint64_t received_ms);
 
 /* A big-pool snapshot as JSON (the command result's "big_pool": tag, taken_ms, scanned, count,
  * bytes, nonpaged_count, nonpaged_bytes, largest_bytes, smallest_bytes, size_hist). New
@@ -106,6 +108,7 @@ PW__API_HANDLER(host_delete); /* DELETE /hosts/{host}[?keep_history=1]: retire (
 PW__API_HANDLER(host_rename); /* POST /hosts/{host}/rename {"name"}: imported hosts (admin) */
 PW__API_HANDLER(pool);
 PW__API_HANDLER(series);
+PW__API_HANDLER(events); /* GET /hosts/{host}/events: Windows pool events (api_events.c) */
 PW__API_HANDLER(command);
 PW__API_HANDLER(tags);
 PW__API_HANDLER(tag);

@@ -1,6 +1,7 @@
 /* ingest.c: the one writer of the fleet and of samples into the store (ingest.h). */
 #include "ingest.h"
 #include "clock.h"
+#include "codec.h"
 #include "alloc.h"
 #include "fleet_agg.h"
 #include "fleet_internal.h"
@@ -18,7 +19,11 @@ struct pw_ingest_s {
     uint64_t uncommitted; /* samples put since the last commit */
     pw_ingest_sample_cb on_sample;
     void *on_sample_arg;
+    pw_ingest_events_cb on_events;
+    void *on_events_arg;
     pw_ingest_limits_t lim;
+    pw_winevent_t ev[PW_INGEST_MAX_EVENTS]; /* one frame's events, read */
+    uint8_t ev_new[PW_INGEST_MAX_EVENTS];
 };
 
 void pw_ingest_limits_default(pw_ingest_limits_t *l)
@@ -270,8 +275,8 @@ static uint64_t wall_ms(void)
 }
 
 /* What is refused of a sample before it touches the host (pw_ingest_frame). */
-static int check_sample(const pw_ingest_t *ing, const pw_host_table_t *t,
-                        const Poolwatch__V1__Sample *s, pw_diag_t *d)
+static int check_sample(pw_ingest_t *ing, const pw_host_table_t *t, const Poolwatch__V1__Sample *s,
+                        pw_diag_t *d)
 {
     const pw_ingest_limits_t *l = &ing->lim;
     if (s->seq == 0 || s->seq > (uint64_t)INT64_MAX)
@@ -286,6 +291,15 @@ static int check_sample(const pw_ingest_t *ing, const pw_host_table_t *t,
     if (s->boot_id.len > 64)
         return pw_diag_set(d, PW_EPROTO, 0, 0, "boot_id", "boot_id of %zu bytes (at most 64)",
                            s->boot_id.len);
+    if (s->n_events > PW_INGEST_MAX_EVENTS)
+        return pw_diag_set(d, PW_ELIMIT, 0, 0, "events",
+                           "%zu pool events in one sample (at most %d)", s->n_events,
+                           PW_INGEST_MAX_EVENTS);
+    for (size_t i = 0; i < s->n_events; i++) {
+        int r = pw_codec_event_read(s->events[i], &ing->ev[i], d);
+        if (r != 0)
+            return r;
+    }
     for (size_t i = 0; i < s->n_dict; i++)
         if (s->dict[i]->tag.len > l->max_tag_len)
             return pw_diag_set(d, PW_ELIMIT, 0, 0, "dict", "tag of %zu bytes (at most %u)",
@@ -315,6 +329,8 @@ static int check_counters(const pw_delta_dec_t *dec, pw_diag_t *d)
                                (unsigned long long)dec->rows[i].allocs);
     return 0;
 }
+
+static void notify_events(pw_ingest_t *ing, const pw_host_t *h, size_t n);
 
 int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample *s,
                     const uint8_t *payload, size_t len, pw_ingest_frame_res_t *res,
@@ -379,9 +395,64 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
         h->resent++;
         return 0;
     }
+    if (s->n_events > 0) { /* read by check_sample; stored with the sample, kept once */
+        r = pw_store_put_events(ing->store, h->name, ing->ev, s->n_events, wall_ms(), ing->ev_new,
+                                d);
+        if (r < 0) {
+            rolled_back(ing);
+            *store_failed = 1;
+            return r;
+        }
+        res->events = (size_t)r;
+        notify_events(ing, h, s->n_events);
+    }
     if (ing->on_sample)
         ing->on_sample(ing->on_sample_arg, h, NULL);
     return 0;
+}
+
+void pw_ingest_on_events(pw_ingest_t *ing, pw_ingest_events_cb cb, void *arg)
+{
+    ing->on_events = cb;
+    ing->on_events_arg = arg;
+}
+
+int pw_ingest_events(pw_ingest_t *ing, const char *name, const pw_winevent_t *ev, size_t n,
+                     uint64_t now_ms, pw_diag_t *d)
+{
+    const pw_host_t *h = pw_fleet_find(&ing->fleet, name);
+    if (h == NULL)
+        return pw_diag_set(d, PW_ENOENT, 0, 0, "host", "no host '%s'", name);
+    int stored = 0;
+    for (size_t off = 0; off < n; off += PW_INGEST_MAX_EVENTS) {
+        size_t k = n - off < PW_INGEST_MAX_EVENTS ? n - off : PW_INGEST_MAX_EVENTS;
+        memcpy(ing->ev, ev + off, k * sizeof(*ev));
+        int r = pw_store_put_events(ing->store, name, ing->ev, k, now_ms, ing->ev_new, d);
+        if (r < 0) {
+            rolled_back(ing);
+            return r;
+        }
+        ing->uncommitted++; /* the group commit's call, which commits pending samples too */
+        int64_t c = pw_ingest_commit(ing, d);
+        if (c < 0)
+            return (int)c;
+        stored += r;
+        notify_events(ing, h, k);
+    }
+    return stored;
+}
+
+/* Gives the observer the events of ing->ev[0..n) that were stored now. */
+static void notify_events(pw_ingest_t *ing, const pw_host_t *h, size_t n)
+{
+    if (ing->on_events == NULL)
+        return;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ing->ev_new[i])
+            ing->ev[m++] = ing->ev[i];
+    if (m > 0)
+        ing->on_events(ing->on_events_arg, h, ing->ev, m);
 }
 
 /* Makes a store-acceptable sample of an imported screen: frees rebuilt as allocs - diff

@@ -21,6 +21,7 @@
 #include "poolwatch.pb-c.h"
 #include "sample.h"
 #include "store.h"
+#include "winevent.h"
 
 typedef struct pw_ingest_s pw_ingest_t;
 
@@ -67,6 +68,7 @@ typedef struct pw_ingest_limits_s {
 #define PW_INGEST_MAX_TAGS     16384u
 #define PW_INGEST_MAX_TAG_LEN  48u
 #define PW_INGEST_MAX_ROWS     (3u * PW_INGEST_MAX_TAGS)
+#define PW_INGEST_MAX_EVENTS   64 /* pool events one sample may carry (the agent sends <= 64) */
 
 /* Fills *l with the defaults above (what pw_ingest_new sets). */
 void pw_ingest_limits_default(pw_ingest_limits_t *l);
@@ -76,6 +78,22 @@ void pw_ingest_set_limits(pw_ingest_t *ing, const pw_ingest_limits_t *l);
 
 /* Sets the observer of applied samples (NULL: none). */
 void pw_ingest_on_sample(pw_ingest_t *ing, pw_ingest_sample_cb cb, void *arg);
+
+/* Called with the pool events (winevent.h) of host `h` that were stored now (`n` of them,
+ * borrowed for the call): those a new sample carried, or an import's. An event already stored
+ * is not given again. */
+typedef void (*pw_ingest_events_cb)(void *arg, const pw_host_t *h, const pw_winevent_t *ev,
+                                    size_t n);
+
+/* Sets the observer of stored pool events (NULL: none). */
+void pw_ingest_on_events(pw_ingest_t *ing, pw_ingest_events_cb cb, void *arg);
+
+/* Stores pool events ev[0..n) of host `name` (an import's: a host the store holds), received
+ * at `now_ms`, committed at once, and gives the new ones to the observer. Returns the number
+ * stored now (>= 0; events stored before are kept once); PW_ENOENT (no such host); a store
+ * error with `d` saying what. */
+int pw_ingest_events(pw_ingest_t *ing, const char *name, const pw_winevent_t *ev, size_t n,
+                     uint64_t now_ms, pw_diag_t *d);
 
 /* What a Hello did. */
 typedef struct pw_ingest_hello_res_s {
@@ -126,6 +144,7 @@ void *pw_ingest_session(const pw_host_t *h);
 typedef struct pw_ingest_frame_res_s {
     uint64_t stored_seq; /* the sample's seq when it was stored now, 0 otherwise (a resend) */
     uint64_t gap_before; /* samples the agent reported lost before this one */
+    size_t events;       /* pool events it carried that were stored now */
 } pw_ingest_frame_res_t;
 
 /* Applies Sample `s` (the decoded frame `payload` of `len` bytes: the store may keep it as it
@@ -134,12 +153,12 @@ typedef struct pw_ingest_frame_res_s {
  * negative code when the sample is refused (PW_ENOBASE, PW_ESEQ, PW_EPROTO ...: the session
  * should say so and close) with `d` saying why; among them, checked before anything changes:
  * PW_ESEQ (seq 0 or above 2^63 - 1: seqs are SQLite integers), PW_ESTAMP (time outside the
- * limits), PW_EPROTO (boot_id over 64 bytes), PW_ELIMIT (tags, tag length or rows over the
- * limits, pw_ingest_limits_t); and after the decode PW_ECOUNTERS (64-bit counters with a row's
- * diff above its allocs: the host's table is dropped, its agent must send a keyframe);
- * PW_ESTORE-class codes from the store when putting failed: then everything since the last commit
- * was rolled back (every host's stored seq is back at its committed seq: sessions with unacked
- * samples must restart). The two kinds are told apart by *store_failed. */
+ * limits), PW_EPROTO (boot_id over 64 bytes, a malformed pool event: codec.h), PW_ELIMIT (tags, tag
+ * length or rows over the limits, pw_ingest_limits_t); and after the decode PW_ECOUNTERS (64-bit
+ * counters with a row's diff above its allocs: the host's table is dropped, its agent must send a
+ * keyframe); PW_ESTORE-class codes from the store when putting failed: then everything since the
+ * last commit was rolled back (every host's stored seq is back at its committed seq: sessions with
+ * unacked samples must restart). The two kinds are told apart by *store_failed. */
 int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample *s,
                     const uint8_t *payload, size_t len, pw_ingest_frame_res_t *res,
                     int *store_failed, pw_diag_t *d);

@@ -370,6 +370,9 @@ static void handle_sample(pw_session_t *k, const Poolwatch__V1__Sample *s, const
         PW_LOG_WARN(MOD, "%s: the agent lost %llu samples before seq %llu (%s)", h->name,
                     (unsigned long long)res.gap_before, (unsigned long long)s->seq,
                     gap_cause_text(s->gap_cause));
+    if (res.events)
+        PW_LOG_WARN(MOD, "%s: %zu pool event%s from the System log (seq %llu)", h->name, res.events,
+                    res.events == 1 ? "" : "s", (unsigned long long)s->seq);
     if (res.stored_seq)
         k->pending_seq = res.stored_seq;
 }

@@ -28,6 +28,7 @@
 #include "delta.h"
 #include "error.h"
 #include "sample.h"
+#include "winevent.h"
 
 /* Returned (positive) by pw_store_put for a sample whose seq is already stored for the same
  * (agent_id, boot_id): nothing was written; the collector may ack it. */
@@ -333,5 +334,30 @@ int pw_store_checkpoint(pw_store_t *st, pw_diag_t *d);
  * pages, at least one; 0 = none), as the option max_db_bytes. Returns 0, PW_EINVAL or
  * PW_ESTORE. */
 int pw_store_set_max_bytes(pw_store_t *st, uint64_t max_db_bytes, pw_diag_t *d);
+
+/* ---- pool events (Windows System-log events, winevent.h) ---------------------------------
+ * A host's srv 2019/2020 and Resource-Exhaustion-Detector 2004 events, from its agent's samples
+ * or an imported export, kept as long as the 15-min rollups (retention). */
+
+/* Adds events ev[0..n) of host `host` (a host the store holds, not retired) into the open
+ * transaction (durable at the next pw_store_commit, rolled back with it), each received at
+ * `received_ms`. An event already stored for the host (same time, provider, event id and
+ * record id) is kept once. When `is_new` is not NULL, is_new[i] says whether ev[i] was stored
+ * now. Returns the number stored now (>= 0); PW_EINVAL; PW_ENOENT (no such host); PW_ENOSPC /
+ * PW_ESTORE / PW_ENOMEM with the transaction rolled back (as pw_store_put). */
+int pw_store_put_events(pw_store_t *st, const char *host, const pw_winevent_t *ev, size_t n,
+                        uint64_t received_ms, uint8_t *is_new, pw_diag_t *d);
+
+/* A stored event and when the collector received it. */
+typedef struct pw_store_event_s {
+    pw_winevent_t ev;
+    uint64_t received_ms;
+} pw_store_event_t;
+
+/* Events of `host` with from_ms <= time <= to_ms, oldest first (time, then record id), at most
+ * `max` of the newest of them, into *out (owned by the caller: pw_free; NULL when none).
+ * Returns the count (>= 0; 0 for an unknown host), PW_EINVAL, PW_ESTORE or PW_ENOMEM. */
+int64_t pw_store_events(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                        size_t max, pw_store_event_t **out, pw_diag_t *d);
 
 #endif /* PW_STORE_H */

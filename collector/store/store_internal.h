@@ -70,6 +70,7 @@ enum {
     S_RET_EXPIRING,
     S_CHUNK_LAST,
     S_GAP_INS,
+    S_RET_EVENTS,
     S_RET_CHUNKS,
     S_RET_ROLLUPS,
     S_RET_GAPS,

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 5
+#define SCHEMA_LAST 6
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -99,6 +99,19 @@ static const migration_t migrations[] = {
      " t1_ms INTEGER NOT NULL, raw_size INTEGER NOT NULL, data BLOB NOT NULL);"
      "CREATE INDEX series_key ON series(host_id, grp, t0_ms);"
      "CREATE INDEX series_t1 ON series(t1_ms);"},
+    /* Windows System-log pool events of a host (store_events.c): srv 2019/2020, Resource-
+     * Exhaustion-Detector 2004. One row per event, kept once whatever brings it again (an agent
+     * that resends the day's events after a restart, an export imported twice): the key is the
+     * host, time, provider, event id and record id. tags: the named tags, 13 bytes each (4 tag
+     * bytes, pool, bytes as 8 bytes little-endian). Kept as long as the 15-min rollups. */
+    {6, "pool events",
+     "CREATE TABLE events(id INTEGER PRIMARY KEY,"
+     " host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
+     " ts_ms INTEGER NOT NULL, provider TEXT NOT NULL, event_id INTEGER NOT NULL,"
+     " record_id INTEGER NOT NULL, pool INTEGER NOT NULL, tags BLOB NOT NULL,"
+     " received_ms INTEGER NOT NULL);"
+     "CREATE UNIQUE INDEX events_key ON events(host_id, ts_ms, provider, event_id, record_id);"
+     "CREATE INDEX events_ts ON events(ts_ms);"},
 };
 
 static const char *const sql_text[S__COUNT] = {
@@ -162,6 +175,7 @@ static const char *const sql_text[S__COUNT] = {
     [S_RET_CHUNKS] = "DELETE FROM chunks WHERE data IS NOT NULL AND t1_ms < ?1",
     [S_RET_ROLLUPS] = "DELETE FROM rollups WHERE level=?1 AND t1_ms < ?2",
     [S_RET_GAPS] = "DELETE FROM gaps WHERE ts_ms < ?1",
+    [S_RET_EVENTS] = "DELETE FROM events WHERE ts_ms < ?1",
     [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq,"
                     " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
                     " p_limit_detail FROM hosts WHERE retired=0 ORDER BY name",

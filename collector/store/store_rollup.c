@@ -379,6 +379,12 @@ int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d
         n = del_count(q, s, d, "retention of gaps");
         total += n > 0 ? n : 0;
     }
+    if (rc == 0 && n >= 0) {
+        sqlite3_stmt *s = pw__store_stmt(q, S_RET_EVENTS);
+        sqlite3_bind_int64(s, 1, (int64_t)pw__store_cutoff(now_ms, q->opts.m15_retention_ms));
+        n = del_count(q, s, d, "retention of pool events");
+        total += n > 0 ? n : 0;
+    }
     if (rc == 0 && n < 0)
         rc = (int)n;
     if (rc == 0 && (n = pw__store_enforce_max_size(q, d)) < 0)

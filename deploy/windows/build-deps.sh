@@ -27,7 +27,8 @@
 # implementation of the part of inih's API that common/config.c uses) stands in for it.
 # Collector stage: sqlite3 (its full source tree: the amalgamation is generated with the
 # host's tclsh), jansson, http-parser, libzstd/bookworm (as openssl), snappy (C++: linked with a
-# static libstdc++).
+# static libstdc++), expat/bookworm (as openssl; the agent's System-log events too:
+# deps-collector.sh says why here).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 JOBS=${PW_JOBS:-2}
@@ -36,7 +37,7 @@ WORK=${PW_WIN_DEPS_WORK:-$ROOT/build/windows-deps-src}
 TRIPLE=x86_64-w64-mingw32
 TOOLCHAIN=$ROOT/cmake/mingw-w64.cmake
 PKGS=(libuv1 protobuf-c openssl/bookworm cmocka)
-COLL_PKGS=(sqlite3 jansson http-parser libzstd/bookworm snappy)
+COLL_PKGS=(sqlite3 jansson http-parser libzstd/bookworm snappy expat/bookworm)
 
 log() { echo "build-deps: $*" >&2; }
 

@@ -1,6 +1,9 @@
 # Sourced by deploy/windows/build-deps.sh: the collector's and the CLI's dependencies (SQLite,
-# jansson, http-parser, zstd, snappy), cross-built from the unpacked Debian sources under $SRC
-# into $OUT (a copy of the agent's prefix). Its text is part of the second prefix's cache key.
+# jansson, http-parser, zstd, snappy) and expat, cross-built from the unpacked Debian sources
+# under $SRC into $OUT (a copy of the agent's prefix). Its text is part of the second prefix's
+# cache key. expat is read by the agent too (its System-log events: common/winevent.c), but it
+# is built here: this stage is the prefix every Windows binary links, and adding it to the
+# first stage would rebuild OpenSSL for a 200 KB library.
 
 # SQLite: Debian ships the full source tree; its amalgamation (sqlite3.c) is generated on the
 # build machine (needs tclsh) and compiled once with the options of Debian's libsqlite3 that
@@ -57,3 +60,15 @@ cmake_dep "$s" snappy -DSNAPPY_BUILD_TESTS=OFF -DSNAPPY_BUILD_BENCHMARKS=OFF \
   -DBUILD_SHARED_LIBS=ON -DCMAKE_SHARED_LINKER_FLAGS="-static-libgcc -static-libstdc++"
 rm -rf "$OUT"/lib/cmake/Snappy "$OUT"/lib/libsnappy.dll.a "$OUT"/bin/libsnappy.dll
 pc snappy "$(basename "$s" | sed 's/^snappy-//')" "-lsnappy -l:libstdc++.a"
+
+# expat: the XML parser of the System-log events (common/winevent.c; the source package keeps
+# upstream's tree, the library in expat/), a static library (its
+# users define XML_STATIC: the Cflags below), no tools, tests or docs, and no DTD support:
+# poolwatch refuses a DOCTYPE anyway, and Debian's security patches test `#if XML_DTD == 1`,
+# which CMake's empty XML_DTD breaks (their own build uses autotools).
+s=$(srcdir expat)
+log "expat ($s)"
+cmake_dep "$s/expat" expat -DEXPAT_BUILD_TOOLS=OFF -DEXPAT_BUILD_EXAMPLES=OFF -DEXPAT_BUILD_TESTS=OFF \
+  -DEXPAT_BUILD_DOCS=OFF -DEXPAT_BUILD_FUZZERS=OFF -DEXPAT_SHARED_LIBS=OFF -DEXPAT_DTD=OFF
+rm -rf "$OUT"/lib/pkgconfig/expat.pc "$OUT"/lib/cmake/expat-*
+pc expat "$(basename "$s" | sed 's/^expat-//')" "-lexpat" "-DXML_STATIC"

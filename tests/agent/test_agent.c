@@ -5,6 +5,7 @@
  * is tested end to end in tests/integration/test_e2e.c. */
 #include "test_util.h"
 #include "agent.h"
+#include "evsub.h"
 #include "selfstat.h"
 #include "codec.h"
 #include "frame.h"
@@ -211,6 +212,10 @@ typedef struct {
     int keyframe, dict_reset, session;
     uint64_t gap_before;
     int gap_cause;
+    size_t n_events;    /* pool events the sample carried */
+    uint32_t ev_ids[4]; /* their event ids, in order */
+    uint64_t ev_ts[4];  /* their times */
+    char ev_tag0[5];    /* the first event's first named tag, "" when none */
 } got_t;
 
 typedef struct {
@@ -240,6 +245,7 @@ typedef struct {
 
 static char g_dir[256];
 static dbl_t *g_dbl;
+static int g_events = PW_AGENT_EVENTS_AUTO; /* agent.events of the agents the tests start */
 
 /* Log lines of the agent thread, counted by what they say. */
 static uv_mutex_t log_mu;
@@ -321,9 +327,24 @@ static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
             }
         } else if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_SAMPLE) {
             const Poolwatch__V1__Sample *s = env->sample;
-            if (db->n_got < MAX_GOT)
-                db->got[db->n_got++] = (got_t){s->seq,       s->keyframe,   s->dict_reset,
-                                               db->sessions, s->gap_before, s->gap_cause};
+            if (db->n_got < MAX_GOT) {
+                got_t *g = &db->got[db->n_got++];
+                memset(g, 0, sizeof(*g));
+                g->seq = s->seq;
+                g->keyframe = s->keyframe;
+                g->dict_reset = s->dict_reset;
+                g->session = db->sessions;
+                g->gap_before = s->gap_before;
+                g->gap_cause = s->gap_cause;
+                g->n_events = s->n_events;
+                for (size_t i = 0; i < s->n_events && i < 4; i++) {
+                    g->ev_ids[i] = s->events[i]->event_id;
+                    g->ev_ts[i] = s->events[i]->timestamp_ms;
+                    if (g->ev_tag0[0] == '\0' && s->events[i]->n_tags > 0 &&
+                        s->events[i]->tags[0]->tag.len == 4)
+                        memcpy(g->ev_tag0, s->events[i]->tags[0]->tag.data, 4);
+                }
+            }
             if (db->close_on_sample) {
                 pw_tls_close(db->conn); /* a collector that acks the Hello, then fails */
             } else if (db->bogus_after && s->seq == db->bogus_after) {
@@ -453,6 +474,7 @@ static void agent_start_with(agent_run_t *ar, int port, char *source, uint64_t n
     ar->cfg.key_file = ar->key;
     ar->cfg.backoff_min_ms = 50;
     ar->cfg.backoff_max_ms = 200;
+    ar->cfg.events = g_events;
     assert_int_equal(uv_thread_create(&ar->th, agent_thread, ar), 0);
 }
 
@@ -881,6 +903,102 @@ static void test_backoff_resets_only_after_healthy_session(void **state)
     assert_true(d[3] >= 100 && d[3] <= 200);
 }
 
+/* ============================================================================================
+ * Pool events: a recorded System log instead of EvtSubscribe (evsub.h)
+ * ========================================================================================== */
+
+static int fake_started, fake_stopped;
+
+/* The replaceable subscription: hands over the events of a wevtutil export at once, as
+ * EvtSubscribe with EvtSubscribeStartAtOldestRecord hands over the day's events. */
+static int fake_start(const char *query, pw_evsub_deliver_fn deliver, void *ctx, void **handle,
+                      pw_diag_t *d)
+{
+    (void)d;
+    assert_non_null(strstr(query, "EventID=2019"));
+    size_t len;
+    char *xml = pw_test_read_file(pw_test_fixture("winevent/wevtutil-system.xml"), &len);
+    assert_non_null(xml);
+    deliver(ctx, xml, len);
+    free(xml);
+    fake_started++;
+    *handle = &fake_started;
+    return 0;
+}
+
+static void fake_stop(void *handle)
+{
+    assert_ptr_equal(handle, &fake_started);
+    fake_stopped++;
+}
+
+static int closed_once(const dbl_t *db)
+{
+    return db->closes >= 1;
+}
+
+static int session2_seq3(const dbl_t *db)
+{
+    for (size_t i = 0; i < db->n_got; i++)
+        if (db->got[i].session == 2 && db->got[i].seq >= 3)
+            return 1;
+    return 0;
+}
+
+static void check_events(const got_t *g)
+{
+    /* the export's 2020, 2019 and 2004 in its order; the 7036 is not a pool event */
+    assert_int_equal(g->n_events, 3);
+    assert_int_equal(g->ev_ids[0], 2020);
+    assert_int_equal(g->ev_ids[1], 2019);
+    assert_int_equal(g->ev_ids[2], 2004);
+    assert_int_equal(g->ev_ts[1], UINT64_C(1796047392486)); /* test_winevent.c */
+    assert_string_equal(g->ev_tag0, "Ddk ");
+}
+
+/* The events ride with the first sample; the collector drops the session before acking it:
+ * after the reconnect the rebase keyframe (the same seq, rebuilt from the spool) carries them
+ * again, and no later sample does. Nothing lost, nothing sent twice once stored. */
+static void test_pool_events_ride_with_samples(void **state)
+{
+    (void)state;
+    dbl_t *db = g_dbl;
+    agent_run_t ar;
+    fake_started = fake_stopped = 0;
+    pw_evsub_set_fns(fake_start, fake_stop);
+    g_events = PW_AGENT_EVENTS_ON;
+    dbl_start(db);
+    db->close_on_sample = 1;
+    agent_start(&ar, db->port);
+    dbl_run_until(db, closed_once, 20000);
+    db->close_on_sample = 0;
+    db->ack_samples = 1;
+    dbl_run_until(db, session2_seq3, 20000);
+    agent_join(&ar, db);
+    dbl_stop(db);
+    g_events = PW_AGENT_EVENTS_AUTO;
+    pw_evsub_set_fns(NULL, NULL);
+    assert_int_equal(fake_started, 1);
+    assert_int_equal(fake_stopped, 1);
+    /* session 1: seq 1 with the events, then the close */
+    assert_int_equal(db->got[0].session, 1);
+    assert_int_equal(db->got[0].seq, 1);
+    check_events(&db->got[0]);
+    size_t k = 0, with = 0;
+    for (size_t i = 0; i < db->n_got; i++) {
+        if (db->got[i].n_events)
+            with++;
+        if (db->got[i].session == 2 && k == 0)
+            k = i;
+    }
+    assert_true(k > 0);
+    /* session 2: the rebase keyframe of seq 1 carries them again; nothing else does */
+    assert_int_equal(db->got[k].seq, 1);
+    assert_true(db->got[k].keyframe && db->got[k].dict_reset);
+    check_events(&db->got[k]);
+    assert_int_equal(with, 2);
+}
+
 int main(void)
 {
 #ifndef _WIN32
@@ -908,6 +1026,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_does_not_resend_acked, remove_spool,
                                         remove_spool),
         cmocka_unit_test_setup_teardown(test_samples_since_restart_kept_after_skip, remove_spool,
+                                        remove_spool),
+        cmocka_unit_test_setup_teardown(test_pool_events_ride_with_samples, remove_spool,
                                         remove_spool),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -874,6 +874,54 @@ static void test_fmt_bigpool(void **state)
     json_decref(j);
 }
 
+/* `poolwatch events`: the API's events as docs/cli.md shows them (times: 1796047120000 ms is
+ * 2026-11-30 13:58:40Z, `date -u -d @1796047120`; 98566144 B = 94 x 1 MiB, 41943040 B = 40 MiB). */
+static void test_fmt_events(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"host\":\"ddk-2003\",\"events\":["
+        "{\"ts_ms\":1796047120000,\"provider\":\"Srv\",\"event_id\":2020,\"record_id\":48190,"
+        "\"kind\":\"paged_pool_empty\",\"pool\":\"paged\",\"message\":\"paged pool empty\","
+        "\"tags\":[]},"
+        "{\"ts_ms\":1796047392486,\"provider\":\"Srv\",\"event_id\":2019,\"record_id\":48213,"
+        "\"kind\":\"nonpaged_pool_empty\",\"pool\":\"nonpaged\",\"message\":\"nonpaged pool "
+        "empty\",\"tags\":[]},"
+        "{\"ts_ms\":1796047507500,\"provider\":\"Microsoft-Windows-Resource-Exhaustion-Detector\","
+        "\"event_id\":2004,\"record_id\":48220,\"kind\":\"low_virtual_memory\",\"pool\":null,"
+        "\"message\":\"low virtual memory\",\"tags\":[{\"tag\":\"Ddk \",\"pool\":\"nonpaged\","
+        "\"bytes\":98566144},{\"tag\":\"MmSt\",\"pool\":\"paged\",\"bytes\":41943040}]}]}";
+    json_t *j = json_loads(doc, 0, NULL);
+    assert_non_null(j);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(pw_fmt_events(j, f), 0);
+    fclose(f);
+    assert_string_equal(
+        buf, "ddk-2003: 3 pool events from the System log\n"
+             "TIME                  EVENT                                                 POOL     "
+             "TAGS NAMED\n"
+             "2026-11-30 13:58:40Z  Srv 2020: paged pool empty                            paged    "
+             "-\n"
+             "2026-11-30 14:03:12Z  Srv 2019: nonpaged pool empty                         nonpaged "
+             "-\n"
+             "2026-11-30 14:05:07Z  Resource-Exhaustion-Detector 2004: low virtual memory -        "
+             "\"Ddk \" nonpaged 94.0 MiB, \"MmSt\" paged 40.0 MiB\n");
+    free(buf);
+    json_decref(j);
+    j = json_loads("{\"host\":\"h\",\"events\":[]}", 0, NULL);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pw_fmt_events(j, f), 0);
+    fclose(f);
+    assert_string_equal(buf, "h: 0 pool events from the System log\n");
+    free(buf);
+    json_decref(j);
+    j = json_loads("{\"host\":\"h\"}", 0, NULL);
+    assert_int_equal(pw_fmt_events(j, stderr), PW_EPARSE);
+    json_decref(j);
+}
+
 static void test_top_table_rejects_bad_json(void **state)
 {
     (void)state;
@@ -1924,6 +1972,7 @@ int main(void)
         cmocka_unit_test(test_fake_server_hosts),
         cmocka_unit_test(test_fake_server_number_out_of_range),
         cmocka_unit_test(test_fake_server_status_codes),
+        cmocka_unit_test(test_fmt_events),
         cmocka_unit_test(test_fake_server_import),
         cmocka_unit_test(test_fake_server_leaks_query),
         cmocka_unit_test(test_fake_server_top_once),

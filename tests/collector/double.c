@@ -115,21 +115,44 @@ pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, in
 
 int pw_double_send(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s)
 {
+    return pw_double_send_events(d, e, h, s, NULL, 0);
+}
+
+int pw_double_send_events(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s,
+                          const pw_winevent_t *ev, size_t n)
+{
     const Poolwatch__V1__Sample *msg;
     int r = pw_delta_encode(e, s, 0, &msg, NULL);
     if (r != 0)
         return r;
+    pw_codec_event_t w[8];
+    Poolwatch__V1__PoolEvent *wp[8];
+    if (n > 8)
+        return PW_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        pw_codec_event_fill(&w[i], &ev[i]);
+        wp[i] = &w[i].msg;
+    }
+    Poolwatch__V1__Sample *m = (Poolwatch__V1__Sample *)(uintptr_t)msg;
+    m->n_events = n;
+    m->events = n ? wp : NULL;
     Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
     env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_SAMPLE;
     env.sample = (Poolwatch__V1__Sample *)(uintptr_t)msg;
     pw_buf_reset(&d->frame);
-    if ((r = pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &d->frame)) != 0)
+    if ((r = pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &d->frame)) != 0) {
+        m->n_events = 0;
+        m->events = NULL;
         return r;
+    }
     pw_ingest_frame_res_t res;
     int store_failed;
     /* the frame's payload: after its 4-byte length */
-    return pw_ingest_frame(d->ing, h, msg, d->frame.data + 4, d->frame.len - 4, &res, &store_failed,
-                           NULL);
+    r = pw_ingest_frame(d->ing, h, msg, d->frame.data + 4, d->frame.len - 4, &res, &store_failed,
+                        NULL);
+    m->n_events = 0; /* the encoder's message, used again */
+    m->events = NULL;
+    return r;
 }
 
 pw_host_t *pw_double_restore(pw_double_t *d, const char *name, unsigned width, const pw_sample_t *s)

@@ -54,6 +54,10 @@ pw_host_t *pw_double_stream(pw_double_t *d, const char *name, unsigned width, in
  * one, or a keyframe), framed, and handed to pw_ingest_frame. Returns its result. */
 int pw_double_send(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s);
 
+/* pw_double_send with pool events ev[0..n) (n <= 8) in the Sample, as the agent sends them. */
+int pw_double_send_events(pw_double_t *d, pw_delta_enc_t *e, pw_host_t *h, const pw_sample_t *s,
+                          const pw_winevent_t *ev, size_t n);
+
 /* Sends `s` as the first sample of host `h`'s agent (a keyframe of a fresh encoder of the
  * host's counter width). Returns pw_double_send's result. */
 int pw_double_send_first(pw_double_t *d, pw_host_t *h, const pw_sample_t *s);

@@ -1515,7 +1515,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 5);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 6);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -1534,9 +1534,9 @@ static void test_migrate_v4(void **state)
 
 /* tests/fixtures/store/v5.db was written by the release before live forms (schema 5, commit
  * 2e73db5; gen_store.c): two chunks compacted with their series pages, one open (samples 8
- * and 9). It opens as it is (schema 5 still), reads back exact with its open chunk replayed
- * (begun by another process: no live form); samples 10 and 11 start a new chunk read from
- * memory; a flush compacts both (the old one by replay, the new one from its live form) and
+ * and 9). It opens, migrated to schema 6 (a pool event goes in), reads back exact with its open
+ * chunk replayed (begun by another process: no live form); samples 10 and 11 start a new chunk read
+ * from memory; a flush compacts both (the old one by replay, the new one from its live form) and
  * every sample still reads back exact, from pages alone once the blobs are wiped. */
 static void test_migrate_v5(void **state)
 {
@@ -1564,8 +1564,19 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_latest(st, "legacy", &got, &d), 0);
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
+    /* schema 6 came with the open: the host's pool events go in and read back */
+    pw_winevent_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.ts_ms = T0 + 35000;
+    ev.event_id = 2019;
+    ev.record_id = 7;
+    ev.pool = PW_WINEVENT_POOL_NONPAGED;
+    snprintf(ev.provider, sizeof(ev.provider), "Srv");
+    assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
+    assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 5);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 6);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
     check_series_n(st, "legacy", 12);

@@ -3,7 +3,11 @@
  * poolwatch-collector, whose store is then read back value for value:
  *   (a) poolwatch-agent-testhooks.exe, source "win", with recorded SYSTEM_POOLTAG_INFORMATION and
  *       SYSTEM_PERFORMANCE_INFORMATION buffers (x64 layout, written here) in place of
- *       NtQuerySystemInformation: the real source_win.c, spool, codec and TLS on Windows;
+ *       NtQuerySystemInformation: the real source_win.c, spool, codec and TLS on Windows; and
+ *       recorded System-log event XML in place of EvtSubscribe (a srv 2019 of a minute ago,
+ *       tests/fixtures/winevent/wevtutil-system.xml, the first again): the real evsub.c, the
+ *       expat parser cross-built, the events in the samples; the collector stores each once
+ *       and raises PoolEmpty for the recent one;
  *   (b) poolwatch-agent.exe replaying the saved capture case09 (as test_e2e.c does natively);
  *   (c) poolwatch-agent.exe with the plain "win" source: Wine has no pool-tag information, so
  *       it must exit non-zero with the clear message in its log.
@@ -17,6 +21,8 @@
 #include "wine.h"
 
 #include <signal.h>
+#include <stdio.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -174,6 +180,30 @@ static void wait_win(uint64_t min_samples, int connected)
     pw_proc_wait(win_in_state, &w, 60000, what, log);
 }
 
+/* Writes a srv 2019 event (as tests/fixtures/winevent/srv2019.xml, record 50001) stamped a
+ * minute ago, whole seconds, to `path`; its time in ms in *ms. */
+static void fresh_2019(const char *path, uint64_t *ms)
+{
+    time_t t = time(NULL) - 60;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char when[40];
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.0000000Z", &tm);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fprintf(f,
+            "<Event xmlns='http://schemas.microsoft.com/win/2004/08/events/event'><System>"
+            "<Provider Name='Srv'/><EventID Qualifiers='49152'>2019</EventID><Level>2</Level>"
+            "<TimeCreated SystemTime='%s'/><EventRecordID>50001</EventRecordID>"
+            "<Channel>System</Channel><Computer>WINHOST</Computer></System><EventData>"
+            "<Data>\\Device\\LanmanServer</Data></EventData></Event>",
+            when);
+    fclose(f);
+    *ms = (uint64_t)t * 1000;
+}
+
+static uint64_t fresh_ms;
+
 static void test_e2e_wine_agent(void **state)
 {
     (void)state;
@@ -210,9 +240,18 @@ static void test_e2e_wine_agent(void **state)
              pw_wine_path(pc, wc, sizeof(wc)));
     setenv("POOLWATCH_TEST_POOLTAG_BUFFER", list, 1);
     setenv("POOLWATCH_TEST_PERFINFO_BUFFER", pw_wine_path(pp, wp, sizeof(wp)), 1);
+    /* the System log: a srv 2019 stamped a minute ago (record 50001), the wevtutil export
+     * (2020, 7036, 2019, 2004), the first file again (a resend: kept once) */
+    char pe[300], we[300], wx[600], evlist[1300];
+    snprintf(pe, sizeof(pe), "%s/srv2019-now.xml", dir);
+    fresh_2019(pe, &fresh_ms);
+    snprintf(evlist, sizeof(evlist), "%s;%s;%s", pw_wine_path(pe, we, sizeof(we)),
+             pw_wine_path(pw_test_fixture("winevent/wevtutil-system.xml"), wx, sizeof(wx)), we);
+    setenv("POOLWATCH_TEST_EVENT_XML", evlist, 1);
     pid_t hooked = start_agent(hooks_exe, "hooks", "win", "WINHOST", NULL, NULL);
     unsetenv("POOLWATCH_TEST_POOLTAG_BUFFER");
     unsetenv("POOLWATCH_TEST_PERFINFO_BUFFER");
+    unsetenv("POOLWATCH_TEST_EVENT_XML");
 
     /* (b) replay of case09 (both screens), exits by itself once acked. */
     char fx[600], replay_src[700];
@@ -255,11 +294,22 @@ static void test_e2e_wine_agent(void **state)
      * collector acknowledged is in the store once it stopped. */
     uint64_t now_samples = win_samples();
     wait_win(now_samples + 5 > 3 ? now_samples + 5 : 3, 1);
+    /* PoolEmpty for the recent 2019, raised when it arrived */
+    char ca[300];
+    snprintf(ca, sizeof(ca), "%s/pki/ca.pem", dir);
+    char *alerts = pw_proc_https(ca, http_port, ADMIN_TOKEN, "/api/v1/alerts", NULL);
+    assert_non_null(alerts);
+    assert_non_null(strstr(alerts, "\"PoolEmpty\""));
+    assert_non_null(strstr(alerts, "\"nonpaged-empty\""));
+    assert_non_null(strstr(alerts, "WINHOST"));
+    free(alerts);
     stop(hooked);
     wait_win(0, 0);
     pw_proc_stop(coll, SIGTERM, 30000);
     snprintf(log, sizeof(log), "%s/agent-hooks.log", dir);
     assert_true(file_contains(log, "testhook: recorded buffers replace NtQuerySystemInformation"));
+    assert_true(file_contains(log, "testhook: 3 recorded event files replace EvtSubscribe"));
+    assert_true(file_contains(log, "subscribed to the System log's pool events"));
 
     pw_store_t *stp;
     char db[300];
@@ -302,6 +352,23 @@ static void test_e2e_wine_agent(void **state)
     assert_int_equal(pw_store_series(stp, "WINHOST", (const uint8_t *)"Ddk ", 4, PW_POOL_PAGED, 0,
                                      UINT64_MAX / 2, 0, &ser, NULL),
                      0);
+
+    /* (a) events: each once, in time order: the export's 2020, 2019 and 2004, then the fresh
+     * 2019; the 7036 was not sent */
+    pw_store_event_t *ev = NULL;
+    assert_int_equal(pw_store_events(stp, "WINHOST", 0, INT64_MAX, 100, &ev, NULL), 4);
+    assert_int_equal(ev[0].ev.event_id, 2020);
+    assert_int_equal(ev[0].ev.ts_ms, UINT64_C(1796047120000));
+    assert_int_equal(ev[1].ev.event_id, 2019);
+    assert_int_equal(ev[1].ev.record_id, 48213);
+    assert_int_equal(ev[2].ev.event_id, 2004);
+    assert_int_equal(ev[2].ev.n_tags, 6);
+    assert_memory_equal(ev[2].ev.tags[0].tag, "Ddk ", 4);
+    assert_int_equal(ev[2].ev.tags[0].bytes, 98566144);
+    assert_int_equal(ev[3].ev.event_id, 2019);
+    assert_int_equal(ev[3].ev.record_id, 50001);
+    assert_int_equal(ev[3].ev.ts_ms, fresh_ms);
+    free(ev);
 
     /* (b): case09's two screens, Drsd paged: 560/539/21/17472 then 737/710/27/22464, 15 min
      * apart from the configured start (the same values test_e2e.c checks natively). */

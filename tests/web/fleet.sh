@@ -6,7 +6,8 @@
 #   capture-case09        a replay of tests/fixtures/poolmon/case09 (two screens, Drsd)
 #   capture-case10        a replay of tests/fixtures/poolmon/case10 (all sessions, then
 #                         session 0: session-pool rows of one Remote Desktop session)
-# Writes WORKDIR/env (POOLWATCH_URL, POOLWATCH_READ_TOKEN, POOLWATCH_CA, POOLWATCH_SPKI: the
+# Writes WORKDIR/env (POOLWATCH_URL, POOLWATCH_READ_TOKEN, POOLWATCH_ADMIN_TOKEN, POOLWATCH_CA,
+# POOLWATCH_SPKI: the
 # base64 SHA-256 of the server key, for chromium's --ignore-certificate-errors-spki-list) and
 # WORKDIR/pids. Stop with: kill $(cat WORKDIR/pids).
 set -euo pipefail
@@ -21,8 +22,9 @@ args=()
 for n in "${SIM[@]}" capture-case09 capture-case10; do args+=(--agent "$n"); done
 "$SRC/deploy/pki.sh" "$DIR/pki" --collector-name localhost "${args[@]}" >"$DIR/logs/pki.log" 2>&1
 READ=read-$(openssl rand -hex 12)
+ADMIN=admin-$(openssl rand -hex 12) # imports an event export into capture-case09
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
-printf '%s read dash-test\n' "$(sha "$READ")" >"$DIR/tokens"
+printf '%s read dash-test\n%s admin dash-test-admin\n' "$(sha "$READ")" "$(sha "$ADMIN")" >"$DIR/tokens"
 AP=$(free_port)
 HP=$(free_port)
 "$COLL" --agents.listen=127.0.0.1:$AP --store.path="$DIR/pw.db" \
@@ -57,6 +59,7 @@ SPKI=$(openssl x509 -in "$DIR/pki/collector.pem" -pubkey -noout | openssl pkey -
 cat >"$DIR/env" <<EOT
 POOLWATCH_URL=https://127.0.0.1:$HP
 POOLWATCH_READ_TOKEN=$READ
+POOLWATCH_ADMIN_TOKEN=$ADMIN
 POOLWATCH_CA=$DIR/pki/ca.pem
 POOLWATCH_SPKI=$SPKI
 EOT

@@ -354,6 +354,21 @@ async function main() {
     const usedTxt = await page.textContent(`${leakRow} td.used`);
     check('fleet: used / limit with units', /^\d+(\.\d+)? (B|KiB|MiB|GiB) \/ \d+(\.\d+)? (B|KiB|MiB|GiB)$/.test(usedTxt), usedTxt);
 
+    // A srv 2019 of the capture's host at its second screen, imported as wevtutil writes it
+    // (the dashboard lists it and marks it on the host's charts).
+    const c9host = await apiGet('/api/v1/hosts/capture-case09');
+    const evTs = c9host.last_seen_ms;
+    const evXml = "<Event xmlns='http://schemas.microsoft.com/win/2004/08/events/event'><System>" +
+      "<Provider Name='Srv'/><EventID Qualifiers='49152'>2019</EventID><TimeCreated SystemTime='" +
+      new Date(evTs).toISOString() + "'/><EventRecordID>9001</EventRecordID><Channel>System</Channel>" +
+      '<Computer>capture-case09</Computer></System><EventData><Data>\\Device\\LanmanServer</Data>' +
+      '</EventData></Event>\n';
+    const imp = await fetch(URL + '/api/v1/import?host=capture-case09', { method: 'POST', body: evXml,
+      headers: { Authorization: 'Bearer ' + env.POOLWATCH_ADMIN_TOKEN } });
+    const impJ = await imp.json();
+    eq('event export imported into capture-case09', [200, 'events', 1, 1],
+      [imp.status, impJ.format, impJ.events, impJ.events_stored]);
+
     // Host page of the replayed capture: case09's second screen, changes against the first.
     await page.click('#hosts tr[data-host="capture-case09"] td.host a');
     await ready(page, 'host');
@@ -384,6 +399,11 @@ async function main() {
     eq('case09 Drsd chart: bytes of the two screens', [17472, 22464], c9b.series.bytes);
     eq('case09 Drsd chart: outstanding allocations (diff) of the two screens', [21, 27], c9d.series.outstanding);
     eq('case09 Drsd charts: y axes start at 0', [0, 0], [c9b.ymin, c9d.ymin]);
+    eq('case09 Drsd charts: the srv 2019 marked at its time on both',
+      [[evTs, '2019 nonpaged empty'], [evTs, '2019 nonpaged empty']],
+      [c9b.marks, c9d.marks].map((m) => (m && m.length === 1 ? [m[0].ts_ms, m[0].short] : m)));
+    eq('case09 host page: the pool events table', ['Srv 2019: nonpaged pool empty', 'nonpaged'],
+      await page.$$eval('#events tbody tr td', (td) => [td[1].textContent, td[2].textContent]));
     check('case09 Drsd chart: the query names Drsd, paged', /tag=Drsd&pool=paged&/.test(c9b.query), c9b.query);
     // Two screens 15 min apart, +4992 B: the engine compares them, 19,968 B/h; the fit joins them.
     const c9s = (await apiGet('/api/v1/leaks?host=capture-case09')).suspects.find((x) => x.tag === 'Drsd');
