@@ -214,7 +214,8 @@ typedef struct pw_analysis_run_s {
     int working; /* a job is on the thread pool */
     int closing;
     int timer_closed;
-    int import_due;        /* screens were imported: the next tick runs a pass */
+    int import_due;        /* screens were imported, or a restored suspect reaches back into
+                              the store (extend_suspects): the next tick runs a pass */
     size_t logged;         /* alert transitions of the pass being published */
     size_t suspect_calls;  /* on_suspect calls that asked in the pass being published */
     int publishing;        /* a publication is under way (publish_some) */
@@ -1403,6 +1404,9 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
             const cand_t *head = &s->cands[c->group];
             if (head->res.verdict != PW_DETECT_LEAK || c->res.verdict != PW_DETECT_LEAK)
                 continue;
+            /* a restored suspect gets its history back at the next tick's pass, not 30 s on */
+            if (c->extend == 1 && rn->store != NULL)
+                rn->import_due = 1;
             if (append_suspect(rn, &v, &n, &cap, s, c, i) == 0) {
                 finding_text(s, c, i, v[n - 1].with, sizeof(v[n - 1].with));
                 if (live)
