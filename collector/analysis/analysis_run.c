@@ -231,6 +231,7 @@ typedef struct pw_analysis_run_s {
     pw_alert_set_t *alerts;
     pw_suspect_t *suspects; /* published */
     size_t n_suspects, cap;
+    uint64_t suspects_gen; /* +1 at each publication of `suspects` */
     uint64_t passes;
     size_t restore_cursor;
     char *alerts_path;
@@ -1504,6 +1505,7 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
     rn->suspects = v;
     rn->n_suspects = n;
     rn->cap = n;
+    rn->suspects_gen++;
     if (rn->logged > LOG_ALERTS)
         PW_LOG_INFO(MOD, "%zu more alert transitions in this pass (GET /api/v1/alerts lists them)",
                     rn->logged - LOG_ALERTS);
@@ -1898,6 +1900,11 @@ size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t 
     return rn ? rn->n_suspects : 0;
 }
 
+uint64_t pw_analysis_run_suspects_gen(const pw_analysis_run_t *rn)
+{
+    return rn ? rn->suspects_gen : 0;
+}
+
 const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn)
 {
     return rn ? rn->alerts : NULL;
@@ -1950,6 +1957,7 @@ int pw_analysis_run_publish(pw_analysis_run_t *rn, const pw_suspect_t *s, size_t
     pw_free(rn->suspects);
     rn->suspects = v;
     rn->n_suspects = rn->cap = n;
+    rn->suspects_gen++;
     return 0;
 }
 

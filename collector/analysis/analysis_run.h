@@ -145,6 +145,12 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn);
  * Borrowed until the next pass. */
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out);
 
+/* A number that changes whenever the list pw_analysis_run_suspects returns is replaced (a pass
+ * published, pw_analysis_run_publish); while it stays, that list and its pointers stay valid.
+ * For a reader that keeps something derived from the list across loop turns (remote write's
+ * sliced encode keeps it sorted by host). 0 for NULL. */
+uint64_t pw_analysis_run_suspects_gen(const pw_analysis_run_t *rn);
+
 /* Before the first pass (the results are empty because nothing was judged yet, not because
  * nothing leaks): ms until it is due (>= 0) on the pass timer; -1 once a pass ran, or without a
  * loop (passes only through pw_analysis_run_pass). */

@@ -181,6 +181,9 @@ void pw_remote_write_cursor_free(pw_remote_write_cursor_t *cur)
     }
     pw_free(cur->hs);
     cur->hs = NULL;
+    pw_free(cur->sp_sorted);
+    cur->sp_sorted = NULL;
+    cur->sp_n = 0;
     pw_free(cur->sent_ms);
     cur->sent_ms = NULL;
     cur->n = 0;
@@ -238,6 +241,31 @@ static int by_host(const void *a, const void *b)
     const pw_suspect_t *x = *(const pw_suspect_t *const *)a, *y = *(const pw_suspect_t *const *)b;
     int c = strcmp(x->host, y->host);
     return c ? c : (x < y ? -1 : x > y);
+}
+
+/* cur->sp_sorted: the `ns` suspects `sp` of `an` by host name, sorted again only when the
+ * analysis published another list. Returns 0 or PW_ENOMEM (the cache is dropped). */
+static int sorted_suspects(pw_remote_write_cursor_t *cur, const pw_analysis_run_t *an,
+                           const pw_suspect_t *sp, size_t ns)
+{
+    uint64_t gen = pw_analysis_run_suspects_gen(an);
+    if (cur->sp_sorted != NULL && cur->sp_an == (const void *)an && cur->sp_gen == gen &&
+        cur->sp_base == sp && cur->sp_n == ns)
+        return 0;
+    pw_free(cur->sp_sorted);
+    cur->sp_sorted = pw_malloc((ns ? ns : 1) * sizeof(*cur->sp_sorted));
+    if (cur->sp_sorted == NULL) {
+        cur->sp_n = 0;
+        return PW_ENOMEM;
+    }
+    for (size_t i = 0; i < ns; i++)
+        cur->sp_sorted[i] = &sp[i];
+    qsort(cur->sp_sorted, ns, sizeof(*cur->sp_sorted), by_host);
+    cur->sp_n = ns;
+    cur->sp_base = sp;
+    cur->sp_an = an;
+    cur->sp_gen = gen;
+    return 0;
 }
 
 /* The suspects of `host` in x->sp: the first and the count. */
@@ -555,16 +583,13 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
     size_t tph = pol->tags_per_host ? pol->tags_per_host : 1;
     x.top = pw_malloc(tph * sizeof(*x.top));
     x.top_bytes = pw_malloc(tph * sizeof(*x.top_bytes));
-    x.sp = pw_malloc((ns ? ns : 1) * sizeof(*x.sp));
-    int r = b.s && b.tsp && x.top && x.top_bytes && x.sp ? 0 : PW_ENOMEM;
+    int r = b.s && b.tsp && x.top && x.top_bytes ? 0 : PW_ENOMEM;
     if (r == 0 && pol->pinned_tags != NULL && pol->pinned_tags[0] != '\0')
         r = pw_tagpat_list_init(&x.pinned, pol->pinned_tags);
-    if (r == 0) {
-        for (size_t i = 0; i < ns; i++)
-            x.sp[i] = &sp[i];
-        qsort(x.sp, ns, sizeof(*x.sp), by_host);
-        x.ns = ns;
-    }
+    if (r == 0)
+        r = sorted_suspects(cur, an, sp, ns);
+    x.sp = cur->sp_sorted;
+    x.ns = r == 0 ? ns : 0;
     if (cur->pos == 0 || cur->pos > f->n) {
         cur->pos = 0;
         cur->ahead = 0;
@@ -644,7 +669,6 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
     pw_free(x.mv);
     pw_free(x.top);
     pw_free(x.top_bytes);
-    pw_free(x.sp);
     pw_tagpat_list_free(&x.pinned);
     return r == 0 ? b.total : r;
 }
