@@ -136,7 +136,14 @@ static void emit(pw_alert_transition_t *tr, const entry_t *e, pw_alert_state_t f
 
 int pw_alert_restore(pw_alert_set_t *set, const pw_alert_key_t *key, int64_t since_ms, double value)
 {
-    if (set == NULL || key == NULL || isnan(value) || !labels_ok(key))
+    return pw_alert_restore_state(set, key, PW_ALERT_FIRING, since_ms, value);
+}
+
+int pw_alert_restore_state(pw_alert_set_t *set, const pw_alert_key_t *key, pw_alert_state_t state,
+                           int64_t since_ms, double value)
+{
+    if (set == NULL || key == NULL || isnan(value) || !labels_ok(key) ||
+        (state != PW_ALERT_PENDING && state != PW_ALERT_FIRING))
         return PW_EINVAL;
     uint64_t h = key_hash(key);
     entry_t **pp = find(set, key, h);
@@ -150,7 +157,7 @@ int pw_alert_restore(pw_alert_set_t *set, const pw_alert_key_t *key, int64_t sin
         *pp = e;
         set->count++;
     }
-    e->state = PW_ALERT_FIRING;
+    e->state = state;
     e->since_ms = e->changed_ms = since_ms;
     e->value = value;
     maybe_grow(set);

@@ -80,6 +80,13 @@ int pw_alert_eval(pw_alert_set_t *set, const pw_alert_rule_t *rule, const pw_ale
 int pw_alert_restore(pw_alert_set_t *set, const pw_alert_key_t *key, int64_t since_ms,
                      double value);
 
+/* pw_alert_restore for a PENDING or FIRING alert (`state`): a pending alert keeps the start of
+ * its `for` duration across a restart, so it fires when it would have without the restart, not
+ * a whole `for` later. Returns 0, PW_EINVAL (as pw_alert_restore, or another state) or
+ * PW_ENOMEM. */
+int pw_alert_restore_state(pw_alert_set_t *set, const pw_alert_key_t *key, pw_alert_state_t state,
+                           int64_t since_ms, double value);
+
 /* State of `key` (INACTIVE when unknown); *since_ms (may be NULL) gets the episode start. */
 pw_alert_state_t pw_alert_state(const pw_alert_set_t *set, const pw_alert_key_t *key,
                                 int64_t *since_ms);

@@ -97,7 +97,8 @@
 #define SUSPECT_SNAPSHOT_EVERY_MS                                                                  \
     (3600LL * 1000) /* a tag's on_suspect at most this often per host (an episode that ends and    \
                        begins again within it is not asked again) */
-#define SUSPECT_ASKED_N 8 /* tags whose last ask a host remembers */
+#define SUSPECT_ASKED_N   8  /* tags whose last ask a host remembers */
+#define FOUND_KEEP_PASSES 20 /* passes a restored found time waits for its suspect (10 min) */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
@@ -243,6 +244,14 @@ typedef struct pw_analysis_run_s {
     uint64_t pass_t0;                      /* the pass in progress: its start (hrtime ns) */
     uint64_t job_ns, job_cands, job_hosts; /* the worker's counts of its job, folded into
                                               stats on the loop when the job is done */
+    /* found times of the suspects before the restart (the alerts file), sorted by (host, pool,
+     * tag): a candidate judged a leak again takes its time back (found_ms 0 once taken); the
+     * others are kept in the file for FOUND_KEEP_PASSES passes (a live row is judged only
+     * after 12 samples), then dropped */
+    pw_alert_found_t *found;
+    size_t n_found;
+    int found_passes;
+    uint64_t found_sig; /* of the suspects' found times last written to the file */
 } run_t;
 
 static uint64_t row_hash(int pool, const uint8_t *tag, size_t len)
@@ -822,6 +831,38 @@ static void named_evidence(host_state_t *s)
     }
 }
 
+static int cmp_found(const void *a, const void *b)
+{
+    const pw_alert_found_t *x = a, *y = b;
+    int c = strcmp(x->host, y->host);
+    if (c == 0)
+        c = strcmp(x->pool, y->pool);
+    return c != 0 ? c : strcmp(x->tag, y->tag);
+}
+
+/* The found time the candidate's suspect had before the restart (taken: once), or 0. Only one
+ * that is not after the host's newest sample: a later one belongs to no episode of this
+ * evidence. The worker (or inline); the loop leaves rn->found alone while a job runs. */
+static uint64_t found_before(run_t *rn, const host_state_t *s, const cand_t *c)
+{
+    if (rn->n_found == 0)
+        return 0;
+    const row_t *r = &s->rows[c->row];
+    pw_alert_found_t key;
+    memset(&key, 0, sizeof(key));
+    snprintf(key.host, sizeof(key.host), "%.127s", s->name);
+    char shown[PW_TAG_MAX * 4 + 1];
+    pw_row_format(s->tags + r->tag_off, r->tag_len, r->pool, shown, sizeof(shown));
+    snprintf(key.tag, sizeof(key.tag), "%.127s", shown); /* as its alert's key */
+    snprintf(key.pool, sizeof(key.pool), "%s", pw_pool_name(r->pool));
+    pw_alert_found_t *f = bsearch(&key, rn->found, rn->n_found, sizeof(key), cmp_found);
+    if (f == NULL || f->found_ms <= 0 || f->found_ms > s->last_ts)
+        return 0;
+    uint64_t ms = (uint64_t)f->found_ms;
+    f->found_ms = 0;
+    return ms;
+}
+
 static void eval_host(run_t *rn, host_state_t *s)
 {
     uint32_t judged = 0;
@@ -848,9 +889,10 @@ static void eval_host(run_t *rn, host_state_t *s)
         c->backoff =
             same ? (uint16_t)(c->backoff * 2 > MAX_BACKOFF ? MAX_BACKOFF : c->backoff * 2) : 1;
         c->quiet = d.verdict == PW_DETECT_LEAK ? 0 : (uint8_t)(c->quiet < 255 ? c->quiet + 1 : 255);
-        if (d.verdict == PW_DETECT_LEAK && c->found_ms == 0)
-            c->found_ms = (uint64_t)s->last_ts;
-        else if (d.verdict != PW_DETECT_LEAK) {
+        if (d.verdict == PW_DETECT_LEAK && c->found_ms == 0) {
+            uint64_t before = found_before(rn, s, c);
+            c->found_ms = before ? before : (uint64_t)s->last_ts;
+        } else if (d.verdict != PW_DETECT_LEAK) {
             c->found_ms = 0;
             c->episode_told = 0; /* the episode ended: a new leak verdict is a new one */
         }
@@ -999,8 +1041,57 @@ static void alert(run_t *rn, const char *host, const char *tag, const char *pool
                     value);
     if (r > 0 && rn->o.on_alert != NULL)
         notify(rn, &tr, 0);
-    if (r > 0 && (tr.from == PW_ALERT_FIRING || tr.to == PW_ALERT_FIRING))
+    if (r > 0) /* the file keeps pending and firing alerts: every transition changes it */
         rn->alerts_dirty = 1;
+}
+
+/* Writes the alerts file: the alerts, the published suspects' found times, and the found times
+ * restored from it that wait for their suspect. On the loop, no job running. */
+static void save_alerts(run_t *rn)
+{
+    rn->alerts_dirty = 0;
+    if (rn->alerts_path == NULL)
+        return;
+    size_t n = 0;
+    pw_alert_found_t *f = pw_malloc((rn->n_suspects + rn->n_found + 1) * sizeof(*f));
+    if (f == NULL) {
+        PW_LOG_WARN(MOD, "out of memory: the suspects' found times are not kept in %s",
+                    rn->alerts_path);
+    } else {
+        for (size_t i = 0; i < rn->n_suspects; i++) {
+            const pw_suspect_t *x = &rn->suspects[i];
+            if (x->found_ms == 0)
+                continue;
+            pw_alert_found_t *o = &f[n++];
+            memset(o, 0, sizeof(*o));
+            char shown[PW_TAG_MAX * 4 + 1];
+            pw_row_format(x->tag, x->tag_len, x->pool, shown, sizeof(shown));
+            snprintf(o->host, sizeof(o->host), "%.127s", x->host);
+            snprintf(o->tag, sizeof(o->tag), "%.127s", shown);
+            snprintf(o->pool, sizeof(o->pool), "%s", pw_pool_name(x->pool));
+            o->found_ms = (int64_t)x->found_ms;
+        }
+        for (size_t i = 0; !rn->working && i < rn->n_found; i++) /* (the worker takes them) */
+            if (rn->found[i].found_ms > 0)
+                f[n++] = rn->found[i];
+    }
+    pw_alert_save_found(rn->alerts, f, n, rn->alerts_path);
+    pw_free(f);
+}
+
+/* A signature of the published suspects' found times: the file is written again when it
+ * changes (a suspect came or went). */
+static uint64_t found_signature(const run_t *rn)
+{
+    uint64_t sig = rn->n_suspects;
+    for (size_t i = 0; i < rn->n_suspects; i++) {
+        const pw_suspect_t *x = &rn->suspects[i];
+        uint64_t h = row_hash(x->pool, x->tag, x->tag_len) ^ x->found_ms;
+        for (const char *c = x->host; *c; c++)
+            h = (h ^ (uint8_t)*c) * 1099511628211ull;
+        sig += h * 0x9e3779b97f4a7c15ull; /* order does not matter */
+    }
+    return sig;
 }
 
 static void tell_resolved(const pw_alert_transition_t *tr, void *arg)
@@ -1020,6 +1111,31 @@ static void drop_alerts(run_t *rn, host_state_t *s, int64_t now_ms)
     PW_LOG_INFO(MOD, "host %s retired: its %zu alert(s) removed, receivers told resolved", s->name,
                 n);
     rn->alerts_dirty = 1;
+}
+
+/* A host renamed by an operator (pw_ingest_rename, imported hosts) keeps its state: its findings
+ * are listed under the new name, its alerts under the old one resolve (receivers are told) and
+ * are raised again under the new name by the next pass, which judges the host again. On the
+ * loop. Returns 1 when the name changed. */
+static int follow_name(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t now_ms)
+{
+    if (strcmp(s->name, h->name) == 0)
+        return 0;
+    size_t n = pw_alert_drop_host(rn->alerts, s->name, now_ms,
+                                  rn->o.on_alert != NULL ? tell_resolved : NULL, rn);
+    if (n > 0) {
+        PW_LOG_INFO(MOD, "host %s renamed %s: its %zu alert(s) under the old name resolved",
+                    s->name, h->name, n);
+        rn->alerts_dirty = 1;
+    }
+    uv_mutex_lock(&s->mu);
+    snprintf(s->name, sizeof(s->name), "%s", h->name);
+    s->evaluated_ts = INT64_MIN;
+    for (size_t i = 0; i < s->n_cands; i++)
+        if (s->cands[i].alerting != 0)
+            s->cands[i].alerting = ALERT_UNKNOWN;
+    uv_mutex_unlock(&s->mu);
+    return 1;
 }
 
 static int64_t wall_ms(void)
@@ -1233,10 +1349,8 @@ static void on_events(void *arg, const pw_host_t *h, const pw_winevent_t *ev, si
     if (empty) {
         int64_t now = clock_ms(rn);
         empty_alert(rn, s, now);
-        if (rn->alerts_dirty && rn->alerts_path != NULL) { /* kept at once, as it fired */
-            rn->alerts_dirty = 0;
-            pw_alert_save(rn->alerts, rn->alerts_path);
-        }
+        if (rn->alerts_dirty && rn->alerts_path != NULL && !rn->working) /* kept at once */
+            save_alerts(rn);
     }
 }
 
@@ -1510,11 +1624,19 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
         PW_LOG_INFO(MOD, "%zu more alert transitions in this pass (GET /api/v1/alerts lists them)",
                     rn->logged - LOG_ALERTS);
     pw_alert_expire(rn->alerts, now_ms);
-    if (rn->alerts_dirty) {
-        rn->alerts_dirty = 0;
-        if (rn->alerts_path != NULL)
-            pw_alert_save(rn->alerts, rn->alerts_path);
+    if (rn->n_found > 0 && --rn->found_passes <= 0) { /* waited long enough */
+        pw_free(rn->found);
+        rn->found = NULL;
+        rn->n_found = 0;
+        rn->alerts_dirty = 1;
     }
+    uint64_t sig = found_signature(rn);
+    if (sig != rn->found_sig) {
+        rn->found_sig = sig;
+        rn->alerts_dirty = 1;
+    }
+    if (rn->alerts_dirty)
+        save_alerts(rn);
     if (rn->o.on_alert != NULL && rn->passes % RESEND_PASSES == RESEND_PASSES - 1)
         pw_alert_foreach(rn->alerts, resend_firing, rn);
     rn->passes++;
@@ -1564,8 +1686,11 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
     uint64_t to = h->last_seen_ms;
     uint64_t from = s->dense ? 0 : (to > REBUILD_MS ? to - REBUILD_MS : 0);
     uint64_t step = 1;
-    const uint8_t *boot = s->dense ? (const uint8_t *)"i" : h->boot_id;
-    size_t boot_len = s->dense ? 1 : h->boot_id_len;
+    /* an import's screens are one series ("i", as pw_ingest_import feeds them); a replay's, like
+     * a live host's, carry its agent's boot id, so screens it sends after the restart join them */
+    int imported = pw_host_imported(h);
+    const uint8_t *boot = imported ? (const uint8_t *)"i" : h->boot_id;
+    size_t boot_len = imported ? 1 : h->boot_id_len;
     /* REBUILD_TABLES spread tables, then the newest (the spread's step rounds up: it would
      * stop short of where the live state stood) */
     for (int k = 0; k < (s->dense ? 256 : REBUILD_TABLES + 1) && from <= to; k++) {
@@ -1708,6 +1833,7 @@ static int collect_some(run_t *rn, uint64_t budget_ns)
         if (s == NULL)
             continue;
         restore_host(rn, h, s);
+        follow_name(rn, s, h, clock_ms(rn));
         uint64_t np = pw_host_limit(h, PW_POOL_NONPAGED), pg = pw_host_limit(h, PW_POOL_PAGED);
         uv_mutex_lock(&s->mu);
         if (s->pub.n_suspects > 0)
@@ -1740,6 +1866,7 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn)
 }
 
 static void run_free(run_t *rn);
+static void on_rename(void *arg, const pw_host_t *h, const char *from);
 
 static void after_work_cb(uv_work_t *w, int status)
 {
@@ -1828,10 +1955,15 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
         if (rn->alerts_path != NULL)
             memcpy(rn->alerts_path, opts->alerts_path, n);
     }
-    if (rn->alerts_path != NULL)
-        pw_alert_load(rn->alerts, rn->alerts_path); /* logs what it restored */
+    if (rn->alerts_path != NULL) { /* logs what it restored */
+        pw_alert_load_found(rn->alerts, rn->alerts_path, &rn->found, &rn->n_found);
+        if (rn->n_found > 0)
+            qsort(rn->found, rn->n_found, sizeof(*rn->found), cmp_found);
+        rn->found_passes = FOUND_KEEP_PASSES;
+    }
     pw_ingest_on_sample(ing, on_sample, rn);
     pw_ingest_on_events(ing, on_events, rn);
+    pw_ingest_on_rename(ing, on_rename, rn);
     if (loop != NULL) {
         uv_timer_init(loop, &rn->timer);
         rn->timer.data = rn;
@@ -1845,6 +1977,7 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
 static void run_free(run_t *rn)
 {
     pw_alert_set_free(rn->alerts);
+    pw_free(rn->found);
     pw_free(rn->suspects);
     pw_free(rn->pub_v);
     pw_free(rn->job);
@@ -1869,9 +2002,10 @@ void pw_analysis_run_close(pw_analysis_run_t *rn)
     if (rn == NULL)
         return;
     if (rn->alerts_dirty && rn->alerts_path != NULL)
-        pw_alert_save(rn->alerts, rn->alerts_path);
+        save_alerts(rn);
     pw_ingest_on_sample(rn->ing, NULL, NULL);
     pw_ingest_on_events(rn->ing, NULL, NULL);
+    pw_ingest_on_rename(rn->ing, NULL, NULL);
     if (rn->loop == NULL) {
         run_free(rn);
         return;
@@ -1892,6 +2026,24 @@ int64_t pw_analysis_run_first_pass_in_ms(const pw_analysis_run_t *rn)
         return -1;
     uint64_t now = uv_now(rn->loop), due = rn->last_pass_ms + PASS_MS;
     return due > now ? (int64_t)(due - now) : 0;
+}
+
+/* ingest's rename observer: the host's suspects are listed under its new name from now on (the
+ * published list too, and one being built), not from the next pass on. */
+static void on_rename(void *arg, const pw_host_t *h, const char *from)
+{
+    run_t *rn = arg;
+    if (h->index >= rn->n_hs || rn->hs[h->index] == NULL)
+        return;
+    if (!follow_name(rn, rn->hs[h->index], h, clock_ms(rn)))
+        return;
+    /* the lists already published (and one being built) name it by its old name */
+    for (size_t i = 0; i < rn->n_suspects; i++)
+        if (strcmp(rn->suspects[i].host, from) == 0)
+            snprintf(rn->suspects[i].host, sizeof(rn->suspects[i].host), "%s", h->name);
+    for (size_t i = 0; i < rn->pub_n; i++)
+        if (strcmp(rn->pub_v[i].host, from) == 0)
+            snprintf(rn->pub_v[i].host, sizeof(rn->pub_v[i].host), "%s", h->name);
 }
 
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out)

@@ -21,6 +21,8 @@ struct pw_ingest_s {
     void *on_sample_arg;
     pw_ingest_events_cb on_events;
     void *on_events_arg;
+    pw_ingest_rename_cb on_rename;
+    void *on_rename_arg;
     pw_ingest_limits_t lim;
     pw_winevent_t ev[PW_INGEST_MAX_EVENTS]; /* one frame's events, read */
     uint8_t ev_new[PW_INGEST_MAX_EVENTS];
@@ -105,6 +107,10 @@ static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
         }
         set_limit(h, PW_POOL_NONPAGED, &hosts[i].nonpaged_limit);
         set_limit(h, PW_POOL_PAGED, &hosts[i].paged_limit);
+        /* known before its agent's Hello (a replay that exited when done never says it again):
+         * the analysis judges a replay's screens as an import's */
+        h->source_kind = hosts[i].source_kind;
+        h->interval_ms = hosts[i].interval_ms;
     }
     pw_store_hosts_free(hosts, n);
     return r;
@@ -376,8 +382,8 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
     size_t boot_len = s->boot_id.len ? s->boot_id.len : h->boot_id_len;
     char os[96];
     snprintf(os, sizeof(os), "%s %s", h->os_family, h->os_version);
-    pw_store_host_t sh = {h->name,  h->agent_id, h->agent_id_len, boot,
-                          boot_len, os,          h->counter_width};
+    pw_store_host_t sh = {h->name, h->agent_id,      h->agent_id_len, boot,          boot_len,
+                          os,      h->counter_width, h->source_kind,  h->interval_ms};
     r = pw_store_put_frame(ing->store, &sh, &t->dec, payload, len, s->base_seq, follows,
                            dr.gap_before, d);
     if (r < 0) {
@@ -409,6 +415,12 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
     if (ing->on_sample)
         ing->on_sample(ing->on_sample_arg, h, NULL);
     return 0;
+}
+
+void pw_ingest_on_rename(pw_ingest_t *ing, pw_ingest_rename_cb cb, void *arg)
+{
+    ing->on_rename = cb;
+    ing->on_rename_arg = arg;
 }
 
 void pw_ingest_on_events(pw_ingest_t *ing, pw_ingest_events_cb cb, void *arg)
@@ -508,8 +520,13 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     snprintf(os, sizeof(os), "%s", family);
     if (known != NULL && known->os_version[0] != '\0')
         snprintf(os, sizeof(os), "%s %s", family, known->os_version);
-    pw_store_host_t sh = {
-        name, (const uint8_t *)agent_id, aid, (const uint8_t *)boot_id, strlen(boot_id), os, width};
+    pw_store_host_t sh = {.name = name, /* an import: no agent's Hello, no source kind */
+                          .agent_id = (const uint8_t *)agent_id,
+                          .agent_id_len = aid,
+                          .boot_id = (const uint8_t *)boot_id,
+                          .boot_id_len = strlen(boot_id),
+                          .os = os,
+                          .counter_width = width};
     int r = 0;
     const pw_sample_t *last = NULL;
     uint8_t *stored = pw_calloc(n ? n : 1, 1); /* NULL: the analysis is not fed (logged) */
@@ -716,9 +733,13 @@ int pw_ingest_rename(pw_ingest_t *ing, const char *from, const char *to, pw_diag
         r = 0;
     if (r != 0)
         return r;
+    char from_name[sizeof(h->name)];
+    snprintf(from_name, sizeof(from_name), "%s", h->name);
     snprintf(h->name, sizeof(h->name), "%s", to);
     if (pw__fleet_reindex(&ing->fleet) != 0) /* the old name's slot would hide the new one */
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "name", "out of memory re-indexing the fleet");
+    if (ing->on_rename != NULL)
+        ing->on_rename(ing->on_rename_arg, h, from_name);
     return 0;
 }
 

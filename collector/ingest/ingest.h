@@ -88,6 +88,13 @@ typedef void (*pw_ingest_events_cb)(void *arg, const pw_host_t *h, const pw_wine
 /* Sets the observer of stored pool events (NULL: none). */
 void pw_ingest_on_events(pw_ingest_t *ing, pw_ingest_events_cb cb, void *arg);
 
+/* Called when host `h` was renamed (pw_ingest_rename) from `from` (borrowed for the call):
+ * readers that keep the host's name (the analysis' suspects and alerts) follow it. */
+typedef void (*pw_ingest_rename_cb)(void *arg, const pw_host_t *h, const char *from);
+
+/* Sets the observer of renames (NULL: none). */
+void pw_ingest_on_rename(pw_ingest_t *ing, pw_ingest_rename_cb cb, void *arg);
+
 /* Stores pool events ev[0..n) of host `name` (an import's: a host the store holds), received
  * at `now_ms`, committed at once, and gives the new ones to the observer. Returns the number
  * stored now (>= 0; events stored before are kept once); PW_ENOENT (no such host); a store

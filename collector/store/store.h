@@ -88,6 +88,8 @@ typedef struct pw_store_host_s {
     size_t boot_id_len;
     const char *os;         /* e.g. "windows 10.0.19045"; may be NULL */
     unsigned counter_width; /* bits of allocs/frees: 32 (Windows) or 64 */
+    int source_kind;        /* the Hello's Poolwatch__V1__SourceKind; 0 unknown (an import) */
+    uint32_t interval_ms;   /* the Hello's sampling interval, ms; 0 unknown */
 } pw_store_host_t;
 
 /* One point of a series. For raw points min == max == the value. For a rollup or a step
@@ -117,6 +119,9 @@ typedef struct pw_store_host_info_s {
     uint64_t last_seq;     /* seq of the newest sample (of agent_id/boot_id) */
     /* Limits an operator gave the host (pw_store_host_limits; bytes 0 = none given) */
     pw_pool_limit_t nonpaged_limit, paged_limit;
+    /* What the last sample's agent said in its Hello (pw_store_host_t): 0 when unknown */
+    int source_kind;
+    uint32_t interval_ms;
 } pw_store_host_info_t;
 
 typedef struct pw_store_stats_s {

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 6
+#define SCHEMA_LAST 7
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -112,6 +112,13 @@ static const migration_t migrations[] = {
      " received_ms INTEGER NOT NULL);"
      "CREATE UNIQUE INDEX events_key ON events(host_id, ts_ms, provider, event_id, record_id);"
      "CREATE INDEX events_ts ON events(ts_ms);"},
+    /* What kind of source a host's agent said it samples (Hello.source_kind: a replay of saved
+     * poolmon screens is judged screen by screen, as an import) and at what interval: after a
+     * restart the host is known before its agent says Hello again, or when it never does (a
+     * replay that exited when done). */
+    {7, "host source kind and interval",
+     "ALTER TABLE hosts ADD COLUMN source_kind INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN interval_ms INTEGER NOT NULL DEFAULT 0;"},
 };
 
 static const char *const sql_text[S__COUNT] = {
@@ -121,7 +128,7 @@ static const char *const sql_text[S__COUNT] = {
     [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id FROM hosts WHERE name=?1",
     [S_HOST_INS] = "INSERT INTO hosts(name, os, counter_width) VALUES(?1, ?2, ?3)",
     [S_HOST_UPD] = "UPDATE hosts SET os=?2, counter_width=?3, agent_id=?4, boot_id=?5,"
-                   " last_seen_ms=?6, last_seq=?7 WHERE id=?1",
+                   " last_seen_ms=?6, last_seq=?7, source_kind=?8, interval_ms=?9 WHERE id=?1",
     [S_INST_GET] = "SELECT last_seq FROM instances WHERE agent_id=?1 AND boot_id=?2",
     [S_AGENT_LAST] = "SELECT max(last_seq) FROM instances WHERE agent_id=?1",
     [S_INST_UPSERT] = "INSERT INTO instances(agent_id, boot_id, host_id, last_seq, last_seen_ms)"
@@ -178,7 +185,8 @@ static const char *const sql_text[S__COUNT] = {
     [S_RET_EVENTS] = "DELETE FROM events WHERE ts_ms < ?1",
     [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq,"
                     " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
-                    " p_limit_detail FROM hosts WHERE retired=0 ORDER BY name",
+                    " p_limit_detail, source_kind, interval_ms FROM hosts WHERE retired=0"
+                    " ORDER BY name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
                      " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
     [S_STATS] =

@@ -263,6 +263,8 @@ static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hsta
     sqlite3_bind_blob(st, 5, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, (int64_t)ts);
     sqlite3_bind_int64(st, 7, (int64_t)seq);
+    sqlite3_bind_int(st, 8, h->source_kind);
+    sqlite3_bind_int64(st, 9, (int64_t)h->interval_ms);
     if ((rc = pw__store_run(q, st, d, "update host")) != 0)
         return rc;
     if (gap_before > 0) {

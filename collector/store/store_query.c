@@ -523,6 +523,8 @@ int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n
         h->last_seq = (uint64_t)sqlite3_column_int64(s, 6);
         pw__store_col_limit(s, 7, &h->nonpaged_limit);
         pw__store_col_limit(s, 10, &h->paged_limit);
+        h->source_kind = sqlite3_column_int(s, 13);
+        h->interval_ms = (uint32_t)sqlite3_column_int64(s, 14);
     }
     if (r == PW_ENOMEM)
         r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");

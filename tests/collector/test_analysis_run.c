@@ -5,6 +5,9 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "codec.h"
 #include "double.h"
@@ -41,8 +44,10 @@ static void on_told(void *arg, const pw_alert_transition_t *tr, const char *name
     told_resolved += tr->to == PW_ALERT_RESOLVED;
 }
 
-/* The double's analysis on clk, with [alerts] silent_after = silent_after_ms (0: default). */
-static void on_clock_silent(pw_double_t *d, sim_clock_t *clk, int64_t silent_after_ms)
+/* The double's analysis on clk, with [alerts] silent_after = silent_after_ms (0: default),
+ * keeping its alerts in `alerts_path` (NULL: not kept). */
+static void on_clock_with(pw_double_t *d, sim_clock_t *clk, int64_t silent_after_ms,
+                          const char *alerts_path)
 {
     pw_analysis_run_close(d->an);
     pw_analysis_opts_t o;
@@ -51,8 +56,14 @@ static void on_clock_silent(pw_double_t *d, sim_clock_t *clk, int64_t silent_aft
     o.now_arg = clk;
     o.silent_after_ms = silent_after_ms;
     o.on_alert = on_told;
+    o.alerts_path = alerts_path;
     assert_int_equal(pw_analysis_run_new(NULL, d->ing, &o, &d->an), 0);
     d->api.an = d->an;
+}
+
+static void on_clock_silent(pw_double_t *d, sim_clock_t *clk, int64_t silent_after_ms)
+{
+    on_clock_with(d, clk, silent_after_ms, NULL);
 }
 
 static void on_clock(pw_double_t *d, sim_clock_t *clk)
@@ -178,15 +189,22 @@ static const pw_suspect_t *find(const pw_analysis_run_t *an, const char *tag)
     return NULL;
 }
 
-static pw_alert_state_t leak_state(const pw_analysis_run_t *an, const char *host, const char *tag)
+/* The PoolTagLeak of (host, tag, pool) and its start in *since (may be NULL). */
+static pw_alert_state_t tag_alert(const pw_analysis_run_t *an, const char *host, const char *tag,
+                                  const char *pool, int64_t *since)
 {
     pw_alert_key_t k;
     memset(&k, 0, sizeof(k));
     snprintf(k.host, sizeof(k.host), "%s", host);
     snprintf(k.tag, sizeof(k.tag), "%s", tag);
-    snprintf(k.pool, sizeof(k.pool), "nonpaged");
+    snprintf(k.pool, sizeof(k.pool), "%s", pool);
     snprintf(k.severity, sizeof(k.severity), "warning");
-    return pw_alert_state(pw_analysis_run_alerts(an), &k, NULL);
+    return pw_alert_state(pw_analysis_run_alerts(an), &k, since);
+}
+
+static pw_alert_state_t leak_state(const pw_analysis_run_t *an, const char *host, const char *tag)
+{
+    return tag_alert(an, host, tag, "nonpaged", NULL);
 }
 
 /* A live host, 2 h at 10 s, passes every 30 s: "Ddk " leaks 1,024 B a sample (368,640 B/h,
@@ -1060,20 +1078,16 @@ static void test_agent_footprint_rebuilt(void **state_)
     pw_double_close(&d);
 }
 
-/* A replay agent streaming a 2-screen capture (15-min interval, so every row is judged): Drsd is
- * listed from the comparison of its two screens, and no PoolTagLeak is raised for it (a
- * comparison is not a trend). */
-static void test_replay_two_screens_listed_not_alerted(void **state_)
+/* A replay agent `name` (Hello interval `interval_ms`) sends case09's two screens (Drsd, 15 min
+ * apart) and stays connected. Returns the host. */
+static pw_host_t *replay_case09(pw_double_t *d, const char *name, uint32_t interval_ms)
 {
-    (void)state_;
-    pw_double_t d;
-    assert_int_equal(pw_double_open(&d), 0);
     Poolwatch__V1__Hello hm = POOLWATCH__V1__HELLO__INIT;
     char aid[300];
-    pw_double_hello_init(&hm, "replay09", 32, aid);
-    hm.interval_ms = 900000;
+    pw_double_hello_init(&hm, name, 32, aid);
+    hm.interval_ms = interval_ms;
     hm.source_kind = POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY;
-    pw_host_t *h = pw_double_hello(&d, &hm, 1);
+    pw_host_t *h = pw_double_hello(d, &hm, 1);
     assert_non_null(h);
     pw_delta_enc_t e;
     assert_int_equal(pw_delta_enc_init(&e, 32), 0);
@@ -1086,22 +1100,136 @@ static void test_replay_two_screens_listed_not_alerted(void **state_)
         s.timestamp_ms = (uint64_t)(T0_MS + k * 900000LL);
         assert_int_equal(
             pw_sample_add(&s, "Drsd", 4, PW_POOL_PAGED, al[k], fr[k], al[k] - fr[k], by[k]), 0);
-        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+        assert_int_equal(pw_double_send(d, &e, h, &s), 0);
     }
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    return h;
+}
+
+/* A replay agent streaming a 2-screen capture (15-min interval, so every row is judged): Drsd is
+ * listed from the comparison of its two screens, and no PoolTagLeak is raised for it (a
+ * comparison is not a trend). */
+static void test_replay_two_screens_listed_not_alerted(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    replay_case09(&d, "replay09", 900000);
     pw_analysis_run_pass(d.an);
     const pw_suspect_t *x = find(d.an, "Drsd");
     assert_non_null(x);
     assert_int_equal(x->d.points, 2);
-    pw_alert_key_t k;
-    memset(&k, 0, sizeof(k));
-    snprintf(k.host, sizeof(k.host), "replay09");
-    snprintf(k.tag, sizeof(k.tag), "Drsd");
-    snprintf(k.pool, sizeof(k.pool), "paged");
-    snprintf(k.severity, sizeof(k.severity), "warning");
-    assert_int_equal(pw_alert_state(pw_analysis_run_alerts(d.an), &k, NULL), PW_ALERT_INACTIVE);
-    pw_sample_close(&s);
-    pw_delta_enc_close(&e);
+    assert_int_equal(tag_alert(d.an, "replay09", "Drsd", "paged", NULL), PW_ALERT_INACTIVE);
     pw_double_close(&d);
+}
+
+/* The quickstart's capture-case09: a replay agent (interval 1 s, so only its source kind says
+ * "screens") sends case09's two screens and exits. After a collector restart the host is known
+ * from the store before any Hello, and still judged screen by screen: Drsd is listed again
+ * from the same comparison (+4,992 B, +6 allocations; an import's rule, not the live rule of 12
+ * samples that would never judge it). */
+static void test_replay_capture_kept_after_restart(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_host_t *h = replay_case09(&d, "capture-case09", 1000);
+    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    pw_ingest_detach(d.ing, h, &d.session); /* --replay.exit_when_done */
+    pw_analysis_run_pass(d.an);
+    assert_non_null(find(d.an, "Drsd"));
+    for (int round = 0; round < 2; round++) {
+        restart(&d);
+        h = pw_fleet_find(pw_ingest_fleet(d.ing), "capture-case09");
+        assert_non_null(h);
+        assert_int_equal(h->source_kind, POOLWATCH__V1__SOURCE_KIND__SOURCE_POOLMON_REPLAY);
+        assert_int_equal(h->interval_ms, 1000);
+        pw_analysis_run_pass(d.an);
+        const pw_suspect_t *x = find(d.an, "Drsd");
+        assert_non_null(x);
+        assert_int_equal(x->d.verdict, PW_DETECT_LEAK);
+        assert_int_equal(x->d.points, 2);
+        assert_int_equal(x->d.growth_bytes, 22464 - 17472);
+        assert_int_equal(x->d.growth_diff, 27 - 21);
+        assert_int_equal(x->found_ms, (uint64_t)(T0_MS + 900000LL));
+    }
+    pw_double_close(&d);
+}
+
+/* A restart keeps when a suspect was found and how long its PoolTagLeak has been pending: Ddk
+ * leaks 4 KiB a minute, a pass after every sample on the sample's clock. It is listed at the pass
+ * of sample L (found_ms = its time), its alert pending since then (for 5 min). Two samples on,
+ * the collector restarts (the alerts file beside the store); the agent comes back and goes on.
+ * Afterwards found_ms is still sample L's time, and the alert, still pending since L, fires at
+ * the pass of sample L + 5, as it does in a run without the restart (checked first). */
+static void test_restart_keeps_found_and_pending(void **state_)
+{
+    (void)state_;
+    char dir[] = "/tmp/pw_found_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof(path), "%s/alerts.json", dir);
+    int64_t listed_ts[2] = {0, 0}, fired_ts[2] = {0, 0};
+    uint64_t found[2] = {0, 0};
+    for (int run = 0; run < 2; run++) { /* 0: no restart, 1: a restart two samples after L */
+        remove(path);
+        pw_double_t d;
+        assert_int_equal(pw_double_open(&d), 0);
+        sim_clock_t clk = {T0_MS, 0};
+        on_clock_with(&d, &clk, 0, path);
+        pw_host_t *h = hello(&d, "keep01");
+        pw_delta_enc_t e;
+        assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+        pw_sample_t s;
+        pw_sample_init(&s);
+        int listed = -1;
+        for (int k = 0; k <= 120 && fired_ts[run] == 0; k++) {
+            if (run == 1 && listed >= 0 && k == listed + 3) {
+                assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+                pw_analysis_run_close(d.an);
+                d.an = NULL;
+                pw_ingest_free(d.ing);
+                assert_int_equal(pw_ingest_new(d.store, &d.ing, NULL), 0);
+                on_clock_with(&d, &clk, 0, path);
+                h = hello(&d, "keep01");
+                assert_non_null(h);
+                pw_delta_enc_close(&e);
+                assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+            }
+            send_ddk(&d, &e, h, &s, k, 60000, 4096);
+            assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+            clk.now = T0_MS + (int64_t)k * 60000;
+            pw_analysis_run_pass(d.an);
+            const pw_suspect_t *x = find(d.an, "Ddk ");
+            int64_t since = 0;
+            pw_alert_state_t st = tag_alert(d.an, "keep01", "Ddk ", "nonpaged", &since);
+            if (x != NULL && listed < 0) {
+                listed = k;
+                listed_ts[run] = clk.now;
+                found[run] = x->found_ms;
+                assert_int_equal(x->found_ms, (uint64_t)clk.now);
+                assert_int_equal(st, PW_ALERT_PENDING);
+            }
+            if (listed >= 0) {
+                assert_non_null(x); /* also right after the restart */
+                assert_int_equal(x->found_ms, found[run]);
+                assert_int_equal(since, listed_ts[run]);
+            }
+            if (st == PW_ALERT_FIRING)
+                fired_ts[run] = clk.now;
+        }
+        assert_true(listed > 0);
+        pw_sample_close(&s);
+        pw_delta_enc_close(&e);
+        pw_double_close(&d);
+    }
+    assert_int_equal(listed_ts[1], listed_ts[0]);
+    assert_int_equal(found[1], found[0]);
+    assert_int_equal(fired_ts[0], listed_ts[0] + 5 * 60000);
+    assert_int_equal(fired_ts[1], fired_ts[0]);
+    remove(path);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static void stop_loop(uv_timer_t *t)
@@ -1250,6 +1378,8 @@ int main(void)
         cmocka_unit_test(test_host_backfill_not_silent),
         cmocka_unit_test(test_host_goodbye),
         cmocka_unit_test(test_replay_two_screens_listed_not_alerted),
+        cmocka_unit_test(test_replay_capture_kept_after_restart),
+        cmocka_unit_test(test_restart_keeps_found_and_pending),
         cmocka_unit_test(test_fleet_order_by_urgency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

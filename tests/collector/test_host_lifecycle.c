@@ -181,11 +181,50 @@ static void test_rename_only_imports(void **state)
     assert_non_null(strstr(body, "body must be {\\\"name\\\": \\\"NEW\\\"}"));
 }
 
+/* An imported host renamed keeps its suspects: case09's two screens (Drsd +6 allocations of
+ * 832 B between them, tests/fixtures) are judged at import; after the rename the very next
+ * request lists Drsd under the new name, in the fleet's list and the host's, and none under the
+ * old one (the old name is 404); a later pass keeps it there. */
+static void test_rename_keeps_suspects(void **state)
+{
+    (void)state;
+    char body[16384];
+    size_t len;
+    char *cap = pw_test_read_file(
+        pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"), &len);
+    assert_non_null(cap);
+    cap[len] = '\0';
+    assert_int_equal(call(PW_API_POST, "/api/v1/import", "host=cap09", cap, body, sizeof(body)),
+                     200);
+    free(cap);
+    pw_analysis_run_pass(g_d.an);
+    assert_int_equal(call(PW_API_GET, "/api/v1/leaks", "host=cap09", NULL, body, sizeof(body)),
+                     200);
+    assert_non_null(strstr(body, "\"tag\":\"Drsd\""));
+    assert_int_equal(call(PW_API_POST, "/api/v1/hosts/cap09/rename", "", "{\"name\":\"print-srv\"}",
+                          body, sizeof(body)),
+                     200);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(call(PW_API_GET, "/api/v1/leaks", "", NULL, body, sizeof(body)), 200);
+        assert_non_null(strstr(body, "\"host\":\"print-srv\""));
+        assert_non_null(strstr(body, "\"tag\":\"Drsd\""));
+        assert_null(strstr(body, "cap09"));
+        assert_int_equal(
+            call(PW_API_GET, "/api/v1/leaks", "host=print-srv", NULL, body, sizeof(body)), 200);
+        assert_non_null(strstr(body, "\"tag\":\"Drsd\""));
+        assert_non_null(strstr(body, "\"total\":1"));
+        assert_int_equal(call(PW_API_GET, "/api/v1/leaks", "host=cap09", NULL, body, sizeof(body)),
+                         404);
+        pw_analysis_run_pass(g_d.an);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_retire_then_the_name_starts_a_new_host),
         cmocka_unit_test(test_rename_only_imports),
+        cmocka_unit_test(test_rename_keeps_suspects),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -902,7 +902,8 @@ static void test_series_from_store(void **state)
 {
     (void)state;
     pw_store_host_t sh = {
-        "HOST01", (const uint8_t *)"agent1", 6, (const uint8_t *)"boot1", 5, "windows 5.2", 32};
+        "HOST01", (const uint8_t *)"agent1", 6, (const uint8_t *)"boot1", 5, "windows 5.2", 32, 0,
+        0};
     pw_sample_t s;
     pw_sample_init(&s);
     for (int i = 1; i <= 3; i++) {

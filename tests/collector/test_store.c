@@ -61,7 +61,7 @@ static void tmp_remove(tmp_t *t)
 
 static pw_store_host_t host_of(const char *name, const uint8_t *boot, unsigned width)
 {
-    pw_store_host_t h = {name, AGENT, sizeof(AGENT), boot, 16, "windows 10.0", width};
+    pw_store_host_t h = {name, AGENT, sizeof(AGENT), boot, 16, "windows 10.0", width, 0, 0};
     return h;
 }
 
@@ -743,6 +743,17 @@ static void test_restart(void **state)
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
     put_all(st, "win-01", BOOT1, 0, 6);
     put_all(st, "lnx-02", BOOT2, 0, 3);
+    /* a replay agent's host: its Hello's source kind and interval come back with the host */
+    static const uint8_t boot3[16] = {0xb0, 3};
+    pw_store_host_t rh = host_of("rpl-03", boot3, 64);
+    rh.source_kind = 3;
+    rh.interval_ms = 1000;
+    pw_sample_t one;
+    pw_sample_init(&one);
+    build(&one, 0);
+    assert_int_equal(pw_store_put(st, &rh, &one, 0, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_sample_close(&one);
     pw_store_close(st); /* leaves open chunks on disk */
 
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
@@ -760,14 +771,19 @@ static void test_restart(void **state)
     pw_store_host_info_t *hosts;
     size_t nh;
     assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
-    assert_int_equal(nh, 2);
+    assert_int_equal(nh, 3);
     assert_string_equal(hosts[0].name, "lnx-02");
-    assert_string_equal(hosts[1].name, "win-01");
-    assert_int_equal(hosts[1].last_seq, 105);
-    assert_int_equal(hosts[1].last_seen_ms, T0 + 50000);
-    assert_int_equal(hosts[1].boot_id_len, 16);
-    assert_memory_equal(hosts[1].boot_id, BOOT1, 16);
-    assert_string_equal(hosts[1].os, "windows 10.0");
+    assert_string_equal(hosts[1].name, "rpl-03");
+    assert_int_equal(hosts[1].source_kind, 3);
+    assert_int_equal(hosts[1].interval_ms, 1000);
+    assert_int_equal(hosts[0].source_kind, 0); /* an agent that said none */
+    assert_int_equal(hosts[0].interval_ms, 0);
+    assert_string_equal(hosts[2].name, "win-01");
+    assert_int_equal(hosts[2].last_seq, 105);
+    assert_int_equal(hosts[2].last_seen_ms, T0 + 50000);
+    assert_int_equal(hosts[2].boot_id_len, 16);
+    assert_memory_equal(hosts[2].boot_id, BOOT1, 16);
+    assert_string_equal(hosts[2].os, "windows 10.0");
     pw_store_hosts_free(hosts, nh);
 
     /* Continue after the restart: the reloaded open chunk is closed, a new one starts. */
@@ -1515,7 +1531,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 6);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 7);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -1575,7 +1591,7 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
     assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 6);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 7);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
