@@ -2037,10 +2037,15 @@ static void on_rename(void *arg, const pw_host_t *h, const char *from)
         return;
     if (!follow_name(rn, rn->hs[h->index], h, clock_ms(rn)))
         return;
-    /* the lists already published (and one being built) name it by its old name */
+    /* the lists already published (and one being built) name it by its old name; a reader's
+     * order by host of the published one (remote write) is stale now: a new number */
+    int changed = 0;
     for (size_t i = 0; i < rn->n_suspects; i++)
-        if (strcmp(rn->suspects[i].host, from) == 0)
+        if (strcmp(rn->suspects[i].host, from) == 0) {
             snprintf(rn->suspects[i].host, sizeof(rn->suspects[i].host), "%s", h->name);
+            changed = 1;
+        }
+    rn->suspects_gen += changed;
     for (size_t i = 0; i < rn->pub_n; i++)
         if (strcmp(rn->pub_v[i].host, from) == 0)
             snprintf(rn->pub_v[i].host, sizeof(rn->pub_v[i].host), "%s", h->name);

@@ -146,7 +146,9 @@ void pw_analysis_run_pass(pw_analysis_run_t *rn);
 size_t pw_analysis_run_suspects(const pw_analysis_run_t *rn, const pw_suspect_t **out);
 
 /* A number that changes whenever the list pw_analysis_run_suspects returns is replaced (a pass
- * published, pw_analysis_run_publish); while it stays, that list and its pointers stay valid.
+ * published, pw_analysis_run_publish) or a host in it is renamed (its suspects' host names
+ * change in place: the pointers stay valid, an order by host does not); while it stays, that
+ * list and its pointers stay valid and unchanged.
  * For a reader that keeps something derived from the list across loop turns (remote write's
  * sliced encode keeps it sorted by host). 0 for NULL. */
 uint64_t pw_analysis_run_suspects_gen(const pw_analysis_run_t *rn);
