@@ -40,12 +40,13 @@ struct pw_agent_s {
     const pw_agent_cfg_t *cfg;
     uv_loop_t loop;
     uv_timer_t sample_timer;
-    uv_timer_t pump_timer; /* resend batches while the backlog drains */
-    uv_timer_t sync_timer; /* spool.fsync = ack: syncs samples unacked after the deadline */
-    uv_timer_t poll_timer; /* pw_agent_poll: ends its turn of the loop */
-    uint64_t synced_seq;   /* highest seq known durable (synced here, or acked) */
-    uint64_t syncs;        /* fdatasync calls for samples (status): one per sample with
-                              spool.fsync = always, fewer with ack */
+    uv_timer_t pump_timer;   /* resend batches while the backlog drains */
+    uv_timer_t sync_timer;   /* spool.fsync = ack: syncs samples unacked after the deadline */
+    uv_timer_t poll_timer;   /* pw_agent_poll: ends its turn of the loop */
+    uint64_t synced_seq;     /* highest seq known durable (synced here, or acked) */
+    uint64_t syncs;          /* fdatasync calls for samples (status): one per sample with
+                                spool.fsync = always, fewer with ack */
+    uint64_t events_spooled; /* pool events spooled with a sample since the start (status) */
     uv_signal_t sigint, sigterm, sighup;
     uv_async_t stop_async; /* pw_agent_stop from another thread (Windows service control) */
     pw_source_t *src;
@@ -781,7 +782,7 @@ static void big_pool_message(const pw_bigpool_summary_t *s, uint64_t now_ms,
 static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
 {
     Poolwatch__V1__CommandResult res = POOLWATCH__V1__COMMAND_RESULT__INIT;
-    char msg[256] = "ok";
+    char msg[512] = "ok";
     matches_t ms = {0};
     pw_bigpool_summary_t bps;
     Poolwatch__V1__BigPoolSnapshot bpm;
@@ -876,18 +877,31 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
                  (unsigned long long)bps.scanned);
         break;
     }
-    case POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS:
+    case POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS: {
+        /* pool events (evsub.h): spooled with samples, waiting, skipped (other kinds), dropped
+         * (queue full), unreadable XML; "events off" without a subscription */
+        char ev[160] = "events off";
+        if (a->evsub != NULL) {
+            pw_evsub_stats_t es;
+            pw_evsub_stats(a->evsub, &es);
+            snprintf(ev, sizeof(ev),
+                     "events %llu spooled, %llu waiting, %llu skipped, %llu dropped, %llu bad",
+                     (unsigned long long)a->events_spooled, (unsigned long long)es.waiting,
+                     (unsigned long long)es.skipped, (unsigned long long)es.dropped,
+                     (unsigned long long)es.bad_xml);
+        }
         snprintf(msg, sizeof(msg),
                  "source %s, seq %llu, acked %llu, spool %llu bytes, interval %llu ms%s, "
-                 "fsync %s, syncs %llu, %s",
+                 "fsync %s, syncs %llu, %s, %s",
                  pw_source_name(a->src), (unsigned long long)a->seq,
                  (unsigned long long)a->acked_seq, (unsigned long long)pw_spool_bytes(a->spool),
                  (unsigned long long)a->interval_ms, a->live_until_ms ? ", live" : "",
                  a->cfg->spool_fsync == PW_AGENT_FSYNC_ACK      ? "ack"
                  : a->cfg->spool_fsync == PW_AGENT_FSYNC_ALWAYS ? "always"
                                                                 : "never",
-                 (unsigned long long)a->syncs, pw_tls_library());
+                 (unsigned long long)a->syncs, ev, pw_tls_library());
         break;
+    }
     default:
         res.status = PW_ENOTSUP;
         snprintf(msg, sizeof(msg), "unknown command %d", (int)c->kind);
@@ -1043,7 +1057,11 @@ static void on_sample_timer(uv_timer_t *t)
         m->gap_cause = POOLWATCH__V1__GAP_CAUSE__GAP_SPOOL_WRITE;
     }
     /* pool events since the last spooled sample ride with this one: spooled, resent, acked */
-    size_t n_ev = a->evsub ? pw_evsub_peek(a->evsub, a->ev_out, PW_EVSUB_PER_SAMPLE) : 0;
+    size_t n_sub = a->evsub ? pw_evsub_peek(a->evsub, a->ev_out, PW_EVSUB_PER_SAMPLE) : 0;
+    /* and those the source made with the sample itself (a simulated pool that ran out) */
+    size_t n_ev = n_sub;
+    if (a->cfg->events != PW_AGENT_EVENTS_OFF)
+        n_ev += pw_source_events(a->src, a->ev_out + n_sub, PW_EVSUB_PER_SAMPLE - n_sub);
     for (size_t i = 0; i < n_ev; i++) {
         pw_codec_event_fill(&a->ev_wire[i], &a->ev_out[i]);
         a->ev_ptrs[i] = &a->ev_wire[i].msg;
@@ -1081,7 +1099,9 @@ static void on_sample_timer(uv_timer_t *t)
     a->lost = 0;
     pw_complain_release(&a->c_spool, MOD, "spool");
     if (n_ev) {
-        pw_evsub_drop(a->evsub, n_ev); /* spooled with the sample: the spool keeps them now */
+        if (n_sub) /* spooled with the sample: the spool keeps them now */
+            pw_evsub_drop(a->evsub, n_sub);
+        a->events_spooled += n_ev;
         PW_LOG_INFO(MOD, "%zu pool event%s sent with sample %llu", n_ev, n_ev == 1 ? "" : "s",
                     (unsigned long long)a->sample.seq);
     }

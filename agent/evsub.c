@@ -132,5 +132,6 @@ void pw_evsub_stats(pw_evsub_t *es, pw_evsub_stats_t *out)
 {
     uv_mutex_lock(&es->mu);
     *out = es->st;
+    out->waiting = es->n;
     uv_mutex_unlock(&es->mu);
 }

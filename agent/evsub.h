@@ -68,9 +68,10 @@ size_t pw_evsub_peek(pw_evsub_t *es, pw_winevent_t *out, size_t max);
 void pw_evsub_drop(pw_evsub_t *es, size_t n);
 
 /* Counters: events queued since open, skipped (other kinds), dropped (queue full), and XML
- * that did not parse. */
+ * that did not parse; `waiting`: events in the queue now (not yet carried by a sample). */
 typedef struct pw_evsub_stats_s {
     uint64_t queued, skipped, dropped, bad_xml;
+    uint64_t waiting;
 } pw_evsub_stats_t;
 void pw_evsub_stats(pw_evsub_t *es, pw_evsub_stats_t *out);
 

@@ -98,6 +98,11 @@ int pw_source_big_pool(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool
     return src->ops->big_pool(src, tag, out, d);
 }
 
+size_t pw_source_events(pw_source_t *src, struct pw_winevent_s *out, size_t max)
+{
+    return src->ops->events != NULL && max > 0 ? src->ops->events(src, out, max) : 0;
+}
+
 const char *pw_source_name(const pw_source_t *src)
 {
     return src->ops->name;

@@ -21,6 +21,7 @@
 
 typedef struct pw_source_s pw_source_t;
 struct pw_bigpool_summary_s; /* bigpool.h */
+struct pw_winevent_s;        /* winevent.h */
 
 /* Source kinds, the numbers of the wire enum SourceKind. */
 typedef enum {
@@ -76,6 +77,10 @@ typedef struct pw_source_ops_s {
      * has no big-pool table. Returns 0 or a negative code with `d` filled. */
     int (*big_pool)(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
                     pw_diag_t *d);
+    /* The pool events (winevent.h) the last sample produced into out[0..max): the simulated
+     * source's srv 2019 when its nonpaged pool reached its limit. May be NULL: none (the
+     * Windows source's come from the System log, evsub.h). Returns how many. */
+    size_t (*events)(pw_source_t *src, struct pw_winevent_s *out, size_t max);
 } pw_source_ops_t;
 
 struct pw_source_s {
@@ -103,6 +108,10 @@ void pw_source_close(pw_source_t *src);
  * a table made from its rows (pw_sim_big_pool). */
 int pw_source_big_pool(pw_source_t *src, const uint8_t tag[4], struct pw_bigpool_summary_s *out,
                        pw_diag_t *d);
+
+/* The pool events the last sample produced (the ops' events) into out[0..max): how many; 0 for
+ * a source without any. */
+size_t pw_source_events(pw_source_t *src, struct pw_winevent_s *out, size_t max);
 
 /* The source's name ("linux", ...); never NULL. */
 const char *pw_source_name(const pw_source_t *src);

@@ -367,6 +367,7 @@ static int linux_sample(pw_source_t *src, pw_sample_t *out, pw_diag_t *d)
     st.page_size = page_size;
     st.n_caches = priv->doc.n_caches;
     st.slab_bytes = pw_slabinfo_doc_slab_bytes(&priv->doc, page_size, NULL);
+    priv->rows.page_size = page_size; /* the rows' held bytes */
     r = pw_linux_rows_begin(&priv->rows, out);
     if (r == 0)
         r = pw_linux_rows_add_slab(&priv->rows, priv->doc.caches, priv->doc.n_caches, d);

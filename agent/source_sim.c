@@ -368,6 +368,10 @@ struct pw_sim_s {
     size_t stride;                 /* coprime with n_bg */
     pw_win_limit_overrides_t ovr;
     pw_pool_limit_t nonpaged_limit, paged_limit;
+    /* pool events (source_sim.h): the last sample's srv 2019 */
+    int has_event, logged;
+    uint64_t empty_ms; /* time of the last srv 2019 */
+    pw_winevent_t event;
 };
 
 static uint64_t splitmix64(uint64_t *x)
@@ -630,8 +634,32 @@ int pw_sim_next(pw_sim_t *sim, pw_sample_t *out)
     t->commit_limit_bytes = p->ram_bytes / 2 * 3;
     t->commit_bytes = t->nonpaged_bytes + t->paged_bytes + p->ram_bytes / 4;
     t->commit_peak_bytes = t->commit_bytes;
+    /* the nonpaged pool at its limit: srv 2019 at the first such sample, then at most hourly */
+    sim->has_event = 0;
+    uint64_t lim = sim->nonpaged_limit.bytes;
+    if (lim != 0 && t->nonpaged_bytes >= lim) {
+        if (!sim->logged || out->timestamp_ms >= sim->empty_ms + HOUR_MS) {
+            memset(&sim->event, 0, sizeof(sim->event));
+            sim->event.ts_ms = out->timestamp_ms;
+            sim->event.record_id = sim->k + 1;
+            sim->event.event_id = 2019;
+            sim->event.pool = PW_WINEVENT_POOL_NONPAGED;
+            snprintf(sim->event.provider, sizeof(sim->event.provider), "%s",
+                     PW_WINEVENT_PROVIDER_SRV);
+            sim->empty_ms = out->timestamp_ms;
+            sim->has_event = sim->logged = 1;
+        }
+    }
     advance(sim);
     return 0;
+}
+
+size_t pw_sim_events(const pw_sim_t *sim, pw_winevent_t *out, size_t max)
+{
+    if (!sim->has_event || max == 0)
+        return 0;
+    out[0] = sim->event;
+    return 1;
 }
 
 void pw_sim_info(const pw_sim_t *sim, pw_source_info_t *info)
@@ -767,6 +795,12 @@ static int sim_big_pool(pw_source_t *src, const uint8_t tag[4], pw_bigpool_summa
     return pw_sim_big_pool(priv->sim, tag, out, d);
 }
 
+static size_t sim_events(pw_source_t *src, pw_winevent_t *out, size_t max)
+{
+    sim_priv_t *priv = src->priv;
+    return pw_sim_events(priv->sim, out, max);
+}
+
 static void sim_close(pw_source_t *src)
 {
     sim_priv_t *priv = src->priv;
@@ -783,4 +817,5 @@ const pw_source_ops_t pw__source_sim_ops = {
     .sample = sim_sample,
     .close = sim_close,
     .big_pool = sim_big_pool,
+    .events = sim_events,
 };

@@ -25,6 +25,14 @@
  *    remainder; limits from pw_win_pool_limits() for the preset's OS and RAM (overridden by
  *    the configuration's limits); physical memory = the preset's RAM; commit limit = 1.5 * RAM,
  *    commit = pools + RAM / 4, available = RAM / 2 (plausible constants, not modelled).
+ *  - Pool events: a sample whose nonpaged total is at or above the nonpaged limit carries a
+ *    srv 2019 ("the nonpaged pool was empty", pw_sim_events) when it is the first such sample
+ *    or at least an hour of simulated time after the last srv 2019: Windows' Server service
+ *    logs it at a failed allocation, again and again while the pool stays full; at most once
+ *    an hour (a pool that hovers at its limit would log one at each crossing) keeps the
+ *    collector's PoolEmpty firing (it resolves after an hour without one). The rows are not
+ *    capped at the limit (a simulated leak goes on). A preset whose pools stay below their
+ *    limits (ddk-2003 ends 14 days near 120 of its 128 MB) logs none.
  */
 #ifndef PW_SOURCE_SIM_H
 #define PW_SOURCE_SIM_H
@@ -36,6 +44,7 @@
 #include "sample.h"
 #include "source.h"
 #include "source_win.h"
+#include "winevent.h"
 
 typedef enum {
     PW_SIM_LEAK_LINEAR = 0, /* grows at rate from onset on */
@@ -130,6 +139,12 @@ const pw_sim_preset_t *pw_sim_preset(const pw_sim_t *sim);
 
 /* Frees the generator. Accepts NULL. */
 void pw_sim_free(pw_sim_t *sim);
+
+/* The pool events of the sample pw_sim_next wrote last (see "Pool events" at the top): a srv
+ * 2019 stamped with that sample's time (provider "Srv", record id the sample's index + 1, as
+ * the Windows agent's subscription would deliver it) into out[0..max). Returns how many (0 or
+ * 1; 0 when max is 0). */
+size_t pw_sim_events(const pw_sim_t *sim, pw_winevent_t *out, size_t max);
 
 /* The host's big-pool table as it is now (the next sample's rows), summarised for `tag` (4
  * bytes) as the Windows source does (bigpool.h): each outstanding allocation of a row whose

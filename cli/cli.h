@@ -152,7 +152,8 @@ typedef enum {
     PW_TOP_SORT_FREES,
     PW_TOP_SORT_DIFF,
     PW_TOP_SORT_BYTES,
-    PW_TOP_SORT_PER_ALLOC
+    PW_TOP_SORT_PER_ALLOC,
+    PW_TOP_SORT_HELD /* held_bytes: a Linux slab cache's slabs (C, slabtop's cache size) */
 } pw_top_sort_t;
 
 typedef enum { PW_TOP_POOL_BOTH = 0, PW_TOP_POOL_NONPAGED, PW_TOP_POOL_PAGED } pw_top_pools_t;
@@ -163,8 +164,24 @@ typedef struct pw_top_row_s {
     int64_t session;              /* a session-pool row's session; -1: none or all sessions */
     uint64_t allocs, frees, diff, bytes, per_alloc;
     int64_t allocs_change, frees_change, diff_change, bytes_change;
+    /* A Linux slab cache's slabs (num_slabs x pagesperslab x page size) and their change;
+     * has_held 0 when the API gives null (hosts that do not report them) */
+    int has_held;
+    uint64_t held_bytes;
+    int64_t held_bytes_change;
     char driver[64]; /* the API's "driver" (pooltag.txt's mapping, cut to fit); "" when null */
 } pw_top_row_t;
+
+/* A leak suspect's latest big-pool snapshot (GET /api/v1/leaks?host=H, its big_pool): how the
+ * tag's bytes are made up, a few large blocks or many small allocations. */
+typedef struct pw_top_bigpool_s {
+    char tag[PW_TAG_MAX * 4 + 1]; /* the suspect's printable tag */
+    int pool;                     /* pw_pool_t of the suspect */
+    uint64_t taken_ms;            /* the agent's clock, ms since the epoch */
+    uint64_t count, bytes, largest_bytes, smallest_bytes; /* blocks of a page or more */
+} pw_top_bigpool_t;
+
+#define PW_TOP_BIGPOOL_MAX 4 /* suspects' snapshots shown, in the API's order (most urgent) */
 
 typedef struct pw_top_table_s {
     char host[256];
@@ -177,6 +194,10 @@ typedef struct pw_top_table_s {
     uint64_t agent_rss, agent_cpu_ms, agent_handles;
     pw_top_row_t *rows; /* pw_malloc'd */
     size_t n_rows;
+    int has_held; /* a row has held bytes: the Held column is shown (Linux hosts) */
+    /* the host's suspects' big-pool snapshots (pw_top_bigpool_from_json), one line each */
+    pw_top_bigpool_t big[PW_TOP_BIGPOOL_MAX];
+    size_t n_big;
     size_t total_rows;
 } pw_top_table_t;
 
@@ -215,6 +236,12 @@ void pw_top_view_init(pw_top_view_t *v);
 /* Decodes GET /hosts/{host}/pool. Returns 0 or PW_EPARSE (diag says which key). */
 int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *diag);
 void pw_top_table_close(pw_top_table_t *t);
+
+/* Takes the big-pool snapshots of the suspects in `leaks` (GET /api/v1/leaks?host=H: suspects
+ * whose big_pool is an object; null ones are skipped) into t->big, the first
+ * PW_TOP_BIGPOOL_MAX. Returns 0 or PW_EPARSE (no suspects array, a snapshot with a bad
+ * number: t->n_big is then 0). */
+int pw_top_bigpool_from_json(const json_t *leaks, pw_top_table_t *t, pw_diag_t *diag);
 
 /* The request path for the view: /api/v1/hosts/HOST/pool?sort=..&by_change=..&order=..
  * &pool=..[&session=N|all][&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */

@@ -23,6 +23,7 @@
 #define LIVE_DURATION_MS 600000u /* asked for on open; renewed every LIVE_RENEW_MS */
 #define LIVE_RENEW_MS    300000u
 #define REFRESH_MS       1000
+#define BIGPOOL_MS       10000 /* the suspects' big-pool snapshots: asked again this often */
 
 void pw_top_view_init(pw_top_view_t *v)
 {
@@ -128,16 +129,49 @@ int pw_top_table_from_json(const json_t *root, pw_top_table_t *t, pw_diag_t *dia
             get_i64(r, "allocs_change", &o->allocs_change) < 0 ||
             get_i64(r, "frees_change", &o->frees_change) < 0 ||
             get_i64(r, "diff_change", &o->diff_change) < 0 ||
-            get_i64(r, "bytes_change", &o->bytes_change) < 0) {
+            get_i64(r, "bytes_change", &o->bytes_change) < 0 ||
+            get_u64(r, "held_bytes", &o->held_bytes) < 0 ||
+            get_i64(r, "held_bytes_change", &o->held_bytes_change) < 0) {
             pw_top_table_close(t);
             return pw_diag_set(diag, PW_EPARSE, 0, i, "rows", "row %zu: bad number", i);
         }
+        o->has_held = json_is_integer(json_object_get(r, "held_bytes"));
+        t->has_held |= o->has_held;
         const char *drv = json_string_value(json_object_get(r, "driver"));
         if (drv != NULL)
             snprintf(o->driver, sizeof(o->driver), "%s", drv);
         t->n_rows++;
     }
     t->total_rows = total_rows ? (size_t)total_rows : n;
+    return 0;
+}
+
+int pw_top_bigpool_from_json(const json_t *leaks, pw_top_table_t *t, pw_diag_t *diag)
+{
+    t->n_big = 0;
+    const json_t *s = json_object_get(leaks, "suspects");
+    if (!json_is_array(s))
+        return pw_diag_set(diag, PW_EPARSE, 0, 0, "suspects", "no suspects array in the leaks");
+    for (size_t i = 0; i < json_array_size(s) && t->n_big < PW_TOP_BIGPOOL_MAX; i++) {
+        const json_t *l = json_array_get(s, i);
+        const json_t *bp = json_object_get(l, "big_pool");
+        if (!json_is_object(bp))
+            continue; /* no answer yet, or a session pool's suspect */
+        pw_top_bigpool_t *b = &t->big[t->n_big];
+        const char *tag = json_string_value(json_object_get(l, "tag"));
+        const char *type = json_string_value(json_object_get(l, "type"));
+        if (tag == NULL || strlen(tag) >= sizeof(b->tag) || type == NULL ||
+            get_u64(bp, "taken_ms", &b->taken_ms) < 0 || get_u64(bp, "count", &b->count) < 0 ||
+            get_u64(bp, "bytes", &b->bytes) < 0 ||
+            get_u64(bp, "largest_bytes", &b->largest_bytes) < 0 ||
+            get_u64(bp, "smallest_bytes", &b->smallest_bytes) < 0) {
+            t->n_big = 0;
+            return pw_diag_set(diag, PW_EPARSE, 0, i, "big_pool", "suspect %zu: bad big_pool", i);
+        }
+        memcpy(b->tag, tag, strlen(tag) + 1);
+        b->pool = strcmp(type, "paged") == 0 ? PW_POOL_PAGED : PW_POOL_NONPAGED;
+        t->n_big++;
+    }
     return 0;
 }
 
@@ -152,8 +186,9 @@ void pw_top_table_close(pw_top_table_t *t)
 
 /* ---- view ---------------------------------------------------------------------------------- */
 
-static const char *sort_names[] = {"tag", "allocs", "frees", "diff", "bytes", "per_alloc"};
-static const char *sort_titles[] = {"Tag", "Allocs", "Frees", "Diff", "Bytes", "Per Alloc"};
+static const char *sort_names[] = {"tag",   "allocs",    "frees",     "diff",
+                                   "bytes", "per_alloc", "held_bytes"};
+static const char *sort_titles[] = {"Tag", "Allocs", "Frees", "Diff", "Bytes", "Per Alloc", "Held"};
 static const char *pool_names[] = {"both", "nonpaged", "paged"};
 
 /* Tags sort ascending by default, numbers descending (largest first), as in poolmon. */
@@ -262,6 +297,10 @@ int pw_top_key(pw_top_view_t *v, int key)
     case 'n':
     case 'N':
         return PW_TOP_KEY_SESSION;
+    case 'c':
+    case 'C':
+        s = PW_TOP_SORT_HELD;
+        break;
     default:
         return PW_TOP_KEY_NONE;
     }
@@ -354,6 +393,11 @@ static int64_t sort_key(const pw_top_view_t *v, const pw_top_row_t *r, uint64_t 
         break;
     case PW_TOP_SORT_PER_ALLOC:
         *ukey = r->per_alloc;
+        break;
+    case PW_TOP_SORT_HELD:
+        if (ch)
+            return r->held_bytes_change;
+        *ukey = r->held_bytes;
         break;
     case PW_TOP_SORT_TAG:
         *ukey = 0;
@@ -470,6 +514,16 @@ static const char *fit_tag(const char *tag, int tw, char *out, size_t size)
     return out;
 }
 
+/* The Held cell (leading space included) of a table that has the column, else "". */
+static void held_cell(const pw_top_table_t *t, uint64_t held, int64_t change, char *out,
+                      size_t size)
+{
+    if (!t->has_held)
+        out[0] = '\0';
+    else
+        snprintf(out, size, " %11" PRIu64 " (%7" PRId64 ")", held, change);
+}
+
 int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, int height,
                   pw_top_lines_t *out)
 {
@@ -497,6 +551,25 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
             snprintf(c, sizeof(c), "-");
         rc |= add_line(out, width, 0,
                        " Agent:  %9s CPU: %9s Handles: %6s  (poolwatch-agent itself)", a, b, c);
+    }
+    /* The suspects' big-pool snapshots: a few large blocks, or many small allocations */
+    for (size_t i = 0; i < t->n_big; i++) {
+        const pw_top_bigpool_t *bp = &t->big[i];
+        char tb[32];
+        pw_cli_format_time(bp->taken_ms, tb, sizeof(tb));
+        if (bp->count == 0) {
+            rc |= add_line(out, width, 0,
+                           " Big pool %s %s: no block of a page or more (small allocations)  %s",
+                           bp->tag, type_word(bp->pool), tb);
+            continue;
+        }
+        pw_cli_format_bytes(bp->bytes, a, sizeof(a));
+        pw_cli_format_bytes(bp->largest_bytes, b, sizeof(b));
+        pw_cli_format_bytes(bp->smallest_bytes, c, sizeof(c));
+        rc |= add_line(out, width, 0,
+                       " Big pool %s %s: %" PRIu64 " block(s) of a page or more, %s (largest %s, "
+                       "smallest %s)  %s",
+                       bp->tag, type_word(bp->pool), bp->count, a, b, c, tb);
     }
 
     size_t cap = t->n_rows;
@@ -535,6 +608,7 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
             "  P       pools shown: both -> nonpaged -> paged (paged includes session)",
             "  B M T   sort by Bytes, Per Alloc, Tag; the same key again reverses the order",
             "  A F D   sort by Allocs, Frees, Diff",
+            "  C       sort by Held (Linux: the bytes a slab cache holds, slabtop's cache size)",
             "  S       sort by the change of the current column",
             "  E       Sum lines per pool type",
             "  L       highlight rows that changed",
@@ -556,9 +630,14 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
     int drv = 0;
     for (size_t i = 0; i < t->n_rows && !drv; i++)
         drv = t->rows[i].driver[0] != '\0';
+    /* Linux hosts: the Held column (the slabs a cache holds) after Bytes (what its objects
+     * use), as slabtop shows CACHE SIZE beside OBJ SIZE */
+    char hd[64] = "";
+    if (t->has_held)
+        snprintf(hd, sizeof(hd), " %11s (%7s)", "Held", "");
     rc |= add_line(out, width, PW_TOP_ATTR_HEADER,
-                   " %-*s %-5s %10s (%5s) %10s (%5s) %9s (%5s) %11s (%7s) %9s%s", tw, "Tag", "Type",
-                   "Allocs", "", "Frees", "", "Diff", "", "Bytes", "", "Per Alloc",
+                   " %-*s %-5s %10s (%5s) %10s (%5s) %9s (%5s) %11s (%7s)%s %9s%s", tw, "Tag",
+                   "Type", "Allocs", "", "Frees", "", "Diff", "", "Bytes", "", hd, "Per Alloc",
                    drv ? "  Mapped_Driver" : "");
     if (v->totals) {
         /* Sums of the visible rows per pool type, changes included. */
@@ -579,15 +658,18 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
                 s.frees_change += vis[i]->frees_change;
                 s.diff_change += vis[i]->diff_change;
                 s.bytes_change += vis[i]->bytes_change;
+                s.held_bytes += vis[i]->held_bytes;
+                s.held_bytes_change += vis[i]->held_bytes_change;
             }
             /* Empty sums only for the types the view shows (poolmon prints both). */
             if (cnt == 0 && (pools[k] == PW_POOL_SESSION || v->pools != PW_TOP_POOL_BOTH))
                 continue;
+            held_cell(t, s.held_bytes, s.held_bytes_change, hd, sizeof(hd));
             rc |= add_line(out, width, 0,
                            " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64
-                           ") %9" PRIu64 " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64,
+                           ") %9" PRIu64 " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ")%s %9" PRIu64,
                            tw, "Sum", type_word(pools[k]), s.allocs, s.allocs_change, s.frees,
-                           s.frees_change, s.diff, s.diff_change, s.bytes, s.bytes_change,
+                           s.frees_change, s.diff, s.diff_change, s.bytes, s.bytes_change, hd,
                            pw_per_alloc(s.bytes, s.diff));
         }
     }
@@ -595,15 +677,17 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
         if (height > 0 && out->n >= (size_t)height)
             break;
         const pw_top_row_t *r = vis[i];
-        int changed = r->allocs_change || r->frees_change || r->diff_change || r->bytes_change;
+        int changed = r->allocs_change || r->frees_change || r->diff_change || r->bytes_change ||
+                      r->held_bytes_change;
         char ty[24], tg[sizeof(r->tag) + 4];
+        held_cell(t, r->held_bytes, r->held_bytes_change, hd, sizeof(hd));
         rc |= add_line(
             out, width, v->highlight && changed ? PW_TOP_ATTR_HIGHLIGHT : PW_TOP_ATTR_NONE,
             " %-*s %-5s %10" PRIu64 " (%5" PRId64 ") %10" PRIu64 " (%5" PRId64 ") %9" PRIu64
-            " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ") %9" PRIu64 "%s%s",
+            " (%5" PRId64 ") %11" PRIu64 " (%7" PRId64 ")%s %9" PRIu64 "%s%s",
             tw, fit_tag(r->tag, tw, tg, sizeof(tg)), row_type(r, ty, sizeof(ty)), r->allocs,
             r->allocs_change, r->frees, r->frees_change, r->diff, r->diff_change, r->bytes,
-            r->bytes_change, r->per_alloc, r->driver[0] ? "  " : "", r->driver);
+            r->bytes_change, hd, r->per_alloc, r->driver[0] ? "  " : "", r->driver);
     }
     pw_free(vis);
     if (rc != 0) {
@@ -656,6 +740,28 @@ static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v
     return ex;
 }
 
+/* The host's suspects' big-pool snapshots (GET /api/v1/leaks?host=HOST) into t->big. They
+ * only add lines under the totals: when the request fails the lines are left out. */
+static void fetch_big_pool(const pw_client_t *cl, const char *host, pw_top_table_t *t)
+{
+    t->n_big = 0;
+    char path[1024] = "/api/v1/leaks?host=";
+    if (pw_url_escape(path, sizeof(path), host) < 0)
+        return;
+    pw_client_resp_t resp;
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    if (pw_client_request(cl, "GET", path, NULL, NULL, 0, NULL, NULL, &resp, &d) < 0)
+        return;
+    if (resp.status == 200) {
+        json_t *j = json_loadb(resp.body, resp.body_len, 0, NULL);
+        if (j != NULL)
+            (void)pw_top_bigpool_from_json(j, t, &d);
+        json_decref(j);
+    }
+    pw_client_resp_close(&resp);
+}
+
 /* Asks the agent for live mode; on refusal the note says why and top goes on without it. */
 static void ask_live(const pw_client_t *cl, const char *host, pw_top_view_t *v)
 {
@@ -692,7 +798,7 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
                         "terminal support): use --once\n");
         return PW_EXIT_USAGE;
     }
-    uint64_t last_fetch = pw_clock_mono_us() / 1000u, last_live = last_fetch;
+    uint64_t last_fetch = pw_clock_mono_us() / 1000u, last_live = last_fetch, last_big = last_fetch;
     char live_note[sizeof(v->note)];
     snprintf(live_note, sizeof(live_note), "%s", v->note);
     for (;;) {
@@ -725,6 +831,13 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
             pw_top_table_t nt;
             char msg[512];
             if (fetch(cl, host, v, &nt, NULL, msg, sizeof(msg)) == 0) {
+                if (now - last_big >= BIGPOOL_MS) {
+                    fetch_big_pool(cl, host, &nt);
+                    last_big = now;
+                } else {
+                    memcpy(nt.big, t->big, sizeof(nt.big));
+                    nt.n_big = t->n_big;
+                }
                 pw_top_table_close(t);
                 *t = nt;
                 snprintf(v->note, sizeof(v->note), "%s", live_note);
@@ -782,6 +895,7 @@ int pw_cmd_top(pw_cli_t *cli)
         pw_top_table_close(&t);
         return PW_EXIT_OK;
     }
+    fetch_big_pool(&cl, host, &t);
     if (once || !pw_term_is_tty() || cli->out != stdout) {
         /* Not a terminal: one screen as text (like top -b -n 1). */
         pw_top_lines_t lines;

@@ -126,6 +126,8 @@ void pw_delta_enc_close(pw_delta_enc_t *e)
     pw_free(e->r_allocs);
     pw_free(e->r_diff);
     pw_free(e->r_bytes);
+    pw_free(e->c_held);
+    pw_free(e->r_held);
     pw_free(e->defs);
     pw_free(e->defp);
     memset(e, 0, sizeof(*e));
@@ -176,19 +178,19 @@ static int grow_group(void **cols[], const size_t elem[], size_t ncols, size_t *
 static int enc_reserve_r(pw_delta_enc_t *e, size_t need)
 {
     void **cols[] = {(void **)&e->r_key_gap, (void **)&e->r_allocs, (void **)&e->r_diff,
-                     (void **)&e->r_bytes};
+                     (void **)&e->r_bytes, (void **)&e->r_held};
     const size_t elem[] = {sizeof(*e->r_key_gap), sizeof(*e->r_allocs), sizeof(*e->r_diff),
-                           sizeof(*e->r_bytes)};
-    return grow_group(cols, elem, 4, &e->r_cap, need);
+                           sizeof(*e->r_bytes), sizeof(*e->r_held)};
+    return grow_group(cols, elem, 5, &e->r_cap, need);
 }
 
 static int enc_reserve_c(pw_delta_enc_t *e, size_t need)
 {
     void **cols[] = {(void **)&e->c_key_gap, (void **)&e->c_allocs, (void **)&e->c_diff,
-                     (void **)&e->c_bytes};
+                     (void **)&e->c_bytes, (void **)&e->c_held};
     const size_t elem[] = {sizeof(*e->c_key_gap), sizeof(*e->c_allocs), sizeof(*e->c_diff),
-                           sizeof(*e->c_bytes)};
-    return grow_group(cols, elem, 4, &e->c_cap, need);
+                           sizeof(*e->c_bytes), sizeof(*e->c_held)};
+    return grow_group(cols, elem, 5, &e->c_cap, need);
 }
 
 static int enc_reserve_v(pw_delta_enc_t *e, size_t need)
@@ -203,12 +205,16 @@ static void enc_trim(pw_delta_enc_t *e)
 {
     if (e->r_cap > ENC_COLS_KEEP) {
         pw_free(e->r_key_gap), pw_free(e->r_allocs), pw_free(e->r_diff), pw_free(e->r_bytes);
+        pw_free(e->r_held);
         e->r_key_gap = NULL, e->r_allocs = NULL, e->r_diff = NULL, e->r_bytes = NULL;
+        e->r_held = NULL;
         e->r_cap = 0;
     }
     if (e->c_cap > ENC_COLS_KEEP) {
         pw_free(e->c_key_gap), pw_free(e->c_allocs), pw_free(e->c_diff), pw_free(e->c_bytes);
+        pw_free(e->c_held);
         e->c_key_gap = NULL, e->c_allocs = NULL, e->c_diff = NULL, e->c_bytes = NULL;
+        e->c_held = NULL;
         e->c_cap = 0;
     }
     if (e->v_cap > ENC_COLS_KEEP) {
@@ -261,6 +267,7 @@ static void enc_put_row(pw_row_t *row, uint32_t key, const pw_entry_t *en)
     row->frees = en->frees;
     row->diff = en->diff;
     row->bytes = en->bytes;
+    row->held_bytes = en->held_bytes;
 }
 
 /* Maps the sample's entries to keyed rows in e->cur, sorted. Fast path: when every entry has
@@ -359,7 +366,7 @@ static int enc_dict(pw_delta_enc_t *e, unsigned flags)
 }
 
 static int put_abs(pw_delta_enc_t *e, size_t *n, uint32_t *last_key, const pw_row_t *row,
-                   int with_allocs)
+                   int with_allocs, int *any_held)
 {
     if (*n >= e->r_cap && enc_reserve_r(e, *n + 1) != 0)
         return PW_ENOMEM;
@@ -370,6 +377,8 @@ static int put_abs(pw_delta_enc_t *e, size_t *n, uint32_t *last_key, const pw_ro
         e->r_allocs[i] = row->allocs;
     e->r_diff[i] = row->diff;
     e->r_bytes[i] = row->bytes;
+    e->r_held[i] = row->held_bytes;
+    *any_held |= row->held_bytes != 0;
     return 0;
 }
 
@@ -410,11 +419,12 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
 
     size_t nr = 0, nc = 0, nv = 0;
     uint32_t last_r = 0, last_c = 0, last_v = 0;
+    int r_held = 0, c_held = 0; /* a held_bytes column is sent when a value in it is not 0 */
     if (keyframe) {
         if ((r = enc_reserve_r(e, e->ncur)) != 0)
             return r;
         for (size_t i = 0; i < e->ncur; i++)
-            put_abs(e, &nr, &last_r, &e->cur[i], with_allocs); /* reserved: cannot fail */
+            put_abs(e, &nr, &last_r, &e->cur[i], with_allocs, &r_held); /* reserved */
     } else {
         /* Merge the two sorted tables. */
         size_t i = 0, j = 0;
@@ -428,19 +438,19 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
                 continue;
             }
             if (i >= e->nprev || e->cur[j].key < e->prev[i].key) {
-                if ((r = put_abs(e, &nr, &last_r, &e->cur[j], with_allocs)) != 0)
+                if ((r = put_abs(e, &nr, &last_r, &e->cur[j], with_allocs, &r_held)) != 0)
                     return r;
                 j++;
                 continue;
             }
             const pw_row_t *p = &e->prev[i++], *c = &e->cur[j++];
             if (p->allocs == c->allocs && p->frees == c->frees && p->diff == c->diff &&
-                p->bytes == c->bytes)
+                p->bytes == c->bytes && p->held_bytes == c->held_bytes)
                 continue;
             uint64_t da, df;
             if (with_allocs && (pw_counter_delta(p->allocs, c->allocs, e->width, &da) != 0 ||
                                 pw_counter_delta(p->frees, c->frees, e->width, &df) != 0)) {
-                if ((r = put_abs(e, &nr, &last_r, c, with_allocs)) != 0)
+                if ((r = put_abs(e, &nr, &last_r, c, with_allocs, &r_held)) != 0)
                     return r; /* a reset travels absolutely */
                 continue;
             }
@@ -452,6 +462,8 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
                 e->c_allocs[nc] = signed_step(p->allocs, c->allocs, e->width);
             e->c_diff[nc] = signed_step(p->diff, c->diff, e->width);
             e->c_bytes[nc] = signed_step(p->bytes, c->bytes, 64);
+            e->c_held[nc] = signed_step(p->held_bytes, c->held_bytes, 64);
+            c_held |= e->c_held[nc] != 0;
             nc++;
         }
     }
@@ -461,6 +473,8 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
     e->rows.bytes = e->r_bytes;
     e->rows.n_allocs = with_allocs ? nr : 0;
     e->rows.allocs = e->r_allocs;
+    e->rows.n_held_bytes = r_held ? nr : 0;
+    e->rows.held_bytes = e->r_held;
     if (nr > 0)
         msg->rows = &e->rows;
     e->changes.n_key_gap = e->changes.n_d_diff = e->changes.n_d_bytes = nc;
@@ -469,6 +483,8 @@ int pw_delta_encode(pw_delta_enc_t *e, const pw_sample_t *s, unsigned flags,
     e->changes.d_bytes = e->c_bytes;
     e->changes.n_d_allocs = with_allocs ? nc : 0;
     e->changes.d_allocs = e->c_allocs;
+    e->changes.n_d_held_bytes = c_held ? nc : 0;
+    e->changes.d_held_bytes = e->c_held;
     if (nc > 0)
         msg->changes = &e->changes;
     msg->n_vanished_gap = nv;
@@ -609,6 +625,7 @@ static int set_abs(const pw_delta_dec_t *dd, pw_row_t *row, uint32_t key,
     row->diff = r->diff[i];
     row->frees = with_allocs ? (a - row->diff) & m : 0;
     row->bytes = r->bytes[i];
+    row->held_bytes = r->n_held_bytes ? r->held_bytes[i] : 0;
     return 0;
 }
 
@@ -661,6 +678,8 @@ static int dec_changes_in_place(pw_delta_dec_t *dd, const Poolwatch__V1__Changes
         row->diff = (row->diff + (uint64_t)ch->d_diff[k]) & m;
         row->frees = with_allocs ? (row->allocs - row->diff) & m : 0;
         row->bytes += (uint64_t)ch->d_bytes[k];
+        if (ch->n_d_held_bytes)
+            row->held_bytes += (uint64_t)ch->d_held_bytes[k];
     }
     res->changed = (uint32_t)nch;
     return 0;
@@ -740,6 +759,8 @@ static int64_t dec_merge(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, i
             nr->diff = (b->diff + (uint64_t)ch->d_diff[k]) & m;
             nr->frees = with_allocs ? (nr->allocs - nr->diff) & m : 0;
             nr->bytes = b->bytes + (uint64_t)ch->d_bytes[k];
+            if (ch->n_d_held_bytes)
+                nr->held_bytes = b->held_bytes + (uint64_t)ch->d_held_bytes[k];
             res->changed++;
             if ((r = kw_next(&wc, d, "changes")) != 0)
                 return r;
@@ -773,10 +794,12 @@ int pw_delta_apply(pw_delta_dec_t *dd, const Poolwatch__V1__Sample *msg, pw_delt
     int with_allocs;
     size_t nrows = rows ? rows->n_key_gap : 0, nch = ch ? ch->n_key_gap : 0;
     if (rows && (rows->n_diff != nrows || rows->n_bytes != nrows ||
-                 (rows->n_allocs != 0 && rows->n_allocs != nrows)))
+                 (rows->n_allocs != 0 && rows->n_allocs != nrows) ||
+                 (rows->n_held_bytes != 0 && rows->n_held_bytes != nrows)))
         return pw_diag_set(d, PW_EBADFRAME, 0, 0, "rows", "rows: columns of unequal length");
     if (ch && (ch->n_d_diff != nch || ch->n_d_bytes != nch ||
-               (ch->n_d_allocs != 0 && ch->n_d_allocs != nch)))
+               (ch->n_d_allocs != 0 && ch->n_d_allocs != nch) ||
+               (ch->n_d_held_bytes != 0 && ch->n_d_held_bytes != nch)))
         return pw_diag_set(d, PW_EBADFRAME, 0, 0, "changes", "changes: columns of unequal length");
     if (msg->keyframe) {
         with_allocs = nrows == 0 || rows->n_allocs == nrows;
@@ -880,6 +903,7 @@ int pw_delta_dec_to_sample(const pw_delta_dec_t *dd, pw_sample_t *out)
                               row->frees, row->diff, row->bytes);
         if (r != 0)
             return r;
+        out->entries[out->n - 1].held_bytes = row->held_bytes;
     }
     return 0;
 }
@@ -893,13 +917,15 @@ int pw_delta_dec_pack_keyframe(const pw_delta_dec_t *dd, uint64_t gap_before, si
     uint32_t nd = pw_tagdict_count(&dd->dict);
     size_t n = dd->n;
     /* One allocation for every column; freed before returning. */
-    size_t bytes = n * (sizeof(uint32_t) + 3 * sizeof(uint64_t)) +
+    size_t bytes = n * (sizeof(uint32_t) + 4 * sizeof(uint64_t)) +
                    nd * (sizeof(Poolwatch__V1__TagDef) + sizeof(Poolwatch__V1__TagDef *));
     uint8_t *mem = pw_malloc(bytes ? bytes : 1);
     if (mem == NULL)
         return PW_ENOMEM;
     uint64_t *allocs = (uint64_t *)(void *)mem, *diff = allocs + n, *bts = diff + n;
-    Poolwatch__V1__TagDef *defs = (Poolwatch__V1__TagDef *)(void *)(bts + n);
+    uint64_t *held = bts + n;
+    int any_held = 0;
+    Poolwatch__V1__TagDef *defs = (Poolwatch__V1__TagDef *)(void *)(held + n);
     Poolwatch__V1__TagDef **defp = (Poolwatch__V1__TagDef **)(void *)(defs + nd);
     uint32_t *gaps = (uint32_t *)(void *)(defp + nd);
     uint32_t last = 0;
@@ -909,6 +935,8 @@ int pw_delta_dec_pack_keyframe(const pw_delta_dec_t *dd, uint64_t gap_before, si
         allocs[i] = dd->rows[i].allocs;
         diff[i] = dd->rows[i].diff;
         bts[i] = dd->rows[i].bytes;
+        held[i] = dd->rows[i].held_bytes;
+        any_held |= held[i] != 0;
     }
     for (uint32_t i = 0; i < nd; i++) {
         poolwatch__v1__tag_def__init(&defs[i]);
@@ -926,6 +954,8 @@ int pw_delta_dec_pack_keyframe(const pw_delta_dec_t *dd, uint64_t gap_before, si
     rows.bytes = bts;
     rows.n_allocs = with_allocs ? n : 0;
     rows.allocs = allocs;
+    rows.n_held_bytes = any_held ? n : 0;
+    rows.held_bytes = held;
     Poolwatch__V1__HostTotals tot = POOLWATCH__V1__HOST_TOTALS__INIT;
     const pw_totals_t *t = &dd->totals;
     totals_to_proto(t, &tot);

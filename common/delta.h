@@ -5,7 +5,9 @@
  * base sample, the differences (zigzag varints), plus the keys of rows that vanished, plus
  * rows that are new or whose counters were reset (absolute). allocs and diff travel on the
  * wire; frees are rebuilt as allocs - diff (mod 2^counter_width), so a keyframe row costs
- * about 10 bytes instead of 14.
+ * about 10 bytes instead of 14. Held bytes (pw_entry_t.held_bytes) travel in a column of their
+ * own that is left out when every value in it is 0 (Windows rows, old agents), so that column
+ * costs nothing to the sources that do not report it and older readers skip it.
  *
  * Counters: allocs and frees are cumulative and wrap at 2^counter_width (32 on Windows:
  * SYSTEM_POOLTAG uses ULONG, phnt ntexapi.h). A forward move of at most 2^(width-1) is a
@@ -35,6 +37,7 @@ typedef struct pw_row_s {
     uint64_t frees;  /* < 2^counter_width */
     uint64_t diff;   /* < 2^counter_width */
     uint64_t bytes;
+    uint64_t held_bytes; /* sample.h: a slab cache's slabs; 0 = not reported */
 } pw_row_t;
 
 #define PW_ROW_KEY(id, pool) ((uint32_t)(id)*4u + (uint32_t)(pool))
@@ -72,8 +75,8 @@ typedef struct pw_delta_enc_s {
     int rank_valid; /* pos_rank holds the previous sample's order */
     /* Scratch for the message: reused across samples, so steady state allocates nothing. */
     uint32_t *c_key_gap, *r_key_gap, *v_gap;
-    int64_t *c_allocs, *c_diff, *c_bytes;
-    uint64_t *r_allocs, *r_diff, *r_bytes;
+    int64_t *c_allocs, *c_diff, *c_bytes, *c_held;
+    uint64_t *r_allocs, *r_diff, *r_bytes, *r_held;
     size_t r_cap, c_cap, v_cap; /* of the r_*, c_* columns and v_gap */
     Poolwatch__V1__TagDef *defs;
     Poolwatch__V1__TagDef **defp;

@@ -10,6 +10,7 @@
 void pw_linux_rows_init(pw_linux_rows_t *lr)
 {
     memset(lr, 0, sizeof(*lr));
+    lr->page_size = 4096;
 }
 
 void pw_linux_rows_close(pw_linux_rows_t *lr)
@@ -17,7 +18,7 @@ void pw_linux_rows_close(pw_linux_rows_t *lr)
     if (lr == NULL)
         return;
     pw_free(lr->slots);
-    memset(lr, 0, sizeof(*lr));
+    pw_linux_rows_init(lr);
 }
 
 static void slot_put(pw_linux_rows_t *lr, size_t idx)
@@ -95,7 +96,7 @@ static size_t fit(const char *name, size_t n, char *out)
 
 /* Adds a row under `key` (already fitted), made unique with "#N". */
 static int add_row(pw_linux_rows_t *lr, const char *key, size_t n, uint64_t diff, uint64_t bytes,
-                   pw_diag_t *d)
+                   uint64_t held, pw_diag_t *d)
 {
     if ((lr->s->n + 1) * 2 > lr->n_slots && rehash(lr, lr->s->n + 1) != 0)
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "", "out of memory");
@@ -117,6 +118,7 @@ static int add_row(pw_linux_rows_t *lr, const char *key, size_t n, uint64_t diff
     if (r != 0)
         return pw_diag_set(d, r, 0, 0, "tag", "cannot add row %.*s: %s", (int)tl, tag,
                            pw_strerror(r));
+    lr->s->entries[lr->s->n - 1].held_bytes = held;
     slot_put(lr, lr->s->n - 1);
     return 0;
 }
@@ -130,10 +132,18 @@ int pw_linux_rows_add_slab(pw_linux_rows_t *lr, const pw_slab_cache_t *caches, s
         if (__builtin_mul_overflow(c->active_objs, c->objsize, &bytes))
             return pw_diag_set(d, PW_ERANGE, c->line, 0, "objsize",
                                "cache %s: active_objs * objsize overflows", c->name);
+        uint64_t held = 0;
+        int hr = pw_slabinfo_cache_slab_bytes(c, lr->page_size, &held);
+        if (hr == PW_ERANGE)
+            return pw_diag_set(d, PW_ERANGE, c->line, 0, "num_slabs",
+                               "cache %s: num_slabs * pagesperslab * %llu overflows", c->name,
+                               (unsigned long long)lr->page_size);
+        if (hr != 0)
+            held = 0; /* not in the input */
         char key[PW_LINUX_KEY_MAX + 1];
         size_t kl = fit(c->name, c->name_len, key);
         lr->st.shortened += kl != c->name_len;
-        int r = add_row(lr, key, kl, c->active_objs, bytes, d);
+        int r = add_row(lr, key, kl, c->active_objs, bytes, held, d);
         if (r != 0)
             return r;
         lr->st.slab_rows++;
@@ -177,7 +187,7 @@ int pw_linux_rows_add_alloc(pw_linux_rows_t *lr, const pw_allocinfo_doc_t *doc, 
         size_t kl = pw_linux_rows_site_key(s->file, s->src_line, key);
         lr->st.shortened +=
             kl != strlen(s->file) + (size_t)snprintf(NULL, 0, ":%" PRIu32, s->src_line);
-        int r = add_row(lr, key, kl, s->calls, bytes, d);
+        int r = add_row(lr, key, kl, s->calls, bytes, 0, d);
         if (r != 0)
             return r;
         lr->st.site_rows++;
@@ -194,7 +204,7 @@ int pw_linux_rows_add_vmalloc(pw_linux_rows_t *lr, const pw_vmallocinfo_doc_t *d
         char key[PW_LINUX_KEY_MAX + 1];
         size_t kl = fit(name, (size_t)nl, key);
         lr->st.shortened += kl != (size_t)nl;
-        int r = add_row(lr, key, kl, c->areas, c->bytes, d);
+        int r = add_row(lr, key, kl, c->areas, c->bytes, 0, d);
         if (r != 0)
             return r;
         lr->st.vmalloc_rows++;

@@ -5,7 +5,9 @@
  *
  * Every row is in pool PW_POOL_NONPAGED (kernel memory that is never paged out) with allocs =
  * frees = 0 (sample flag PW_SAMPLE_NO_ALLOCS):
- *   slab cache       tag = cache name; diff = active_objs; bytes = active_objs * objsize
+ *   slab cache       tag = cache name; diff = active_objs; bytes = active_objs * objsize;
+ *                    held_bytes = num_slabs * pagesperslab * page_size (what the cache holds;
+ *                    0 when the input lacks num_slabs or pagesperslab: 1.1 rows cut short)
  *   allocation site  tag = "FILE:LINE" (e.g. "mm/slub.c:2259"); diff = calls; bytes = size
  *                    (a size printed negative counts as 0); sites with size and calls 0 are
  *                    left out (most of the file: sites that allocate nothing now)
@@ -49,9 +51,10 @@ typedef struct pw_linux_rows_s {
     size_t n_slots;
     pw_sample_t *s;
     pw_linux_rows_stats_t st;
+    uint64_t page_size; /* bytes of a page for held_bytes: 4096 after init, set it when known */
 } pw_linux_rows_t;
 
-/* Initialises an empty builder (allocates nothing). */
+/* Initialises an empty builder (allocates nothing) with page_size 4096 (x86; most arm64). */
 void pw_linux_rows_init(pw_linux_rows_t *lr);
 
 /* Frees the builder's table. Accepts NULL. */
@@ -63,8 +66,9 @@ void pw_linux_rows_close(pw_linux_rows_t *lr);
 int pw_linux_rows_begin(pw_linux_rows_t *lr, pw_sample_t *s);
 
 /* Adds one row per cache of caches[0..n). Caches without active_objs or objsize in the input
- * give bytes 0. Returns 0, PW_ERANGE (active_objs * objsize overflows: `d` names the cache),
- * PW_ENOMEM. */
+ * give bytes 0, without num_slabs or pagesperslab held_bytes 0. Returns 0, PW_ERANGE
+ * (active_objs * objsize or num_slabs * pagesperslab * page_size overflows: `d` names the
+ * cache), PW_ENOMEM. */
 int pw_linux_rows_add_slab(pw_linux_rows_t *lr, const pw_slab_cache_t *caches, size_t n,
                            pw_diag_t *d);
 

@@ -183,6 +183,8 @@ int pw_linux_series_parse(const char *data, size_t len, const pw_linux_series_op
     P.o = &o;
     P.out = out;
     pw_linux_rows_init(&P.rows);
+    if (o.page_size)
+        P.rows.page_size = o.page_size;
     int r = 0;
     uint32_t line = 0;
     const char *p = data, *end = data ? data + len : data; /* NULL + 0 is undefined */

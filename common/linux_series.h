@@ -17,7 +17,8 @@
  * Each point's sample is built by linux_rows (same tags as the live "linux" source) with
  * totals: nonpaged_bytes = sum over its caches of num_slabs * pagesperslab * page_size (the
  * memory slab holds; page_size 4 KiB unless given: x86 and most arm64 kernels) and
- * slab_unreclaimable/reclaimable 0 (not in slabinfo).
+ * slab_unreclaimable/reclaimable 0 (not in slabinfo); each slab row's held_bytes is its share
+ * of that sum (linux_rows.h).
  */
 #ifndef PW_LINUX_SERIES_H
 #define PW_LINUX_SERIES_H

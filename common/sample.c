@@ -58,6 +58,7 @@ int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t poo
     e->frees = frees;
     e->diff = diff;
     e->bytes = bytes;
+    e->held_bytes = 0;
     return 0;
 }
 

@@ -6,7 +6,9 @@
  * allocs/frees are cumulative counts of allocation and free calls, `diff` the allocations
  * outstanding, `bytes` the bytes outstanding. On Linux, slab caches have no allocs/frees:
  * `diff` is the objects in use and `bytes` active_objs * objsize (sample flag
- * PW_SAMPLE_NO_ALLOCS).
+ * PW_SAMPLE_NO_ALLOCS), what the objects use; `held_bytes` is what the cache holds from the
+ * page allocator, num_slabs * pagesperslab * page size (slabtop's CACHE SIZE; the caches' sum is
+ * /proc/meminfo's Slab:). Rows of other sources have no held bytes (0).
  */
 #ifndef PW_SAMPLE_H
 #define PW_SAMPLE_H
@@ -33,6 +35,7 @@ typedef struct pw_entry_s {
     uint64_t frees;          /* cumulative free calls (wraps at 2^counter_width) */
     uint64_t diff;           /* allocations outstanding: allocs - frees (mod 2^width) */
     uint64_t bytes;          /* bytes outstanding */
+    uint64_t held_bytes;     /* bytes the row holds (a slab cache's slabs); 0 = not reported */
 } pw_entry_t;
 
 /* Host totals in bytes; 0 = not known. Limit sources are pw_limit_source_t values. */
@@ -91,8 +94,9 @@ void pw_sample_close(pw_sample_t *s);
 /* Removes all entries and zeroes totals, keeping storage. */
 void pw_sample_reset(pw_sample_t *s);
 
-/* Appends an entry for `tag` (tag_len bytes, 1..PW_TAG_MAX) in `pool` with its counters.
- * diff is taken as given. Returns 0, PW_EINVAL (bad length or pool) or PW_ENOMEM. */
+/* Appends an entry for `tag` (tag_len bytes, 1..PW_TAG_MAX) in `pool` with its counters and
+ * held_bytes 0 (set it on the new last entry when the source knows it). diff is taken as given.
+ * Returns 0, PW_EINVAL (bad length or pool) or PW_ENOMEM. */
 int pw_sample_add(pw_sample_t *s, const void *tag, size_t tag_len, pw_pool_t pool, uint64_t allocs,
                   uint64_t frees, uint64_t diff, uint64_t bytes);
 

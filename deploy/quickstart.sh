@@ -72,7 +72,7 @@ for f in "${CAPTURES[@]}"; do
   names+=(--agent "capture-$c")
 done
 for i in $(seq 0 $((SIM_HOSTS - 1))); do names+=(--agent "sim-$SIM_PRESET-$i"); done
-names+=(--agent ddk-2003)
+names+=(--agent ddk-2003 --agent sim-pool-empty)
 
 echo "==> certificates (throw-away CA in $DEMO/pki)"
 ./deploy/pki.sh "$DEMO/pki" --collector-name localhost "${names[@]}" --cli cli >"$DEMO/logs/pki.log"
@@ -168,6 +168,11 @@ echo "==> simulated fleet: $SIM_HOSTS Windows hosts ($SIM_PRESET: host sim-$SIM_
 # from ~30 MB because of tag 'Ddk ' over 14 days.
 agent ddk-2003 sim:ddk-2003 --agent.interval=60s --sim.backfill=14d
 echo "==> host ddk-2003: Windows Server 2003 /3GB, 128 MB nonpaged limit, Ddk leaking, 14 days of history"
+# A pool that ran out: the fleet's leaking host again, its nonpaged limit set to 430 MiB, which
+# the leak reaches about 5 h into the history: its agent sends srv 2019 ("the pool was empty"),
+# then one an hour, as Windows logs them; PoolEmpty fires (agent/source_sim.h).
+agent sim-pool-empty "sim:$SIM_PRESET/3" --agent.interval=60s --sim.backfill=6h --limits.nonpaged=430MiB
+echo "==> host sim-pool-empty: the same leak with a 430 MiB nonpaged limit: ran out, srv 2019 events, PoolEmpty"
 
 URL="https://127.0.0.1:$HTTP_PORT"
 cat >"$DEMO/env" <<EOF

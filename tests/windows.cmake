@@ -20,6 +20,7 @@ pw_add_test(test_source_replay SOURCES agent/test_source_replay.c LIBS pw_agent_
 pw_add_test(test_poolmon_text SOURCES common/test_poolmon_text.c LIBS pw_text LABEL windows)
 pw_add_test(test_codec SOURCES common/test_codec.c LIBS pw_core LABEL windows)
 pw_add_test(test_delta SOURCES common/test_delta.c LIBS pw_core LABEL windows)
+target_link_libraries(test_delta PRIVATE pw_proto_before_held)
 pw_add_test(test_frame SOURCES common/test_frame.c LIBS pw_core LABEL windows)
 pw_add_test(test_backoff SOURCES common/test_backoff.c LIBS pw_base LABEL windows)
 # The spool's Windows file layer: wide paths, a non-ASCII directory, sharing violations.

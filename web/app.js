@@ -501,6 +501,10 @@ const POOL_COLS = [ /* [key, header, numeric, has change column] */
   ['tag', 'Tag', false, false], ['type', 'Type', false, false], ['allocs', 'Allocs', true, true],
   ['frees', 'Frees', true, true], ['diff', 'Diff', true, true], ['bytes', 'Bytes', true, true],
   ['per_alloc', 'Per Alloc', true, false]];
+/* Linux hosts: what each slab cache holds (num_slabs × pagesperslab × page size, slabtop's
+ * CACHE SIZE) after what its objects use (Bytes). The API gives null held_bytes elsewhere. */
+const POOL_COLS_HELD = [...POOL_COLS.slice(0, 6), ['held_bytes', 'Held', true, true], POOL_COLS[6]];
+const HELD_TITLE = 'bytes the slab cache holds: num_slabs × pagesperslab × page size (slabtop CACHE SIZE); Bytes is what its objects use';
 
 function hostView(name, params) {
   /* The tag charted under "Tag history": from the URL, else the host's first suspect, else
@@ -546,6 +550,7 @@ function hostView(name, params) {
     </div>
     <table id="pool"><thead><tr></tr></thead><tbody></tbody></table>`;
   let chart = null, bytesChart = null, diffChart = null, histSeq = 0, scrolled = false;
+  let cols = POOL_COLS; /* POOL_COLS_HELD while the table's rows carry held bytes */
   let events = []; /* the host's pool events (the last 30 days), refreshed with the page */
 
   function go(p) { location.hash = hostHref(name, { tag: hist.tag, pool: hist.pool, range: hist.range, ...p }); }
@@ -614,11 +619,12 @@ function hostView(name, params) {
 
   function header() {
     const cells = [];
-    for (const [k, label, num, chg] of POOL_COLS) {
+    for (const [k, label, num, chg] of cols) {
       const cls = [num ? 'num' : '', st.sort === k ? 'sorted' : '', st.sort === k && st.order === 'asc' ? 'asc' : '']
         .filter(Boolean).join(' ');
       const sortable = k === 'type' ? '' : ` data-sort="${k}"`; /* the API sorts by these */
-      cells.push(`<th${sortable} data-col="${k}" class="${cls}">${label}</th>`);
+      const title = k === 'held_bytes' ? ` title="${HELD_TITLE}"` : '';
+      cells.push(`<th${sortable} data-col="${k}" class="${cls}"${title}>${label}</th>`);
       if (chg) cells.push(`<th class="num chg">Δ</th>`);
     }
     cells.push('<th>Driver / description</th><th>History</th>');
@@ -692,10 +698,11 @@ function hostView(name, params) {
       hist.pool = t.rows[0].type;
       drawHistory().catch((e) => status(e.message, true));
     }
+    cols = t.rows.some((r) => r.held_bytes !== null && r.held_bytes !== undefined) ? POOL_COLS_HELD : POOL_COLS;
     header();
     $('#pool tbody').innerHTML = t.rows.map((r) => {
       const cells = [];
-      for (const [k, , num, chg] of POOL_COLS) {
+      for (const [k, , num, chg] of cols) {
         const val = k === 'tag' ? tagLink(r.tag) : k === 'type' ? esc(typeText(r)) : esc(r[k]);
         cells.push(`<td class="${k}${num ? ' num' : ''}">${val}</td>`);
         if (chg) cells.push(`<td class="${k}_change num ${chgClass(r[k + '_change'])}">${esc(fmtChg(r[k + '_change']))}</td>`);

@@ -2074,6 +2074,13 @@ const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, cons
     return &rn->hs[h->index]->pub;
 }
 
+int64_t pw_analysis_run_empty_last(const pw_analysis_run_t *rn, const pw_host_t *h, int pool)
+{
+    if (rn == NULL || pool < 0 || pool > 1 || h->index >= rn->n_hs || rn->hs[h->index] == NULL)
+        return 0;
+    return rn->hs[h->index]->empty_last[pool];
+}
+
 void pw_analysis_run_stats(const pw_analysis_run_t *rn, pw_analysis_stats_t *out)
 {
     memset(out, 0, sizeof(*out));

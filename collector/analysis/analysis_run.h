@@ -164,6 +164,13 @@ const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn);
 /* The pass's result for host `h`, or NULL before the host was judged. */
 const pw_analysis_host_t *pw_analysis_run_host(const pw_analysis_run_t *rn, const pw_host_t *h);
 
+/* The time of the newest pool-empty event of host `h`'s `pool` (0: srv 2019, the nonpaged pool
+ * was empty; 1: srv 2020, the paged pool) that the analysis holds, ms since the epoch: received
+ * since this process started, or read back from the store's last hour after a start (what
+ * PoolEmpty fires on). 0 when none. Loop thread (poolwatch_pool_empty_event_timestamp_seconds
+ * on /metrics and in remote write). */
+int64_t pw_analysis_run_empty_last(const pw_analysis_run_t *rn, const pw_host_t *h, int pool);
+
 /* Bytes of the analysis state of host `h` (rows, hash slots, tag bytes, candidates with their
  * rings, totals): what the scale benchmark reports per host. 0 for a host never seen. */
 size_t pw_analysis_run_state_bytes(const pw_analysis_run_t *rn, const pw_host_t *h);

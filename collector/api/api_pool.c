@@ -16,7 +16,7 @@
  * then the pool type, then the position in the host's table. Each row that passes the
  * filters becomes an item whose two integer keys decide almost every comparison, so sorting
  * and top-k selection rarely look at the rows themselves. */
-enum { SORT_TAG, SORT_ALLOCS, SORT_FREES, SORT_DIFF, SORT_BYTES, SORT_PER_ALLOC };
+enum { SORT_TAG, SORT_ALLOCS, SORT_FREES, SORT_DIFF, SORT_BYTES, SORT_PER_ALLOC, SORT_HELD };
 
 typedef struct pitem_s {
     uint64_t k1; /* the column, order applied (or the tag's first 8 bytes for sort=tag) */
@@ -86,6 +86,7 @@ static uint64_t vrow_column(const pw_host_row_t *v, int sort, int by_change)
         int64_t c = sort == SORT_ALLOCS  ? v->ch_allocs
                     : sort == SORT_FREES ? v->ch_frees
                     : sort == SORT_DIFF  ? v->ch_diff
+                    : sort == SORT_HELD  ? v->ch_held_bytes
                                          : v->ch_bytes;
         return (uint64_t)c ^ (1ull << 63); /* signed order as unsigned */
     }
@@ -93,6 +94,7 @@ static uint64_t vrow_column(const pw_host_row_t *v, int sort, int by_change)
            : sort == SORT_FREES ? v->frees
            : sort == SORT_DIFF  ? v->diff
            : sort == SORT_BYTES ? v->bytes
+           : sort == SORT_HELD  ? v->held_bytes
                                 : v->per_alloc;
 }
 
@@ -166,8 +168,9 @@ static void select_sorted(pitem_t *v, size_t n, size_t k)
         qsort(v, n, sizeof(*v), cmp_item);
 }
 
-/* The JSON object of one pool-table row. */
-static json_t *pool_row_json(const pw_api_t *api, const pw_host_row_t *r)
+/* The JSON object of one pool-table row; `held`: the host reports held bytes (else they are
+ * null: not reported, which 0 would not say). */
+static json_t *pool_row_json(const pw_api_t *api, const pw_host_row_t *r, int held)
 {
     char tt[PW_API_TAG_TEXT_MAX];
     const char *drv, *desc_s;
@@ -192,6 +195,10 @@ static json_t *pool_row_json(const pw_api_t *api, const pw_host_row_t *r)
     json_object_set_new_nocheck(o, "frees_change", json_integer(r->ch_frees));
     json_object_set_new_nocheck(o, "diff_change", json_integer(r->ch_diff));
     json_object_set_new_nocheck(o, "bytes_change", json_integer(r->ch_bytes));
+    /* A Linux slab cache's slabs: what it holds, where bytes is what its objects use. */
+    json_object_set_new_nocheck(o, "held_bytes", held ? pw__api_ju64(r->held_bytes) : json_null());
+    json_object_set_new_nocheck(o, "held_bytes_change",
+                                held ? json_integer(r->ch_held_bytes) : json_null());
     json_object_set_new_nocheck(o, "driver", pw__api_jstr_or_null(drv));
     json_object_set_new_nocheck(o, "description", pw__api_jstr_or_null(desc_s));
     return o;
@@ -208,16 +215,18 @@ int pw__api_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     int sort = SORT_BYTES, desc = -1, pool = 3;
     uint64_t by_change = 0, limit = UINT64_MAX;
     const char *v;
-    static const char *const sorts[] = {"tag", "allocs", "frees", "diff", "bytes", "per_alloc"};
+    static const char *const sorts[] = {"tag",   "allocs",    "frees",     "diff",
+                                        "bytes", "per_alloc", "held_bytes"};
     if ((v = pw__api_query_get(&q, "sort")) != NULL) {
         sort = -1;
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
             if (strcmp(v, sorts[i]) == 0)
                 sort = i;
         if (sort < 0) {
             pw__api_query_free(&q);
             return pw_api_error(resp, 400, "EINVAL",
-                                "sort must be tag, allocs, frees, diff, bytes or per_alloc");
+                                "sort must be tag, allocs, frees, diff, bytes, per_alloc or "
+                                "held_bytes");
         }
     }
     if ((v = pw__api_query_get(&q, "order")) != NULL) {
@@ -316,10 +325,11 @@ int pw__api_pool(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_r
     g_tag_desc = sort == SORT_TAG && desc;
     select_sorted(g_items, m, out_n);
     json_t *arr = json_array();
+    int held = out_n > 0 && pw_host_has_held(h);
     for (size_t i = 0; arr && i < out_n; i++) {
         pw_host_row_t row;
         pw_host_row(h, g_items[i].i, &row);
-        json_t *o = pool_row_json(api, &row);
+        json_t *o = pool_row_json(api, &row, held);
         if (o == NULL)
             break;
         json_array_append_new(arr, o);

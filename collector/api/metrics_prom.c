@@ -5,8 +5,9 @@
  * samples, connected, stopped, last seen, suspects, and the table size; a pool's limit series only
  * when its limit is known: absent = unknown, as Prometheus expects), plus, per host, the
  * PW_API_METRICS_TOP_N (20) (tag, pool) rows with the most bytes as two gauges
- * (poolwatch_tag_bytes, poolwatch_tag_allocations): at most 10 + 40 series per host, so a
- * 10,000-host fleet exposes about 500,000 series. The full table stays in the API
+ * (poolwatch_tag_bytes, poolwatch_tag_allocations; a third, poolwatch_tag_held_bytes, on Linux
+ * hosts: the slab cache's slabs): at most 10 + 60 series per host, so a 10,000-host fleet
+ * exposes about 500,000 to 700,000 series. The full table stays in the API
  * (/api/v1/hosts/{host}/pool); scrape the API, not /metrics, for every tag.
  * The selection and values are series.c's, shared with remote write (remote_write.h).
  * Per leak suspect (a few per host at most) poolwatch_leak_growth_bytes_per_hour and
@@ -175,6 +176,28 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                         hn, pw_series_pool_names[p], (long long)(pr[p]->eta_ms / 1000),
                         (int)(pr[p]->eta_ms % 1000));
     }
+    /* Windows' own word that a pool ran out (srv 2019 / 2020): the newest event's time, so that
+     * a rule fires PoolEmpty as the collector does, for an hour after it (present only for a
+     * host that logged one). */
+    if (r == 0)
+        r = help(b, "poolwatch_pool_empty_event_timestamp_seconds", "gauge",
+                 "Time of the host's newest 'the pool was empty' event (srv 2019: nonpaged, 2020: "
+                 "paged), seconds since the epoch (present only when there is one).");
+    for (size_t i = 0; i < f->n && r == 0; i++) {
+        const pw_host_t *h = f->hosts[i];
+        if (pw_host_retired(h))
+            continue;
+        for (int p = 0; p < 2 && r == 0; p++) {
+            int64_t ms = pw_analysis_run_empty_last(api->an, h, p);
+            if (ms <= 0)
+                continue;
+            esc(h->name, hn, sizeof(hn));
+            r = out(b,
+                    "poolwatch_pool_empty_event_timestamp_seconds{host=\"%s\",pool=\"%s\"} "
+                    "%lld.%03d\n",
+                    hn, pw_series_pool_names[p], (long long)(ms / 1000), (int)(ms % 1000));
+        }
+    }
     /* Leak suspects, one series each (a few per host at most): a Prometheus rule can alert on
      * a tag's growth itself. Remote write sends the same names, labels and values
      * (remote_write.c, [remote_write] leak_series). */
@@ -237,20 +260,27 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     }
     /* Top rows per host: both gauges from one selection. */
     pw_series_row_t top[PW_API_METRICS_TOP_N];
-    pw_buf_t second;
+    pw_buf_t second, third;
     pw_buf_init(&second, SIZE_MAX);
+    pw_buf_init(&third, SIZE_MAX);
     if (r == 0)
         r = help(b, "poolwatch_tag_bytes", "gauge",
                  "Bytes outstanding of a (host, tag, pool) row; the 20 largest rows per host.");
     if (r == 0)
         r = help(&second, "poolwatch_tag_allocations", "gauge",
                  "Allocations outstanding (diff) of the same rows as poolwatch_tag_bytes.");
+    if (r == 0)
+        r = help(&third, "poolwatch_tag_held_bytes", "gauge",
+                 "Bytes a Linux slab cache holds (num_slabs x pagesperslab x page size) of the "
+                 "same rows as poolwatch_tag_bytes; Linux hosts only.");
+    size_t n_held = 0;
     for (size_t i = 0; i < f->n && r == 0; i++) {
         const pw_host_t *h = f->hosts[i];
         if (pw_host_retired(h))
             continue;
         esc(h->name, hn, sizeof(hn));
         size_t n = pw_series_top(h, top, PW_API_METRICS_TOP_N);
+        int held = n > 0 && pw_host_has_held(h);
         for (size_t j = 0; j < n && r == 0; j++) {
             pw_row_format(top[j].tag, top[j].len, top[j].pool, tn, sizeof(tn));
             esc(tn, te, sizeof(te));
@@ -261,11 +291,21 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                         "poolwatch_tag_allocations{host=\"%s\",tag=\"%s\",pool=\"%s\"} %" PRIu64
                         "\n",
                         hn, te, pw_pool_name(top[j].pool), top[j].diff);
+            if (r == 0 && held) {
+                n_held++;
+                r = out(&third,
+                        "poolwatch_tag_held_bytes{host=\"%s\",tag=\"%s\",pool=\"%s\"} %" PRIu64
+                        "\n",
+                        hn, te, pw_pool_name(top[j].pool), top[j].held_bytes);
+            }
         }
     }
     if (r == 0)
         r = pw_buf_append(b, second.data ? second.data : (const uint8_t *)"", second.len);
+    if (r == 0 && n_held > 0) /* no Linux host: no HELP for a series that is not there */
+        r = pw_buf_append(b, third.data, third.len);
     pw_buf_close(&second);
+    pw_buf_close(&third);
     /* Self-metrics. */
     const pw_api_stats_t *st = &api->stats;
     if (r == 0)

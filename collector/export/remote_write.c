@@ -465,10 +465,11 @@ static int leak_series(batch_t *b, const pw_host_t *h, const pw_remote_write_pol
     return r;
 }
 
-static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t *ah,
+static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *an,
                        const pw_remote_write_policy_t *pol, pw_remote_write_hoststate_t *hs,
                        size_t cap, scratch_t *x, uint64_t *capped, uint64_t *nrows)
 {
+    const pw_analysis_host_t *ah = pw_analysis_run_host(an, h);
     uint64_t used[2], lim[2], ts = h->last_seen_ms;
     pw_series_pools(h, used, lim);
     const char *const *pn = pw_series_pool_names;
@@ -501,12 +502,19 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t 
     for (int k = 0; k < 3 && r == 0; k++) /* the agent's own footprint, as /metrics */
         if (have[k])
             r = add(b, pw_series_agent_names[k], NULL, h->name, NULL, NULL, av[k], ts, NULL);
+    for (int p = 0; p < 2 && r == 0; p++) { /* srv 2019 / 2020, as /metrics */
+        int64_t em = pw_analysis_run_empty_last(an, h, p);
+        if (em > 0)
+            r = add(b, "poolwatch_pool_empty_event_timestamp_seconds", NULL, h->name, pn[p], NULL,
+                    (double)em / 1000.0, ts, NULL);
+    }
     if (r == 0 && pol->owner_url != NULL && pol->owner_url[0] != '\0')
         r = add(b, "poolwatch_host_owner", pol->owner_url, h->name, NULL, NULL, 1.0, ts, NULL);
     size_t n = 0;
     if (r == 0)
         r = pick_rows(h, hs, pol, cap, x, &n, capped);
     *nrows += n;
+    int with_held = n > 0 && pw_host_has_held(h); /* Linux: the slab caches' slabs, as /metrics */
     for (size_t j = 0; j < n && r == 0; j++) {
         pw_host_row_t rw;
         pw_host_row_plain(h, x->order[j], &rw);
@@ -515,6 +523,9 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_host_t 
         if (r == 0)
             r = add_tag(b, "poolwatch_tag_allocations", h->name, rw.pool, rw.tag, rw.tag_len,
                         (double)rw.diff, ts);
+        if (r == 0 && with_held)
+            r = add_tag(b, "poolwatch_tag_held_bytes", h->name, rw.pool, rw.tag, rw.tag_len,
+                        (double)rw.held_bytes, ts);
     }
     if (r == 0)
         r = leak_series(b, h, pol, x, sfirst, ns_host, ts);
@@ -641,8 +652,7 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
             cur->sent_ms[h->index] = h->last_seen_ms; /* too old for a receiver: skipped */
             continue;
         }
-        r = host_series(&b, h, pw_analysis_run_host(an, h), pol, hs, cap, &x, &cur->rows_capped,
-                        &cur->rows_exported);
+        r = host_series(&b, h, an, pol, hs, cap, &x, &cur->rows_capped, &cur->rows_exported);
         if (r == 0) {
             cur->sent_ms[h->index] = h->last_seen_ms;
             hs->connected = (int8_t)pw_host_connected(h);

@@ -9,9 +9,11 @@
  *   pool's limit is known: an unknown limit is absent, not 0),
  *   poolwatch_pool_exhaustion_seconds{host,pool} (only where the analysis gives an ETA),
  *   poolwatch_host_connected{host}, poolwatch_host_stopped{host} (its agent said goodbye),
- *   poolwatch_host_suspects{host}, and for the host's
+ *   poolwatch_host_suspects{host}, poolwatch_pool_empty_event_timestamp_seconds{host,pool} (the
+ *   newest srv 2019 / 2020 "the pool was empty", where the host logged one), and for the host's
  *   `tags_per_host` (tag, pool) rows with the most bytes poolwatch_tag_bytes{host,pool,tag}
- *   and poolwatch_tag_allocations{host,pool,tag}.
+ *   and poolwatch_tag_allocations{host,pool,tag} (on a Linux host also
+ *   poolwatch_tag_held_bytes{host,pool,tag}: the slab cache's slabs).
  * Each sample is stamped with the time of the host's sample it comes from (not the send
  * time); a host without a new sample is not sent again, except poolwatch_host_connected and
  * poolwatch_host_stopped when its agent connected or left since (stamped with the collector's
@@ -28,8 +30,9 @@
  * the host, poolwatch_leak_growth_bytes_per_hour and poolwatch_leak_score{host,tag,pool} (the
  * names, labels and values of /metrics), and with `owner_url` poolwatch_host_owner{collector,
  * host} = 1 (which collector holds the host: the global fleet view links to it).
- * Cardinality per host: 5 + one limit series per pool whose limit is known (+ up to 2 ETAs)
- * + 2 x the rows exported + 2 per suspect (+ 1 owner).
+ * Cardinality per host: 5 + one limit series per pool whose limit is known (+ up to 2 ETAs,
+ * + up to 2 pool-empty times)
+ * + 2 x the rows exported (3 x on a Linux host) + 2 per suspect (+ 1 owner).
  *
  * Encoding (the spec): WriteRequest of proto/prom_remote.proto (prompb's field numbers), labels
  * sorted by name with __name__ first, one sample per series, packed with protobuf-c and

@@ -37,6 +37,7 @@ static void row_at(const pw_host_t *h, size_t i, pw_series_row_t *t)
     t->pool = r.pool;
     t->bytes = r.bytes;
     t->diff = r.diff;
+    t->held_bytes = r.held_bytes;
 }
 
 typedef struct {

@@ -7,12 +7,16 @@
  *              poolwatch_host_connected{host}, poolwatch_host_stopped{host} (1 when its agent
  *              said Goodbye, a clean stop, and has not connected since: pw_series_stopped),
  *              poolwatch_host_suspects{host};
- *              poolwatch_host_connected{host}, poolwatch_host_suspects{host};
+ *              poolwatch_pool_empty_event_timestamp_seconds{host,pool} (the newest srv 2019 /
+ *              2020 "the pool was empty" the analysis holds: pw_analysis_run_empty_last; only
+ *              where there is one: the rules' PoolEmpty);
  *   per host whose agent reports its own footprint (pw_series_agent)
  *              poolwatch_agent_resident_bytes{host}, poolwatch_agent_cpu_seconds_total{host},
  *              poolwatch_agent_handles{host} (Windows agents: handles);
  *   per row    poolwatch_tag_bytes{host,tag,pool}, poolwatch_tag_allocations{host,tag,pool}
- *              for the host's (tag, pool) rows with the most bytes (pw_series_top).
+ *              for the host's (tag, pool) rows with the most bytes (pw_series_top); on a Linux
+ *              host also poolwatch_tag_held_bytes{host,tag,pool} (the cache's slabs:
+ *              num_slabs x pagesperslab x page size; fleet.h pw_host_has_held).
  * Pool label values are "nonpaged" and "paged"; tag values are pw_tag_format's printable form.
  */
 #ifndef PW_SERIES_H
@@ -31,6 +35,7 @@ typedef struct pw_series_row_s {
     size_t len;
     int pool; /* pw_pool_t */
     uint64_t bytes, diff;
+    uint64_t held_bytes; /* a Linux slab cache's slabs (sample.h), 0 elsewhere */
 } pw_series_row_t;
 
 /* The host's `cap` rows with the most bytes into top[0..cap), largest first, ties in table

@@ -320,6 +320,7 @@ static void row_at(const pw_host_t *h, size_t i, int with_change, pw_host_row_t 
         v->frees = r->frees;
         v->diff = r->diff;
         v->bytes = r->bytes;
+        v->held_bytes = r->held_bytes;
         if (with_change && t->prev_valid) {
             const pw_row_t *p = prev_row(t, r);
             uint64_t mask = counter_mask(h);
@@ -327,6 +328,7 @@ static void row_at(const pw_host_t *h, size_t i, int with_change, pw_host_row_t 
             v->ch_frees = wrap_change(r->frees, p ? p->frees : 0, mask);
             v->ch_diff = (int64_t)(r->diff - (p ? p->diff : 0));
             v->ch_bytes = (int64_t)(r->bytes - (p ? p->bytes : 0));
+            v->ch_held_bytes = (int64_t)(r->held_bytes - (p ? p->held_bytes : 0));
             v->has_change = 1;
         }
     } else {
@@ -338,8 +340,23 @@ static void row_at(const pw_host_t *h, size_t i, int with_change, pw_host_row_t 
         v->frees = e->frees;
         v->diff = e->diff;
         v->bytes = e->bytes;
+        v->held_bytes = e->held_bytes;
     }
     v->per_alloc = pw_per_alloc(v->bytes, v->diff);
+}
+
+int pw_host_has_held(const pw_host_t *h)
+{
+    if (strcmp(h->os_family, "linux") != 0)
+        return 0;
+    size_t n = pw_host_nrows(h);
+    for (size_t i = 0; i < n; i++) {
+        pw_host_row_t r;
+        row_at(h, i, 0, &r);
+        if (r.held_bytes != 0)
+            return 1;
+    }
+    return 0;
 }
 
 void pw_host_row(const pw_host_t *h, size_t i, pw_host_row_t *out)

@@ -78,7 +78,8 @@ typedef struct pw_host_row_s {
     uint8_t pool; /* pw_pool_t */
     uint8_t has_change;
     uint64_t allocs, frees, diff, bytes, per_alloc;
-    int64_t ch_allocs, ch_frees, ch_diff, ch_bytes;
+    uint64_t held_bytes; /* a Linux slab cache's slabs (sample.h); 0 = not reported */
+    int64_t ch_allocs, ch_frees, ch_diff, ch_bytes, ch_held_bytes;
 } pw_host_row_t;
 
 /* How one pool tag's large blocks were made up when the host's agent last looked
@@ -125,6 +126,12 @@ size_t pw_host_changed_rows(const pw_host_t *h, const uint32_t **idx);
 
 /* Row i without the change columns (has_change 0): cheaper, for whole-table scans. */
 void pw_host_row_plain(const pw_host_t *h, size_t i, pw_host_row_t *out);
+
+/* 1 when the host's rows carry held bytes (pw_host_row_t.held_bytes): a Linux host whose
+ * agent (or import) reported them for at least one row of the current table; 0 otherwise
+ * (Windows, a Linux agent before held bytes): then held_bytes is "not reported", not 0. Stops
+ * at the first row that has them (the first, on a Linux host). */
+int pw_host_has_held(const pw_host_t *h);
 
 /* The current table's totals (zeroed before the first sample) and its sample time (ms since
  * the epoch, 0 before the first sample). */

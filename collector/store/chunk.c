@@ -6,10 +6,11 @@
 #include "chunk.h"
 #include "codec.h"
 
-#define NSECT     6
-#define CHUNK_VER 2
+#define NSECT        7 /* sections of version 3; version 2 has the first 6 */
+#define CHUNK_VER    3
+#define CHUNK_VER_V2 2 /* before held bytes: still read */
 
-enum { SEC_REC, SEC_CNT, SEC_KEY, SEC_ALLOCS, SEC_DIFF, SEC_BYTES };
+enum { SEC_REC, SEC_CNT, SEC_KEY, SEC_ALLOCS, SEC_DIFF, SEC_BYTES, SEC_HELD };
 
 /* The row of `key` in the table (sorted by key), searching from *lo; NULL when absent. Keys of
  * one Changes increase, so *lo only moves forward. */
@@ -168,15 +169,17 @@ int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t
         Poolwatch__V1__Changes *ch = s->changes;
         size_t n = ch ? ch->n_key_gap : 0;
         int has_allocs = ch != NULL && ch->n_d_allocs > 0;
+        int has_held = ch != NULL && ch->n_d_held_bytes > 0;
         if (ch != NULL && (ch->n_d_diff != n || ch->n_d_bytes != n ||
-                           (ch->n_d_allocs != 0 && ch->n_d_allocs != n)))
+                           (ch->n_d_allocs != 0 && ch->n_d_allocs != n) ||
+                           (ch->n_d_held_bytes != 0 && ch->n_d_held_bytes != n)))
             rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "changes", "columns of unequal length");
         /* Predictions use the table before this sample: compute them, then apply. */
         uint32_t key = 0;
         size_t lo = 0;
         rc = rc ? rc
-                : pw_buf_put_varint(&sec[SEC_CNT],
-                                    (uint64_t)n << 2 | (uint64_t)has_allocs << 1 | (ch != NULL));
+                : pw_buf_put_varint(&sec[SEC_CNT], (uint64_t)n << 3 | (uint64_t)has_held << 2 |
+                                                       (uint64_t)has_allocs << 1 | (ch != NULL));
         for (size_t i = 0; rc == 0 && i < n; i++) {
             key = i == 0 ? ch->key_gap[0] : key + ch->key_gap[i];
             uint64_t pred = predict(find_row(&dd, key, &lo), ch->d_diff[i]);
@@ -187,6 +190,8 @@ int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t
             rc =
                 rc ? rc
                    : pw_buf_put_varint(&sec[SEC_BYTES], pw_zigzag((uint64_t)ch->d_bytes[i] - pred));
+            if (rc == 0 && has_held)
+                rc = pw_buf_put_varint(&sec[SEC_HELD], pw_zigzag((uint64_t)ch->d_held_bytes[i]));
         }
         if (rc == 0 && (rc = pw_delta_apply(&dd, s, NULL, d)) != 0)
             rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record does not apply: %s",
@@ -237,7 +242,7 @@ static int sec_varint(sec_t *s, uint64_t *v, const char *name, pw_diag_t *d)
 /* Scratch columns of one sample's Changes. */
 typedef struct {
     uint32_t *key_gap;
-    int64_t *d_allocs, *d_diff, *d_bytes;
+    int64_t *d_allocs, *d_diff, *d_bytes, *d_held;
     size_t cap;
 } cols_t;
 
@@ -252,8 +257,8 @@ static int cols_reserve(cols_t *c, size_t n)
     if (k == NULL)
         return PW_ENOMEM;
     c->key_gap = k;
-    int64_t **cols[3] = {&c->d_allocs, &c->d_diff, &c->d_bytes};
-    for (int i = 0; i < 3; i++) {
+    int64_t **cols[4] = {&c->d_allocs, &c->d_diff, &c->d_bytes, &c->d_held};
+    for (int i = 0; i < 4; i++) {
         int64_t *x = pw_realloc(*cols[i], nc * sizeof(int64_t));
         if (x == NULL)
             return PW_ENOMEM;
@@ -266,16 +271,20 @@ static int cols_reserve(cols_t *c, size_t n)
 static int replay_columns(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_chunk_cb cb,
                           void *arg, pw_diag_t *d)
 {
-    static const char *names[NSECT] = {"records",  "counts", "key_gap",
-                                       "d_allocs", "d_diff", "d_bytes"};
+    static const char *names[NSECT] = {"records", "counts",  "key_gap",     "d_allocs",
+                                       "d_diff",  "d_bytes", "d_held_bytes"};
     size_t off = 1;
-    uint64_t nrec, sl[NSECT];
-    if (len < 1 || p[0] != CHUNK_VER)
-        return pw_diag_set(d, PW_ECORRUPT, 0, 0, "chunk", "chunk layout version %d, expected %d",
-                           len ? p[0] : -1, CHUNK_VER);
+    uint64_t nrec, sl[NSECT] = {0};
+    if (len < 1 || (p[0] != CHUNK_VER && p[0] != CHUNK_VER_V2))
+        return pw_diag_set(d, PW_ECORRUPT, 0, 0, "chunk",
+                           "chunk layout version %d, expected %d or %d", len ? p[0] : -1,
+                           CHUNK_VER_V2, CHUNK_VER);
+    /* Version 2 (before held bytes): six sections, counts n << 2 | has_allocs | has_changes. */
+    int nsect = p[0] == CHUNK_VER_V2 ? NSECT - 1 : NSECT;
+    unsigned cnt_shift = p[0] == CHUNK_VER_V2 ? 2 : 3;
     if (pw_varint_get(p, len, &off, &nrec) != 0)
         return pw_diag_set(d, PW_ECORRUPT, 0, off, "chunk", "chunk header truncated");
-    for (int i = 0; i < NSECT; i++)
+    for (int i = 0; i < nsect; i++)
         if (pw_varint_get(p, len, &off, &sl[i]) != 0)
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "chunk", "chunk header truncated");
     sec_t s[NSECT];
@@ -310,9 +319,10 @@ static int replay_columns(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_c
         rc = sec_varint(&s[SEC_CNT], &cw, "counts", d);
         if (rc != 0)
             break;
-        uint64_t n = cw >> 2;
+        uint64_t n = cw >> cnt_shift;
         int has_allocs = (int)(cw >> 1 & 1), has_changes = (int)(cw & 1);
-        if (n > PW_DELTA_MAX_ROWS || (!has_changes && (n != 0 || has_allocs))) {
+        int has_held = cnt_shift == 3 && (cw >> 2 & 1);
+        if (n > PW_DELTA_MAX_ROWS || (!has_changes && (n != 0 || has_allocs || has_held))) {
             rc = pw_diag_set(d, PW_ECORRUPT, 0, s[SEC_CNT].base + s[SEC_CNT].off, "counts",
                              "sample %llu: invalid change count %llu", (unsigned long long)r,
                              (unsigned long long)n);
@@ -332,12 +342,14 @@ static int replay_columns(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_c
         uint64_t key = 0;
         size_t lo = 0;
         for (size_t i = 0; rc == 0 && i < n; i++) {
-            uint64_t g, a = 0, df, b;
+            uint64_t g, a = 0, df, b, hb = 0;
             rc = sec_varint(&s[SEC_KEY], &g, "key_gap", d);
             if (rc == 0 && has_allocs)
                 rc = sec_varint(&s[SEC_ALLOCS], &a, "d_allocs", d);
             rc = rc ? rc : sec_varint(&s[SEC_DIFF], &df, "d_diff", d);
             rc = rc ? rc : sec_varint(&s[SEC_BYTES], &b, "d_bytes", d);
+            if (rc == 0 && has_held)
+                rc = sec_varint(&s[SEC_HELD], &hb, "d_held_bytes", d);
             if (rc != 0)
                 break;
             key = i == 0 ? g : key + g;
@@ -348,6 +360,7 @@ static int replay_columns(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_c
             }
             c.key_gap[i] = (uint32_t)g;
             c.d_allocs[i] = (int64_t)pw_unzigzag(a);
+            c.d_held[i] = (int64_t)pw_unzigzag(hb);
             c.d_diff[i] = (int64_t)pw_unzigzag(df);
             c.d_bytes[i] =
                 (int64_t)(pw_unzigzag(b) + predict(find_row(dd, (uint32_t)key, &lo), c.d_diff[i]));
@@ -360,6 +373,8 @@ static int replay_columns(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_c
             ch.d_allocs = c.d_allocs;
             ch.d_diff = c.d_diff;
             ch.d_bytes = c.d_bytes;
+            ch.n_d_held_bytes = has_held ? (size_t)n : 0;
+            ch.d_held_bytes = c.d_held;
             smp->changes = &ch;
         }
         if (rc == 0 && (rc = pw_delta_apply(dd, smp, NULL, d)) != 0)
@@ -379,6 +394,7 @@ static int replay_columns(const uint8_t *p, size_t len, pw_delta_dec_t *dd, pw_c
     pw_free(c.d_allocs);
     pw_free(c.d_diff);
     pw_free(c.d_bytes);
+    pw_free(c.d_held);
     return rc > 0 ? 0 : rc;
 }
 

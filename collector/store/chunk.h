@@ -7,23 +7,26 @@
  *    held before schema 3: per sample "varint seq, 4-byte big-endian length, Envelope frame"
  *    (the agent's own frame when it continued the chain).
  *  - PW_CHUNK_COLUMNS (2): what a chunk becomes when it closes. The Changes of every delta
- *    are moved out of the frames into five chunk-wide columns (counts, key gaps, d_allocs,
- *    d_diff, d_bytes), and d_bytes is kept as its departure from d_diff times the row's
- *    per-alloc size (bytes / diff before the change, integer division): for a tag whose
+ *    are moved out of the frames into six chunk-wide columns (counts, key gaps, d_allocs,
+ *    d_diff, d_bytes, d_held_bytes), and d_bytes is kept as its departure from d_diff times the
+ * row's per-alloc size (bytes / diff before the change, integer division): for a tag whose
  *    allocations have one size, as most pool tags and every slab cache, that departure is 0.
  *    The rest of each frame (seq, timestamp, totals, new rows, vanished keys, dictionary) stays
  *    a protobuf Envelope. Homogeneous columns are what zstd compresses well; frames of
  *    interleaved fields are not (measured: docs/internals/store.md).
  *
  * Layout 2, all integers LEB128 varints, signed ones zigzag:
- *   u8 2, nrec, len[6] (bytes of each section below), then the sections in order:
+ *   u8 3, nrec, len[7] (bytes of each section below), then the sections in order:
  *   0 records:  per sample zz(seq - previous seq), frame length, frame (Envelope, Sample
- *               without `changes`)
- *   1 counts:   per sample n << 2 | has_allocs << 1 | has_changes
+ *               without `changes`; its new rows keep their held_bytes column)
+ *   1 counts:   per sample n << 3 | has_held << 2 | has_allocs << 1 | has_changes
  *   2 key_gap:  n per sample, as in Changes
  *   3 d_allocs: zz, n per sample that has_allocs
  *   4 d_diff:   zz, n per sample
  *   5 d_bytes:  zz(d_bytes - predicted), n per sample
+ *   6 d_held_bytes: zz, n per sample that has_held (Changes.d_held_bytes: Linux slab caches)
+ * Chunks closed before held bytes (version byte 2) have len[6], no section 6 and counts
+ * n << 2 | has_allocs << 1 | has_changes; they are read as they are (held bytes 0).
  */
 #ifndef PW_CHUNK_H
 #define PW_CHUNK_H

@@ -232,6 +232,8 @@ typedef struct {
     uint64_t bogus_after, bogus_ack;     /* after the sample bogus_after: Ack(bogus_ack) */
     int close_on_sample;                 /* close the session at its first sample */
     int hold_hello, hello_held;          /* do not answer a Hello yet / one waits */
+    uint64_t status_after;               /* after acking the sample of this seq: a status command */
+    char status[512];                    /* its answer's message, "" until it came */
     /* seen */
     int sessions;                            /* Hellos answered */
     uint64_t hello_resume[MAX_SESSIONS];     /* Hello.resume_seq */
@@ -285,6 +287,15 @@ static void log_counts(int *ahead, int *never, int *reconnect)
     uv_mutex_unlock(&log_mu);
 }
 
+static void dbl_send(dbl_t *db, const Poolwatch__V1__Envelope *env)
+{
+    pw_buf_t b;
+    pw_buf_init(&b, 64);
+    assert_int_equal(pw_codec_pack_frame(env, PW_FRAME_MAX_DEFAULT, &b), 0);
+    assert_int_equal(pw_tls_write(db->conn, b.data, b.len), 0);
+    pw_buf_close(&b);
+}
+
 static void dbl_send_ack(dbl_t *db, uint64_t seq, int need_keyframe)
 {
     Poolwatch__V1__Ack a = POOLWATCH__V1__ACK__INIT;
@@ -293,11 +304,7 @@ static void dbl_send_ack(dbl_t *db, uint64_t seq, int need_keyframe)
     Poolwatch__V1__Envelope env = POOLWATCH__V1__ENVELOPE__INIT;
     env.msg_case = POOLWATCH__V1__ENVELOPE__MSG_ACK;
     env.ack = &a;
-    pw_buf_t b;
-    pw_buf_init(&b, 64);
-    assert_int_equal(pw_codec_pack_frame(&env, PW_FRAME_MAX_DEFAULT, &b), 0);
-    assert_int_equal(pw_tls_write(db->conn, b.data, b.len), 0);
-    pw_buf_close(&b);
+    dbl_send(db, &env);
 }
 
 static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
@@ -352,7 +359,20 @@ static void dbl_on_data(pw_tls_conn_t *c, const uint8_t *data, size_t len)
                 db->bogus_after = 0;
             } else if (db->ack_samples) {
                 dbl_send_ack(db, s->seq, 0);
+                if (db->status_after && s->seq >= db->status_after) {
+                    db->status_after = 0;
+                    Poolwatch__V1__Command cmd = POOLWATCH__V1__COMMAND__INIT;
+                    cmd.id = 77;
+                    cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_STATUS;
+                    Poolwatch__V1__Envelope ce = POOLWATCH__V1__ENVELOPE__INIT;
+                    ce.msg_case = POOLWATCH__V1__ENVELOPE__MSG_COMMAND;
+                    ce.command = &cmd;
+                    dbl_send(db, &ce);
+                }
             }
+        } else if (env->msg_case == POOLWATCH__V1__ENVELOPE__MSG_COMMAND_RESULT &&
+                   env->command_result->id == 77) {
+            snprintf(db->status, sizeof(db->status), "%s", env->command_result->message);
         }
         pw_codec_free(env);
     }
@@ -945,6 +965,11 @@ static int session2_seq3(const dbl_t *db)
     return 0;
 }
 
+static int status_came(const dbl_t *db)
+{
+    return db->status[0] != '\0';
+}
+
 static void check_events(const got_t *g)
 {
     /* the export's 2020, 2019 and 2004 in its order; the 7036 is not a pool event */
@@ -974,7 +999,14 @@ static void test_pool_events_ride_with_samples(void **state)
     db->close_on_sample = 0;
     db->ack_samples = 1;
     dbl_run_until(db, session2_seq3, 20000);
+    /* the status command counts them: the export's three pool events spooled with seq 1 (the
+     * 7036 skipped), none waiting */
+    db->status_after = 3;
+    db->status[0] = '\0';
+    dbl_run_until(db, status_came, 20000);
     agent_join(&ar, db);
+    if (strstr(db->status, ", events 3 spooled, 0 waiting, 1 skipped, 0 dropped, 0 bad, ") == NULL)
+        fail_msg("status: %s", db->status);
     dbl_stop(db);
     g_events = PW_AGENT_EVENTS_AUTO;
     pw_evsub_set_fns(NULL, NULL);

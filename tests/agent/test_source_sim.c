@@ -214,6 +214,8 @@ static void test_sim_ddk_2003_story(void **state)
             assert_int_equal(ddk->bytes, 614400 + 2816000);
         if (k == 14 * 24)
             assert_int_equal(ddk->bytes, 614400 + 78848000);
+        pw_winevent_t ev;
+        assert_int_equal(pw_sim_events(sim, &ev, 1), 0); /* below its limit: no srv 2019 */
     }
     /* About 30 MB after boot, about 120 MB at the end, below the 128 MB limit; Ddk's growth is
      * more than 85 % of the pool's. */
@@ -225,6 +227,65 @@ static void test_sim_ddk_2003_story(void **state)
     assert_string_equal(info.os_version, "5.2");
     assert_string_equal(info.arch, "x86");
     assert_string_equal(info.nonpaged_limit.detail, "Windows Server 2003 x86 with /3GB: 128 MB");
+    pw_sample_close(&s);
+    pw_sim_free(sim);
+}
+
+/* A nonpaged pool at its limit logs srv 2019: leak-linear's NtFC grows 64 KiB a sample (225 s)
+ * from sample 16; with a configured limit equal to sample 30's nonpaged total (read from the
+ * same host without a limit: the limit changes no row), the event comes with the first sample
+ * at or above the limit, then with the first one at or above it an hour (16 samples) or more
+ * after the last; each stamped with its sample's time, record id its index + 1. */
+static void test_sim_pool_empty_event(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    uint64_t np[N];
+    pw_sim_t *sim = open_sim("leak-linear", 0, 225000, 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_winevent_t ev;
+    for (int k = 0; k < N; k++) {
+        assert_int_equal(pw_sim_next(sim, &s), 0);
+        np[k] = s.totals.nonpaged_bytes;
+        assert_int_equal(pw_sim_events(sim, &ev, 1), 0); /* 2019 x64's limit: far away */
+    }
+    pw_sim_free(sim);
+    uint64_t lim = np[30];
+    pw_source_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.sim_start_ms = START_MS;
+    cfg.sim_interval_ms = 225000;
+    cfg.nonpaged_limit_bytes = lim;
+    pw_diag_t d;
+    assert_int_equal(pw_sim_new("leak-linear", 0, &cfg, &sim, &d), 0);
+    int n_events = 0, first = -1;
+    uint64_t last = 0;
+    for (int k = 0; k < N; k++) {
+        assert_int_equal(pw_sim_next(sim, &s), 0);
+        assert_int_equal(s.totals.nonpaged_bytes, np[k]);
+        uint64_t ts = START_MS + (uint64_t)k * 225000;
+        int want = np[k] >= lim && (first < 0 || ts >= last + HOUR_MS);
+        size_t n = pw_sim_events(sim, &ev, 1);
+        if ((int)n != want)
+            fail_msg("sample %d: %zu events, want %d", k, n, want);
+        if (!want)
+            continue;
+        last = ts;
+        n_events++;
+        if (first < 0)
+            first = k;
+        assert_int_equal(ev.ts_ms, ts);
+        assert_int_equal(ev.event_id, 2019);
+        assert_int_equal(ev.record_id, (uint64_t)k + 1);
+        assert_int_equal(ev.pool, PW_WINEVENT_POOL_NONPAGED);
+        assert_string_equal(ev.provider, "Srv");
+        assert_int_equal(pw_winevent_kind(&ev), PW_WINEVENT_NONPAGED_EMPTY);
+    }
+    /* reached by sample 30, then at most once an hour: three or more in 200 samples (12.5 h) */
+    assert_true(first >= 0 && first <= 30);
+    assert_true(n_events >= 3);
+    assert_int_equal(pw_sim_events(sim, &ev, 0), 0);
     pw_sample_close(&s);
     pw_sim_free(sim);
 }
@@ -327,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_sim_cache_plateaus),
         cmocka_unit_test(test_sim_step_leak),
         cmocka_unit_test(test_sim_ddk_2003_story),
+        cmocka_unit_test(test_sim_pool_empty_event),
         cmocka_unit_test(test_sim_totals_and_32bit_counters),
         cmocka_unit_test(test_sim_presets_and_ground_truth),
         cmocka_unit_test(test_sim_source_ops_spec),

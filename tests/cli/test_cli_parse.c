@@ -617,6 +617,105 @@ static void test_top_render_long_tags(void **state)
     pw_top_table_close(&t);
 }
 
+/* The host's suspects' big-pool snapshots under the totals (GET /api/v1/leaks?host=H), in the
+ * API's order; a suspect without one (null) has no line. Values of tests/agent/test_bigpool.c's
+ * x64 buffer, as test_fmt's leaks case: 18886656 B = 18.0 MiB, 16777216 = 16.0 MiB, 12288 =
+ * 12.0 KiB; 1710411300000 = 2024-03-14 10:15:00Z. */
+static void test_top_render_bigpool(void **state)
+{
+    (void)state;
+    const char *leaks =
+        "{\"suspects\":[{\"host\":\"HOST01\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
+        "\"big_pool\":{\"tag\":\"Ddk \",\"taken_ms\":1710411300000,\"scanned\":4,\"count\":3,"
+        "\"bytes\":18886656,\"nonpaged_count\":2,\"nonpaged_bytes\":16789504,"
+        "\"largest_bytes\":16777216,\"smallest_bytes\":12288}},"
+        "{\"host\":\"HOST01\",\"tag\":\"Irp \",\"type\":\"nonpaged\",\"big_pool\":null},"
+        "{\"host\":\"HOST01\",\"tag\":\"NtFC\",\"type\":\"paged\",\"big_pool\":{\"tag\":"
+        "\"NtFC\",\"taken_ms\":1710411300000,\"scanned\":4,\"count\":0,\"bytes\":0}}]}";
+    pw_top_table_t t;
+    load_table(&t);
+    json_t *j = json_loads(leaks, 0, NULL);
+    assert_non_null(j);
+    pw_diag_t d;
+    assert_int_equal(pw_top_bigpool_from_json(j, &t, &d), 0);
+    json_decref(j);
+    assert_int_equal(t.n_big, 2);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 10);
+    assert_string_equal(l.text[2], " Big pool Ddk  Nonp: 3 block(s) of a page or more, 18.0 MiB "
+                                   "(largest 16.0 MiB, smallest 12.0 KiB)  2024-03-14 10:15:00Z");
+    assert_string_equal(l.text[3], " Big pool NtFC Paged: no block of a page or more (small "
+                                   "allocations)  2024-03-14 10:15:00Z");
+    assert_string_equal(l.text[6], COL_HDR);
+    pw_top_lines_close(&l);
+    /* a snapshot with a bad number: refused, no line */
+    j = json_loads("{\"suspects\":[{\"tag\":\"Ddk \",\"type\":\"nonpaged\",\"big_pool\":"
+                   "{\"count\":\"x\"}}]}",
+                   0, NULL);
+    assert_int_equal(pw_top_bigpool_from_json(j, &t, &d), PW_EPARSE);
+    assert_int_equal(t.n_big, 0);
+    json_decref(j);
+    pw_top_table_close(&t);
+}
+
+/* A Linux host's table carries held_bytes (a slab cache's slabs): a Held column after Bytes,
+ * the C key sorts by it (again: reversed), the API gets sort=held_bytes; a table whose
+ * held_bytes are null (Windows, test_top_render_default) has no such column. case25's caches:
+ * ext3_inode_cache 147614 slabs x 4096 B, dentry_cache 37900 x 4096 after one more slab. */
+static void test_top_render_held(void **state)
+{
+    (void)state;
+    const char *doc =
+        "{\"host\":\"lnx\",\"timestamp_ms\":1710411300000,\"total_rows\":2,\"rows\":["
+        "{\"tag\":\"dentry_cache\",\"type\":\"nonpaged\",\"allocs\":0,\"frees\":0,"
+        "\"diff\":1061172,\"bytes\":148564080,\"per_alloc\":140,\"held_bytes\":155238400,"
+        "\"held_bytes_change\":4096},"
+        "{\"tag\":\"ext3_inode_cache\",\"type\":\"nonpaged\",\"allocs\":0,\"frees\":0,"
+        "\"diff\":1328526,\"bytes\":552666816,\"per_alloc\":416,\"held_bytes\":604626944,"
+        "\"held_bytes_change\":0}]}";
+    json_t *j = json_loads(doc, 0, NULL);
+    assert_non_null(j);
+    pw_top_table_t t;
+    pw_diag_t d;
+    assert_int_equal(pw_top_table_from_json(j, &t, &d), 0);
+    json_decref(j);
+    assert_true(t.has_held);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 7);
+    assert_string_equal(l.text[4], " Tag              Type      Allocs (     )      Frees (     ) "
+                                   "     Diff (     )       Bytes (       )        Held (       ) "
+                                   "Per Alloc");
+    assert_string_equal(l.text[5], " ext3_inode_cache Nonp           0 (    0)          0 (    0) "
+                                   "  1328526 (    0)   552666816 (      0)   604626944 (      0) "
+                                   "      416");
+    assert_string_equal(l.text[6], " dentry_cache     Nonp           0 (    0)          0 (    0) "
+                                   "  1061172 (    0)   148564080 (      0)   155238400 (   4096) "
+                                   "      140");
+    pw_top_lines_close(&l);
+    /* C: by Held, largest first; again: smallest first */
+    assert_int_equal(pw_top_key(&v, 'c'), PW_TOP_KEY_CHANGED);
+    char q[512];
+    assert_int_equal(pw_top_query(&v, "lnx", q, sizeof(q)), 0);
+    assert_non_null(strstr(q, "sort=held_bytes&by_change=0&order=desc"));
+    assert_int_equal(pw_top_key(&v, 'C'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_memory_equal(l.text[2], " Sort: Held (asc)", 17);
+    assert_memory_equal(l.text[5], " dentry_cache ", 14);
+    pw_top_lines_close(&l);
+    /* S: by the change of Held, still ascending: ext3_inode_cache's 0 before +4096 */
+    assert_int_equal(pw_top_key(&v, 's'), PW_TOP_KEY_CHANGED);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_memory_equal(l.text[5], " ext3_inode_cache ", 18);
+    pw_top_lines_close(&l);
+    pw_top_table_close(&t);
+}
+
 static void test_top_keys(void **state)
 {
     (void)state;
@@ -626,17 +725,20 @@ static void test_top_keys(void **state)
     pw_top_view_init(&v);
     pw_top_lines_t l;
 
-    /* ?: the key help in place of the table (3 header lines, blank, 10 help lines); ? again
+    /* ?: the key help in place of the table (3 header lines, blank, 11 help lines); ? again
      * brings the table back. */
     assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
     assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
-    assert_int_equal(l.n, 14);
+    assert_int_equal(l.n, 15);
     assert_string_equal(l.text[4], " Keys (either case; ? again to close):");
     assert_int_equal(l.attr[4], PW_TOP_ATTR_HEADER);
-    assert_string_equal(l.text[12],
+    assert_string_equal(l.text[8],
+                        "  C       sort by Held (Linux: the bytes a slab cache holds, slabtop's "
+                        "cache size)");
+    assert_string_equal(l.text[13],
                         "  N       session pools: every row -> all sessions -> session 0, 1, ... "
                         "(S:N rows)");
-    assert_string_equal(l.text[13], "  Q       quit");
+    assert_string_equal(l.text[14], "  Q       quit");
     pw_top_lines_close(&l);
     assert_int_equal(pw_top_key(&v, '?'), PW_TOP_KEY_CHANGED);
     assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
@@ -1958,6 +2060,8 @@ int main(void)
         cmocka_unit_test(test_fmt_bigpool),
         cmocka_unit_test(test_top_render_agent),
         cmocka_unit_test(test_top_render_long_tags),
+        cmocka_unit_test(test_top_render_held),
+        cmocka_unit_test(test_top_render_bigpool),
         cmocka_unit_test(test_top_keys),
         cmocka_unit_test(test_top_query),
         cmocka_unit_test(test_top_table_rejects_bad_json),

@@ -20,6 +20,7 @@
 #include "delta.h"
 #include "double.h"
 #include "fleet_agg.h"
+#include "linux_series.h"
 
 static pw_double_t g_d;
 
@@ -508,12 +509,151 @@ static void test_index_dict_reset(void **state)
     pw_sample_close(&s);
 }
 
+/* Held bytes (a Linux slab cache's slabs) from an agent's stream and from an import of saved
+ * slabinfo dumps, in the pool table, its held_bytes sort, /metrics, and the stored history.
+ * case25's caches by hand: ext3_inode_cache 147614 slabs x 4096 = 604,626,944 B; dentry_cache
+ * 37899 x 4096 = 155,234,304; size-4096 184 x 4096 = 753,664. */
+static void add_cache(pw_sample_t *s, const char *name, uint64_t objs, uint64_t size, uint64_t held)
+{
+    assert_int_equal(
+        pw_sample_add(s, name, strlen(name), PW_POOL_NONPAGED, 0, 0, objs, objs * size), 0);
+    s->entries[s->n - 1].held_bytes = held;
+}
+
+static void test_held_bytes(void **state)
+{
+    (void)state;
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, "L", 64, aid);
+    hm.os_family = "linux";
+    hm.source_kind = POOLWATCH__V1__SOURCE_KIND__SOURCE_LINUX_SLAB;
+    pw_host_t *h = pw_double_hello(&g_d, &hm, 0);
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (uint64_t seq = 1; seq <= 2; seq++) {
+        pw_sample_reset(&s);
+        s.seq = seq;
+        s.timestamp_ms = 1000 * seq;
+        s.flags = PW_SAMPLE_NO_ALLOCS;
+        add_cache(&s, "ext3_inode_cache", 1328526, 416, 604626944);
+        /* second sample: dentry_cache one slab more, size-4096 one object and slab more */
+        add_cache(&s, "dentry_cache", 1061172, 140, 155234304 + (seq - 1) * 4096);
+        add_cache(&s, "size-4096", 184 + (seq - 1), 4096, 753664 + (seq - 1) * 4096);
+        apply(&e, h, &s);
+    }
+    pw_delta_enc_close(&e);
+    json_t *j = pool("L", "sort=held_bytes");
+    json_t *rows = json_object_get(j, "rows");
+    assert_int_equal(json_array_size(rows), 3);
+    json_t *r0 = json_array_get(rows, 0), *r1 = json_array_get(rows, 1);
+    assert_string_equal(json_string_value(json_object_get(r0, "tag")), "ext3_inode_cache");
+    assert_int_equal(geti(r0, "held_bytes"), 604626944);
+    assert_int_equal(geti(r0, "held_bytes_change"), 0);
+    assert_int_equal(geti(r0, "bytes"), 552666816); /* 1328526 x 416: what the objects use */
+    assert_string_equal(json_string_value(json_object_get(r1, "tag")), "dentry_cache");
+    assert_int_equal(geti(r1, "held_bytes"), 155238400);
+    assert_int_equal(geti(r1, "held_bytes_change"), 4096);
+    assert_int_equal(geti(r1, "bytes_change"), 0);
+    json_decref(j);
+    /* by change: dentry_cache and size-4096 both +4096 (ties by tag), ext3_inode_cache 0 */
+    char buf[1024];
+    j = pool("L", "sort=held_bytes&by_change=1");
+    assert_string_equal(rows_text(j, buf, sizeof(buf)),
+                        "dentry_cache:n|size-4096:n|ext3_inode_cache:n");
+    json_decref(j);
+    /* a Windows host's rows have none: null, not 0 */
+    j = pool("P", "sort=held_bytes");
+    rows = json_object_get(j, "rows");
+    assert_true(json_array_size(rows) > 0);
+    assert_true(json_is_null(json_object_get(json_array_get(rows, 0), "held_bytes")));
+    assert_true(json_is_null(json_object_get(json_array_get(rows, 0), "held_bytes_change")));
+    json_decref(j);
+
+    /* /metrics: the Linux host's rows have poolwatch_tag_held_bytes, host P's none */
+    pw_buf_t m;
+    pw_buf_init(&m, 64u << 20);
+    assert_int_equal(pw_api_metrics(&g_d.api, &m), 0);
+    assert_int_equal(pw_buf_append(&m, (const uint8_t *)"", 1), 0);
+    const char *txt = (const char *)m.data;
+    assert_non_null(strstr(txt, "# TYPE poolwatch_tag_held_bytes gauge\n"));
+    assert_non_null(strstr(txt, "poolwatch_tag_held_bytes{host=\"L\",tag=\"ext3_inode_cache\","
+                                "pool=\"nonpaged\"} 604626944\n"));
+    assert_non_null(strstr(txt, "poolwatch_tag_held_bytes{host=\"L\",tag=\"size-4096\","
+                                "pool=\"nonpaged\"} 757760\n"));
+    assert_null(strstr(txt, "poolwatch_tag_held_bytes{host=\"P\""));
+    pw_buf_close(&m);
+
+    /* An import of a shell loop's dumps (tests/fixtures/linux_series, SOURCES.md): dentry has
+     * 4200 + 210 k objects, 21 a slab of 1 page: 200 + 10 k slabs; kmalloc-8k 26 slabs of 8
+     * pages. The last point (k = 11): dentry 310 x 4096 = 1,269,760 B, kmalloc-8k 851,968 B. */
+    size_t len;
+    char *text =
+        pw_test_read_file(pw_test_fixture("linux_series/slab_loop_12x15min_dentry_leak.txt"), &len);
+    pw_linux_series_t ser;
+    pw_diag_t d;
+    assert_int_equal(pw_linux_series_parse(text, len, NULL, &ser, &d), 0);
+    assert_int_equal(ser.n_points, 12);
+    pw_sample_t *pts = calloc(ser.n_points, sizeof(*pts));
+    assert_non_null(pts);
+    for (size_t i = 0; i < ser.n_points; i++) {
+        pw_sample_init(&pts[i]);
+        assert_int_equal(pw_sample_copy(&pts[i], &ser.points[i].sample), 0);
+        pts[i].seq = i + 1;
+    }
+    uint64_t t0 = ser.points[0].timestamp_ms;
+    pw_ingest_import_res_t ir;
+    int r = pw_ingest_import(g_d.ing, "Limp", 64, "import-held", pts, ser.n_points, &ir, &d);
+    if (r != 0)
+        fail_msg("import: %s", d.msg);
+    j = pool("Limp", "sort=held_bytes&limit=2");
+    assert_string_equal(rows_text(j, buf, sizeof(buf)), "dentry:n|kmalloc-8k:n");
+    rows = json_object_get(j, "rows");
+    assert_int_equal(geti(json_array_get(rows, 0), "held_bytes"), 1269760);
+    assert_int_equal(geti(json_array_get(rows, 0), "bytes"), 6510 * 192);
+    assert_int_equal(geti(json_array_get(rows, 1), "held_bytes"), 851968);
+    json_decref(j);
+    /* an allocation site has no slabs: 0 on a host whose rows have held bytes */
+    j = pool("Limp", "include=fs/dcache.c:1700");
+    rows = json_object_get(j, "rows");
+    assert_int_equal(json_array_size(rows), 1);
+    assert_int_equal(geti(json_array_get(rows, 0), "held_bytes"), 0);
+    json_decref(j);
+    /* the stored history keeps them: the first point's table (200 dentry slabs), from the
+     * chunk as stored, then compacted */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            assert_int_equal(pw_store_flush(g_d.store, &d), 0);
+        pw_sample_t got;
+        pw_sample_init(&got);
+        assert_int_equal(pw_store_table_at(g_d.store, "Limp", t0, &got, &d), 0);
+        int found = 0;
+        for (size_t i = 0; i < got.n; i++)
+            if (got.entries[i].tag_len == 6 && memcmp(got.entries[i].tag, "dentry", 6) == 0) {
+                assert_int_equal(got.entries[i].held_bytes, 200 * 4096);
+                found = 1;
+            }
+        assert_true(found);
+        pw_sample_close(&got);
+    }
+    for (size_t i = 0; i < ser.n_points; i++)
+        pw_sample_close(&pts[i]);
+    free(pts);
+    pw_linux_series_close(&ser);
+    free(text);
+    pw_sample_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p_orders),         cmocka_unit_test(test_p_limits),
         cmocka_unit_test(test_p_patterns),       cmocka_unit_test(test_r_reference),
         cmocka_unit_test(test_index_dict_reset), cmocka_unit_test(test_sessions),
+        cmocka_unit_test(test_held_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* test_chunk.c: the store's chunk layouts (collector/store/chunk.h): records -> columns is lossless
  * (checked against an independent model of the tables), d_bytes departures are 0 for
- * one-size tags and exactly the non-proportional part otherwise, and hostile blobs fail
- * with PW_ECORRUPT, never a crash. */
+ * one-size tags and exactly the non-proportional part otherwise, held bytes have their own
+ * column holding exactly the model's steps, a chunk of the layout before held bytes (version 2)
+ * still reads, and hostile blobs fail with PW_ECORRUPT, never a crash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +22,8 @@
 
 /* The model: row i has allocs a[i], frees f[i], size per allocation; row 5 mixes sizes. */
 typedef struct {
-    uint64_t a[NROWS], f[NROWS], bytes[NROWS];
+    uint64_t a[NROWS], f[NROWS], bytes[NROWS], held[NROWS];
+    int no_held; /* a table without held bytes (chunks of version 2) */
 } model_t;
 
 static const char *tags[NROWS] = {"Ddk ", "Thre", "MmSt", "Proc", "File", "Mixd"};
@@ -40,6 +42,8 @@ static void model_step(model_t *m, unsigned k)
         }
         uint64_t diff = m->a[i] - m->f[i];
         m->bytes[i] = i == 5 ? diff * 100 + (k % 5) * 8 : diff * size[i];
+        /* row 4 holds whole pages of its 256-byte objects, as a slab cache: 16 per page */
+        m->held[i] = i == 4 && !m->no_held ? (diff + 15) / 16 * 4096 : 0;
     }
 }
 
@@ -49,19 +53,23 @@ static void to_sample(const model_t *m, unsigned k, pw_sample_t *s)
     s->seq = 100 + k;
     s->timestamp_ms = 1764400000000ull + 10000ull * k;
     s->totals.nonpaged_bytes = 50u << 20;
-    for (int i = 0; i < NROWS; i++)
+    for (int i = 0; i < NROWS; i++) {
         pw_sample_add(s, tags[i], 4, (pw_pool_t)(i % 2), m->a[i], m->f[i], m->a[i] - m->f[i],
                       m->bytes[i]);
+        s->entries[s->n - 1].held_bytes = m->held[i];
+    }
 }
 
 /* Layout-1 records of NSAMPLES samples (a keyframe, then deltas). */
-static void build_records(pw_buf_t *recs)
+static void build_records_held(pw_buf_t *recs, int no_held)
 {
     pw_delta_enc_t e;
     assert_int_equal(pw_delta_enc_init(&e, 32), 0);
     pw_sample_t s;
     pw_sample_init(&s);
     model_t m;
+    memset(&m, 0, sizeof(m));
+    m.no_held = no_held;
     pw_buf_t fr;
     pw_buf_init(&fr, 1u << 20);
     for (unsigned k = 0; k < NSAMPLES; k++) {
@@ -77,6 +85,11 @@ static void build_records(pw_buf_t *recs)
     pw_buf_close(&fr);
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
+}
+
+static void build_records(pw_buf_t *recs)
+{
+    build_records_held(recs, 0);
 }
 
 typedef struct {
@@ -101,23 +114,30 @@ static int check_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_t
         assert_int_equal(r->frees, c->m.f[i]);
         assert_int_equal(r->diff, c->m.a[i] - c->m.f[i]);
         assert_int_equal(r->bytes, c->m.bytes[i]);
+        assert_int_equal(r->held_bytes, c->m.held[i]);
     }
     c->k++;
     return 0;
 }
 
-static void replay_check(int fmt, const pw_buf_t *b)
+static void replay_check_held(int fmt, const pw_buf_t *b, int no_held)
 {
     pw_delta_dec_t dd;
     assert_int_equal(pw_delta_dec_init(&dd, 32, 0), 0);
     check_t c;
     memset(&c, 0, sizeof(c));
+    c.m.no_held = no_held;
     pw_diag_t d;
     int rc = pw_chunk_replay(fmt, b->data, b->len, &dd, check_cb, &c, &d);
     if (rc != 0)
         fail_msg("replay: %s", d.msg);
     assert_int_equal(c.k, NSAMPLES);
     pw_delta_dec_close(&dd);
+}
+
+static void replay_check(int fmt, const pw_buf_t *b)
+{
+    replay_check_held(fmt, b, 0);
 }
 
 static uint64_t rd_varint(const uint8_t *p, size_t *off)
@@ -143,12 +163,12 @@ static void test_roundtrip(void **state)
     assert_int_equal(pw_chunk_pack(recs.data, recs.len, 32, &cols, &d), 0);
     replay_check(PW_CHUNK_COLUMNS, &cols);
 
-    /* Header: version 2, 30 samples, then six section lengths that add up to the rest. */
+    /* Header: version 3, 30 samples, then seven section lengths that add up to the rest. */
     size_t off = 1;
-    assert_int_equal(cols.data[0], 2);
+    assert_int_equal(cols.data[0], 3);
     assert_int_equal(rd_varint(cols.data, &off), NSAMPLES);
-    uint64_t len[6], sum = 0;
-    for (int i = 0; i < 6; i++)
+    uint64_t len[7], sum = 0;
+    for (int i = 0; i < 7; i++)
         sum += len[i] = rd_varint(cols.data, &off);
     assert_int_equal(off + sum, cols.len);
     /* Changes, by the model: row i changes in sample k >= 1 when (k + i) % 3 == 0 and row 5's
@@ -181,6 +201,89 @@ static void test_roundtrip(void **state)
             assert_int_equal(db[j], z);
             j++;
         }
+    /* d_held_bytes: a sample's changed rows carry the column when row 4's held bytes moved
+     * (in a sample where row 4 changes: k % 3 == 2, and its diff crossed a multiple of 16),
+     * one value per changed row in key order (row index order here), 0 for the others. */
+    const uint8_t *dh = db + len[5];
+    size_t hoff = 0;
+    model_t mm;
+    memset(&mm, 0, sizeof(mm));
+    model_step(&mm, 0);
+    for (unsigned k = 1; k < NSAMPLES; k++) {
+        uint64_t before = mm.held[4];
+        model_step(&mm, k);
+        if (mm.held[4] == before)
+            continue;
+        for (int i = 0; i < NROWS; i++) {
+            if (!((k + (unsigned)i) % 3 == 0 || i == 5))
+                continue;
+            int64_t want = i == 4 ? (int64_t)(mm.held[4] - before) : 0;
+            uint64_t z = want >= 0 ? (uint64_t)want * 2 : (uint64_t)(-want) * 2 - 1;
+            assert_int_equal(rd_varint(dh, &hoff), z);
+        }
+    }
+    assert_true(hoff > 0); /* the model moves row 4 across pages */
+    assert_int_equal(hoff, len[6]);
+    pw_buf_close(&recs);
+    pw_buf_close(&cols);
+}
+
+static void put_varint(pw_buf_t *b, uint64_t v)
+{
+    assert_int_equal(pw_buf_put_varint(b, v), 0);
+}
+
+/* A chunk closed before held bytes (version 2: six sections, counts n << 2 | has_allocs << 1 |
+ * has_changes) still reads. Built from a version-3 chunk of a table without held bytes, whose
+ * d_held_bytes section is empty: the same sections, the counts rewritten. */
+static void test_reads_version_2(void **state)
+{
+    (void)state;
+    pw_buf_t recs, cols, v2;
+    pw_buf_init(&recs, 1u << 24);
+    pw_buf_init(&cols, 1u << 24);
+    pw_buf_init(&v2, 1u << 24);
+    build_records_held(&recs, 1);
+    pw_diag_t d;
+    assert_int_equal(pw_chunk_pack(recs.data, recs.len, 32, &cols, &d), 0);
+    size_t off = 1;
+    assert_int_equal(cols.data[0], 3);
+    uint64_t nrec = rd_varint(cols.data, &off), len[7];
+    for (int i = 0; i < 7; i++)
+        len[i] = rd_varint(cols.data, &off);
+    assert_int_equal(len[6], 0);
+    const uint8_t *sec = cols.data + off;
+    pw_buf_t cnt;
+    pw_buf_init(&cnt, 1u << 20);
+    size_t co = 0;
+    const uint8_t *counts = sec + len[0];
+    for (uint64_t r = 0; r < nrec; r++) {
+        uint64_t c = rd_varint(counts, &co);
+        assert_int_equal(c >> 2 & 1, 0); /* no held bytes */
+        put_varint(&cnt, (c >> 3) << 2 | (c & 3));
+    }
+    assert_int_equal(co, len[1]);
+    uint8_t ver = 2;
+    assert_int_equal(pw_buf_append(&v2, &ver, 1), 0);
+    put_varint(&v2, nrec);
+    put_varint(&v2, len[0]);
+    put_varint(&v2, cnt.len);
+    for (int i = 2; i < 6; i++)
+        put_varint(&v2, len[i]);
+    assert_int_equal(pw_buf_append(&v2, sec, len[0]), 0);
+    assert_int_equal(pw_buf_append(&v2, cnt.data, cnt.len), 0);
+    assert_int_equal(pw_buf_append(&v2, counts + len[1], len[2] + len[3] + len[4] + len[5]), 0);
+    replay_check_held(PW_CHUNK_COLUMNS, &v2, 1);
+    /* A version-2 chunk has no seventh section: one more byte at the end is refused. */
+    uint8_t z = 0;
+    assert_int_equal(pw_buf_append(&v2, &z, 1), 0);
+    pw_delta_dec_t dd;
+    assert_int_equal(pw_delta_dec_init(&dd, 32, 0), 0);
+    assert_int_equal(pw_chunk_replay(PW_CHUNK_COLUMNS, v2.data, v2.len, &dd, NULL, NULL, &d),
+                     PW_ECORRUPT);
+    pw_delta_dec_close(&dd);
+    pw_buf_close(&cnt);
+    pw_buf_close(&v2);
     pw_buf_close(&recs);
     pw_buf_close(&cols);
 }
@@ -250,6 +353,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_reads_version_2),
         cmocka_unit_test(test_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,6 +146,13 @@ static void test_events_flow(void **state)
         assert_true(pw_buf_append(&resp.body, "", 1) == 0);
         assert_non_null(strstr((const char *)resp.body.data,
                                "poolwatch_alerts_firing{severity=\"critical\"} 2\n"));
+        /* and the events' times, per host and pool, for the rules' PoolEmpty (seconds) */
+        assert_non_null(strstr((const char *)resp.body.data,
+                               "poolwatch_pool_empty_event_timestamp_seconds{host=\"ddk-2003\","
+                               "pool=\"nonpaged\"} 1796047392.486\n"));
+        assert_non_null(strstr((const char *)resp.body.data,
+                               "poolwatch_pool_empty_event_timestamp_seconds{host=\"ddk-2003\","
+                               "pool=\"paged\"} 1796047120.000\n"));
         pw_api_resp_close(&resp);
     }
     pw_diag_t dg;

@@ -39,6 +39,7 @@
 #include "prom_remote.pb-c.h"
 #include "remote_write.h"
 #include "tls.h"
+#include "winevent.h"
 
 #define T_ALPHA 1764400000005ull /* 2025-11-29T07:06:40.005Z */
 #define T_BETA  1764400010000ull
@@ -1243,13 +1244,78 @@ static void test_stopped(void **state)
     drop_fleet();
 }
 
+/* A Linux host's rows carry poolwatch_tag_held_bytes (the slab cache's slabs) after their two
+ * series, as /metrics; a Windows host whose agent sent a srv 2019 has
+ * poolwatch_pool_empty_event_timestamp_seconds{pool="nonpaged"} (the event's time in seconds:
+ * 1796047392486 ms), stamped with the sample that carried it. */
+static void test_held_and_empty(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&dbl), 0);
+    fleet = pw_ingest_fleet(dbl.ing);
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, "lnx", 64, aid);
+    hm.os_family = "linux";
+    pw_host_t *l = pw_double_hello(&dbl, &hm, 1);
+    pw_host_t *w = pw_double_stream(&dbl, "win", 32, 1);
+    assert_non_null(l);
+    assert_non_null(w);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    s.seq = 1;
+    s.timestamp_ms = TS0;
+    s.flags = PW_SAMPLE_NO_ALLOCS;
+    /* case25's dentry_cache: 1061172 objects of 140 B in 37899 one-page slabs */
+    assert_int_equal(
+        pw_sample_add(&s, "dentry_cache", 12, PW_POOL_NONPAGED, 0, 0, 1061172, 148564080), 0);
+    s.entries[0].held_bytes = 155234304;
+    assert_int_equal(pw_double_send_first(&dbl, l, &s), 0);
+    pw_sample_reset(&s);
+    s.seq = 1;
+    s.timestamp_ms = TS0;
+    assert_int_equal(pw_sample_add(&s, "Ddk ", 4, PW_POOL_NONPAGED, 2, 0, 2, 512), 0);
+    pw_winevent_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.ts_ms = 1796047392486ull;
+    ev.event_id = 2019;
+    ev.record_id = 48213;
+    ev.pool = PW_WINEVENT_POOL_NONPAGED;
+    snprintf(ev.provider, sizeof(ev.provider), "Srv");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(pw_double_send_events(&dbl, &e, w, &s, &ev, 1), 0);
+    pw_delta_enc_close(&e);
+    pw_remote_write_policy_t pol = {.tags_per_host = 1};
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
+    got_t *g = calloc(1, sizeof(*g));
+    cur.now_ms = TS0 + 1000;
+    /* lnx: 5 host series + 3 of its row; win: 5 + 1 pool-empty time + 2 of its row */
+    assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
+                     8 + 8);
+    assert_string_equal(g->line[5], "poolwatch_tag_bytes{host=lnx,pool=nonpaged,tag=dentry_cache} "
+                                    "148564080 @1764400100000");
+    assert_string_equal(g->line[7], "poolwatch_tag_held_bytes{host=lnx,pool=nonpaged,"
+                                    "tag=dentry_cache} 155234304 @1764400100000");
+    /* 1796047392.486 as the nearest double, printed with 17 digits */
+    assert_string_equal(g->line[13], "poolwatch_pool_empty_event_timestamp_seconds{host=win,"
+                                     "pool=nonpaged} 1796047392.4860001 @1764400100000");
+    for (size_t i = 8; i < g->n; i++) /* the Windows host's row has no held series */
+        assert_null(strstr(g->line[i], "held"));
+    pw_sample_close(&s);
+    free(g);
+    pw_remote_write_cursor_free(&cur);
+    drop_fleet();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encode),       cmocka_unit_test(test_encode_slices),
-        cmocka_unit_test(test_options),      cmocka_unit_test(test_sender),
-        cmocka_unit_test(test_sender_clock), cmocka_unit_test(test_sender_https),
-        cmocka_unit_test(test_policy),       cmocka_unit_test(test_stopped),
+        cmocka_unit_test(test_encode),         cmocka_unit_test(test_encode_slices),
+        cmocka_unit_test(test_options),        cmocka_unit_test(test_sender),
+        cmocka_unit_test(test_sender_clock),   cmocka_unit_test(test_sender_https),
+        cmocka_unit_test(test_policy),         cmocka_unit_test(test_stopped),
+        cmocka_unit_test(test_held_and_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include "codec.h"
 #include "delta.h"
 #include "frame.h"
+#include "poolwatch_before_held.pb-c.h"
 
 /* ---- counter wrap/reset table (collectd common_test.c style) -------------------------------- */
 
@@ -106,6 +107,9 @@ static void assert_table_equals(const pw_delta_dec_t *dec, const pw_sample_t *s)
         const pw_row_t *row = pw_delta_dec_find(dec, e->tag, e->tag_len, (pw_pool_t)e->pool);
         if (row == NULL)
             fail_msg("seq %llu: entry %zu missing", (unsigned long long)s->seq, i);
+        if (row->held_bytes != e->held_bytes)
+            fail_msg("seq %llu entry %zu: held_bytes %llu, want %llu", (unsigned long long)s->seq,
+                     i, (unsigned long long)row->held_bytes, (unsigned long long)e->held_bytes);
         if (row->allocs != e->allocs || row->frees != e->frees || row->diff != e->diff ||
             row->bytes != e->bytes)
             fail_msg("seq %llu entry %zu: got %llu/%llu/%llu/%llu want %llu/%llu/%llu/%llu",
@@ -209,6 +213,9 @@ static void test_delta_random_walk_roundtrips_exactly(void **state)
                 assert_int_equal(pw_sample_add(&s, t->tag, 4, (pw_pool_t)pool, t->allocs[pool],
                                                t->frees[pool], diff, t->bytes[pool]),
                                  0);
+                /* a third of the tags hold whole pages (held bytes), the rest none */
+                if (i % 3 == 0)
+                    s.entries[s.n - 1].held_bytes = (t->bytes[pool] + 4095) / 4096 * 4096;
             }
         }
         /* Every 61st sample the source lists its tags in another order. */
@@ -337,6 +344,255 @@ static void test_delta_linux_rows_without_allocs(void **state)
     pw_diag_t d;
     assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, &d), PW_EINVAL);
     assert_int_equal(d.offset, 1);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
+/* ---- held bytes (a Linux slab cache's slabs) --------------------------------------------------
+ * case25 (tests/fixtures/slabinfo, 2.6.8, one page per slab), by hand:
+ *   ext3_inode_cache 1328526 objs x 416 B = 552,666,816 B; 147614 slabs x 4096 = 604,626,944 B
+ *   dentry_cache     1061172 objs x 140 B = 148,564,080 B;  37899 slabs x 4096 = 155,234,304 B
+ *   size-4096            184 objs x 4096 B =    753,664 B;    184 slabs x 4096 =     753,664 B */
+
+static void add_cache(pw_sample_t *s, const char *name, uint64_t objs, uint64_t size, uint64_t held)
+{
+    assert_int_equal(
+        pw_sample_add(s, name, strlen(name), PW_POOL_NONPAGED, 0, 0, objs, objs * size), 0);
+    s->entries[s->n - 1].held_bytes = held;
+}
+
+static void case25_sample(pw_sample_t *s, uint64_t seq)
+{
+    pw_sample_reset(s);
+    s->seq = seq;
+    s->timestamp_ms = 1092355200000ull + seq * 60000;
+    s->flags = PW_SAMPLE_NO_ALLOCS;
+    add_cache(s, "ext3_inode_cache", 1328526, 416, 604626944);
+    add_cache(s, "dentry_cache", 1061172, 140, 155234304);
+    add_cache(s, "size-4096", 184, 4096, 753664);
+}
+
+static void test_delta_held_bytes_travel_in_their_own_column(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    case25_sample(&s, 1);
+    const Poolwatch__V1__Sample *msg;
+    pw_diag_t d;
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, &d), 0);
+    /* keys id * 4 + 1 (nonpaged) in order of appearance: the column follows them */
+    assert_int_equal(msg->rows->n_held_bytes, 3);
+    assert_int_equal(msg->rows->held_bytes[0], 604626944);
+    assert_int_equal(msg->rows->held_bytes[1], 155234304);
+    assert_int_equal(msg->rows->held_bytes[2], 753664);
+    pw_delta_enc_close(&p.enc);
+    assert_int_equal(pw_delta_enc_init(&p.enc, 64), 0);
+    pw_delta_result_t res;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, NULL), 0);
+    assert_table_equals(&p.dec, &s);
+
+    /* dentry_cache grows a slab with no object more in use (only held moves: still a change);
+     * size-4096 one object and one slab more. */
+    case25_sample(&s, 2);
+    s.entries[1].held_bytes += 4096;
+    s.entries[2].diff += 1;
+    s.entries[2].bytes += 4096;
+    s.entries[2].held_bytes += 4096;
+    Poolwatch__V1__Sample *kept = NULL;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, &kept), 0);
+    assert_int_equal(res.changed, 2);
+    assert_false(kept->keyframe);
+    assert_int_equal(kept->changes->n_key_gap, 2);
+    assert_int_equal(kept->changes->n_d_held_bytes, 2);
+    assert_int_equal(kept->changes->d_held_bytes[0], 4096);
+    assert_int_equal(kept->changes->d_held_bytes[1], 4096);
+    assert_int_equal(kept->changes->d_bytes[0], 0);
+    assert_int_equal(kept->changes->d_bytes[1], 4096);
+    poolwatch__v1__sample__free_unpacked(kept, NULL);
+    assert_table_equals(&p.dec, &s);
+
+    /* Objects freed inside their slabs: held does not move, so the delta has no held column. */
+    s.seq = 3;
+    s.entries[0].diff -= 9;
+    s.entries[0].bytes -= 9 * 416;
+    assert_int_equal(roundtrip(&p, &s, 0, &res, &kept), 0);
+    assert_int_equal(kept->changes->n_key_gap, 1);
+    assert_int_equal(kept->changes->n_d_held_bytes, 0);
+    poolwatch__v1__sample__free_unpacked(kept, NULL);
+    assert_table_equals(&p.dec, &s);
+
+    /* The rebase keyframe carries them too. */
+    pw_buf_t kf;
+    pw_buf_init(&kf, 1u << 20);
+    assert_int_equal(pw_delta_dec_pack_keyframe(&p.dec, 0, 1u << 20, &kf), 0);
+    Poolwatch__V1__Envelope *env;
+    assert_int_equal(pw_codec_unpack(kf.data + 4, kf.len - 4, &env, NULL), 0);
+    pw_delta_dec_t fresh;
+    assert_int_equal(pw_delta_dec_init(&fresh, 64, 0), 0);
+    assert_int_equal(pw_delta_apply(&fresh, env->sample, NULL, &d), 0);
+    assert_table_equals(&fresh, &s);
+    pw_codec_free(env);
+    pw_delta_dec_close(&fresh);
+    pw_buf_close(&kf);
+
+    /* A Windows table has none: no column at all, in keyframes and deltas. */
+    pw_delta_enc_t w;
+    assert_int_equal(pw_delta_enc_init(&w, 32), 0);
+    pw_sample_reset(&s);
+    s.seq = 1;
+    add(&s, "Ddk ", PW_POOL_NONPAGED, 100, 10, 90 * 1024);
+    assert_int_equal(pw_delta_encode(&w, &s, 0, &msg, &d), 0);
+    assert_int_equal(msg->rows->n_held_bytes, 0);
+    s.seq = 2;
+    s.entries[0].allocs += 5;
+    s.entries[0].diff += 5;
+    assert_int_equal(pw_delta_encode(&w, &s, 0, &msg, &d), 0);
+    assert_int_equal(msg->changes->n_d_held_bytes, 0);
+    pw_delta_enc_close(&w);
+
+    /* A column of another length than its rows is refused, the table unchanged. */
+    case25_sample(&s, 10);
+    pw_delta_enc_close(&p.enc);
+    assert_int_equal(pw_delta_enc_init(&p.enc, 64), 0);
+    assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, &d), 0);
+    Poolwatch__V1__Sample bad = *msg;
+    Poolwatch__V1__Rows rows = *msg->rows;
+    rows.n_held_bytes = 2;
+    bad.rows = &rows;
+    assert_int_equal(pw_delta_apply(&p.dec, &bad, NULL, &d), PW_EBADFRAME);
+    assert_int_equal(p.dec.seq, 3);
+    pw_sample_close(&s);
+    pair_close(&p);
+}
+
+/* A collector before held bytes reads a new agent's frames: the column is a field it does not
+ * know (kept aside by protobuf-c, as every unknown field), every other column as before. And a
+ * new collector reads an old agent's frames: held bytes 0 (not reported). Both with the
+ * protocol as it was (tests/common/poolwatch_before_held.proto). */
+static void test_delta_held_bytes_old_and_new_peers(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_buf_t fr;
+    pw_buf_init(&fr, 1u << 20);
+    pw_diag_t d;
+    /* new agent -> old collector: a keyframe, then a delta whose changes carry held bytes */
+    for (uint64_t seq = 1; seq <= 2; seq++) {
+        case25_sample(&s, seq);
+        if (seq == 2) {
+            s.entries[2].diff += 1;
+            s.entries[2].bytes += 4096;
+            s.entries[2].held_bytes += 4096;
+        }
+        const Poolwatch__V1__Sample *msg;
+        assert_int_equal(pw_delta_encode(&p.enc, &s, 0, &msg, &d), 0);
+        pw_buf_reset(&fr);
+        assert_int_equal(pw_codec_pack_sample(msg, 1u << 20, &fr), 0);
+        Poolwatch__V1beforeHeld__Envelope *old =
+            poolwatch__v1before_held__envelope__unpack(NULL, fr.len - 4, fr.data + 4);
+        assert_non_null(old);
+        assert_int_equal(old->msg_case, POOLWATCH__V1BEFORE_HELD__ENVELOPE__MSG_SAMPLE);
+        Poolwatch__V1beforeHeld__Sample *os = old->sample;
+        assert_int_equal(os->seq, seq);
+        if (seq == 1) {
+            assert_int_equal(os->rows->n_key_gap, 3);
+            assert_int_equal(os->rows->n_allocs, 0);
+            assert_int_equal(os->rows->diff[0], 1328526);
+            assert_int_equal(os->rows->bytes[0], 552666816);
+            assert_int_equal(os->rows->bytes[1], 148564080);
+            assert_int_equal(os->rows->base.n_unknown_fields, 1); /* held_bytes */
+        } else {
+            assert_int_equal(os->changes->n_key_gap, 1);
+            assert_int_equal(os->changes->d_diff[0], 1);
+            assert_int_equal(os->changes->d_bytes[0], 4096);
+            assert_int_equal(os->changes->base.n_unknown_fields, 1); /* d_held_bytes */
+        }
+        /* What the old collector's table holds: the same rows from the known fields only
+         * (its decoder is this one without the held columns): pack the old message without
+         * the field it does not know and apply it. */
+        if (os->rows)
+            os->rows->base.n_unknown_fields = 0;
+        if (os->changes)
+            os->changes->base.n_unknown_fields = 0;
+        uint8_t buf[4096];
+        size_t n = poolwatch__v1before_held__envelope__get_packed_size(old);
+        assert_true(n <= sizeof(buf));
+        poolwatch__v1before_held__envelope__pack(old, buf);
+        if (os->rows)
+            os->rows->base.n_unknown_fields = 1; /* protobuf-c frees what it unpacked */
+        if (os->changes)
+            os->changes->base.n_unknown_fields = 1;
+        poolwatch__v1before_held__envelope__free_unpacked(old, NULL);
+        Poolwatch__V1__Envelope *env;
+        assert_int_equal(pw_codec_unpack(buf, n, &env, NULL), 0);
+        assert_int_equal(pw_delta_apply(&p.dec, env->sample, NULL, &d), 0);
+        pw_codec_free(env);
+        for (size_t i = 0; i < s.n; i++)
+            s.entries[i].held_bytes = 0;
+        assert_table_equals(&p.dec, &s);
+    }
+
+    /* old agent -> new collector: rows and changes without the column */
+    pw_delta_dec_t dec;
+    assert_int_equal(pw_delta_dec_init(&dec, 64, 0), 0);
+    Poolwatch__V1beforeHeld__TagDef def = POOLWATCH__V1BEFORE_HELD__TAG_DEF__INIT, *defp = &def;
+    def.id = 0;
+    def.tag.data = (uint8_t *)"dentry_cache";
+    def.tag.len = 12;
+    uint32_t gap[1] = {1};
+    uint64_t diff[1] = {1061172}, bytes[1] = {148564080};
+    Poolwatch__V1beforeHeld__Rows rows = POOLWATCH__V1BEFORE_HELD__ROWS__INIT;
+    rows.n_key_gap = rows.n_diff = rows.n_bytes = 1;
+    rows.key_gap = gap;
+    rows.diff = diff;
+    rows.bytes = bytes;
+    Poolwatch__V1beforeHeld__Sample os = POOLWATCH__V1BEFORE_HELD__SAMPLE__INIT;
+    os.seq = 7;
+    os.keyframe = 1;
+    os.dict_reset = 1;
+    os.n_dict = 1;
+    os.dict = &defp;
+    os.rows = &rows;
+    Poolwatch__V1beforeHeld__Envelope oe = POOLWATCH__V1BEFORE_HELD__ENVELOPE__INIT;
+    oe.msg_case = POOLWATCH__V1BEFORE_HELD__ENVELOPE__MSG_SAMPLE;
+    oe.sample = &os;
+    uint8_t buf[512];
+    size_t n = poolwatch__v1before_held__envelope__pack(&oe, buf);
+    Poolwatch__V1__Envelope *env;
+    assert_int_equal(pw_codec_unpack(buf, n, &env, NULL), 0);
+    assert_int_equal(pw_delta_apply(&dec, env->sample, NULL, &d), 0);
+    pw_codec_free(env);
+    assert_int_equal(dec.n, 1);
+    assert_int_equal(dec.rows[0].diff, 1061172);
+    assert_int_equal(dec.rows[0].bytes, 148564080);
+    assert_int_equal(dec.rows[0].held_bytes, 0);
+    /* its delta */
+    int64_t dd_diff[1] = {-28}, dd_bytes[1] = {-28 * 140};
+    Poolwatch__V1beforeHeld__Changes ch = POOLWATCH__V1BEFORE_HELD__CHANGES__INIT;
+    ch.n_key_gap = ch.n_d_diff = ch.n_d_bytes = 1;
+    ch.key_gap = gap;
+    ch.d_diff = dd_diff;
+    ch.d_bytes = dd_bytes;
+    Poolwatch__V1beforeHeld__Sample od = POOLWATCH__V1BEFORE_HELD__SAMPLE__INIT;
+    od.seq = 8;
+    od.base_seq = 7;
+    od.changes = &ch;
+    oe.sample = &od;
+    n = poolwatch__v1before_held__envelope__pack(&oe, buf);
+    assert_int_equal(pw_codec_unpack(buf, n, &env, NULL), 0);
+    assert_int_equal(pw_delta_apply(&dec, env->sample, NULL, &d), 0);
+    pw_codec_free(env);
+    assert_int_equal(dec.rows[0].diff, 1061144);
+    assert_int_equal(dec.rows[0].bytes, 1061144ull * 140);
+    assert_int_equal(dec.rows[0].held_bytes, 0);
+    pw_delta_dec_close(&dec);
+    pw_buf_close(&fr);
     pw_sample_close(&s);
     pair_close(&p);
 }
@@ -811,6 +1067,8 @@ int main(void)
         cmocka_unit_test(test_delta_counter_wrap_and_reset_table),
         cmocka_unit_test(test_delta_encodes_only_changes),
         cmocka_unit_test(test_delta_linux_rows_without_allocs),
+        cmocka_unit_test(test_delta_held_bytes_travel_in_their_own_column),
+        cmocka_unit_test(test_delta_held_bytes_old_and_new_peers),
         cmocka_unit_test(test_delta_wrong_base_and_malformed_leave_state),
         cmocka_unit_test(test_delta_changes_only_fast_path_is_all_or_nothing),
         cmocka_unit_test(test_delta_new_encoder_resets_the_dictionary),

@@ -379,6 +379,7 @@ async function main() {
       frees: '710', frees_change: '+171', diff: '27', diff_change: '+6', bytes: '22464',
       bytes_change: '+4992', per_alloc: '832' },
     Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'driver' && k !== 'hist')));
+    check('case09 (Windows): no Held column', (await page.$('#pool th[data-col="held_bytes"]')) === null, 'shown');
     const c9cards = await page.$$eval('#host-cards .card', (cs) => cs.map((c) => c.textContent));
     check('host page: unknown nonpaged limit', /^—nonpaged .* \/ unknown$/.test(c9cards[0]), c9cards[0]);
     check('host page: unknown paged limit', /^—paged .* \/ unknown$/.test(c9cards[2]), c9cards[2]);
@@ -570,6 +571,28 @@ async function main() {
     await page.selectOption('#tag-pool', 'paged');
     await tagChart(page, 'paged');
     await noClipping(page, 'tag_ntfc');
+
+    // A Linux host's saved slabinfo dumps (tests/fixtures/linux_series, SOURCES.md), imported:
+    // its table has a Held column after Bytes; the last point's dentry has 6510 objects of
+    // 192 B in 310 one-page slabs (1,249,920 B used, 1,269,760 B held), kmalloc-8k 100 of
+    // 8192 B in 26 slabs of 8 pages (851,968 B held).
+    const slab = fs.readFileSync(path.join(__dirname, '../fixtures/linux_series/slab_loop_12x15min_dentry_leak.txt'));
+    const simp = await fetch(URL + '/api/v1/import?host=linux-slab', { method: 'POST', body: slab,
+      headers: { Authorization: 'Bearer ' + env.POOLWATCH_ADMIN_TOKEN } });
+    eq('slabinfo dumps imported', [200, 'linux'], [simp.status, (await simp.json()).format]);
+    await page.goto(`${URL}/#/host/linux-slab`);
+    await ready(page, 'host');
+    const heads = await page.$$eval('#pool thead th', (t) => t.map((x) => x.textContent));
+    eq('linux host: Held (and its change) after Bytes', ['Bytes', 'Δ', 'Held', 'Δ', 'Per Alloc'],
+      heads.slice(heads.indexOf('Bytes'), heads.indexOf('Bytes') + 5));
+    const dent = await page.$eval('#pool tbody tr[data-tag="dentry"]', (tr) =>
+      Object.fromEntries([...tr.cells].map((c) => [c.classList[0], c.textContent.trim()])));
+    eq('linux host: dentry bytes and held', ['1249920', '1269760'], [dent.bytes, dent.held_bytes]);
+    await page.click('#pool th[data-sort="held_bytes"]');
+    await page.waitForSelector('#pool th.sorted[data-sort="held_bytes"]');
+    eq('linux host: sorted by Held', ['dentry', 'kmalloc-8k'],
+      (await page.$$eval('#pool tbody tr', (t) => t.map((x) => x.dataset.tag))).slice(0, 2));
+    await noClipping(page, 'host_linux');
 
     // Pages that do not exist say so.
     await page.goto(`${URL}/#/no-such-page`);
