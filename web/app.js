@@ -518,7 +518,11 @@ function hostView(name, params) {
     <h1>${level('')}<span id="host-name">${esc(name)}</span> <span class="mute" id="host-os"></span> <span id="host-conn"></span></h1>
     <div class="cards" id="host-cards"></div>
     <div class="cols">
-      <div><h2>Nonpaged pool used vs limit <span class="mute" id="np-note"></span></h2><div class="chart" id="np-chart"></div></div>
+      <div><h2><span id="np-title">Nonpaged</span> pool used vs limit <span class="mute" id="np-note"></span></h2>
+        <div class="toolbar" id="np-tools"><span id="np-ranges"></span> <span class="ranges" role="group" aria-label="pool">
+          <button type="button" data-pool="nonpaged" class="on">nonpaged</button><button type="button" data-pool="paged">paged</button></span>
+          <span class="mute" id="np-points"></span></div>
+        <div class="chart" id="np-chart"></div></div>
       <div><h2>Top growing tags <span class="mute">(leak suspects)</span></h2><div id="host-suspects"></div></div>
     </div>
     <h2>Pool events <span class="mute">(System log: srv 2019/2020 the pool was empty, 2004 low virtual memory)</span></h2>
@@ -552,6 +556,56 @@ function hostView(name, params) {
   let chart = null, bytesChart = null, diffChart = null, histSeq = 0, scrolled = false;
   let cols = POOL_COLS; /* POOL_COLS_HELD while the table's rows carry held bytes */
   let events = []; /* the host's pool events (the last 30 days), refreshed with the page */
+  /* The pool chart: its range and pool, and the host document its limit comes from. */
+  const tot = { range: '24h', pool: 'nonpaged', host: null, seq: 0 };
+  $('#np-tools').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-range], button[data-pool]');
+    if (!b) return;
+    if (b.dataset.range) tot.range = b.dataset.range;
+    else tot.pool = b.dataset.pool;
+    drawTotals().catch((err) => status(err.message, true));
+  });
+
+  /* A pool's used bytes over the range from the store's totals buckets (GET /totals: 1-min
+   * buckets for 6 h and 24 h, 15-min ones for 7 d and 30 d), with the limit each step's last
+   * sample carried (else the host's current one) when it fits a readable scale. */
+  async function drawTotals() {
+    const seq = ++tot.seq, r = RANGES[tot.range], pool = tot.pool, h = tot.host || {};
+    $('#np-ranges').innerHTML = rangeButtons(tot.range);
+    for (const b of document.querySelectorAll('#np-tools button[data-pool]')) b.classList.toggle('on', b.dataset.pool === pool);
+    $('#np-title').textContent = pool === 'paged' ? 'Paged' : 'Nonpaged';
+    const to = Date.now();
+    const q = `/api/v1/hosts/${encodeURIComponent(name)}/totals?` +
+      new URLSearchParams({ from: Math.floor(to - r.ms), to, step: r.step });
+    const t = await api(q);
+    if (seq !== tot.seq) return;
+    const el = $('#np-chart');
+    const pts = t.points;
+    if (!pts.length) {
+      if (chart) chart.destroy();
+      chart = null;
+      el.innerHTML = `<span class="mute">no samples in the last ${r.label}</span>`;
+      el.chartData = { xs: [], series: {} };
+      el.dataset.query = q;
+      $('#np-note').textContent = '';
+      $('#np-points').textContent = '';
+      return;
+    }
+    const xs = pts.map((p) => p.ts_ms), used = pts.map((p) => p[pool + '_bytes']);
+    const hostLim = pool === 'paged' ? h.paged_limit_bytes : h.nonpaged_limit_bytes;
+    const lims = pts.map((p) => p[pool + '_limit_bytes'] ?? hostLim ?? null);
+    const series = [{ label: pool + ' used', values: used, color: '#1f4e79' }];
+    /* The limit is drawn when it fits a readable scale; far above, the used curve would be a
+     * flat line at the bottom, so the limit is named instead. */
+    const lim = Math.max(0, ...lims.filter((v) => v != null)), top = Math.max(...used);
+    if (lim && top >= lim / 4) series.push({ label: 'limit', values: lims, color: '#c62828', dash: [6, 4] });
+    $('#np-note').textContent = !lim ? '(limit unknown)' : top >= lim / 4 ? ''
+      : `(limit ${fmtBytes(lim)} is off this scale: ${fmtPct(top / lim)} at most)`;
+    $('#np-points').textContent = `${pts.length} points, ${t.level} level, one per ${fmtDur(t.step_ms)} (last value of each)`;
+    if (chart) chart.destroy();
+    chart = await lineChart(el, xs, series, { maxWidth: 640, height: 220, zero: true, marks: eventMarks(events) });
+    el.dataset.query = q; /* what is drawn (the tests ask the API the same) */
+  }
 
   function go(p) { location.hash = hostHref(name, { tag: hist.tag, pool: hist.pool, range: hist.range, ...p }); }
   $('#hist-form').addEventListener('submit', (e) => {
@@ -750,24 +804,8 @@ function hostView(name, params) {
       hist.tag = mine[0].tag;
       hist.pool = mine[0].type;
     }
-    const np = h.history || [];
-    if (np.length >= 2) {
-      const xs = np.map((p) => p.ts_ms);
-      const series = [{ label: 'nonpaged used', values: np.map((p) => p.nonpaged_bytes), color: '#1f4e79' }];
-      /* The limit is drawn when it fits a readable scale; far above, the used curve would be
-       * a flat line at the bottom, so the limit is named instead. */
-      const lim = h.nonpaged_limit_bytes, top = Math.max(...series[0].values);
-      if (lim && top >= lim / 4)
-        series.push({ label: 'limit', values: np.map(() => lim), color: '#c62828', dash: [6, 4] });
-      $('#np-note').textContent = !lim ? '(limit unknown)' : top >= lim / 4 ? ''
-        : `(limit ${fmtBytes(lim)} is off this scale: ${fmtPct(top / lim)} at most)`;
-      if (chart) chart.destroy();
-      chart = await lineChart($('#np-chart'), xs, series, { maxWidth: 640, height: 220, zero: true,
-        marks: eventMarks(events) });
-    } else {
-      $('#np-chart').innerHTML = '<span class="mute">not enough history yet</span>';
-    }
-    await Promise.all([loadPool(), hist.tag ? drawHistory() : null]);
+    tot.host = h;
+    await Promise.all([drawTotals(), loadPool(), hist.tag ? drawHistory() : null]);
     if (params.tag && !scrolled) $('#hist').scrollIntoView({ block: 'start' });
     scrolled = true;
   }

@@ -108,6 +108,7 @@ PW__API_HANDLER(host_delete); /* DELETE /hosts/{host}[?keep_history=1]: retire (
 PW__API_HANDLER(host_rename); /* POST /hosts/{host}/rename {"name"}: imported hosts (admin) */
 PW__API_HANDLER(pool);
 PW__API_HANDLER(series);
+PW__API_HANDLER(totals); /* GET /hosts/{host}/totals: pool totals over time (api_totals.c) */
 PW__API_HANDLER(events); /* GET /hosts/{host}/events: Windows pool events (api_events.c) */
 PW__API_HANDLER(command);
 PW__API_HANDLER(tags);

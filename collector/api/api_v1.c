@@ -52,6 +52,7 @@ static const pw_api_route_t routes[] = {
     {HTTP_GET, "/api/v1/hosts/{host}", PW_ROLE_READ, pw__api_host},
     {HTTP_GET, "/api/v1/hosts/{host}/pool", PW_ROLE_READ, pw__api_pool},
     {HTTP_GET, "/api/v1/hosts/{host}/series", PW_ROLE_READ, pw__api_series},
+    {HTTP_GET, "/api/v1/hosts/{host}/totals", PW_ROLE_READ, pw__api_totals},
     {HTTP_GET, "/api/v1/hosts/{host}/events", PW_ROLE_READ, pw__api_events},
     {HTTP_POST, "/api/v1/hosts/{host}/commands", PW_ROLE_ADMIN, pw__api_command},
     {HTTP_DELETE, "/api/v1/hosts/{host}", PW_ROLE_ADMIN, pw__api_host_delete},

@@ -111,6 +111,9 @@ static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
          * the analysis judges a replay's screens as an import's */
         h->source_kind = hosts[i].source_kind;
         h->interval_ms = hosts[i].interval_ms;
+        /* an agent that said goodbye before the restart is still stopped, not silent */
+        h->stopped_ms = hosts[i].stopped_ms;
+        snprintf(h->stop_reason, sizeof(h->stop_reason), "%s", hosts[i].stop_reason);
     }
     pw_store_hosts_free(hosts, n);
     return r;
@@ -164,6 +167,21 @@ static int same_instance(const pw_host_t *h, const Poolwatch__V1__Hello *hello)
     return h->agent_id_len == hello->agent_id.len && h->boot_id_len == hello->boot_id.len &&
            memcmp(h->agent_id, hello->agent_id.data, h->agent_id_len) == 0 &&
            memcmp(h->boot_id, hello->boot_id.data, h->boot_id_len) == 0;
+}
+
+/* Keeps the host's stop (or its end) in the store, so a restarted collector knows it stopped
+ * rather than went silent. The store's row change commits on its own: the samples put before
+ * go first. A host with nothing stored has no row to keep it (and is not restored either). */
+static void note_stop(pw_ingest_t *ing, pw_host_t *h)
+{
+    pw_diag_t d;
+    pw_diag_clear(&d);
+    int64_t r = pw_ingest_commit(ing, &d);
+    if (r >= 0)
+        r = pw_store_host_stopped(ing->store, h->name, h->stopped_ms, h->stop_reason, &d);
+    if (r < 0 && r != PW_ENOENT)
+        PW_LOG_WARN(MOD, "%s: its %s is not kept across a restart: %s", h->name,
+                    h->stopped_ms ? "stop" : "restart", d.msg[0] ? d.msg : pw_strerror((int)r));
 }
 
 int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const char *name,
@@ -229,8 +247,11 @@ int pw_ingest_hello(pw_ingest_t *ing, const Poolwatch__V1__Hello *hello, const c
                      hello->paged_limit->detail);
     }
     t->session = session;
+    int was_stopped = h->stopped_ms != 0;
     h->stopped_ms = 0; /* streaming again */
     h->stop_reason[0] = '\0';
+    if (was_stopped)
+        note_stop(ing, h);
     res->host = h;
     /* Everything committed is safe; what is put but not committed yet will be committed by
      * the next tick, so the agent may start after the committed seq (resends are idempotent). */
@@ -247,9 +268,9 @@ void pw_ingest_detach(pw_ingest_t *ing, pw_host_t *h, void *session)
 
 void pw_ingest_goodbye(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Goodbye *g)
 {
-    (void)ing;
     h->stopped_ms = g->timestamp_ms ? g->timestamp_ms : h->last_seen_ms ? h->last_seen_ms : 1;
     pw_log_clean(h->stop_reason, sizeof(h->stop_reason), g->reason ? g->reason : "");
+    note_stop(ing, h);
 }
 
 void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms)

@@ -125,7 +125,8 @@ void pw_ingest_detach(pw_ingest_t *ing, pw_host_t *h, void *session);
 
 /* The host's agent said Goodbye (a clean stop): pw_host_t.stopped_ms = g->timestamp_ms (its
  * last sample's time, or 1, when the agent gave 0) and stop_reason its reason, cleaned of
- * control bytes; both stay until the host's next Hello. */
+ * control bytes; both stay until the host's next Hello, across a collector restart too (kept in
+ * the store with pw_store_host_stopped, which commits the samples put before it). */
 void pw_ingest_goodbye(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Goodbye *g);
 
 /* Notes a frame from the host's agent at loop time `now_ms` (pw_host_t.last_contact_ms). */

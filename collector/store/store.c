@@ -260,6 +260,15 @@ int pw_store_host_retire(pw_store_t *st, const char *host, int keep_history, uin
     return r ? r : pw__store_sql_host_retire(st->sql, host, keep_history, now_ms, d);
 }
 
+int pw_store_host_stopped(pw_store_t *st, const char *host, uint64_t stopped_ms, const char *reason,
+                          pw_diag_t *d)
+{
+    if (st == NULL || stopped_ms > (uint64_t)INT64_MAX)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "bad argument");
+    int r = check_name(host, "host", d);
+    return r ? r : pw__store_sql_host_stopped(st->sql, host, stopped_ms, reason ? reason : "", d);
+}
+
 int pw_store_host_rename(pw_store_t *st, const char *from, const char *to, pw_diag_t *d)
 {
     if (st == NULL)
@@ -311,14 +320,37 @@ int pw_store_stats(pw_store_t *st, pw_store_stats_t *out, pw_diag_t *d)
     return rc;
 }
 
-int pw_store_totals(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
-                    pw_store_totals_cb cb, void *arg, pw_diag_t *d)
+/* The arguments of a totals read: a store, a host, an output (`have_out`), a time range. */
+static int totals_args(const pw_store_t *st, const char *host, int have_out, uint64_t from_ms,
+                       uint64_t to_ms, pw_diag_t *d)
 {
-    if (st == NULL || host == NULL || cb == NULL)
+    if (st == NULL || host == NULL || !have_out)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
     if (from_ms > (uint64_t)INT64_MAX || to_ms > (uint64_t)INT64_MAX || from_ms > to_ms)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "range", "time range invalid");
-    return pw__store_sql_totals(st->sql, host, from_ms, to_ms, cb, arg, d);
+    return 0;
+}
+
+int pw_store_totals(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                    pw_store_totals_cb cb, void *arg, pw_diag_t *d)
+{
+    int r = totals_args(st, host, cb != NULL, from_ms, to_ms, d);
+    return r ? r : pw__store_sql_totals(st->sql, host, from_ms, to_ms, cb, arg, d);
+}
+
+int64_t pw_store_totals_series(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                               uint64_t step_ms, pw_store_tseries_t *out, pw_diag_t *d)
+{
+    int r = totals_args(st, host, out != NULL, from_ms, to_ms, d);
+    return r ? r : pw__store_sql_totals_series(st->sql, host, from_ms, to_ms, step_ms, out, d);
+}
+
+void pw_store_tseries_free(pw_store_tseries_t *s)
+{
+    if (s == NULL)
+        return;
+    pw_free(s->points);
+    memset(s, 0, sizeof(*s));
 }
 
 int pw_store_table_at(pw_store_t *st, const char *host, uint64_t from_ms, pw_sample_t *out,

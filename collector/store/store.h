@@ -122,6 +122,9 @@ typedef struct pw_store_host_info_s {
     /* What the last sample's agent said in its Hello (pw_store_host_t): 0 when unknown */
     int source_kind;
     uint32_t interval_ms;
+    /* Its agent's clean stop (pw_store_host_stopped): time in ms since the epoch, 0 = none */
+    uint64_t stopped_ms;
+    char stop_reason[32]; /* the agent's reason, NUL-terminated ("" when none) */
 } pw_store_host_info_t;
 
 typedef struct pw_store_stats_s {
@@ -270,6 +273,13 @@ int pw_store_host_os(pw_store_t *st, const char *host, const char *os, pw_diag_t
 int pw_store_host_retire(pw_store_t *st, const char *host, int keep_history, uint64_t now_ms,
                          pw_diag_t *d);
 
+/* Records that the agent of `host` stopped cleanly at `stopped_ms` (ms since the epoch; 0: it
+ * streams again) for `reason` (at most 31 bytes are kept; NULL = ""): read back by
+ * pw_store_hosts, so a collector restart still knows the host stopped rather than went silent.
+ * Returns 0; PW_ENOENT (no such host); PW_EINVAL; PW_ESTORE. */
+int pw_store_host_stopped(pw_store_t *st, const char *host, uint64_t stopped_ms, const char *reason,
+                          pw_diag_t *d);
+
 /* Renames `from` to `to` (1..255 bytes) with its history. Returns 0; PW_ENOENT (no host
  * `from`); PW_EEXIST (a host `to` exists, retired ones included); PW_EINVAL; PW_ESTORE. */
 int pw_store_host_rename(pw_store_t *st, const char *from, const char *to, pw_diag_t *d);
@@ -300,6 +310,43 @@ typedef int (*pw_store_totals_cb)(void *arg, uint64_t ts_ms, const pw_totals_t *
  * returned. */
 int pw_store_totals(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
                     pw_store_totals_cb cb, void *arg, pw_diag_t *d);
+
+/* One point of a host's pool totals over time (pw_store_totals_series), bytes. ts_ms is the start
+ * of its step (epoch-aligned; the sample's time at step 0), last_ms the time of the step's last
+ * sample; nonpaged/paged are that sample's, the min/max fields over the step's samples, and the
+ * limits those the last sample carried (0 = unknown: the sample said none; the host's current
+ * limits, from its agent's Hello or an operator, are the fleet's). */
+typedef struct pw_store_tpoint_s {
+    uint64_t ts_ms, last_ms;
+    uint64_t nonpaged, nonpaged_min, nonpaged_max;
+    uint64_t paged, paged_min, paged_max;
+    uint64_t nonpaged_limit, paged_limit;
+    uint32_t samples;
+} pw_store_tpoint_t;
+
+typedef struct pw_store_tseries_s {
+    pw_store_tpoint_t *points; /* owned, sorted by ts_ms, `n` used */
+    size_t n, cap;
+    pw_store_level_t level; /* the level that answered */
+    uint64_t step_ms;       /* the step the points were merged into (0: every sample) */
+} pw_store_tseries_t;
+
+/* The pool totals of `host` over [from_ms, to_ms] (ms since the epoch), merged into steps of
+ * step_ms (epoch-aligned), which pick the level as pw_store_series does: < 60000 raw (every sample
+ * of the raw chunks, which are kept for the raw retention; 0 = one point per sample), < 900000
+ * the 1-min buckets, else the 15-min ones (kept for those levels' retentions: 30 and 400 days by
+ * default). At the bucket levels the step is rounded up to whole buckets and the answer covers
+ * the buckets that overlap the range (the first may start before from_ms). Buckets are written
+ * with each sample; those of chunks stored before schema 8 are read from the chunks until
+ * compaction has written them. `out` must be zeroed or a previous answer (emptied first; free
+ * with pw_store_tseries_free). Returns the number of points (>= 0); PW_EINVAL (NULL argument,
+ * from > to); PW_ENOENT (host unknown); PW_ECORRUPT (a chunk that had to be read does not
+ * decode); PW_ESTORE; PW_ENOMEM. */
+int64_t pw_store_totals_series(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                               uint64_t step_ms, pw_store_tseries_t *out, pw_diag_t *d);
+
+/* Frees the points of `s` and zeroes it. Accepts NULL. */
+void pw_store_tseries_free(pw_store_tseries_t *s);
 
 /* The host's first stored table with timestamp >= from_ms (0: the oldest raw sample kept)
  * into `out` (initialised; reset first; entries with their tags, seq, timestamp and totals).

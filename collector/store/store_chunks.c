@@ -190,9 +190,12 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
         int r = sqlite3_step(s);
         if (r == SQLITE_DONE) {
             sqlite3_reset(s);
-            /* then chunks compacted before schema 5 get their series pages, in the budget */
+            /* then chunks compacted before schema 5 get their series pages, and those stored
+             * before schema 8 their totals buckets, in the budget */
             while (mono_us() - start < budget_us || budget_us == UINT64_MAX) {
                 int b = pw__store_series_backfill_one(q, d);
+                if (b == 0)
+                    b = pw__store_totals_backfill_one(q, d);
                 if (b <= 0)
                     return b < 0 ? b : n;
             }

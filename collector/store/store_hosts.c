@@ -1,6 +1,6 @@
 /* store_hosts.c: what an operator does to a host's row (store.h): the limits an import was
- * given, retiring (history deleted, or kept under a new name) and renaming. Rare calls, so the
- * statements are prepared per call. Each runs in its own transaction. */
+ * given, its agent's clean stop, retiring (history deleted, or kept under a new name) and renaming.
+ * Rare calls, so the statements are prepared per call. Each runs in its own transaction. */
 #include <stdio.h>
 #include <string.h>
 
@@ -84,6 +84,19 @@ int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, p
     const char *texts[] = {host, os};
     int64_t c = run_one(q, "UPDATE hosts SET os=?2 WHERE name=?1 AND retired=0", texts, 2, NULL, 0,
                         d, "host os");
+    return not_found(c, host, d);
+}
+
+int pw__store_sql_host_stopped(pw_store_sql_t *q, const char *host, uint64_t stopped_ms,
+                               const char *reason, pw_diag_t *d)
+{
+    char why[32]; /* pw_store_host_info_t.stop_reason */
+    snprintf(why, sizeof(why), "%s", stopped_ms ? reason : "");
+    const char *texts[] = {host, why};
+    int64_t nums[] = {(int64_t)stopped_ms};
+    int64_t c =
+        run_one(q, "UPDATE hosts SET stop_reason=?2, stopped_ms=?3 WHERE name=?1 AND retired=0",
+                texts, 2, nums, 1, d, "host stopped");
     return not_found(c, host, d);
 }
 

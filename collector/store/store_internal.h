@@ -93,6 +93,7 @@ enum {
 };
 
 typedef struct pw__store_live_s pw__store_live_t;
+typedef struct pw__store_tot_s pw__store_tot_t; /* store_totals.c's statements */
 
 typedef struct pw_store_hstate_s {
     int64_t id;
@@ -160,6 +161,7 @@ struct pw_store_sql_s {
     size_t live_bytes; /* held by every live form, open and sealed */
     uint32_t *chg;     /* scratch: a put's changed rows (store_put.c) */
     size_t chg_cap;
+    pw__store_tot_t *tot; /* host totals (store_totals.c) */
 };
 
 struct pw_store_s {
@@ -263,6 +265,9 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
                            pw_diag_t *d);
 
 /* store_query.c */
+/* The row id of host `host` into *id. Returns 0, PW_ENOENT ("host X unknown" in `d`) or the
+ * SQLite error. */
+int pw__store_host_id(pw_store_sql_t *q, const char *host, int64_t *id, pw_diag_t *d);
 /* Column `i` of the current row as a new string ("" for NULL); NULL when out of memory. */
 char *pw__store_col_strdup(sqlite3_stmt *s, int i);
 
@@ -381,6 +386,32 @@ int pw__store_live_read(const pw__store_live_t *lv, const uint8_t *tag, size_t t
  * (the caller replays) or `write` is 0, or a negative code. In the caller's transaction. */
 int pw__store_live_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, int write,
                          pw_diag_t *d);
+
+/* store_totals.c: a host's pool totals per 1-min and 15-min bucket (schema 8) */
+/* Prepares the file's statements (at open, after the migrations) / finalizes them (at close;
+ * accepts a store that has none). */
+int pw__store_totals_open(pw_store_sql_t *q, pw_diag_t *d);
+void pw__store_totals_close(pw_store_sql_t *q);
+/* Adds sample totals `t` of host `host_id` at `ts` (ms) to its 1-min and 15-min buckets, in the
+ * caller's transaction (the put's). Returns 0 or the SQLite error (`d`). */
+int pw__store_totals_put(pw_store_sql_t *q, int64_t host_id, uint64_t ts, const pw_totals_t *t,
+                         pw_diag_t *d);
+/* Writes the buckets of one chunk stored before schema 8 (oldest first; not one still open).
+ * Returns 1 when it did, 0 when none is left, or a negative code. In the caller's transaction. */
+int pw__store_totals_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
+/* Retention: writes the buckets of the chunks stored before schema 8 that expire at `raw_cut`
+ * (deleted next), then deletes the buckets whose whole span is older than `m1_cut` / `m15_cut`.
+ * In the caller's transaction. Returns 0 or a negative code. */
+int pw__store_totals_retention(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut,
+                               uint64_t m15_cut, pw_diag_t *d);
+/* max_size: deletes the buckets (both levels) starting before `before_ms`. Returns how many, or
+ * a negative code. */
+int64_t pw__store_totals_evict(pw_store_sql_t *q, uint64_t before_ms, pw_diag_t *d);
+int64_t pw__store_sql_totals_series(pw_store_sql_t *q, const char *host, uint64_t from_ms,
+                                    uint64_t to_ms, uint64_t step_ms, pw_store_tseries_t *out,
+                                    pw_diag_t *d);
+int pw__store_sql_host_stopped(pw_store_sql_t *q, const char *host, uint64_t stopped_ms,
+                               const char *reason, pw_diag_t *d);
 
 /* The start of a retention or query range: `now - keep`, 0 when that would be negative. */
 static inline uint64_t pw__store_cutoff(uint64_t now, uint64_t keep)

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 7
+#define SCHEMA_LAST 8
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -119,6 +119,25 @@ static const migration_t migrations[] = {
     {7, "host source kind and interval",
      "ALTER TABLE hosts ADD COLUMN source_kind INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE hosts ADD COLUMN interval_ms INTEGER NOT NULL DEFAULT 0;"},
+    /* A host's pool totals per 1-min and 15-min bucket (store_totals.c), written with each
+     * sample: its nonpaged/paged chart over 30 days reads a few hundred rows instead of
+     * replaying raw chunks, which keep them only 48 h. n samples; np/pg the last sample's
+     * (last_ms), min and max over the bucket; the limits the last sample carried. The chunks
+     * stored before this step are listed in totals_todo until compaction (or retention, before
+     * it deletes them) has written their buckets; queries replay them meanwhile. And an agent's
+     * clean stop, so that a restarted collector still knows the host stopped. */
+    {8, "host totals per bucket, stopped hosts",
+     "CREATE TABLE totals(host_id INTEGER NOT NULL REFERENCES hosts(id) ON DELETE CASCADE,"
+     " level INTEGER NOT NULL, t_ms INTEGER NOT NULL, n INTEGER NOT NULL,"
+     " last_ms INTEGER NOT NULL, np INTEGER NOT NULL, np_min INTEGER NOT NULL,"
+     " np_max INTEGER NOT NULL, pg INTEGER NOT NULL, pg_min INTEGER NOT NULL,"
+     " pg_max INTEGER NOT NULL, np_limit INTEGER NOT NULL, pg_limit INTEGER NOT NULL,"
+     " PRIMARY KEY(host_id, level, t_ms)) WITHOUT ROWID;"
+     "CREATE TABLE totals_todo(chunk_id INTEGER PRIMARY KEY"
+     " REFERENCES chunks(id) ON DELETE CASCADE);"
+     "INSERT INTO totals_todo(chunk_id) SELECT id FROM chunks;"
+     "ALTER TABLE hosts ADD COLUMN stopped_ms INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';"},
 };
 
 static const char *const sql_text[S__COUNT] = {
@@ -185,7 +204,8 @@ static const char *const sql_text[S__COUNT] = {
     [S_RET_EVENTS] = "DELETE FROM events WHERE ts_ms < ?1",
     [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq,"
                     " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
-                    " p_limit_detail, source_kind, interval_ms FROM hosts WHERE retired=0"
+                    " p_limit_detail, source_kind, interval_ms, stopped_ms, stop_reason"
+                    " FROM hosts WHERE retired=0"
                     " ORDER BY name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
                      " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
@@ -479,6 +499,7 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
         if (r != SQLITE_OK)
             rc = pw__store_sqlfail(q, r, d, sql_text[i]);
     }
+    rc = rc ? rc : pw__store_totals_open(q, d);
     rc = rc ? rc : load_tags(q, d);
     if (rc == 0 && !q->memory)
         pw__store_ckpt_start(q);
@@ -512,6 +533,7 @@ void pw__store_sql_close(pw_store_sql_t *q)
     pw_free(q->chg);
     for (int i = 0; i < S__COUNT; i++)
         sqlite3_finalize(q->st[i]);
+    pw__store_totals_close(q);
     sqlite3_close(q->db);
     ZSTD_freeCCtx(q->cctx);
     ZSTD_freeDCtx(q->dctx);

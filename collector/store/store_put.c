@@ -348,6 +348,7 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
     rc = put_record(q, h, hs, s->seq, ts, gap_before, d);
+    rc = rc ? rc : pw__store_totals_put(q, hs->id, ts, &s->totals, d);
     if (rc == 0) { /* the encoder's base is now this sample's table */
         size_t nchg = 0;
         const uint32_t *chg = changed_rows(q, msg, hs->enc.prev, hs->enc.nprev, &nchg);
@@ -394,6 +395,7 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
     rc = put_record(q, h, hs, dec->seq, ts, gap_before, d);
+    rc = rc ? rc : pw__store_totals_put(q, hs->id, ts, &dec->totals, d);
     if (rc == 0) {
         hs->chain = 1;
         hs->chain_seq = dec->seq;

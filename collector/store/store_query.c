@@ -374,6 +374,12 @@ static int totals_cb(void *arg, const pw_delta_dec_t *dd, uint64_t seq, pw_diag_
     return r;
 }
 
+int pw__store_host_id(pw_store_sql_t *q, const char *host, int64_t *id, pw_diag_t *d)
+{
+    int rc = host_id_of(q, host, id, d);
+    return rc == PW_ENOENT ? pw_diag_set(d, rc, 0, 0, "host", "host %s unknown", host) : rc;
+}
+
 int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, uint64_t to_ms,
                          pw_store_totals_cb cb, void *arg, pw_diag_t *d)
 {
@@ -525,6 +531,9 @@ int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n
         pw__store_col_limit(s, 10, &h->paged_limit);
         h->source_kind = sqlite3_column_int(s, 13);
         h->interval_ms = (uint32_t)sqlite3_column_int64(s, 14);
+        h->stopped_ms = (uint64_t)sqlite3_column_int64(s, 15);
+        const unsigned char *why = sqlite3_column_text(s, 16);
+        snprintf(h->stop_reason, sizeof(h->stop_reason), "%s", why ? (const char *)why : "");
     }
     if (r == PW_ENOMEM)
         r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");

@@ -332,6 +332,10 @@ int64_t pw__store_enforce_max_size(pw_store_sql_t *q, pw_diag_t *d)
                 return c;
             n += c;
         }
+        /* the host totals' buckets of that time go with them (not counted: rows, not items) */
+        int64_t tc = pw__store_totals_evict(q, oldest + step, d);
+        if (tc < 0)
+            return tc;
         total += n;
         q->evicted += (uint64_t)n;
         step = step < 7 * 86400000ull ? step * 2 : step;
@@ -349,6 +353,10 @@ int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d
         rc = rollup_expiring(q, pw__store_cutoff(now_ms, q->opts.raw_retention_ms),
                              pw__store_cutoff(now_ms, q->opts.m1_retention_ms),
                              pw__store_cutoff(now_ms, q->opts.m15_retention_ms), d);
+    if (rc == 0)
+        rc = pw__store_totals_retention(q, pw__store_cutoff(now_ms, q->opts.raw_retention_ms),
+                                        pw__store_cutoff(now_ms, q->opts.m1_retention_ms),
+                                        pw__store_cutoff(now_ms, q->opts.m15_retention_ms), d);
     if (rc == 0) {
         sqlite3_stmt *s = pw__store_stmt(q, S_RET_CHUNKS);
         sqlite3_bind_int64(s, 1, (int64_t)pw__store_cutoff(now_ms, q->opts.raw_retention_ms));

@@ -698,6 +698,41 @@ int main(void)
     printf("BENCH store.host_table_p99_ms %.2f ms\n", pct(vt, QN, 0.99));
     printf("BENCH store.fleet_tag_aggregate_p99_ms %.2f ms\n", pct(va, QN, 0.99));
     fprintf(stderr, "# series: %" PRId64 " points at 1 min, %" PRId64 " at 15 min\n", n1, n15);
+    /* The history host's pool chart (GET /totals, the dashboard's 24 h and 7 d ranges) from the
+     * totals buckets, and the same 24 h the way it had to be read before them: a replay of
+     * every raw chunk (3 runs: seconds each). */
+    {
+        pw_store_tseries_t tsr = {0};
+        double vd[QN], vw[QN], vr[3];
+        int64_t nd = 0, nw = 0;
+        for (int i = 0; i < QN; i++) {
+            double t = now_s();
+            nd = pw_store_totals_series(st, "win-00", t_end - 86400000ull, t_end, 300000, &tsr, &d);
+            vd[i] = (now_s() - t) * 1e3;
+            t = now_s();
+            nw = pw_store_totals_series(st, "win-00", t_end - 7 * 86400000ull, t_end, 1800000, &tsr,
+                                        &d);
+            vw[i] = (now_s() - t) * 1e3;
+            if (nd < 0 || nw < 0)
+                die("totals", (int)(nd < 0 ? nd : nw), &d);
+        }
+        int64_t nr = 0;
+        for (int i = 0; i < 3; i++) {
+            double t = now_s();
+            nr = pw_store_totals_series(st, "win-00", t_end - 86400000ull, t_end, 0, &tsr, &d);
+            vr[i] = (now_s() - t) * 1e3;
+            if (nr < 0)
+                die("totals raw", (int)nr, &d);
+        }
+        pw_store_tseries_free(&tsr);
+        printf("BENCH store.host_totals_24h_p99_ms %.2f ms\n", pct(vd, QN, 0.99));
+        printf("BENCH store.host_totals_7d_p99_ms %.2f ms\n", pct(vw, QN, 0.99));
+        printf("BENCH store.host_totals_24h_raw_replay_ms %.1f ms\n", pct(vr, 3, 0.5));
+        fprintf(stderr,
+                "# totals: %" PRId64 " points for 24 h at 5 min, %" PRId64
+                " for 7 d at 30 min, %" PRId64 " raw samples in 24 h\n",
+                nd, nw, nr);
+    }
     /* the same once the open chunk is compacted too: what its replay costs above */
     if ((rc = pw_store_flush(st, &d)) != 0)
         die("flush", rc, &d);

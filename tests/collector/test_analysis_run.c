@@ -568,6 +568,7 @@ static void restart(pw_double_t *d)
     assert_int_equal(pw_ingest_new(d->store, &d->ing, NULL), 0);
     assert_int_equal(pw_analysis_run_new(NULL, d->ing, NULL, &d->an), 0);
     d->api.an = d->an;
+    d->api.ing = d->ing;
 }
 
 /* After a restart the state is rebuilt from the store: a host that leaked for 6 h (+4 KiB a
@@ -1358,6 +1359,72 @@ static void test_fleet_order_by_urgency(void **state_)
     pw_double_close(&d);
 }
 
+/* 1 when /metrics says poolwatch_host_stopped{host="clock01"} is `v`. */
+static int metrics_stopped(pw_double_t *d, int v)
+{
+    pw_buf_t b;
+    pw_buf_init(&b, SIZE_MAX);
+    assert_int_equal(pw_api_metrics(&d->api, &b), 0);
+    assert_int_equal(pw_buf_append(&b, "", 1), 0);
+    char want[80];
+    snprintf(want, sizeof(want), "poolwatch_host_stopped{host=\"clock01\"} %d\n", v);
+    int found = strstr((const char *)b.data, want) != NULL;
+    pw_buf_close(&b);
+    return found;
+}
+
+/* An agent's clean stop survives a collector restart (it is kept in the store): the restarted
+ * collector still says "stopped" with the reason, /metrics poolwatch_host_stopped 1 (which keeps
+ * the Prometheus HostSilent rule quiet), rather than a host that just went away
+ * ("disconnected", stopped 0). Its next Hello clears it, also in the store: after another
+ * restart it is not stopped. */
+static void test_goodbye_across_restart(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    sim_clock_t clk = {T0_MS, 0};
+    on_clock_silent(&d, &clk, 300000);
+    pw_host_t *h = hello(&d, "clock01");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    stream_120s(&d, &e, &s, h, &clk);
+    Poolwatch__V1__Goodbye g = POOLWATCH__V1__GOODBYE__INIT;
+    g.timestamp_ms = (uint64_t)T0_MS + 120000;
+    g.reason = "service stop";
+    pw_ingest_goodbye(d.ing, h, &g);
+    pw_ingest_detach(d.ing, h, pw_ingest_session(h));
+    assert_true(metrics_stopped(&d, 1));
+    restart(&d);
+    on_clock_silent(&d, &clk, 300000);
+    h = pw_fleet_find(pw_ingest_fleet(d.ing), "clock01");
+    assert_non_null(h);
+    assert_int_equal(h->stopped_ms, (uint64_t)T0_MS + 120000);
+    assert_string_equal(h->stop_reason, "service stop");
+    clk.now = T0_MS + 3600000;
+    pw_analysis_run_pass(d.an);
+    assert_string_equal(pw_analysis_connection(d.an, h, clk.now), "stopped");
+    assert_true(metrics_stopped(&d, 1));
+    assert_int_not_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
+    /* started again: streaming, and the store forgets the stop */
+    assert_ptr_equal(hello(&d, "clock01"), h);
+    assert_int_equal(h->stopped_ms, 0);
+    assert_true(metrics_stopped(&d, 0));
+    pw_ingest_detach(d.ing, h, pw_ingest_session(h));
+    restart(&d);
+    h = pw_fleet_find(pw_ingest_fleet(d.ing), "clock01");
+    assert_non_null(h);
+    assert_int_equal(h->stopped_ms, 0);
+    assert_string_equal(h->stop_reason, "");
+    assert_string_equal(pw_analysis_connection(d.an, h, clk.now), "disconnected");
+    assert_true(metrics_stopped(&d, 0));
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1377,6 +1444,7 @@ int main(void)
         cmocka_unit_test(test_host_silent),
         cmocka_unit_test(test_host_backfill_not_silent),
         cmocka_unit_test(test_host_goodbye),
+        cmocka_unit_test(test_goodbye_across_restart),
         cmocka_unit_test(test_replay_two_screens_listed_not_alerted),
         cmocka_unit_test(test_replay_capture_kept_after_restart),
         cmocka_unit_test(test_restart_keeps_found_and_pending),

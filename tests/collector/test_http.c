@@ -947,6 +947,69 @@ static void test_series_from_store(void **state)
     json_decref(j);
 }
 
+/* GET /hosts/{host}/totals: HOST01's two streamed samples (1,000,000 and 1,010,000 ms; nonpaged
+ * 155,000 then 164,000, paged 40,050 then 48,000, no limit in the samples) in one 1-min bucket
+ * (960,000..1,019,999), or one point each at step=0; a host with nothing stored answers no
+ * points; bad ranges are refused. */
+static void test_totals_from_store(void **state)
+{
+    (void)state;
+    json_t *j = get_ok("/api/v1/hosts/HOST01/totals", "from=0&to=1500000&step=60000");
+    assert_string_equal(jstr(j, "level"), "1m");
+    assert_int_equal(geti(j, "step_ms"), 60000);
+    json_t *p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 1);
+    json_t *pt = json_array_get(p, 0);
+    assert_int_equal(geti(pt, "ts_ms"), 960000);
+    assert_int_equal(geti(pt, "last_ms"), 1010000);
+    assert_int_equal(geti(pt, "samples"), 2);
+    assert_int_equal(geti(pt, "nonpaged_bytes"), 164000);
+    assert_int_equal(geti(pt, "nonpaged_bytes_min"), 155000);
+    assert_int_equal(geti(pt, "nonpaged_bytes_max"), 164000);
+    assert_int_equal(geti(pt, "paged_bytes"), 48000);
+    assert_int_equal(geti(pt, "paged_bytes_min"), 40050);
+    assert_int_equal(geti(pt, "paged_bytes_max"), 48000);
+    assert_true(json_is_null(json_object_get(pt, "nonpaged_limit_bytes")));
+    assert_true(json_is_null(json_object_get(pt, "paged_limit_bytes")));
+    json_decref(j);
+    /* 90 s is two buckets; 15 min the other level */
+    j = get_ok("/api/v1/hosts/HOST01/totals", "from=0&to=1500000&step=90000");
+    assert_int_equal(geti(j, "step_ms"), 120000);
+    assert_int_equal(geti(json_array_get(json_object_get(j, "points"), 0), "ts_ms"), 960000);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/HOST01/totals", "from=0&to=1500000&step=900000");
+    assert_string_equal(jstr(j, "level"), "15m");
+    assert_int_equal(geti(json_array_get(json_object_get(j, "points"), 0), "ts_ms"), 900000);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/HOST01/totals", "from=0&to=1500000&step=0");
+    assert_string_equal(jstr(j, "level"), "raw");
+    p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 2);
+    assert_int_equal(geti(json_array_get(p, 0), "ts_ms"), 1000000);
+    assert_int_equal(geti(json_array_get(p, 0), "nonpaged_bytes"), 155000);
+    assert_int_equal(geti(json_array_get(p, 1), "paged_bytes"), 48000);
+    json_decref(j);
+    /* the default: the 24 h before `to` */
+    j = get_ok("/api/v1/hosts/HOST01/totals", "to=1500000");
+    assert_int_equal(geti(j, "from"), 0);
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 1);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/HOST02/totals", "from=0&to=1500000"); /* restored, not stored */
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 0);
+    json_decref(j);
+    int st;
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/totals", "from=5&to=4", READ_TOK, NULL, &st);
+    assert_int_equal(st, 400);
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/totals", "from=0&to=1200000000&step=60000", READ_TOK,
+             NULL, &st);
+    assert_int_equal(st, 400); /* 20,000 steps */
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/NOPE/totals", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
+    json_decref(j);
+}
+
 /* A Linux host's saved series (the shell loop's log, tests/fixtures/linux_series) imports like
  * a poolmon capture: 12 points of 10 rows, the 12 prompt lines between dumps said, the host of
  * family "linux"; a Windows OS is refused for it, and poolmon text still goes the poolmon way. */
@@ -1648,6 +1711,7 @@ int main(void)
         cmocka_unit_test(test_tags),
         cmocka_unit_test(test_leaks_alerts_pooltag),
         cmocka_unit_test(test_series_from_store),
+        cmocka_unit_test(test_totals_from_store),
         cmocka_unit_test(test_commands_direct),
         cmocka_unit_test(test_openapi_lists_every_route),
         cmocka_unit_test(test_metrics_direct),

@@ -1531,7 +1531,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 7);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 8);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -1591,7 +1591,7 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
     assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 7);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 8);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
@@ -1988,6 +1988,279 @@ static void test_file_modes(void **state)
 }
 #endif
 
+/* ---- host totals per bucket (schema 8) ----------------------------------------------------- */
+
+/* Sample k of the totals tests, every 20 s from T0: nonpaged goes up and down (min and max are
+ * not the first or last of a bucket), paged only up; the nonpaged limit changes at k = 200. */
+#define TOT_STEP 20000ull
+static uint64_t tot_np(unsigned k)
+{
+    return 1000000 + (uint64_t)((k * 37u) % 101u) * 1000 + k;
+}
+static uint64_t tot_pg(unsigned k)
+{
+    return 2000000 + (uint64_t)k * 16;
+}
+static uint64_t tot_lim(unsigned k)
+{
+    return k < 200 ? 128ull << 20 : 256ull << 20;
+}
+
+static void put_tot(pw_store_t *st, const pw_store_host_t *h, pw_sample_t *s, unsigned k,
+                    uint64_t seq, uint64_t ts)
+{
+    pw_diag_t d;
+    pw_sample_reset(s);
+    s->seq = seq;
+    s->timestamp_ms = ts;
+    s->totals.nonpaged_bytes = tot_np(k);
+    s->totals.paged_bytes = tot_pg(k);
+    s->totals.nonpaged_limit_bytes = tot_lim(k);
+    assert_int_equal(pw_sample_add(s, "Tot1", 4, PW_POOL_NONPAGED, 10 + k, 5, 5 + k, 64), 0);
+    assert_int_equal(pw_store_put(st, h, s, 0, &d), 0);
+}
+
+/* The answer of pw_store_totals_series over samples k0..k1 (every 20 s from T0) at `step`
+ * (a multiple of 20 s), computed here from the formulas: a point per step, its last sample's
+ * values, min, max and count. */
+static void check_tot(const pw_store_tseries_t *got, unsigned k0, unsigned k1, uint64_t step)
+{
+    size_t i = 0;
+    for (unsigned k = k0; k <= k1; i++) {
+        uint64_t ts = T0 + TOT_STEP * k, g = ts - ts % step;
+        uint64_t mn = UINT64_MAX, mx = 0, n = 0, last = k;
+        for (; k <= k1 && T0 + TOT_STEP * k < g + step; k++, n++) {
+            mn = tot_np(k) < mn ? tot_np(k) : mn;
+            mx = tot_np(k) > mx ? tot_np(k) : mx;
+            last = k;
+        }
+        if (i >= got->n)
+            fail_msg("point %zu (step %llu) missing: %zu points", i, (unsigned long long)g, got->n);
+        const pw_store_tpoint_t *p = &got->points[i];
+        assert_int_equal(p->ts_ms, g);
+        assert_int_equal(p->last_ms, T0 + TOT_STEP * last);
+        assert_int_equal(p->samples, n);
+        assert_int_equal(p->nonpaged, tot_np(last));
+        assert_int_equal(p->nonpaged_min, mn);
+        assert_int_equal(p->nonpaged_max, mx);
+        assert_int_equal(p->paged, tot_pg(last));
+        assert_int_equal(p->paged_max, tot_pg(last)); /* paged only grows */
+        assert_int_equal(p->nonpaged_limit, tot_lim(last));
+        assert_int_equal(p->paged_limit, 0);
+    }
+    assert_int_equal(got->n, i);
+}
+
+/* Two hours of samples every 20 s: the 1-min and 15-min buckets are written with each put and
+ * answer every step from them, exactly as computed from the samples (also with the chunk still
+ * open, and for a range whose start is not on a bucket); the raw level replays the chunks.
+ * After the raw chunks expire the buckets still answer; then each level goes with its own
+ * retention. A host deleted by an operator takes its buckets with it. */
+static void test_totals(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("tot", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const unsigned N = 360; /* k = 0 .. 359: T0 .. T0 + 2 h - 20 s */
+    for (unsigned k = 0; k < N; k++)
+        put_tot(st, &h, &s, k, k + 1, T0 + TOT_STEP * k);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    const uint64_t H = 3600000, last = T0 + TOT_STEP * (N - 1);
+    pw_store_tseries_t ts = {0};
+    /* 1-min buckets (3 samples each), merged into 5-min steps, 15-min buckets and 30-min steps */
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 60000, &ts, &d), 120);
+    assert_int_equal(ts.level, PW_STORE_1MIN);
+    assert_int_equal(ts.step_ms, 60000);
+    check_tot(&ts, 0, N - 1, 60000);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 300000, &ts, &d), 24);
+    check_tot(&ts, 0, N - 1, 300000);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 900000, &ts, &d), 8);
+    assert_int_equal(ts.level, PW_STORE_15MIN);
+    check_tot(&ts, 0, N - 1, 900000);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 1800000, &ts, &d), 4);
+    check_tot(&ts, 0, N - 1, 1800000);
+    /* a step of 90 s is two buckets; a start inside a bucket takes the whole bucket */
+    assert_int_equal(pw_store_totals_series(st, "tot", T0 + 61000, T0 + H - 1, 90000, &ts, &d), 30);
+    assert_int_equal(ts.step_ms, 120000);
+    check_tot(&ts, 3, 179, 120000);
+    /* raw: every sample from the chunks (one open, one sealed and compacted by the flush) */
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 0, &ts, &d), N);
+    assert_int_equal(ts.level, PW_STORE_RAW);
+    check_tot(&ts, 0, N - 1, 1);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0 + 61000, last, 0, &ts, &d), N - 4);
+    check_tot(&ts, 4, N - 1, 1);
+    /* the raw chunks expire: the buckets answer as before, the raw level has nothing */
+    const uint64_t RAW = PW_STORE_DEFAULT_RAW_RETENTION_MS, M1 = PW_STORE_DEFAULT_1MIN_RETENTION_MS,
+                   M15 = PW_STORE_DEFAULT_15MIN_RETENTION_MS;
+    assert_true(pw_store_retention(st, last + RAW + 1, &d) >= 3); /* 3 windows of 1 h */
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 0, &ts, &d), 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 300000, &ts, &d), 24);
+    check_tot(&ts, 0, N - 1, 300000);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 3600000, &ts, &d), 3);
+    check_tot(&ts, 0, N - 1, 3600000); /* T0 is half past an hour */
+    /* 1-min retention: a bucket goes once its whole minute is older; the 15-min ones stay */
+    assert_true(pw_store_retention(st, T0 + 60000 + M1, &d) >= 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 60000, &ts, &d), 119);
+    check_tot(&ts, 3, N - 1, 60000);
+    assert_true(pw_store_retention(st, last + M1 + 60000, &d) >= 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 60000, &ts, &d), 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 900000, &ts, &d), 8);
+    check_tot(&ts, 0, N - 1, 900000);
+    assert_true(pw_store_retention(st, T0 + 900000 + M15, &d) >= 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 900000, &ts, &d), 7);
+    check_tot(&ts, 45, N - 1, 900000);
+    /* retired without its history: the buckets go with the host; a new host of that name
+     * starts empty */
+    assert_int_equal(pw_store_host_retire(st, "tot", 0, last, &d), 0);
+    put_tot(st, &h, &s, 7, 1000, T0 + TOT_STEP * 7);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_totals_series(st, "tot", T0, last, 900000, &ts, &d), 1);
+    check_tot(&ts, 7, 7, 900000);
+    assert_int_equal(pw_store_totals_series(st, "nobody", T0, last, 60000, &ts, &d), PW_ENOENT);
+    assert_int_equal(pw_store_totals_series(st, "tot", last, T0, 60000, &ts, &d), PW_EINVAL);
+    pw_store_tseries_free(&ts);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
+/* A bucket's last values are its newest sample's, whatever order samples arrive in (an older
+ * sample is stored, in a chunk of its own); min, max and count take both. */
+static void test_totals_order(void **state)
+{
+    (void)state;
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("late", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    put_tot(st, &h, &s, 1, 2, T0 + TOT_STEP); /* k = 1 first, then k = 0 (20 s older) */
+    put_tot(st, &h, &s, 0, 3, T0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_store_tseries_t ts = {0};
+    for (int pass = 0; pass < 2; pass++) { /* the buckets, then the raw chunks */
+        uint64_t step = pass ? 40000 : 60000;
+        assert_int_equal(pw_store_totals_series(st, "late", T0, T0 + 59999, step, &ts, &d), 1);
+        assert_int_equal(ts.level, pass ? PW_STORE_RAW : PW_STORE_1MIN);
+        check_tot(&ts, 0, 1, step);
+    }
+    pw_store_tseries_free(&ts);
+    pw_sample_close(&s);
+    pw_store_close(st);
+}
+
+/* An agent's clean stop stays in the store across a reopen (what a restarted collector reads to
+ * know the host stopped, not went silent) until its next start clears it. */
+static void test_host_stopped(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    pw_store_host_t h = host_of("stops", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    put_tot(st, &h, &s, 0, 1, T0);
+    /* the stop commits the put before it */
+    assert_int_equal(pw_store_host_stopped(st, "stops", T0 + 5, "SIGTERM", &d), 0);
+    assert_int_equal(pw_store_host_stopped(st, "nobody", T0 + 5, "SIGTERM", &d), PW_ENOENT);
+    pw_store_close(st);
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    pw_store_host_info_t *hi;
+    size_t n;
+    assert_int_equal(pw_store_hosts(st, &hi, &n, &d), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(hi[0].stopped_ms, T0 + 5);
+    assert_string_equal(hi[0].stop_reason, "SIGTERM");
+    assert_int_equal(hi[0].last_seen_ms, T0);
+    pw_store_hosts_free(hi, n);
+    /* a reason longer than the field is cut at 31 bytes; 0 clears both */
+    assert_int_equal(
+        pw_store_host_stopped(st, "stops", T0 + 6, "service stop by a very long reason", &d), 0);
+    assert_int_equal(pw_store_hosts(st, &hi, &n, &d), 0);
+    assert_string_equal(hi[0].stop_reason, "service stop by a very long rea");
+    pw_store_hosts_free(hi, n);
+    assert_int_equal(pw_store_host_stopped(st, "stops", 0, "ignored", &d), 0);
+    pw_store_close(st);
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    assert_int_equal(pw_store_hosts(st, &hi, &n, &d), 0);
+    assert_int_equal(hi[0].stopped_ms, 0);
+    assert_string_equal(hi[0].stop_reason, "");
+    pw_store_hosts_free(hi, n);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* tests/fixtures/store/v6.db was written by the release with schema 6 (gen_store.c: samples
+ * 0..9 every 10 s from T0, nonpaged 5,000,000 + k, limit 128 MiB; chunks of 4, two compacted,
+ * one open). Opening it migrates to schema 8 (through 7): its chunks have no totals buckets yet, so a query
+ * replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then writes their
+ * buckets (the open chunk's once it is sealed, by the next sample) and the answers come from
+ * the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second minute. */
+static void check_legacy_tot(pw_store_t *st, unsigned k1)
+{
+    pw_store_tseries_t ts = {0};
+    pw_diag_t d;
+    for (int lv = 0; lv < 2; lv++) {
+        uint64_t step = lv ? 900000 : 60000;
+        assert_int_equal(pw_store_totals_series(st, "legacy", T0, T0 + 600000, step, &ts, &d),
+                         lv ? 1 : 2);
+        for (size_t i = 0; i < ts.n; i++) {
+            unsigned a = lv || i == 0 ? 0 : 6, b = lv || i == 1 ? k1 : 5;
+            const pw_store_tpoint_t *p = &ts.points[i];
+            assert_int_equal(p->ts_ms, T0 + 60000ull * a / 6);
+            assert_int_equal(p->samples, b - a + 1);
+            assert_int_equal(p->last_ms, T0 + 10000ull * b);
+            assert_int_equal(p->nonpaged, 5000000 + b);
+            assert_int_equal(p->nonpaged_min, 5000000 + a);
+            assert_int_equal(p->nonpaged_max, 5000000 + b);
+            assert_int_equal(p->nonpaged_limit, 128ull << 20);
+            assert_int_equal(p->paged + p->paged_max + p->paged_limit, 0);
+        }
+    }
+    pw_store_tseries_free(&ts);
+}
+
+static void test_migrate_v6(void **state)
+{
+    (void)state;
+    tmp_t t;
+    pw_store_t *st = open_fixture(&t, "store/v6.db", 6, 2, 2);
+    pw_diag_t d;
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 3);
+    check_legacy_tot(st, 9);
+    /* the two compacted chunks get their buckets; the open one waits until it is sealed */
+    assert_int_equal(pw_store_compact(st, 1000, &d), 0);
+    check_legacy_tot(st, 9);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 8);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    continue_legacy(st); /* seals the open chunk, samples 10 and 11 in a new one */
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 0);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    sql_on(t.path, "DELETE FROM chunk_rows");
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_legacy_tot(st, 11);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2019,6 +2292,10 @@ int main(void)
         cmocka_unit_test(test_wal_bounded),
         cmocka_unit_test(test_vacuum_after_retention),
         cmocka_unit_test(test_max_size),
+        cmocka_unit_test(test_totals),
+        cmocka_unit_test(test_totals_order),
+        cmocka_unit_test(test_host_stopped),
+        cmocka_unit_test(test_migrate_v6),
 #ifndef _WIN32
         cmocka_unit_test(test_file_modes),
 #endif

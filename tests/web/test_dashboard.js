@@ -217,6 +217,67 @@ async function leakCharts(page) {
   await waitFor(page, () => (document.querySelector('#tag-bytes').dataset.query || '').includes('step=300000'));
 }
 
+// The host's pool chart (GET /totals, the store's totals buckets): 24 h by default at 5-min steps
+// of the 1-min buckets; 6 h at 1 min, 7 d and 30 d at 30 and 60 min of the 15-min buckets; the
+// paged pool on its button. Expected values come from the raw samples (the same endpoint at
+// step=0 replays the raw chunks, another path than the buckets): a step's point is its last
+// sample (by time), its min and max and count those of its samples. Buckets cover whole
+// minutes (quarter hours): the raw samples are read from the bucket holding `from`.
+async function totalsChart(page) {
+  const one = async (range, ms, step, pool) => {
+    await waitFor(page, ([st, p]) => {
+      const el = document.querySelector('#np-chart');
+      return (el.dataset.query || '').includes('step=' + st) && el.chartData && !!el.chartData.series[p + ' used'];
+    }, [String(step), pool]);
+    const c = await chartData(page, '#np-chart', pool + ' used');
+    const u = new globalThis.URL(URL + c.query).searchParams;
+    const from = Number(u.get('from')), to = Number(u.get('to'));
+    eq(`pool chart ${range} ${pool}: span and step`, [ms, String(step)], [to - from, u.get('step')]);
+    const bucket = step < 900000 ? 60000 : 900000;
+    const got = await apiGet(c.query);
+    eq(`pool chart ${range}: level`, step < 900000 ? '1m' : '15m', got.level);
+    const raw = (await apiGet(`/api/v1/hosts/${LEAKER}/totals?from=${from - from % bucket}&to=${to}&step=0`)).points;
+    const steps = new Map();
+    for (const p of raw) { // in time order
+      const g = p.ts_ms - p.ts_ms % step, v = p[pool + '_bytes'], x = steps.get(g);
+      if (!x) steps.set(g, { last: v, min: v, max: v, n: 1, lim: p[pool + '_limit_bytes'] });
+      else Object.assign(x, { last: v, min: Math.min(x.min, v), max: Math.max(x.max, v), n: x.n + 1, lim: p[pool + '_limit_bytes'] });
+    }
+    const settled = [...steps.keys()].filter((g) => g + step <= to - 60000).sort((a, b) => a - b);
+    check(`pool chart ${range} ${pool}: settled steps`, settled.length >= 3, settled.length);
+    const at = new Map(c.xs.map((x, i) => [x, i])), pts = new Map(got.points.map((p) => [p.ts_ms, p]));
+    eq(`pool chart ${range} ${pool}: each point is its step's last raw sample`,
+      settled.map((g) => [g, steps.get(g).last]), settled.map((g) => [g, c.series[pool + ' used'][at.get(g)]]));
+    eq(`pool chart ${range} ${pool}: the API's min, max, samples and limit of each step`,
+      settled.map((g) => { const x = steps.get(g); return [g, x.min, x.max, x.n, x.lim]; }),
+      settled.map((g) => { const p = pts.get(g) || {}; return [g, p[pool + '_bytes_min'], p[pool + '_bytes_max'], p.samples, p[pool + '_limit_bytes']]; }));
+    eq(`pool chart ${range} ${pool}: y axis at 0`, 0, c.ymin);
+    eq(`pool chart ${range}: button on`, range, await page.getAttribute('#np-ranges button.on', 'data-range'));
+    return { c, raw, got };
+  };
+  const d = await one('24h', 86400000, 300000, 'nonpaged');
+  // The stored sample at the host's last_seen_ms holds the host's current totals (the fleet's
+  // table): the store keeps what the collector shows.
+  const hp = await apiGet(`/api/v1/hosts/${LEAKER}`);
+  const at = (await apiGet(`/api/v1/hosts/${LEAKER}/totals?from=${hp.last_seen_ms}&to=${hp.last_seen_ms}&step=0`)).points;
+  eq('pool chart: the stored sample at last_seen_ms is the host\'s current totals',
+    [[hp.last_seen_ms, hp.nonpaged_bytes, hp.paged_bytes]], at.map((p) => [p.ts_ms, p.nonpaged_bytes, p.paged_bytes]));
+  // The sim reports its limit in every sample: drawn when it fits the scale, else named.
+  const lim = d.got.points[d.got.points.length - 1].nonpaged_limit_bytes;
+  check('pool chart: the limit each sample carried', lim > 0 && (d.c.series.limit ? d.c.series.limit.every((v) => v === lim)
+    : (await page.textContent('#np-note')).includes('is off this scale')), `${lim} ${await page.textContent('#np-note')}`);
+  for (const [r, ms, step] of [['6h', 6 * 3600000, 60000], ['7d', 7 * 86400000, 1800000], ['30d', 30 * 86400000, 3600000]]) {
+    await page.click(`#np-ranges button[data-range="${r}"]`);
+    await one(r, ms, step, 'nonpaged');
+  }
+  await page.click('#np-tools button[data-pool="paged"]');
+  await one('30d', 30 * 86400000, 3600000, 'paged');
+  eq('pool chart: title follows the pool', 'Paged', await page.textContent('#np-title'));
+  await page.click('#np-tools button[data-pool="nonpaged"]');
+  await page.click('#np-ranges button[data-range="24h"]');
+  await one('24h', 86400000, 300000, 'nonpaged');
+}
+
 // The tag page's chart for pool: one line per top host, named by host, y from 0, each line
 // the store's steps of that host's raw samples.
 async function tagChart(page, pool) {
@@ -449,6 +510,7 @@ async function main() {
     await page.click(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"] a.hist-link`);
     await ready(page, 'host');
     await leakCharts(page);
+    await totalsChart(page);
     await noClipping(page, 'host_leaker', false);
 
     // Host page of the leaking host: suspects, sorting by header clicks, filters.
