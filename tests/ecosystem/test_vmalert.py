@@ -31,33 +31,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import urllib.request
 import ssl
 
-SRC, FLEET = sys.argv[1], sys.argv[2]
-failed = False
-
-
-def check(name, want, got):
-    global failed
-    if want == got:
-        print(f"ok   {name}")
-    else:
-        print(f"FAIL {name}: expected [{want}] got [{got}]")
-        failed = True
-
-
-def env():
-    e = {}
-    with open(os.path.join(FLEET, "env")) as f:
-        for line in f:
-            k, _, v = line.strip().partition("=")
-            e[k] = v
-    return e
-
-
-E = env()
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import fleet  # noqa: E402 (the shared part of the vmfleet tests)
+from fleet import E, SRC, check  # noqa: E402
 
 
 def get(url, token=None):
@@ -72,8 +51,7 @@ def get(url, token=None):
 
 
 def vm(query):
-    u = E["VM_URL"] + "/api/v1/query?" + urllib.parse.urlencode({"query": query})
-    return get(u)["data"]["result"]
+    return fleet.vm("/api/v1/query", {"query": query})["data"]["result"]
 
 
 def free_port():
@@ -212,10 +190,10 @@ finally:
     proc.terminate()
     proc.wait(10)
     log.close()
-    if failed:
+    if fleet.failed:
         print("--- vmalert log")
         with open(os.path.join(work, "vmalert.log")) as f:
             print("".join(f.readlines()[-20:]))
         print("--- firing: " + json.dumps(firing)[:3000])
     shutil.rmtree(work, ignore_errors=True)
-sys.exit(1 if failed else 0)
+sys.exit(fleet.exit_code())

@@ -14,37 +14,11 @@ import os
 import re
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
-SRC, FLEET = sys.argv[1], sys.argv[2]
-failed = False
-
-
-def check(name, want, got):
-    global failed
-    if want == got:
-        print(f"ok   {name}")
-    else:
-        print(f"FAIL {name}: expected [{want}] got [{got}]")
-        failed = True
-
-
-E = {}
-with open(os.path.join(FLEET, "env")) as f:
-    for line in f:
-        k, _, v = line.strip().partition("=")
-        E[k] = v
-
-
-def vm(path, params):
-    u = E["VM_URL"] + path + "?" + urllib.parse.urlencode(params, doseq=True)
-    try:
-        with urllib.request.urlopen(u, timeout=30) as r:
-            return json.load(r)
-    except urllib.error.HTTPError as e:
-        return {"status": "error", "error": e.read().decode(errors="replace")[:300]}
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ecosystem"))
+import fleet  # noqa: E402 (the shared part of the vmfleet tests)
+from fleet import SRC, check, vm  # noqa: E402
 
 
 dash_path = os.path.join(SRC, "deploy/grafana/poolwatch.json")
@@ -109,4 +83,4 @@ for p in panels(dash["panels"]):
         check(f"{name}: {expr} -> {k} series", True, k > 0)
 print(f"     {n} expressions evaluated")
 check("expressions in the dashboard", True, n >= 20)
-sys.exit(1 if failed else 0)
+sys.exit(fleet.exit_code())

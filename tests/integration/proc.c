@@ -262,3 +262,111 @@ pid_t pw_proc_vm_start(const char *data_dir, int port, const char *log)
     fail_msg("victoria-metrics did not answer /health within 30 s");
     return -1;
 }
+
+/* ---- the daemons of the tests ------------------------------------------------------------ */
+
+const char *pw_proc_daemon_path(const pw_proc_daemon_t *dm, const char *rel, char *out, size_t n)
+{
+    if (snprintf(out, n, "%s%s/%s", dm->wine ? "Z:" : "", dm->dir, rel) >= (int)n)
+        fail_msg("path %s/%s longer than %zu bytes: make the buffer larger", dm->dir, rel, n);
+    for (char *p = out; dm->wine && *p; p++)
+        if (*p == '/')
+            *p = '\\';
+    return out;
+}
+
+#define MAX_ARGS 32
+
+/* argv[0..n) = [wine] exe, then the daemon's flags */
+static size_t launch_args(const pw_proc_daemon_t *dm, char **argv)
+{
+    size_t n = 0;
+    if (dm->wine)
+        argv[n++] = (char *)(uintptr_t)dm->wine;
+    argv[n++] = (char *)(uintptr_t)dm->exe;
+    return n;
+}
+
+static void add_extra(char **argv, size_t *n, const char *const *extra, size_t n_extra)
+{
+    for (size_t i = 0; i < n_extra; i++)
+        if (extra[i] != NULL) {
+            assert_true(*n < MAX_ARGS - 1);
+            argv[(*n)++] = (char *)(uintptr_t)extra[i];
+        }
+    argv[*n] = NULL;
+}
+
+pid_t pw_proc_start_collector(const pw_proc_daemon_t *dm, const char *name, const char *db,
+                              int agents_port, int http_port, const char *const *extra,
+                              size_t n_extra)
+{
+    char log[400], listen[64], a_db[700], ca[700], cert[700], key[700], http[64], tokens[700],
+        w[600];
+    snprintf(log, sizeof(log), "%s/%s.log", dm->dir, name);
+    snprintf(listen, sizeof(listen), "--agents.listen=127.0.0.1:%d", agents_port);
+    snprintf(a_db, sizeof(a_db), "--store.path=%s", pw_proc_daemon_path(dm, db, w, sizeof(w)));
+    snprintf(ca, sizeof(ca), "--agents.ca_file=%s",
+             pw_proc_daemon_path(dm, "pki/ca.pem", w, sizeof(w)));
+    snprintf(cert, sizeof(cert), "--agents.cert_file=%s",
+             pw_proc_daemon_path(dm, "pki/collector.pem", w, sizeof(w)));
+    snprintf(key, sizeof(key), "--agents.key_file=%s",
+             pw_proc_daemon_path(dm, "pki/collector.key", w, sizeof(w)));
+    snprintf(http, sizeof(http), "--http.listen=127.0.0.1:%d", http_port);
+    snprintf(tokens, sizeof(tokens), "--http.tokens_file=%s",
+             pw_proc_daemon_path(dm, "tokens", w, sizeof(w)));
+    char *argv[MAX_ARGS];
+    size_t n = launch_args(dm, argv);
+    const char *flags[] = {listen, a_db, ca,     cert,
+                           key,    http, tokens, "--collector.log_level=debug"};
+    add_extra(argv, &n, flags, sizeof(flags) / sizeof(flags[0]));
+    add_extra(argv, &n, extra, n_extra);
+    return pw_proc_spawn(argv, log);
+}
+
+pid_t pw_proc_start_agent(const pw_proc_daemon_t *dm, int port, const char *name,
+                          const char *source, const char *host, const char *cert,
+                          const char *interval, const char *const *extra, size_t n_extra)
+{
+    char log[400], rel[300], w[600], src[700], a_host[300], spool[700], ep[64], ca[700],
+        a_cert[700], a_key[700], iv[64];
+    snprintf(log, sizeof(log), "%s/agent-%s.log", dm->dir, name);
+    snprintf(src, sizeof(src), "--agent.source=%s", source);
+    snprintf(a_host, sizeof(a_host), "--agent.host_name=%s", host);
+    snprintf(rel, sizeof(rel), "spool-%s", name);
+    snprintf(spool, sizeof(spool), "--spool.dir=%s", pw_proc_daemon_path(dm, rel, w, sizeof(w)));
+    snprintf(ep, sizeof(ep), "--collector.endpoints=127.0.0.1:%d", port);
+    snprintf(ca, sizeof(ca), "--collector.ca_file=%s",
+             pw_proc_daemon_path(dm, "pki/ca.pem", w, sizeof(w)));
+    snprintf(rel, sizeof(rel), "%s.pem", cert);
+    snprintf(a_cert, sizeof(a_cert), "--collector.cert_file=%s",
+             pw_proc_daemon_path(dm, rel, w, sizeof(w)));
+    snprintf(rel, sizeof(rel), "%s.key", cert);
+    snprintf(a_key, sizeof(a_key), "--collector.key_file=%s",
+             pw_proc_daemon_path(dm, rel, w, sizeof(w)));
+    snprintf(iv, sizeof(iv), "--agent.interval=%s", interval);
+    char *argv[MAX_ARGS];
+    size_t n = launch_args(dm, argv);
+    const char *flags[] = {src,
+                           a_host,
+                           spool,
+                           ep,
+                           ca,
+                           a_cert,
+                           a_key,
+                           "--collector.server_name=localhost",
+                           "--collector.backoff_min=200ms",
+                           "--collector.backoff_max=1s",
+                           iv};
+    add_extra(argv, &n, flags, sizeof(flags) / sizeof(flags[0]));
+    add_extra(argv, &n, extra, n_extra);
+    return pw_proc_spawn(argv, log);
+}
+
+int pw_proc_run_tests(const struct CMUnitTest *tests, size_t n)
+{
+    signal(SIGPIPE, SIG_IGN);
+    int r = _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
+    pw_proc_kill_all();
+    return pw_test_exit(r);
+}

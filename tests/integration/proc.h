@@ -62,6 +62,44 @@ char *pw_proc_https(const char *ca_file, int port, const char *token, const char
 /* The unsigned integer after "key": in a JSON text (the first one), or `dflt` when absent. */
 uint64_t pw_proc_json_u64(const char *json, const char *key, uint64_t dflt);
 
+/* How an end-to-end test starts a daemon (pw_proc_start_collector, pw_proc_start_agent): the
+ * binary, natively or under Wine, and the test directory that holds its files: pki/ (from
+ * deploy/pki.sh: ca.pem, collector.pem/.key, agent-HOST.pem/.key), tokens, the store, spools
+ * and logs. A program under Wine is given this machine's paths in their Windows spelling. */
+typedef struct pw_proc_daemon_s {
+    const char *wine; /* NULL: run `exe` natively; else the wine program that runs it */
+    const char *exe;  /* poolwatch-collector or poolwatch-agent (a .exe under Wine) */
+    const char *dir;  /* the test directory (absolute) */
+} pw_proc_daemon_t;
+
+/* The path <dir>/<rel> as the daemon is given it: as it is natively, "Z:" and '\' for '/'
+ * under Wine (Wine maps drive Z: to "/"), into out (n bytes). Returns out. */
+const char *pw_proc_daemon_path(const pw_proc_daemon_t *dm, const char *rel, char *out, size_t n);
+
+/* Starts a collector with its log at <dir>/<name>.log: agents on 127.0.0.1:agents_port with
+ * the pki/ certificates, the store at <dir>/<db>, the API on 127.0.0.1:http_port with the
+ * tokens file <dir>/tokens, log level debug, then `extra` (NULL entries skipped, n_extra of
+ * them). Returns its PID. */
+pid_t pw_proc_start_collector(const pw_proc_daemon_t *dm, const char *name, const char *db,
+                              int agents_port, int http_port, const char *const *extra,
+                              size_t n_extra);
+
+/* Starts an agent with its log at <dir>/agent-<name>.log and its spool at <dir>/spool-<name>:
+ * source `source`, host name `host`, certificate <dir>/<cert>.pem and .key ("pki/agent-HOST"),
+ * CA <dir>/pki/ca.pem, streaming to 127.0.0.1:port (server name localhost, reconnecting after
+ * 200 ms to 1 s), sampling every `interval` ("100ms"), then `extra` (NULL entries skipped).
+ * Returns its PID. */
+pid_t pw_proc_start_agent(const pw_proc_daemon_t *dm, int port, const char *name,
+                          const char *source, const char *host, const char *cert,
+                          const char *interval, const char *const *extra, size_t n_extra);
+
+struct CMUnitTest; /* cmocka.h */
+
+/* The main of an end-to-end program: runs the `n` cmocka tests with SIGPIPE ignored (a peer
+ * that hangs up must not end the test), then kills every child still running; returns the exit
+ * code (pw_test_exit: 77 when something was skipped). */
+int pw_proc_run_tests(const struct CMUnitTest *tests, size_t n);
+
 /* Starts Debian's VictoriaMetrics (/usr/bin/victoria-metrics) on 127.0.0.1:port with its data
  * in `data_dir`, a 100-year retention (samples of any age), deduplication of samples with one
  * timestamp (-dedup.minScrapeInterval=1ms: a request sent again after a lost answer stores

@@ -35,29 +35,20 @@ static int file_contains(const char *path, const char *needle)
     return pw_test_file_contains(path, needle);
 }
 
-static char coll_port[16], listen_arg[64], db_arg[300], ca_arg[300], cert_arg[300], key_arg[300],
-    http_port[16], http_arg[64], tokens_arg[300];
+static char coll_port[16], http_port[16];
 
 /* The admin token of the test; the tokens file holds its SHA-256. */
 #define ADMIN_TOKEN "e2e-admin-token-0123456789"
 
+/* The native daemons of this test (proc.h), their files in `dir`. */
+static pw_proc_daemon_t collector_bin = {NULL, PW_COLLECTOR_BIN, dir};
+static pw_proc_daemon_t agent_bin = {NULL, PW_AGENT_BIN, dir};
+
 /* The collector with one more option `extra` (NULL: none). */
 static pid_t start_collector_with(const char *extra)
 {
-    char log[300];
-    snprintf(log, sizeof(log), "%s/collector.log", dir);
-    char *argv[] = {PW_COLLECTOR_BIN,
-                    listen_arg,
-                    db_arg,
-                    ca_arg,
-                    cert_arg,
-                    key_arg,
-                    http_arg,
-                    tokens_arg,
-                    "--collector.log_level=debug",
-                    (char *)(uintptr_t)extra,
-                    NULL};
-    return pw_proc_spawn(argv, log);
+    return pw_proc_start_collector(&collector_bin, "collector", "pw.db", atoi(coll_port),
+                                   atoi(http_port), &extra, 1);
 }
 
 static pid_t start_collector(void)
@@ -65,35 +56,13 @@ static pid_t start_collector(void)
     return start_collector_with(NULL);
 }
 
+/* An agent sampling every 100 ms, its certificate <dir>/<cert>.pem. */
 static pid_t start_agent(const char *name, const char *source, const char *host, const char *cert,
                          const char *extra1, const char *extra2)
 {
-    char log[300], a_src[600], a_host[300], a_spool[300], a_ep[64], a_ca[300], a_cert[300],
-        a_key[300];
-    snprintf(log, sizeof(log), "%s/agent-%s.log", dir, name);
-    snprintf(a_src, sizeof(a_src), "--agent.source=%s", source);
-    snprintf(a_host, sizeof(a_host), "--agent.host_name=%s", host);
-    snprintf(a_spool, sizeof(a_spool), "--spool.dir=%s/spool-%s", dir, name);
-    snprintf(a_ep, sizeof(a_ep), "--collector.endpoints=127.0.0.1:%s", coll_port);
-    snprintf(a_ca, sizeof(a_ca), "--collector.ca_file=%s/pki/ca.pem", dir);
-    snprintf(a_cert, sizeof(a_cert), "--collector.cert_file=%s/%s.pem", dir, cert);
-    snprintf(a_key, sizeof(a_key), "--collector.key_file=%s/%s.key", dir, cert);
-    char *argv[] = {PW_AGENT_BIN,
-                    a_src,
-                    a_host,
-                    a_spool,
-                    a_ep,
-                    a_ca,
-                    a_cert,
-                    a_key,
-                    "--collector.server_name=localhost",
-                    "--collector.backoff_min=200ms",
-                    "--collector.backoff_max=1s",
-                    "--agent.interval=100ms",
-                    (char *)(uintptr_t)extra1,
-                    (char *)(uintptr_t)extra2,
-                    NULL};
-    return pw_proc_spawn(argv, log);
+    const char *extra[] = {extra1, extra2};
+    return pw_proc_start_agent(&agent_bin, atoi(coll_port), name, source, host, cert, "100ms",
+                               extra, 2);
 }
 
 static void run_pki(void)
@@ -193,14 +162,7 @@ static void e2e_setup(void)
     assert_non_null(mkdtemp(dir));
     run_pki();
     snprintf(coll_port, sizeof(coll_port), "%d", pw_proc_free_port());
-    snprintf(listen_arg, sizeof(listen_arg), "--agents.listen=127.0.0.1:%s", coll_port);
-    snprintf(db_arg, sizeof(db_arg), "--store.path=%s/pw.db", dir);
-    snprintf(ca_arg, sizeof(ca_arg), "--agents.ca_file=%s/pki/ca.pem", dir);
-    snprintf(cert_arg, sizeof(cert_arg), "--agents.cert_file=%s/pki/collector.pem", dir);
-    snprintf(key_arg, sizeof(key_arg), "--agents.key_file=%s/pki/collector.key", dir);
     snprintf(http_port, sizeof(http_port), "%d", pw_proc_free_port());
-    snprintf(http_arg, sizeof(http_arg), "--http.listen=127.0.0.1:%s", http_port);
-    snprintf(tokens_arg, sizeof(tokens_arg), "--http.tokens_file=%s/tokens", dir);
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "%s/tokens", dir);
     pw_proc_tokens_file(cmd, ADMIN_TOKEN, "admin e2e");
@@ -1013,7 +975,6 @@ static void test_e2e_cert_rotation_and_revocation(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_agents_collector_store),
         cmocka_unit_test(test_e2e_clock_and_twins),
@@ -1021,7 +982,5 @@ int main(void)
         cmocka_unit_test(test_e2e_raw_connections_do_not_lock_out_agents),
         cmocka_unit_test(test_e2e_cert_rotation_and_revocation),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    pw_proc_kill_all();
-    return pw_test_exit(r);
+    return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
 }

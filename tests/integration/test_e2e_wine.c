@@ -48,26 +48,9 @@ static int file_contains(const char *path, const char *needle)
 
 static pid_t start_collector(void)
 {
-    char log[300], listen_arg[64], db[300], ca[300], cert[300], key[300], http[64], tokens[300];
-    snprintf(log, sizeof(log), "%s/collector.log", dir);
-    snprintf(listen_arg, sizeof(listen_arg), "--agents.listen=127.0.0.1:%s", coll_port);
-    snprintf(db, sizeof(db), "--store.path=%s/pw.db", dir);
-    snprintf(ca, sizeof(ca), "--agents.ca_file=%s/pki/ca.pem", dir);
-    snprintf(cert, sizeof(cert), "--agents.cert_file=%s/pki/collector.pem", dir);
-    snprintf(key, sizeof(key), "--agents.key_file=%s/pki/collector.key", dir);
-    snprintf(http, sizeof(http), "--http.listen=127.0.0.1:%d", http_port);
-    snprintf(tokens, sizeof(tokens), "--http.tokens_file=%s/tokens", dir);
-    char *argv[] = {PW_COLLECTOR_BIN,
-                    listen_arg,
-                    db,
-                    ca,
-                    cert,
-                    key,
-                    http,
-                    tokens,
-                    "--collector.log_level=debug",
-                    NULL};
-    return pw_proc_spawn(argv, log);
+    pw_proc_daemon_t native = {NULL, PW_COLLECTOR_BIN, dir};
+    return pw_proc_start_collector(&native, "collector", "pw.db", atoi(coll_port), http_port, NULL,
+                                   0);
 }
 
 /* Starts `exe` under Wine (wine.h) against this test's collector. */
@@ -388,11 +371,8 @@ static void test_e2e_wine_agent(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_wine_agent),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    pw_proc_kill_all();
-    return pw_test_exit(r);
+    return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -40,59 +40,21 @@ static const char *wpath(const char *rel, char *out, size_t n)
 /* poolwatch-collector.exe under Wine; its log in <dir>/<name>.log. */
 static pid_t start_collector(const char *name, const char *db, int agents, int http)
 {
-    char log[300], a_listen[64], a_db[400], a_ca[400], a_cert[400], a_key[400], a_http[64],
-        a_tok[400], w[400];
-    snprintf(log, sizeof(log), "%s/%s.log", dir, name);
-    snprintf(a_listen, sizeof(a_listen), "--agents.listen=127.0.0.1:%d", agents);
-    snprintf(a_db, sizeof(a_db), "--store.path=%s", wpath(db, w, sizeof(w)));
-    snprintf(a_ca, sizeof(a_ca), "--agents.ca_file=%s", wpath("pki/ca.pem", w, sizeof(w)));
-    snprintf(a_cert, sizeof(a_cert), "--agents.cert_file=%s",
-             wpath("pki/collector.pem", w, sizeof(w)));
-    snprintf(a_key, sizeof(a_key), "--agents.key_file=%s",
-             wpath("pki/collector.key", w, sizeof(w)));
-    snprintf(a_http, sizeof(a_http), "--http.listen=127.0.0.1:%d", http);
-    snprintf(a_tok, sizeof(a_tok), "--http.tokens_file=%s", wpath("tokens", w, sizeof(w)));
-    char *argv[] = {(char *)(uintptr_t)wine,
-                    (char *)(uintptr_t)coll_exe,
-                    a_listen,
-                    a_db,
-                    a_ca,
-                    a_cert,
-                    a_key,
-                    a_http,
-                    a_tok,
-                    "--collector.log_level=debug",
-                    NULL};
-    return pw_proc_spawn(argv, log);
+    pw_proc_daemon_t exe = {wine, coll_exe, dir};
+    return pw_proc_start_collector(&exe, name, db, agents, http, NULL, 0);
 }
 
 /* The native Linux agent replaying case09 as LINUXHOST, its first screen at start_ms. */
 static pid_t start_linux_agent(uint64_t start_ms)
 {
-    char log[300], a_src[700], a_spool[400], a_ep[64], a_ca[400], a_cert[400], a_key[400],
-        a_start[64];
-    snprintf(log, sizeof(log), "%s/agent-linux.log", dir);
-    snprintf(a_src, sizeof(a_src), "--agent.source=replay:%s",
+    char src[700], start[64];
+    snprintf(src, sizeof(src), "replay:%s",
              pw_test_fixture("poolmon/case09_poolmon_xp_msdocs_drsd_before_after_replay.txt"));
-    snprintf(a_spool, sizeof(a_spool), "--spool.dir=%s/spool-linux", dir);
-    snprintf(a_ep, sizeof(a_ep), "--collector.endpoints=127.0.0.1:%d", coll_port);
-    snprintf(a_ca, sizeof(a_ca), "--collector.ca_file=%s/pki/ca.pem", dir);
-    snprintf(a_cert, sizeof(a_cert), "--collector.cert_file=%s/pki/agent-LINUXHOST.pem", dir);
-    snprintf(a_key, sizeof(a_key), "--collector.key_file=%s/pki/agent-LINUXHOST.key", dir);
-    snprintf(a_start, sizeof(a_start), "--replay.start=%llums", (unsigned long long)start_ms);
-    char *argv[] = {PW_AGENT_BIN,
-                    a_src,
-                    "--agent.host_name=LINUXHOST",
-                    a_spool,
-                    a_ep,
-                    a_ca,
-                    a_cert,
-                    a_key,
-                    "--collector.server_name=localhost",
-                    "--replay.exit_when_done",
-                    a_start,
-                    NULL};
-    return pw_proc_spawn(argv, log);
+    snprintf(start, sizeof(start), "--replay.start=%llums", (unsigned long long)start_ms);
+    pw_proc_daemon_t native = {NULL, PW_AGENT_BIN, dir};
+    const char *extra[] = {"--replay.exit_when_done", start};
+    return pw_proc_start_agent(&native, coll_port, "linux", src, "LINUXHOST", "pki/agent-LINUXHOST",
+                               "200ms", extra, 2);
 }
 
 /* Runs `poolwatch.exe --url ... --ca ... --token ... ARGS` under Wine; returns its stdout
@@ -392,11 +354,8 @@ static void test_e2e_wine_collector(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_wine_collector),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    pw_proc_kill_all();
-    return pw_test_exit(r);
+    return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
 }

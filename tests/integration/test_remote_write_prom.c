@@ -277,11 +277,8 @@ static void test_remote_write_prometheus(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_remote_write_prometheus),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    pw_proc_kill_all();
-    return pw_test_exit(r);
+    return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -21,39 +21,11 @@ pid_t pw_wine_start_agent(const char *wine, const char *exe, const char *dir, in
                           const char *name, const char *source, const char *host,
                           const char *extra1, const char *extra2)
 {
-    char log[300], tmp[600], a_src[700], a_host[300], a_spool[700], a_ep[64], a_ca[700],
-        a_cert[700], a_key[700];
-    snprintf(log, sizeof(log), "%s/agent-%s.log", dir, name);
-    snprintf(a_src, sizeof(a_src), "--agent.source=%s", source);
-    snprintf(a_host, sizeof(a_host), "--agent.host_name=%s", host);
-    snprintf(tmp, sizeof(tmp), "%s/spool-%s", dir, name);
-    snprintf(a_spool, sizeof(a_spool), "--spool.dir=%s", pw_wine_path(tmp, tmp, sizeof(tmp)));
-    snprintf(a_ep, sizeof(a_ep), "--collector.endpoints=127.0.0.1:%d", port);
-    snprintf(tmp, sizeof(tmp), "%s/pki/ca.pem", dir);
-    snprintf(a_ca, sizeof(a_ca), "--collector.ca_file=%s", pw_wine_path(tmp, tmp, sizeof(tmp)));
-    snprintf(tmp, sizeof(tmp), "%s/pki/agent-%s.pem", dir, host);
-    snprintf(a_cert, sizeof(a_cert), "--collector.cert_file=%s",
-             pw_wine_path(tmp, tmp, sizeof(tmp)));
-    snprintf(tmp, sizeof(tmp), "%s/pki/agent-%s.key", dir, host);
-    snprintf(a_key, sizeof(a_key), "--collector.key_file=%s", pw_wine_path(tmp, tmp, sizeof(tmp)));
-    char *argv[] = {(char *)(uintptr_t)wine,
-                    (char *)(uintptr_t)exe,
-                    a_src,
-                    a_host,
-                    a_spool,
-                    a_ep,
-                    a_ca,
-                    a_cert,
-                    a_key,
-                    "--collector.server_name=localhost",
-                    "--collector.backoff_min=200ms",
-                    "--collector.backoff_max=1s",
-                    "--agent.interval=200ms",
-                    "--agent.log_level=info",
-                    (char *)(uintptr_t)extra1,
-                    (char *)(uintptr_t)extra2,
-                    NULL};
-    return pw_proc_spawn(argv, log);
+    pw_proc_daemon_t dm = {wine, exe, dir};
+    char cert[300];
+    snprintf(cert, sizeof(cert), "pki/agent-%s", host);
+    const char *extra[] = {"--agent.log_level=info", extra1, extra2};
+    return pw_proc_start_agent(&dm, port, name, source, host, cert, "200ms", extra, 3);
 }
 
 static void put32(uint8_t *p, uint32_t v)
