@@ -1425,6 +1425,7 @@ int pw_agent_run(const pw_agent_cfg_t *cfg, pw_diag_t *d)
         return r;
     uv_run(&a->loop, UV_RUN_DEFAULT);
     pw_agent_close(a);
+    PW_LOG_INFO(MOD, "stopped"); /* the last line of a run: spool closed, connection gone */
     return 0;
 }
 

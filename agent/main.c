@@ -21,6 +21,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: poolwatch-agent [--config FILE] [--section.option=VALUE ...]\n"
                  "       poolwatch-agent --check-config [--config FILE] [options]\n"
                  "       poolwatch-agent --print-example\n"
+                 "       poolwatch-agent --version | -V\n"
                  "\n"
                  "Samples kernel pool tags (or slab caches) and streams them to a poolwatch\n"
                  "collector over mutual TLS. Every option of the file can be given as a flag,\n"

@@ -129,7 +129,7 @@ void pw_cli_usage(FILE *f)
 {
     fputs("usage: poolwatch [--url URL] [--token TOKEN] [--ca FILE] [--json [--compact]] COMMAND "
           "...\n"
-          "       poolwatch help COMMAND | COMMAND --help | --version\n"
+          "       poolwatch help COMMAND | COMMAND --help | --version | -V\n"
           "\n"
           "Commands:\n"
           "  parse FILE [--format auto|poolmon|slabinfo]   show what a saved capture holds\n"
@@ -293,7 +293,7 @@ int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err
             cli.compact = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             want_help = 1; /* the command's help when a command is named */
-        } else if (strcmp(argv[i], "--version") == 0) {
+        } else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
             pw_free(rest);
             pw_daemon_print_version(out, "poolwatch", OpenSSL_version(OPENSSL_VERSION));
             return PW_EXIT_OK;

@@ -447,6 +447,10 @@ out:
     pw_store_lock_release(c->store_lock);
     pw_tls_ctx_free(c->tls_ctx);
     pw_free(c);
+    /* the last line of a run: every part closed, the store's WAL checkpointed, its lock free
+     * (a stop said "stopping" at the signal; this says it got there) */
+    if (r == 0)
+        PW_LOG_INFO(MOD, "stopped: store %s closed", cfg->db_path);
     return r;
 }
 

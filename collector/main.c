@@ -21,6 +21,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: poolwatch-collector [--config FILE] [--section.option=VALUE ...]\n"
                  "       poolwatch-collector --check-config [--config FILE] [options]\n"
                  "       poolwatch-collector --print-example\n"
+                 "       poolwatch-collector --version | -V\n"
                  "\n"
                  "Receives pool-tag samples from poolwatch agents over mutual TLS, stores their\n"
                  "history, finds leaking tags and serves the query API, dashboard and metrics.\n"

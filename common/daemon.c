@@ -38,16 +38,26 @@ static int with_config(const pw_daemon_t *dm, void *cfg, int argc, char **argv, 
                                       "help",    "version",      NULL};
     const char *path = NULL;
     int optind = 0;
-    if (pw_config_find_flag(argc, argv, "config", &path) < 0 ||
-        pw_config_defaults(dm->options, cfg, d) < 0 ||
-        (path != NULL && pw_config_load_file(dm->options, cfg, path, d) < 0) ||
-        pw_config_apply_args(dm->options, cfg, argc, argv, own, &optind, d) < 0 ||
-        pw_config_check(dm->options, cfg, d) < 0) {
+    int bad = pw_config_find_flag(argc, argv, "config", &path) < 0 ||
+              pw_config_defaults(dm->options, cfg, d) < 0 ||
+              (path != NULL && pw_config_load_file(dm->options, cfg, path, d) < 0) ||
+              pw_config_apply_args(dm->options, cfg, argc, argv, own, &optind, d) < 0;
+    /* an argument that is no option is said before what the options lack */
+    if (!bad && optind >= argc && pw_config_check(dm->options, cfg, d) < 0)
+        bad = 1;
+    if (bad) {
         fprintf(pw_log_file(), "%s: %s\n", dm->name, d->msg[0] ? d->msg : "bad --config");
         return 2;
     }
     if (optind < argc) {
-        fprintf(pw_log_file(), "%s: unexpected argument '%s'\n", dm->name, argv[optind]);
+        /* a short option other than -h and -V is not one: say what the options look like */
+        if (argv[optind][0] == '-' && argv[optind][1] != '-' && argv[optind][1] != '\0')
+            fprintf(pw_log_file(),
+                    "%s: unknown option '%s' (options are --section.name=VALUE, --config FILE, "
+                    "--check-config, --help or -h, --version or -V)\n",
+                    dm->name, argv[optind]);
+        else
+            fprintf(pw_log_file(), "%s: unexpected argument '%s'\n", dm->name, argv[optind]);
         dm->usage(pw_log_file());
         return 2;
     }
@@ -87,7 +97,7 @@ int pw_daemon_main(const pw_daemon_t *dm, void *cfg, size_t cfg_size, int argc, 
             dm->usage(stdout);
             return 0;
         }
-        if (strcmp(argv[i], "--version") == 0) {
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
             pw_daemon_print_version(stdout, dm->name, dm->tls_library ? dm->tls_library() : NULL);
             return 0;
         }

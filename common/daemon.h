@@ -1,7 +1,7 @@
 /* daemon.h: the command line the daemons share (poolwatch-agent, poolwatch-collector):
- * --help, --version, --print-example, the configuration from defaults, --config FILE and
- * --section.option=VALUE flags (common/config.h), the log level, then --check-config (check and
- * print the effective configuration) or the daemon's run function.
+ * --help (-h), --version (-V), --print-example, the configuration from defaults, --config
+ * FILE and --section.option=VALUE flags (common/config.h), the log level, then --check-config
+ * (check and print the effective configuration) or the daemon's run function.
  *
  * Exit codes: 0 (success, help, example), 1 (the run or the example failed), 2 (bad command
  * line or configuration, or the check failed). Messages go to stderr prefixed by the name. */

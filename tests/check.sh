@@ -45,8 +45,9 @@ finish() {
     exit 0
 }
 
-# check_stops NAME PID LOG: the daemon PID is still running, then stops on SIGTERM with exit 0
-# and logs "SIGTERM: stopping" in LOG.
+# check_stops NAME PID LOG: the daemon PID is still running, then stops on SIGTERM with exit 0,
+# logs "SIGTERM: stopping" in LOG and, as its last line, that it stopped ("[agent] stopped",
+# "[collector] stopped: store ... closed").
 check_stops() {
     kill -0 "$2" 2>/dev/null
     check "$1 still running" 0 $?
@@ -54,4 +55,5 @@ check_stops() {
     wait "$2"
     check "$1 stops on SIGTERM" 0 $?
     check "$1 logged SIGTERM" 1 "$(grep -c 'SIGTERM: stopping' "$3")"
+    check "$1 logged that it stopped, last" 1 "$(tail -n 1 "$3" | grep -cE '\] stopped(: store .* closed)?$')"
 }

@@ -45,6 +45,9 @@ check "check-config right host exit" 0 $?
 "$AGENT" --version >"$tmp/out" 2>"$tmp/err"
 check "version exit" 0 $?
 check "version line" 1 "$(grep -cE '^poolwatch-agent [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{4,}|unknown)\), OpenSSL [0-9]' "$tmp/out")"
+"$AGENT" -V >"$tmp/out2" 2>"$tmp/err"
+check "-V exit" 0 $?
+check "-V prints the --version line" "$(cat "$tmp/out")" "$(cat "$tmp/out2")"
 
 # SIGHUP (a closed terminal, `systemctl reload`) never kills the agent: it logs it and goes on.
 # The collector endpoint is closed, so the agent samples into its spool and retries.

@@ -37,6 +37,11 @@ check "missing file exit" 2 $?
 check "refused connection exit" 1 $?
 "$PW" frobnicate >/dev/null 2>&1
 check "unknown command exit" 2 $?
+"$PW" --version >"$tmp/out" 2>&1
+check "--version exit" 0 $?
+"$PW" -V >"$tmp/out2" 2>&1
+check "-V exit" 0 $?
+check "-V is --version" "$(cat "$tmp/out")" "$(cat "$tmp/out2")"
 "$PW" --help | grep -q '^Exit codes: 0 ok, 1 server or network error, 2 usage or input error, 3 not found,$'
 check "help lists exit codes" 0 $?
 

@@ -15,6 +15,16 @@ trap 'rm -rf "$tmp"' EXIT
 "$COLL" --version >"$tmp/out" 2>"$tmp/err"
 check "version exit" 0 $?
 check "version line" 1 "$(grep -cE '^poolwatch-collector [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{4,}|unknown)\), OpenSSL [0-9]' "$tmp/out")"
+# -V is --version (it said "unexpected argument '-V'" and the usage)
+"$COLL" -V >"$tmp/out2" 2>"$tmp/err"
+check "-V exit" 0 $?
+check "-V prints the --version line" "$(cat "$tmp/out")" "$(cat "$tmp/out2")"
+# another short option is named as an unknown option, with what the options look like
+"$COLL" -x >"$tmp/out" 2>"$tmp/err"
+check "-x exit" 2 $?
+check "-x says it is an unknown option" \
+    "poolwatch-collector: unknown option '-x' (options are --section.name=VALUE, --config FILE, --check-config, --help or -h, --version or -V)" \
+    "$(head -n 1 "$tmp/err")"
 
 "$COLL" --new-token read ops >"$tmp/out" 2>"$tmp/err"
 check "new-token exit" 0 $?
