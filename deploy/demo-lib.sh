@@ -40,6 +40,19 @@ demo_mode() {
       "$script --stop stops it" >&2
     exit 1
   fi
+  # The previous demo's collector is gone (stopped by hand, or it died) but its agents may
+  # still run, retrying: a new start would lose their PIDs (the list is rewritten) and leave
+  # them orphaned, streaming into the new collector from spools it removes. Stop them first.
+  if [ -f "$DEMO/pids" ]; then
+    local left=0
+    while read -r p; do
+      [ -n "$p" ] && demo_alive "$p" && demo_ours "$p" && left=$((left + 1))
+    done <"$DEMO/pids"
+    if [ "$left" -gt 0 ]; then
+      echo "the previous demo's collector is gone; stopping its $left process(es) still running"
+      stop_demo || echo "(not all of them exited cleanly: above)" >&2
+    fi
+  fi
   # A detached demo runs its daemons in their own sessions (setsid: no controlling terminal,
   # so closing the terminal sends them no SIGHUP); a foreground run keeps them in its session
   # and stops them itself when the terminal goes away (demo_traps).

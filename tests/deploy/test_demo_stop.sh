@@ -14,6 +14,8 @@
 #     (exit 0: SIGTERM, not SIGKILL) and says so.
 #  3. a daemon of the demo that ignores SIGTERM is killed after POOLWATCH_STOP_TIMEOUT (1 s
 #     here), said, and stop_demo returns 1.
+#  4. the user stops the collector by hand (it logs that it stopped) and starts a demo again:
+#     the previous demo's agents still running are stopped first and said, not orphaned.
 set -u
 COLL=$1 SRC=$2
 # shellcheck source=../check.sh
@@ -127,5 +129,39 @@ check "stop_demo says when it had to kill" 1 $?
 { wait "$ST"; } 2>/dev/null
 check "the daemon that ignored SIGTERM was killed" 137 $?
 check "and said so" 1 "$(grep -c "PID $ST (bash -c .*) did not exit within 1 s of SIGTERM: killed" "$dir/stop4.out")"
+
+# --- 4. a new start after the user stopped the collector by hand ---
+: >"$DEMO/pids"
+: >"$DEMO/logs/collector.log"
+start collector "$COLL" --config "$DEMO/collector.conf"
+C1=$(tail -n1 "$DEMO/pids")
+wait_for "the collector's listeners" 30 listening || exit 1
+# two of the demo's agents (their command lines name the demo directory), retrying for ever
+agent_loop='trap "exit 0" TERM; while :; do sleep 0.1; done'
+start agent-a bash -c "$agent_loop" agent "$DEMO/spool/a"
+A1=$(tail -n1 "$DEMO/pids")
+start agent-b bash -c "$agent_loop" agent "$DEMO/spool/b"
+A2=$(tail -n1 "$DEMO/pids")
+kill -TERM "$C1"
+wait "$C1"
+check "the collector stopped by hand exits 0" 0 $?
+check "it logged that it stopped, last" 1 \
+    "$(tail -n 1 "$DEMO/logs/collector.log" | grep -c "\] stopped: store .*poolwatch.db closed$")"
+(demo_mode "$SRC/deploy/quickstart.sh" 2,16 --detach) >"$dir/start2.out" 2>&1
+check "a new --detach start goes on" 0 $?
+check "it says it stops the previous demo's agents" 1 \
+    "$(grep -c "^the previous demo's collector is gone; stopping its 2 process(es) still running$" "$dir/start2.out")"
+bg+=("$A1" "$A2") # killed by the cleanup if still running
+orphans_gone() { ! demo_alive "$A1" && ! demo_alive "$A2"; }
+if orphans_gone; then
+    wait "$A1"
+    check "the first orphan agent was stopped (SIGTERM, exit 0)" 0 $?
+    wait "$A2"
+    check "the second orphan agent was stopped (SIGTERM, exit 0)" 0 $?
+else
+    check "the previous demo's agents were stopped" "stopped" "still running"
+fi
+check "the pids file is gone, for the new demo's list" no "$([ -e "$DEMO/pids" ] && echo yes || echo no)"
+
 if [ "$fail" = 0 ]; then echo "all checks passed"; fi
 finish
