@@ -135,7 +135,8 @@ void pw_api_resp_close(pw_api_resp_t *resp);
 int pw_api_handle(pw_api_t *api, const pw_api_req_t *req, pw_api_resp_t *resp);
 
 /* Fills resp with the error object. code is the short name ("ENOENT", "EINVAL" ...).
- * Returns status. */
+ * resp->body is then also a C string: a NUL follows its body.len bytes (not counted, not
+ * sent), so a caller may strstr the message. Returns status. */
 int pw_api_error(pw_api_resp_t *resp, int status, const char *code, const char *fmt, ...)
     __attribute__((format(PW_PRINTF_FORMAT, 4, 5)));
 

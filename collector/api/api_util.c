@@ -152,13 +152,16 @@ int pw_api_error(pw_api_resp_t *resp, int status, const char *code, const char *
     resp->status = status;
     resp->content_type = "application/json";
     if (e == NULL) {
+        /* with its NUL, not counted (as below) */
         static const char oom[] = "{\"error\":{\"code\":\"ENOMEM\",\"message\":\"out of memory\"}}";
-        pw_buf_append(&resp->body, oom, sizeof(oom) - 1);
+        if (pw_buf_append(&resp->body, oom, sizeof(oom)) == 0)
+            resp->body.len--;
         return status;
     }
     size_t n = json_dumpb(e, NULL, 0, JSON_COMPACT);
     if (pw_buf_reserve(&resp->body, n + 1) == 0) {
         json_dumpb(e, (char *)resp->body.data, n, JSON_COMPACT);
+        resp->body.data[n] = '\0'; /* a C string to its readers (api.h), not sent */
         resp->body.len = n;
     }
     json_decref(e);

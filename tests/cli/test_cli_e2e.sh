@@ -96,6 +96,16 @@ POOLWATCH_TOKEN=$READ "$PW" series OLD01 'Abcd' --pool nonpaged --from 2024-03-1
 check "series exit" 0 $?
 check "series points" 1 "$(grep -c '^2024-03-14 10:10:00Z .* 10000 ' "$dir/out")"
 cat "$dir/err"
+# a tag the host never had is not found (exit 3, as docs/cli.md says), not an empty series
+POOLWATCH_TOKEN=$READ "$PW" series OLD01 NOPE >"$dir/out" 2>"$dir/err"
+check "series of an unknown tag -> 3" 3 $?
+check "series of an unknown tag says so" \
+    "poolwatch: GET /api/v1/hosts/OLD01/series?tag=NOPE: HTTP 404 ENOENT: host 'OLD01' has no tag 'NOPE' in any pool, now or in its history (tags are case-sensitive)" \
+    "$(cat "$dir/err")"
+# a known tag with nothing in the pool asked: an empty answer that says where to look
+POOLWATCH_TOKEN=$READ "$PW" series OLD01 Abcd --pool paged >"$dir/out" 2>"$dir/err"
+check "series of a known tag in another pool exit" 0 $?
+check "series of a known tag in another pool says so" 1 "$(grep -c '^(nothing in the paged pool in that time' "$dir/out")"
 
 # series on a terminal: 30 screens 10 min apart (tag Long: diff 60 + 10k of 100 B, k = 0..29) do
 # not fit a 12-row terminal (8 points): one per hour, the last screen of each (k = 5, 11, 17,

@@ -945,6 +945,46 @@ static void test_series_from_store(void **state)
     j = call(PW_API_GET, "/api/v1/hosts/HOST01/series", "pool=paged", READ_TOK, NULL, &st);
     assert_int_equal(st, 400); /* tag missing */
     json_decref(j);
+    /* A tag the host never had, in any pool, now or stored: 404 (the CLI's exit 3), not an
+     * empty series that reads like "nothing in that time". */
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/series", "tag=NOPE", READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
+    assert_error(j, "ENOENT");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "host 'HOST01' has no tag 'NOPE' in any pool, now or in its history (tags are "
+        "case-sensitive)");
+    json_decref(j);
+    j = call(PW_API_GET, "/api/v1/hosts/HOST01/series", "tag=ddk", READ_TOK, NULL, &st);
+    assert_int_equal(st, 404); /* case counts */
+    json_decref(j);
+    /* known tags with nothing in the time asked stay 200 with no points: stored only ("Ddk "
+     * in history, its short form padded), or in the current table only (HOST01's "Mm  ",
+     * whose row is nonpaged: asked in the paged pool) */
+    j = get_ok("/api/v1/hosts/HOST01/series", "tag=Ddk&pool=nonpaged&from=0&to=1");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 0);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/HOST01/series", "tag=Mm&pool=paged&from=0&to=1");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 0);
+    json_decref(j);
+}
+
+/* pw_api_error's body is also a C string (a NUL after body.len): callers and tests strstr it.
+ * The buffer is filled with 'x' first, as a reused response's storage may be. */
+static void test_api_error_c_string(void **state)
+{
+    (void)state;
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    assert_int_equal(pw_buf_reserve(&resp.body, 4096), 0);
+    memset(resp.body.data, 'x', resp.body.cap);
+    resp.body.len = resp.body.cap;
+    assert_int_equal(pw_api_error(&resp, 404, "ENOENT", "no host '%s'", "h1"), 404);
+    const char want[] = "{\"error\":{\"code\":\"ENOENT\",\"message\":\"no host 'h1'\"}}";
+    assert_int_equal(resp.body.len, sizeof(want) - 1);
+    assert_memory_equal(resp.body.data, want, sizeof(want)); /* with its NUL */
+    assert_non_null(strstr((const char *)resp.body.data, "no host 'h1'"));
+    pw_api_resp_close(&resp);
 }
 
 /* GET /hosts/{host}/totals: HOST01's two streamed samples (1,000,000 and 1,010,000 ms; nonpaged
@@ -1712,6 +1752,7 @@ int main(void)
         cmocka_unit_test(test_leaks_alerts_pooltag),
         cmocka_unit_test(test_series_from_store),
         cmocka_unit_test(test_totals_from_store),
+        cmocka_unit_test(test_api_error_c_string),
         cmocka_unit_test(test_commands_direct),
         cmocka_unit_test(test_openapi_lists_every_route),
         cmocka_unit_test(test_metrics_direct),
