@@ -815,7 +815,7 @@ static void handle_command(pw_agent_t *a, const Poolwatch__V1__Command *c)
             res.status = PW_ENOTSUP;
             snprintf(msg, sizeof(msg),
                      "this host's source is %s: it has no driver files to search (give the "
-                     "agent [agent] drivers_dir to search a copy)",
+                     "agent [commands] drivers_dir to search a copy)",
                      pw_source_name(a->src));
             break;
         }

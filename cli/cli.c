@@ -407,6 +407,47 @@ int pw_cli_exit_for_status(int status)
     return PW_EXIT_SERVER;
 }
 
+static int word_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+const char *pw_cli_param_words(const char *msg, const char *const *names, char *out, size_t size)
+{
+    size_t o = 0;
+    if (size == 0)
+        return out;
+    for (const char *p = msg; *p != '\0' && o + 1 < size;) {
+        const char *opt = NULL;
+        size_t wl = 0;
+        if (names != NULL && word_char(*p) && (p == msg || !word_char(p[-1])))
+            for (size_t k = 0; names[k] != NULL && names[k + 1] != NULL; k += 2) {
+                size_t l = strlen(names[k]);
+                if (strncmp(p, names[k], l) == 0 && !word_char(p[l])) {
+                    opt = names[k + 1];
+                    wl = l;
+                    break;
+                }
+            }
+        if (opt == NULL) {
+            out[o++] = *p++;
+            continue;
+        }
+        /* 'name' -> --option: the option needs no quotes */
+        int quoted = o > 0 && out[o - 1] == '\'' && p[wl] == '\'';
+        if (quoted)
+            o--;
+        size_t ol = strlen(opt);
+        if (ol > size - 1 - o)
+            ol = size - 1 - o;
+        memcpy(out + o, opt, ol);
+        o += ol;
+        p += wl + (quoted ? 1 : 0);
+    }
+    out[o] = '\0';
+    return out;
+}
+
 int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char *ctype,
                 const void *body, size_t body_len, pw_client_progress_cb progress, void *arg,
                 json_t **root)
@@ -432,6 +473,9 @@ int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char 
         json_t *e = j ? json_object_get(j, "error") : NULL;
         const char *code = json_string_value(json_object_get(e, "code"));
         const char *msg = json_string_value(json_object_get(e, "message"));
+        char named[1024];
+        if (msg != NULL && cli->param_names != NULL)
+            msg = pw_cli_param_words(msg, cli->param_names, named, sizeof(named));
         fprintf(cli->err, "poolwatch: %s %s: HTTP %d%s%s%s%s\n", method, path, resp.status,
                 code ? " " : "", code ? code : "", msg ? ": " : "", msg ? msg : "");
         json_decref(j);

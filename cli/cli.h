@@ -36,6 +36,10 @@ typedef struct pw_cli_s {
     FILE *err;
     int argc; /* the command's arguments, argv[0] = the command name */
     char **argv;
+    /* The API's parameter names and the options that set them, in pairs ending with NULL
+     * ({"nonpaged_limit_bytes", "--nonpaged-limit", ..., NULL}; NULL: none): a server error's
+     * message names the option the user typed (pw_cli_call). */
+    const char *const *param_names;
 } pw_cli_t;
 
 /* Global option handling and dispatch (cli.c). `env` supplies the environment (getenv in
@@ -51,7 +55,8 @@ int pw_cli_client(pw_cli_t *cli, pw_client_t *client);
 
 /* Runs one request and decodes a JSON body. On success (2xx with a JSON body) returns 0 and
  * sets *root (caller json_decref's it). Otherwise prints "poolwatch: ..." with the server's
- * error code and message to cli->err and returns the exit code (PW_EXIT_*). */
+ * error code and message (its parameter names as cli->param_names' options) to cli->err and
+ * returns the exit code (PW_EXIT_*). */
 int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char *ctype,
                 const void *body, size_t body_len, pw_client_progress_cb progress, void *arg,
                 json_t **root);
@@ -62,6 +67,16 @@ int pw_cli_call(pw_cli_t *cli, const char *method, const char *path, const char 
  * its JSON path ("hosts[0].nonpaged_bytes", cut to where_size; where may be NULL). `root` is
  * not modified (non-const only for jansson's object iteration). */
 int pw_cli_json_check_numbers(json_t *root, char *where, size_t where_size, double *bad);
+
+/* `import`'s: its options and the API parameters they set, for cli->param_names. */
+extern const char *const pw_cli_import_params[];
+
+/* `msg` into out (NUL-terminated, cut at `size`) with each whole word that is an API parameter
+ * of `names` (pairs of parameter and option, ending with NULL; may be NULL) replaced by its
+ * option, quotes around it dropped: "parameter 'nonpaged_limit_bytes' must be above 0" ->
+ * "parameter --nonpaged-limit must be above 0". A word is a run of letters, digits and '_'.
+ * Returns out. */
+const char *pw_cli_param_words(const char *msg, const char *const *names, char *out, size_t size);
 
 /* Exit code for an HTTP status: 2xx 0, 400/413/422 2, 404 3, 401/403 4, others 1. */
 int pw_cli_exit_for_status(int status);

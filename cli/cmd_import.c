@@ -64,6 +64,15 @@ static int load_bundle(const char *dir, char **data, size_t *len, pw_diag_t *d)
     char *out = NULL;
     size_t n = 0;
     int r = 0;
+    /* any other directory (a folder of captures, a typo) is said as such, not as a file of
+     * the bundle that cannot be opened */
+    snprintf(path, sizeof(path), "%s/proc/slabinfo", dir);
+    if (access(path, F_OK) != 0)
+        return pw_diag_set(d, PW_ENOENT, 0, 0, "",
+                           "a directory, and not a support bundle: a directory is imported "
+                           "only in the sosreport layout, whose proc/slabinfo it does not have; "
+                           "give the capture files themselves (e.g. %s/*.txt)",
+                           dir);
     for (size_t i = 0; i < 2 + 1 && r == 0; i++) {
         char *part = NULL;
         size_t pl = 0;
@@ -232,23 +241,73 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     "poolwatch import FILE... --host NAME [--interval 15m] [--start T] [--nonpaged-limit SIZE] "   \
     "[--paged-limit SIZE] [--os TEXT]"
 
-/* A limit option: a size above 0, as Windows and its documentation write pool limits: "128 MB"
- * is 128 MiB (Microsoft's tables use binary units), so kB, MB, GB and TB count in powers of
- * 1024, the agent's [limits] rule (pw_config_parse_pool_size). Prints why not and returns
- * PW_EXIT_USAGE. */
+/* A limit option: a size above 0 with its unit, as Windows and its documentation write pool
+ * limits: "128 MB" is 128 MiB (Microsoft's tables use binary units), so kB, MB, GB and TB count
+ * in powers of 1024, the agent's [limits] rule (pw_config_parse_pool_size); bytes are written
+ * with B. A bare number is refused: `--nonpaged-limit 128` would be 128 bytes, which no pool
+ * has (poolmon users think in K and MB). At most PW_WIN_IMPORT_MAX_LIMIT_BYTES, the API's
+ * bound. Prints why not and returns PW_EXIT_USAGE. */
 static int parse_limit(pw_cli_t *cli, const char *opt, const char *text, uint64_t *bytes)
 {
     if (text == NULL)
         return 0;
-    if (pw_config_parse_pool_size(text, bytes) != 0 || *bytes == 0) {
+    const char *p = text;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    int bare = *p == '\0' && p != text;
+    if (bare || pw_config_parse_pool_size(text, bytes) != 0 || *bytes == 0 ||
+        *bytes > PW_WIN_IMPORT_MAX_LIMIT_BYTES) {
         fprintf(cli->err,
-                "poolwatch import: bad %s '%s': a size above 0 such as 128MiB, 2GiB or 134217728 "
-                "(bytes)\n",
-                opt, text);
+                "poolwatch import: bad %s '%s': %sgive a size above 0 with its unit, as Windows "
+                "writes pool limits: 128MB (= 128MiB, 134,217,728 bytes), 2GB, 512KB, or bytes "
+                "with B (134217728B); at most 1024TB\n",
+                opt, text, bare ? "a bare number would be bytes; " : "");
         return PW_EXIT_USAGE;
     }
     return 0;
 }
+
+/* "; limits changed: nonpaged 128.0 MiB (rule), was 512.0 MiB; paged ..." when the import
+ * changed the host's limits (the API's limits_changed), else "". */
+static void limits_change(const json_t *root, char *out, size_t size)
+{
+    static const char *const pool[2] = {"nonpaged", "paged"};
+    out[0] = '\0';
+    if (!json_is_true(json_object_get(root, "limits_changed")))
+        return;
+    size_t n = (size_t)snprintf(out, size, "; limits changed:");
+    for (int k = 0; k < 2 && n < size; k++) {
+        char key[40], prev[48], detail[40], now_b[24] = "unknown", was_b[24] = "unknown";
+        snprintf(key, sizeof(key), "%s_limit_bytes", pool[k]);
+        snprintf(prev, sizeof(prev), "previous_%s_limit_bytes", pool[k]);
+        snprintf(detail, sizeof(detail), "%s_limit_detail", pool[k]);
+        json_t *now = json_object_get(root, key), *was = json_object_get(root, prev);
+        json_int_t nv = json_is_integer(now) ? json_integer_value(now) : 0;
+        json_int_t wv = json_is_integer(was) ? json_integer_value(was) : 0;
+        if (nv == wv)
+            continue;
+        if (nv > 0)
+            pw_cli_format_bytes((uint64_t)nv, now_b, sizeof(now_b));
+        if (wv > 0)
+            pw_cli_format_bytes((uint64_t)wv, was_b, sizeof(was_b));
+        const char *dt = json_string_value(json_object_get(root, detail));
+        n += (size_t)snprintf(out + n, size - n, " %s %s%s%s%s, was %s", pool[k], now_b,
+                              dt && dt[0] ? " (" : "", dt && dt[0] ? dt : "",
+                              dt && dt[0] ? ")" : "", was_b);
+    }
+}
+
+const char *const pw_cli_import_params[] = {"nonpaged_limit_bytes",
+                                            "--nonpaged-limit",
+                                            "paged_limit_bytes",
+                                            "--paged-limit",
+                                            "os",
+                                            "--os",
+                                            NULL};
 
 int pw_cmd_import(pw_cli_t *cli)
 {
@@ -259,6 +318,7 @@ int pw_cmd_import(pw_cli_t *cli)
     if (files == NULL)
         return PW_EXIT_SERVER;
     int ex = PW_EXIT_OK;
+    cli->param_names = pw_cli_import_params; /* the server's 400s name its parameters */
     for (int i = 1; i < cli->argc; i++) {
         int r;
         if ((r = pw_cli_opt(cli, cli->argc, cli->argv, &i, "--host", &host)) != 0 ||
@@ -418,25 +478,35 @@ int pw_cmd_import(pw_cli_t *cli)
             /* a Linux series has points in time (a slabinfo and/or allocinfo dump each) */
             const char *fmt = json_string_value(json_object_get(root, "format"));
             const char *unit = fmt && strcmp(fmt, "linux") == 0 ? "point" : "screen";
+            char changed[320];
+            limits_change(root, changed, sizeof(changed));
             json_t *al = json_object_get(root, "screens_already_stored");
+            json_t *sv = json_object_get(root, "screens_stored");
+            json_int_t stored = json_is_integer(sv) ? json_integer_value(sv) : 0;
             if (json_is_integer(al) && json_integer_value(al) > 0) {
-                char n4[32];
+                /* what an import of the same content changes is said: a new --os or limit
+                 * changes the host's limits even when no screen is new */
+                char n4[32], n5[32], again[64] = "nothing stored again";
+                if (stored > 0)
+                    snprintf(again, sizeof(again), "%s stored now",
+                             pw_cli_count((uint64_t)stored, unit, n5, sizeof(n5)));
                 fprintf(cli->out,
                         "%s: already imported into %s: %s of this capture were stored by an "
                         "earlier import of the same content (the start time does not make it "
-                        "new); nothing stored again\n",
+                        "new); %s%s\n",
                         files[k], host,
-                        pw_cli_count((uint64_t)json_integer_value(al), unit, n4, sizeof(n4)));
+                        pw_cli_count((uint64_t)json_integer_value(al), unit, n4, sizeof(n4)), again,
+                        changed);
                 json_decref(root);
                 continue;
             }
-            fprintf(cli->out, "%s: %s (server stored %s, %s) as %s, %s .. %s%s\n", files[k],
+            fprintf(cli->out, "%s: %s (server stored %s, %s) as %s, %s .. %s%s%s\n", files[k],
                     pw_cli_count(screens[k], unit, n1, sizeof(n1)),
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "screens")),
                                  unit, n2, sizeof(n2)),
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "rows")), "row",
                                  n3, sizeof(n3)),
-                    host, a, b, lim);
+                    host, a, b, changed[0] ? "" : lim, changed);
         }
         json_decref(root);
     }

@@ -172,25 +172,30 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
     if (hosts == NULL)
         return PW_EPARSE;
     /* Long names (Linux OS strings, FQDNs) are cut with "…": the columns stay aligned. */
-    fprintf(out, "%-20s %-14s %-4s %11s %11s %6s %-7s %-21s %11s %8s %s\n", "HOST", "OS", "CONN",
-            "NONPAGED", "NP LIMIT", "NP%", "LEVEL", "NP ETA", "PAGED", "SUSPECTS", "LAST SEEN");
+    /* SOURCE: where the nonpaged limit comes from (the agent reported it, computed from the
+     * Windows rule table or MemTotal, registry, configured or given at import) */
+    fprintf(out, "%-20s %-14s %-4s %11s %11s %-10s %6s %-7s %-21s %11s %8s %s\n", "HOST", "OS",
+            "CONN", "NONPAGED", "NP LIMIT", "SOURCE", "NP%", "LEVEL", "NP ETA", "PAGED", "SUSPECTS",
+            "LAST SEEN");
     size_t i;
     const json_t *h;
     json_array_foreach(hosts, i, h)
     {
         char np[24], lim[24], pct[16], eta[32], pg[24], seen[32], name[96], os[64], sus[40],
-            num[24];
+            num[24], src[48];
         fmt_bytes_or_dash(h, "nonpaged_bytes", np, sizeof(np));
         fmt_limit(h, "nonpaged_limit_bytes", "nonpaged_ratio", lim, sizeof(lim), pct, sizeof(pct));
+        pw_cli_fit(strcmp(lim, "-") == 0 ? "-" : jstr(h, "nonpaged_limit_source"), 10, 0, src,
+                   sizeof(src));
         fmt_time_or_dash(h, "nonpaged_eta_ms", eta, sizeof(eta));
         fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
         fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));
         json_t *c = json_object_get(h, "connected");
         snprintf(num, sizeof(num), "%" PRIu64, ju64(h, "suspects"));
-        fprintf(out, "%s %s %-4s %11s %11s %6s %-7s %-21s %11s %s %s\n",
+        fprintf(out, "%s %s %-4s %11s %11s %s %6s %-7s %-21s %11s %s %s\n",
                 pw_cli_fit(jstr(h, "name"), 20, 0, name, sizeof(name)),
                 pw_cli_fit(jstr(h, "os"), 14, 0, os, sizeof(os)),
-                json_is_boolean(c) ? (json_is_true(c) ? "yes" : "no") : "-", np, lim, pct,
+                json_is_boolean(c) ? (json_is_true(c) ? "yes" : "no") : "-", np, lim, src, pct,
                 jstr(h, "nonpaged_level"), eta, pg, pw_cli_fit(num, 8, 1, sus, sizeof(sus)), seen);
     }
     return 0;
@@ -461,8 +466,14 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
     if (!json_is_object(pooltag))
         return PW_EPARSE;
     int known = json_is_true(json_object_get(pooltag, "known"));
+    /* "not in pooltag.txt" only when the collector has one (an older collector does not say:
+     * as before) */
+    const json_t *loaded = json_object_get(pooltag, "pooltag_loaded");
     fprintf(out, "Tag \"%s\": %s\n", jstr(pooltag, "tag"),
-            known ? "listed in pooltag.txt" : "not in pooltag.txt");
+            known                   ? "listed in pooltag.txt"
+            : json_is_false(loaded) ? "no description: the collector has no pooltag.txt "
+                                      "([analysis] pooltag_file)"
+                                    : "not in pooltag.txt");
     if (known) {
         fprintf(out, "  driver:      %s\n", jstr(pooltag, "driver"));
         fprintf(out, "  description: %s\n", jstr(pooltag, "description"));

@@ -47,6 +47,10 @@ typedef struct pw_win_limit_overrides_s {
 /* Largest registry NonPagedPoolLimit / PagedPoolLimit the kernel takes, in MB. */
 #define PW_WIN_REG_POOL_LIMIT_MAX_MB 2048u
 
+/* Largest pool limit an import takes (POST /api/v1/import's nonpaged_limit_bytes and
+ * paged_limit_bytes, `poolwatch import --nonpaged-limit`), bytes: 2^50 (1 PiB). */
+#define PW_WIN_IMPORT_MAX_LIMIT_BYTES (1ull << 50)
+
 /* "x86", "x64" or "arm64". */
 const char *pw_win_arch_name(pw_win_arch_t arch);
 

@@ -17,9 +17,10 @@
 #include "winevent.h"
 #include "winlimit.h"
 
-/* Largest limit an import takes: 16 TiB, the largest the rule table gives (nonpaged pool of
- * Windows 8.1 and later x64) is far below any value that would overflow a ratio. */
-#define MAX_LIMIT_BYTES (1ull << 50)
+/* Largest limit an import takes (PW_WIN_IMPORT_MAX_LIMIT_BYTES, 1 PiB, which the CLI checks
+ * too): the largest the rule table gives (16 TiB, nonpaged pool of Windows 8.1 and later x64)
+ * is far below it, and it is far below any value that would overflow a ratio. */
+#define MAX_LIMIT_BYTES PW_WIN_IMPORT_MAX_LIMIT_BYTES
 
 /* The import's limit options: what was given and the OS, parsed before anything is stored. */
 typedef struct limits_opt_s {
@@ -344,6 +345,11 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         pw__api_query_free(&q);
         return lr;
     }
+    /* The limits before: what this import changes is said, also when it stores no screen
+     * (the same capture again with another --os) */
+    const pw_host_t *before = pw_fleet_find(pw_ingest_fleet(api->ing), host);
+    uint64_t was_np = before ? pw_host_limit(before, PW_POOL_NONPAGED) : 0;
+    uint64_t was_pg = before ? pw_host_limit(before, PW_POOL_PAGED) : 0;
     r = pw_ingest_import(api->ing, host, pa.width, boot_id, pa.ss, pa.n, &ir, &d);
     /* What the operator said about the host, kept with it (a restart keeps it too). */
     if (r == 0 && (lo.os != NULL || np.bytes || pg.bytes))
@@ -385,6 +391,14 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     json_object_set_new(o, "paged_limit_bytes", hl_pg ? pw__api_ju64(hl_pg) : json_null());
     json_object_set_new(o, "nonpaged_limit_detail",
                         pw__api_jstr(ih ? ih->nonpaged_limit_detail : ""));
+    json_object_set_new(o, "paged_limit_detail", pw__api_jstr(ih ? ih->paged_limit_detail : ""));
+    /* a host that existed before: its limits then (null: unknown), and whether they moved */
+    json_object_set_new(o, "previous_nonpaged_limit_bytes",
+                        was_np ? pw__api_ju64(was_np) : json_null());
+    json_object_set_new(o, "previous_paged_limit_bytes",
+                        was_pg ? pw__api_ju64(was_pg) : json_null());
+    json_object_set_new(o, "limits_changed",
+                        json_boolean(before != NULL && (was_np != hl_np || was_pg != hl_pg)));
     pw__api_query_free(&q);
     return pw__api_send_json(resp, 200, o);
 }

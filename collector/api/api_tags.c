@@ -414,9 +414,10 @@ int pw__api_pooltag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     pw__api_describe(api, tag, (size_t)tl, &drv, &desc);
     char tt[PW_API_TAG_TEXT_MAX];
     int known = drv != NULL || desc != NULL;
-    return pw__api_send_json(resp, 200,
-                             json_pack("{s:s,s:o,s:o,s:b}", "tag",
-                                       pw__api_tag_text(tag, (size_t)tl, tt), "driver",
-                                       pw__api_jstr_or_null(drv), "description",
-                                       pw__api_jstr_or_null(desc), "known", known));
+    /* pooltag_loaded: whether "not known" means "not in the file" or "no file configured" */
+    return pw__api_send_json(
+        resp, 200,
+        json_pack("{s:s,s:o,s:o,s:b,s:b}", "tag", pw__api_tag_text(tag, (size_t)tl, tt), "driver",
+                  pw__api_jstr_or_null(drv), "description", pw__api_jstr_or_null(desc), "known",
+                  known, "pooltag_loaded", api->pooltag != NULL));
 }

@@ -85,7 +85,9 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         {"poolwatch_pool_bytes", "gauge", "Pool bytes in use (host totals)."},
         {"poolwatch_pool_limit_bytes", "gauge",
          "Pool limit in bytes (present only when the limit is known)."},
-        {"poolwatch_host_samples_total", "counter", "Samples received from the host's agent."},
+        {"poolwatch_host_samples_total", "counter",
+         "Samples received from the host's agent since the collector started; an imported host's: "
+         "the screens its imports stored."},
         {"poolwatch_host_connected", "gauge", "1 when the host's agent is connected."},
         {"poolwatch_host_stopped", "gauge",
          "1 when the host's agent said goodbye (a clean stop) and has not connected since."},

@@ -48,7 +48,10 @@ typedef struct pw_host_s {
     uint64_t stopped_ms;      /* its agent said Goodbye (a clean stop) at this time of the
                                  agent's clock, ms since the epoch; 0 since its last Hello */
     char stop_reason[32];     /* the Goodbye's reason ("SIGTERM", "service stop", ...) */
-    uint64_t samples, gaps, resets;
+    uint64_t samples;         /* samples received since this collector started; an imported
+                                 host's: the screens its imports stored (kept across
+                                 restarts) */
+    uint64_t gaps, resets;
     uint64_t resent;              /* samples its agent sent again that the store held already */
     uint32_t index;               /* position in the fleet (hosts are never removed) */
     int retired;                  /* retired by an operator (pw_ingest_retire): every reader

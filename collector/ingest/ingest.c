@@ -114,6 +114,9 @@ static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
         /* an agent that said goodbye before the restart is still stopped, not silent */
         h->stopped_ms = hosts[i].stopped_ms;
         snprintf(h->stop_reason, sizeof(h->stop_reason), "%s", hosts[i].stop_reason);
+        /* an import's screens are its samples whenever they came; an agent's count from
+         * this start */
+        h->samples = hosts[i].imported_samples;
     }
     pw_store_hosts_free(hosts, n);
     return r;
@@ -602,6 +605,8 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
         if (last->timestamp_ms > h->last_seen_ms)
             h->last_seen_ms = last->timestamp_ms;
     }
+    if (h != NULL)
+        h->samples += res->screens; /* as the store counts them back at start (load_fleet) */
     /* the analysis sees what was stored: a screen already stored by an earlier import of the
      * same capture is not a new point, whatever time it was given this time */
     for (size_t i = 0; h != NULL && ing->on_sample != NULL && i < n; i++)

@@ -124,7 +124,9 @@ typedef struct pw_store_host_info_s {
     uint32_t interval_ms;
     /* Its agent's clean stop (pw_store_host_stopped): time in ms since the epoch, 0 = none */
     uint64_t stopped_ms;
-    char stop_reason[32]; /* the agent's reason, NUL-terminated ("" when none) */
+    char stop_reason[32];      /* the agent's reason, NUL-terminated ("" when none) */
+    uint64_t imported_samples; /* screens its imports stored (instances "import:...": each
+                                  capture's seqs are 1..its screens), 0 for an agent's host */
 } pw_store_host_info_t;
 
 typedef struct pw_store_stats_s {

@@ -202,11 +202,15 @@ static const char *const sql_text[S__COUNT] = {
     [S_RET_ROLLUPS] = "DELETE FROM rollups WHERE level=?1 AND t1_ms < ?2",
     [S_RET_GAPS] = "DELETE FROM gaps WHERE ts_ms < ?1",
     [S_RET_EVENTS] = "DELETE FROM events WHERE ts_ms < ?1",
+    /* imp.n: the screens of a host's imports (agent ids "import:<name>"), in one pass over
+     * the instances */
     [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq,"
                     " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
-                    " p_limit_detail, source_kind, interval_ms, stopped_ms, stop_reason"
-                    " FROM hosts WHERE retired=0"
-                    " ORDER BY name",
+                    " p_limit_detail, source_kind, interval_ms, stopped_ms, stop_reason,"
+                    " coalesce(imp.n, 0) FROM hosts"
+                    " LEFT JOIN (SELECT host_id, sum(last_seq) AS n FROM instances"
+                    " WHERE substr(agent_id, 1, 7) = X'696d706f72743a' GROUP BY host_id) imp"
+                    " ON imp.host_id = hosts.id WHERE retired=0 ORDER BY name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
                      " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
     [S_STATS] =

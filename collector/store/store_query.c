@@ -534,6 +534,7 @@ int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n
         h->stopped_ms = (uint64_t)sqlite3_column_int64(s, 15);
         const unsigned char *why = sqlite3_column_text(s, 16);
         snprintf(h->stop_reason, sizeof(h->stop_reason), "%s", why ? (const char *)why : "");
+        h->imported_samples = (uint64_t)sqlite3_column_int64(s, 17);
     }
     if (r == PW_ENOMEM)
         r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");

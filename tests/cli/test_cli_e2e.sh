@@ -61,15 +61,21 @@ cat "$dir/err"
 POOLWATCH_TOKEN=$READ "$PW" hosts >"$dir/out" 2>"$dir/err"
 check "hosts exit" 0 $?
 check "hosts lists OLD01" 1 "$(grep -c '^OLD01 ' "$dir/out")"
-# An imported capture has no pool limit: "-" in NP LIMIT (columns 54-64) and NP% (66-71), as in
-# NP ETA, level unknown; never "0 B" / "0.0%".
-check "hosts OLD01 limit unknown" "- - unknown" \
-    "$(grep '^OLD01 ' "$dir/out" | cut -c54-64,65-71,72-80 | tr -s ' ' | sed 's/^ //; s/ $//')"
+# An imported capture has no pool limit: "-" in NP LIMIT (columns 54-64), its SOURCE (66-75)
+# and NP% (77-82), as in NP ETA, level unknown; never "0 B" / "0.0%".
+check "hosts OLD01 limit unknown" "- - - unknown" \
+    "$(grep '^OLD01 ' "$dir/out" | cut -c54-64,65-75,76-82,83-91 | tr -s ' ' | sed 's/^ //; s/ $//')"
 check "hosts no 0.0%" 0 "$(grep -c '0\.0%' "$dir/out")"
 POOLWATCH_TOKEN=$READ "$PW" --json --compact hosts >"$dir/out"
 check "hosts --json" 0 "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(0 if any(h["name"]=="OLD01" for h in d["hosts"]) else 1)' "$dir/out")"
 check "hosts --json OLD01 limit and ratio null" "None None None None" \
     "$(python3 -c 'import json,sys; h=[h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"]=="OLD01"][0]; print(*(h[k] for k in ("nonpaged_limit_bytes","nonpaged_ratio","paged_limit_bytes","paged_ratio")))' "$dir/out")"
+samples() { # HOST: the API's sample count of the host (an import's: the screens it stored)
+    POOLWATCH_TOKEN=$READ "$PW" --json hosts >"$dir/samples.json" 2>/dev/null
+    python3 -c 'import json,sys; print([h["samples"] for h in json.load(open(sys.argv[1]))["hosts"] if h["name"]==sys.argv[2]])' "$dir/samples.json" "$1"
+}
+# the dashboard's host page showed "0 samples" for an imported host: its 2 screens are samples
+check "an imported host's samples are its screens" "[2]" "$(samples OLD01)"
 
 # top --once: the second screen (Abcd Nonp 150/50/100/10000, change +50/+10/+40/+4000)
 POOLWATCH_TOKEN=$READ "$PW" top OLD01 --once >"$dir/out" 2>"$dir/err"
@@ -307,13 +313,53 @@ check "W7X64 limit from --os and the capture's RAM" \
     "805306368 computed Windows 7 x64: 75% of RAM <= 128 GB = 768 MB | 0.005213419596" \
     "$(limits W7X64 | awk -F' [|] ' '{print $2 " | " $3}' | sed 's/ ok$//')"
 # bad values name the field, and nothing is uploaded
-for bad in "--nonpaged-limit=-5" "--nonpaged-limit=lots" "--paged-limit=0"; do
+for bad in "--nonpaged-limit=-5" "--nonpaged-limit=lots" "--paged-limit=0" "--nonpaged-limit=2000TB"; do
     POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BAD01 "$bad" \
         >/dev/null 2>"$dir/err"
     check "import $bad exit" 2 $?
     opt=${bad%%=*}
-    check "import $bad names the option" 1 "$(grep -c "^poolwatch import: bad $opt '${bad#*=}': a size above 0" "$dir/err")"
+    check "import $bad names the option" 1 "$(grep -c "^poolwatch import: bad $opt '${bad#*=}': .*give a size above 0 with its unit" "$dir/err")"
 done
+# a bare number would be bytes (128 B: no pool is that small): refused, with the forms taken
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BAD01 \
+    --nonpaged-limit 128 >/dev/null 2>"$dir/err"
+check "import --nonpaged-limit 128 exit" 2 $?
+check "import --nonpaged-limit 128 says why and what is taken" \
+    "poolwatch import: bad --nonpaged-limit '128': a bare number would be bytes; give a size above 0 with its unit, as Windows writes pool limits: 128MB (= 128MiB, 134,217,728 bytes), 2GB, 512KB, or bytes with B (134217728B); at most 1024TB" \
+    "$(cat "$dir/err")"
+# bytes with B are taken: 134217728B = 128 MiB
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BYTES01 \
+    --nonpaged-limit 134217728B >/dev/null 2>"$dir/err"
+check "import --nonpaged-limit 134217728B exit" 0 $?
+check "BYTES01 limit" "134217728 configured given at import" \
+    "$(limits BYTES01 | awk -F' [|] ' '{print $2}')"
+# the server's refusals name the options typed, not the API's parameters
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/linux_series/slab_loop_12x15min_dentry_leak.txt" \
+    --host LNX02 --os "Windows 7 x64" >/dev/null 2>"$dir/err"
+check "import of a Linux series with --os exit" 2 $?
+check "import of a Linux series with --os names the options" 1 \
+    "$(grep -c "HTTP 400 EINVAL: parameter --os names a Windows version; a Linux series takes --nonpaged-limit (the limit of its slab memory) instead$" "$dir/err")"
+# a directory that is not a support bundle says so
+mkdir -p "$dir/captures"
+cp "$FX/http/import_two_screens.txt" "$dir/captures/"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/captures" --host DIR01 >/dev/null 2>"$dir/err"
+check "import of a plain directory exit" 2 $?
+check "import of a plain directory says what a directory must be" \
+    "$dir/captures: a directory, and not a support bundle: a directory is imported only in the sosreport layout, whose proc/slabinfo it does not have; give the capture files themselves (e.g. $dir/captures/*.txt)" \
+    "$(cat "$dir/err")"
+# the same capture again with another --os stores nothing and changes the limits: said
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host DDK05 \
+    --os "Windows Server 2003 x86 /3GB" >/dev/null 2>"$dir/err"
+check "import DDK05 exit" 0 $?
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host DDK05 \
+    --os "Windows 7 x64" >"$dir/out" 2>"$dir/err"
+check "re-import with another --os exit" 0 $?
+# 128 MiB before (2003 /3GB); 75 % of the capture's 1 GiB = 768 MiB after (7 x64)
+check "re-import with another --os says nothing stored and the limits changed" 1 \
+    "$(grep -c "^$FX/http/import_two_screens.txt: already imported into DDK05: 2 screens of this capture were stored by an earlier import of the same content (the start time does not make it new); nothing stored again; limits changed: nonpaged 768.0 MiB (Windows 7 x64: 75% of RAM <= 128 GB = 768 MB), was 128.0 MiB" "$dir/out")"
+check "DDK05's limit is the new one" "805306368 computed Windows 7 x64: 75% of RAM <= 128 GB = 768 MB" \
+    "$(limits DDK05 | awk -F' [|] ' '{print $2}')"
+check "DDK05's screens are counted once" "[2]" "$(samples DDK05)"
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BAD01 --os "Windows 95" \
     >/dev/null 2>"$dir/err"
 check "import unknown --os exit" 2 $?
@@ -380,6 +426,7 @@ POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/both.txt" --host CFG04 --start 2024-03
     >/dev/null 2>"$dir/err"
 check "import under a retired name exit" 0 $?
 check "the new CFG04 has no limit of the old one" "windows | None unknown  | None unknown | None unknown None" "$(limits CFG04)"
+check "an imported host's samples after a restart: its screens, from the store" "[2]" "$(samples OLD01)"
 
 # last: alerts (keeps the checks above meaningful if the server fails here)
 POOLWATCH_TOKEN=$READ "$PW" alerts >"$dir/out" 2>"$dir/err"

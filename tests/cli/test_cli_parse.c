@@ -1453,7 +1453,8 @@ static void test_fmt_truncates_long_columns(void **state)
                        0);
     /* 20 + 1 + 14 + 1 columns before CONN, as in the header */
     assert_non_null(strstr(s, "\na-very-long-host-na\xe2\x80\xa6 linux 6.1.0-1\xe2\x80\xa6 yes "
-                              "     1.0 KiB           -      - unknown -                      "
+                              "     1.0 KiB           - -               - unknown -           "
+                              "           "
                               "   1.0 KiB 1234567\xe2\x80\xa6 2024-03-14 10:15:00Z\n"));
     free(s);
     s = fmt_with(
@@ -1475,16 +1476,24 @@ static void test_fmt_listings(void **state)
                  "{\"hosts\":[{\"name\":\"HOST01\",\"os\":\"windows 5.2\",\"os_build\":3790,"
                  "\"connected\":true,\"last_seen_ms\":1710411300000,"
                  "\"nonpaged_bytes\":220200960,\"nonpaged_limit_bytes\":268435456,"
+                 "\"nonpaged_limit_source\":\"reported\","
                  "\"nonpaged_ratio\":0.82,\"nonpaged_level\":\"warn\",\"nonpaged_eta_ms\":null,"
                  "\"paged_bytes\":104857600,\"suspects\":2},{\"name\":\"HOST02\"}]}",
                  0);
     /* 220200960 B = 210.0 MiB, 268435456 = 256.0 MiB, 104857600 = 100.0 MiB; columns
-     * %-20s %-14s %-4s %11s %11s %6s %-7s %-21s %11s %8s %s. */
-    assert_non_null(strstr(s, "\nHOST01               windows 5.2    yes    210.0 MiB   256.0 MiB "
-                              " 82.0% warn    -                       100.0 MiB        2 "
-                              "2024-03-14 10:15:00Z\n"));
-    assert_non_null(strstr(s, "\nHOST02               -              -              -           - "
-                              "     - -       -                               -        0 -\n"));
+     * %-20s %-14s %-4s %11s %11s %-10s %6s %-7s %-21s %11s %8s %s; the limit's source, "-"
+     * with no limit. */
+    assert_non_null(strstr(s, "HOST                 OS             CONN    NONPAGED    NP LIMIT "
+                              "SOURCE        NP% LEVEL   NP ETA                      PAGED "
+                              "SUSPECTS LAST SEEN\n"));
+    assert_non_null(strstr(s,
+                           "\nHOST01               windows 5.2    yes    210.0 MiB   256.0 MiB "
+                           "reported    82.0% warn    -                       100.0 MiB        2 "
+                           "2024-03-14 10:15:00Z\n"));
+    assert_non_null(strstr(s,
+                           "\nHOST02               -              -              -           - "
+                           "-               - -       -                               -        0 "
+                           "-\n"));
     free(s);
     /* An unknown limit: null from the API (LINUX01), or 0 from an older collector (OLD02):
      * "-" for the limit and the ratio, as for an ETA not given, never "0 B" / "0.0%".
@@ -1501,11 +1510,14 @@ static void test_fmt_listings(void **state)
                  "\"nonpaged_limit_bytes\":0,\"nonpaged_ratio\":0.0,"
                  "\"nonpaged_level\":\"unknown\"}]}",
                  0);
-    assert_non_null(strstr(s, "\nLINUX01              linux 6.1      yes    100.0 MiB           - "
-                              "     - unknown -                        50.0 MiB        0 "
-                              "2024-03-14 10:15:00Z\n"));
-    assert_non_null(strstr(s, "\nOLD02                -              no       1.0 KiB           - "
-                              "     - unknown -                               -        0 -\n"));
+    assert_non_null(strstr(s,
+                           "\nLINUX01              linux 6.1      yes    100.0 MiB           - "
+                           "-               - unknown -                        50.0 MiB        0 "
+                           "2024-03-14 10:15:00Z\n"));
+    assert_non_null(strstr(s,
+                           "\nOLD02                -              no       1.0 KiB           - "
+                           "-               - unknown -                               -        0 "
+                           "-\n"));
     assert_null(strstr(s, "0 B"));
     assert_null(strstr(s, "0.0%"));
     free(s);
@@ -1697,6 +1709,38 @@ static void test_fmt_listings(void **state)
         strstr(s, "Agent: cannot read /lib/modules/x/kernel: No such file or directory\n"));
     assert_null(strstr(s, "no driver file contains the tag"));
     free(s);
+    /* a collector without pooltag.txt knows no tag: it says so, not "not in pooltag.txt" */
+    s = fmt_with(fmt_lookup_only,
+                 "{\"pt\":{\"tag\":\"Ddk \",\"known\":false,\"pooltag_loaded\":false}}", 0);
+    assert_string_equal(s, "Tag \"Ddk \": no description: the collector has no pooltag.txt "
+                           "([analysis] pooltag_file)\n");
+    free(s);
+    s = fmt_with(fmt_lookup_only,
+                 "{\"pt\":{\"tag\":\"Ddk \",\"known\":false,\"pooltag_loaded\":true}}", 0);
+    assert_string_equal(s, "Tag \"Ddk \": not in pooltag.txt\n");
+    free(s);
+}
+
+/* The server's messages name its parameters; the CLI says the options the user typed. */
+static void test_param_words(void **state)
+{
+    (void)state;
+    const char *const *names = pw_cli_import_params; /* import's table */
+    char b[256];
+    assert_string_equal(
+        pw_cli_param_words("parameter 'nonpaged_limit_bytes' must be above 0", names, b, sizeof(b)),
+        "parameter --nonpaged-limit must be above 0");
+    /* a word, not a part of one: paged_limit_bytes inside nonpaged_limit_bytes is not it */
+    assert_string_equal(pw_cli_param_words("parameter os 'Windows 7 x64': no nonpaged limit (x): "
+                                           "give nonpaged_limit_bytes or paged_limit_bytes",
+                                           names, b, sizeof(b)),
+                        "parameter --os 'Windows 7 x64': no nonpaged limit (x): give "
+                        "--nonpaged-limit or --paged-limit");
+    assert_string_equal(pw_cli_param_words("cosine costs; OS", names, b, sizeof(b)),
+                        "cosine costs; OS");
+    assert_string_equal(pw_cli_param_words("os", NULL, b, sizeof(b)), "os");
+    /* cut at the buffer's end, NUL-terminated */
+    assert_string_equal(pw_cli_param_words("give os", names, b, 7), "give -");
 }
 
 /* ---- a one-shot fake HTTP server (child process) ----------------------------------------------
@@ -2072,6 +2116,7 @@ int main(void)
         cmocka_unit_test(test_exit_codes_and_units),
         cmocka_unit_test(test_response_parse),
         cmocka_unit_test(test_fmt_listings),
+        cmocka_unit_test(test_param_words),
         cmocka_unit_test(test_fmt_truncates_long_columns),
         cmocka_unit_test(test_fake_server_hosts),
         cmocka_unit_test(test_fake_server_number_out_of_range),

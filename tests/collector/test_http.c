@@ -888,11 +888,21 @@ static void test_leaks_alerts_pooltag(void **state)
     assert_string_equal(jstr(j, "driver"), "nt!io");
     assert_string_equal(jstr(j, "description"), "general IO allocations");
     assert_true(json_is_true(json_object_get(j, "known")));
+    assert_true(json_is_true(json_object_get(j, "pooltag_loaded")));
     json_decref(j);
     j = get_ok("/api/v1/pooltag/Zzzz", NULL);
     assert_true(json_is_false(json_object_get(j, "known")));
     assert_true(json_is_null(json_object_get(j, "driver")));
+    assert_true(json_is_true(json_object_get(j, "pooltag_loaded")));
     json_decref(j);
+    /* without pooltag.txt no tag is known, and the answer says why (`lookup` words it) */
+    pw_pooltag_t *pt = g_d.api.pooltag;
+    g_d.api.pooltag = NULL;
+    j = get_ok("/api/v1/pooltag/Io%20%20", NULL);
+    assert_true(json_is_false(json_object_get(j, "known")));
+    assert_true(json_is_false(json_object_get(j, "pooltag_loaded")));
+    json_decref(j);
+    g_d.api.pooltag = pt;
     j = get_ok("/api/v1/pooltag/%5Cx01ab", NULL); /* "\x01ab": escapes round-trip */
     assert_string_equal(jstr(j, "tag"), "0x016162");
     json_decref(j);

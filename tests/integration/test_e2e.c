@@ -343,6 +343,9 @@ static void test_e2e_agents_collector_store(void **state)
              dir, ADMIN_TOKEN, http_port, out);
     assert_int_equal(system(cmd), 0);
     assert_true(file_contains(out, "it has no driver files to search"));
+    /* and names the option that gives it some, where the option is (the linux agent above
+     * takes it as --commands.drivers_dir) */
+    assert_true(file_contains(out, "give the agent [commands] drivers_dir to search a copy"));
     snprintf(cmd, sizeof(cmd),
              "curl -s --cacert %s/pki/ca.pem -H 'Authorization: Bearer %s' -d "
              "'{\"kind\":\"live\",\"duration_ms\":1500}' "
