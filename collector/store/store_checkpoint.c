@@ -40,6 +40,7 @@ struct pw_store_ckpt_s {
     _Atomic uint64_t last_commit_ms; /* monotonic, set by the writer's thread */
     _Atomic int holding; /* 1 while this thread runs a checkpoint that takes the write lock */
     int detached;        /* stopped during a hold: the thread frees all this itself (under mu) */
+    _Atomic uint64_t hold_gen;       /* counts the holds (from 1): the writer waits once per hold */
     _Atomic uint64_t writer_wait_ms; /* monotonic, the writer's busy handler's last call */
 };
 
@@ -92,6 +93,8 @@ static void ckpt_main(void *arg)
             (wal = pw__store_file_size(k->wal_path, "")) > 0 && wal <= IDLE_TRUNC_MAX) {
             uv_mutex_lock(&k->mu); /* a stop decides under mu whether it waits for this */
             int go = !k->stop;
+            if (go)
+                atomic_fetch_add(&k->hold_gen, 1);
             atomic_store(&k->holding, go);
             uv_mutex_unlock(&k->mu);
             if (go)
@@ -108,7 +111,10 @@ static void ckpt_main(void *arg)
 
 /* The writer connection's busy handler (sqlite3_busy_handler): SQLite's busy timeout, except
  * that a hold of the checkpointer thread is waited for up to CKPT_HOLD_MAX_MS (it ends when its
- * I/O does; failing the put would only make every agent resend). Returns 1 to try again. */
+ * I/O does; failing the put would only make every agent resend), once per hold: a hold that
+ * outlasted a whole wait makes the next calls fail at once while it lasts (each would hold the
+ * collector's loop 5 s more: a SIGTERM waited 28 s behind such waits for a 30-s hold). Returns
+ * 1 to try again. */
 static int writer_busy(void *arg, int count)
 {
     pw_store_sql_t *q = arg;
@@ -121,9 +127,15 @@ static int writer_busy(void *arg, int count)
     else
         q->busy_other_ms += now - q->busy_last_ms;
     int ckpt = k != NULL && atomic_load(&k->holding);
-    if (q->busy_other_ms >= (uint64_t)q->opts.busy_timeout_ms ||
-        q->busy_ckpt_ms >= CKPT_HOLD_MAX_MS)
+    uint64_t gen = ckpt ? atomic_load(&k->hold_gen) : 0;
+    if (ckpt && gen == q->busy_gave_up)
         return 0;
+    if (q->busy_other_ms >= (uint64_t)q->opts.busy_timeout_ms ||
+        q->busy_ckpt_ms >= CKPT_HOLD_MAX_MS) {
+        if (ckpt && q->busy_ckpt_ms >= CKPT_HOLD_MAX_MS)
+            q->busy_gave_up = gen;
+        return 0;
+    }
     if (k != NULL)
         atomic_store(&k->writer_wait_ms, now);
     q->busy_was_ckpt = ckpt;

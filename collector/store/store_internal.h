@@ -167,6 +167,7 @@ struct pw_store_sql_s {
      * for anything else, in the current wait */
     uint64_t busy_ckpt_ms, busy_other_ms, busy_last_ms;
     int busy_was_ckpt;
+    uint64_t busy_gave_up;   /* the checkpointer's hold (its hold_gen) a wait gave up on */
     uint64_t evicted;        /* items dropped for max_size_bytes */
     uint64_t vacuumed_bytes; /* bytes given back by incremental_vacuum */
     int64_t page_size;

@@ -978,9 +978,9 @@ static void test_put_during_truncate(void **state)
 
 /* A checkpointer truncation that outlasts the writer's 5-s wait for it (8 s here, a file system
  * under heavy I/O): the put gives up with "database is locked" instead of holding the collector's
- * loop (and its SIGTERM) as long (the agents resend what was not acked), and closing the store
- * does not wait for the truncation either. Before: the put waited up to 60 s, the close joined
- * the checkpointer after it. */
+ * loop (and its SIGTERM) as long (the agents resend what was not acked), the calls after it fail
+ * at once while the same hold lasts, and closing the store does not wait for the truncation
+ * either. Before: the put waited up to 60 s, the close joined the checkpointer after it. */
 static void test_stop_during_truncate(void **state)
 {
     (void)state;
@@ -1007,6 +1007,13 @@ static void test_stop_during_truncate(void **state)
     assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_ESTORE);
     assert_non_null(strstr(d.msg, "database is locked"));
     assert_int_equal(atomic_load(&slow_truncating), 1); /* gave up before the hold ended */
+    /* The same hold outlasted a whole wait: the next calls fail at once while it lasts (two
+     * more 5-s waits would end after it; a SIGTERM waited behind such waits). */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_ESTORE);
+        assert_true(pw_store_compact(st, 20, &d) < 0); /* after a rollback it looks again */
+    }
+    assert_int_equal(atomic_load(&slow_truncating), 1);
     pw_store_close(st);
     assert_int_equal(atomic_load(&slow_truncating), 1); /* and the close did not wait */
     for (int i = 0; i < 1500 && atomic_load(&slow_truncating); i++)
