@@ -179,7 +179,11 @@ int64_t pw_store_retention(pw_store_t *st, uint64_t now_ms, pw_diag_t *d)
 {
     if (st == NULL)
         return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL store");
-    return pw__store_sql_retention(st->sql, now_ms, d);
+    int idle = pw__store_wal_idle(st->sql); /* before the pass's own commit */
+    int64_t n = pw__store_sql_retention(st->sql, now_ms, d);
+    if (n >= 0 && idle)
+        pw__store_wal_trim(st->sql);
+    return n;
 }
 
 int64_t pw_store_series(pw_store_t *st, const char *host, const uint8_t *tag, size_t tag_len,

@@ -219,8 +219,10 @@ int pw_store_commit(pw_store_t *st, pw_diag_t *d);
  * records older than the 15-min retention; then, with max_size_bytes set and exceeded, the
  * oldest items of every level (see pw_store_opts_t); then gives the freed pages back to the
  * file system (incremental vacuum). Commits its own transaction when none is open (else joins
- * the open one). Returns the number of items deleted (>= 0) or a negative code as
- * pw_store_commit. */
+ * the open one). Then, when no commit came for 5 s and the WAL file is above the 4 MiB that the
+ * background checkpointer truncates when idle (a burst's), it is truncated here (a TRUNCATE
+ * checkpoint on the caller's thread; a failure is left to the next pass). Returns the number
+ * of items deleted (>= 0) or a negative code as pw_store_commit. */
 int64_t pw_store_retention(pw_store_t *st, uint64_t now_ms, pw_diag_t *d);
 
 /* Series of (host, tag, pool) for samples with from_ms <= ts <= to_ms. step_ms picks the

@@ -17,11 +17,18 @@
 /* A store without a commit for this long is idle: the WAL file is truncated to zero bytes
  * (TRUNCATE checkpoint), so an idle collector's disk use is its database file alone. */
 #define IDLE_MS 5000
-/* A TRUNCATE holds the write lock while it truncates the WAL file (and copies what came in since
- * the PASSIVE round): under heavy I/O that took longer than the writer's 5-s busy timeout, and a
- * BEGIN IMMEDIATE failed with "database is locked" (the collector's put then failed and the
- * agents resent). The writer's busy handler waits for such a hold to end, up to this long. */
-#define CKPT_HOLD_MAX_MS 60000
+/* A TRUNCATE holds the write lock while the file system truncates the WAL file: under heavy I/O
+ * that took longer than the writer's 5-s busy timeout (a put failed with "database is locked"),
+ * and the writer then waited for it on the collector's loop, which answered no signal meanwhile
+ * (a SIGTERM waited over 20 s in a loaded suite). So only a small WAL is truncated when idle (a
+ * short hold: what a file system frees for at most this much); a larger one, left by a burst, is
+ * reused by the next commits, and truncated by the writer's own connection at the retention
+ * pass once idle (pw__store_wal_trim_idle) or at close. */
+#define IDLE_TRUNC_MAX (4u << 20)
+/* The writer's busy handler waits for a hold of the checkpointer (a small WAL's truncation) up
+ * to this long before the put fails (60 s before: the loop, and a SIGTERM, waited as long):
+ * failing at once would make every agent resend, waiting longer holds the collector's loop. */
+#define CKPT_HOLD_MAX_MS 5000
 
 struct pw_store_ckpt_s {
     sqlite3 *db;
@@ -32,6 +39,8 @@ struct pw_store_ckpt_s {
     char *wal_path;
     _Atomic uint64_t last_commit_ms; /* monotonic, set by the writer's thread */
     _Atomic int holding; /* 1 while this thread runs a checkpoint that takes the write lock */
+    int detached;        /* stopped during a hold: the thread frees all this itself (under mu) */
+    _Atomic uint64_t hold_gen;       /* counts the holds (from 1): the writer waits once per hold */
     _Atomic uint64_t writer_wait_ms; /* monotonic, the writer's busy handler's last call */
 };
 
@@ -45,6 +54,15 @@ static uint64_t mono_ms(void)
 static int ckpt_touch(sqlite3 *db)
 {
     return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+}
+
+static void ckpt_free(pw_store_ckpt_t *k)
+{
+    sqlite3_close(k->db);
+    uv_mutex_destroy(&k->mu);
+    uv_cond_destroy(&k->cv);
+    pw_free(k->wal_path);
+    pw_free(k);
 }
 
 static void ckpt_main(void *arg)
@@ -64,26 +82,39 @@ static void ckpt_main(void *arg)
         int r = sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
         if (r == SQLITE_OK && log < 0 && ckpt_touch(k->db) == SQLITE_OK)
             sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-        /* Idle and every frame copied: TRUNCATE takes the write lock for a moment and empties
-         * the file. Not when the writer waited for a lock since the last round (it yields to the
-         * writer: the next round tries again); a put that comes during it waits for it
+        /* Idle, every frame copied and a small file: TRUNCATE takes the write lock for a moment
+         * and empties it. Not when the writer waited for a lock since the last round (it yields
+         * to the writer: the next round tries again); a put that comes during it waits for it
          * (writer_busy). */
+        uint64_t wal = 0;
         if (r == SQLITE_OK && log > 0 && done == log &&
             mono_ms() - atomic_load(&k->last_commit_ms) >= IDLE_MS &&
             mono_ms() - atomic_load(&k->writer_wait_ms) >= CKPT_MS &&
-            pw__store_file_size(k->wal_path, "") > 0) {
-            atomic_store(&k->holding, 1);
-            sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+            (wal = pw__store_file_size(k->wal_path, "")) > 0 && wal <= IDLE_TRUNC_MAX) {
+            uv_mutex_lock(&k->mu); /* a stop decides under mu whether it waits for this */
+            int go = !k->stop;
+            if (go)
+                atomic_fetch_add(&k->hold_gen, 1);
+            atomic_store(&k->holding, go);
+            uv_mutex_unlock(&k->mu);
+            if (go)
+                sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
             atomic_store(&k->holding, 0);
         }
         uv_mutex_lock(&k->mu);
     }
+    int detached = k->detached;
     uv_mutex_unlock(&k->mu);
+    if (detached)
+        ckpt_free(k);
 }
 
 /* The writer connection's busy handler (sqlite3_busy_handler): SQLite's busy timeout, except
  * that a hold of the checkpointer thread is waited for up to CKPT_HOLD_MAX_MS (it ends when its
- * I/O does; failing the put would only make every agent resend). Returns 1 to try again. */
+ * I/O does; failing the put would only make every agent resend), once per hold: a hold that
+ * outlasted a whole wait makes the next calls fail at once while it lasts (each would hold the
+ * collector's loop 5 s more: a SIGTERM waited 28 s behind such waits for a 30-s hold). Returns
+ * 1 to try again. */
 static int writer_busy(void *arg, int count)
 {
     pw_store_sql_t *q = arg;
@@ -96,9 +127,15 @@ static int writer_busy(void *arg, int count)
     else
         q->busy_other_ms += now - q->busy_last_ms;
     int ckpt = k != NULL && atomic_load(&k->holding);
-    if (q->busy_other_ms >= (uint64_t)q->opts.busy_timeout_ms ||
-        q->busy_ckpt_ms >= CKPT_HOLD_MAX_MS)
+    uint64_t gen = ckpt ? atomic_load(&k->hold_gen) : 0;
+    if (ckpt && gen == q->busy_gave_up)
         return 0;
+    if (q->busy_other_ms >= (uint64_t)q->opts.busy_timeout_ms ||
+        q->busy_ckpt_ms >= CKPT_HOLD_MAX_MS) {
+        if (ckpt && q->busy_ckpt_ms >= CKPT_HOLD_MAX_MS)
+            q->busy_gave_up = gen;
+        return 0;
+    }
     if (k != NULL)
         atomic_store(&k->writer_wait_ms, now);
     q->busy_was_ckpt = ckpt;
@@ -111,16 +148,22 @@ void pw__store_ckpt_stop(pw_store_ckpt_t *k)
 {
     if (k == NULL)
         return;
+    /* A collector told to stop does not wait for the checkpointer: a round copying a large WAL
+     * stops at its next page (SQLITE_INTERRUPT; what it copied stays valid), and a truncation
+     * in progress, which nothing interrupts (the file system's), is left to finish on its own:
+     * the thread then frees its state itself (the process is usually exiting). */
     uv_mutex_lock(&k->mu);
     k->stop = 1;
+    k->detached = atomic_load(&k->holding);
+    int detached = k->detached;
     uv_cond_signal(&k->cv);
+    if (!detached)
+        sqlite3_interrupt(k->db);
     uv_mutex_unlock(&k->mu);
+    if (detached)
+        return; /* never joined: its few resources go with the process */
     uv_thread_join(&k->th);
-    sqlite3_close(k->db);
-    uv_mutex_destroy(&k->mu);
-    uv_cond_destroy(&k->cv);
-    pw_free(k->wal_path);
-    pw_free(k);
+    ckpt_free(k);
 }
 
 /* Starts the checkpointer and turns the automatic checkpoint off; when it cannot start, the
@@ -216,4 +259,21 @@ void pw__store_wal_after_commit(pw_store_sql_t *q)
         q->wal_checkpoints++;
     if (log >= 0 && done == log)
         q->wal_pages = 0;
+}
+
+int pw__store_ckpt_holding(pw_store_sql_t *q)
+{
+    return q->ckpt != NULL && atomic_load(&q->ckpt->holding);
+}
+
+int pw__store_wal_idle(pw_store_sql_t *q)
+{
+    return q->ckpt != NULL && mono_ms() - atomic_load(&q->ckpt->last_commit_ms) >= IDLE_MS;
+}
+
+void pw__store_wal_trim(pw_store_sql_t *q)
+{
+    if (q->memory || q->in_txn || pw__store_file_size(q->path, "-wal") <= IDLE_TRUNC_MAX)
+        return;
+    pw__store_sql_checkpoint(q, NULL); /* busy (a reader): the next pass tries again */
 }

@@ -1,6 +1,7 @@
 /* store_chunks.c: chunks once written: their blobs (zstd), replaying them, sealing a host's
  * chunk when its window is over, compacting sealed chunks into one blob in columns (chunk.h),
  * and flushing every open chunk. */
+#include <string.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -122,6 +123,21 @@ int pw__store_close_chunk(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d
     sqlite3_bind_int64(s, 5, (int64_t)hs->first_seq);
     sqlite3_bind_int64(s, 6, (int64_t)hs->last_seq);
     rc = pw__store_run(q, s, d, "seal chunk");
+    /* The chunk's newest sample is one of the instance the host's row names (store_put.c):
+     * its seq and time go into both rows, which puts do not write. */
+    for (int w = 0; rc == 0 && w < 2; w++) {
+        s = pw__store_stmt(q, w == 0 ? S_INST_SEAL : S_HOST_SEAL);
+        sqlite3_bind_int64(s, 1, hs->id);
+        sqlite3_bind_int64(s, 2, (int64_t)hs->last_seq);
+        sqlite3_bind_int64(s, 3, (int64_t)hs->t1);
+        rc = pw__store_run(q, s, d, w == 0 ? "update agent instance" : "update host");
+    }
+    if (rc == 0 && hs->inst_known && hs->row_known && hs->agent_len == hs->row_agent_len &&
+        hs->boot_len == hs->row_boot_len && memcmp(hs->agent, hs->row_agent, hs->agent_len) == 0 &&
+        memcmp(hs->boot, hs->row_boot, hs->boot_len) == 0)
+        hs->inst_dirty = 0;
+    if (rc == 0 && hs->chunk_id < q->sealed_from)
+        q->sealed_from = hs->chunk_id;
     if (rc == 0) {
         pw__store_live_seal(q, hs);
         pw__store_chunk_reset(hs);
@@ -147,6 +163,8 @@ static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned wi
         fmt = PW_CHUNK_RECORDS;
         blob = &q->recs;
         q->compact_fallbacks++;
+        if (id < q->unpaged_from) /* no pages: the background pass marks it (pages = 2) */
+            q->unpaged_from = id;
     } else if (rc != 0) {
         return rc;
     }
@@ -187,15 +205,18 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
     int64_t n = 0;
     for (;;) {
         sqlite3_stmt *s = pw__store_stmt(q, S_SEALED_NEXT);
-        int r = sqlite3_step(s);
+        sqlite3_bind_int64(s, 1, q->sealed_from);
+        int r = q->sealed_from == INT64_MAX ? SQLITE_DONE : sqlite3_step(s);
         if (r == SQLITE_DONE) {
             sqlite3_reset(s);
+            q->sealed_from = INT64_MAX;
             /* then chunks compacted before schema 5 get their series pages, and those stored
              * before schema 8 their totals buckets, in the budget */
-            while (mono_us() - start < budget_us || budget_us == UINT64_MAX) {
-                int b = pw__store_series_backfill_one(q, d);
-                if (b == 0)
-                    b = pw__store_totals_backfill_one(q, d);
+            while ((q->unpaged_from != INT64_MAX || q->totals_todo) &&
+                   (mono_us() - start < budget_us || budget_us == UINT64_MAX)) {
+                int b = q->unpaged_from != INT64_MAX ? pw__store_series_backfill_one(q, d) : 0;
+                if (b == 0 && (b = pw__store_totals_backfill_one(q, d)) == 0)
+                    q->totals_todo = 0;
                 if (b <= 0)
                     return b < 0 ? b : n;
             }
@@ -209,6 +230,7 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
         int64_t id = sqlite3_column_int64(s, 0), hid = sqlite3_column_int64(s, 1);
         unsigned width = (unsigned)sqlite3_column_int(s, 2);
         sqlite3_reset(s);
+        q->sealed_from = id + 1; /* none below id waits; id is compacted now */
         uint64_t a = mono_us();
         int rc = compact_chunk(q, id, hid, width, d);
         if (rc != 0)
@@ -226,6 +248,11 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
 
 int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
 {
+    /* After most group commits there is nothing to do: no query, no transaction (a scan of
+     * every chunk and a BEGIN/COMMIT per group commit before). */
+    if (q->sealed_from == INT64_MAX && q->unpaged_from == INT64_MAX && !q->totals_todo &&
+        q->opts.max_size_bytes == 0)
+        return 0;
     int own = !q->in_txn;
     int rc = pw__store_begin(q, d);
     if (rc != 0)

@@ -84,6 +84,10 @@ int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, p
     const char *texts[] = {host, os};
     int64_t c = run_one(q, "UPDATE hosts SET os=?2 WHERE name=?1 AND retired=0", texts, 2, NULL, 0,
                         d, "host os");
+    /* the next put writes the row as before (its agent's OS), not only when that OS changes */
+    pw_store_hstate_t *hs = c > 0 ? pw__store_host_find(q, host) : NULL;
+    if (hs != NULL)
+        hs->row_known = 0;
     return not_found(c, host, d);
 }
 

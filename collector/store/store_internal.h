@@ -50,6 +50,9 @@ enum {
     S_INST_GET,
     S_AGENT_LAST,
     S_INST_UPSERT,
+    S_INST_AWAY,
+    S_INST_SEAL,
+    S_HOST_SEAL,
     S_TAG_INS,
     S_TAG_ALL,
     S_CHUNK_INS,
@@ -98,11 +101,23 @@ typedef struct pw__store_tot_s pw__store_tot_t; /* store_totals.c's statements *
 typedef struct pw_store_hstate_s {
     int64_t id;
     char *name;
-    /* agent instance of the newest sample and its last seq */
+    /* agent instance of the newest sample and its last seq and time. Its instances row is
+     * written when the instance comes (inst_here: the row names this host) and when a chunk is
+     * sealed, not at every put: inst_dirty says puts came since (their seq is read from the
+     * open chunk meanwhile: S_INST_GET). */
     uint8_t agent[64], boot[64];
     size_t agent_len, boot_len;
-    int inst_known, inst_has_seq;
-    uint64_t inst_seq;
+    int inst_known, inst_has_seq, inst_here, inst_dirty;
+    uint64_t inst_seq, inst_ts;
+    /* What the host's row names: written when a put's instance, OS, width, source kind or
+     * interval differs (row_known 0: unknown, written at the next put). */
+    uint8_t row_agent[64], row_boot[64];
+    size_t row_agent_len, row_boot_len;
+    unsigned row_width;
+    int row_source_kind;
+    uint32_t row_interval_ms;
+    char *row_os;
+    int row_known;
     /* open chunk */
     int64_t chunk_id; /* 0: no row yet */
     int enc_live;
@@ -152,6 +167,7 @@ struct pw_store_sql_s {
      * for anything else, in the current wait */
     uint64_t busy_ckpt_ms, busy_other_ms, busy_last_ms;
     int busy_was_ckpt;
+    uint64_t busy_gave_up;   /* the checkpointer's hold (its hold_gen) a wait gave up on */
     uint64_t evicted;        /* items dropped for max_size_bytes */
     uint64_t vacuumed_bytes; /* bytes given back by incremental_vacuum */
     int64_t page_size;
@@ -162,6 +178,11 @@ struct pw_store_sql_s {
     uint32_t *chg;     /* scratch: a put's changed rows (store_put.c) */
     size_t chg_cap;
     pw__store_tot_t *tot; /* host totals (store_totals.c) */
+    /* Compaction's work (store_chunks.c): no chunk below sealed_from is sealed and waiting, none
+     * below unpaged_from lacks its series pages; INT64_MAX: none at all, so a group commit with
+     * nothing to compact runs no query and no transaction. 0 at open and after a rollback. */
+    int64_t sealed_from, unpaged_from;
+    int totals_todo; /* chunks stored before schema 8 may still lack their totals buckets */
 };
 
 struct pw_store_s {
@@ -203,6 +224,9 @@ void pw__store_col_limit(sqlite3_stmt *s, int i, pw_pool_limit_t *out);
 /* Forgets the in-memory state of one host (its open chunk is closed at its next put, as after
  * a restart); nothing when it has none (store_put.c). */
 void pw__store_forget_host(pw_store_sql_t *q, const char *name);
+/* At close: writes the instance and host rows that puts left behind the open chunks (store_put.c).
+ */
+void pw__store_sync_rows(pw_store_sql_t *q);
 int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
                            const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 int pw__store_sql_agent_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
@@ -211,6 +235,14 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *out, pw_diag_t *d);
 int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d);
 int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d);
 int pw__store_sql_checkpoint(pw_store_sql_t *q, pw_diag_t *d);
+/* 1 when no group commit came for 5 s (the checkpointer's idle: it then truncates a small WAL).
+ * pw__store_wal_trim truncates a larger one (a burst's, which the checkpointer leaves) on the
+ * writer's own connection: the retention pass calls it when the store was idle before it, on
+ * the writer's thread (store_checkpoint.c). */
+int pw__store_wal_idle(pw_store_sql_t *q);
+/* 1 while the checkpointer holds the write lock (its idle truncation). */
+int pw__store_ckpt_holding(pw_store_sql_t *q);
+void pw__store_wal_trim(pw_store_sql_t *q);
 int pw__store_sql_set_max_bytes(pw_store_sql_t *q, uint64_t max_db_bytes, pw_diag_t *d);
 
 /* ---- shared by the backend's files ------------------------------------------------------- */

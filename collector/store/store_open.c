@@ -140,20 +140,38 @@ static const migration_t migrations[] = {
      "ALTER TABLE hosts ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';"},
 };
 
+/* The last seq stored for instance `i`: its row's, or the newest sample of its host's newest
+ * open chunk when the host's row names it. Puts do not write the instance's row (store_put.c: a
+ * page of the WAL less per group commit); the open chunk's newest sample is always one of the
+ * instance the host's row names, and every other instance's row is exact. */
+#define INST_LAST_SEQ                                                                              \
+    "max(i.last_seq, coalesce((SELECT r.seq FROM chunk_rows r WHERE r.chunk_id=(SELECT max(c.id)"  \
+    " FROM chunks c WHERE c.host_id=i.host_id AND c.data IS NULL AND c.sealed=0)"                  \
+    " AND EXISTS(SELECT 1 FROM hosts h WHERE h.id=i.host_id AND h.agent_id=i.agent_id"             \
+    " AND h.boot_id=i.boot_id) ORDER BY r.idx DESC LIMIT 1), 0))"
+
 static const char *const sql_text[S__COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
-    [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id FROM hosts WHERE name=?1",
+    [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id, os, source_kind, interval_ms"
+                   " FROM hosts WHERE name=?1",
     [S_HOST_INS] = "INSERT INTO hosts(name, os, counter_width) VALUES(?1, ?2, ?3)",
     [S_HOST_UPD] = "UPDATE hosts SET os=?2, counter_width=?3, agent_id=?4, boot_id=?5,"
                    " last_seen_ms=?6, last_seq=?7, source_kind=?8, interval_ms=?9 WHERE id=?1",
-    [S_INST_GET] = "SELECT last_seq FROM instances WHERE agent_id=?1 AND boot_id=?2",
-    [S_AGENT_LAST] = "SELECT max(last_seq) FROM instances WHERE agent_id=?1",
+    [S_INST_GET] = "SELECT " INST_LAST_SEQ ", i.host_id FROM instances i"
+                   " WHERE i.agent_id=?1 AND i.boot_id=?2",
+    [S_AGENT_LAST] = "SELECT max(" INST_LAST_SEQ ") FROM instances i WHERE i.agent_id=?1",
     [S_INST_UPSERT] = "INSERT INTO instances(agent_id, boot_id, host_id, last_seq, last_seen_ms)"
                       " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(agent_id, boot_id) DO UPDATE SET"
                       " host_id=excluded.host_id, last_seq=excluded.last_seq,"
                       " last_seen_ms=excluded.last_seen_ms",
+    [S_INST_AWAY] = "UPDATE instances SET last_seq=max(last_seq, ?3), last_seen_ms=?4"
+                    " WHERE agent_id=?1 AND boot_id=?2",
+    [S_INST_SEAL] = "UPDATE instances SET last_seq=max(last_seq, ?2), last_seen_ms=?3"
+                    " WHERE host_id=?1 AND agent_id=(SELECT agent_id FROM hosts WHERE id=?1)"
+                    " AND boot_id=(SELECT boot_id FROM hosts WHERE id=?1)",
+    [S_HOST_SEAL] = "UPDATE hosts SET last_seq=?2, last_seen_ms=?3 WHERE id=?1",
     [S_TAG_INS] = "INSERT INTO tags(id, tag) VALUES(?1, ?2)",
     [S_TAG_ALL] = "SELECT id, tag FROM tags ORDER BY id",
     [S_CHUNK_INS] = "INSERT INTO chunks(host_id, window_ms, t0_ms, t1_ms, nsamples, counter_width,"
@@ -164,7 +182,7 @@ static const char *const sql_text[S__COUNT] = {
                      " last_seq=?6, sealed=1 WHERE id=?1",
     [S_CHUNK_CLOSE] = "UPDATE chunks SET raw_size=?2, data=?3, fmt=?4 WHERE id=?1",
     [S_SEALED_NEXT] = "SELECT id, host_id, counter_width, t0_ms, t1_ms FROM chunks"
-                      " WHERE data IS NULL AND sealed=1 ORDER BY id LIMIT 1",
+                      " WHERE id>=?1 AND data IS NULL AND sealed=1 ORDER BY id LIMIT 1",
     [S_CHUNK_DEL] = "DELETE FROM chunks WHERE id=?1",
     [S_ROWS_INS] = "INSERT INTO chunk_rows(chunk_id, idx, seq, ts_ms, data) VALUES(?1,?2,?3,?4,?5)",
     [S_ROWS_GET] = "SELECT seq, ts_ms, data FROM chunk_rows WHERE chunk_id=?1 ORDER BY idx",
@@ -202,15 +220,22 @@ static const char *const sql_text[S__COUNT] = {
     [S_RET_ROLLUPS] = "DELETE FROM rollups WHERE level=?1 AND t1_ms < ?2",
     [S_RET_GAPS] = "DELETE FROM gaps WHERE ts_ms < ?1",
     [S_RET_EVENTS] = "DELETE FROM events WHERE ts_ms < ?1",
-    /* imp.n: the screens of a host's imports (agent ids "import:<name>"), in one pass over
-     * the instances */
-    [S_HOSTS_ALL] = "SELECT name, os, counter_width, agent_id, boot_id, last_seen_ms, last_seq,"
-                    " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
-                    " p_limit_detail, source_kind, interval_ms, stopped_ms, stop_reason,"
-                    " coalesce(imp.n, 0) FROM hosts"
-                    " LEFT JOIN (SELECT host_id, sum(last_seq) AS n FROM instances"
-                    " WHERE substr(agent_id, 1, 7) = X'696d706f72743a' GROUP BY host_id) imp"
-                    " ON imp.host_id = hosts.id WHERE retired=0 ORDER BY name",
+    /* last seen and last seq: the newest sample of the newest open chunk, else the row's;
+     * imp.n: the screens of a host's imports (agent ids "import:<name>"), in one pass over the
+     * instances */
+    [S_HOSTS_ALL] =
+        "SELECT h.name, h.os, h.counter_width, h.agent_id, h.boot_id,"
+        " coalesce(r.ts_ms, h.last_seen_ms), coalesce(r.seq, h.last_seq),"
+        " h.np_limit, h.np_limit_source, h.np_limit_detail, h.p_limit,"
+        " h.p_limit_source, h.p_limit_detail, h.source_kind, h.interval_ms, h.stopped_ms,"
+        " h.stop_reason, coalesce(imp.n, 0)"
+        " FROM hosts h LEFT JOIN chunk_rows r"
+        " ON r.rowid=(SELECT r2.rowid FROM chunk_rows r2 WHERE r2.chunk_id="
+        "(SELECT max(c.id) FROM chunks c WHERE c.host_id=h.id AND c.data IS NULL"
+        " AND c.sealed=0) ORDER BY r2.idx DESC LIMIT 1)"
+        " LEFT JOIN (SELECT host_id, sum(last_seq) AS n FROM instances"
+        " WHERE substr(agent_id, 1, 7) = X'696d706f72743a' GROUP BY host_id) imp"
+        " ON imp.host_id = h.id WHERE h.retired=0 ORDER BY h.name",
     [S_OPEN_HOSTS] = "SELECT name FROM hosts WHERE id IN"
                      " (SELECT host_id FROM chunks WHERE data IS NULL AND sealed=0)",
     [S_STATS] =
@@ -236,7 +261,8 @@ static const char *const sql_text[S__COUNT] = {
                          " AND s.t1_ms >= ?5 AND c.m15=0 ORDER BY s.t0_ms, s.id",
     [S_CHUNK_PAGED] = "UPDATE chunks SET pages=?2 WHERE id=?1",
     [S_UNPAGED_NEXT] = "SELECT id, host_id, counter_width, raw_size, data, fmt FROM chunks"
-                       " WHERE data IS NOT NULL AND pages=0 AND m1=0 ORDER BY id LIMIT 1",
+                       " WHERE id>=?1 AND data IS NOT NULL AND pages=0 AND m1=0"
+                       " ORDER BY id LIMIT 1",
     [S_OLDEST] =
         "SELECT min(t) FROM (SELECT min(t1_ms) AS t FROM chunks WHERE data IS NOT NULL"
         " UNION ALL SELECT min(t1_ms) FROM rollups UNION ALL SELECT min(t1_ms) FROM series)",
@@ -410,6 +436,7 @@ int pw__store_sql_open(const char *path, const pw_store_opts_t *opts, pw_store_s
     }
     q->opts = *opts;
     q->memory = strcmp(path, ":memory:") == 0;
+    q->totals_todo = 1; /* until compaction found none */
     pw_tagdict_init(&q->tags, 0);
     pw_buf_init(&q->frame, FRAME_MAX + 16);
     pw_buf_init(&q->zbuf, BLOB_MAX);
@@ -528,6 +555,7 @@ void pw__store_sql_close(pw_store_sql_t *q)
 {
     if (q == NULL)
         return;
+    pw__store_sync_rows(q);
     pw__store_ckpt_stop(q->ckpt);
     if (q->db != NULL)
         pw__store_abort_txn(q);

@@ -37,6 +37,7 @@ static void hstate_free(pw_store_hstate_t *hs)
     if (hs->enc_live)
         pw_delta_enc_close(&hs->enc);
     pw__store_live_drop(hs);
+    pw_free(hs->row_os);
     pw_free(hs->name);
     pw_free(hs);
 }
@@ -117,6 +118,17 @@ static int host_insert(pw_store_sql_t *q, pw_store_hstate_t *hs)
     return 0;
 }
 
+/* Column i (an agent or boot id, at most 64 bytes) into dst; its length (0 for NULL). */
+static size_t col_id(sqlite3_stmt *s, int i, uint8_t *dst)
+{
+    size_t n = (size_t)sqlite3_column_bytes(s, i);
+    const void *p = sqlite3_column_blob(s, i);
+    if (p == NULL || n > 64)
+        return 0;
+    memcpy(dst, p, n);
+    return n;
+}
+
 /* The in-memory state of host `name`, loaded or created (inside the transaction). */
 int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hstate_t **out,
                        pw_diag_t *d)
@@ -136,6 +148,13 @@ int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hst
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         hs->id = sqlite3_column_int64(s, 0);
+        hs->row_width = (unsigned)sqlite3_column_int(s, 1);
+        hs->row_agent_len = col_id(s, 2, hs->row_agent);
+        hs->row_boot_len = col_id(s, 3, hs->row_boot);
+        hs->row_os = pw__store_col_strdup(s, 4);
+        hs->row_source_kind = sqlite3_column_int(s, 5);
+        hs->row_interval_ms = (uint32_t)sqlite3_column_int64(s, 6);
+        hs->row_known = hs->row_os != NULL;
         rc = 0;
     } else if (rc == SQLITE_DONE) {
         sqlite3_reset(s);
@@ -145,6 +164,7 @@ int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hst
         sqlite3_bind_int(s, 3, (int)h->counter_width);
         rc = pw__store_run(q, s, d, "insert host");
         hs->id = sqlite3_last_insert_rowid(q->db);
+        /* agent_id and boot_id NULL: the first put writes the row */
     } else {
         rc = pw__store_sqlfail(q, rc, d, "find host");
     }
@@ -161,16 +181,39 @@ int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hst
     return 0;
 }
 
+static int same_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+    return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/* Another agent instance puts into `hs`. The one before gets its row written when puts came
+ * since it was (they are in the open chunk, which from now on ends with the new instance's
+ * samples), then the new one's last seq is read (its row, or its host's open chunk). */
 static int inst_load(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
                      pw_diag_t *d)
 {
-    sqlite3_stmt *s = pw__store_stmt(q, S_INST_GET);
+    sqlite3_stmt *s;
+    int rc;
+    if (hs->inst_known && hs->inst_dirty) {
+        s = pw__store_stmt(q, S_INST_AWAY);
+        sqlite3_bind_blob(s, 1, hs->agent, (int)hs->agent_len, SQLITE_STATIC);
+        sqlite3_bind_blob(s, 2, hs->boot, (int)hs->boot_len, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, (int64_t)hs->inst_seq);
+        sqlite3_bind_int64(s, 4, (int64_t)hs->inst_ts);
+        if ((rc = pw__store_run(q, s, d, "update agent instance")) != 0)
+            return rc;
+    }
+    hs->inst_known = hs->inst_dirty = 0;
+    s = pw__store_stmt(q, S_INST_GET);
     sqlite3_bind_blob(s, 1, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
     sqlite3_bind_blob(s, 2, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
+    rc = sqlite3_step(s);
     hs->inst_has_seq = rc == SQLITE_ROW;
-    if (rc == SQLITE_ROW)
+    hs->inst_here = 0;
+    if (rc == SQLITE_ROW) {
         hs->inst_seq = (uint64_t)sqlite3_column_int64(s, 0);
+        hs->inst_here = sqlite3_column_int64(s, 1) == hs->id;
+    }
     sqlite3_reset(s);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return pw__store_sqlfail(q, rc, d, "find agent instance");
@@ -179,6 +222,76 @@ static int inst_load(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_ho
     hs->agent_len = h->agent_id_len;
     hs->boot_len = h->boot_id_len;
     hs->inst_known = 1;
+    return 0;
+}
+
+/* The first put of an instance into `hs` whose row names another host (or that has none yet):
+ * the row moves here with this put's seq. Another host's state holding the same instance (one
+ * agent's samples under two names) loads it again at its next put, so that its puts move the
+ * row back before they count on it. */
+static int inst_move_here(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
+                          uint64_t seq, uint64_t ts, pw_diag_t *d)
+{
+    sqlite3_stmt *st = pw__store_stmt(q, S_INST_UPSERT);
+    sqlite3_bind_blob(st, 1, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 2, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, hs->id);
+    sqlite3_bind_int64(st, 4, (int64_t)seq);
+    sqlite3_bind_int64(st, 5, (int64_t)ts);
+    int rc = pw__store_run(q, st, d, "update agent instance");
+    if (rc != 0)
+        return rc;
+    hs->inst_here = 1;
+    for (size_t i = 0; i < q->nslots; i++) {
+        pw_store_hstate_t *o = q->slots[i];
+        if (o != NULL && o != hs && o->inst_known &&
+            same_id(o->agent, o->agent_len, hs->agent, hs->agent_len) &&
+            same_id(o->boot, o->boot_len, hs->boot, hs->boot_len))
+            o->inst_known = o->inst_dirty = 0; /* its puts are in its open chunk: counted */
+    }
+    return 0;
+}
+
+/* Writes the host's row when this put's instance, OS, counter width, source kind or interval
+ * is not what it names. */
+static int host_row_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
+                         uint64_t seq, uint64_t ts, pw_diag_t *d)
+{
+    const char *os = h->os ? h->os : "";
+    if (hs->row_known && hs->row_width == h->counter_width &&
+        hs->row_source_kind == h->source_kind && hs->row_interval_ms == h->interval_ms &&
+        same_id(hs->row_agent, hs->row_agent_len, h->agent_id, h->agent_id_len) &&
+        same_id(hs->row_boot, hs->row_boot_len, h->boot_id, h->boot_id_len) &&
+        strcmp(hs->row_os, os) == 0)
+        return 0;
+    char *nos = pw_strdup(os);
+    if (nos == NULL)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "host", "out of memory");
+    sqlite3_stmt *st = pw__store_stmt(q, S_HOST_UPD);
+    sqlite3_bind_int64(st, 1, hs->id);
+    sqlite3_bind_text(st, 2, os, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, (int)h->counter_width);
+    sqlite3_bind_blob(st, 4, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 5, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (int64_t)ts);
+    sqlite3_bind_int64(st, 7, (int64_t)seq);
+    sqlite3_bind_int(st, 8, h->source_kind);
+    sqlite3_bind_int64(st, 9, (int64_t)h->interval_ms);
+    int rc = pw__store_run(q, st, d, "update host");
+    if (rc != 0) {
+        pw_free(nos);
+        return rc;
+    }
+    pw_free(hs->row_os);
+    hs->row_os = nos;
+    hs->row_width = h->counter_width;
+    hs->row_source_kind = h->source_kind;
+    hs->row_interval_ms = h->interval_ms;
+    memcpy(hs->row_agent, h->agent_id, h->agent_id_len);
+    memcpy(hs->row_boot, h->boot_id, h->boot_id_len);
+    hs->row_agent_len = h->agent_id_len;
+    hs->row_boot_len = h->boot_id_len;
+    hs->row_known = 1;
     return 0;
 }
 
@@ -192,9 +305,8 @@ static int put_prepare(pw_store_sql_t *q, const pw_store_host_t *h, uint64_t seq
     int rc = pw__store_host_get(q, h, &hs, d);
     if (rc != 0)
         return rc;
-    if (!hs->inst_known || hs->agent_len != h->agent_id_len || hs->boot_len != h->boot_id_len ||
-        memcmp(hs->agent, h->agent_id, hs->agent_len) != 0 ||
-        memcmp(hs->boot, h->boot_id, hs->boot_len) != 0) {
+    if (!hs->inst_known || !same_id(hs->agent, hs->agent_len, h->agent_id, h->agent_id_len) ||
+        !same_id(hs->boot, hs->boot_len, h->boot_id, h->boot_id_len)) {
         rc = inst_load(q, hs, h, d);
         if (rc != 0)
             return rc;
@@ -214,7 +326,11 @@ static int put_prepare(pw_store_sql_t *q, const pw_store_host_t *h, uint64_t seq
 }
 
 /* Writes the record in q->frame (one codec frame) for sample `seq` at `ts` into the host's
- * open chunk (creating the chunk row first), then the instance, host and gap rows. */
+ * open chunk (creating the chunk row first), then the gap row, and the instance and host rows
+ * when they change. A group commit of one sample then writes the pages of that record alone
+ * (the instance and host rows were two more 16-KB pages in the WAL at every commit): the
+ * newest sample of the open chunk is where the last seq and time are read (S_INST_GET,
+ * S_HOSTS_ALL), and sealing a chunk writes them into both rows (pw__store_close_chunk). */
 static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hstate_t *hs,
                       uint64_t seq, uint64_t ts, uint64_t gap_before, pw_diag_t *d)
 {
@@ -247,25 +363,9 @@ static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hsta
     hs->last_seq = seq;
     hs->nsamples++;
 
-    st = pw__store_stmt(q, S_INST_UPSERT);
-    sqlite3_bind_blob(st, 1, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 2, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, hs->id);
-    sqlite3_bind_int64(st, 4, (int64_t)seq);
-    sqlite3_bind_int64(st, 5, (int64_t)ts);
-    if ((rc = pw__store_run(q, st, d, "update agent instance")) != 0)
+    if (!hs->inst_here && (rc = inst_move_here(q, hs, h, seq, ts, d)) != 0)
         return rc;
-    st = pw__store_stmt(q, S_HOST_UPD);
-    sqlite3_bind_int64(st, 1, hs->id);
-    sqlite3_bind_text(st, 2, h->os ? h->os : "", -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, (int)h->counter_width);
-    sqlite3_bind_blob(st, 4, h->agent_id, (int)h->agent_id_len, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 5, h->boot_id, (int)h->boot_id_len, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, (int64_t)ts);
-    sqlite3_bind_int64(st, 7, (int64_t)seq);
-    sqlite3_bind_int(st, 8, h->source_kind);
-    sqlite3_bind_int64(st, 9, (int64_t)h->interval_ms);
-    if ((rc = pw__store_run(q, st, d, "update host")) != 0)
+    if ((rc = host_row_sync(q, hs, h, seq, ts, d)) != 0)
         return rc;
     if (gap_before > 0) {
         st = pw__store_stmt(q, S_GAP_INS);
@@ -277,7 +377,9 @@ static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hsta
             return rc;
     }
     hs->inst_seq = seq;
+    hs->inst_ts = ts;
     hs->inst_has_seq = 1;
+    hs->inst_dirty = 1;
     return 0;
 }
 
@@ -405,6 +507,45 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
                            dec->n_idx != SIZE_MAX ? dec->n_idx : 0);
     }
     return rc;
+}
+
+/* Writes the instance and host rows that puts left behind their open chunks, so that a store
+ * closed cleanly holds them exact (after a crash they are read from the open chunks). One
+ * transaction; a failure leaves them to be read from there, and so does a checkpointer holding
+ * the write lock (a close does not wait for it). */
+void pw__store_sync_rows(pw_store_sql_t *q)
+{
+    if (q->in_txn || q->db == NULL || pw__store_ckpt_holding(q))
+        return;
+    int rc = 0, began = 0;
+    for (size_t i = 0; rc == 0 && i < q->nslots; i++) {
+        pw_store_hstate_t *hs = q->slots[i];
+        if (hs == NULL || !hs->inst_known || !hs->inst_dirty)
+            continue;
+        if (!began && (rc = pw__store_begin(q, NULL)) != 0)
+            break;
+        began = 1;
+        sqlite3_stmt *s = pw__store_stmt(q, S_INST_AWAY);
+        sqlite3_bind_blob(s, 1, hs->agent, (int)hs->agent_len, SQLITE_STATIC);
+        sqlite3_bind_blob(s, 2, hs->boot, (int)hs->boot_len, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, (int64_t)hs->inst_seq);
+        sqlite3_bind_int64(s, 4, (int64_t)hs->inst_ts);
+        rc = pw__store_run(q, s, NULL, "update agent instance");
+        if (rc == 0) { /* its newest put is the host's newest sample */
+            s = pw__store_stmt(q, S_HOST_SEAL);
+            sqlite3_bind_int64(s, 1, hs->id);
+            sqlite3_bind_int64(s, 2, (int64_t)hs->inst_seq);
+            sqlite3_bind_int64(s, 3, (int64_t)hs->inst_ts);
+            rc = pw__store_run(q, s, NULL, "update host");
+        }
+    }
+    if (began && (rc != 0 || pw__store_sql_commit(q, NULL) != 0)) {
+        pw__store_abort_txn(q);
+        return;
+    }
+    for (size_t i = 0; began && i < q->nslots; i++)
+        if (q->slots[i] != NULL)
+            q->slots[i]->inst_dirty = 0;
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */

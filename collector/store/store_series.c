@@ -561,9 +561,11 @@ int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_
 int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d)
 {
     sqlite3_stmt *s = pw__store_stmt(q, S_UNPAGED_NEXT);
+    sqlite3_bind_int64(s, 1, q->unpaged_from);
     int r = sqlite3_step(s);
     if (r == SQLITE_DONE) {
         sqlite3_reset(s);
+        q->unpaged_from = INT64_MAX;
         return 0;
     }
     if (r != SQLITE_ROW) {
@@ -574,6 +576,7 @@ int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d)
     int64_t id = sqlite3_column_int64(s, 0), hid = sqlite3_column_int64(s, 1);
     unsigned width = (unsigned)sqlite3_column_int(s, 2);
     int fmt = sqlite3_column_int(s, 5);
+    q->unpaged_from = id + 1;
     int rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 4), (size_t)sqlite3_column_bytes(s, 4),
                                    (uint64_t)sqlite3_column_int64(s, 3), &q->recs, d);
     sqlite3_reset(s);

@@ -8,6 +8,10 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef _WIN32
+#include <signal.h>
+#include <sys/wait.h>
+#endif
 
 #include <sqlite3.h>
 #include <uv.h>
@@ -971,6 +975,282 @@ static void test_put_during_truncate(void **state)
     slow_vfs_off();
     tmp_remove(&t);
 }
+
+/* A checkpointer truncation that outlasts the writer's 5-s wait for it (8 s here, a file system
+ * under heavy I/O): the put gives up with "database is locked" instead of holding the collector's
+ * loop (and its SIGTERM) as long (the agents resend what was not acked), the calls after it fail
+ * at once while the same hold lasts, and closing the store does not wait for the truncation
+ * either. Before: the put waited up to 60 s, the close joined the checkpointer after it. */
+static void test_stop_during_truncate(void **state)
+{
+    (void)state;
+    slow_vfs_on();
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.busy_timeout_ms = 200};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, 5);
+    atomic_store(&slow_trunc_ms, 8000);
+    int seen = 0;
+    for (int i = 0; i < 1500 && !seen; i++) {
+        uv_sleep(10);
+        seen = atomic_load(&slow_truncating);
+    }
+    if (!seen)
+        fail_msg("no TRUNCATE checkpoint within 15 s of the last commit");
+    pw_sample_t s;
+    pw_sample_init(&s);
+    build(&s, 5);
+    pw_store_host_t h = host_of("win-01", BOOT1, 64);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_ESTORE);
+    assert_non_null(strstr(d.msg, "database is locked"));
+    assert_int_equal(atomic_load(&slow_truncating), 1); /* gave up before the hold ended */
+    /* The same hold outlasted a whole wait: the next calls fail at once while it lasts (two
+     * more 5-s waits would end after it; a SIGTERM waited behind such waits). */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_ESTORE);
+        assert_true(pw_store_compact(st, 20, &d) < 0); /* after a rollback it looks again */
+    }
+    assert_int_equal(atomic_load(&slow_truncating), 1);
+    pw_store_close(st);
+    assert_int_equal(atomic_load(&slow_truncating), 1); /* and the close did not wait */
+    for (int i = 0; i < 1500 && atomic_load(&slow_truncating); i++)
+        uv_sleep(10);
+    uv_sleep(200); /* the checkpointer frees itself after its truncation */
+    atomic_store(&slow_trunc_ms, 0);
+    /* nothing acknowledged was lost: the five samples are there */
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_n(st, "win-01", 5);
+    pw_store_close(st);
+    pw_sample_close(&s);
+    slow_vfs_off();
+    tmp_remove(&t);
+}
+
+/* 2,000 rows that all change, `n` samples in one transaction: a WAL of ~25 KB a sample. */
+static void put_wide(pw_store_t *st, const pw_store_host_t *h, pw_sample_t *s, unsigned k,
+                     uint64_t ts, unsigned nrows, char prefix);
+
+/* A burst (one transaction of ~6 MiB) leaves the WAL above the 4 MiB that the checkpointer
+ * truncates when the store is idle: truncating it would hold the write lock while the file
+ * system frees it, and the writer waited for that on the collector's loop. The checkpointer
+ * leaves it (no truncation at all, with the store idle for longer than its 5 s); the retention
+ * pass truncates it on the writer's own connection. */
+static void test_idle_large_wal(void **state)
+{
+    (void)state;
+    slow_vfs_on();
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    char walp[320];
+    snprintf(walp, sizeof(walp), "%s-wal", t.path);
+    atomic_store(&slow_truncations, 0);
+    atomic_store(&slow_trunc_ms, 1); /* counts every truncation of the WAL to 0 bytes */
+    pw_store_host_t h = host_of("burst", BOOT1, 64);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (unsigned k = 0; k < 250; k++)
+        put_wide(st, &h, &s, k, T0 + 10000ull * k, 2000, 'B');
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    struct stat sb;
+    assert_int_equal(stat(walp, &sb), 0);
+    uint64_t wal = (uint64_t)sb.st_size;
+    if (wal <= (4u << 20))
+        fail_msg("the burst left a WAL of %llu bytes: not above 4 MiB", (unsigned long long)wal);
+    uv_sleep(7500); /* idle for 5 s, then more than one round of the checkpointer */
+    assert_int_equal(atomic_load(&slow_truncations), 0);
+    assert_int_equal(stat(walp, &sb), 0);
+    assert_int_equal((uint64_t)sb.st_size, wal);
+    /* nothing to delete yet: the pass only truncates the idle WAL */
+    assert_int_equal(pw_store_retention(st, T0 + 3600000, &d), 0);
+    assert_int_equal(atomic_load(&slow_truncations), 1);
+    assert_int_equal(stat(walp, &sb), 0);
+    assert_int_equal(sb.st_size, 0);
+    atomic_store(&slow_trunc_ms, 0);
+    atomic_store(&slow_truncations, 0);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    slow_vfs_off();
+    tmp_remove(&t);
+}
+
+/* The host's last seq and time and every agent instance's last seq, as the puts gave them:
+ * puts write the instance and host rows only when they change (another instance, OS or width)
+ * and when a chunk is sealed, the newest samples' seq and time are read from the open chunk.
+ * Here across seals (4 samples a chunk), instance switches (boot 1, boot 2, back to boot 1),
+ * uncommitted puts, a close without flush (the open chunk stays open; the close writes the rows)
+ * and a retire that keeps the history while the same agent instance goes on under the name.
+ * After a crash the rows are behind: test_crash_after_ack. */
+static void check_last(pw_store_t *st, const char *host, uint64_t seq1, uint64_t seq2,
+                       uint64_t host_seq, uint64_t host_ts)
+{
+    uint64_t seq = 0;
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT1, 16, &seq), 0);
+    assert_int_equal(seq, seq1);
+    assert_int_equal(pw_store_last_seq(st, AGENT, 16, BOOT2, 16, &seq), 0);
+    assert_int_equal(seq, seq2);
+    assert_int_equal(pw_store_agent_last_seq(st, AGENT, 16, &seq), 0);
+    assert_int_equal(seq, seq1 > seq2 ? seq1 : seq2);
+    pw_store_host_info_t *hosts;
+    size_t nh;
+    pw_diag_t d;
+    assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
+    assert_int_equal(nh, 1);
+    assert_string_equal(hosts[0].name, host);
+    assert_int_equal(hosts[0].last_seq, host_seq);
+    assert_int_equal(hosts[0].last_seen_ms, host_ts);
+    pw_store_hosts_free(hosts, nh);
+}
+
+static void put_k(pw_store_t *st, const char *host, const uint8_t *boot, unsigned k, uint64_t seq,
+                  int want)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    build(&s, k);
+    s.seq = seq;
+    pw_store_host_t h = host_of(host, boot, 64);
+    pw_diag_t d;
+    int rc = pw_store_put(st, &h, &s, 0, &d);
+    if (rc != want)
+        fail_msg("put %u (seq %llu): %d, not %d (%s)", k, (unsigned long long)seq, rc, want, d.msg);
+    pw_sample_close(&s);
+}
+
+static void test_instance_last_seq(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    for (unsigned k = 0; k < 6; k++) /* a chunk of 4 sealed, 2 in the open one */
+        put_k(st, "h", BOOT1, k, 100 + k, 0);
+    put_k(st, "h", BOOT2, 6, 1, 0); /* the agent restarted: seqs from 1 */
+    put_k(st, "h", BOOT2, 7, 2, 0);
+    check_last(st, "h", 105, 2, 2, T0 + 70000); /* uncommitted puts count */
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    put_k(st, "h", BOOT1, 8, 106, 0); /* boot 1's spool resent after boot 2's */
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    check_last(st, "h", 106, 2, 106, T0 + 80000);
+    pw_store_close(st); /* no flush: the open chunk stays open, as after a crash */
+
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_last(st, "h", 106, 2, 106, T0 + 80000);
+    put_k(st, "h", BOOT1, 8, 106, PW_STORE_DUPLICATE);
+    put_k(st, "h", BOOT2, 7, 2, PW_STORE_DUPLICATE);
+    put_k(st, "h", BOOT2, 9, 3, 0);
+    put_k(st, "h", BOOT1, 10, 107, 0);
+    put_k(st, "h", BOOT1, 11, 108, 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    check_last(st, "h", 108, 3, 108, T0 + 110000);
+    /* kept under another name; the same instance goes on under "h", a new host */
+    assert_int_equal(pw_store_host_retire(st, "h", 1, T0 + 200000, &d), 0);
+    put_k(st, "h", BOOT1, 11, 108, PW_STORE_DUPLICATE);
+    put_k(st, "h", BOOT1, 12, 109, 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    check_last(st, "h", 109, 3, 109, T0 + 120000);
+    pw_store_close(st);
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_last(st, "h", 109, 3, 109, T0 + 120000);
+    put_k(st, "h", BOOT1, 12, 109, PW_STORE_DUPLICATE);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+#ifndef _WIN32
+/* A collector killed with SIGKILL between group commits: every sample acknowledged (its commit
+ * returned) is there after a reopen, and the last seqs and times read from the open chunk are
+ * those of the newest sample stored (the acknowledged one, or the one whose commit had returned
+ * when the kill came before its ack). Three kills at different points, instance switches every
+ * 7 samples and chunks of 4. */
+static void test_crash_after_ack(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    unsigned next = 0;
+    for (unsigned round = 0; round < 3; round++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            pw_store_t *st;
+            pw_diag_t d;
+            if (pw_store_open(t.path, &o, &st, &d) != 0)
+                _exit(2);
+            pw_sample_t s;
+            pw_sample_init(&s);
+            for (unsigned k = next;; k++) {
+                build(&s, k);
+                pw_store_host_t h = host_of("crash", (k / 7) % 2 ? BOOT2 : BOOT1, 64);
+                if (pw_store_put(st, &h, &s, 0, &d) != 0 || pw_store_commit(st, &d) != 0 ||
+                    pw_store_compact(st, 20, &d) < 0)
+                    _exit(3);
+                uint32_t ack = k;
+                if (write(fds[1], &ack, sizeof(ack)) != (ssize_t)sizeof(ack))
+                    _exit(4);
+            }
+        }
+        close(fds[1]);
+        uint32_t ack = 0, last = UINT32_MAX;
+        while (read(fds[0], &ack, sizeof(ack)) == (ssize_t)sizeof(ack)) {
+            last = ack;
+            if (ack >= next + 9 + 5 * round)
+                break;
+        }
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        while (read(fds[0], &ack, sizeof(ack)) == (ssize_t)sizeof(ack))
+            last = ack;
+        close(fds[0]);
+        if (last == UINT32_MAX)
+            fail_msg("round %u: the child acknowledged nothing (status %d)", round, status);
+
+        pw_store_t *st;
+        pw_diag_t d;
+        assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+        pw_sample_t got;
+        pw_sample_init(&got);
+        assert_int_equal(pw_store_latest(st, "crash", &got, &d), 0);
+        unsigned stored = (unsigned)(got.seq - 100); /* the newest sample stored */
+        assert_true(stored == last || stored == last + 1);
+        check_table(&got, stored);
+        check_series_n(st, "crash", stored + 1);
+        uint64_t seq = 0;
+        const uint8_t *boot = (stored / 7) % 2 ? BOOT2 : BOOT1;
+        assert_int_equal(pw_store_last_seq(st, AGENT, 16, boot, 16, &seq), 0);
+        assert_int_equal(seq, 100 + stored);
+        pw_store_host_info_t *hosts;
+        size_t nh;
+        assert_int_equal(pw_store_hosts(st, &hosts, &nh, &d), 0);
+        assert_int_equal(nh, 1);
+        assert_int_equal(hosts[0].last_seq, 100 + stored);
+        assert_int_equal(hosts[0].last_seen_ms, T0 + 10000ull * stored);
+        assert_memory_equal(hosts[0].boot_id, boot, 16);
+        pw_store_hosts_free(hosts, nh);
+        /* what came after is not a duplicate, what was stored is */
+        pw_store_host_t h = host_of("crash", boot, 64);
+        build(&got, stored);
+        assert_int_equal(pw_store_put(st, &h, &got, 0, &d), PW_STORE_DUPLICATE);
+        pw_sample_close(&got);
+        pw_store_close(st);
+        next = stored + 1;
+    }
+    tmp_remove(&t);
+}
+#endif
 
 /* A small series written by hand: bytes per sample and where the 1-min / 15-min buckets
  * cut it. diff = bytes / 10, allocs = 1000 + 10 * k, frees = allocs - diff. */
@@ -2272,6 +2552,12 @@ int main(void)
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_checkpoint_while_open),
         cmocka_unit_test(test_put_during_truncate),
+        cmocka_unit_test(test_idle_large_wal),
+        cmocka_unit_test(test_stop_during_truncate),
+        cmocka_unit_test(test_instance_last_seq),
+#ifndef _WIN32
+        cmocka_unit_test(test_crash_after_ack),
+#endif
         cmocka_unit_test(test_open_missing_directory),
         cmocka_unit_test(test_rollups),
         cmocka_unit_test(test_retention),
