@@ -334,6 +334,8 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
             out->steps++;
             if (yb[i] > yb[i - 1])
                 out->steps_up++;
+            if (yb[i] != yb[i - 1])
+                out->steps_moved++;
             if (!(yb[i] > yb[i - 1] && yd[i] > yd[i - 1]))
                 all_up = 0;
             if (yb[i] > runmax)
@@ -492,40 +494,101 @@ static double rel_growth(const pw_detect_t *d)
     return ((double)d->last_bytes - (double)d->first_bytes) / f;
 }
 
+static double abs_growth(const pw_detect_t *d)
+{
+    return (double)d->last_bytes - (double)d->first_bytes;
+}
+
+/* Robust location and scale of v[0..m) (reordered): the median, and 1.4826 x MAD; when more than
+ * half the values are equal (MAD 0) 1.2533 x the mean absolute deviation from the median instead
+ * (the modified z-score's usual fallback; 1.2533 = sqrt(pi / 2) makes it estimate a normal sigma
+ * too). */
+static void robust(double *v, size_t m, double *med, double *scale)
+{
+    *med = median_of(v, m);
+    double sum = 0;
+    for (size_t i = 0; i < m; i++) {
+        v[i] = fabs(v[i] - *med);
+        sum += v[i];
+    }
+    double mad = median_of(v, m);
+    *scale = mad > 0 ? 1.4826 * mad : 1.2533 * sum / (double)m;
+}
+
+static double zscore(double x, double med, double scale)
+{
+    return scale > 0 ? (x - med) / scale : (x > med ? INFINITY : 0.0);
+}
+
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
 {
-    size_t m = 0, demoted = 0;
+    size_t m = 0, moved = 0, demoted = 0;
     for (size_t i = 0; i < n; i++)
-        m += v[i]->points >= 2;
+        if (v[i]->points >= 2) {
+            m++;
+            moved += abs_growth(v[i]) != 0;
+        }
     if (m < 5)
         return 0;
-    double *g = malloc(m * sizeof(*g));
+    double *g = malloc((m + 2 * moved) * sizeof(*g));
     if (g == NULL)
         return 0; /* out of memory: the verdicts stay as they are */
-    size_t k = 0;
+    /* do the host's rows mostly stand still between points? the median row's share of steps
+     * that moved (a run of equal points is one step in a ring) */
+    size_t ns = 0;
     for (size_t i = 0; i < n; i++)
-        if (v[i]->points >= 2)
+        if (v[i]->points >= 2 && v[i]->steps > 0)
+            g[ns++] = (double)v[i]->steps_moved / (double)v[i]->steps;
+    int still = ns > 0 && median_of(g, ns) < 0.75;
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->points >= 2) {
             g[k++] = rel_growth(v[i]);
-    double med = median_of(g, m);
+            if (abs_growth(v[i]) != 0) {
+                g[m + j] = rel_growth(v[i]);
+                g[m + moved + j++] = abs_growth(v[i]);
+            }
+        }
+    /* all rows, relative growth: the median and MAD (no fallback: when most rows did not move
+     * there is no spread to stand out of) */
+    double med_all = median_of(g, m);
     for (size_t i = 0; i < m; i++)
-        g[i] = fabs(g[i] - med);
-    double mad = median_of(g, m);
+        g[i] = fabs(g[i] - med_all);
+    double mad_all = 1.4826 * median_of(g, m);
+    /* the rows that moved: relative and byte growth */
+    double med_r = 0, sc_r = 0, med_a = 0, sc_a = 0;
+    if (moved >= 5) {
+        robust(g + m, moved, &med_r, &sc_r);
+        robust(g + m + moved, moved, &med_a, &sc_a);
+    }
     free(g);
     for (size_t i = 0; i < n; i++) {
         pw_detect_t *d = v[i];
-        if (d->verdict != PW_DETECT_LEAK || d->points >= 4)
+        /* a trend of 4 points or more stands on its own, unless it rests on few rises (a quarter
+         * of its steps or more did not rise) among rows that mostly stand still: there a row
+         * that moved up a few times by a few allocations passes the trend tests as a leak in
+         * steps does */
+        if (d->verdict != PW_DETECT_LEAK ||
+            (d->points >= 4 && (!still || 4 * d->steps_up >= 3 * d->steps)))
             continue;
         double r = rel_growth(d);
-        double z = mad > 0 ? 0.6745 * (r - med) / mad : (r > med ? INFINITY : 0.0);
+        double z = mad_all > 0 ? (r - med_all) / mad_all : 0.0;
         if (z >= PW_DETECT_PEER_Z && r >= 0.10)
-            continue;
+            continue; /* an outlier among all rows, relative to itself */
+        double zr = moved >= 5 ? zscore(r, med_r, sc_r) : 0.0;
+        double za = moved >= 5 ? zscore(abs_growth(d), med_a, sc_a) : 0.0;
+        if (zr >= PW_DETECT_PEER_Z && za >= PW_DETECT_PEER_Z &&
+            abs_growth(d) >= PW_DETECT_PEER_MIN_BYTES)
+            continue; /* an outlier among the rows that moved, in both senses */
         d->verdict = PW_DETECT_NOISE;
         d->score = 0;
         d->confidence = 0;
         size_t len = strlen(d->evidence);
         snprintf(d->evidence + len, sizeof(d->evidence) - len,
-                 "; growth of %+.1f %% does not stand out among %zu tags (z %.1f < %.1f)", r * 100,
-                 m, z, PW_DETECT_PEER_Z);
+                 "; growth of %+.1f %% (%+.0f B) does not stand out among %zu tags (z %.1f; "
+                 "among the %zu that moved z %.1f and %.1f: both must reach %.1f, and %.0f B)",
+                 r * 100, abs_growth(d), m, z, moved, zr, za, PW_DETECT_PEER_Z,
+                 PW_DETECT_PEER_MIN_BYTES);
         demoted++;
     }
     return demoted;

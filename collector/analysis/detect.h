@@ -117,6 +117,7 @@ typedef struct pw_detect_s {
     size_t points;          /* points judged (after thinning) */
     size_t segments;        /* windows pooled (1 + earlier boots that grew) */
     size_t steps, steps_up; /* consecutive pairs within windows, and those where bytes rose */
+    size_t steps_moved;     /* ... and those where bytes changed (rose or fell) */
     int64_t growth_bytes;   /* net growth of bytes summed over the windows */
     int64_t growth_diff;    /* net growth of outstanding allocations over the windows */
     int64_t growth_allocs, growth_frees; /* counter deltas over the windows (plain differences:
@@ -135,16 +136,32 @@ const char *pw_detect_verdict_name(pw_detect_verdict_t v);
 int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t *opts,
                    pw_detect_t *out);
 
-/* Peers for short series. With 2 or 3 points there is no trend to test: a churning tag rises
- * between two screens as often as not. A leak verdict from fewer than 4 points therefore
- * stands only when the row's relative growth, (last - first) / first bytes of the judged window,
- * stands out among the host's rows: robust z = 0.6745 (g - median) / MAD over every row in
- * v[0..n) with 2 points or more (also the flat and falling ones), z >= PW_DETECT_PEER_Z (3.5,
- * Iglewicz & Hoaglin's outlier rule) and growth of at least 10 %. Fewer than 5 such rows: no peer
- * test (a capture of one tag, like Microsoft's `poolmon /iDrsd` example, is judged alone).
- * Verdicts that fail become noise, with the reason appended to their evidence, and lose their
- * score. Returns how many were demoted. */
-#define PW_DETECT_PEER_Z 3.5
+/* Peers for short series (and sparse trends). With 2 or 3 points there is no trend to test: a
+ * churning tag rises between two screens as often as not. A leak verdict from fewer than 4
+ * points therefore stands only when the row stands out among the host's rows in v[0..n) with 2
+ * points or more (also the flat and falling ones), g = (last - first) / first bytes of the judged
+ * window its relative growth, z = (x - median) / (1.4826 MAD) a robust z (Iglewicz & Hoaglin's
+ * outlier rule at PW_DETECT_PEER_Z, 3.5), either way:
+ *  - among all rows, z of g >= 3.5 and g >= 10 % (when the MAD is 0, more than half the rows
+ *    did not move: no spread to stand out of, this way does not apply);
+ *  - among the rows that moved (bytes changed; 5 of them at least), z >= 3.5 both of g and of
+ *    the growth in bytes, and a growth of PW_DETECT_PEER_MIN_BYTES (4 KiB, the trend test's
+ *    plateau floor) at least; here, when the MAD is 0, the scale is 1.2533 x the mean absolute
+ *    deviation from the median (the modified z-score's usual fallback: sqrt(pi / 2) x the mean
+ *    absolute deviation estimates a normal sigma). A churning big row grows most in bytes, a
+ *    small one most relative to itself: a leak must do both.
+ * Rows of real captures mostly do not move between screens, and those that do move by a few
+ * allocations (docs/internals/detection.md, "Noise regimes"): the second way finds a leak among
+ * them; the first, among rows that all churn. Among such still rows (the median row moved in
+ * fewer than 3 of 4 of its steps) a row that moved up a few times by a few allocations passes
+ * the trend tests of 4 points or more as a leak in steps does: a trend verdict that rests on
+ * few rises (a quarter of its steps or more did not rise) must stand out the same way; other
+ * trends stand on their own. Fewer than 5 rows: no peer test (a capture of one tag, like
+ * Microsoft's `poolmon /iDrsd` example, is judged alone). Verdicts that fail become noise,
+ * with the reason appended to their evidence, and lose their score. Returns how many were
+ * demoted. */
+#define PW_DETECT_PEER_Z         3.5
+#define PW_DETECT_PEER_MIN_BYTES 4096.0
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n);
 
 /* ---- the ring: a bounded series between evaluations ------------------------------------ */

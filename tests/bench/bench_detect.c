@@ -1055,9 +1055,19 @@ static void e2e_capture(const char *host, int leak, const char *listed, const ch
 
 static const size_t gen_lengths[] = {2, 3, 9, 12, 24, 96};
 #define N_LENGTHS (sizeof(gen_lengths) / sizeof(*gen_lengths))
-static score_t gen_shape[PW_GEN_SHAPES], gen_len[N_LENGTHS], gen_live[PW_GEN_SHAPES];
-static score_t gen_sl[PW_GEN_SHAPES][N_LENGTHS];
-static size_t gen_len_leaks[N_LENGTHS], gen_len_standing[N_LENGTHS];
+static score_t gen_live[PW_GEN_SHAPES];
+/* The labelled captures' scores of one noise regime (detect_gen.h) */
+typedef struct {
+    score_t shape[PW_GEN_SHAPES], len[N_LENGTHS], sl[PW_GEN_SHAPES][N_LENGTHS];
+    size_t len_leaks[N_LENGTHS], len_standing[N_LENGTHS];
+} gen_scores_t;
+static gen_scores_t gen_by_noise[2];
+static pw_gen_noise_t gen_noise; /* the regime being run */
+#define gen_shape        (gen_by_noise[gen_noise].shape)
+#define gen_len          (gen_by_noise[gen_noise].len)
+#define gen_sl           (gen_by_noise[gen_noise].sl)
+#define gen_len_leaks    (gen_by_noise[gen_noise].len_leaks)
+#define gen_len_standing (gen_by_noise[gen_noise].len_standing)
 
 /* Ground truth, not the product: does the leaking row's growth from the first to the last
  * screen exceed every other row's, in bytes or relative to its first bytes? Where it does not,
@@ -1095,6 +1105,8 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
 {
     size_t points = gen_lengths[li];
     pw_gen_t *g = pw_gen_new(seed, shape, points, GEN_ROWS, START_MS, 900000);
+    if (g != NULL)
+        pw_gen_set_noise(g, gen_noise);
     char *text = NULL;
     size_t len = 0, cap = 0;
     pw_sample_t s;
@@ -1122,7 +1134,8 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
             abort();
     }
     static char name[96];
-    snprintf(name, sizeof(name), "gen %s x%zu seed %llu", pw_gen_shape_name(shape), points,
+    snprintf(name, sizeof(name), "gen %s%s x%zu seed %llu",
+             gen_noise == PW_GEN_NOISE_WALK ? "walk " : "", pw_gen_shape_name(shape), points,
              (unsigned long long)seed);
     case_t c;
     int leak = pw_gen_shape_leak(shape);
@@ -1141,7 +1154,8 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
     extra = NULL;
     if (e2e_on) {
         char host[64];
-        snprintf(host, sizeof(host), "gen-%s-x%zu-s%llu", pw_gen_shape_name(shape), points,
+        snprintf(host, sizeof(host), "gen-%s%s-x%zu-s%llu",
+                 gen_noise == PW_GEN_NOISE_WALK ? "walk-" : "", pw_gen_shape_name(shape), points,
                  (unsigned long long)seed);
         e2e_capture(host, leak, c.listed, text, len);
     }
@@ -1290,6 +1304,23 @@ static void run_linux_files(void)
 static double ratio(size_t a, size_t b);
 static double median(double *v, size_t n);
 
+/* The current regime's shape x length table (found/leaks +false suspects). */
+static void print_gen_table(void)
+{
+    for (int sh = 0; sh < PW_GEN_SHAPES; sh++) {
+        printf("  %-12s", pw_gen_shape_name((pw_gen_shape_t)sh));
+        for (size_t li = 0; li < N_LENGTHS; li++) {
+            const score_t *t = &gen_sl[sh][li];
+            if (t->real == 0)
+                printf("  %3zu: -      ", gen_lengths[li]);
+            else
+                printf("  %3zu: %2zu/%-2zu +%-3zu", gen_lengths[li], t->tp, t->tp + t->fn, t->fp);
+        }
+        printf("   (found/leaks +false suspects, by screens; %s noise)\n",
+               pw_gen_noise_name(gen_noise));
+    }
+}
+
 static void print_gen(const char *what, const char *name, const score_t *t, int leak)
 {
     printf("BENCH detect.%s.%s.precision %.3f ratio\n", what, name, ratio(t->tp, t->tp + t->fp));
@@ -1300,10 +1331,9 @@ static void print_gen(const char *what, const char *name, const score_t *t, int 
            what, name, t->real, t->real_ok, t->tp, t->fp, t->fn, t->fp_any);
 }
 
-static void run_gen_suite(int live_hours)
+/* Every labelled capture (shape x length x seed) under the current noise regime. */
+static void gen_captures(void)
 {
-    int saved = verbose;
-    verbose = getenv("PW_DETECT_TRACE") != NULL;
     double t0 = now_s();
     for (int sh = 0; sh < PW_GEN_SHAPES; sh++)
         for (size_t li = 0; li < N_LENGTHS; li++) {
@@ -1312,8 +1342,57 @@ static void run_gen_suite(int live_hours)
             for (uint64_t seed = 0; seed < GEN_SEEDS; seed++)
                 run_gen_capture((pw_gen_shape_t)sh, li, seed);
         }
-    printf("  (labelled captures: %.1f s)\n", now_s() - t0);
-    t0 = now_s();
+    printf("  (labelled captures, %s noise: %.1f s)\n", pw_gen_noise_name(gen_noise), now_s() - t0);
+}
+
+/* The current regime's figures per shape and per length, named detect.PREFIXshape.* and
+ * detect.PREFIXlength.*; the shapes' counts are added to *all. */
+static void print_gen_captures(const char *prefix, score_t *all)
+{
+    char what[32];
+    snprintf(what, sizeof(what), "%sshape", prefix);
+    for (int sh = 0; sh < PW_GEN_SHAPES; sh++) {
+        const score_t *t = &gen_shape[sh];
+        print_gen(what, pw_gen_shape_name((pw_gen_shape_t)sh), t,
+                  pw_gen_shape_leak((pw_gen_shape_t)sh));
+        all->tp += t->tp, all->fp += t->fp, all->fn += t->fn;
+    }
+    print_gen_table();
+    snprintf(what, sizeof(what), "%slength", prefix);
+    for (size_t li = 0; li < N_LENGTHS; li++) {
+        char n[32];
+        snprintf(n, sizeof(n), "%zu_screens", gen_lengths[li]);
+        print_gen(what, n, &gen_len[li], 1);
+        printf("BENCH detect.%s.%s.leaks_standing_out %zu of %zu leaks (ground truth: the "
+               "leak grew most, in bytes or relative)\n",
+               what, n, gen_len_standing[li], gen_len_leaks[li]);
+    }
+}
+
+/* The labelled captures again under the calibrated noise regime (detect_gen.h, "walk"): the
+ * same hosts, shapes, lengths and seeds, the rows that do not leak moving as rows of real
+ * multi-screen captures do. Printed under detect.walk.*, beside the first regime's figures. */
+static void run_gen_walk(void)
+{
+    int saved = verbose;
+    verbose = getenv("PW_DETECT_TRACE") != NULL;
+    gen_noise = PW_GEN_NOISE_WALK;
+    gen_captures();
+    verbose = saved;
+    score_t all;
+    memset(&all, 0, sizeof(all));
+    print_gen_captures("walk.", &all);
+    printf("BENCH detect.walk.captures.precision %.3f ratio\n", ratio(all.tp, all.tp + all.fp));
+    printf("BENCH detect.walk.captures.recall %.3f ratio\n", ratio(all.tp, all.tp + all.fn));
+    gen_noise = PW_GEN_NOISE_REDRAW;
+}
+
+static void run_gen_suite(int live_hours)
+{
+    int saved = verbose;
+    verbose = getenv("PW_DETECT_TRACE") != NULL;
+    gen_captures();
+    double t0 = now_s();
     for (int sh = 0; live_hours > 0 && sh < PW_GEN_SHAPES; sh++)
         for (uint64_t seed = 0; seed < 2; seed++)
             run_gen_live((pw_gen_shape_t)sh, seed, live_hours);
@@ -1321,31 +1400,7 @@ static void run_gen_suite(int live_hours)
     verbose = saved;
     score_t all;
     memset(&all, 0, sizeof(all));
-    for (int sh = 0; sh < PW_GEN_SHAPES; sh++) {
-        const score_t *t = &gen_shape[sh];
-        print_gen("shape", pw_gen_shape_name((pw_gen_shape_t)sh), t,
-                  pw_gen_shape_leak((pw_gen_shape_t)sh));
-        all.tp += t->tp, all.fp += t->fp, all.fn += t->fn;
-    }
-    for (int sh = 0; sh < PW_GEN_SHAPES; sh++) {
-        printf("  %-12s", pw_gen_shape_name((pw_gen_shape_t)sh));
-        for (size_t li = 0; li < N_LENGTHS; li++) {
-            const score_t *t = &gen_sl[sh][li];
-            if (t->real == 0)
-                printf("  %3zu: -      ", gen_lengths[li]);
-            else
-                printf("  %3zu: %2zu/%-2zu +%-3zu", gen_lengths[li], t->tp, t->tp + t->fn, t->fp);
-        }
-        printf("   (found/leaks +false suspects, by screens)\n");
-    }
-    for (size_t li = 0; li < N_LENGTHS; li++) {
-        char n[32];
-        snprintf(n, sizeof(n), "%zu_screens", gen_lengths[li]);
-        print_gen("length", n, &gen_len[li], 1);
-        printf("BENCH detect.length.%s.leaks_standing_out %zu of %zu leaks (ground truth: the "
-               "leak grew most, in bytes or relative)\n",
-               n, gen_len_standing[li], gen_len_leaks[li]);
-    }
+    print_gen_captures("", &all);
     for (int sh = 0; live_hours > 0 && sh < PW_GEN_SHAPES; sh++) {
         score_t *t = &gen_live[sh];
         print_gen("live", pw_gen_shape_name((pw_gen_shape_t)sh), t,
@@ -1359,6 +1414,7 @@ static void run_gen_suite(int live_hours)
     printf("BENCH detect.labelled.precision %.3f ratio\n", ratio(all.tp, all.tp + all.fp));
     printf("BENCH detect.labelled.recall %.3f ratio\n", ratio(all.tp, all.tp + all.fn));
     printf("BENCH detect.live.rows_ever_flagged_not_leaks %zu rows\n", all.fp_any);
+    run_gen_walk();
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -1398,6 +1454,7 @@ static double ratio(size_t a, size_t b)
 typedef struct {
     char host[64];
     int leak;
+    int walk; /* a labelled capture of the calibrated noise regime */
     char inproc[512];
 } e2e_case_t;
 
@@ -1416,6 +1473,7 @@ static void e2e_add(const char *host, int leak, const char *inproc)
     e2e_case_t *k = &e2e_cases[e2e_n++];
     snprintf(k->host, sizeof(k->host), "%s", host);
     k->leak = leak;
+    k->walk = gen_noise == PW_GEN_NOISE_WALK && inproc != NULL;
     snprintf(k->inproc, sizeof(k->inproc), "%s", inproc ? inproc : "-");
 }
 
@@ -1544,6 +1602,7 @@ static void e2e_finish(void)
         exit(1);
     }
     size_t tp = 0, fp = 0, fn = 0, agree = 0, rtp = 0, rfp = 0, rfn = 0;
+    size_t wtp = 0, wfp = 0, wfn = 0, wagree = 0, n_walk = 0;
     char got[512], ev[32];
     snprintf(ev, sizeof(ev), "%s/%s", PW_GEN_EVENT_TAG, pw_pool_name(PW_GEN_EVENT_POOL));
     for (size_t i = 0; i < e2e_n; i++) {
@@ -1557,11 +1616,14 @@ static void e2e_finish(void)
         }
         api_listed(sus, k->host, got, sizeof(got)); /* strtok_r cut it */
         size_t *ttp = replay ? &rtp : &tp, *tfp = replay ? &rfp : &fp, *tfn = replay ? &rfn : &fn;
+        if (k->walk)
+            ttp = &wtp, tfp = &wfp, tfn = &wfn;
         *ttp += k->leak && hit;
         *tfn += k->leak && !hit;
         *tfp += listed - (k->leak && hit);
+        n_walk += k->walk;
         if (!replay)
-            agree += strcmp(got, k->inproc) == 0;
+            *(k->walk ? &wagree : &agree) += strcmp(got, k->inproc) == 0;
         if (!replay && strcmp(got, k->inproc) != 0)
             printf("  e2e differs: %s: API [%s], in process [%s]\n", k->host, got, k->inproc);
         if (replay)
@@ -1595,7 +1657,12 @@ static void e2e_finish(void)
     json_decref(lk);
     printf("BENCH detect.e2e.import_precision %.3f ratio\n", ratio(tp, tp + fp));
     printf("BENCH detect.e2e.import_recall %.3f ratio\n", ratio(tp, tp + fn));
-    printf("BENCH detect.e2e.import_agree_with_libraries %zu of %zu captures\n", agree, n_imports);
+    printf("BENCH detect.e2e.import_agree_with_libraries %zu of %zu captures\n", agree,
+           n_imports - n_walk);
+    printf("BENCH detect.e2e.walk.import_precision %.3f ratio\n", ratio(wtp, wtp + wfp));
+    printf("BENCH detect.e2e.walk.import_recall %.3f ratio\n", ratio(wtp, wtp + wfn));
+    printf("BENCH detect.e2e.walk.import_agree_with_libraries %zu of %zu captures\n", wagree,
+           n_walk);
     printf("BENCH detect.e2e.replay_precision %.3f ratio\n", ratio(rtp, rtp + rfp));
     printf("BENCH detect.e2e.replay_recall %.3f ratio\n", ratio(rtp, rtp + rfn));
     printf("BENCH detect.e2e.ddk_top1 %d ratio\n", ddk_top);

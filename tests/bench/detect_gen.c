@@ -1,6 +1,7 @@
 /* detect_gen.c: the labelled suite's generator (detect_gen.h). */
 #include "detect_gen.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@ typedef struct {
     char tag[5];
     int pool;
     uint64_t base_diff, per_alloc, allocs;
+    uint64_t cur; /* walk: outstanding allocations now */
     int constant;
 } bg_t;
 
@@ -24,10 +26,18 @@ struct pw_gen_s {
     uint64_t ev_base, ev_per, ev_allocs, ev_diff, g;
     double late_u;
     uint32_t boot;
+    pw_gen_noise_t noise;
+    uint64_t wrng;   /* the walk's own stream */
+    uint64_t ev_cur; /* walk: the event row's flat value */
 };
 
 static const char *const names[PW_GEN_SHAPES] = {
     "linear", "noisy-frees", "late-start", "reboot", "step", "slow", "cache", "bulk-free", "flat"};
+
+const char *pw_gen_noise_name(pw_gen_noise_t n)
+{
+    return n == PW_GEN_NOISE_WALK ? "walk" : "redraw";
+}
 
 const char *pw_gen_shape_name(pw_gen_shape_t s)
 {
@@ -51,6 +61,33 @@ static uint64_t rnd(pw_gen_t *g)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* The walk's stream (splitmix64 on its own state): the rows and events stay those of the seed */
+static double wunit01(pw_gen_t *g) /* [0, 1) */
+{
+    uint64_t z = (g->wrng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* One point of the calibrated walk (detect_gen.h) of a row now at `cur` around `base`. */
+static uint64_t walk(pw_gen_t *g, uint64_t cur, uint64_t base)
+{
+    if (wunit01(g) >= 0.35)
+        return cur;
+    double scale = 1.0 + 0.0015 * (double)base;
+    double e = -log(1.0 - wunit01(g)); /* exponential, mean 1 */
+    uint64_t step = 1 + (uint64_t)floor(e * scale);
+    double bound = 5.0 * (1.0 + scale); /* 5 typical steps (mean 1 + scale) */
+    double v = (double)cur + (wunit01(g) < 0.5 ? -(double)step : (double)step);
+    if (v > (double)base + bound)
+        v = 2.0 * ((double)base + bound) - v;
+    if (v < (double)base - bound)
+        v = 2.0 * ((double)base - bound) - v;
+    return v < 0 ? 0 : (uint64_t)llround(v);
 }
 
 static uint64_t between(pw_gen_t *g, uint64_t lo, uint64_t hi)
@@ -97,7 +134,16 @@ pw_gen_t *pw_gen_new(uint64_t seed, pw_gen_shape_t shape, size_t points, size_t 
     g->ev_allocs = g->ev_base + between(g, 1000, 100000);
     g->ev_diff = g->ev_base;
     g->late_u = 0.4 + 0.2 * (unit(g) + 1) / 2;
+    g->wrng = seed * 0x9e3779b97f4a7c15ull + (uint64_t)shape * 104729 + points + 1;
+    g->ev_cur = g->ev_base;
+    for (size_t i = 0; i < rows; i++)
+        g->bg[i].cur = g->bg[i].base_diff;
     return g;
+}
+
+void pw_gen_set_noise(pw_gen_t *g, pw_gen_noise_t n)
+{
+    g->noise = n;
 }
 
 void pw_gen_free(pw_gen_t *g)
@@ -122,6 +168,8 @@ static uint64_t event_diff(pw_gen_t *g, size_t k)
     case PW_GEN_LATE_START: {
         size_t k0 = (size_t)(g->late_u * (double)(g->points - 1));
         double churn = (double)base * 0.01 * unit(g);
+        if (g->noise == PW_GEN_NOISE_WALK && k <= k0)
+            return k ? (g->ev_cur = walk(g, g->ev_cur, base)) : base;
         return k <= k0 ? (uint64_t)((double)base + churn) : base + g->g * (k - k0);
     }
     case PW_GEN_REBOOT: {
@@ -135,6 +183,13 @@ static uint64_t event_diff(pw_gen_t *g, size_t k)
     case PW_GEN_CACHE: {
         size_t k1 = (size_t)(0.35 * (double)(g->points - 1));
         double churn = (double)base * 0.01 * unit(g);
+        if (g->noise == PW_GEN_NOISE_WALK) { /* levelled off: it moves as any row that does not
+                                                leak */
+            uint64_t top = base + g->g * k1;
+            if (k <= k1)
+                return (g->ev_cur = base + g->g * k);
+            return (g->ev_cur = walk(g, g->ev_cur, top));
+        }
         return (uint64_t)((double)(base + g->g * (k < k1 ? k : k1)) + churn);
     }
     case PW_GEN_BULK_FREE: {
@@ -142,8 +197,12 @@ static uint64_t event_diff(pw_gen_t *g, size_t k)
         return k <= k1 ? base + g->g * k : base;
     }
     case PW_GEN_FLAT:
-    default:
-        return (uint64_t)((double)base * (1.0 + 0.1 * unit(g)));
+    default: {
+        double u = unit(g);
+        if (g->noise == PW_GEN_NOISE_WALK)
+            return k ? (g->ev_cur = walk(g, g->ev_cur, base)) : base;
+        return (uint64_t)((double)base * (1.0 + 0.1 * u));
+    }
     }
 }
 
@@ -167,7 +226,11 @@ int pw_gen_next(pw_gen_t *g, pw_sample_t *out, uint32_t *boot)
         bg_t *b = &g->bg[i];
         uint64_t diff = b->base_diff;
         if (!b->constant && k > 0) {
-            diff = (uint64_t)((double)b->base_diff * (1.0 + 0.1 * unit(g)));
+            double u = unit(g); /* drawn in both regimes: the rest of the seed's stream stays */
+            if (g->noise == PW_GEN_NOISE_WALK)
+                diff = b->cur = walk(g, b->cur, b->base_diff);
+            else
+                diff = (uint64_t)((double)b->base_diff * (1.0 + 0.1 * u));
             b->allocs += between(g, 100, 10000);
         }
         if (b->allocs < diff)

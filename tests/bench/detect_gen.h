@@ -21,6 +21,18 @@
  *     flat         +-10 % churn like the background.
  * g is 8 .. 64 allocations (seeded), the event's allocation 256 .. 2048 bytes, its base 64 ..
  * 4,096 allocations. Same seed, same host.
+ *
+ * Noise regimes (how the rows that do not leak move; pw_gen_set_noise):
+ *   redraw (the default, the suite's first regime): as above, every churning row's outstanding
+ *     allocations drawn again within +-10 % of its base at every point;
+ *   walk (calibrated on real multi-screen poolmon captures, docs/internals/detection.md
+ *     "Noise regimes"): at each point a churning row moves with probability 0.35, by
+ *     1 + floor(E x (1 + 0.0015 base)) allocations (E exponential of mean 1) up or down with
+ *     equal odds, kept within 5 such steps of its base (reflected); it stays put otherwise.
+ *     The flat event row (and the flat parts of late-start and cache) moves the same way.
+ *     Measured basis: of 44 row-steps between real screens 8 moved (18 %; 6 of 16 over the
+ *     longer gap, case10 -> case11), by 1, 1, 2, 2, 2, 3, 3 and 6 allocations; the rows of
+ *     thousands moved by 0.1-0.2 % (Strg 3,727 +6, Fat 1,691 +2), the small ones by 1-3.
  */
 #ifndef PW_DETECT_GEN_H
 #define PW_DETECT_GEN_H
@@ -52,12 +64,22 @@ int pw_gen_shape_leak(pw_gen_shape_t s);
 /* Fewest points at which the shape is itself (reboot: 4, late-start and step: 6, the rest 2). */
 size_t pw_gen_shape_min_points(pw_gen_shape_t s);
 
+typedef enum { PW_GEN_NOISE_REDRAW = 0, PW_GEN_NOISE_WALK = 1 } pw_gen_noise_t;
+
+/* "redraw", "walk". */
+const char *pw_gen_noise_name(pw_gen_noise_t n);
+
 typedef struct pw_gen_s pw_gen_t;
 
 /* A host of `rows` background rows and the event row of `shape` over `points` points spaced
  * `interval_ms` from `start_ms`. Returns NULL on ENOMEM. */
 pw_gen_t *pw_gen_new(uint64_t seed, pw_gen_shape_t shape, size_t points, size_t rows,
                      int64_t start_ms, int64_t interval_ms);
+
+/* Sets the noise regime of the rows that do not leak (before the first pw_gen_next; default
+ * PW_GEN_NOISE_REDRAW). The walk draws from its own stream: the hosts' rows and events are the
+ * same under both regimes. */
+void pw_gen_set_noise(pw_gen_t *g, pw_gen_noise_t n);
 
 /* Point k (0, 1, ... in order) into `out` (reset here) with totals; *boot is the boot instance
  * (1, then 2 after a reboot). Returns 0, PW_ENOENT past the last point, PW_ENOMEM. */

@@ -221,6 +221,116 @@ static void test_ring(void **state)
     assert_near(d.rate_bytes_per_h, 64.0 * 360, 1e-6); /* 64 B every 10 s */
 }
 
+/* Two screens of one capture (`first`, `last` bytes per row; allocations follow the bytes),
+ * judged and screened by their peers into d[0..n). */
+static void two_screens(const uint64_t *first, const uint64_t *last, size_t n, pw_detect_t *d,
+                        pw_detect_t **v)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t d1 = last[i] > first[i] ? 110 : last[i] < first[i] ? 90 : 100;
+        pw_detect_point_t p[2] = {pt(0, first[i], 100, 1), pt(1, last[i], d1, 1)};
+        assert_int_equal(pw_detect_eval(p, 2, NULL, &d[i]), 0);
+        v[i] = &d[i];
+    }
+}
+
+/* The peer screen of 2-screen verdicts, worked out by hand. Ten rows: four did not move (as
+ * most rows of a real capture do not between screens), six moved:
+ *   A 200,000 -> 202,000 (+1 %, +2,000 B)     B 200,000 -> 212,000 (+6 %, +12,000 B)
+ *   C 2,000,000 -> 2,001,000 (+0.05 %, +1,000 B)  D 50,000 -> 49,500 (-1 %)
+ *   E 80,000 -> 80,800 (+1 %, +800 B)          F 400,000 -> 399,000 (-0.25 %)
+ * A, B, C and E rose (a "leak" by comparison). Among all ten, relative growth: median 0,
+ * MAD 0.0015, x 1.4826 = 0.0022239: B's z is 27.0 but it grew less than 10 %, A's and E's 4.5.
+ * Among the six that moved, relative: median 0.00525, MAD 0.00625 (scale 0.0092663), z A
+ * 0.51, B 5.91, C -0.51, E 0.51; bytes: median 900, MAD 1,250 (scale 1,853.25), z A 0.59,
+ * B 5.99, C 0.05, E -0.05. Only B stands out in both (and grew 4 KiB or more): B stays a
+ * leak; A, C and E become noise with the reason. */
+static void test_peer_screen(void **state)
+{
+    (void)state;
+    const uint64_t first[10] = {200000, 200000, 2000000, 50000, 80000,
+                                400000, 1000,   5000,    70000, 90000};
+    const uint64_t last[10] = {202000, 212000, 2001000, 49500, 80800,
+                               399000, 1000,   5000,    70000, 90000};
+    pw_detect_t d[10], *v[10];
+    two_screens(first, last, 10, d, v);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[1].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[2].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[4].verdict, PW_DETECT_LEAK);
+    assert_int_equal(pw_detect_peer_screen(v, 10), 3);
+    assert_int_equal(d[1].verdict, PW_DETECT_LEAK);
+    assert_true(d[1].score > 0);
+    for (int i = 0; i < 5; i += 2) {
+        assert_int_equal(d[i].verdict, PW_DETECT_NOISE);
+        assert_true(d[i].score == 0.0);
+    }
+    assert_non_null(strstr(
+        d[0].evidence, "; growth of +1.0 % (+2000 B) does not stand out among 10 tags (z 4.5; "
+                       "among the 6 that moved z 0.5 and 0.6: both must reach 3.5, and 4096 B)"));
+    assert_non_null(strstr(d[2].evidence, "(z 0.2; among the 6 that moved z -0.5 and 0.1"));
+
+    /* the same shape a tenth the bytes (B +3,000 B, +6 %): z 5.9 and 15.7, but below 4 KiB */
+    const uint64_t f2[10] = {20000, 50000, 200000, 5000, 8000, 40000, 1000, 5000, 70000, 90000};
+    const uint64_t l2[10] = {20200, 53000, 200100, 4950, 8080, 39900, 1000, 5000, 70000, 90000};
+    two_screens(f2, l2, 10, d, v);
+    assert_int_equal(pw_detect_peer_screen(v, 10), 4);
+    assert_int_equal(d[1].verdict, PW_DETECT_NOISE);
+    assert_non_null(strstr(d[1].evidence, "among the 6 that moved z 5.9 and 15.7: both must reach "
+                                          "3.5, and 4096 B)"));
+
+    /* fewer than 5 rows that moved: none stands out (no spread to stand out of) */
+    two_screens(first, last, 10, d, v);
+    d[3].last_bytes = d[3].first_bytes; /* D and F as if they had not moved: 4 movers */
+    d[5].last_bytes = d[5].first_bytes;
+    assert_int_equal(pw_detect_peer_screen(v, 10), 4);
+    assert_int_equal(d[1].verdict, PW_DETECT_NOISE);
+
+    /* fewer than 5 rows: no peer test (Microsoft's `poolmon /iDrsd`: one tag) */
+    two_screens(first, last, 4, d, v);
+    assert_int_equal(pw_detect_peer_screen(v, 4), 0);
+    assert_int_equal(d[1].verdict, PW_DETECT_LEAK);
+}
+
+/* A trend that rests on few rises is screened by its peers only among rows that mostly stand
+ * still. "Step" grows twice by 12,000 B over 9 screens (100,000 x 3, 112,000 x 3, 124,000 x 3:
+ * 2 of its 8 steps rose, a leak by its trend). Beside 8 rows that never move (the median row
+ * moved in 0 of its steps: a still host) it is the only row that moved, so nothing to stand out
+ * of: noise. Beside 8 rows that move at every screen (+-1,000 B in turn: the median row moved in
+ * 8 of 8) its trend stands on its own: still a leak. */
+static void test_peer_screen_sparse_trend(void **state)
+{
+    (void)state;
+    pw_detect_t d[9], *v[9];
+    for (int host = 0; host < 2; host++) {
+        for (int r = 0; r < 9; r++) {
+            pw_detect_point_t p[9];
+            for (int i = 0; i < 9; i++) {
+                uint64_t b = r == 0      ? 100000 + 12000 * (uint64_t)(i / 3)
+                             : host == 0 ? 50000
+                                         : 50000 + (i % 2 ? 1000 : 0);
+                p[i] = pt(i, b, r == 0 ? 100 + 12 * (uint64_t)(i / 3) : b / 500, 1);
+            }
+            assert_int_equal(pw_detect_eval(p, 9, NULL, &d[r]), 0);
+            v[r] = &d[r];
+        }
+        assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+        assert_int_equal(d[0].steps, 8);
+        assert_int_equal(d[0].steps_up, 2);
+        assert_int_equal(d[0].steps_moved, 2);
+        assert_int_equal(d[1].steps_moved, host == 0 ? 0 : 8);
+        size_t demoted = pw_detect_peer_screen(v, 9);
+        if (host == 0) {
+            assert_int_equal(demoted, 1);
+            assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+            assert_non_null(strstr(d[0].evidence, "does not stand out among 9 tags"));
+        } else {
+            assert_int_equal(demoted, 0);
+            assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +342,8 @@ int main(void)
         cmocka_unit_test(test_cache_levels_off),
         cmocka_unit_test(test_bulk_free_flat_and_no_allocs),
         cmocka_unit_test(test_ring),
+        cmocka_unit_test(test_peer_screen),
+        cmocka_unit_test(test_peer_screen_sparse_trend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
