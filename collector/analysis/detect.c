@@ -523,10 +523,23 @@ static double zscore(double x, double med, double scale)
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
 {
     size_t m = 0, moved = 0, demoted = 0;
+    /* the two largest changes of any row, in bytes and in outstanding allocations (rises and
+     * falls alike), and which row made the largest */
+    double big_b[2] = {0, 0}, big_d[2] = {0, 0};
+    size_t top_b = SIZE_MAX, top_d = SIZE_MAX;
     for (size_t i = 0; i < n; i++)
         if (v[i]->points >= 2) {
             m++;
             moved += abs_growth(v[i]) != 0;
+            double cb = fabs((double)v[i]->growth_bytes), cd = fabs((double)v[i]->growth_diff);
+            if (cb > big_b[0])
+                big_b[1] = big_b[0], big_b[0] = cb, top_b = i;
+            else if (cb > big_b[1])
+                big_b[1] = cb;
+            if (cd > big_d[0])
+                big_d[1] = big_d[0], big_d[0] = cd, top_d = i;
+            else if (cd > big_d[1])
+                big_d[1] = cd;
         }
     if (m < 5)
         return 0;
@@ -580,6 +593,12 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
         if (zr >= PW_DETECT_PEER_Z && za >= PW_DETECT_PEER_Z &&
             abs_growth(d) >= PW_DETECT_PEER_MIN_BYTES)
             continue; /* an outlier among the rows that moved, in both senses */
+        double ob = i == top_b ? big_b[1] : big_b[0], od = i == top_d ? big_d[1] : big_d[0];
+        if (d->points < 4 && ob > 0 && od > 0 &&
+            (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
+            (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob &&
+            (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * od)
+            continue; /* dominant: it grew several times more than any other row moved */
         d->verdict = PW_DETECT_NOISE;
         d->score = 0;
         d->confidence = 0;

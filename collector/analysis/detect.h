@@ -141,7 +141,7 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  * points therefore stands only when the row stands out among the host's rows in v[0..n) with 2
  * points or more (also the flat and falling ones), g = (last - first) / first bytes of the judged
  * window its relative growth, z = (x - median) / (1.4826 MAD) a robust z (Iglewicz & Hoaglin's
- * outlier rule at PW_DETECT_PEER_Z, 3.5), either way:
+ * outlier rule at PW_DETECT_PEER_Z, 3.5), in any of three ways:
  *  - among all rows, z of g >= 3.5 and g >= 10 % (when the MAD is 0, more than half the rows
  *    did not move: no spread to stand out of, this way does not apply);
  *  - among the rows that moved (bytes changed; 5 of them at least), z >= 3.5 both of g and of
@@ -149,7 +149,12 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  *    plateau floor) at least; here, when the MAD is 0, the scale is 1.2533 x the mean absolute
  *    deviation from the median (the modified z-score's usual fallback: sqrt(pi / 2) x the mean
  *    absolute deviation estimates a normal sigma). A churning big row grows most in bytes, a
- *    small one most relative to itself: a leak must do both.
+ *    small one most relative to itself: a leak must do both;
+ *  - dominant (2-3 points only): it grew by PW_DETECT_PEER_MIN_BYTES at least and by
+ *    PW_DETECT_PEER_DOMINANT (4) times the largest change (rise or fall) of every other row,
+ *    both in bytes and in outstanding allocations, when other rows moved in both: what a
+ *    poolmon user sees sorting two screens by the change (a leak of +12 % among rows that
+ *    churn by up to 15 % either way, but by 30 x fewer bytes).
  * Rows of real captures mostly do not move between screens, and those that do move by a few
  * allocations (docs/internals/detection.md, "Noise regimes"): the second way finds a leak among
  * them; the first, among rows that all churn. Among such still rows (the median row moved in
@@ -162,6 +167,7 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  * demoted. */
 #define PW_DETECT_PEER_Z         3.5
 #define PW_DETECT_PEER_MIN_BYTES 4096.0
+#define PW_DETECT_PEER_DOMINANT  4.0
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n);
 
 /* ---- the ring: a bounded series between evaluations ------------------------------------ */

@@ -292,6 +292,55 @@ static void test_peer_screen(void **state)
     assert_int_equal(d[1].verdict, PW_DETECT_LEAK);
 }
 
+/* Two screens 15 min apart where every row churns (by up to 15 % either way) and one grows far
+ * more than any other row moves (a new user's capture, bytes and outstanding allocations):
+ *   Lkme 20,480,000 -> 23,040,000 B, 20,000 -> 22,500   (+12.5 %, +2,560,000 B, +2,500)
+ *   CM      981,504 ->  1,066,496 B,  1,917 ->  2,083   (+8.7 %, +84,992 B, +166)
+ *   MmSt 331,760 -> 328,900 (1,276 -> 1,265)  Thre 259,888 -> 272,912 (439 -> 461)
+ *   File 177,560 -> 159,160 (965 -> 865)      Io 96,882 -> 82,422 (134 -> 114)
+ *   Key 83,430 -> 78,589 (810 -> 763)         Irp 60,532 -> 60,384 (409 -> 408)
+ *   Ntfr 20,096 -> 19,392 (314 -> 303)        Wait 8,430 -> 7,587 (30 -> 27)
+ *   SePa 3,645 -> 3,780 (27 -> 28)
+ * Relative growth does not single Lkme out (all eleven moved; median -0.86 %, MAD 5.9 %: z 1.5),
+ * but it grew 2,560,000 / 84,992 = 30.1 times the largest other change in bytes (CM's) and
+ * 2,500 / 166 = 15.1 times in outstanding allocations (>= 4 both): dominant, a leak. The other
+ * risers (CM, Thre, SePa) are noise. */
+static void test_peer_screen_dominant(void **state)
+{
+    (void)state;
+    static const uint64_t fb[11] = {20480000, 981504, 331760, 259888, 177560, 96882,
+                                    83430,    60532,  20096,  8430,   3645};
+    static const uint64_t lb[11] = {23040000, 1066496, 328900, 272912, 159160, 82422,
+                                    78589,    60384,   19392,  7587,   3780};
+    static const uint64_t fd[11] = {20000, 1917, 1276, 439, 965, 134, 810, 409, 314, 30, 27};
+    static const uint64_t ld[11] = {22500, 2083, 1265, 461, 865, 114, 763, 408, 303, 27, 28};
+    pw_detect_t d[11], *v[11];
+    for (size_t i = 0; i < 11; i++) {
+        pw_detect_point_t p[2] = {pt(0, fb[i], fd[i], 1), pt(1, lb[i], ld[i], 1)};
+        assert_int_equal(pw_detect_eval(p, 2, NULL, &d[i]), 0);
+        v[i] = &d[i];
+    }
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].growth_bytes, 2560000);
+    assert_int_equal(d[0].growth_diff, 2500);
+    assert_int_equal(d[1].verdict, PW_DETECT_LEAK);
+    assert_int_equal(pw_detect_peer_screen(v, 11), 3); /* CM, Thre, SePa */
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_true(d[0].score > 0);
+    assert_int_equal(d[1].verdict, PW_DETECT_NOISE);
+    assert_int_equal(d[3].verdict, PW_DETECT_NOISE);
+    assert_int_equal(d[10].verdict, PW_DETECT_NOISE);
+
+    /* Lkme at 3.9 times CM's change in outstanding allocations (+647): not dominant */
+    for (size_t i = 0; i < 11; i++) {
+        pw_detect_point_t p[2] = {pt(0, fb[i], fd[i], 1),
+                                  pt(1, lb[i], i == 0 ? fd[0] + 647 : ld[i], 1)};
+        assert_int_equal(pw_detect_eval(p, 2, NULL, &d[i]), 0);
+    }
+    assert_int_equal(pw_detect_peer_screen(v, 11), 4);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+}
+
 /* A trend that rests on few rises is screened by its peers only among rows that mostly stand
  * still. "Step" grows twice by 12,000 B over 9 screens (100,000 x 3, 112,000 x 3, 124,000 x 3:
  * 2 of its 8 steps rose, a leak by its trend). Beside 8 rows that never move (the median row
@@ -343,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_bulk_free_flat_and_no_allocs),
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_peer_screen),
+        cmocka_unit_test(test_peer_screen_dominant),
         cmocka_unit_test(test_peer_screen_sparse_trend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
