@@ -938,13 +938,15 @@ int pw_fmt_bigpool(const char *host, const json_t *res, FILE *out)
             (unsigned long long)v[6]);
     if (v[0] == 0)
         return 0;
-    fprintf(out, "  %-16s %10s\n", "size", "blocks");
     size_t n = json_array_size(hist);
+    if (n > 52) /* bucket i starts at 2^(12+i): 2^63 (i = 51) is the last a uint64_t holds */
+        return PW_EPARSE;
+    fprintf(out, "  %-16s %10s\n", "size", "blocks");
     for (size_t i = 0; i < n; i++) {
         json_int_t c = json_integer_value(json_array_get(hist, i));
         if (c <= 0)
             continue;
-        char lo[16], hi[16], range[40];
+        char lo[24], hi[24], range[56]; /* up to 2^63: "9007199254740992K" */
         size_word(i == 0 ? 0 : (uint64_t)1 << (12 + i), lo, sizeof(lo));
         if (i + 1 < n) {
             size_word((uint64_t)1 << (13 + i), hi, sizeof(hi));

@@ -974,6 +974,27 @@ static void test_fmt_bigpool(void **state)
     assert_string_equal(buf, "lx: no big-pool snapshot: source 'linux' has no big-pool table\n");
     free(buf);
     json_decref(j);
+    /* A histogram of 53 buckets: the last would start at 2^64 (no uint64_t): refused; 52
+     * buckets print up to [8796093022208M, ...) = 2^63 B */
+    for (size_t nb = 52; nb <= 53; nb++) {
+        char d2[512];
+        int o = snprintf(d2, sizeof(d2),
+                         "{\"big_pool\":{\"tag\":\"Ddk \",\"scanned\":1,\"count\":1,"
+                         "\"bytes\":1,\"nonpaged_count\":1,\"nonpaged_bytes\":1,"
+                         "\"largest_bytes\":1,\"smallest_bytes\":1,\"size_hist\":[");
+        for (size_t i = 0; i < nb; i++)
+            o += snprintf(d2 + o, sizeof(d2) - (size_t)o, "%s%d", i ? "," : "", i + 1 == nb);
+        snprintf(d2 + o, sizeof(d2) - (size_t)o, "]}}");
+        j = json_loads(d2, 0, NULL);
+        assert_non_null(j);
+        f = open_memstream(&buf, &len);
+        assert_int_equal(pw_fmt_bigpool("big", j, f), nb == 52 ? 0 : PW_EPARSE);
+        fclose(f);
+        if (nb == 52)
+            assert_non_null(strstr(buf, "  [8796093022208M, ...)          1\n"));
+        free(buf);
+        json_decref(j);
+    }
 }
 
 /* `poolwatch events`: the API's events as docs/cli.md shows them (times: 1796047120000 ms is
