@@ -40,6 +40,19 @@ WINESERVER=$(command -v wineserver || echo /usr/lib/wine/wineserver)
 "$WINESERVER" -p || true # already running (same prefix) is fine
 trap '"$WINESERVER" -k >/dev/null 2>&1 || true' EXIT
 timeout 300 "$WINE" cmd /c exit </dev/null >/dev/null 2>&1 || true
+# Wine's service manager gives a service 10 s to connect to it (Windows: 30 s), from
+# ServicesPipeTimeout when services.exe starts. A cold .exe on a loaded machine can take longer:
+# a fresh clone's CI saw the collector's service stopped at its first start, and a test service
+# that sleeps 15 s first reproduces it. Set 60 s once per prefix and restart the server so that
+# services.exe reads it. Wine 8 reads the value only as REG_SZ (Windows documents a DWORD).
+SPT='HKLM\System\CurrentControlSet\Control'
+if ! "$WINE" reg query "$SPT" /v ServicesPipeTimeout </dev/null 2>/dev/null | grep -q REG_SZ; then
+  "$WINE" reg add "$SPT" /v ServicesPipeTimeout /t REG_SZ /d 60000 /f </dev/null >/dev/null 2>&1
+  "$WINESERVER" -k >/dev/null 2>&1 || true
+  "$WINESERVER" -w >/dev/null 2>&1 || true
+  "$WINESERVER" -p || true
+  timeout 300 "$WINE" cmd /c exit </dev/null >/dev/null 2>&1 || true
+fi
 
 # Unit tests under Wine (CMAKE_CROSSCOMPILING_EMULATOR); Wine prints CRLF, ctest does not care.
 ctest --test-dir "$B" --output-on-failure --timeout 300 -j"$JOBS" "$@" </dev/null

@@ -101,9 +101,7 @@ static void check_service(void)
              pw_wine_path(conf, wconf, sizeof(wconf)));
     assert_int_equal(pw_wine_run(wine, args, slog), 0);
     assert_int_equal(pw_wine_sc_state(wine, name), 1);
-    snprintf(args, sizeof(args), "sc start %s", name);
-    pw_wine_run(wine, args, slog);
-    assert_int_equal(pw_wine_sc_wait(wine, name, 4), 4);
+    pw_wine_sc_start(wine, name, slog, "agent.log");
     snprintf(seg, sizeof(seg), "%s/spool-00000000000000000001.seg", spool);
     int seen = 0;
     for (int i = 0; i < 50 && !seen; i++) {

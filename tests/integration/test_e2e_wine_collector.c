@@ -202,9 +202,7 @@ static void check_service(void)
              pw_wine_path(conf, w1, sizeof(w1)));
     assert_int_equal(pw_wine_run(wine, args, slog), 0);
     assert_int_equal(pw_wine_sc_state(wine, name), 1);
-    snprintf(args, sizeof(args), "sc start %s", name);
-    pw_wine_run(wine, args, slog);
-    assert_int_equal(pw_wine_sc_wait(wine, name, 4), 4);
+    pw_wine_sc_start(wine, name, slog, "collector.log");
     api_wait_t a = {svc_http};
     pw_proc_wait(api_answers, &a, 60000, "the service's API (GET /api/v1/hosts)", slog);
     snprintf(args, sizeof(args), "sc stop %s", name);

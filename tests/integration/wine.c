@@ -99,6 +99,39 @@ int pw_wine_sc_wait(const char *wine, const char *name, int state)
     return st;
 }
 
+/* The last `max` bytes of `path` on stderr, under a title. */
+static void print_tail(const char *title, const char *path, size_t max)
+{
+    size_t n = 0;
+    char *t = pw_test_read_file(path, &n);
+    if (t == NULL)
+        return;
+    fprintf(stderr, "--- %s (%s), last %zu bytes:\n%s\n", title, path, n < max ? n : max,
+            t + (n > max ? n - max : 0));
+    free(t);
+}
+
+void pw_wine_sc_start(const char *wine, const char *name, const char *slog, const char *svc_log)
+{
+    char args[300];
+    snprintf(args, sizeof(args), "sc start %s", name);
+    pw_wine_run(wine, args, slog);
+    int st = -1;
+    for (int i = 0; i < 300 && (st = pw_wine_sc_state(wine, name)) != 4; i++)
+        pw_proc_sleep_ms(200);
+    if (st == 4)
+        return;
+    print_tail("sc output", slog, 2000);
+    static const char *const pd[] = {"users/Public", "ProgramData"};
+    const char *prefix = getenv("WINEPREFIX");
+    for (size_t k = 0; prefix != NULL && k < 2; k++) {
+        char log[400];
+        snprintf(log, sizeof(log), "%s/drive_c/%s/poolwatch/%s", prefix, pd[k], svc_log);
+        print_tail("the service's log", log, 3000);
+    }
+    fail_msg("service %s: state %d after sc start, not 4 (RUNNING)", name, st);
+}
+
 int pw_wine_run(const char *wine, const char *args, const char *log)
 {
     char cmd[2048];

@@ -38,6 +38,12 @@ int pw_wine_sc_state(const char *wine, const char *name);
 /* Polls until service `name` is in `state` (10 s at most); returns the last state seen. */
 int pw_wine_sc_wait(const char *wine, const char *name, int state);
 
+/* `sc start NAME` (its output appended to `slog`), then waits up to 60 s for RUNNING; fails the
+ * test otherwise, printing the end of `slog` and of the service's own log
+ * %ProgramData%\poolwatch\<svc_log> (both places Wine uses, see service_stops in
+ * test_e2e_wine_collector.c) so that a failed start says why. */
+void pw_wine_sc_start(const char *wine, const char *name, const char *slog, const char *svc_log);
+
 /* Runs `wine ARGS` with its output appended to `log`; returns its exit code (-1: no exit). */
 int pw_wine_run(const char *wine, const char *args, const char *log);
 
