@@ -188,6 +188,11 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
         pw_cli_fit(strcmp(lim, "-") == 0 ? "-" : jstr(h, "nonpaged_limit_source"), 10, 0, src,
                    sizeof(src));
         fmt_time_or_dash(h, "nonpaged_eta_ms", eta, sizeof(eta));
+        /* a backlog streaming in (a backfill, a resent spool): its level and ETA are of its
+         * newest sample so far (LAST SEEN), not of now */
+        int loading = json_is_true(json_object_get(h, "loading_history"));
+        if (loading)
+            snprintf(eta, sizeof(eta), "loading history");
         fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
         fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));
         json_t *c = json_object_get(h, "connected");
@@ -196,7 +201,8 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
                 pw_cli_fit(jstr(h, "name"), 20, 0, name, sizeof(name)),
                 pw_cli_fit(jstr(h, "os"), 14, 0, os, sizeof(os)),
                 json_is_boolean(c) ? (json_is_true(c) ? "yes" : "no") : "-", np, lim, src, pct,
-                jstr(h, "nonpaged_level"), eta, pg, pw_cli_fit(num, 8, 1, sus, sizeof(sus)), seen);
+                loading ? "loading" : jstr(h, "nonpaged_level"), eta, pg,
+                pw_cli_fit(num, 8, 1, sus, sizeof(sus)), seen);
     }
     return 0;
 }

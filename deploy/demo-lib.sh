@@ -165,6 +165,27 @@ start() { # name, then the command: its output in $DEMO/logs/NAME.log, its pid i
   echo $! >>"$DEMO/pids"
 }
 
+# A foreground demo lives with its collector (the first PID of $DEMO/pids): Ctrl-C or the
+# terminal going away stops everything; a collector that exits (stopped by hand, or failed)
+# ends the demo too, and that is said, with what is stopped and how to restart a collector by
+# hand (--detach). Returns 1 when the collector exited.
+demo_foreground() {
+  local coll
+  coll=$(head -n1 "$DEMO/pids")
+  echo "Press Ctrl-C to stop the demo (the collector and every agent). To stop and restart the"
+  echo "collector by hand while the agents keep running, start the demo with --detach instead."
+  trap 'echo; echo "stopping..."; stop_demo || true; exit 0' INT TERM
+  trap 'stop_demo || true; exit 0' HUP
+  while kill -0 "$coll" 2>/dev/null; do sleep 1; done
+  echo "the collector (PID $coll) exited: the demo ends with it, its agents are stopped now." >&2
+  echo "  its log: $DEMO/logs/collector.log (last line: $(tail -n 1 "$DEMO/logs/collector.log" 2>/dev/null))" >&2
+  echo "  a collector stopped by hand ends a foreground demo; with --detach the agents keep" >&2
+  echo "  running and wait for a collector restarted by hand (README, \"Set-up commands\")." >&2
+  stop_demo || true
+  echo "demo in $DEMO stopped." >&2
+  return 1
+}
+
 # The terminal went away (SIGHUP) or the run was interrupted while starting: stop what was
 # started. Nothing is printed on HUP: there is no terminal to print to.
 demo_traps() {

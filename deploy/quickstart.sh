@@ -190,6 +190,8 @@ poolwatch is running.
   dashboard   $URL/#token=$READ_TOKEN
               (logs in with the read token, kept in that tab only; the certificate is from the
               demo CA $DEMO/pki/ca.pem: import it or accept the browser's warning)
+  ddk-2003    $URL/#/host/ddk-2003?range=7d&token=$READ_TOKEN
+              (its host page, 7 days; "loading history" while its 14 days stream in, ~1 min)
   API         $URL/api/v1/hosts   (Authorization: Bearer <token>; OpenAPI: $URL/api/v1/openapi.json)
   metrics     $URL/metrics
   agents      127.0.0.1:$AGENT_PORT (mutual TLS)
@@ -205,10 +207,4 @@ if [ "$MODE" = detach ]; then
   echo "  stop with  ./deploy/quickstart.sh --stop"
   exit 0
 fi
-echo "Press Ctrl-C to stop."
-trap 'echo; echo "stopping..."; stop_demo || true; exit 0' INT TERM
-trap 'stop_demo || true; exit 0' HUP
-while kill -0 "$(head -n1 "$DEMO/pids")" 2>/dev/null; do sleep 1; done
-echo "the collector exited; see $DEMO/logs/collector.log" >&2
-stop_demo || true
-exit 1
+demo_foreground || exit 1

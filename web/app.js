@@ -11,11 +11,28 @@ const SPARK_PARALLEL = 4;    /* host history requests at once (the browser allow
 
 /* ---- token and API ------------------------------------------------------------------------ */
 
-(function takeFragmentToken() {
-  const m = /^#token=([^&]+)/.exec(location.hash);
+/* A link carrying the token logs in and opens the page it names: `#token=T` (the fleet) or
+ * `#/host/NAME?range=7d&token=T` (any page: the token is one of its parameters). The token is
+ * then taken out of the visible URL and the history (replaceState); the rest of the link stays. */
+(function takeLinkToken() {
+  const h = location.hash;
+  let tok = null, rest = '#/';
+  const m = /^#token=([^&]+)/.exec(h);
   if (m) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
-    history.replaceState(null, '', location.pathname + location.search + '#/');
+    try { tok = decodeURIComponent(m[1]); } catch (e) { tok = m[1]; }
+  } else {
+    const qi = h.indexOf('?');
+    const p = new URLSearchParams(qi < 0 ? '' : h.slice(qi + 1));
+    if (p.get('token')) {
+      tok = p.get('token');
+      p.delete('token');
+      const q = p.toString();
+      rest = h.slice(0, qi) + (q ? '?' + q : '');
+    }
+  }
+  if (tok) {
+    sessionStorage.setItem(TOKEN_KEY, tok);
+    history.replaceState(null, '', location.pathname + location.search + rest);
   }
 })();
 
@@ -69,6 +86,13 @@ function fmtDur(ms) {
   if (h < 48) return h + ' h ' + (m % 60) + ' min';
   return Math.round(h / 24) + ' days';
 }
+/* Times are UTC, 24 h, as the CLI prints them ("2026-12-02 14:05:09Z"): a fleet spans time
+ * zones, and the dashboard and `poolwatch` must read the same. */
+function fmtTime(ms) {
+  if (ms == null || !Number.isFinite(Number(ms))) return '—';
+  return new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
+}
+function fmtClock(ms) { return fmtTime(ms).slice(11); } /* "14:05:09Z" */
 function fmtEta(eta) { return eta == null ? '—' : 'in ' + fmtDur(eta - Date.now()); }
 function fmtAgo(ms) { return ms ? fmtDur(Date.now() - ms) + ' ago' : '—'; }
 function fmtChg(v) { return v == null ? '' : v > 0 ? '+' + v : String(v); }
@@ -76,7 +100,15 @@ function chgClass(v) { return v > 0 ? 'chg up' : v < 0 ? 'chg down' : 'chg'; }
 /* A host's connection, shown apart from its pool pressure (API `connection`; an older collector
  * gives only `connected`). */
 function connState(h) { return h.connection || (h.connected ? 'streaming' : 'disconnected'); }
+/* A host whose history streams in (API `loading_history`: a backfill, a spool resent after an
+ * outage): its newest sample is old and its level and ETA are of that time, not of now. */
+const LOADING_TITLE = 'its agent is sending older samples faster than real time (a backfill, or a spool resent ' +
+  'after an outage): the level, ETA and suspects are of its newest sample so far, not of now';
+function loadingHtml(h) {
+  return `<span class="loading" title="${esc(LOADING_TITLE)}">loading history, at ${esc(fmtTime(h.last_seen_ms))}</span>`;
+}
 function connHtml(h) {
+  if (h.loading_history) return `<span class="conn streaming">${esc(connState(h))}</span> ${loadingHtml(h)}`;
   const c = connState(h);
   const why = c === 'stopped' && h.stop_reason ? ' (' + esc(h.stop_reason) + ')' : '';
   const title = { streaming: 'an agent session streams samples', stopped: 'its agent said goodbye: a clean stop, no HostSilent',
@@ -140,7 +172,7 @@ function showLogin(msg) {
 async function run(fn) {
   try {
     await fn();
-    status('updated ' + new Date().toLocaleTimeString());
+    status('updated ' + fmtClock(Date.now()));
   } catch (e) {
     if (e instanceof AuthError) showLogin(e.message === 'no token' ? '' : e.message);
     else if (e.status === 404 && current && (current.view === 'host' || current.view === 'tag')) {
@@ -253,31 +285,83 @@ function eventMarks(events, tag, pool) {
   });
 }
 
-/* A uPlot chart in el: xs in ms, series [{label, values, color, dash}] (null = no point).
- * opts: width (default: the element's container), height, time (x is time, default true),
- * yfmt, xfmt, zero (the y axis starts at 0), marks (eventMarks: vertical markers). The drawn
- * data stay on el.chartData for the tests: { xs, series: { label: values }, marks }. */
+/* The time axis' labels, UTC and 24 h: "HH:MM" (":SS" under a minute), the date ("MM-DD")
+ * under the first tick and under each tick of a new day, "MM-DD" alone for ticks a day or more
+ * apart. uPlot places the ticks on UTC boundaries (tzDate below). */
+function utcTicks(splits, incr) {
+  let day = '';
+  return splits.map((x) => {
+    const t = fmtTime(x * 1000), d = t.slice(5, 10), hm = incr < 60 ? t.slice(11, 19) : t.slice(11, 16);
+    if (incr >= 86400) return d;
+    const lab = d !== day ? hm + '\n' + d : hm;
+    day = d;
+    return lab;
+  });
+}
+
+/* A horizontal line's label (the pool's limit): its text at the right end of the plot, above
+ * the line, in the line's colour. label: { text, color, value () => the y value }. */
+function lineLabelPlugin(label) {
+  return {
+    hooks: {
+      draw: [(u) => {
+        const v = label.value();
+        if (v == null) return;
+        const ctx = u.ctx, y = Math.round(u.valToPos(v, 'y', true));
+        ctx.save();
+        ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+        ctx.fillStyle = label.color;
+        ctx.textAlign = 'right';
+        ctx.textBaseline = 'bottom';
+        ctx.fillText(label.text, u.bbox.left + u.bbox.width - 4 * devicePixelRatio, y - 3 * devicePixelRatio);
+        ctx.restore();
+      }],
+    },
+  };
+}
+
+/* A uPlot chart in el: xs in ms, series [{label, key, values, color, dash}] (null = no point;
+ * key names the series in chartData, default its label). opts: width (default: the element's
+ * container), height, time (x is time, UTC, default true), yfmt, xfmt, zero (the y axis starts
+ * at 0), marks (eventMarks: vertical markers), lineLabel (lineLabelPlugin's). The drawn data
+ * stay on el.chartData for the tests: { xs, series: { key: values }, marks, xticks: [[x ms,
+ * label]], lineLabel }. */
 async function lineChart(el, xs, series, opts = {}) {
   await whenUplot();
   el.innerHTML = '';
   const yfmt = opts.yfmt || fmtBytes;
   const data = [xs.map((x) => x / 1000), ...series.map((s) => s.values)];
   const avail = Math.floor((el.parentElement ? el.parentElement.clientWidth : 720) - 12);
+  const time = opts.time !== false;
+  const xticks = [];
   const o = {
     width: opts.width || Math.max(320, Math.min(avail, opts.maxWidth || 900)), height: opts.height || 240,
-    scales: { x: { time: opts.time !== false } },
+    scales: { x: { time } },
     axes: [{}, { values: (u, v) => v.map((b) => yfmt(b)), size: axisSize }],
     series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: s.dash ? 1.2 : 1.6,
       dash: s.dash, spanGaps: true, paths: s.bars ? uPlot.paths.bars({ size: [0.9] }) : undefined,
       points: { show: s.points ?? 'auto' }, fill: s.bars ? s.color + '55' : undefined,
       value: (u, v) => (v == null ? '—' : yfmt(v)) }))],
   };
+  if (time) {
+    o.tzDate = (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
+    o.axes[0] = { values: (u, splits, ax, space, incr) => {
+      const labs = utcTicks(splits, incr);
+      xticks.length = 0;
+      splits.forEach((x, i) => xticks.push([x * 1000, labs[i]]));
+      return labs;
+    } };
+    o.series[0] = { label: 'UTC', value: (u, v) => (v == null ? '—' : fmtTime(v * 1000)) };
+  }
   if (opts.zero) o.scales.y = { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.08 : 1] };
   if (opts.xfmt) o.axes[0] = { values: (u, v) => v.map(opts.xfmt) };
   const marks = opts.marks || [];
-  if (marks.length) o.plugins = [markPlugin(marks)];
-  el.chartData = { xs, series: Object.fromEntries(series.map((s) => [s.label, s.values])),
-    marks: marks.map((m) => ({ ts_ms: m.ts_ms, label: m.label, short: m.short })) };
+  o.plugins = [];
+  if (marks.length) o.plugins.push(markPlugin(marks));
+  if (opts.lineLabel) o.plugins.push(lineLabelPlugin(opts.lineLabel));
+  el.chartData = { xs, series: Object.fromEntries(series.map((s) => [s.key || s.label, s.values])),
+    marks: marks.map((m) => ({ ts_ms: m.ts_ms, label: m.label, short: m.short })), xticks,
+    lineLabel: opts.lineLabel ? opts.lineLabel.text : null };
   el.uplot = new uPlot(o, data, el);
   return el.uplot;
 }
@@ -380,7 +464,7 @@ function fleetView() {
       `<div class="card"><b>${n.warn}</b>warn</div>` +
       `<div class="card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
     const rows = hosts.map((h) => {
-      const lvl = limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes);
+      const lvl = h.loading_history ? 'loading' : limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes);
       const used = `${bar(h.nonpaged_ratio, lvl)}${fmtBytes(h.nonpaged_bytes)} / ` +
         limitText(h.nonpaged_limit_bytes);
       const sp = h.suspects || 0;
@@ -388,7 +472,8 @@ function fleetView() {
         `<td class="host">${level(lvl)}${hostLink(h.name, h.collector)}</td>` +
         `<td>${esc(h.os || '')}${h.arch ? ' ' + esc(h.arch) : ''}</td>` +
         `<td class="used" title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
-        `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td><td class="eta">${fmtEta(h.nonpaged_eta_ms)}</td>` +
+        `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td>` +
+        `<td class="eta">${h.loading_history ? '<span class="loading">loading history</span>' : fmtEta(h.nonpaged_eta_ms)}</td>` +
         `<td class="spark-cell" data-host="${esc(h.name)}">${sparkCache.get(h.name) || ''}</td>` +
         `<td class="num">${limitPct(h.paged_ratio, h.paged_limit_bytes)}</td>` +
         `<td class="num suspects"><span class="badge${sp ? '' : ' zero'}">${sp}</span></td>` +
@@ -445,7 +530,7 @@ function suspectLimit(s) {
  * `poolwatch bigpool`): a few large blocks or many small allocations. */
 function bigPoolHtml(bp) {
   if (!bp) return '<span class="mute">—</span>';
-  const when = `taken ${new Date(bp.taken_ms).toLocaleString()}, asked by the ${bp.asked_by || 'operator'}; ` +
+  const when = `taken ${fmtTime(bp.taken_ms)}, asked by the ${bp.asked_by || 'operator'}; ` +
     `${bp.scanned} big-pool blocks of every tag`;
   if (!bp.count) return `<span class="bp-none" title="${esc(when)}">no block of a page or more</span>`;
   const hist = (bp.size_hist || []).map((c, i) => c ? `${i ? fmtBytes(2 ** (12 + i)) : '0'}+: ${c}` : '')
@@ -482,7 +567,7 @@ function suspectTable(list, withHost) {
  * evidence sentence. Only leaks are listed: any other tag says so. */
 function verdictHtml(s, ser, lk) {
   if (!s) {
-    if (lk.first_pass_ms) return `<span class="mute">analysis has not run yet (first pass at ${new Date(lk.first_pass_ms).toLocaleTimeString()})</span>`;
+    if (lk.first_pass_ms) return `<span class="mute">analysis has not run yet (first pass at ${fmtClock(lk.first_pass_ms)})</span>`;
     return `<span class="mute">not a leak suspect: the analysis does not judge ${esc(ser.tag)} (${esc(ser.pool)}) on this host a leak</span>`;
   }
   const iv = s.growth_interval_bytes_per_h;
@@ -491,7 +576,7 @@ function verdictHtml(s, ser, lk) {
     (iv ? ` <span class="mute">(90 % interval ${fmtBytes(Math.round(iv[0]))} – ${fmtBytes(Math.round(iv[1]))}/h)</span>` : '') +
     `, confidence <span class="confidence">${(s.confidence ?? 0).toFixed(2)}</span>` +
     (s.method === 'compare' ? ' <span class="mute">(screens compared only)</span>' : '') +
-    `, since <span class="since">${s.since_ms ? new Date(s.since_ms).toLocaleString() : '—'}</span>` +
+    `, since <span class="since">${s.since_ms ? fmtTime(s.since_ms) : '—'}</span>` +
     `<div class="evidence">${esc(s.evidence || '')}</div>`;
 }
 
@@ -511,6 +596,9 @@ function hostView(name, params) {
    * the table's largest row. */
   const hist = { tag: params.tag || '', pool: params.pool || 'nonpaged',
                  range: RANGES[params.range] ? params.range : '24h' };
+  /* The pool chart: its pool (`totals`), the page's range (both charts), and the host document
+   * its limit comes from. Both are in the URL: a host page with its range is a link. */
+  const tot = { range: hist.range, pool: params.totals === 'paged' ? 'paged' : 'nonpaged', host: null, seq: 0 };
   const st = { sort: 'bytes', order: 'desc', by_change: false, pool: 'both', include: '', exclude: '',
                changes: true, session: '' };
   const v = $('#view');
@@ -556,14 +644,11 @@ function hostView(name, params) {
   let chart = null, bytesChart = null, diffChart = null, histSeq = 0, scrolled = false;
   let cols = POOL_COLS; /* POOL_COLS_HELD while the table's rows carry held bytes */
   let events = []; /* the host's pool events (the last 30 days), refreshed with the page */
-  /* The pool chart: its range and pool, and the host document its limit comes from. */
-  const tot = { range: '24h', pool: 'nonpaged', host: null, seq: 0 };
   $('#np-tools').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-range], button[data-pool]');
     if (!b) return;
-    if (b.dataset.range) tot.range = b.dataset.range;
-    else tot.pool = b.dataset.pool;
-    drawTotals().catch((err) => status(err.message, true));
+    if (b.dataset.range) go({ range: b.dataset.range });
+    else go({ totals: b.dataset.pool });
   });
 
   /* A pool's used bytes over the range from the store's totals buckets (GET /totals: 1-min
@@ -595,19 +680,36 @@ function hostView(name, params) {
     const hostLim = pool === 'paged' ? h.paged_limit_bytes : h.nonpaged_limit_bytes;
     const lims = pts.map((p) => p[pool + '_limit_bytes'] ?? hostLim ?? null);
     const series = [{ label: pool + ' used', values: used, color: '#1f4e79' }];
-    /* The limit is drawn when it fits a readable scale; far above, the used curve would be a
-     * flat line at the bottom, so the limit is named instead. */
+    /* The limit is drawn when it fits a readable scale, labelled with its value and where it
+     * comes from (the API's *_limit_source: agent, config, computed from the OS, import); far
+     * above, the used curve would be a flat line at the bottom, so the limit is named instead. */
     const lim = Math.max(0, ...lims.filter((v) => v != null)), top = Math.max(...used);
-    if (lim && top >= lim / 4) series.push({ label: 'limit', values: lims, color: '#c62828', dash: [6, 4] });
-    $('#np-note').textContent = !lim ? '(limit unknown)' : top >= lim / 4 ? ''
-      : `(limit ${fmtBytes(lim)} is off this scale: ${fmtPct(top / lim)} at most)`;
+    const src = (pool === 'paged' ? h.paged_limit_source : h.nonpaged_limit_source) || '';
+    const detail = pool === 'paged' ? '' : h.nonpaged_limit_detail || '';
+    const lastLim = lims.filter((v) => v != null).pop() ?? null;
+    const limText = `limit ${fmtBytes(lastLim || lim)}` + (src && src !== 'unknown' ? ` (${src})` : '');
+    let lineLabel = null;
+    if (lim && top >= lim / 4) {
+      series.push({ key: 'limit', label: limText, values: lims, color: '#c62828', dash: [6, 4] });
+      lineLabel = { text: limText, color: '#c62828', value: () => lastLim };
+    }
+    $('#np-note').textContent = !lim ? '(limit unknown)'
+      : (top >= lim / 4 ? '' : `(${limText} is off this scale: ${fmtPct(top / lim)} at most)`) +
+        (detail ? ` ${detail}` : '');
     $('#np-points').textContent = `${pts.length} points, ${t.level} level, one per ${fmtDur(t.step_ms)} (last value of each)`;
     if (chart) chart.destroy();
-    chart = await lineChart(el, xs, series, { maxWidth: 640, height: 220, zero: true, marks: eventMarks(events) });
+    chart = await lineChart(el, xs, series, { maxWidth: 640, height: 220, zero: true, marks: eventMarks(events), lineLabel });
     el.dataset.query = q; /* what is drawn (the tests ask the API the same) */
   }
 
-  function go(p) { location.hash = hostHref(name, { tag: hist.tag, pool: hist.pool, range: hist.range, ...p }); }
+  /* The page's state is its URL: tag and pool of the tag history, range (both charts), totals
+   * (the pool chart's pool, when paged). */
+  function go(p) {
+    const q = { ...(hist.tag ? { tag: hist.tag, pool: hist.pool } : {}), range: hist.range,
+      ...(tot.pool === 'paged' ? { totals: 'paged' } : {}), ...p };
+    if (q.totals === 'nonpaged') delete q.totals;
+    location.hash = hostHref(name, q);
+  }
   $('#hist-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const t = $('#hist-tag').value;
@@ -649,7 +751,7 @@ function hostView(name, params) {
       return;
     }
     $('#hist-note').textContent = `${pts.length} points, ${ser.level} level, one per ${fmtDur(r.step)}` +
-      ` (last value of each), ${new Date(pts[0].ts_ms).toLocaleString()} – ${new Date(pts[pts.length - 1].ts_ms).toLocaleString()}`;
+      ` (last value of each), ${fmtTime(pts[0].ts_ms)} – ${fmtTime(pts[pts.length - 1].ts_ms)}`;
     const xs = pts.map((p) => p.ts_ms), ys = pts.map((p) => p.bytes);
     const bs = [{ label: 'bytes', values: ys, color: PALETTE[0] }];
     const fit = s ? fitLine(xs, ys, s, r.step) : null;
@@ -663,12 +765,23 @@ function hostView(name, params) {
     ready();
   }
 
+  /* The URL changed on this host's page: redraw what it changed. A new tag (or the same link
+   * again) redraws the tag history and scrolls to it; a range both charts; a pool the pool
+   * chart. */
   async function route(p) {
-    hist.tag = p.tag || hist.tag;
-    hist.pool = p.pool || hist.pool;
-    hist.range = RANGES[p.range] ? p.range : hist.range;
-    await drawHistory();
-    $('#hist').scrollIntoView({ block: 'start' });
+    const tag = p.tag || hist.tag, pool = p.pool || hist.pool;
+    const range = RANGES[p.range] ? p.range : hist.range, totals = p.totals === 'paged' ? 'paged' : 'nonpaged';
+    const tagMoved = tag !== hist.tag || pool !== hist.pool, rangeMoved = range !== hist.range;
+    const totMoved = totals !== tot.pool;
+    hist.tag = tag;
+    hist.pool = pool;
+    hist.range = tot.range = range;
+    tot.pool = totals;
+    const jobs = [];
+    if (rangeMoved || totMoved) jobs.push(drawTotals());
+    if (tagMoved || rangeMoved || !totMoved) jobs.push(drawHistory());
+    await Promise.all(jobs);
+    if (tagMoved || (!rangeMoved && !totMoved)) $('#hist').scrollIntoView({ block: 'start' });
   }
 
   function header() {
@@ -767,8 +880,8 @@ function hostView(name, params) {
     }).join('');
     noteSessions(t.rows);
     $('#pool-count').textContent = `${t.total_rows} rows` + (t.count < t.total_rows ? ` (${t.count} shown)` : '') +
-      (t.timestamp_ms ? `, sample of ${new Date(t.timestamp_ms).toLocaleString()}` : '') +
-      (t.prev_timestamp_ms ? ` (changes since ${new Date(t.prev_timestamp_ms).toLocaleTimeString()})` : '');
+      (t.timestamp_ms ? `, sample of ${fmtTime(t.timestamp_ms)}` : '') +
+      (t.prev_timestamp_ms ? ` (changes since ${fmtTime(t.prev_timestamp_ms)})` : '');
     ready();
   }
 
@@ -779,25 +892,27 @@ function hostView(name, params) {
     events = ev.events || [];
     $('#host-events').innerHTML = events.length ? '<table id="events"><thead><tr><th>Time</th><th>Event</th><th>Pool</th>' +
       '<th>Tags named</th></tr></thead><tbody>' + events.slice().reverse().map((e) =>
-      `<tr class="${e.kind === 'low_virtual_memory' ? 'warn' : 'crit'}"><td>${esc(new Date(e.ts_ms).toLocaleString())}</td>` +
+      `<tr class="${e.kind === 'low_virtual_memory' ? 'warn' : 'crit'}"><td>${esc(fmtTime(e.ts_ms))}</td>` +
       `<td>${esc(e.provider)} ${e.event_id}: ${esc(e.message)}</td><td>${esc(e.pool || '—')}</td>` +
       `<td>${e.tags.map((t) => `<a class="tagtxt" href="${hostHref(name, { tag: t.tag, pool: t.pool, range: hist.range })}">${esc(t.tag)}</a>` +
         ` <span class="mute">${esc(t.pool)}${t.bytes ? ' ' + fmtBytes(t.bytes) : ''}</span>`).join(', ') || '—'}</td></tr>`).join('') +
       '</tbody></table>' : '<span class="mute">none in the last 30 days</span>';
-    $('h1 .lvl').className = 'lvl ' + (limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes) || 'unknown');
+    $('h1 .lvl').className = 'lvl ' + (h.loading_history ? 'loading' : limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes) || 'unknown');
     $('#host-os').textContent = [h.os, h.arch].filter(Boolean).join(' · ');
     $('#host-conn').innerHTML = connHtml(h);
-    const tot = h.totals || {};
-    $('#host-cards').innerHTML =
+    const tt = h.totals || {};
+    $('#host-cards').innerHTML = (h.loading_history ? `<div class="card loading-card" id="loading-card" title="${esc(LOADING_TITLE)}">` +
+      `<b>loading history</b>newest sample so far ${esc(fmtTime(h.last_seen_ms))}, ${esc(fmtDur(Date.now() - h.last_seen_ms))} behind:` +
+      ' level, ETA and suspects are of that time</div>' : '') +
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
-      `<div class="card"><b>${fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
+      `<div class="card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
-      `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ${fmtBytes(tot.available_bytes)} available</div>` +
+      `<div class="card"><b>${fmtBytes(tt.physical_memory_bytes)}</b>memory, ${fmtBytes(tt.available_bytes)} available</div>` +
       `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>` +
       /* the agent's own footprint (AgentFootprint fires when it grows) */
-      (tot.agent ? `<div class="card" id="agent-card"><b>${fmtBytes(tot.agent.rss_bytes)}</b>poolwatch agent, ` +
-        `CPU ${(tot.agent.cpu_ms / 1000).toFixed(1)} s` +
-        (tot.agent.handles ? `, ${tot.agent.handles} handles` : '') + '</div>' : '');
+      (tt.agent ? `<div class="card" id="agent-card"><b>${fmtBytes(tt.agent.rss_bytes)}</b>poolwatch agent, ` +
+        `CPU ${(tt.agent.cpu_ms / 1000).toFixed(1)} s` +
+        (tt.agent.handles ? `, ${tt.agent.handles} handles` : '') + '</div>' : '');
     const mine = leaks.suspects.filter((s) => s.host === name);
     $('#host-suspects').innerHTML = mine.length ? suspectTable(mine, false) : '<span class="mute">none</span>';
     if (!hist.tag && mine.length) {

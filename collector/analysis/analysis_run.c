@@ -179,6 +179,10 @@ typedef struct {
     int silent_alerting; /* a HostSilent of this host fired and may need resolving */
     int64_t heard_ms;    /* the analysis' clock when its last live sample came (0: not since
                             the start): a backfill's samples are old, its agent is not silent */
+    int64_t heard_ts;    /* that sample's time */
+    int catching_up;     /* its samples come older than its silence time, faster than real
+                            time (pw_analysis_loading) */
+    int64_t caught_ts;   /* the sample time it caught up at: loading until a pass saw it */
     int alerts_dropped;  /* retired: its alerts were taken out of the set */
     /* the agent's own footprint: one point per AGENT_STEP_MS, the last AGENT_RING */
     struct {
@@ -577,6 +581,24 @@ static void agent_note(host_state_t *s, int64_t ts, const pw_totals_t *t)
 /* ingest's observer: a streamed sample (screen NULL: read the table through the view) or one
  * imported screen. */
 static int64_t clock_ms(const run_t *rn);
+static int silence_watched(const pw_host_t *h);
+
+/* A live sample came at `heard` (the analysis' clock): is its agent catching up? Behind by more
+ * than its silence time and its sample times running at least twice as fast as the clock since
+ * the previous one: a backlog (a backfill, a resent spool). Behind at the clock's pace is a
+ * wrong agent clock, not a backlog; within the silence time it has caught up. */
+static void note_heard(run_t *rn, host_state_t *s, const pw_host_t *h, int64_t heard)
+{
+    int64_t ts = (int64_t)pw_host_ts(h), prev_ms = s->heard_ms, prev_ts = s->heard_ts;
+    int behind = silence_watched(h) && heard - ts > pw_analysis_silent_after_ms(rn, h);
+    int fast = prev_ms != 0 && ts > prev_ts && ts - prev_ts > 2 * (heard - prev_ms);
+    int was = s->catching_up;
+    s->catching_up = behind && fast;
+    if (was && !s->catching_up)
+        s->caught_ts = ts;
+    s->heard_ms = heard;
+    s->heard_ts = ts;
+}
 
 static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
 {
@@ -597,7 +619,7 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
         feed(s, screen, screen->n, entry_row, (int64_t)screen->timestamp_ms, (const uint8_t *)"i",
              1, &screen->totals, NULL, 0);
     } else {
-        s->heard_ms = clock_ms(rn);
+        note_heard(rn, s, h, clock_ms(rn));
         const uint32_t *idx;
         size_t nch = pw_host_changed_rows(h, &idx);
         feed(s, h, pw_host_nrows(h), view_row, (int64_t)pw_host_ts(h), h->boot_id, h->boot_id_len,
@@ -940,6 +962,7 @@ static void eval_host(run_t *rn, host_state_t *s)
         }
     }
     nx->have_pressure = s->recent.n > 0;
+    nx->judged_ts = s->last_ts;
     s->evaluated_ts = s->last_ts;
     s->next_ready = 1;
 }
@@ -1223,6 +1246,16 @@ const char *pw_analysis_connection(const pw_analysis_run_t *rn, const pw_host_t 
                                   (double)pw_analysis_silent_after_ms(rn, h))
         return "silent";
     return conn ? "streaming" : "disconnected";
+}
+
+int pw_analysis_loading(const pw_analysis_run_t *rn, const pw_host_t *h, int64_t now_ms)
+{
+    const host_state_t *st = rn != NULL && h->index < rn->n_hs ? rn->hs[h->index] : NULL;
+    if (st == NULL || !silence_watched(h))
+        return 0;
+    if (st->catching_up)
+        return now_ms - st->heard_ms < pw_analysis_silent_after_ms(rn, h);
+    return st->caught_ts != 0 && (!st->judged || st->pub.judged_ts < st->caught_ts);
 }
 
 /* HostSilent: a host that streamed since this collector started and has sent nothing for its

@@ -54,6 +54,7 @@ typedef struct pw_analysis_host_s {
                                          hours is flat at night) */
     uint32_t n_suspects;              /* suspects of this host in the last pass */
     uint32_t rows_judged;             /* rows with a verdict (candidates) */
+    int64_t judged_ts;                /* the newest sample time this verdict saw, ms */
 } pw_analysis_host_t;
 
 /* The pool label of a HostSilent alert (its tag is empty). */
@@ -120,6 +121,15 @@ typedef struct pw_analysis_run_s pw_analysis_run_t;
  * started). now_ms: ms since the epoch, the alerts' clock. rn may be NULL (no analysis: the
  * default silence time). Returns a static string. */
 const char *pw_analysis_connection(const pw_analysis_run_t *rn, const pw_host_t *h, int64_t now_ms);
+
+/* Whether host `h`'s history is still loading at now_ms (ms since the epoch, the alerts'
+ * clock): its agent streams samples older than its silence time faster than real time (a
+ * simulated backfill, a spool resent after an outage; heard within its silence time), or it
+ * caught up and no pass has judged its samples since. Meanwhile its level, ETA and suspects
+ * are of its samples so far (`last_seen_ms`, days old in a backfill), not of now: the API's
+ * `loading_history`, the dashboard's and the CLI's "loading history". Replays of saved screens
+ * and imports never load (their screens are their history). 0 when rn is NULL. Loop thread. */
+int pw_analysis_loading(const pw_analysis_run_t *rn, const pw_host_t *h, int64_t now_ms);
 
 /* The host's silence time in ms: [alerts] silent_after when set, else 3 of its sampling
  * intervals (Hello.interval_ms), at least 60,000. rn may be NULL. */

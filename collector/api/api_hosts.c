@@ -131,6 +131,10 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_
     json_object_set_new(o, "stop_reason",
                         h->stopped_ms ? pw__api_jstr(h->stop_reason) : json_null());
     json_object_set_new(o, "last_seen_ms", pw__api_ju64(h->last_seen_ms));
+    /* a backlog streams in (a backfill, a resent spool): level, ETA and suspects are of
+     * last_seen_ms, not of now, until it caught up and a pass judged it */
+    json_object_set_new(o, "loading_history",
+                        json_boolean(pw_analysis_loading(api->an, h, (int64_t)now_ms)));
     json_object_set_new(o, "nonpaged_bytes", pw__api_ju64(t->nonpaged_bytes));
     /* An unknown limit (0: imported captures, Linux, replay) is null, and so is its ratio:
      * never 0 %, which would read as healthy. */

@@ -1542,6 +1542,22 @@ static void test_fmt_listings(void **state)
     assert_null(strstr(s, "0 B"));
     assert_null(strstr(s, "0.0%"));
     free(s);
+    /* A backfill streaming in (loading_history): its "ok" and missing ETA are of its newest
+     * sample so far, 12 days old; "loading" fills the level column's 7. 117440512 B = 112.0 MiB,
+     * 134217728 = 128.0 MiB (87.5 %). */
+    s = fmt_with(pw_fmt_hosts,
+                 "{\"hosts\":[{\"name\":\"ddk-2003\",\"os\":\"windows 5.2\",\"connected\":true,"
+                 "\"last_seen_ms\":1710411300000,\"loading_history\":true,"
+                 "\"nonpaged_bytes\":117440512,\"nonpaged_limit_bytes\":134217728,"
+                 "\"nonpaged_limit_source\":\"computed\",\"nonpaged_ratio\":0.875,"
+                 "\"nonpaged_level\":\"ok\",\"nonpaged_eta_ms\":null,\"paged_bytes\":1024,"
+                 "\"suspects\":0}]}",
+                 0);
+    assert_non_null(strstr(s,
+                           "\nddk-2003             windows 5.2    yes    112.0 MiB   128.0 MiB "
+                           "computed    87.5% loading loading history           1.0 KiB        0 "
+                           "2024-03-14 10:15:00Z\n"));
+    free(s);
     s = fmt_with(pw_fmt_hosts, "{\"tags\":[]}", PW_EPARSE);
     assert_string_equal(s, "");
     free(s);

@@ -845,39 +845,122 @@ static void test_host_silent(void **state_)
     pw_double_close(&d);
 }
 
+/* One sample of "Ddk " at ts, at USED, sent to h. */
+static void send_at(pw_double_t *d, pw_delta_enc_t *e, pw_sample_t *s, pw_host_t *h, uint64_t seq,
+                    int64_t ts)
+{
+    pw_sample_reset(s);
+    s->seq = seq;
+    s->timestamp_ms = (uint64_t)ts;
+    s->totals.nonpaged_bytes = USED;
+    add(s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
+    assert_int_equal(pw_double_send(d, e, h, s), 0);
+}
+
+/* A host "clock01" that said Hello on a clock 10 h after T0, for a backfill from T0. */
+typedef struct {
+    pw_double_t d;
+    sim_clock_t clk;
+    pw_host_t *h;
+    pw_delta_enc_t e;
+    pw_sample_t s;
+} backfill_t;
+
+static void backfill_open(backfill_t *b)
+{
+    assert_int_equal(pw_double_open(&b->d), 0);
+    b->clk.now = T0_MS + 10 * 3600000LL;
+    b->clk.calls = 0;
+    on_clock(&b->d, &b->clk);
+    b->h = hello(&b->d, "clock01");
+    assert_int_equal(pw_delta_enc_init(&b->e, 64), 0);
+    pw_sample_init(&b->s);
+}
+
+static void backfill_close(backfill_t *b)
+{
+    pw_sample_close(&b->s);
+    pw_delta_enc_close(&b->e);
+    pw_double_close(&b->d);
+}
+
 /* An agent sending a backfill (samples hours old, arriving now) is not silent: the silence is
  * counted from when its last sample came, not from that sample's time (the quickstart's
  * ddk-2003, 14 days backfilled, fired a critical HostSilent of 8 h at its first pass). */
 static void test_host_backfill_not_silent(void **state_)
 {
     (void)state_;
-    pw_double_t d;
-    assert_int_equal(pw_double_open(&d), 0);
-    sim_clock_t clk = {T0_MS + 10 * 3600000LL, 0};
-    on_clock(&d, &clk);
-    pw_host_t *h = hello(&d, "clock01");
-    pw_delta_enc_t e;
-    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
-    pw_sample_t s;
-    pw_sample_init(&s);
-    for (int k = 0; k <= 12; k++) { /* T0 .. T0 + 120 s, 10 h ago */
-        pw_sample_reset(&s);
-        s.seq = (uint64_t)k + 1;
-        s.timestamp_ms = (uint64_t)(T0_MS + k * STEP_MS);
-        s.totals.nonpaged_bytes = USED;
-        add(&s, "Ddk ", PW_POOL_NONPAGED, 4096, 4, 0);
-        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
-    }
-    pw_analysis_run_pass(d.an);
-    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_INACTIVE);
-    assert_int_equal(silent_state(d.an, "warning"), PW_ALERT_INACTIVE);
+    backfill_t b;
+    backfill_open(&b);
+    for (int k = 0; k <= 12; k++) /* T0 .. T0 + 120 s, 10 h ago */
+        send_at(&b.d, &b.e, &b.s, b.h, (uint64_t)k + 1, T0_MS + k * STEP_MS);
+    pw_analysis_run_pass(b.d.an);
+    assert_int_equal(silent_state(b.d.an, "critical"), PW_ALERT_INACTIVE);
+    assert_int_equal(silent_state(b.d.an, "warning"), PW_ALERT_INACTIVE);
     /* and once it stops sending, its silence counts from the last arrival: 60 s later it fires */
-    clk.now += 60000;
-    pw_analysis_run_pass(d.an);
-    assert_int_equal(silent_state(d.an, "critical"), PW_ALERT_FIRING);
-    pw_sample_close(&s);
-    pw_delta_enc_close(&e);
-    pw_double_close(&d);
+    b.clk.now += 60000;
+    pw_analysis_run_pass(b.d.an);
+    assert_int_equal(silent_state(b.d.an, "critical"), PW_ALERT_FIRING);
+    backfill_close(&b);
+}
+
+/* A backfill streaming in (the quickstart's ddk-2003: 14 days sent in seconds; its level and ETA
+ * at its first pass were of 12 days ago) loads its history: samples 10 h old arriving at once
+ * are "loading" through a pass, until it caught up and a pass judged its newest sample. An agent
+ * whose clock is an hour behind, its samples at the clock's pace, never loads; a backfill that
+ * stops stops loading after its silence time (it is silent then). */
+static void test_host_backfill_loading(void **state_)
+{
+    (void)state_;
+    backfill_t b;
+    backfill_open(&b);
+    pw_double_t *d = &b.d;
+    sim_clock_t *clk = &b.clk;
+    pw_host_t *h = b.h;
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 0); /* nothing yet */
+    send_at(d, &b.e, &b.s, h, 1, T0_MS);
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 0); /* one old sample: no pace */
+    for (int k = 1; k <= 12; k++) { /* T0 + 10 s .. T0 + 120 s, 10 h ago, 1 ms apart */
+        clk->now++;
+        send_at(d, &b.e, &b.s, h, (uint64_t)k + 1, T0_MS + k * STEP_MS);
+    }
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 1);
+    pw_analysis_run_pass(d->an);
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 1); /* judged, still behind */
+    /* caught up: a sample of now; loading until a pass judged it */
+    clk->now += 5000;
+    send_at(d, &b.e, &b.s, h, 14, clk->now);
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 1);
+    clk->now += 1000;
+    pw_analysis_run_pass(d->an);
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 0);
+    assert_int_equal(pw_analysis_run_host(d->an, h)->judged_ts, clk->now - 1000);
+    send_at(d, &b.e, &b.s, h, 15, clk->now + 9000);
+    clk->now += 10000;
+    assert_int_equal(pw_analysis_loading(d->an, h, clk->now), 0);
+
+    /* an agent whose clock is an hour behind, sampling at the clock's pace: not a backlog */
+    pw_host_t *h2 = hello_aid(d, "clock02", "agent:two");
+    pw_delta_enc_t e2;
+    assert_int_equal(pw_delta_enc_init(&e2, 64), 0);
+    for (int k = 0; k < 12; k++) {
+        send_at(d, &e2, &b.s, h2, (uint64_t)k + 1, clk->now - 3600000);
+        assert_int_equal(pw_analysis_loading(d->an, h2, clk->now), 0);
+        clk->now += STEP_MS;
+    }
+
+    /* a backlog that stops half way: loading while heard within its silence time (60 s) */
+    pw_host_t *h3 = hello_aid(d, "clock03", "agent:three");
+    pw_delta_enc_t e3;
+    assert_int_equal(pw_delta_enc_init(&e3, 64), 0);
+    for (int k = 0; k < 5; k++)
+        send_at(d, &e3, &b.s, h3, (uint64_t)k + 1, clk->now - 3600000 + k * STEP_MS);
+    assert_int_equal(pw_analysis_loading(d->an, h3, clk->now + 59999), 1);
+    assert_int_equal(pw_analysis_loading(d->an, h3, clk->now + 60000), 0);
+    assert_int_equal(pw_analysis_loading(NULL, h3, clk->now), 0);
+    pw_delta_enc_close(&e3);
+    pw_delta_enc_close(&e2);
+    backfill_close(&b);
 }
 
 /* [alerts] silent_after = 5 min: 60 s without a sample is not HostSilent, 300 s is (critical:
@@ -1443,6 +1526,7 @@ int main(void)
         cmocka_unit_test(test_eta_at_night_with_a_creep),
         cmocka_unit_test(test_host_silent),
         cmocka_unit_test(test_host_backfill_not_silent),
+        cmocka_unit_test(test_host_backfill_loading),
         cmocka_unit_test(test_host_goodbye),
         cmocka_unit_test(test_goodbye_across_restart),
         cmocka_unit_test(test_replay_two_screens_listed_not_alerted),

@@ -16,6 +16,8 @@
 #     here), said, and stop_demo returns 1.
 #  4. the user stops the collector by hand (it logs that it stopped) and starts a demo again:
 #     the previous demo's agents still running are stopped first and said, not orphaned.
+#  5. a foreground demo (demo_foreground) whose collector is stopped by hand ends, says so and
+#     stops its agents.
 set -u
 COLL=$1 SRC=$2
 # shellcheck source=../check.sh
@@ -162,6 +164,40 @@ else
     check "the previous demo's agents were stopped" "stopped" "still running"
 fi
 check "the pids file is gone, for the new demo's list" no "$([ -e "$DEMO/pids" ] && echo yes || echo no)"
+
+# --- 5. a foreground demo whose collector is stopped by hand ---
+# demo_foreground (the quickstart without --detach) waits on the collector; stopped by hand, it
+# ends the demo: it says so, with the collector's last log line and --detach for a restart by
+# hand, stops the agents (SIGTERM, exit 0) and returns 1.
+MODE=run
+: >"$DEMO/pids"
+: >"$DEMO/logs/collector.log"
+start collector "$COLL" --config "$DEMO/collector.conf"
+C1=$(tail -n1 "$DEMO/pids")
+wait_for "the collector's listeners" 30 listening || exit 1
+start agent-a bash -c "$agent_loop" agent "$DEMO/spool/a"
+A1=$(tail -n1 "$DEMO/pids")
+bg+=("$A1")
+(demo_foreground) >"$dir/fg.out" 2>&1 &
+FG=$!
+bg+=("$FG")
+sleep 1.5
+kill -TERM "$C1"
+wait "$C1"
+wait "$FG"
+check "a foreground demo whose collector was stopped ends (exit 1)" 1 $?
+check "it says the demo ends with the collector and its agents are stopped" 1 \
+    "$(grep -c "^the collector (PID $C1) exited: the demo ends with it, its agents are stopped now.$" "$dir/fg.out")"
+check "with the collector's last log line" 1 \
+    "$(grep -c "(last line: .*stopped: store .*poolwatch.db closed)$" "$dir/fg.out")"
+check "and --detach for a restart by hand" 1 "$(grep -c "with --detach the agents keep" "$dir/fg.out")"
+check "and that the demo stopped" 1 "$(grep -c "^demo in $DEMO stopped.$" "$dir/fg.out")"
+if demo_alive "$A1"; then
+    check "the agent was stopped" "stopped" "still running"
+else
+    wait "$A1"
+    check "the agent was stopped (SIGTERM, exit 0)" 0 $?
+fi
 
 if [ "$fail" = 0 ]; then echo "all checks passed"; fi
 finish

@@ -266,12 +266,26 @@ async function totalsChart(page) {
   const lim = d.got.points[d.got.points.length - 1].nonpaged_limit_bytes;
   check('pool chart: the limit each sample carried', lim > 0 && (d.c.series.limit ? d.c.series.limit.every((v) => v === lim)
     : (await page.textContent('#np-note')).includes('is off this scale')), `${lim} ${await page.textContent('#np-note')}`);
+  // The limit line is labelled with its value and where it comes from (the API's source); read
+  // back in bytes, within the rounding of its unit's shown digits.
+  {
+    const text = d.c.series.limit ? d.c.lineLabel : /\((limit [^)]*\))/.exec(await page.textContent('#np-note'))[1];
+    const m = /^limit (\d+(?:\.\d+)?) (B|KiB|MiB|GiB) \((\S+)\)$/.exec(text || '');
+    const unit = m ? { B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824 }[m[2]] : 0;
+    const digits = m ? (m[1].split('.')[1] || '').length : 0;
+    check('pool chart: the limit\'s label says its value', m && Math.abs(Number(m[1]) * unit - lim) <= 0.5 * 10 ** -digits * unit,
+      `${text} vs ${lim}`);
+    eq('pool chart: the limit\'s label says its source', hp.nonpaged_limit_source, m && m[3]);
+    if (d.c.series.limit) check('pool chart: the legend names the limit the same', d.c.labels.includes(text), d.c.labels.join('|'));
+  }
   for (const [r, ms, step] of [['6h', 6 * 3600000, 60000], ['7d', 7 * 86400000, 1800000], ['30d', 30 * 86400000, 3600000]]) {
     await page.click(`#np-ranges button[data-range="${r}"]`);
     await one(r, ms, step, 'nonpaged');
+    check(`pool chart ${r}: the range is in the URL`, new globalThis.URL(page.url()).hash.includes('range=' + r), page.url());
   }
   await page.click('#np-tools button[data-pool="paged"]');
   await one('30d', 30 * 86400000, 3600000, 'paged');
+  check('pool chart paged: the pool is in the URL', /[?&]totals=paged(&|$)/.test(new globalThis.URL(page.url()).hash), page.url());
   eq('pool chart: title follows the pool', 'Paged', await page.textContent('#np-title'));
   await page.click('#np-tools button[data-pool="nonpaged"]');
   await page.click('#np-ranges button[data-range="24h"]');
@@ -674,6 +688,86 @@ async function main() {
     await p2.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
     await ready(p2, 'fleet');
     check('#token= link logs in and is removed from the URL', !p2.url().includes('token'), p2.url());
+
+    // A host whose history is still streaming in (the API's loading_history: a backfill, a
+    // resent spool): the fleet row and the host page say "loading history" and the time of its
+    // newest sample, not a level and an ETA of that old time. The answers are the collector's,
+    // with the flag set on the leaker.
+    const p4 = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    p4.on('pageerror', (e) => errors.push(String(e)));
+    const served = {};
+    await p4.route(/\/api\/v1\/hosts(\/[^/?]*)?(\?.*)?$/, async (route) => {
+      const u = new globalThis.URL(route.request().url());
+      const j = await apiGet(u.pathname + u.search);
+      for (const h of j.hosts || [j]) {
+        h.loading_history = h.name === LEAKER;
+        if (h.name === LEAKER) served.last_seen_ms = h.last_seen_ms;
+      }
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(j) });
+    });
+    await p4.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
+    await ready(p4, 'fleet');
+    const lrow = await p4.$eval(`#hosts tr[data-host="${LEAKER}"]`, (tr) => ({ eta: tr.querySelector('td.eta').textContent,
+      conn: tr.querySelector('td.conn-cell').textContent, lvl: tr.querySelector('.lvl').className }));
+    const utcZ = (ms) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
+    eq('loading: the fleet row says so instead of an ETA', 'loading history', lrow.eta);
+    check('loading: with the newest sample\'s time (UTC)', lrow.conn.includes(`loading history, at ${utcZ(served.last_seen_ms)}`), lrow.conn);
+    eq('loading: no level colour', 'lvl loading', lrow.lvl);
+    eq('loading: the other hosts are not', 1, (await p4.$$eval('#hosts tbody td.eta', (t) => t.map((x) => x.textContent)))
+      .filter((x) => x === 'loading history').length);
+    await p4.goto(`${URL}/#/host/${LEAKER}`);
+    await ready(p4, 'host');
+    const card = await p4.textContent('#loading-card');
+    check('loading: the host page says so, with the newest sample\'s time', card.startsWith('loading history') &&
+      card.includes(utcZ(served.last_seen_ms)), card);
+    eq('loading: the host page\'s level', 'lvl loading', await p4.getAttribute('h1 .lvl', 'class'));
+    await p4.close();
+
+    // A host page's link with its range, pool chart and the token, opened in a new tab of a
+    // browser in another time zone: it logs in, opens that page as linked (not the fleet), the
+    // token leaves the URL (the rest stays), and every time shown is UTC, 24 h.
+    const ctx3 = await browser.newContext({ timezoneId: 'America/New_York', viewport: { width: 1280, height: 900 } });
+    const p3 = await ctx3.newPage();
+    p3.on('pageerror', (e) => errors.push(String(e)));
+    const poolTs = [];
+    p3.on('response', (res) => {
+      if (res.url().includes('/pool?')) res.json().then((j) => poolTs.push(j.timestamp_ms), () => {});
+    });
+    await p3.goto(`${URL}/#/host/${LEAKER}?range=7d&totals=paged&token=${encodeURIComponent(TOKEN)}`);
+    await ready(p3, 'host');
+    eq('deep link: opens the linked page, the token taken out of the URL', `#/host/${LEAKER}?range=7d&totals=paged`,
+      new globalThis.URL(p3.url()).hash);
+    await waitFor(p3, () => { const el = document.querySelector('#np-chart');
+      return (el.dataset.query || '').includes('step=1800000') && el.chartData && !!el.chartData.series['paged used']; });
+    eq('deep link: both charts at the linked range', ['7d', '7d'],
+      [await p3.getAttribute('#np-ranges button.on', 'data-range'), await p3.getAttribute('#hist-ranges button.on', 'data-range')]);
+    eq('deep link: the pool chart on the linked pool', 'Paged', await p3.textContent('#np-title'));
+    eq('deep link: the browser is in another time zone', 'America/New_York',
+      await p3.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone));
+    const utc = (ms) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
+    const pad = (n) => String(n).padStart(2, '0');
+    const ticks = (await chartData(p3, '#np-chart', 'paged used')).xticks;
+    check('UTC: the time axis has ticks', ticks.length >= 3, JSON.stringify(ticks));
+    check('UTC: each tick is its time in UTC, 24 h', ticks.every(([x, l]) => {
+      const d = new Date(x), first = l.split('\n')[0];
+      return first === `${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}` || first === `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
+    }), JSON.stringify(ticks));
+    await waitFor(p3, () => /sample of /.test(document.querySelector('#pool-count').textContent));
+    const pc = await p3.textContent('#pool-count');
+    check('UTC: the pool table\'s sample time', poolTs.some((t) => pc.includes(`sample of ${utc(t)}`)), `${pc} vs ${poolTs.map(utc)}`);
+    eq('UTC: the header says so', 'times in UTC', await p3.textContent('#tz'));
+    // A range picked on the pool chart goes into the URL: reloading it keeps the page as it was.
+    await p3.click('#np-ranges button[data-range="6h"]');
+    await waitFor(p3, () => (document.querySelector('#np-chart').dataset.query || '').includes('step=60000'));
+    eq('pool chart range in the URL', `#/host/${LEAKER}?range=6h&totals=paged`,
+      new globalThis.URL(p3.url()).hash.replace(/tag=[^&]*&pool=[^&]*&/, ''));
+    await p3.reload();
+    await ready(p3, 'host');
+    await waitFor(p3, () => { const el = document.querySelector('#np-chart');
+      return (el.dataset.query || '').includes('step=60000') && el.chartData && !!el.chartData.series['paged used']; });
+    eq('reloaded: the range and pool of the URL', ['6h', 'Paged'],
+      [await p3.getAttribute('#np-ranges button.on', 'data-range'), await p3.textContent('#np-title')]);
+    await ctx3.close();
     eq('no script errors', [], errors);
   } finally {
     await browser.close();
