@@ -336,12 +336,15 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
         if (pw_notify_new(&c->loop, &no, &c->notify, &nd) != 0)
             PW_LOG_ERROR(MOD, "%s (alerts are not sent)", nd.msg);
     }
-    char alerts_path[4096];
+    char alerts_path[4096], kept_path[4096];
     int keep_alerts = cfg->db_path && cfg->db_path[0] && strcmp(cfg->db_path, ":memory:") != 0 &&
                       strlen(cfg->db_path) < sizeof(alerts_path) - 16;
-    if (keep_alerts)
+    if (keep_alerts) {
         snprintf(alerts_path, sizeof(alerts_path), "%s.alerts.json", cfg->db_path);
+        snprintf(kept_path, sizeof(kept_path), "%s.suspects.json", cfg->db_path);
+    }
     pw_analysis_opts_t ao = {.alerts_path = keep_alerts ? alerts_path : NULL,
+                             .kept_path = keep_alerts ? kept_path : NULL,
                              .on_alert = c->notify ? on_alert : NULL,
                              .on_alert_arg = c,
                              .silent_after_ms = (int64_t)cfg->silent_after_ms,

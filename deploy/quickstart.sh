@@ -51,10 +51,10 @@ umask 077
 # A demo starts fresh: the simulated hosts re-create hours of history at every start, which
 # would overlap what an earlier run stored (and old logs would answer the checks below).
 if [ -e "$DEMO/poolwatch.db" ] || [ -e "$DEMO/poolwatch.db.alerts.json" ] || [ -d "$DEMO/spool" ] ||
-  [ -d "$DEMO/logs" ]; then
+  [ -e "$DEMO/poolwatch.db.suspects.json" ] || [ -d "$DEMO/logs" ]; then
   echo "==> starting fresh: removing the previous demo's store, spools and logs from $DEMO"
   rm -rf "$DEMO/poolwatch.db" "$DEMO/poolwatch.db-wal" "$DEMO/poolwatch.db-shm" \
-    "$DEMO/poolwatch.db.alerts.json" "$DEMO/spool" "$DEMO/logs"
+    "$DEMO/poolwatch.db.alerts.json" "$DEMO/poolwatch.db.suspects.json" "$DEMO/spool" "$DEMO/logs"
 fi
 mkdir -p "$DEMO/logs" "$DEMO/spool"
 : >"$DEMO/pids"

@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "alert.h"
+#include "detect.h"
+#include "fleet.h"
+#include "sample.h"
 
 /* When a suspect (host, tag, pool) was first judged a leak (pw_suspect_t.found_ms), kept so
  * that a restart does not restart it. Labels as alert keys spell them. */
@@ -38,5 +41,32 @@ size_t pw_alert_load_found(pw_alert_set_t *set, const char *path, pw_alert_found
 
 /* pw_alert_load_found without found times. */
 size_t pw_alert_load(pw_alert_set_t *set, const char *path);
+
+/* A leak suspect's state that the store's tables cannot give back after a restart: the ring its
+ * verdict was judged on (a bounded series thinned as it grew, so the tables and rollups the
+ * store keeps rebuild another one: "rose in 43 of 44 steps" came back "39 of 42") and the host's
+ * latest big-pool snapshot of its tag. Kept at a clean stop in `<store.path>.suspects.json`. */
+typedef struct pw_alert_kept_s {
+    char host[256];
+    uint8_t tag[PW_TAG_MAX];
+    uint8_t tag_len, pool; /* pool: pw_pool_t */
+    pw_detect_ring_t ring;
+    int has_big_pool;
+    pw_bigpool_snap_t big_pool;
+} pw_alert_kept_t;
+
+/* Writes v[0..n) to `path` as {"suspects": [{host, tag (hex of its bytes), pool, ring:
+ * {n_spread, stride_ms, dirty, points: [[ts_ms, allocs, frees, diff, bytes, boot], ...]},
+ * big_pool: {...} or absent}, ...]}, replacing it atomically (as pw_alert_save_found). Returns 0
+ * or a negative libuv code (also logged). */
+int pw_alert_save_kept(const char *path, const pw_alert_kept_t *v, size_t n);
+
+/* Reads `path` (written by pw_alert_save_kept) into *v (owned by the caller: pw_free; NULL when
+ * none), sorted by pw_alert_kept_cmp. A missing file gives nothing; a malformed file or entry is
+ * logged and skipped. Returns the count. */
+size_t pw_alert_load_kept(const char *path, pw_alert_kept_t **v);
+
+/* Orders kept suspects by host, pool, tag bytes (bsearch over pw_alert_load_kept's array). */
+int pw_alert_kept_cmp(const void *a, const void *b);
 
 #endif /* PW_ALERT_FILE_H */

@@ -97,8 +97,9 @@
 #define SUSPECT_SNAPSHOT_EVERY_MS                                                                  \
     (3600LL * 1000) /* a tag's on_suspect at most this often per host (an episode that ends and    \
                        begins again within it is not asked again) */
-#define SUSPECT_ASKED_N   8  /* tags whose last ask a host remembers */
-#define FOUND_KEEP_PASSES 20 /* passes a restored found time waits for its suspect (10 min) */
+#define SUSPECT_ASKED_N   8    /* tags whose last ask a host remembers */
+#define FOUND_KEEP_PASSES 20   /* passes a restored found time waits for its suspect (10 min) */
+#define KEPT_MAX          4096 /* suspects whose rings a clean stop keeps (~3 KB each) */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
@@ -256,6 +257,13 @@ typedef struct pw_analysis_run_s {
     size_t n_found;
     int found_passes;
     uint64_t found_sig; /* of the suspects' found times last written to the file */
+    /* the suspects' rings and big-pool snapshots kept at the last clean stop
+     * (<store.path>.suspects.json), sorted by pw_alert_kept_cmp: a host's are put back when
+     * its state is rebuilt (restore_host), then dropped after FOUND_KEEP_PASSES passes */
+    char *kept_path;
+    pw_alert_kept_t *kept;
+    size_t n_kept;
+    int kept_passes;
 } run_t;
 
 static uint64_t row_hash(int pool, const uint8_t *tag, size_t len)
@@ -1657,6 +1665,11 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
         PW_LOG_INFO(MOD, "%zu more alert transitions in this pass (GET /api/v1/alerts lists them)",
                     rn->logged - LOG_ALERTS);
     pw_alert_expire(rn->alerts, now_ms);
+    if (rn->n_kept > 0 && --rn->kept_passes <= 0) { /* every host was rebuilt long since */
+        pw_free(rn->kept);
+        rn->kept = NULL;
+        rn->n_kept = 0;
+    }
     if (rn->n_found > 0 && --rn->found_passes <= 0) { /* waited long enough */
         pw_free(rn->found);
         rn->found = NULL;
@@ -1707,6 +1720,53 @@ static int rebuild_totals_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
 /* What a restart lost of a host that the store has: the fleet's totals ring (ingest reads it
  * back) and this state: tables at up to REBUILD_TABLES times of the last 7 days (the first 256
  * screens of an imported host), then the totals of the last 24 h. */
+/* The candidate of row (tag, pool) of s, or NULL. The host's mutex held. */
+static cand_t *cand_of(host_state_t *s, const uint8_t *tag, size_t len, int pool)
+{
+    for (size_t i = 0; i < s->n_cands; i++) {
+        cand_t *c = &s->cands[i];
+        if (c->row == UINT32_MAX)
+            continue;
+        const row_t *r = &s->rows[c->row];
+        if (r->pool == pool && r->tag_len == len && memcmp(s->tags + r->tag_off, tag, len) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* What the last clean stop kept of this host's suspects: their big-pool snapshots go back to
+ * the fleet, and a candidate rebuilt from the store takes back the ring it was judged on (its
+ * boots renumbered: the newest is the host's current generation), unless the store holds
+ * samples newer than that ring (the file is from an older stop, and the collector crashed
+ * since). So a suspect's evidence and rate after a clean restart are those before it. The
+ * host's mutex held. */
+static void apply_kept(run_t *rn, const pw_host_t *h, host_state_t *s)
+{
+    size_t lo = 0, hi = rn->n_kept;
+    while (lo < hi) { /* the host's first entry */
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(rn->kept[mid].host, s->name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < rn->n_kept && strcmp(rn->kept[i].host, s->name) == 0; i++) {
+        const pw_alert_kept_t *k = &rn->kept[i];
+        if (k->has_big_pool)
+            pw_ingest_big_pool_restore(rn->ing, h, &k->big_pool);
+        cand_t *c = cand_of(s, k->tag, k->tag_len, k->pool);
+        if (c == NULL || k->ring.n == 0 ||
+            (c->ring.n > 0 && k->ring.p[k->ring.n - 1].ts_ms < c->ring.p[c->ring.n - 1].ts_ms))
+            continue;
+        uint32_t last = k->ring.p[k->ring.n - 1].boot;
+        c->ring = k->ring;
+        for (size_t j = 0; j < c->ring.n; j++)
+            c->ring.p[j].boot = (uint32_t)s->gen - (last - c->ring.p[j].boot);
+        c->ring.dirty = c->ring.dirty ? c->ring.dirty : 1;
+        c->extend = 2; /* its history is the ring's: nothing to reach back for */
+    }
+}
+
 static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
 {
     if (s->restore_checked)
@@ -1748,6 +1808,8 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
         for (size_t i = 0; i < s->n_cands; i++)
             if (s->cands[i].row != UINT32_MAX)
                 s->cands[i].extend = 1;
+    if (rn->n_kept > 0)
+        apply_kept(rn, h, s);
     s->recent.n = 0;
     s->longr.n = 0;
     s->n_agent = 0;
@@ -1994,6 +2056,15 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
             qsort(rn->found, rn->n_found, sizeof(*rn->found), cmp_found);
         rn->found_passes = FOUND_KEEP_PASSES;
     }
+    if (opts && opts->kept_path) {
+        size_t n = strlen(opts->kept_path) + 1;
+        rn->kept_path = pw_malloc(n);
+        if (rn->kept_path != NULL) {
+            memcpy(rn->kept_path, opts->kept_path, n);
+            rn->n_kept = pw_alert_load_kept(rn->kept_path, &rn->kept); /* logs what it read */
+            rn->kept_passes = FOUND_KEEP_PASSES;
+        }
+    }
     pw_ingest_on_sample(ing, on_sample, rn);
     pw_ingest_on_events(ing, on_events, rn);
     pw_ingest_on_rename(ing, on_rename, rn);
@@ -2015,6 +2086,8 @@ static void run_free(run_t *rn)
     pw_free(rn->pub_v);
     pw_free(rn->job);
     pw_free(rn->alerts_path);
+    pw_free(rn->kept_path);
+    pw_free(rn->kept);
     for (size_t i = 0; i < rn->n_hs; i++)
         state_free(rn->hs[i]);
     pw_free(rn->hs);
@@ -2030,12 +2103,52 @@ static void on_timer_closed(uv_handle_t *h)
         run_free(rn);
 }
 
+/* At a clean stop: the published suspects' rings and big-pool snapshots (the most urgent
+ * KEPT_MAX), for apply_kept after the restart. */
+static void save_kept(run_t *rn)
+{
+    size_t cap = rn->n_suspects < KEPT_MAX ? rn->n_suspects : KEPT_MAX, n = 0;
+    pw_alert_kept_t *v = pw_malloc((cap ? cap : 1) * sizeof(*v));
+    if (v == NULL) {
+        PW_LOG_WARN(MOD, "out of memory: the suspects' rings are not kept in %s", rn->kept_path);
+        return;
+    }
+    for (size_t i = 0; i < rn->n_suspects && n < cap; i++) {
+        const pw_suspect_t *x = &rn->suspects[i];
+        const pw_host_t *h = pw_fleet_find(rn->fleet, x->host);
+        host_state_t *s = h != NULL && h->index < rn->n_hs ? rn->hs[h->index] : NULL;
+        if (s == NULL || pw_host_retired(h))
+            continue;
+        uv_mutex_lock(&s->mu);
+        const cand_t *c = cand_of(s, x->tag, x->tag_len, x->pool);
+        if (c != NULL && c->ring.n > 0) {
+            pw_alert_kept_t *k = &v[n++];
+            memset(k, 0, sizeof(*k));
+            snprintf(k->host, sizeof(k->host), "%s", s->name);
+            memcpy(k->tag, x->tag, x->tag_len);
+            k->tag_len = x->tag_len;
+            k->pool = x->pool;
+            k->ring = c->ring;
+            const pw_bigpool_snap_t *bp = pw_host_big_pool(h, x->tag, x->tag_len);
+            if (bp != NULL && x->tag_len == 4) {
+                k->has_big_pool = 1;
+                k->big_pool = *bp;
+            }
+        }
+        uv_mutex_unlock(&s->mu);
+    }
+    pw_alert_save_kept(rn->kept_path, v, n);
+    pw_free(v);
+}
+
 void pw_analysis_run_close(pw_analysis_run_t *rn)
 {
     if (rn == NULL)
         return;
     if (rn->alerts_dirty && rn->alerts_path != NULL)
         save_alerts(rn);
+    if (rn->kept_path != NULL)
+        save_kept(rn);
     pw_ingest_on_sample(rn->ing, NULL, NULL);
     pw_ingest_on_events(rn->ing, NULL, NULL);
     pw_ingest_on_rename(rn->ing, NULL, NULL);

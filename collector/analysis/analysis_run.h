@@ -83,7 +83,11 @@ typedef void (*pw_analysis_alert_cb)(void *arg, const pw_alert_transition_t *tr,
                                      const char *summary, const char *description, int resend);
 
 typedef struct pw_analysis_opts_s {
-    const char *alerts_path;       /* firing alerts kept across restarts; NULL = not kept */
+    const char *alerts_path; /* firing alerts kept across restarts; NULL = not kept */
+    /* the suspects' rings and big-pool snapshots, written at a clean stop (pw_analysis_run_close)
+     * and put back as their hosts' state is rebuilt, so that their evidence is the same after a
+     * restart (alert_file.h, pw_alert_kept_t); NULL = not kept */
+    const char *kept_path;
     pw_analysis_alert_cb on_alert; /* NULL: transitions are only logged */
     void *on_alert_arg;
     /* The clock of the alerts (when a condition began, how long it held, when a resolved alert

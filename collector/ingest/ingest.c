@@ -705,34 +705,56 @@ void pw_ingest_big_pool_snap(const Poolwatch__V1__BigPoolSnapshot *bp, pw_bigpoo
         memcpy(out->size_hist, bp->size_hist, out->n_hist * sizeof(uint64_t));
 }
 
+/* The host's slot for tag's snapshot: its own, a free one, or the one received longest ago
+ * when the host holds PW_HOST_BIGPOOL_MAX tags. NULL when out of memory. */
+static pw_bigpool_snap_t *bigpool_slot(pw_host_table_t *t, const uint8_t *tag)
+{
+    for (size_t i = 0; i < t->n_bigpool; i++)
+        if (memcmp(t->bigpool[i].tag, tag, 4) == 0)
+            return &t->bigpool[i];
+    if (t->n_bigpool < PW_HOST_BIGPOOL_MAX) {
+        if (t->bigpool == NULL &&
+            (t->bigpool = pw_calloc(PW_HOST_BIGPOOL_MAX, sizeof(*t->bigpool))) == NULL)
+            return NULL;
+        return &t->bigpool[t->n_bigpool++];
+    }
+    pw_bigpool_snap_t *x = &t->bigpool[0]; /* full: the one received longest ago gives way */
+    for (size_t i = 1; i < t->n_bigpool; i++)
+        if (t->bigpool[i].received_ms < x->received_ms)
+            x = &t->bigpool[i];
+    return x;
+}
+
 int pw_ingest_big_pool(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__BigPoolSnapshot *bp,
                        int automatic, uint64_t now_ms)
 {
     (void)ing;
-    pw_host_table_t *t = h->priv;
     if (bp->tag.len != 4 || bp->n_size_hist > PW_BIGPOOL_SIZE_HIST)
         return PW_EINVAL;
-    pw_bigpool_snap_t *x = NULL;
-    for (size_t i = 0; i < t->n_bigpool && x == NULL; i++)
-        if (memcmp(t->bigpool[i].tag, bp->tag.data, 4) == 0)
-            x = &t->bigpool[i];
-    if (x == NULL && t->n_bigpool < PW_HOST_BIGPOOL_MAX) {
-        if (t->bigpool == NULL) {
-            t->bigpool = pw_calloc(PW_HOST_BIGPOOL_MAX, sizeof(*t->bigpool));
-            if (t->bigpool == NULL)
-                return PW_ENOMEM;
-        }
-        x = &t->bigpool[t->n_bigpool++];
-    }
-    if (x == NULL) { /* full: the one received longest ago gives way */
-        x = &t->bigpool[0];
-        for (size_t i = 1; i < t->n_bigpool; i++)
-            if (t->bigpool[i].received_ms < x->received_ms)
-                x = &t->bigpool[i];
-    }
+    pw_bigpool_snap_t *x = bigpool_slot(h->priv, bp->tag.data);
+    if (x == NULL)
+        return PW_ENOMEM;
     pw_ingest_big_pool_snap(bp, x);
     x->received_ms = now_ms;
     x->automatic = automatic != 0;
+    return 0;
+}
+
+int pw_ingest_big_pool_restore(pw_ingest_t *ing, const pw_host_t *host,
+                               const pw_bigpool_snap_t *snap)
+{
+    if (host->index >= ing->fleet.n || ing->fleet.hosts[host->index] != host)
+        return PW_ENOENT;
+    pw_host_t *h = ing->fleet.hosts[host->index]; /* the fleet's own: ingest writes it */
+    if (snap->n_hist > PW_BIGPOOL_SIZE_HIST)
+        return PW_EINVAL;
+    const pw_bigpool_snap_t *have = pw_host_big_pool(h, snap->tag, 4);
+    if (have != NULL && have->taken_ms >= snap->taken_ms)
+        return 0; /* the agent answered again since */
+    pw_bigpool_snap_t *x = bigpool_slot(h->priv, snap->tag);
+    if (x == NULL)
+        return PW_ENOMEM;
+    *x = *snap;
     return 0;
 }
 

@@ -141,6 +141,12 @@ void pw_ingest_contact(pw_ingest_t *ing, pw_host_t *h, uint64_t now_ms);
 int pw_ingest_big_pool(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__BigPoolSnapshot *bp,
                        int automatic, uint64_t now_ms);
 
+/* Puts back `snap`, a snapshot host `h` of the fleet held before a collector restart (kept
+ * with its suspect, pw_alert_save_kept), unless the host holds a newer one of its tag
+ * (taken_ms). Returns 0, PW_ENOENT (not a host of this fleet), PW_EINVAL (more than 12
+ * histogram buckets) or PW_ENOMEM. */
+int pw_ingest_big_pool_restore(pw_ingest_t *ing, const pw_host_t *h, const pw_bigpool_snap_t *snap);
+
 /* The wire snapshot `bp` as the fleet keeps it, into *out (zeroed first; received_ms and
  * automatic 0; a tag of other than 4 bytes and histogram buckets past 12 are cut). */
 void pw_ingest_big_pool_snap(const Poolwatch__V1__BigPoolSnapshot *bp, pw_bigpool_snap_t *out);
