@@ -493,7 +493,8 @@ function fleetView() {
     }, 0));
     try {
       const { suspects } = await leaksP;
-      $('#suspects').innerHTML = suspects.length ? suspectTable(suspects.slice(0, 20), true) +
+      const loading = new Set(hosts.filter((h) => h.loading_history).map((h) => h.name));
+      $('#suspects').innerHTML = suspects.length ? suspectTable(suspects.slice(0, 20), true, loading) +
         (suspects.length > 20 ? `<p class="mute">${suspects.length - 20} more</p>` : '')
         : '<span class="mute">none: no tag grows like a leak</span>';
     } catch (e) {
@@ -540,7 +541,8 @@ function bigPoolHtml(bp) {
     ` <span class="mute">(largest ${fmtBytes(bp.largest_bytes)})</span></span>`;
 }
 
-function suspectTable(list, withHost) {
+/* loading: names of hosts whose history is still loading (their ETA is of an old time). */
+function suspectTable(list, withHost, loading = new Set()) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
     '<th class="num">Growth / h</th><th class="num">Now</th><th class="lim">Limit (source)</th><th class="eta">Runs out</th>' +
     '<th class="num">Score</th><th>Driver</th><th>Evidence</th>' +
@@ -551,7 +553,8 @@ function suspectTable(list, withHost) {
       `<td class="tag">${tagLink(s.tag)}</td><td>${esc(typeText(s))}</td>` +
       `<td class="num">${fmtBytes(Math.round(s.growth_bytes_per_h))}</td>` +
       `<td class="num">${fmtBytes(s.current_bytes)}</td>` +
-      `<td class="lim">${suspectLimit(s)}</td><td class="eta">${fmtEta(s.pool_eta_ms)}</td>` +
+      `<td class="lim">${suspectLimit(s)}</td>` +
+      `<td class="eta">${loading.has(s.host) ? '<span class="loading">loading history</span>' : fmtEta(s.pool_eta_ms)}</td>` +
       `<td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
       `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td>` +
       `<td class="evidence">${esc(s.evidence || '')}` +
@@ -598,7 +601,7 @@ function hostView(name, params) {
                  range: RANGES[params.range] ? params.range : '24h' };
   /* The pool chart: its pool (`totals`), the page's range (both charts), and the host document
    * its limit comes from. Both are in the URL: a host page with its range is a link. */
-  const tot = { range: hist.range, pool: params.totals === 'paged' ? 'paged' : 'nonpaged', host: null, seq: 0 };
+  const pc = { range: hist.range, pool: params.totals === 'paged' ? 'paged' : 'nonpaged', host: null, seq: 0 };
   const st = { sort: 'bytes', order: 'desc', by_change: false, pool: 'both', include: '', exclude: '',
                changes: true, session: '' };
   const v = $('#view');
@@ -655,15 +658,15 @@ function hostView(name, params) {
    * buckets for 6 h and 24 h, 15-min ones for 7 d and 30 d), with the limit each step's last
    * sample carried (else the host's current one) when it fits a readable scale. */
   async function drawTotals() {
-    const seq = ++tot.seq, r = RANGES[tot.range], pool = tot.pool, h = tot.host || {};
-    $('#np-ranges').innerHTML = rangeButtons(tot.range);
+    const seq = ++pc.seq, r = RANGES[pc.range], pool = pc.pool, h = pc.host || {};
+    $('#np-ranges').innerHTML = rangeButtons(pc.range);
     for (const b of document.querySelectorAll('#np-tools button[data-pool]')) b.classList.toggle('on', b.dataset.pool === pool);
     $('#np-title').textContent = pool === 'paged' ? 'Paged' : 'Nonpaged';
     const to = Date.now();
     const q = `/api/v1/hosts/${encodeURIComponent(name)}/totals?` +
       new URLSearchParams({ from: Math.floor(to - r.ms), to, step: r.step });
     const t = await api(q);
-    if (seq !== tot.seq) return;
+    if (seq !== pc.seq) return;
     const el = $('#np-chart');
     const pts = t.points;
     if (!pts.length) {
@@ -706,7 +709,7 @@ function hostView(name, params) {
    * (the pool chart's pool, when paged). */
   function go(p) {
     const q = { ...(hist.tag ? { tag: hist.tag, pool: hist.pool } : {}), range: hist.range,
-      ...(tot.pool === 'paged' ? { totals: 'paged' } : {}), ...p };
+      ...(pc.pool === 'paged' ? { totals: 'paged' } : {}), ...p };
     if (q.totals === 'nonpaged') delete q.totals;
     location.hash = hostHref(name, q);
   }
@@ -772,11 +775,11 @@ function hostView(name, params) {
     const tag = p.tag || hist.tag, pool = p.pool || hist.pool;
     const range = RANGES[p.range] ? p.range : hist.range, totals = p.totals === 'paged' ? 'paged' : 'nonpaged';
     const tagMoved = tag !== hist.tag || pool !== hist.pool, rangeMoved = range !== hist.range;
-    const totMoved = totals !== tot.pool;
+    const totMoved = totals !== pc.pool;
     hist.tag = tag;
     hist.pool = pool;
-    hist.range = tot.range = range;
-    tot.pool = totals;
+    hist.range = pc.range = range;
+    pc.pool = totals;
     const jobs = [];
     if (rangeMoved || totMoved) jobs.push(drawTotals());
     if (tagMoved || rangeMoved || !totMoved) jobs.push(drawHistory());
@@ -900,26 +903,27 @@ function hostView(name, params) {
     $('h1 .lvl').className = 'lvl ' + (h.loading_history ? 'loading' : limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes) || 'unknown');
     $('#host-os').textContent = [h.os, h.arch].filter(Boolean).join(' · ');
     $('#host-conn').innerHTML = connHtml(h);
-    const tt = h.totals || {};
+    const tot = h.totals || {};
     $('#host-cards').innerHTML = (h.loading_history ? `<div class="card loading-card" id="loading-card" title="${esc(LOADING_TITLE)}">` +
       `<b>loading history</b>newest sample so far ${esc(fmtTime(h.last_seen_ms))}, ${esc(fmtDur(Date.now() - h.last_seen_ms))} behind:` +
       ' level, ETA and suspects are of that time</div>' : '') +
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
       `<div class="card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
-      `<div class="card"><b>${fmtBytes(tt.physical_memory_bytes)}</b>memory, ${fmtBytes(tt.available_bytes)} available</div>` +
+      `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ${fmtBytes(tot.available_bytes)} available</div>` +
       `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>` +
       /* the agent's own footprint (AgentFootprint fires when it grows) */
-      (tt.agent ? `<div class="card" id="agent-card"><b>${fmtBytes(tt.agent.rss_bytes)}</b>poolwatch agent, ` +
-        `CPU ${(tt.agent.cpu_ms / 1000).toFixed(1)} s` +
-        (tt.agent.handles ? `, ${tt.agent.handles} handles` : '') + '</div>' : '');
+      (tot.agent ? `<div class="card" id="agent-card"><b>${fmtBytes(tot.agent.rss_bytes)}</b>poolwatch agent, ` +
+        `CPU ${(tot.agent.cpu_ms / 1000).toFixed(1)} s` +
+        (tot.agent.handles ? `, ${tot.agent.handles} handles` : '') + '</div>' : '');
     const mine = leaks.suspects.filter((s) => s.host === name);
-    $('#host-suspects').innerHTML = mine.length ? suspectTable(mine, false) : '<span class="mute">none</span>';
+    $('#host-suspects').innerHTML = mine.length
+      ? suspectTable(mine, false, new Set(h.loading_history ? [name] : [])) : '<span class="mute">none</span>';
     if (!hist.tag && mine.length) {
       hist.tag = mine[0].tag;
       hist.pool = mine[0].type;
     }
-    tot.host = h;
+    pc.host = h;
     await Promise.all([drawTotals(), loadPool(), hist.tag ? drawHistory() : null]);
     if (params.tag && !scrolled) $('#hist').scrollIntoView({ block: 'start' });
     scrolled = true;

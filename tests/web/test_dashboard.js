@@ -713,6 +713,9 @@ async function main() {
     eq('loading: the fleet row says so instead of an ETA', 'loading history', lrow.eta);
     check('loading: with the newest sample\'s time (UTC)', lrow.conn.includes(`loading history, at ${utcZ(served.last_seen_ms)}`), lrow.conn);
     eq('loading: no level colour', 'lvl loading', lrow.lvl);
+    await p4.waitForSelector(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"]`);
+    eq('loading: its suspect\'s "runs out" in the fleet\'s list', 'loading history',
+      await p4.textContent(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"] td.eta`));
     eq('loading: the other hosts are not', 1, (await p4.$$eval('#hosts tbody td.eta', (t) => t.map((x) => x.textContent)))
       .filter((x) => x === 'loading history').length);
     await p4.goto(`${URL}/#/host/${LEAKER}`);
@@ -721,6 +724,8 @@ async function main() {
     check('loading: the host page says so, with the newest sample\'s time', card.startsWith('loading history') &&
       card.includes(utcZ(served.last_seen_ms)), card);
     eq('loading: the host page\'s level', 'lvl loading', await p4.getAttribute('h1 .lvl', 'class'));
+    eq('loading: its suspect\'s "runs out" on the host page', 'loading history',
+      await p4.textContent(`#host-suspects tr[data-tag="NtFC"] td.eta`));
     await p4.close();
 
     // A host page's link with its range, pool chart and the token, opened in a new tab of a
