@@ -718,6 +718,7 @@ async function main() {
       await p4.textContent(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"] td.eta`));
     eq('loading: the other hosts are not', 1, (await p4.$$eval('#hosts tbody td.eta', (t) => t.map((x) => x.textContent)))
       .filter((x) => x === 'loading history').length);
+    eq('loading: the fleet at 1,280 px, nothing clipped', [], await p4.evaluate(clipped, false));
     await p4.goto(`${URL}/#/host/${LEAKER}`);
     await ready(p4, 'host');
     const card = await p4.textContent('#loading-card');
@@ -726,6 +727,7 @@ async function main() {
     eq('loading: the host page\'s level', 'lvl loading', await p4.getAttribute('h1 .lvl', 'class'));
     eq('loading: its suspect\'s "runs out" on the host page', 'loading history',
       await p4.textContent(`#host-suspects tr[data-tag="NtFC"] td.eta`));
+    eq('loading: the host page at 1,280 px, nothing clipped', [], await p4.evaluate(clipped, false));
     await p4.close();
 
     // A host page's link with its range, pool chart and the token, opened in a new tab of a
