@@ -132,6 +132,8 @@ int pw__store_close_chunk(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d
         sqlite3_bind_int64(s, 3, (int64_t)hs->t1);
         rc = pw__store_run(q, s, d, w == 0 ? "update agent instance" : "update host");
     }
+    if (rc == 0)
+        rc = pw__store_totals_seal(q, hs, d);
     if (rc == 0 && hs->inst_known && hs->row_known && hs->agent_len == hs->row_agent_len &&
         hs->boot_len == hs->row_boot_len && memcmp(hs->agent, hs->row_agent, hs->agent_len) == 0 &&
         memcmp(hs->boot, hs->row_boot, hs->boot_len) == 0)

@@ -97,6 +97,7 @@ enum {
 
 typedef struct pw__store_live_s pw__store_live_t;
 typedef struct pw__store_tot_s pw__store_tot_t; /* store_totals.c's statements */
+typedef struct pw__store_hot_s pw__store_hot_t; /* an open chunk's totals buckets */
 
 typedef struct pw_store_hstate_s {
     int64_t id;
@@ -134,6 +135,8 @@ typedef struct pw_store_hstate_s {
      * started before this process, when the keys changed meaning inside it, or when the
      * memory budget (live_series_max_bytes) was reached. */
     pw__store_live_t *live;
+    /* The open chunk's totals per 1-min bucket (store_totals.c), written when it is sealed. */
+    pw__store_hot_t *hot;
 } pw_store_hstate_t;
 
 typedef struct pw_store_ckpt_s pw_store_ckpt_t;
@@ -182,7 +185,8 @@ struct pw_store_sql_s {
      * below unpaged_from lacks its series pages; INT64_MAX: none at all, so a group commit with
      * nothing to compact runs no query and no transaction. 0 at open and after a rollback. */
     int64_t sealed_from, unpaged_from;
-    int totals_todo; /* chunks stored before schema 8 may still lack their totals buckets */
+    int totals_todo; /* sealed chunks may still lack their totals buckets (stored before schema
+                        8, or left open by a previous run) */
 };
 
 struct pw_store_s {
@@ -424,11 +428,21 @@ int pw__store_live_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, i
  * accepts a store that has none). */
 int pw__store_totals_open(pw_store_sql_t *q, pw_diag_t *d);
 void pw__store_totals_close(pw_store_sql_t *q);
-/* Adds sample totals `t` of host `host_id` at `ts` (ms) to its 1-min and 15-min buckets, in the
- * caller's transaction (the put's). Returns 0 or the SQLite error (`d`). */
-int pw__store_totals_put(pw_store_sql_t *q, int64_t host_id, uint64_t ts, const pw_totals_t *t,
-                         pw_diag_t *d);
-/* Writes the buckets of one chunk stored before schema 8 (oldest first; not one still open).
+/* A new open chunk (hs->chunk_id, just inserted): lists it in totals_todo (its buckets are
+ * written when it is sealed; until then, after a crash, it is replayed) and starts its buckets
+ * in memory. In the caller's transaction. Returns 0 or the SQLite error (`d`). */
+int pw__store_totals_chunk_new(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d);
+/* Adds sample totals `t` at `ts` (ms) to the open chunk's 1-min buckets in memory. Cannot fail:
+ * out of memory, the chunk is left to be replayed. */
+void pw__store_totals_put(pw_store_hstate_t *hs, uint64_t ts, const pw_totals_t *t);
+/* Writes the open chunk's 1-min and 15-min buckets and takes it off totals_todo (at its seal,
+ * or at a clean close while it stays open); for a chunk whose buckets this process does not
+ * hold, has compaction replay it. In the caller's transaction. Returns 0 or the SQLite error. */
+int pw__store_totals_seal(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d);
+/* Frees the host's buckets in memory (its state is forgotten). */
+void pw__store_totals_drop(pw_store_hstate_t *hs);
+/* Writes the buckets of one listed chunk (stored before schema 8 or left open by a previous
+ * run; oldest first; not one still open).
  * Returns 1 when it did, 0 when none is left, or a negative code. In the caller's transaction. */
 int pw__store_totals_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
 /* Retention: writes the buckets of the chunks stored before schema 8 that expire at `raw_cut`

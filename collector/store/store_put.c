@@ -37,6 +37,7 @@ static void hstate_free(pw_store_hstate_t *hs)
     if (hs->enc_live)
         pw_delta_enc_close(&hs->enc);
     pw__store_live_drop(hs);
+    pw__store_totals_drop(hs);
     pw_free(hs->row_os);
     pw_free(hs->name);
     pw_free(hs);
@@ -346,6 +347,8 @@ static int put_record(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hsta
         if ((rc = pw__store_run(q, st, d, "insert chunk")) != 0)
             return rc;
         hs->chunk_id = sqlite3_last_insert_rowid(q->db);
+        if ((rc = pw__store_totals_chunk_new(q, hs, d)) != 0)
+            return rc;
     }
     st = pw__store_stmt(q, S_ROWS_INS);
     sqlite3_bind_int64(st, 1, hs->chunk_id);
@@ -450,8 +453,8 @@ static int put_locked(pw_store_sql_t *q, const pw_store_host_t *h, const pw_samp
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
     rc = put_record(q, h, hs, s->seq, ts, gap_before, d);
-    rc = rc ? rc : pw__store_totals_put(q, hs->id, ts, &s->totals, d);
     if (rc == 0) { /* the encoder's base is now this sample's table */
+        pw__store_totals_put(hs, ts, &s->totals);
         size_t nchg = 0;
         const uint32_t *chg = changed_rows(q, msg, hs->enc.prev, hs->enc.nprev, &nchg);
         pw__store_live_add(q, hs, ts, hs->enc.prev, hs->enc.nprev, &hs->enc.dict, chg, nchg);
@@ -497,8 +500,8 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
     if (rc != 0)
         return pw_diag_set(d, rc, 0, 0, "sample", "packing: %s", pw_strerror(rc));
     rc = put_record(q, h, hs, dec->seq, ts, gap_before, d);
-    rc = rc ? rc : pw__store_totals_put(q, hs->id, ts, &dec->totals, d);
     if (rc == 0) {
+        pw__store_totals_put(hs, ts, &dec->totals);
         hs->chain = 1;
         hs->chain_seq = dec->seq;
         /* after an apply of changes only, dec->idx lists the rows it changed */
@@ -510,14 +513,24 @@ static int put_frame_locked(pw_store_sql_t *q, const pw_store_host_t *h, const p
 }
 
 /* Writes the instance and host rows that puts left behind their open chunks, so that a store
- * closed cleanly holds them exact (after a crash they are read from the open chunks). One
- * transaction; a failure leaves them to be read from there, and so does a checkpointer holding
- * the write lock (a close does not wait for it). */
+ * closed cleanly holds them exact (after a crash they are read from the open chunks), and the
+ * open chunks' totals buckets. One transaction; a failure leaves them to be read from there (the
+ * chunks' totals replayed), and so does a checkpointer holding the write lock (a close does not
+ * wait for it). */
 void pw__store_sync_rows(pw_store_sql_t *q)
 {
     if (q->in_txn || q->db == NULL || pw__store_ckpt_holding(q))
         return;
     int rc = 0, began = 0;
+    for (size_t i = 0; rc == 0 && i < q->nslots; i++) {
+        pw_store_hstate_t *hs = q->slots[i];
+        if (hs == NULL || hs->nsamples == 0 || hs->hot == NULL)
+            continue;
+        if (!began && (rc = pw__store_begin(q, NULL)) != 0)
+            break;
+        began = 1;
+        rc = pw__store_totals_seal(q, hs, NULL);
+    }
     for (size_t i = 0; rc == 0 && i < q->nslots; i++) {
         pw_store_hstate_t *hs = q->slots[i];
         if (hs == NULL || !hs->inst_known || !hs->inst_dirty)

@@ -3,10 +3,15 @@
  * host's pool chart reads a few hundred small rows for 6 h ... 30 d instead of replaying every raw
  * chunk (which hold them only for the raw retention, 48 h by default).
  *
- * Buckets are written by each put, in the put's transaction (one UPSERT per level: they roll back
- * with it and need no replay, also for the open chunk). Chunks stored before schema 8 are listed
- * in `totals_todo`: a query replays those in its range, compaction writes their buckets in the
- * background (oldest first), and retention writes those of the ones about to expire. */
+ * A host's open chunk keeps its samples' buckets in memory (pw__store_hot_t) and writes them
+ * when it is sealed (and at a clean close), in that transaction: a group commit of one sample then
+ * writes its record's pages and no totals page (two UPSERTs per put rewrote ~one 16-KB page of the
+ * WAL per commit). Every chunk is listed in `totals_todo` from its first sample until its buckets
+ * are written, so that after a crash (or a rollback that forgot the memory) its samples, durable
+ * in the chunk, are replayed by queries and written by compaction once the chunk is sealed, as
+ * for the chunks stored before schema 8: a query replays the listed chunks in its range except
+ * the open ones it has in memory, compaction writes the sealed ones in the background (oldest
+ * first), and retention those about to expire. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +24,7 @@ enum {
     T_TODO_RANGE,
     T_TODO_NEXT,
     T_TODO_DEL,
+    T_TODO_ADD,
     T_TODO_EXPIRING,
     T_RETAIN,
     T_EVICT,
@@ -68,6 +74,7 @@ static const char *const tot_sql[T__COUNT] = {
                     " FROM totals_todo t JOIN chunks c ON c.id=t.chunk_id"
                     " WHERE c.data IS NOT NULL OR c.sealed=1 ORDER BY c.t1_ms, c.id LIMIT 1",
     [T_TODO_DEL] = "DELETE FROM totals_todo WHERE chunk_id=?1",
+    [T_TODO_ADD] = "INSERT INTO totals_todo(chunk_id) VALUES(?1)",
     [T_TODO_EXPIRING] = "SELECT c.id, c.host_id, c.counter_width, c.raw_size, c.data, c.fmt"
                         " FROM totals_todo t JOIN chunks c ON c.id=t.chunk_id"
                         " WHERE c.data IS NOT NULL AND c.t1_ms < ?1 ORDER BY c.id LIMIT 1",
@@ -154,14 +161,100 @@ static int upsert(pw_store_sql_t *q, int64_t host_id, int level, const tacc_t *a
     return pw__store_run(q, s, d, "write host totals");
 }
 
-int pw__store_totals_put(pw_store_sql_t *q, int64_t host_id, uint64_t ts, const pw_totals_t *t,
-                         pw_diag_t *d)
+/* ---- the open chunk's buckets, in memory until it is sealed ----------------------------- */
+
+/* The 1-min buckets of chunk `chunk_id`'s samples, in time order (a chunk's samples are: a put
+ * older than the chunk's newest sample starts another chunk). broken: a bucket could not be
+ * kept (out of memory): the chunk stays listed and is replayed like one left by a crash. */
+struct pw__store_hot_s {
+    int64_t chunk_id;
+    int broken;
+    tacc_t *v;
+    size_t n, cap;
+};
+
+void pw__store_totals_drop(pw_store_hstate_t *hs)
 {
+    if (hs->hot != NULL)
+        pw_free(hs->hot->v);
+    pw_free(hs->hot);
+    hs->hot = NULL;
+}
+
+int pw__store_totals_chunk_new(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d)
+{
+    sqlite3_stmt *s = tstmt(q, T_TODO_ADD);
+    sqlite3_bind_int64(s, 1, hs->chunk_id);
+    int rc = pw__store_run(q, s, d, "list a chunk's totals");
+    if (rc != 0)
+        return rc;
+    if (hs->hot == NULL && (hs->hot = pw_calloc(1, sizeof(*hs->hot))) == NULL)
+        return 0; /* listed: replayed as after a crash */
+    hs->hot->chunk_id = hs->chunk_id;
+    hs->hot->broken = 0;
+    hs->hot->n = 0;
+    return 0;
+}
+
+/* The open chunk's buckets when this process holds all of them, else NULL. */
+static const pw__store_hot_t *hot_of(const pw_store_hstate_t *hs)
+{
+    const pw__store_hot_t *h = hs->hot;
+    return h != NULL && hs->chunk_id != 0 && h->chunk_id == hs->chunk_id && !h->broken ? h : NULL;
+}
+
+void pw__store_totals_put(pw_store_hstate_t *hs, uint64_t ts, const pw_totals_t *t)
+{
+    pw__store_hot_t *h = hs->hot;
+    if (h == NULL || h->chunk_id != hs->chunk_id || h->broken)
+        return;
     tacc_t a;
     acc_sample(&a, ts - ts % M1_MS, ts, t);
-    int rc = upsert(q, host_id, PW_STORE_1MIN, &a, d);
-    a.t = ts - ts % M15_MS;
-    return rc ? rc : upsert(q, host_id, PW_STORE_15MIN, &a, d);
+    if (h->n > 0 && h->v[h->n - 1].t == a.t) {
+        acc_merge(&h->v[h->n - 1], &a);
+        return;
+    }
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 16;
+        tacc_t *nv = pw_realloc(h->v, nc * sizeof(*nv));
+        if (nv == NULL) {
+            h->broken = 1;
+            return;
+        }
+        h->v = nv;
+        h->cap = nc;
+    }
+    h->v[h->n++] = a;
+}
+
+int pw__store_totals_seal(pw_store_sql_t *q, pw_store_hstate_t *hs, pw_diag_t *d)
+{
+    const pw__store_hot_t *h = hot_of(hs);
+    if (h == NULL) {
+        /* a chunk of a previous run, or its buckets lost: compaction replays it */
+        if (hs->chunk_id != 0)
+            q->totals_todo = 1;
+        return 0;
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < h->n; i++)
+        rc = upsert(q, hs->id, PW_STORE_1MIN, &h->v[i], d);
+    /* the 15-min buckets from the 1-min ones, as a replay writes them (backfill_row) */
+    for (size_t i = 0; rc == 0 && i < h->n;) {
+        tacc_t a = h->v[i];
+        a.t -= a.t % M15_MS;
+        for (i++; i < h->n && h->v[i].t - h->v[i].t % M15_MS == a.t; i++)
+            acc_merge(&a, &h->v[i]);
+        rc = upsert(q, hs->id, PW_STORE_15MIN, &a, d);
+    }
+    if (rc == 0) {
+        sqlite3_stmt *del = tstmt(q, T_TODO_DEL);
+        sqlite3_bind_int64(del, 1, hs->chunk_id);
+        rc = pw__store_run(q, del, d, "totals of a chunk written");
+    }
+    if (rc == 0)
+        hs->hot->chunk_id = 0; /* written: a later seal of this chunk (after a reopen) adds none */
+    return rc;
 }
 
 /* ---- chunks stored before schema 8 ------------------------------------------------------ */
@@ -370,17 +463,32 @@ int64_t pw__store_sql_totals_series(pw_store_sql_t *q, const char *host, uint64_
         if (rc == 0 && r != SQLITE_DONE)
             rc = pw__store_sqlfail(q, r, d, "read host totals");
         sqlite3_reset(s);
-        /* chunks stored before schema 8 whose buckets are not written yet: replayed */
+        /* the open chunk's buckets, held in memory until it is sealed, as if they were rows */
+        const pw_store_hstate_t *hs = pw__store_host_find(q, host);
+        const pw__store_hot_t *h = hs != NULL ? hot_of(hs) : NULL;
+        int64_t in_memory = h != NULL ? hs->chunk_id : 0;
+        for (size_t i = 0; rc == 0 && h != NULL && i < h->n; i++) {
+            tacc_t a = h->v[i];
+            a.t -= a.t % bucket;
+            if (a.t < from || a.t > to_ms)
+                continue;
+            a.t -= a.t % step;
+            if (tvec_push(&tv, &a) != 0)
+                rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "totals", "out of memory");
+        }
+        /* chunks whose buckets are not written yet (stored before schema 8, or left open by a
+         * previous run): replayed */
         s = tstmt(q, T_TODO_RANGE);
         sqlite3_bind_int64(s, 1, hid);
         sqlite3_bind_int64(s, 2, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
         sqlite3_bind_int64(s, 3, (int64_t)to_ms);
         sqlite3_bind_int64(s, 4, (int64_t)from);
         while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW)
-            rc = replay_chunk(q, sqlite3_column_int64(s, 0), (unsigned)sqlite3_column_int(s, 1),
-                              sqlite3_column_blob(s, 3), (size_t)sqlite3_column_bytes(s, 3),
-                              (uint64_t)sqlite3_column_int64(s, 2), sqlite3_column_int(s, 4), &tv,
-                              d);
+            if (sqlite3_column_int64(s, 0) != in_memory)
+                rc = replay_chunk(q, sqlite3_column_int64(s, 0), (unsigned)sqlite3_column_int(s, 1),
+                                  sqlite3_column_blob(s, 3), (size_t)sqlite3_column_bytes(s, 3),
+                                  (uint64_t)sqlite3_column_int64(s, 2), sqlite3_column_int(s, 4),
+                                  &tv, d);
         if (rc == 0 && r != SQLITE_DONE)
             rc = pw__store_sqlfail(q, r, d, "read chunks without totals");
         sqlite3_reset(s);

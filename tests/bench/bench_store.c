@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -142,6 +143,13 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static double sys_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static uint64_t file_size(const char *path)
 {
     struct stat sb;
@@ -182,6 +190,8 @@ typedef struct {
     int frames;       /* 1: the collector's path (an agent's frame, decoded, pw_store_put_frame);
                          0: pw_store_put of the full table (imports, tools) */
     double cpu;       /* out: process CPU inside the store calls, s */
+    double sys;       /* out: the process's system CPU over the whole run (the store's calls
+                         are its only system calls), s */
     double wall;      /* out */
     uint64_t wal_max; /* out: largest WAL after a commit */
     uint64_t updates; /* out: host x row x sample */
@@ -218,7 +228,7 @@ static void feed(pw_store_t *st, feed_t *f)
         if (pw_delta_enc_init(&enc[h], 32) != 0 || pw_delta_dec_init(&dec[h], 32, 0) != 0)
             exit(1);
     pw_diag_t d;
-    double t = now_s();
+    double t = now_s(), sys0 = sys_s();
     uint64_t last_commit = f->t_start;
     unsigned pending = 0;
     for (uint64_t k = 0; k < f->samples; k++)
@@ -284,6 +294,7 @@ static void feed(pw_store_t *st, feed_t *f)
         die("commit", rc ? rc : (int)nc, &d);
     f->cpu += cpu_s() - c;
     f->wall = now_s() - t;
+    f->sys = sys_s() - sys0;
     f->updates = (uint64_t)f->hosts * f->samples * TAGS;
     for (int h = 0; h < f->hosts; h++)
         pw_sample_close(&g[h].s);
@@ -616,9 +627,9 @@ int main(void)
            ss.closes ? (double)ss.close_us_total / 1e3 / (double)ss.closes : 0.0);
     printf("BENCH collector.chunk_close_ms_max %.1f ms\n", (double)ss.close_us_max / 1e3);
     fprintf(stderr,
-            "# fleet: %.1f s wall, %.1f s CPU in the store, %" PRIu64 " commits, %" PRIu64
-            " chunks, du %" PRIu64 " B (file %" PRIu64 ", free %" PRIu64 ")\n",
-            ff.wall, ff.cpu, ss.commits, ss.chunks, pw_du, ss.db_bytes, ss.free_bytes);
+            "# fleet: %.1f s wall, %.2f s CPU in the store (%.2f s of it system), %" PRIu64
+            " commits, %" PRIu64 " chunks, du %" PRIu64 " B (file %" PRIu64 ", free %" PRIu64 ")\n",
+            ff.wall, ff.cpu, ff.sys, ss.commits, ss.chunks, pw_du, ss.db_bytes, ss.free_bytes);
 
     /* ---- history run: one host over `days`, in the same store ---- */
     if ((rc = pw_store_open(path, NULL, &st, &d)) != 0)

@@ -1165,6 +1165,36 @@ static void test_instance_last_seq(void **state)
     tmp_remove(&t);
 }
 
+/* pw_store_totals_series of samples 0..n-1 of build() (every 10 s from T0, nonpaged 5,000,000 +
+ * k, limit 128 MiB) at 1-min and 15-min steps, computed here from those formulas: each sample
+ * counted once, whichever chunk (sealed, open, left by a crash) holds it. */
+static void check_built_totals(pw_store_t *st, const char *host, unsigned n)
+{
+    pw_store_tseries_t ts = {0};
+    pw_diag_t d;
+    for (int lv = 0; lv < 2; lv++) {
+        const uint64_t step = lv ? 900000 : 60000, last = T0 + 10000ull * (n - 1);
+        int64_t got = pw_store_totals_series(st, host, T0, last, step, &ts, &d);
+        assert_int_equal(got, (last - T0) / step + 1); /* T0 is a multiple of 15 min */
+        unsigned k = 0;
+        for (size_t i = 0; i < ts.n; i++) {
+            const pw_store_tpoint_t *p = &ts.points[i];
+            unsigned k0 = k;
+            while (k < n && T0 + 10000ull * k < T0 + step * (i + 1))
+                k++;
+            assert_int_equal(p->ts_ms, T0 + step * i);
+            assert_int_equal(p->samples, k - k0);
+            assert_int_equal(p->last_ms, T0 + 10000ull * (k - 1));
+            assert_int_equal(p->nonpaged, 5000000 + k - 1);
+            assert_int_equal(p->nonpaged_min, 5000000 + k0);
+            assert_int_equal(p->nonpaged_max, 5000000 + k - 1);
+            assert_int_equal(p->nonpaged_limit, 128ull << 20);
+        }
+        assert_int_equal(k, n);
+    }
+    pw_store_tseries_free(&ts);
+}
+
 #ifndef _WIN32
 /* A collector killed with SIGKILL between group commits: every sample acknowledged (its commit
  * returned) is there after a reopen, and the last seqs and times read from the open chunk are
@@ -1240,6 +1270,10 @@ static void test_crash_after_ack(void **state)
         assert_int_equal(hosts[0].last_seen_ms, T0 + 10000ull * stored);
         assert_memory_equal(hosts[0].boot_id, boot, 16);
         pw_store_hosts_free(hosts, nh);
+        /* the host's totals: the open chunk's buckets were in memory only, its samples are
+         * replayed; the chunks a previous kill left open were sealed and their buckets written
+         * by compaction, once */
+        check_built_totals(st, "crash", stored + 1);
         /* what came after is not a duplicate, what was stored is */
         pw_store_host_t h = host_of("crash", boot, 64);
         build(&got, stored);
@@ -2437,6 +2471,49 @@ static void test_totals_order(void **state)
     pw_store_close(st);
 }
 
+/* A group commit writes no totals bucket: the open chunk's are in memory (answered from there)
+ * and written when it is sealed, or at a clean close while it stays open; after a reopen the
+ * chunk is sealed by the host's next sample without counting its samples twice. */
+static void test_totals_at_seal(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 8};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    for (unsigned k = 0; k < 5; k++)
+        put_k(st, "seal", BOOT1, k, 100 + k, 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
+    check_built_totals(st, "seal", 5);
+    for (unsigned k = 5; k < 11; k++) /* 0..7 sealed: 2 minutes, 1 quarter; 8..10 open */
+        put_k(st, "seal", BOOT1, k, 100 + k, 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
+    check_built_totals(st, "seal", 11);
+    pw_store_close(st); /* the open chunk's bucket (minute 1 again) and quarter: merged in */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
+    assert_int_equal(sql_int(t.path, "SELECT sum(n) FROM totals WHERE level=1"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 0);
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_built_totals(st, "seal", 11);
+    for (unsigned k = 11; k < 14; k++) /* seals the chunk left open, a new one */
+        put_k(st, "seal", BOOT1, k, 100 + k, 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_true(pw_store_compact(st, 1000, &d) >= 0);
+    check_built_totals(st, "seal", 14);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    check_built_totals(st, "seal", 14);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT sum(n) FROM totals WHERE level=2"), 14);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 0);
+    tmp_remove(&t);
+}
+
 /* An agent's clean stop stays in the store across a reopen (what a restarted collector reads to
  * know the host stopped, not went silent) until its next start clears it. */
 static void test_host_stopped(void **state)
@@ -2484,9 +2561,9 @@ static void test_host_stopped(void **state)
 
 /* tests/fixtures/store/v6.db was written by the release with schema 6 (gen_store.c: samples
  * 0..9 every 10 s from T0, nonpaged 5,000,000 + k, limit 128 MiB; chunks of 4, two compacted,
- * one open). Opening it migrates to schema 8 (through 7): its chunks have no totals buckets yet, so a query
- * replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then writes their
- * buckets (the open chunk's once it is sealed, by the next sample) and the answers come from
+ * one open). Opening it migrates to schema 8 (through 7): its chunks have no totals buckets yet, so
+ * a query replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then writes
+ * their buckets (the open chunk's once it is sealed, by the next sample) and the answers come from
  * the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second minute. */
 static void check_legacy_tot(pw_store_t *st, unsigned k1)
 {
@@ -2580,6 +2657,7 @@ int main(void)
         cmocka_unit_test(test_max_size),
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_totals_order),
+        cmocka_unit_test(test_totals_at_seal),
         cmocka_unit_test(test_host_stopped),
         cmocka_unit_test(test_migrate_v6),
 #ifndef _WIN32
