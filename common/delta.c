@@ -656,14 +656,8 @@ static int dec_changes_in_place(pw_delta_dec_t *dd, const Poolwatch__V1__Changes
     int r = kw_init(&w, ch->key_gap, nch, d, "changes");
     size_t lo = 0;
     for (; r == 0 && w.i < w.n; r = kw_next(&w, d, "changes")) {
-        size_t hi = dd->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (dd->rows[mid].key < w.key)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        if (lo < dd->n) /* keys increase: the search starts at the previous change's row */
+            lo += pw_rows_lower_bound(dd->rows + lo, dd->n - lo, w.key);
         if (lo >= dd->n || dd->rows[lo].key != w.key)
             return pw_diag_set(d, PW_EBADFRAME, 0, w.i, "changes",
                                "changes[%zu]: key %u is not in the base", w.i, w.key);
@@ -875,17 +869,53 @@ const pw_row_t *pw_delta_dec_find(const pw_delta_dec_t *dd, const uint8_t *tag, 
     return lo < dd->n && dd->rows[lo].key == key ? &dd->rows[lo] : NULL;
 }
 
+/* Keys are tag id x 4 + pool with ids handed out densely, so a key's place is close to where
+ * interpolation puts it: one guess, a gallop of a few steps from it and a bisection of what the
+ * gallop bracketed cost a handful of probes where a bisection of the whole table costs
+ * log2(n) (12 at 3,000 rows, for each of a delta's changes). Skewed keys only make the gallop
+ * longer: at most 2 log2(n) probes. */
 size_t pw_rows_lower_bound(const pw_row_t *rows, size_t n, uint32_t key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
+    if (n == 0 || rows[0].key >= key)
+        return 0;
+    if (rows[n - 1].key < key)
+        return n;
+    /* here rows[0].key < key <= rows[n - 1].key: kept as rows[lo].key < key <= rows[hi].key */
+    size_t g = (size_t)((uint64_t)(key - rows[0].key) * (n - 1) / (rows[n - 1].key - rows[0].key));
+    size_t lo, hi, step = 1;
+    if (rows[g].key < key) {
+        for (lo = g;; step *= 2) {
+            if (step >= n - 1 - lo) {
+                hi = n - 1;
+                break;
+            }
+            if (rows[lo + step].key >= key) {
+                hi = lo + step;
+                break;
+            }
+            lo += step;
+        }
+    } else {
+        for (hi = g;; step *= 2) {
+            if (step >= hi) {
+                lo = 0;
+                break;
+            }
+            if (rows[hi - step].key < key) {
+                lo = hi - step;
+                break;
+            }
+            hi -= step;
+        }
+    }
+    while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
         if (rows[mid].key < key)
-            lo = mid + 1;
+            lo = mid;
         else
             hi = mid;
     }
-    return lo;
+    return hi;
 }
 
 int pw_delta_dec_to_sample(const pw_delta_dec_t *dd, pw_sample_t *out)

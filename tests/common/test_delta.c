@@ -1061,6 +1061,40 @@ static void test_delta_alloc_failures_are_clean(void **state)
     }
 }
 
+/* pw_rows_lower_bound (an interpolated guess, a gallop, a bisection) against a linear scan, for
+ * every key around tables whose keys are even, clustered at both ends, or one outlier far
+ * away (the guess lands far from the answer), of 1 to 300 rows. */
+static void test_rows_lower_bound_matches_a_scan(void **state)
+{
+    (void)state;
+    static pw_row_t rows[300];
+    uint64_t rng = 99;
+    for (int shape = 0; shape < 4; shape++)
+        for (size_t n = 1; n <= 300; n += n < 20 ? 1 : 37) {
+            uint32_t k = 3;
+            for (size_t i = 0; i < n; i++) {
+                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t gap = shape == 0   ? 4
+                               : shape == 1 ? (uint32_t)(rng >> 60) + 1
+                               : shape == 2 ? (i < n / 2 ? 1 : 1000)
+                                            : (i == n - 1 ? 4000000000u - k : 2);
+                k += i ? gap : 0;
+                rows[i].key = k;
+            }
+            size_t want = 0; /* keys grow: the scan goes on from the previous key's answer */
+            for (uint32_t key = 0; key <= rows[n - 1].key + 2; key++) {
+                while (want < n && rows[want].key < key)
+                    want++;
+                if (pw_rows_lower_bound(rows, n, key) != want)
+                    fail_msg("shape %d, %zu rows, key %u: %zu, not %zu", shape, n, key,
+                             pw_rows_lower_bound(rows, n, key), want);
+                if (shape == 3 && key == 4 * n + 10)
+                    key = rows[n - 1].key - 3; /* the outlier's neighbourhood, not 4e9 keys */
+            }
+        }
+    assert_int_equal(pw_rows_lower_bound(NULL, 0, 5), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1079,6 +1113,7 @@ int main(void)
         cmocka_unit_test(test_delta_keyframe_scratch_is_freed_after_use),
         cmocka_unit_test(test_delta_enomem_while_merging_keeps_the_base),
         cmocka_unit_test(test_delta_random_walk_roundtrips_exactly),
+        cmocka_unit_test(test_rows_lower_bound_matches_a_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
