@@ -148,49 +148,105 @@ static double ts_slope(const double *x, const double *y, size_t a, size_t b, dou
     return sorted_median(scratch, np);
 }
 
-/* Broken-stick fit on [a, b): returns the split index (a when one line fits as well). */
+/* Least squares of y on a hinge at x_k over [a, b), with an intercept: u = max(0, x - x_k)
+ * (flat, then growing: a late start) or, with `level`, u = min(x, x_k) (growing, then flat: a
+ * cache that levelled off). Returns the squared error (INFINITY when u does not vary) and the
+ * slope in *slope. A hinge at the first point (late) or at the last (level) is one line. */
+static double hinge_fit(const double *x, const double *y, size_t a, size_t b, size_t k, int level,
+                        double *slope)
+{
+    size_t n = b - a;
+    double su = 0, sy = 0, suu = 0, suy = 0;
+    for (size_t i = a; i < b; i++) {
+        double u = level ? (x[i] < x[k] ? x[i] : x[k]) : (x[i] > x[k] ? x[i] - x[k] : 0.0);
+        su += u;
+        sy += y[i];
+        suu += u * u;
+        suy += u * y[i];
+    }
+    double den = (double)n * suu - su * su;
+    if (den <= 0)
+        return INFINITY;
+    double bb = ((double)n * suy - su * sy) / den, aa = (sy - bb * su) / (double)n;
+    double sse = 0;
+    for (size_t i = a; i < b; i++) {
+        double u = level ? (x[i] < x[k] ? x[i] : x[k]) : (x[i] > x[k] ? x[i] - x[k] : 0.0);
+        double e = y[i] - aa - bb * u;
+        sse += e * e;
+    }
+    *slope = bb;
+    return sse;
+}
+
+/* The best hinge of [a, b) over the splits k in [k0, k1): the split with the smallest squared
+ * error and a positive slope, taken when it explains the data clearly better than one line
+ * (SSE <= 0.6 of the straight fit's). Returns the split, or SIZE_MAX when there is none. */
+static size_t best_hinge(const double *x, const double *y, size_t a, size_t b, size_t k0, size_t k1,
+                         int level)
+{
+    double slope = 0, best_sse = INFINITY;
+    double sse0 = hinge_fit(x, y, a, b, level ? b - 1 : a, level, &slope);
+    size_t best = SIZE_MAX;
+    for (size_t k = k0; k < k1; k++) {
+        double sse = hinge_fit(x, y, a, b, k, level, &slope);
+        if (slope > 0 && sse < best_sse) {
+            best_sse = sse;
+            best = k;
+        }
+    }
+    if (best == SIZE_MAX || !(best_sse <= 0.6 * sse0))
+        return SIZE_MAX;
+    return best;
+}
+
+/* a late start's growth must reach this many times the band the row churned in before it */
+#define LATE_BAND 2.0
+
+/* Late start on [a, b) (>= 8 points): returns the split index (a when one line fits as well). */
 static size_t late_start(const double *x, const double *y, size_t a, size_t b, double *scratch)
 {
     size_t n = b - a;
     if (n < 8)
         return a;
-    double best_sse = INFINITY, sse0 = INFINITY;
-    size_t best = a;
     /* the growth after the split has at least 6 points and a quarter of the segment: a short
      * rising tail of churn always exists somewhere, and the search would find it */
     size_t min_after = n / 4 > 6 ? n / 4 : 6;
-    for (size_t k = a; k + min_after <= b; k++) {
-        /* least squares of y on u = max(0, x - x_k) with an intercept */
-        double su = 0, sy = 0, suu = 0, suy = 0;
-        for (size_t i = a; i < b; i++) {
-            double u = x[i] > x[k] ? x[i] - x[k] : 0.0;
-            su += u;
-            sy += y[i];
-            suu += u * u;
-            suy += u * y[i];
-        }
-        double den = (double)n * suu - su * su;
-        if (den <= 0)
-            continue;
-        double bb = ((double)n * suy - su * sy) / den, aa = (sy - bb * su) / (double)n;
-        double sse = 0;
-        for (size_t i = a; i < b; i++) {
-            double u = x[i] > x[k] ? x[i] - x[k] : 0.0, e = y[i] - aa - bb * u;
-            sse += e * e;
-        }
-        if (k == a)
-            sse0 = sse;
-        if (bb > 0 && sse < best_sse) {
-            best_sse = sse;
-            best = k;
-        }
-    }
-    if (best == a || !(best_sse <= 0.6 * sse0))
+    size_t best = best_hinge(x, y, a, b, a + 1, b - min_after + 1, 0);
+    if (best == SIZE_MAX)
         return a;
     /* The part before the split must be flat next to the growth after it. */
     double before = ts_slope(x, y, a, best + 1, scratch), after = ts_slope(x, y, best, b, scratch);
     if (after <= 0 || before > 0.25 * after)
         return a;
+    /* ... and the growth must leave the band the row churned in before it: a rise no larger
+     * than its earlier churn is more churn (a row that wanders by a few allocations has a
+     * rising stretch somewhere, and the search finds it) */
+    double lo = y[a], hi = y[a];
+    for (size_t i = a; i <= best; i++) {
+        lo = y[i] < lo ? y[i] : lo;
+        hi = y[i] > hi ? y[i] : hi;
+    }
+    if (after * (x[b - 1] - x[best]) < LATE_BAND * (hi - lo))
+        return a;
+    return best;
+}
+
+/* Levelling off on [a, b) (>= 9 points), the mirror of late_start: the best hinge y = c +
+ * d min(x, x_k) over the splits that leave 4 points or more on each side, when the part after
+ * it is flat next to the growth before it (Theil-Sen slope at most a quarter). Returns the split,
+ * or b when there is none: a cache that stopped growing and churns around its level wanders out
+ * of any fixed band around its last value, so the band alone (flat_ms) cannot say when it
+ * stopped. */
+static size_t level_off(const double *x, const double *y, size_t a, size_t b, double *scratch)
+{
+    if (b - a < 9)
+        return b;
+    size_t best = best_hinge(x, y, a, b, a + 3, b - 3, 1);
+    if (best == SIZE_MAX)
+        return b;
+    double before = ts_slope(x, y, a, best + 1, scratch), after = ts_slope(x, y, best, b, scratch);
+    if (before <= 0 || after > 0.25 * before)
+        return b;
     return best;
 }
 
@@ -209,7 +265,7 @@ static void fmt_bytes(double b, char *out, size_t cap)
         snprintf(out, cap, "%s%.0f B", sign, a);
 }
 
-static void fmt_span(int64_t ms, char *out, size_t cap)
+void pw_detect_fmt_span(int64_t ms, char *out, size_t cap)
 {
     double h = (double)ms / 3600000.0;
     if (h >= 48)
@@ -227,7 +283,7 @@ static void evidence(pw_detect_t *o, const char *why)
     char g[32], pa[32], sp[32];
     fmt_bytes((double)o->growth_bytes, g, sizeof(g));
     fmt_bytes(o->per_alloc_bytes, pa, sizeof(pa));
-    fmt_span(o->span_ms, sp, sizeof(sp));
+    pw_detect_fmt_span(o->span_ms, sp, sizeof(sp));
     int len;
     if (o->growth_diff > 0 && o->per_alloc_bytes > 0)
         len = snprintf(o->evidence, sizeof(o->evidence),
@@ -332,8 +388,10 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
         double runmax = yb[w[s].a];
         for (size_t i = w[s].a + 1; i < w[s].b; i++) {
             out->steps++;
-            if (yb[i] > yb[i - 1])
+            if (yb[i] > yb[i - 1]) {
                 out->steps_up++;
+                out->rise_ms += (int64_t)llround((x[i] - x[i - 1]) * 3600000.0);
+            }
             if (yb[i] != yb[i - 1])
                 out->steps_moved++;
             if (!(yb[i] > yb[i - 1] && yd[i] > yd[i - 1]))
@@ -389,6 +447,17 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
         top--;
     out->flat_ms = (int64_t)llround((x[judged.b - 1] - x[top]) * 3600000.0);
     int64_t grow_ms = (int64_t)llround((x[top] - x[judged.a]) * 3600000.0);
+    /* or, when it levelled off and churns around its level since, from the fitted split */
+    size_t lk = level_off(x, yb, judged.a, judged.b, scratch);
+    int64_t lflat_ms = 0, lgrow_ms = 0;
+    if (lk < judged.b) {
+        lflat_ms = (int64_t)llround((x[judged.b - 1] - x[lk]) * 3600000.0);
+        lgrow_ms = (int64_t)llround((x[lk] - x[judged.a]) * 3600000.0);
+        if (lflat_ms > out->flat_ms && lgrow_ms > 0) {
+            out->flat_ms = lflat_ms;
+            grow_ms = lgrow_ms;
+        }
+    }
     /* drift: the mean rate of the steps against their scatter, t = mean / (sd / sqrt k) (a
      * random walk drifts by chance, but rarely by 2.5 of its own steps' deviations) */
     double sum = 0, sum2 = 0;
@@ -457,8 +526,8 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
                (out->flat_ms > 2 * grow_ms ||
                 (jn >= 9 && out->saturation < 0.15 && out->flat_ms > grow_ms))) {
         char a[32], b[32];
-        fmt_span(out->flat_ms, a, sizeof(a));
-        fmt_span(grow_ms, b, sizeof(b));
+        pw_detect_fmt_span(out->flat_ms, a, sizeof(a));
+        pw_detect_fmt_span(grow_ms, b, sizeof(b));
         out->verdict = PW_DETECT_GROWING_CACHE;
         snprintf(why, sizeof(why), "levelled off: flat for %s after growing for %s", a, b);
     } else if (out->growth_diff <= 0 && sd.slope <= 0) {
@@ -518,6 +587,12 @@ static void robust(double *v, size_t m, double *med, double *scale)
 static double zscore(double x, double med, double scale)
 {
     return scale > 0 ? (x - med) / scale : (x > med ? INFINITY : 0.0);
+}
+
+/* Points in the judged windows (a short last boot after a long one is judged on its few) */
+static size_t judged_points(const pw_detect_t *d)
+{
+    return d->steps + d->segments;
 }
 
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
@@ -582,7 +657,7 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
          * that moved up a few times by a few allocations passes the trend tests as a leak in
          * steps does */
         if (d->verdict != PW_DETECT_LEAK ||
-            (d->points >= 4 && (!still || 4 * d->steps_up >= 3 * d->steps)))
+            (judged_points(d) >= 4 && (!still || 4 * d->rise_ms >= 3 * d->span_ms)))
             continue;
         double r = rel_growth(d);
         double z = mad_all > 0 ? (r - med_all) / mad_all : 0.0;
@@ -594,7 +669,7 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
             abs_growth(d) >= PW_DETECT_PEER_MIN_BYTES)
             continue; /* an outlier among the rows that moved, in both senses */
         double ob = i == top_b ? big_b[1] : big_b[0], od = i == top_d ? big_d[1] : big_d[0];
-        if (d->points < 4 && ob > 0 && od > 0 &&
+        if (judged_points(d) < 4 && ob > 0 && od > 0 &&
             (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
             (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob &&
             (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * od)
@@ -620,19 +695,27 @@ void pw_detect_ring_init(pw_detect_ring_t *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* b starts a new segment after a (as pw_detect_eval splits): another boot, or both cumulative
+ * counters went down (a reboot or counter reset inside a capture) */
+static int seg_edge(const pw_detect_point_t *a, const pw_detect_point_t *b)
+{
+    return a->boot != b->boot || (b->allocs < a->allocs && b->frees < a->frees);
+}
+
+/* b follows a with the same values in the same segment: a run of such points is one level */
 static int same_values(const pw_detect_point_t *a, const pw_detect_point_t *b)
 {
-    return a->bytes == b->bytes && a->diff == b->diff && a->boot == b->boot;
+    return a->bytes == b->bytes && a->diff == b->diff && !seg_edge(a, b);
 }
 
 /* Thins the spread part p[0 .. n_spread) to points at least `stride` apart (the first, the
- * last and the ends of boot segments always kept). */
+ * last and the ends of segments always kept). */
 static void spread_thin(pw_detect_ring_t *r)
 {
     size_t k = 0, n = r->n_spread;
     for (size_t i = 0; i < n; i++) {
-        int edge = i == 0 || i + 1 == n || r->p[i].boot != r->p[i - 1].boot ||
-                   r->p[i].boot != r->p[i + 1].boot;
+        int edge = i == 0 || i + 1 == n || seg_edge(&r->p[i - 1], &r->p[i]) ||
+                   seg_edge(&r->p[i], &r->p[i + 1]);
         if (edge || r->p[i].ts_ms - r->p[k - 1].ts_ms >= r->stride_ms)
             r->p[k++] = r->p[i];
     }
@@ -646,9 +729,10 @@ int pw_detect_ring_push(pw_detect_ring_t *r, const pw_detect_point_t *pt)
     if (r->n > 0 && pt->ts_ms < r->p[r->n - 1].ts_ms)
         return PW_EINVAL;
     r->dirty++;
-    /* a run of equal values keeps its first and last point */
-    if (r->n - r->n_spread >= 2 && same_values(pt, &r->p[r->n - 1]) &&
-        same_values(pt, &r->p[r->n - 2])) {
+    /* a run of equal values keeps its first and last point (a counter reset inside it stays:
+     * it splits the run into two segments) */
+    if (r->n - r->n_spread >= 2 && same_values(&r->p[r->n - 1], pt) &&
+        same_values(&r->p[r->n - 2], &r->p[r->n - 1]) && same_values(&r->p[r->n - 2], pt)) {
         r->p[r->n - 1] = *pt;
         return 0;
     }
@@ -656,11 +740,11 @@ int pw_detect_ring_push(pw_detect_ring_t *r, const pw_detect_point_t *pt)
     if (r->n - r->n_spread <= PW_DETECT_RING_RECENT)
         return 0;
     /* the oldest recent point moves to the spread part when it is a stride after its last
-     * point (or starts a boot segment), else it is dropped */
+     * point (or starts or ends a segment), else it is dropped */
     const pw_detect_point_t *o = &r->p[r->n_spread];
-    int keep = r->n_spread == 0 || o->boot != r->p[r->n_spread - 1].boot ||
+    int keep = r->n_spread == 0 || seg_edge(&r->p[r->n_spread - 1], o) ||
                o->ts_ms - r->p[r->n_spread - 1].ts_ms >= r->stride_ms ||
-               o->boot != r->p[r->n_spread + 1].boot;
+               seg_edge(o, &r->p[r->n_spread + 1]);
     if (keep) {
         r->n_spread++;
     } else {

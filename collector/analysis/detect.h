@@ -19,7 +19,9 @@
  *     smallest squared error is taken when it explains the data clearly better than one line
  *     (SSE <= 0.6 of the straight fit's), the part before it is flat (its Theil-Sen slope at
  *     most a quarter of b) and the part after it holds at least 6 points and a quarter of the
- *     segment; its significance level is then a fifth of the usual (the split was searched). The
+ *     segment, and the growth after it reaches twice the band (max - min) the row moved in before
+ *     it (a row that wanders by a few allocations has a rising stretch somewhere, and the search
+ *     finds it); its significance level is then a fifth of the usual (the split was searched). The
  * judged window then starts at k ("since 10:45"). Earlier segments (2 points or more) are pooled
  * with it: a leak that continues across a reboot grows in each, and pooling them all (not only
  * those that grew) keeps the test unbiased.
@@ -32,8 +34,11 @@
  *     growth (slope x span) / scatter; the fraction of steps that rose;
  *     the largest fall from a running maximum relative to the rise (bulk free); saturation =
  *     Theil-Sen slope of the last third / slope of the first two thirds (>= 9 points); the
- *     flat tail (time within max(3 scatter, 2 % of the rise) of the last value) against the
- *     time it grew before; drift t = mean / (sd / sqrt k) of the k step rates (bytes / h) of
+ *     flat tail (time within max(3 scatter, 2 % of the rise) of the last value, or, when longer,
+ *     since the split of a growth-then-flat fit y = c + d min(t, t_k) that explains the data
+ *     clearly better than a line and whose tail is flat: a cache that levelled off and churns
+ *     around its level leaves any band around its last value) against the time it grew before;
+ *     drift t = mean / (sd / sqrt k) of the k step rates (bytes / h) of
  *     the steps that moved (a leak in steps rests in between).
  *  4. Verdict, first that applies:
  *       too-short      one point in every window, fewer than min_points points, or windows
@@ -118,6 +123,8 @@ typedef struct pw_detect_s {
     size_t segments;        /* windows pooled (1 + earlier boots that grew) */
     size_t steps, steps_up; /* consecutive pairs within windows, and those where bytes rose */
     size_t steps_moved;     /* ... and those where bytes changed (rose or fell) */
+    int64_t rise_ms;        /* time covered by the steps where bytes rose (a run of equal points
+                               in a ring is one step: its time counts as not rising) */
     int64_t growth_bytes;   /* net growth of bytes summed over the windows */
     int64_t growth_diff;    /* net growth of outstanding allocations over the windows */
     int64_t growth_allocs, growth_frees; /* counter deltas over the windows (plain differences:
@@ -126,6 +133,10 @@ typedef struct pw_detect_s {
     double per_alloc_bytes;              /* growth_bytes / growth_diff when both > 0, else 0 */
     char evidence[256]; /* "outstanding +1,047 allocations of 1,024 B (+1.0 MiB) over ..." */
 } pw_detect_t;
+
+/* A span of time in words for evidence and notes: "45 min" below 1 h, "3.5 h" below 48 h, else
+ * "2.1 days". Writes at most cap bytes to out (NUL-terminated). */
+void pw_detect_fmt_span(int64_t ms, char *out, size_t cap);
 
 /* The verdict's name: "too-short", "plateau", "noise", "growing-cache", "leak". */
 const char *pw_detect_verdict_name(pw_detect_verdict_t v);
@@ -159,12 +170,14 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  * allocations (docs/internals/detection.md, "Noise regimes"): the second way finds a leak among
  * them; the first, among rows that all churn. Among such still rows (the median row moved in
  * fewer than 3 of 4 of its steps) a row that moved up a few times by a few allocations passes
- * the trend tests of 4 points or more as a leak in steps does: a trend verdict that rests on
- * few rises (a quarter of its steps or more did not rise) must stand out the same way; other
- * trends stand on their own. Fewer than 5 rows: no peer test (a capture of one tag, like
- * Microsoft's `poolmon /iDrsd` example, is judged alone). Verdicts that fail become noise,
- * with the reason appended to their evidence, and lose their score. Returns how many were
- * demoted. */
+ * the trend tests of 4 points or more as a leak in steps does: a trend verdict that rose during
+ * less than 3/4 of the time it was judged over (rise_ms against span_ms: a run of equal points
+ * is one step of a ring, so counting steps would overrate it) must stand out the same way; other
+ * trends stand on their own. A verdict judged on fewer than 4 points (steps + segments: a short
+ * last boot after a long one) is a comparison, however many points the row has. Fewer than 5
+ * rows: no peer test (a capture of one tag, like Microsoft's `poolmon /iDrsd` example, is judged
+ * alone). Verdicts that fail become noise, with the reason appended to their evidence, and lose
+ * their score. Returns how many were demoted. */
 #define PW_DETECT_PEER_Z         3.5
 #define PW_DETECT_PEER_MIN_BYTES 4096.0
 #define PW_DETECT_PEER_DOMINANT  4.0
@@ -176,11 +189,13 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n);
  * PW_DETECT_RING_RECENT at full resolution, and before them up to 48 points spread evenly over
  * the whole history (a point joins them when it is at least `stride_ms` after the last one; when
  * they are full, the stride doubles, or becomes a 24th of their span, and they are thinned to it;
- * the first point and the ends of boot segments always stay). Theil-Sen weighs every pair alike,
- * so the days before must not be outvoted by a dense recent stretch; the recent points let a
- * leak that just began show within minutes. A run of equal points keeps only its first and last:
- * a row that changes every few samples is piecewise constant, and repeated values would read as
- * a trend. Fixed memory: 64 x 48 bytes. */
+ * the first point and the ends of segments, boots or counter resets, always stay). Theil-Sen
+ * weighs every pair alike, so the days before must not be outvoted by a dense recent stretch;
+ * the recent points let a leak that just began show within minutes. A run of equal points keeps
+ * only its first and last: a row that changes every few samples is piecewise constant, and
+ * repeated values would read as a trend; a counter reset inside such a run (both cumulative
+ * counters fell: a reboot in a capture) keeps its point, or the segment it starts would be lost.
+ * Fixed memory: 64 x 48 bytes. */
 typedef struct pw_detect_ring_s {
     uint16_t n;        /* points in p */
     uint16_t n_spread; /* p[0 .. n_spread) are the spread points, the rest the recent ones */

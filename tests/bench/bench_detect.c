@@ -193,8 +193,9 @@ typedef struct {
 } score_t;
 
 static score_t S;
-static score_t *extra;  /* also scored into this (the labelled suite's shape), when set */
-static int verbose = 1; /* per-case lines (the labelled suite prints only its misses) */
+static score_t *extra;   /* also scored into this (the labelled suite's shape), when set */
+static int verbose = 1;  /* per-case lines (the labelled suite prints only its misses) */
+static int trace_points; /* PW_DETECT_TRACE=points: false suspects' points too */
 
 static double now_s(void)
 {
@@ -698,6 +699,11 @@ static int finish(case_t *c)
                (double)(r->flag_ms - START_MS) / 3600000.0,
                (double)(r->flag_last_ms - START_MS) / 3600000.0, r->flag_passes, r->flag_rate,
                (unsigned long long)(r->s.n ? ring_at(&r->s, r->s.n - 1)->bytes : 0), r->evidence);
+        if (trace_points) /* PW_DETECT_TRACE=points: the row's outstanding allocations */
+            for (size_t k = 0; k < r->s.n; k++)
+                printf("%s%llu%s",
+                       k ? " " : "    diff: ", (unsigned long long)ring_at(&r->s, k)->diff,
+                       k + 1 < r->s.n ? "" : "\n");
     }
     if (!verbose && ok && nflag == (top != NULL))
         return ok;
@@ -1690,6 +1696,8 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     only = argc > 1 ? argv[1] : NULL;
+    trace_points =
+        getenv("PW_DETECT_TRACE") != NULL && strcmp(getenv("PW_DETECT_TRACE"), "points") == 0;
     int captures = only == NULL || strcmp(only, "captures") == 0;
     int labelled = only == NULL || strcmp(only, "labelled") == 0;
     double t0 = now_s();

@@ -380,6 +380,164 @@ static void test_peer_screen_sparse_trend(void **state)
     }
 }
 
+/* A row's points through the ring as the collector feeds an import: 15-minute screens of `diff`
+ * outstanding allocations of `per` bytes, the cumulative counters reset (both fall) from screen
+ * `reset_at` on (0: never), one boot id (a capture has none). Returns the ring's points. */
+static size_t screens_ring(const uint64_t *diff, size_t n, uint64_t per, size_t reset_at,
+                           pw_detect_ring_t *r)
+{
+    pw_detect_ring_init(r);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t base = reset_at && i >= reset_at ? 500 : 90000;
+        pw_detect_point_t q = {T0 + (int64_t)i * Q_MS, base + i * 300 + diff[i],
+                               base + i * 300,         diff[i],
+                               diff[i] * per,          1};
+        assert_int_equal(pw_detect_ring_push(r, &q), 0);
+    }
+    return r->n;
+}
+
+/* A row of the labelled suite's walk regime (gen walk reboot x9 seed 0, B013: 2,652 B per
+ * allocation) that moved up by 3 allocations before a reboot at screen 4 and stood still after
+ * it: 167 168 170 170 | 170 170 170 170 170. The run of 170s spans the reboot; the ring keeps
+ * the point where the counters fell (else the reboot vanishes inside the run and the last
+ * "boot" is one point: the 3 points before it were compared as a leak, "+3 allocations over 30
+ * min, rose in 2 of 2 steps"). Kept: 167, 168, 170 (screens 2, 3), 170 (4, the reset), 170 (8):
+ * windows of 4 and 2 points. Boot 1: S = 3 + 2 = 5, Var = (4 x 3 x 13 - 2 x 1 x 9) / 18 =
+ * 7.6667; boot 2: two equal points, S = 0, Var = 0. Z = 4 / sqrt(7.6667), p = 0.0743: noise. */
+static void test_ring_keeps_counter_reset(void **state)
+{
+    (void)state;
+    static const uint64_t diff[9] = {167, 168, 170, 170, 170, 170, 170, 170, 170};
+    pw_detect_ring_t r;
+    assert_int_equal(screens_ring(diff, 9, 2652, 4, &r), 6);
+    assert_int_equal(r.p[4].ts_ms, T0 + 4 * Q_MS);
+    assert_int_equal(r.p[4].allocs, 500 + 4 * 300 + 170);
+    assert_int_equal(r.p[5].ts_ms, T0 + 8 * Q_MS);
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d), 0);
+    assert_int_equal(d.segments, 2);
+    assert_int_equal(d.steps, 4);
+    assert_int_equal(d.steps_up, 2);
+    assert_int_equal(d.growth_diff, 3);
+    assert_near(d.mk_p, 0.5 * erfc(4.0 / sqrt(138.0 / 18) / sqrt(2.0)), 1e-15);
+    assert_int_equal(d.verdict, PW_DETECT_NOISE);
+}
+
+/* Rows of a host that never move, judged beside `x` (their peers: a still host). */
+static size_t still_host(pw_detect_t *x, pw_detect_t *d, pw_detect_t **v)
+{
+    v[0] = x;
+    for (int k = 1; k < 9; k++) {
+        pw_detect_point_t p[9];
+        for (int i = 0; i < 9; i++)
+            p[i] = pt(i, 50000 + 1000 * (uint64_t)k, 100, 1);
+        assert_int_equal(pw_detect_eval(p, 9, NULL, &d[k]), 0);
+        v[k] = &d[k];
+    }
+    return 9;
+}
+
+/* A row first seen once in the boot before and three times in this one: its 4 points are
+ * judged as a comparison of the last 3 (the earlier boot's single point is no window), so it
+ * must stand out among its peers like any 2-3 screen comparison: beside 8 rows that never move
+ * it does not (nothing to stand out of). Its 4 points do not make it a trend. */
+static void test_peer_screen_short_last_boot(void **state)
+{
+    (void)state;
+    pw_detect_point_t p[4] = {pt(0, 50000, 100, 1), pt(1, 50000, 100, 2), pt(2, 53000, 106, 2),
+                              pt(3, 56000, 112, 2)};
+    pw_detect_t d[9], *v[9];
+    assert_int_equal(pw_detect_eval(p, 4, NULL, &d[0]), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].points, 4);
+    assert_int_equal(d[0].segments, 1);
+    assert_int_equal(d[0].steps, 2);
+    assert_near(d[0].confidence, 0.25, EPS);
+    assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 1);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    assert_non_null(strstr(d[0].evidence, "does not stand out among 9 tags"));
+}
+
+/* A walk-regime row (gen walk linear x9 seed 4, B035: 2,552 B per allocation) that stood still
+ * for 3 screens and then rose 4 times by a few allocations: 404 405 405 405 405 408 413 414 415.
+ * In the ring the run of 405s is two points, so it "rose in 5 of 6 steps" and its trend passes
+ * (a leak on its own); but it rose during 5 of its 8 quarter hours (75 of 120 min: 62.5 %), so on
+ * a still host it must stand out, and beside rows that never move it does not. A slow leak of +1
+ * allocation (877 B) at every screen rose all the time: it stands on its own. */
+static void test_peer_screen_rise_time(void **state)
+{
+    (void)state;
+    static const uint64_t walk[9] = {404, 405, 405, 405, 405, 408, 413, 414, 415};
+    pw_detect_ring_t r;
+    assert_int_equal(screens_ring(walk, 9, 2552, 0, &r), 7);
+    pw_detect_t d[9], *v[9];
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d[0]), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].steps, 6);
+    assert_int_equal(d[0].steps_up, 5);
+    assert_int_equal(d[0].rise_ms, 5 * Q_MS);
+    assert_int_equal(d[0].span_ms, 8 * Q_MS);
+    assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 1);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+
+    static const uint64_t slow[9] = {547, 548, 549, 550, 551, 552, 553, 554, 555};
+    assert_int_equal(screens_ring(slow, 9, 877, 0, &r), 9);
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d[0]), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].rise_ms, 8 * Q_MS);
+    assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+}
+
+/* A walk-regime row (gen walk bulk-free x9 seed 2, B033: 1,808 B per allocation) that fell by
+ * 10 allocations, stood still, and rose by 15: 4157 4147 4147 4147 4152 4154 4157 4157 4162.
+ * The late-start search splits at screen 3 (the growth after it is flat before it), but the
+ * rise after the split, 15 allocations, is less than twice the band of 10 the row churned in
+ * before it: no late start. Judged whole, it is noise (it ends 5 allocations above its start). */
+static void test_late_start_within_churn(void **state)
+{
+    (void)state;
+    static const uint64_t diff[9] = {4157, 4147, 4147, 4147, 4152, 4154, 4157, 4157, 4162};
+    pw_detect_ring_t r;
+    assert_int_equal(screens_ring(diff, 9, 1808, 0, &r), 8);
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d), 0);
+    assert_int_equal(d.since_ms, T0);
+    assert_int_equal(d.growth_diff, 5);
+    assert_true(d.verdict != PW_DETECT_LEAK);
+    assert_null(strstr(d.evidence, "flat before it began growing"));
+}
+
+/* A cache of the walk regime (gen walk cache x96 seed 7, Evnt: 1,049 B per allocation): +45
+ * allocations a screen for 33 screens, then churning around its level for 62 (by up to 45
+ * allocations: it leaves any band around its last value, so that band says it was flat only
+ * for the last few screens). The fitted split where it levelled off says it grew for 8.25 h
+ * (screen 0 to 33) and has been flat for 15.5 h since: flat longer than it grew, and its late
+ * third has no slope: a growing cache, not a leak. Through the ring (96 screens thinned to its
+ * 64 points), as an import feeds it. */
+static void test_cache_churns_after_levelling_off(void **state)
+{
+    (void)state;
+    static const uint64_t diff[96] = {
+        3749, 3794, 3839, 3884, 3929, 3974, 4019, 4064, 4109, 4154, 4199, 4244, 4289, 4334,
+        4379, 4424, 4469, 4514, 4559, 4604, 4649, 4694, 4739, 4784, 4829, 4874, 4919, 4964,
+        5009, 5054, 5099, 5144, 5189, 5234, 5234, 5234, 5215, 5215, 5215, 5215, 5215, 5215,
+        5215, 5215, 5220, 5220, 5220, 5220, 5220, 5218, 5218, 5218, 5218, 5218, 5218, 5218,
+        5218, 5218, 5222, 5222, 5222, 5222, 5209, 5209, 5209, 5209, 5189, 5189, 5189, 5189,
+        5193, 5193, 5200, 5200, 5200, 5200, 5200, 5200, 5200, 5212, 5212, 5212, 5212, 5223,
+        5211, 5211, 5211, 5211, 5217, 5217, 5217, 5219, 5222, 5221, 5221, 5221};
+    pw_detect_ring_t r;
+    screens_ring(diff, 96, 1049, 0, &r);
+    assert_true(r.n <= PW_DETECT_RING);
+    pw_detect_t d;
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_GROWING_CACHE);
+    assert_true(d.saturation < 0.15);
+    assert_non_null(strstr(d.evidence, "levelled off: flat for"));
+    assert_non_null(strstr(d.evidence, "after growing for 8.2 h"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +552,11 @@ int main(void)
         cmocka_unit_test(test_peer_screen),
         cmocka_unit_test(test_peer_screen_dominant),
         cmocka_unit_test(test_peer_screen_sparse_trend),
+        cmocka_unit_test(test_ring_keeps_counter_reset),
+        cmocka_unit_test(test_peer_screen_short_last_boot),
+        cmocka_unit_test(test_peer_screen_rise_time),
+        cmocka_unit_test(test_late_start_within_churn),
+        cmocka_unit_test(test_cache_churns_after_levelling_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
