@@ -379,6 +379,22 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                 fprintf(out, " (%.0f B per allocation)", json_number_value(pa));
             fputc('\n', out);
         }
+        /* An ETA that is not the pool's trend: the leak's growth alone (with its range), or
+         * why there is none (a named leak on a host whose limit is known is owed one). */
+        const char *basis = jstr0(l, "pool_eta_basis"), *note = jstr0(l, "pool_eta_note");
+        if (strcmp(basis, "leak") == 0) {
+            const json_t *rg = json_object_get(l, "pool_eta_range_ms");
+            char soon[32] = "-", late[32] = "never";
+            if (json_is_integer(json_array_get(rg, 0)))
+                pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 0)), soon,
+                                   sizeof(soon));
+            if (json_is_integer(json_array_get(rg, 1)))
+                pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 1)), late,
+                                   sizeof(late));
+            fprintf(out, "  ETA %s (between %s and %s) %s\n", eta, soon, late, note);
+        } else if (strcmp(basis, "pool") != 0 && note[0] != '\0') {
+            fprintf(out, "  %s\n", note);
+        }
         /* The engine's words, and the tags that grew with it (one finding, one alert). */
         if (jstr(l, "evidence")[0] != '\0')
             fprintf(out, "  %s (confidence %.2f)\n", jstr(l, "evidence"), jdbl(l, "confidence"));

@@ -541,6 +541,18 @@ function bigPoolHtml(bp) {
     ` <span class="mute">(largest ${fmtBytes(bp.largest_bytes)})</span></span>`;
 }
 
+/* When a suspect's pool runs out: the pool's trend, or (too few points for it: an import of
+ * 2-3 screens) the leak's growth alone with its range, or none; the API's note says which, or
+ * why there is none. */
+function suspectEta(s) {
+  const when = `<span class="eta-when">${fmtEta(s.pool_eta_ms)}</span>`;
+  if (!s.pool_eta_note || s.pool_eta_basis === 'pool') return when;
+  const r = s.pool_eta_range_ms || [];
+  const range = s.pool_eta_basis === 'leak' && r[0] != null
+    ? ` (${fmtEta(r[0])} to ${r[1] == null ? 'never' : fmtEta(r[1])})` : '';
+  return `${when}<div class="mute eta-note">${esc(s.pool_eta_note)}${esc(range)}</div>`;
+}
+
 /* loading: names of hosts whose history is still loading (their ETA is of an old time). */
 function suspectTable(list, withHost, loading = new Set()) {
   return `<table class="suspects"><thead><tr>${withHost ? '<th>Host</th>' : ''}<th>Tag</th><th>Pool</th>` +
@@ -554,7 +566,7 @@ function suspectTable(list, withHost, loading = new Set()) {
       `<td class="num">${fmtBytes(Math.round(s.growth_bytes_per_h))}</td>` +
       `<td class="num">${fmtBytes(s.current_bytes)}</td>` +
       `<td class="lim">${suspectLimit(s)}</td>` +
-      `<td class="eta">${loading.has(s.host) ? '<span class="loading">loading history</span>' : fmtEta(s.pool_eta_ms)}</td>` +
+      `<td class="eta">${loading.has(s.host) ? '<span class="loading">loading history</span>' : suspectEta(s)}</td>` +
       `<td class="num">${(s.score ?? 0).toFixed(2)}</td>` +
       `<td>${esc(s.driver || '')}${s.description ? ' <span class="mute">' + esc(s.description) + '</span>' : ''}</td>` +
       `<td class="evidence">${esc(s.evidence || '')}` +

@@ -2,10 +2,12 @@
 #include "analysis.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "detect.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* helpers */
@@ -440,6 +442,85 @@ int pw_pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit_bytes,
         out->eta_ms = out->eta_soon_ms = out->eta_late_ms = -1;
         out->eta_beyond = true;
     }
+    return 0;
+}
+
+int pw_pressure_leak_eta(const pw_pressure_t *pool, double rate, double rate_low, double rate_high,
+                         size_t points, int64_t span_ms, const pw_pressure_opts_t *opts,
+                         pw_leak_eta_t *out)
+{
+    pw_pressure_opts_t def;
+    if (opts == NULL) {
+        pw_pressure_opts_default(&def);
+        opts = &def;
+    }
+    if (pool == NULL || out == NULL)
+        return PW_EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->basis = PW_ETA_NONE;
+    out->eta_ms = out->eta_soon_ms = out->eta_late_ms = -1;
+    char a[32], b[32];
+    if (pool->limit_bytes == 0) {
+        snprintf(out->note, sizeof(out->note), "no ETA: the pool's limit is unknown");
+        return 0;
+    }
+    if (pool->eta_ms >= 0) {
+        out->basis = PW_ETA_POOL;
+        out->eta_ms = pool->eta_ms;
+        out->eta_soon_ms = pool->eta_soon_ms;
+        out->eta_late_ms = pool->eta_late_ms;
+        snprintf(out->note, sizeof(out->note), "from the pool's trend over %zu points",
+                 pool->n_window);
+        return 0;
+    }
+    if (pool->eta_beyond) {
+        snprintf(out->note, sizeof(out->note),
+                 "no ETA: at the pool's trend it runs out further ahead than %.0f times the "
+                 "time its points span",
+                 opts->max_extrapolation);
+        return 0;
+    }
+    if (pool->n_window >= opts->min_points && pool->n_window >= 3) {
+        snprintf(out->note, sizeof(out->note),
+                 "no ETA: the pool as a whole does not rise (trend p %.2g over %zu points)",
+                 pool->mk_p, pool->n_window);
+        return 0;
+    }
+    /* Too few points for the pool's trend: the leak's own growth from the pool's last value. */
+    pw_detect_fmt_span(span_ms, a, sizeof(a));
+    if (!(rate > 0.0) || span_ms <= 0) {
+        snprintf(out->note, sizeof(out->note),
+                 "no ETA: too few points (%zu over %s) and the leak's growth gives no rate", points,
+                 a);
+        return 0;
+    }
+    double room = (double)pool->limit_bytes - (double)pool->used_bytes;
+    if (room <= 0.0) {
+        out->basis = PW_ETA_LEAK;
+        out->eta_ms = out->eta_soon_ms = out->eta_late_ms = 0;
+        snprintf(out->note, sizeof(out->note), "the pool is at its limit");
+        return 0;
+    }
+    int64_t eta = hours_to_ms(room / rate);
+    if (opts->max_extrapolation > 0.0 && (double)eta > opts->max_extrapolation * (double)span_ms) {
+        pw_detect_fmt_span((int64_t)(opts->max_extrapolation * (double)span_ms), b, sizeof(b));
+        char c[32];
+        pw_detect_fmt_span(eta, c, sizeof(c));
+        snprintf(out->note, sizeof(out->note),
+                 "no ETA: too few points for one (%zu over %s say nothing past %s; at this "
+                 "leak's rate alone %s)",
+                 points, a, b, c);
+        return 0;
+    }
+    out->basis = PW_ETA_LEAK;
+    out->eta_ms = eta;
+    out->eta_soon_ms = hours_to_ms(room / (rate_high > rate ? rate_high : rate));
+    out->eta_late_ms =
+        rate_low > 0.0 ? hours_to_ms(room / (rate_low < rate ? rate_low : rate)) : -1;
+    snprintf(out->note, sizeof(out->note),
+             "from this leak's growth alone, low confidence: %zu points over %s (the pool's "
+             "trend needs %zu in its window)%s",
+             points, a, opts->min_points, points < 3 ? "; one step, so no range" : "");
     return 0;
 }
 

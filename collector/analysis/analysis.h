@@ -160,6 +160,34 @@ typedef struct pw_pressure_s {
 int pw_pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit_bytes,
                      const pw_pressure_opts_t *opts, pw_pressure_t *out);
 
+/* When a named leak's pool runs out, and how that is known. The pool's own trend (pool) comes
+ * first; when the pool has too few points in its window for a trend (an import of 2 or 3
+ * screens), the leak's own growth (its rate and interval from the detection engine) stands in
+ * for it, from the pool's last value; otherwise there is no ETA and the note says why. */
+typedef enum {
+    PW_ETA_NONE = 0, /* no ETA: `note` says why */
+    PW_ETA_POOL = 1, /* the pool's trend (pw_pressure_eval) */
+    PW_ETA_LEAK = 2  /* the leak's growth alone: the pool's trend had too few points */
+} pw_eta_basis_t;
+
+typedef struct pw_leak_eta_s {
+    pw_eta_basis_t basis;
+    int64_t eta_ms;      /* ms after the pool's last point until it reaches its limit; -1 none */
+    int64_t eta_soon_ms; /* with the faster end of the growth interval; -1 none */
+    int64_t eta_late_ms; /* with the slower end; -1 when that end does not grow (maybe never) */
+    char note[192];      /* how the ETA was obtained, or why there is none (never empty) */
+} pw_leak_eta_t;
+
+/* The ETA of a named leak's pool. pool: pw_pressure_eval's result for the leak's pool (its
+ * limit, last value, window). rate, rate_low, rate_high: the leak's growth in bytes/h and its
+ * interval (pw_detect_t); points, span_ms: the points and time its verdict rests on. opts as
+ * for pw_pressure_eval (NULL: defaults; min_points and max_extrapolation are used: an ETA from
+ * the leak goes no further than max_extrapolation times its span). Returns 0 with *out filled,
+ * or PW_EINVAL (NULL pool or out). Pure. */
+int pw_pressure_leak_eta(const pw_pressure_t *pool, double rate, double rate_low, double rate_high,
+                         size_t points, int64_t span_ms, const pw_pressure_opts_t *opts,
+                         pw_leak_eta_t *out);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Fleet view                                                                                   */
 

@@ -78,7 +78,21 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
     json_object_set_new(o, "pool_limit_source",
                         json_string(pw__api_limit_source_name(lim ? src : PW_LIMIT_UNKNOWN)));
     json_object_set_new(o, "pool_level", json_string(pw__api_level_name(pr.level)));
-    json_object_set_new(o, "pool_eta_ms", h != NULL ? pw__api_eta_json(h, pr.eta_ms) : json_null());
+    /* When the pool runs out: from its trend, or, when it has too few points for one (an import
+     * of 2 or 3 screens), from this leak's growth alone; else null and the note says why. */
+    pw_leak_eta_t le;
+    pw_pressure_leak_eta(&pr, d->rate_bytes_per_h, d->rate_low_bytes_per_h,
+                         d->rate_high_bytes_per_h, d->steps + d->segments, d->span_ms, NULL, &le);
+    int has_eta = h != NULL && le.basis != PW_ETA_NONE;
+    json_object_set_new(o, "pool_eta_ms", has_eta ? pw__api_eta_json(h, le.eta_ms) : json_null());
+    json_object_set_new(o, "pool_eta_basis",
+                        has_eta ? json_string(le.basis == PW_ETA_POOL ? "pool" : "leak")
+                                : json_null());
+    json_object_set_new(o, "pool_eta_range_ms",
+                        has_eta ? json_pack("[o,o]", pw__api_eta_json(h, le.eta_soon_ms),
+                                            pw__api_eta_json(h, le.eta_late_ms))
+                                : json_null());
+    json_object_set_new(o, "pool_eta_note", pw__api_jstr(h != NULL ? le.note : "unknown host"));
     /* How the tag's large blocks are made up, when its agent answered (asked for at the
      * suspect's start, or by `poolwatch bigpool`): the latest snapshot, with when it came and
      * who asked; null before any. */

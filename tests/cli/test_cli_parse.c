@@ -1598,7 +1598,33 @@ static void test_fmt_listings(void **state)
                   "  - / Default for driver allocated memory\n"));
     assert_non_null(strstr(s, "          -           - -          -        -                 "
                               "     - / -\n"));
-    assert_null(strstr(s, "screens")); /* a trend (no method: an older collector) */
+    assert_null(strstr(s, "screens"));  /* a trend (no method: an older collector) */
+    assert_null(strstr(s, "\n  ETA ")); /* no basis (an older collector): nothing more to say */
+    free(s);
+    /* an ETA from the leak's growth alone (3 screens), with its range (1710411300000 =
+     * 10:15:00Z, 1710409500000 = 09:45:00Z, 1710414900000 = 11:15:00Z); none (and why) */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"IMP\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
+                 "\"score\":0.5,\"pool_limit_bytes\":134217728,\"pool_eta_ms\":1710411300000,"
+                 "\"pool_eta_basis\":\"leak\",\"pool_eta_range_ms\":[1710409500000,1710414900000],"
+                 "\"pool_eta_note\":\"from this leak's growth alone, low confidence: 3 points "
+                 "over 30 min (the pool's trend needs 6 in its window)\"},"
+                 "{\"host\":\"IMP2\",\"tag\":\"Ddk \",\"type\":\"nonpaged\",\"score\":0.4,"
+                 "\"pool_eta_ms\":null,\"pool_eta_basis\":null,\"pool_eta_range_ms\":null,"
+                 "\"pool_eta_note\":\"no ETA: too few points for one (3 over 30 min say nothing "
+                 "past 12.0 h; at this leak's rate alone 30.0 h)\"},"
+                 "{\"host\":\"LIVE\",\"tag\":\"Ddk \",\"type\":\"nonpaged\",\"score\":0.3,"
+                 "\"pool_eta_ms\":1710411300000,\"pool_eta_basis\":\"pool\","
+                 "\"pool_eta_range_ms\":[1710409500000,null],"
+                 "\"pool_eta_note\":\"from the pool's trend over 13 points\"}]}",
+                 0);
+    assert_non_null(strstr(s, "\n  ETA 2024-03-14 10:15:00Z (between 2024-03-14 09:45:00Z and "
+                              "2024-03-14 11:15:00Z) from this leak's growth alone, low "
+                              "confidence: 3 points over 30 min (the pool's trend needs 6 in its "
+                              "window)\n"));
+    assert_non_null(strstr(s, "\n  no ETA: too few points for one (3 over 30 min say nothing past "
+                              "12.0 h; at this leak's rate alone 30.0 h)\n"));
+    assert_null(strstr(s, "pool's trend over")); /* the pool's own ETA is the column */
     free(s);
     /* nothing judged yet (a collector just started): when the first pass is due, not an empty
      * table; 1710411330000 = 2024-03-14 10:15:30Z */

@@ -331,6 +331,77 @@ static void test_pressure_eta_cap_window(void **state)
     assert_true(out.eta_beyond);
 }
 
+/* A named leak's ETA when its pool has too few points for a trend (an import of 3 screens, 15
+ * min apart: 108 MiB at the last, limit 138 MiB, 30 MiB of room). The leak grew 2.5 MiB and
+ * then 5 MiB (15 MiB/h from first to last, its pair slopes 10 and 20 MiB/h the range): ETA
+ * 30 / 15 = 2 h, between 30 / 20 = 1.5 h and 30 / 10 = 3 h, said to come from the leak alone. */
+static void test_leak_eta(void **state)
+{
+    (void)state;
+    pw_point_t p[13];
+    p[0] = (pw_point_t){0, 100.5 * MiB};
+    p[1] = (pw_point_t){15 * MIN_MS, 103 * MiB};
+    p[2] = (pw_point_t){30 * MIN_MS, 108 * MiB};
+    pw_pressure_t pool;
+    uint64_t limit = 138 * 1048576ULL;
+    assert_int_equal(pw_pressure_eval(p, 3, limit, NULL, &pool), 0);
+    assert_int_equal(pool.n_window, 3);
+    assert_int_equal(pool.eta_ms, -1); /* too few points for the pool's trend */
+    pw_leak_eta_t e;
+    assert_int_equal(
+        pw_pressure_leak_eta(&pool, 15 * MiB, 10 * MiB, 20 * MiB, 3, 30 * MIN_MS, NULL, &e), 0);
+    assert_int_equal(e.basis, PW_ETA_LEAK);
+    assert_int_equal(e.eta_ms, 2 * HOUR_MS);
+    assert_int_equal(e.eta_soon_ms, 3 * HOUR_MS / 2);
+    assert_int_equal(e.eta_late_ms, 3 * HOUR_MS);
+    assert_string_equal(e.note, "from this leak's growth alone, low confidence: 3 points over 30 "
+                                "min (the pool's trend needs 6 in its window)");
+    /* two screens: one step, no range (its interval is the rate itself) */
+    assert_int_equal(
+        pw_pressure_leak_eta(&pool, 15 * MiB, 15 * MiB, 15 * MiB, 2, 15 * MIN_MS, NULL, &e), 0);
+    assert_int_equal(e.eta_ms, 2 * HOUR_MS);
+    assert_int_equal(e.eta_soon_ms, 2 * HOUR_MS);
+    assert_int_equal(e.eta_late_ms, 2 * HOUR_MS);
+    assert_non_null(strstr(e.note, "2 points over 15 min (the pool's trend needs 6 in its "
+                                   "window); one step, so no range"));
+    /* at 1 MiB/h the pool would last 30 h: 30 min of screens say nothing past 24 x 30 min */
+    assert_int_equal(pw_pressure_leak_eta(&pool, MiB, 0.5 * MiB, 2 * MiB, 3, 30 * MIN_MS, NULL, &e),
+                     0);
+    assert_int_equal(e.basis, PW_ETA_NONE);
+    assert_int_equal(e.eta_ms, -1);
+    assert_string_equal(e.note, "no ETA: too few points for one (3 over 30 min say nothing past "
+                                "12.0 h; at this leak's rate alone 30.0 h)");
+    /* a leak whose slower end does not grow: no late end (maybe never) */
+    assert_int_equal(pw_pressure_leak_eta(&pool, 15 * MiB, 0, 20 * MiB, 3, 30 * MIN_MS, NULL, &e),
+                     0);
+    assert_int_equal(e.eta_late_ms, -1);
+    /* the limit unknown: no ETA, and why */
+    assert_int_equal(pw_pressure_eval(p, 3, 0, NULL, &pool), 0);
+    assert_int_equal(
+        pw_pressure_leak_eta(&pool, 15 * MiB, 10 * MiB, 20 * MiB, 3, 30 * MIN_MS, NULL, &e), 0);
+    assert_int_equal(e.basis, PW_ETA_NONE);
+    assert_string_equal(e.note, "no ETA: the pool's limit is unknown");
+    /* 13 points rising 1 MiB/h (test_pressure_eta_cap_window's): the pool's own trend, 47 h */
+    for (int i = 0; i < 13; i++)
+        p[i] = (pw_point_t){i * 10 * MIN_MS, 58 * MiB + (double)i * MiB / 6.0};
+    assert_int_equal(pw_pressure_eval(p, 13, 107 * 1048576ULL, NULL, &pool), 0);
+    assert_int_equal(
+        pw_pressure_leak_eta(&pool, 15 * MiB, 10 * MiB, 20 * MiB, 3, 30 * MIN_MS, NULL, &e), 0);
+    assert_int_equal(e.basis, PW_ETA_POOL);
+    assert_int_equal(e.eta_ms, 47 * HOUR_MS);
+    assert_string_equal(e.note, "from the pool's trend over 13 points");
+    /* 13 flat points: the pool does not rise, whatever the leak says */
+    for (int i = 0; i < 13; i++)
+        p[i].v = 60 * MiB;
+    assert_int_equal(pw_pressure_eval(p, 13, 107 * 1048576ULL, NULL, &pool), 0);
+    assert_int_equal(
+        pw_pressure_leak_eta(&pool, 15 * MiB, 10 * MiB, 20 * MiB, 3, 30 * MIN_MS, NULL, &e), 0);
+    assert_int_equal(e.basis, PW_ETA_NONE);
+    assert_string_equal(e.note, "no ETA: the pool as a whole does not rise (trend p 1 over 13 "
+                                "points)");
+    assert_int_equal(pw_pressure_leak_eta(NULL, 1, 1, 1, 3, 1, NULL, &e), PW_EINVAL);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* leak suspects */
 
@@ -739,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_pressure_linear_exact),
         cmocka_unit_test(test_pressure_no_eta),
         cmocka_unit_test(test_pressure_eta_cap_window),
+        cmocka_unit_test(test_leak_eta),
         cmocka_unit_test(test_leak_1mb_per_hour_within_30_min),
         cmocka_unit_test(test_leak_churn_plateau_and_gates),
         cmocka_unit_test(test_leak_noise_gate),

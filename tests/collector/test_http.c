@@ -846,6 +846,20 @@ static void test_leaks_alerts_pooltag(void **state)
     assert_int_equal(geti(dl, "diff"), 6);
     assert_int_equal(geti(dl, "bytes"), 4992);
     assert_float_equal(json_real_value(json_object_get(dl, "per_alloc_bytes")), 832.0, 0);
+    /* HOST01's pool has 2 points (too few for its trend): the ETA from Ddk's growth alone,
+     * (200,000 - 164,000) B / 1 MiB/h = 0.034332275390625 h = 123,596.19 ms (ceil: 123,597),
+     * from its last sample at 1,010,000 ms; its interval (0 here) has no slower end */
+    assert_string_equal(jstr(a, "pool_eta_basis"), "leak");
+    assert_int_equal(geti(a, "pool_eta_ms"), 1010000 + 123597);
+    json_t *rg = json_object_get(a, "pool_eta_range_ms");
+    assert_int_equal(json_integer_value(json_array_get(rg, 0)), 1010000 + 123597);
+    assert_true(json_is_null(json_array_get(rg, 1)));
+    assert_string_equal(jstr(a, "pool_eta_note"),
+                        "from this leak's growth alone, low confidence: 63 points over 30 min "
+                        "(the pool's trend needs 6 in its window)");
+    /* HOST03's limit is known (1,000,000 B from its table): 899,000 B of room, 3,086,471.56 ms */
+    assert_string_equal(jstr(b, "pool_eta_basis"), "leak");
+    assert_int_equal(geti(b, "pool_eta_ms"), 950000 + 3086472);
     json_decref(j);
     /* A newer snapshot (an operator's `poolwatch bigpool`) replaces it; 16 snapshots of other
      * tags later, Ddk's, received longest ago, gave way (PW_HOST_BIGPOOL_MAX). */

@@ -538,7 +538,8 @@ async function main() {
     {
       const lk = (await apiGet(`/api/v1/leaks?host=${LEAKER}`)).suspects.find((x) => x.tag === 'NtFC');
       const cell = await page.$eval(`#host-suspects tr[data-tag="NtFC"]`, (tr) =>
-        [tr.querySelector('td.lim').textContent.trim(), tr.querySelector('td.eta').textContent.trim()]);
+        [tr.querySelector('td.lim').textContent.trim(), tr.querySelector('td.eta .eta-when').textContent.trim(),
+          (tr.querySelector('td.eta .eta-note') || { textContent: '' }).textContent.trim()]);
       const m = /^(\d+(?:\.\d+)?) (B|KiB|MiB|GiB) (\S+)$/.exec(cell[0]);
       const unit = m ? { B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824 }[m[2]] : 0;
       const digits = m ? (m[1].split('.')[1] || '').length : 0; // half of the last digit shown
@@ -548,6 +549,10 @@ async function main() {
       eq('host suspects: the limit\'s source', lk && lk.pool_limit_source, m && m[3]);
       check('host suspects: runs out as the API says (none: a dash)', lk && (lk.pool_eta_ms == null
         ? cell[1] === '—' : /^in \d/.test(cell[1])), `${cell[1]} vs ${lk && lk.pool_eta_ms}`);
+      // an ETA not from the pool's trend (or none) says how, or why not, as the API does
+      check('host suspects: the ETA\'s note as the API says (none for the pool\'s own trend)', lk &&
+        (lk.pool_eta_basis === 'pool' || !lk.pool_eta_note ? cell[2] === ''
+          : cell[2].startsWith(lk.pool_eta_note)), `${cell[2]} vs ${lk && lk.pool_eta_basis}: ${lk && lk.pool_eta_note}`);
     }
     // The agent's own footprint (issue 19 item 6): the sim agents' live samples carry their
     // resident set and CPU time (a backfill's do not); the host page shows them in a card.
