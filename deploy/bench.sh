@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The bench command: release build, then runs the benchmarks of tests/bench/ whose names
-# start with any of the given NAMEs (all when none). Each prints `BENCH <name> <value> <unit>`.
-# Benchmarks are measurements, not tests: they never fail on a figure.
+# The bench command: release build, then runs the benchmarks of tests/bench/ named by the given
+# NAMEs (all when none). A NAME that is a benchmark's whole name runs that benchmark only
+# (`detect` is bench_detect, not detect_scale too); any other NAME runs every benchmark whose
+# name starts with it (`detect_` runs detect_scale, `st` store). Each prints
+# `BENCH <name> <value> <unit>`. Benchmarks are measurements, not tests: they never fail on a
+# figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # bench_store runs Debian's VictoriaMetrics beside the store (PW_BENCH_VM=0: poolwatch only;
@@ -19,12 +22,17 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 cmake --preset release -DPW_BUILD_BENCH=ON >/dev/null
 cmake --build build/release -j"$JOBS" >/dev/null
 status=0
+# bench_<NAME> binaries (not their object directories or sources)
+is_bench() { [ -f "build/release/tests/bench/bench_$1" ] && [ -x "build/release/tests/bench/bench_$1" ]; }
 for exe in build/release/tests/bench/bench_*; do
-  [ -x "$exe" ] || continue
+  [ -f "$exe" ] && [ -x "$exe" ] || continue
   name=$(basename "$exe"); name=${name#bench_}
   if [ $# -gt 0 ]; then
     keep=0
-    for want in "$@"; do [[ "$name" == "$want"* ]] && keep=1; done
+    for want in "$@"; do
+      if is_bench "$want"; then [[ "$name" == "$want" ]] && keep=1
+      else [[ "$name" == "$want"* ]] && keep=1; fi
+    done
     [ $keep -eq 1 ] || continue
   fi
   echo "# bench $name" >&2
