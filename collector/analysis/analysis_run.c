@@ -1441,7 +1441,17 @@ static int append_suspect(run_t *rn, pw_suspect_t **v, size_t *n, size_t *cap,
     int hpool = hd->row != UINT32_MAX ? s->rows[hd->row].pool : r->pool;
     const pw_pressure_t *pr = hpool == PW_POOL_NONPAGED ? &s->pub.np : &s->pub.pg;
     x->level = (uint8_t)(s->pub.have_pressure ? pr->level : PW_LEVEL_UNKNOWN);
-    x->eta_ms = s->pub.have_pressure ? pr->eta_ms : -1;
+    /* the pool's ETA, or, when it has too few points for a trend (an import of 2-3 screens),
+     * the head's own growth's: as /api/v1/leaks shows it (pw_pressure_leak_eta) */
+    x->eta_ms = -1;
+    if (s->pub.have_pressure) {
+        const pw_detect_t *hr = &hd->res;
+        pw_leak_eta_t le;
+        if (pw_pressure_leak_eta(pr, hr->rate_bytes_per_h, hr->rate_low_bytes_per_h,
+                                 hr->rate_high_bytes_per_h, hr->steps + hr->segments, hr->span_ms,
+                                 NULL, &le) == 0)
+            x->eta_ms = le.eta_ms;
+    }
     x->found_ms = c->found_ms;
     x->d = c->res;
     x->share = share_of_host(s, c, r->pool);

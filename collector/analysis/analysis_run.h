@@ -37,8 +37,9 @@ typedef struct pw_suspect_s {
     double finding_score; /* the score of the finding's head */
     uint8_t level;        /* urgency: the pressure level (pw_level_t) of the pool the finding's
                              head grows in (nonpaged, else paged), at publication */
-    int64_t eta_ms;       /* that pool's time to exhaustion from the host's newest sample, ms;
-                             -1 when none */
+    int64_t eta_ms;       /* that pool's time to exhaustion from the host's newest sample, ms,
+                             from its trend or, with too few points for one, from the head's
+                             growth (pw_pressure_leak_eta); -1 when none */
     double share;         /* rate / the host pool's growth rate, clamped to [0, 1]; -1 unknown */
     char with[96];        /* head: the finding's other tags ("dentry, kmalloc-64 +2"); else the
                              head's tag */

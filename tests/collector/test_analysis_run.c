@@ -445,6 +445,10 @@ static void test_import_judged_at_once(void **state_)
     }
     assert_int_equal(pw_sample_add(&two[0], "Drsd", 4, PW_POOL_PAGED, 560, 539, 21, 17472), 0);
     assert_int_equal(pw_sample_add(&two[1], "Drsd", 4, PW_POOL_PAGED, 737, 710, 27, 22464), 0);
+    /* the capture's paged pool and its limit: too few points for the pool's trend */
+    two[0].totals.paged_bytes = 1000000;
+    two[1].totals.paged_bytes = 1004992;
+    two[0].totals.paged_limit_bytes = two[1].totals.paged_limit_bytes = 1100000;
     assert_int_equal(pw_ingest_import(d.ing, "case09", 32, "import:b", two, 2, &ir, NULL), 0);
     pw_analysis_run_pass(d.an);
     const pw_suspect_t *dr = find(d.an, "Drsd");
@@ -453,6 +457,9 @@ static void test_import_judged_at_once(void **state_)
     assert_int_equal(dr->d.growth_allocs, 177);
     assert_int_equal(dr->d.growth_frees, 171);
     assert_int_equal(dr->d.growth_bytes, 4992);
+    /* its urgency's ETA from its own growth, as the API shows it: 95,008 B of room at 4,992 B
+     * per 15 min (19,968 B/h) = 4.758 h = 17,128,846.15 ms (ceil) */
+    assert_int_equal(dr->eta_ms, 17128847);
     /* imported screens raise no alert (old evidence) */
     assert_int_equal(leak_state(d.an, "case09", "Drsd"), PW_ALERT_INACTIVE);
     /* the same capture again, 4 h later: the same content (instance), nothing new is stored,
