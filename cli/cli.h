@@ -198,6 +198,17 @@ typedef struct pw_top_bigpool_s {
 
 #define PW_TOP_BIGPOOL_MAX 4 /* suspects' snapshots shown, in the API's order (most urgent) */
 
+/* One pool's limit, level and time to exhaustion (GET /api/v1/hosts/{host}): what the Limit
+ * line of top says. Index 0 nonpaged, 1 paged. */
+typedef struct pw_top_limits_s {
+    int have;           /* the host document came: the Limit line is shown */
+    uint64_t used[2];   /* bytes in use (the host's nonpaged_bytes / paged_bytes) */
+    uint64_t limit[2];  /* bytes; 0 = unknown (the API's null) */
+    char source[2][16]; /* reported, computed, registry, configured; "" when unknown */
+    char level[2][12];  /* ok, warn, critical, unknown */
+    uint64_t eta_ms[2]; /* when the pool runs out, ms since the epoch; 0 = no ETA */
+} pw_top_limits_t;
+
 typedef struct pw_top_table_s {
     char host[256];
     uint64_t timestamp_ms;
@@ -214,6 +225,7 @@ typedef struct pw_top_table_s {
     pw_top_bigpool_t big[PW_TOP_BIGPOOL_MAX];
     size_t n_big;
     size_t total_rows;
+    pw_top_limits_t limits; /* pw_top_limits_from_json; limits.have 0: no Limit line */
 } pw_top_table_t;
 
 typedef struct pw_top_view_s {
@@ -257,6 +269,11 @@ void pw_top_table_close(pw_top_table_t *t);
  * PW_TOP_BIGPOOL_MAX. Returns 0 or PW_EPARSE (no suspects array, a snapshot with a bad
  * number: t->n_big is then 0). */
 int pw_top_bigpool_from_json(const json_t *leaks, pw_top_table_t *t, pw_diag_t *diag);
+
+/* Takes the pools' limits, their sources, levels and ETAs from `host` (GET /api/v1/hosts/{host})
+ * into t->limits. Returns 0 or PW_EPARSE (not an object, a bad number: t->limits.have is then
+ * 0 and top shows no Limit line). */
+int pw_top_limits_from_json(const json_t *host, pw_top_table_t *t, pw_diag_t *diag);
 
 /* The request path for the view: /api/v1/hosts/HOST/pool?sort=..&by_change=..&order=..
  * &pool=..[&session=N|all][&include=..][&exclude=..]. Returns 0 or PW_ETOOBIG. */

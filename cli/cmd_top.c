@@ -23,7 +23,8 @@
 #define LIVE_DURATION_MS 600000u /* asked for on open; renewed every LIVE_RENEW_MS */
 #define LIVE_RENEW_MS    300000u
 #define REFRESH_MS       1000
-#define BIGPOOL_MS       10000 /* the suspects' big-pool snapshots: asked again this often */
+#define BIGPOOL_MS                                                                                 \
+    10000 /* the suspects' big-pool snapshots and the limits: asked again this often */
 
 void pw_top_view_init(pw_top_view_t *v)
 {
@@ -172,6 +173,36 @@ int pw_top_bigpool_from_json(const json_t *leaks, pw_top_table_t *t, pw_diag_t *
         b->pool = strcmp(type, "paged") == 0 ? PW_POOL_PAGED : PW_POOL_NONPAGED;
         t->n_big++;
     }
+    return 0;
+}
+
+int pw_top_limits_from_json(const json_t *host, pw_top_table_t *t, pw_diag_t *diag)
+{
+    pw_top_limits_t *l = &t->limits;
+    memset(l, 0, sizeof(*l));
+    if (!json_is_object(host))
+        return pw_diag_set(diag, PW_EPARSE, 0, 0, "host", "the host is not an object");
+    static const char *const pools[2] = {"nonpaged", "paged"};
+    for (int p = 0; p < 2; p++) {
+        char k[4][40];
+        snprintf(k[0], sizeof(k[0]), "%s_bytes", pools[p]);
+        snprintf(k[1], sizeof(k[1]), "%s_limit_bytes", pools[p]);
+        snprintf(k[2], sizeof(k[2]), "%s_eta_ms", pools[p]);
+        if (get_u64(host, k[0], &l->used[p]) < 0 || get_u64(host, k[1], &l->limit[p]) < 0 ||
+            get_u64(host, k[2], &l->eta_ms[p]) < 0) {
+            memset(l, 0, sizeof(*l));
+            return pw_diag_set(diag, PW_EPARSE, 0, 0, "host", "bad %s_* number", pools[p]);
+        }
+        snprintf(k[3], sizeof(k[3]), "%s_limit_source", pools[p]);
+        const char *src = json_string_value(json_object_get(host, k[3]));
+        /* a limit the API does not know has no source, whatever the field says */
+        snprintf(l->source[p], sizeof(l->source[p]), "%s",
+                 src && l->limit[p] && strcmp(src, "unknown") ? src : "");
+        snprintf(k[3], sizeof(k[3]), "%s_level", pools[p]);
+        const char *lv = json_string_value(json_object_get(host, k[3]));
+        snprintf(l->level[p], sizeof(l->level[p]), "%s", lv ? lv : "unknown");
+    }
+    l->have = 1;
     return 0;
 }
 
@@ -478,6 +509,55 @@ void pw_top_lines_close(pw_top_lines_t *l)
     memset(l, 0, sizeof(*l));
 }
 
+static int level_rank(const char *level)
+{
+    return strcmp(level, "critical") == 0 ? 3
+           : strcmp(level, "warn") == 0   ? 2
+           : strcmp(level, "ok") == 0     ? 1
+                                          : 0;
+}
+
+/* One pool of the Limit line: "118.5 MiB of 128.0 MiB (92.6%, computed, critical)", or
+ * "40.0 MiB, limit unknown". */
+static void limit_cell(const pw_top_limits_t *l, int p, uint64_t used, char *out, size_t size)
+{
+    char u[24], lim[24];
+    pw_cli_format_bytes(used, u, sizeof(u));
+    if (l->limit[p] == 0) {
+        snprintf(out, size, "%s, limit unknown", u);
+        return;
+    }
+    pw_cli_format_bytes(l->limit[p], lim, sizeof(lim));
+    snprintf(out, size, "%s of %s (%.1f%%, %s, %s)", u, lim,
+             (double)used * 100.0 / (double)l->limit[p], l->source[p][0] ? l->source[p] : "-",
+             l->level[p]);
+}
+
+/* The Limit line: each pool used vs its limit, the limit's source and level, and when the
+ * most urgent pool (highest level, then nearest) runs out: the question poolwatch answers. */
+static int limit_line(pw_top_lines_t *out, int width, const pw_top_table_t *t)
+{
+    const pw_top_limits_t *l = &t->limits;
+    uint64_t used[2] = {t->nonpaged ? t->nonpaged : l->used[0], t->paged ? t->paged : l->used[1]};
+    char n[96], p[96], eta[64] = "ETA: - (no pool grows towards a known limit)";
+    limit_cell(l, 0, used[0], n, sizeof(n));
+    limit_cell(l, 1, used[1], p, sizeof(p));
+    int w = -1;
+    for (int k = 0; k < 2; k++) {
+        if (l->eta_ms[k] == 0)
+            continue;
+        int c = w < 0 ? 1 : level_rank(l->level[k]) - level_rank(l->level[w]);
+        if (c > 0 || (c == 0 && l->eta_ms[k] < l->eta_ms[w]))
+            w = k;
+    }
+    if (w >= 0) {
+        char ts[32];
+        pw_cli_format_time(l->eta_ms[w], ts, sizeof(ts));
+        snprintf(eta, sizeof(eta), "ETA: %s %s", w == 0 ? "N" : "P", ts);
+    }
+    return add_line(out, width, 0, " Limit N: %s  P: %s  %s", n, p, eta);
+}
+
 /* KiB as poolmon prints them, or "-" when the API did not give the value. */
 static void kb(char *out, size_t size, uint64_t bytes)
 {
@@ -541,6 +621,8 @@ int pw_top_render(const pw_top_table_t *t, const pw_top_view_t *v, int width, in
     kb(e, sizeof(e), t->paged);
     rc |= add_line(out, width, 0, " Commit: %9s Limit: %9s Peak: %9s  Pool N: %9s P: %9s", a, b, c,
                    d, e);
+    if (t->limits.have)
+        rc |= limit_line(out, width, t);
     if (t->has_agent) { /* the agent's own footprint (AgentFootprint alerts when it grows) */
         kb(a, sizeof(a), t->agent_rss);
         snprintf(b, sizeof(b), "%" PRIu64 ".%01" PRIu64 "s", t->agent_cpu_ms / 1000,
@@ -740,12 +822,15 @@ static int fetch(const pw_client_t *cl, const char *host, const pw_top_view_t *v
     return ex;
 }
 
-/* The host's suspects' big-pool snapshots (GET /api/v1/leaks?host=HOST) into t->big. They
- * only add lines under the totals: when the request fails the lines are left out. */
-static void fetch_big_pool(const pw_client_t *cl, const char *host, pw_top_table_t *t)
+typedef int (*top_extra_fn)(const json_t *doc, pw_top_table_t *t, pw_diag_t *diag);
+
+/* GET `prefix` + the escaped host, its 200 answer handed to `take`. The lines it feeds only add
+ * to the screen: when the request fails they are left out. */
+static void fetch_extra(const pw_client_t *cl, const char *prefix, const char *host,
+                        top_extra_fn take, pw_top_table_t *t)
 {
-    t->n_big = 0;
-    char path[1024] = "/api/v1/leaks?host=";
+    char path[1024];
+    snprintf(path, sizeof(path), "%s", prefix);
     if (pw_url_escape(path, sizeof(path), host) < 0)
         return;
     pw_client_resp_t resp;
@@ -756,10 +841,24 @@ static void fetch_big_pool(const pw_client_t *cl, const char *host, pw_top_table
     if (resp.status == 200) {
         json_t *j = json_loadb(resp.body, resp.body_len, 0, NULL);
         if (j != NULL)
-            (void)pw_top_bigpool_from_json(j, t, &d);
+            (void)take(j, t, &d);
         json_decref(j);
     }
     pw_client_resp_close(&resp);
+}
+
+/* The host's suspects' big-pool snapshots (GET /api/v1/leaks?host=HOST) into t->big. */
+static void fetch_big_pool(const pw_client_t *cl, const char *host, pw_top_table_t *t)
+{
+    t->n_big = 0;
+    fetch_extra(cl, "/api/v1/leaks?host=", host, pw_top_bigpool_from_json, t);
+}
+
+/* The pools' limits, sources, levels and ETAs (GET /api/v1/hosts/HOST) into t->limits. */
+static void fetch_limits(const pw_client_t *cl, const char *host, pw_top_table_t *t)
+{
+    memset(&t->limits, 0, sizeof(t->limits));
+    fetch_extra(cl, "/api/v1/hosts/", host, pw_top_limits_from_json, t);
 }
 
 /* Asks the agent for live mode; on refusal the note says why and top goes on without it. */
@@ -833,10 +932,12 @@ static int top_loop(const pw_client_t *cl, const char *host, pw_top_view_t *v, p
             if (fetch(cl, host, v, &nt, NULL, msg, sizeof(msg)) == 0) {
                 if (now - last_big >= BIGPOOL_MS) {
                     fetch_big_pool(cl, host, &nt);
+                    fetch_limits(cl, host, &nt);
                     last_big = now;
                 } else {
                     memcpy(nt.big, t->big, sizeof(nt.big));
                     nt.n_big = t->n_big;
+                    nt.limits = t->limits;
                 }
                 pw_top_table_close(t);
                 *t = nt;
@@ -896,6 +997,7 @@ int pw_cmd_top(pw_cli_t *cli)
         return PW_EXIT_OK;
     }
     fetch_big_pool(&cl, host, &t);
+    fetch_limits(&cl, host, &t);
     if (once || !pw_term_is_tty() || cli->out != stdout) {
         /* Not a terminal: one screen as text (like top -b -n 1). */
         pw_top_lines_t lines;

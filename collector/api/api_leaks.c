@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
 {
@@ -197,6 +199,73 @@ static int cmp_alert(const void *a, const void *b)
     return strcmp(x->key.severity, y->key.severity);
 }
 
+/* The pool of a PoolTagLeak or pressure alert (a session pool is paged), or -1: the other
+ * alerts (silent, agent, pool empty) have no time to exhaustion. */
+static int alert_pool(const pw_alert_key_t *k)
+{
+    if (strcmp(k->pool, "nonpaged") == 0)
+        return PW_POOL_NONPAGED;
+    if (strcmp(k->pool, "paged") == 0 || (k->tag[0] != '\0' && strcmp(k->pool, "session") == 0))
+        return PW_POOL_PAGED;
+    return -1;
+}
+
+/* What makes a leak or pressure alert urgent, beside its summary: when its pool runs out
+ * (*eta: the API's pool_eta_ms, as /hosts and /leaks give it, null when the pool does not grow
+ * towards a known limit) and, for a pressure alert, the tag of the host's suspect in that pool
+ * that grows fastest (*grow, null when none): both are appended to `summary` ("; runs out
+ * 2026-12-03 20:42Z"; "; fastest-growing suspect 'Ddk ' +550.0 KiB/h"). */
+static void alert_context(pw_api_t *api, const pw_alert_key_t *k, char *summary, size_t size,
+                          json_t **eta, json_t **grow)
+{
+    *eta = json_null();
+    *grow = json_null();
+    int pool = alert_pool(k);
+    const pw_host_t *h = pool < 0 ? NULL : pw_fleet_find(pw_ingest_fleet(api->ing), k->host);
+    if (h == NULL)
+        return;
+    pw_pressure_t pr;
+    pw__api_host_pressure(api, h, pool, &pr);
+    json_decref(*eta);
+    *eta = pw__api_eta_json(h, pr.eta_ms);
+    size_t n = strlen(summary);
+    if (json_is_integer(*eta) && n < size) {
+        struct tm tm;
+        char ts[32];
+        if (pw_clock_gmtime((int64_t)(json_integer_value(*eta) / 1000), &tm) == 0 &&
+            strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%SZ", &tm))
+            n += (size_t)snprintf(summary + n, size - n, "; runs out %s", ts);
+    }
+    if (k->tag[0] != '\0' || n >= size)
+        return;
+    const pw_suspect_t *sp, *best = NULL;
+    size_t ns = pw_analysis_run_suspects(api->an, &sp);
+    for (size_t i = 0; i < ns; i++) {
+        int sp_pool = sp[i].pool == PW_POOL_NONPAGED ? PW_POOL_NONPAGED : PW_POOL_PAGED;
+        if (sp_pool == pool && strcmp(sp[i].host, h->name) == 0 &&
+            (best == NULL || sp[i].d.rate_bytes_per_h > best->d.rate_bytes_per_h))
+            best = &sp[i];
+    }
+    if (best == NULL)
+        return;
+    char tt[PW_API_TAG_TEXT_MAX];
+    uint32_t sess;
+    size_t tl = pw_row_split(best->tag, best->tag_len, best->pool, &sess);
+    const char *tag = pw__api_tag_text(best->tag, tl, tt);
+    json_decref(*grow);
+    *grow = json_string(tag);
+    double r = best->d.rate_bytes_per_h;
+    double a = r < 0 ? -r : r;
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+    size_t u = 0;
+    while (a >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        a /= 1024.0;
+        u++;
+    }
+    snprintf(summary + n, size - n, "; fastest-growing suspect '%s' %c%.1f %s/h", tag,
+             r < 0 ? '-' : '+', a, units[u]);
+}
+
 int pw__api_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
     (void)req;
@@ -221,12 +290,16 @@ int pw__api_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         char name[32], summary[512], desc[256];
         snprintf(name, sizeof(name), "%s", pw_analysis_alert_name(k));
         pw_analysis_alert_text(k, t->value, summary, sizeof(summary), desc, sizeof(desc));
-        json_array_append_new(
-            arr, json_pack("{s:s,s:s,s:s,s:{s:o,s:o,s:s,s:s},s:o,s:o,s:o}", "name", name, "state",
-                           pw_alert_state_name(t->to), "severity", k->severity, "labels", "host",
-                           pw__api_jstr(k->host), "tag", pw__api_jstr(k->tag), "pool", k->pool,
-                           "severity", k->severity, "since_ms", json_integer(t->active_since_ms),
-                           "value", pw__api_jreal(t->value), "summary", pw__api_jstr(summary)));
+        json_t *eta = NULL, *grow = NULL;
+        alert_context(api, k, summary, sizeof(summary), &eta, &grow);
+        json_t *o =
+            json_pack("{s:s,s:s,s:s,s:{s:o,s:o,s:s,s:s},s:o,s:o,s:o,s:o,s:o}", "name", name,
+                      "state", pw_alert_state_name(t->to), "severity", k->severity, "labels",
+                      "host", pw__api_jstr(k->host), "tag", pw__api_jstr(k->tag), "pool", k->pool,
+                      "severity", k->severity, "since_ms", json_integer(t->active_since_ms),
+                      "value", pw__api_jreal(t->value), "summary", pw__api_jstr(summary),
+                      "pool_eta_ms", eta, "growing_tag", grow);
+        json_array_append_new(arr, o);
     }
     pw_free(a.v);
     return pw__api_send_json(resp, 200, arr ? json_pack("{s:o}", "alerts", arr) : NULL);

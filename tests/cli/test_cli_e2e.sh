@@ -84,6 +84,8 @@ check "top exit" 0 $?
 check "top Abcd row" 1 "$(grep -cE '^ Abcd Nonp         150 \( *-?[0-9]+\)         50 \( *-?[0-9]+\)       100 \( *-?[0-9]+\)       10000 \( *-?[0-9]+\)       100$' "$dir/out")"
 check "top sorted by bytes" "Abcd Wxyz" "$(awk '/^ (Abcd|Wxyz) /{printf "%s%s", s, $1; s=" "}' "$dir/out")"
 check "top memory" 1 "$(grep -c '^ Memory:  1048576K Avail:   524288K' "$dir/out")"
+# the Limit line (GET /api/v1/hosts/OLD01): an import without --nonpaged-limit/--os has none
+check "top limit line" 1 "$(grep -cE '^ Limit N: [0-9.]+ [KMG]?i?B, limit unknown  P: [0-9.]+ [KMG]?i?B, limit unknown  ETA: - \(no pool grows towards a known limit\)$' "$dir/out")"
 # top --once --json: one snapshot, the API's pool table itself (the same document as a GET of
 # /api/v1/hosts/OLD01/pool with top's default view), not the text screen
 POOLWATCH_TOKEN=$READ "$PW" top OLD01 --once --json >"$dir/out" 2>"$dir/err"

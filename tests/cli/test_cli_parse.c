@@ -570,6 +570,79 @@ static void test_top_render_agent(void **state)
     json_decref(j);
 }
 
+/* The Limit line under the totals (GET /api/v1/hosts/{host}): each pool's use against its
+ * limit with the limit's source and level, and when the most urgent pool runs out. Used bytes
+ * are the pool table's: 8531968 B = 8.1 MiB of a 10485760 B limit = 81.4 % (8531968 / 10485760
+ * = 0.81367); paged 27873280 B = 26.6 MiB. ETAs: 1710500000000 = 2024-03-15 10:53:20Z,
+ * 1710420000000 = 2024-03-14 12:40:00Z (date -u -d @...). */
+static void test_top_render_limits(void **state)
+{
+    (void)state;
+    pw_top_table_t t;
+    load_table(&t);
+    pw_diag_t d;
+    json_t *h = json_pack("{s:I,s:I,s:s,s:s,s:I,s:I,s:n,s:s,s:s,s:n}", "nonpaged_bytes",
+                          (json_int_t)8500000, "nonpaged_limit_bytes", (json_int_t)10485760,
+                          "nonpaged_limit_source", "computed", "nonpaged_level", "warn",
+                          "nonpaged_eta_ms", (json_int_t)1710500000000, "paged_bytes",
+                          (json_int_t)27000000, "paged_limit_bytes", "paged_limit_source",
+                          "unknown", "paged_level", "unknown", "paged_eta_ms");
+    assert_non_null(h);
+    assert_int_equal(pw_top_limits_from_json(h, &t, &d), 0);
+    pw_top_view_t v;
+    pw_top_view_init(&v);
+    pw_top_lines_t l;
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 9);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB of 10.0 MiB (81.4%, computed, warn)  P: "
+                                   "26.6 MiB, limit unknown  ETA: N 2024-03-15 10:53:20Z");
+    pw_top_lines_close(&l);
+
+    /* Both pools run out: the higher level wins over the nearer time (the paged pool's 12:40
+     * is nearer, but nonpaged is critical); at one level the nearer time wins. 27873280 /
+     * 33554432 = 83.1 %. */
+    json_object_set_new(h, "nonpaged_level", json_string("critical"));
+    json_object_set_new(h, "paged_limit_bytes", json_integer(33554432));
+    json_object_set_new(h, "paged_limit_source", json_string("reported"));
+    json_object_set_new(h, "paged_level", json_string("warn"));
+    json_object_set_new(h, "paged_eta_ms", json_integer(1710420000000));
+    assert_int_equal(pw_top_limits_from_json(h, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB of 10.0 MiB (81.4%, computed, critical)  P: "
+                                   "26.6 MiB of 32.0 MiB (83.1%, reported, warn)  ETA: N "
+                                   "2024-03-15 10:53:20Z");
+    pw_top_lines_close(&l);
+    json_object_set_new(h, "paged_level", json_string("critical"));
+    assert_int_equal(pw_top_limits_from_json(h, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB of 10.0 MiB (81.4%, computed, critical)  P: "
+                                   "26.6 MiB of 32.0 MiB (83.1%, reported, critical)  ETA: P "
+                                   "2024-03-14 12:40:00Z");
+    pw_top_lines_close(&l);
+
+    /* No limit known and no ETA (an imported capture without --os): said, never 0 %. */
+    json_t *none =
+        json_pack("{s:I,s:n,s:s,s:s,s:n,s:I,s:n,s:n}", "nonpaged_bytes", (json_int_t)8500000,
+                  "nonpaged_limit_bytes", "nonpaged_limit_source", "unknown", "nonpaged_level",
+                  "unknown", "nonpaged_eta_ms", "paged_bytes", (json_int_t)27000000,
+                  "paged_limit_bytes", "paged_eta_ms");
+    assert_int_equal(pw_top_limits_from_json(none, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB, limit unknown  P: 26.6 MiB, limit unknown  "
+                                   "ETA: - (no pool grows towards a known limit)");
+    pw_top_lines_close(&l);
+    /* A bad number leaves the line out. */
+    json_object_set_new(h, "nonpaged_limit_bytes", json_string("x"));
+    assert_int_equal(pw_top_limits_from_json(h, &t, &d), PW_EPARSE);
+    assert_int_equal(t.limits.have, 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 8);
+    pw_top_lines_close(&l);
+    json_decref(none);
+    json_decref(h);
+    pw_top_table_close(&t);
+}
+
 /* Linux rows in top (issue 19 item 5): the Tag column grows to the longest tag up to 32
  * columns; an allocation site longer than that keeps its end (file and line) after "…", so the
  * columns after it stay where the header puts them. */
@@ -2166,6 +2239,7 @@ int main(void)
         cmocka_unit_test(test_top_sessions),
         cmocka_unit_test(test_fmt_bigpool),
         cmocka_unit_test(test_top_render_agent),
+        cmocka_unit_test(test_top_render_limits),
         cmocka_unit_test(test_top_render_long_tags),
         cmocka_unit_test(test_top_render_held),
         cmocka_unit_test(test_top_render_bigpool),

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "codec.h"
 #include "double.h"
 #include "linux_series.h"
@@ -282,6 +284,90 @@ static void test_stream_findings_and_no_flicker(void **state_)
     /* the state of a 4-row host is small and counted */
     assert_true(pw_analysis_run_state_bytes(d.an, h) > 0);
     assert_true(pw_analysis_run_state_bytes(d.an, h) < 200000);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
+/* GET /api/v1/alerts of `d` as a read client. */
+static json_t *get_alerts(pw_double_t *d, int64_t now)
+{
+    pw_api_req_t req = {PW_API_GET, "/api/v1/alerts", "", "Bearer tok", NULL, 0, (uint64_t)now};
+    pw_api_resp_t resp;
+    pw_api_resp_init(&resp);
+    assert_int_equal(pw_api_handle(&d->api, &req, &resp), 200);
+    json_t *j = json_loadb((const char *)resp.body.data, resp.body.len, 0, NULL);
+    pw_api_resp_close(&resp);
+    assert_non_null(j);
+    return j;
+}
+
+static const json_t *alert_named(const json_t *alerts, const char *name)
+{
+    size_t i;
+    const json_t *a;
+    json_array_foreach(json_object_get(alerts, "alerts"), i, a)
+    {
+        if (strcmp(json_string_value(json_object_get(a, "name")), name) == 0)
+            return a;
+    }
+    return NULL;
+}
+
+/* The alerts say when the pool runs out, and a pressure alert which suspect grows fastest
+ * (the new-user trial: `poolwatch alerts` had neither). The nonpaged pool grows 4,096 B a
+ * sample (10 s) from 80 MiB, all of it "Ddk " (1,474,560 B/h = 1.4 MiB/h), for 2 h; limit
+ * 100 MiB. Last sample: k = 720 at T0 + 7,200 s, used 83,886,080 + 2,949,120 = 86,835,200 B
+ * (82.8 %: warn). Left: 104,857,600 - 86,835,200 = 18,022,400 B = 4,400 samples of 10 s =
+ * 44,000 s, so it runs out at T0 + 51,200 s = 1704118400000 ms, 2024-01-01 14:13:20Z
+ * (date -u -d @1704118400). */
+static void test_alerts_say_eta_and_tag(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open_with_token(&d, "tok", "read"), 0);
+    sim_clock_t clk = {T0_MS, 0};
+    on_clock(&d, &clk);
+    pw_host_t *h = hello(&d, "eta01");
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    int64_t ts = T0_MS;
+    for (int k = 0; k <= 720; k++) {
+        ts = T0_MS + (int64_t)k * STEP_MS;
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)ts;
+        s.totals.nonpaged_bytes = (80u << 20) + (uint64_t)k * 4096;
+        s.totals.paged_bytes = 50u << 20;
+        add(&s, "Ddk ", PW_POOL_NONPAGED, 600000 + (uint64_t)k * 4096, 600 + (uint64_t)k, k);
+        add(&s, "Mmcm", PW_POOL_NONPAGED, 12u << 20, 3000, k);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+        assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+        if ((ts - T0_MS) % PASS_MS != 0)
+            continue;
+        clk.now = ts;
+        pw_analysis_run_pass(d.an);
+    }
+    assert_int_equal(pw_analysis_run_host(d.an, h)->np.eta_ms, 44000000LL);
+    json_t *j = get_alerts(&d, ts);
+    const json_t *pr = alert_named(j, "NonpagedPoolPressure"), *lk = alert_named(j, "PoolTagLeak");
+    assert_non_null(pr);
+    assert_non_null(lk);
+    assert_string_equal(json_string_value(json_object_get(pr, "state")), "firing");
+    assert_int_equal(json_integer_value(json_object_get(pr, "pool_eta_ms")), 1704118400000LL);
+    assert_string_equal(json_string_value(json_object_get(pr, "growing_tag")), "Ddk ");
+    assert_string_equal(json_string_value(json_object_get(pr, "summary")),
+                        "eta01: nonpaged pool at 82.8 % of its limit; runs out 2024-01-01 "
+                        "14:13:20Z; fastest-growing suspect 'Ddk ' +1.4 MiB/h");
+    assert_int_equal(json_integer_value(json_object_get(lk, "pool_eta_ms")), 1704118400000LL);
+    assert_true(json_is_null(json_object_get(lk, "growing_tag")));
+    assert_string_equal(json_string_value(json_object_get(lk, "summary")),
+                        "eta01: pool tag Ddk  (nonpaged) keeps growing; runs out 2024-01-01 "
+                        "14:13:20Z");
+    json_decref(j);
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
     pw_double_close(&d);
@@ -1649,6 +1735,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_analysis_run_clock_counts_for_in_simulated_time),
         cmocka_unit_test(test_stream_findings_and_no_flicker),
+        cmocka_unit_test(test_alerts_say_eta_and_tag),
         cmocka_unit_test(test_suspect_episode_told_once),
         cmocka_unit_test(test_import_judged_at_once),
         cmocka_unit_test(test_import_linux_series_judged),
