@@ -91,8 +91,15 @@ int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         /* A pool tag of 4 bytes; a shorter one is padded as poolmon shows it ("Io  "). */
         const char *t = json_string_value(json_object_get(b, "tag"));
         int tl = t ? pw__api_tag_parse(t, tag) : -1;
+        char tt[PW_API_TAG_TEXT_MAX];
         if (tl < 1 || tl > 4)
             r = pw_api_error(resp, 400, "EINVAL", "tag must be a pool tag of 1..4 bytes");
+        else if (!pw__api_tag_known(api, h, tag, (size_t)tl, req->now_ms))
+            /* a typo is not "no block of a page or more": 404, as series answers it */
+            r = pw_api_error(resp, 404, "ENOENT",
+                             "host '%s' has no tag '%s' in any pool, now or in its history (tags "
+                             "are case-sensitive)",
+                             h->name, pw__api_tag_text(tag, (size_t)tl, tt));
         else
             memset(tag + tl, ' ', (size_t)(4 - tl));
         cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_BIG_POOL;

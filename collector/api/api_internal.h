@@ -57,6 +57,11 @@ int pw__api_query_u64(const pw__api_query_t *q, const char *name, uint64_t max, 
 /* "paged" / "nonpaged" / "session" / "both" to a pool (3 = both), -1 otherwise. */
 int pw__api_pool_word(const char *s);
 const char *pw__api_limit_source_name(int s);
+/* Whether host h ever had `tag` (len bytes; a short tag also as its 4-byte padded form) in
+ * any pool: a row of its current table, else a point of its stored history. Returns 1 or 0
+ * (a store error counts as known: the caller's empty answer stands). */
+int pw__api_tag_known(pw_api_t *api, const pw_host_t *h, const uint8_t *tag, size_t len,
+                      uint64_t now_ms);
 const char *pw__api_level_name(pw_level_t l);
 /* The tag's driver and description from the loaded pooltag.txt (NULL when unknown). */
 void pw__api_describe(const pw_api_t *api, const uint8_t *tag, size_t len, const char **drv,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "series.h"
 #include <openssl/crypto.h>
 
 /* ============================================================================================
@@ -318,18 +319,7 @@ int pw__api_pool_word(const char *s)
 
 const char *pw__api_limit_source_name(int s)
 {
-    switch (s) {
-    case PW_LIMIT_REPORTED:
-        return "reported";
-    case PW_LIMIT_COMPUTED:
-        return "computed";
-    case PW_LIMIT_REGISTRY:
-        return "registry";
-    case PW_LIMIT_CONFIGURED:
-        return "configured";
-    default:
-        return "unknown";
-    }
+    return pw_series_limit_source_name(s); /* the same words as /metrics' source label */
 }
 
 const char *pw__api_level_name(pw_level_t l)
@@ -410,4 +400,52 @@ pw_host_t *pw__api_find_host(pw_api_t *api, const char *name, pw_api_resp_t *res
     if (h == NULL)
         pw_api_error(resp, 404, "ENOENT", "unknown host '%s'", name);
     return h;
+}
+
+/* 1 when t[0..tl) names a tag as `tag` (tl bytes) does, or as its padded form: poolmon pads
+ * tags to 4 with spaces ("Io" is "Io  "). */
+static int same_tag(const uint8_t *t, size_t tl, const uint8_t *tag, size_t len)
+{
+    if (tl == len)
+        return memcmp(t, tag, len) == 0;
+    if (len >= 4 || tl != 4 || memcmp(t, tag, len) != 0)
+        return 0;
+    for (size_t i = len; i < 4; i++)
+        if (t[i] != ' ')
+            return 0;
+    return 1;
+}
+
+/* Whether host h ever had the tag in any pool: a row of its current table, or a point of its
+ * stored history (nonpaged or paged, all time). Asked only when a series came back empty, to
+ * tell an unknown tag (404, a typo) from a known one with nothing in that time or pool. */
+int pw__api_tag_known(pw_api_t *api, const pw_host_t *h, const uint8_t *tag, size_t len,
+                      uint64_t now_ms)
+{
+    for (size_t i = 0, n = pw_host_nrows(h); i < n; i++) {
+        pw_host_row_t row;
+        pw_host_row_plain(h, i, &row);
+        size_t shown = pw_row_split(row.tag, row.tag_len, row.pool, NULL);
+        if (same_tag(row.tag, shown, tag, len))
+            return 1;
+    }
+    uint8_t padded[4];
+    size_t forms = len < 4 ? 2 : 1;
+    if (len < 4) {
+        memcpy(padded, tag, len);
+        memset(padded + len, ' ', 4 - len);
+    }
+    for (int pool = PW_POOL_PAGED; pool <= PW_POOL_NONPAGED; pool++)
+        for (size_t f = 0; f < forms; f++) {
+            pw_store_series_t s;
+            memset(&s, 0, sizeof(s));
+            /* one point a day over all time: the cheapest level that sees every sample */
+            int64_t n =
+                pw_store_series(pw_ingest_store(api->ing), h->name, f ? padded : tag, f ? 4 : len,
+                                (pw_pool_t)pool, 0, now_ms + 86400000ull, 86400000ull, &s, NULL);
+            pw_store_series_free(&s);
+            if (n != 0) /* an error is not "unknown": the empty answer stands */
+                return 1;
+        }
+    return 0;
 }

@@ -3,8 +3,9 @@
  *
  * Series and cardinality: per host up to 10 series (pool used/limit for nonpaged and paged,
  * samples, connected, stopped, last seen, suspects, and the table size; a pool's limit series only
- * when its limit is known: absent = unknown, as Prometheus expects), plus, per host, the
- * PW_API_METRICS_TOP_N (20) (tag, pool) rows with the most bytes as two gauges
+ * when its limit is known: absent = unknown, as Prometheus expects; its `source` label is the
+ * API's limit source, part of the series' identity: rules divide with ignoring(source)), plus, per
+ * host, the PW_API_METRICS_TOP_N (20) (tag, pool) rows with the most bytes as two gauges
  * (poolwatch_tag_bytes, poolwatch_tag_allocations; a third, poolwatch_tag_held_bytes, on Linux
  * hosts: the slab cache's slabs): at most 10 + 60 series per host, so a 10,000-host fleet
  * exposes about 500,000 to 700,000 series. The full table stays in the API
@@ -84,7 +85,9 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
     } hm[] = {
         {"poolwatch_pool_bytes", "gauge", "Pool bytes in use (host totals)."},
         {"poolwatch_pool_limit_bytes", "gauge",
-         "Pool limit in bytes (present only when the limit is known)."},
+         "Pool limit in bytes (present only when the limit is known); source: where it comes "
+         "from (reported, computed, registry, configured; unknown for a limit only the samples "
+         "carry)."},
         {"poolwatch_host_samples_total", "counter",
          "Samples received from the host's agent since the collector started; an imported host's: "
          "the screens its imports stored."},
@@ -104,19 +107,25 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             if (pw_host_retired(h))
                 continue;
             uint64_t used[2], lim[2];
+            const char *src[2];
             pw_series_pools(h, used, lim);
+            pw_series_limit_sources(h, src);
             esc(h->name, hn, sizeof(hn));
             switch (m) {
             case 0:
-            case 1: {
-                /* A limit of 0 is unknown: no series (absent = unknown), not a 0. */
-                const uint64_t *v = m == 0 ? used : lim;
                 for (int p = 0; p < 2 && r == 0; p++)
-                    if (m == 0 || v[p] != 0)
-                        r = out(b, "%s{host=\"%s\",pool=\"%s\"} %" PRIu64 "\n", hm[m].name, hn,
-                                pw_series_pool_names[p], v[p]);
+                    r = out(b, "%s{host=\"%s\",pool=\"%s\"} %" PRIu64 "\n", hm[m].name, hn,
+                            pw_series_pool_names[p], used[p]);
                 break;
-            }
+            case 1:
+                /* A limit of 0 is unknown: no series (absent = unknown), not a 0. Its source
+                 * is a label, as the API's *_limit_source names it: part of the series'
+                 * identity, so a host whose limit comes from elsewhere starts a new series. */
+                for (int p = 0; p < 2 && r == 0; p++)
+                    if (lim[p] != 0)
+                        r = out(b, "%s{host=\"%s\",pool=\"%s\",source=\"%s\"} %" PRIu64 "\n",
+                                hm[m].name, hn, pw_series_pool_names[p], src[p], lim[p]);
+                break;
             case 2:
                 r = out(b, "%s{host=\"%s\"} %" PRIu64 "\n", hm[m].name, hn, h->samples);
                 break;

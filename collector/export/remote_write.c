@@ -477,10 +477,19 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *
     int r = 0;
     for (int p = 0; p < 2 && r == 0; p++)
         r = add(b, "poolwatch_pool_bytes", NULL, h->name, pn[p], NULL, (double)used[p], ts, NULL);
-    for (int p = 0; p < 2 && r == 0; p++)
-        if (lim[p] != 0) /* 0 = unknown: no series (absent = unknown), as in /metrics */
-            r = add(b, "poolwatch_pool_limit_bytes", NULL, h->name, pn[p], NULL, (double)lim[p], ts,
-                    NULL);
+    const char *src[2];
+    pw_series_limit_sources(h, src);
+    for (int p = 0; p < 2 && r == 0; p++) {
+        if (lim[p] == 0) /* 0 = unknown: no series (absent = unknown), as in /metrics */
+            continue;
+        ser_t *ls;
+        r = add(b, "poolwatch_pool_limit_bytes", NULL, h->name, pn[p], NULL, (double)lim[p], ts,
+                &ls);
+        if (r == 0) { /* where the limit comes from, after pool in name order */
+            set_label(ls, ls->ts.n_labels, "source", src[p]);
+            ls->ts.n_labels++;
+        }
+    }
     if (ah != NULL && ah->have_pressure) {
         const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
         for (int p = 0; p < 2 && r == 0; p++)

@@ -5,7 +5,7 @@
  *
  * What is sent: every `interval`, for each host with a sample newer than the last one sent,
  * the latest value of the series of series.h (the names and labels of /metrics):
- *   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool} (only where the
+ *   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool,source} (only where the
  *   pool's limit is known: an unknown limit is absent, not 0),
  *   poolwatch_pool_exhaustion_seconds{host,pool} (only where the analysis gives an ETA),
  *   poolwatch_host_connected{host}, poolwatch_host_stopped{host} (its agent said goodbye),

@@ -86,6 +86,28 @@ size_t pw_series_top(const pw_host_t *h, pw_series_row_t *top, size_t cap)
     return n;
 }
 
+const char *pw_series_limit_source_name(int source)
+{
+    switch (source) {
+    case PW_LIMIT_REPORTED:
+        return "reported";
+    case PW_LIMIT_COMPUTED:
+        return "computed";
+    case PW_LIMIT_REGISTRY:
+        return "registry";
+    case PW_LIMIT_CONFIGURED:
+        return "configured";
+    default:
+        return "unknown";
+    }
+}
+
+void pw_series_limit_sources(const pw_host_t *h, const char *source[2])
+{
+    source[0] = pw_series_limit_source_name(h->nonpaged_limit_source);
+    source[1] = pw_series_limit_source_name(h->paged_limit_source);
+}
+
 void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2])
 {
     const pw_totals_t *t = pw_host_totals(h);

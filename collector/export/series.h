@@ -1,8 +1,10 @@
 /* series.h: what the collector exports as Prometheus series, shared by /metrics
  * (metrics_prom.c, the text exposition) and remote write (remote_write.c, protobuf), so that
  * both carry the same values under the same names and labels:
- *   per host   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool} (where
- *              the pool's limit is known: absent = unknown, never 0),
+ *   per host   poolwatch_pool_bytes{host,pool}, poolwatch_pool_limit_bytes{host,pool,source}
+ *              (where the pool's limit is known: absent = unknown, never 0; source is where it
+ *              comes from, pw_series_limit_source_name: part of the series' identity, so
+ *              divide with `ignoring(source)`),
  *              poolwatch_pool_exhaustion_seconds{host,pool} (where the analysis gives an ETA),
  *              poolwatch_host_connected{host}, poolwatch_host_stopped{host} (1 when its agent
  *              said Goodbye, a clean stop, and has not connected since: pw_series_stopped),
@@ -51,6 +53,14 @@ void pw_series_pools(const pw_host_t *h, uint64_t used[2], uint64_t limit[2]);
 
 /* Pool label values in the order of pw_series_pools: "nonpaged", "paged". */
 extern const char *const pw_series_pool_names[2];
+
+/* The `source` label of poolwatch_pool_limit_bytes and the API's *_limit_source: a
+ * pw_limit_source_t (common/sample.h) as "reported", "computed", "registry", "configured", or
+ * "unknown" (any other value: a limit only the sample totals carry). Static string. */
+const char *pw_series_limit_source_name(int source);
+
+/* The sources of the host's limits, in the order of pw_series_pools (static strings). */
+void pw_series_limit_sources(const pw_host_t *h, const char *source[2]);
 
 /* poolwatch_host_stopped: 1 when the host's agent said Goodbye (a clean stop: signal, service
  * stop, a replay's end) and no session is attached since, else 0 (streaming, or gone without a

@@ -4,6 +4,7 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
@@ -19,6 +20,7 @@ static void host_free(pw_host_t *h)
     pw_delta_dec_close(&t->dec);
     pw_free(t->prev_rows);
     pw_sample_close(&t->snapshot);
+    pw_free(t->snap_ch);
     pw_free(t->hist);
     pw_free(t->bigpool);
     pw_free(t);
@@ -274,6 +276,75 @@ static const pw_row_t *prev_row(const pw_host_table_t *t, const pw_row_t *cur)
     return cur; /* untouched by the last sample */
 }
 
+static uint64_t counter_mask(const pw_host_t *h);
+static int64_t wrap_change(uint64_t cur, uint64_t prev, uint64_t mask);
+
+static const pw_entry_t *g_prev_entries; /* cmp_entry_idx's table (qsort has no context) */
+
+static int cmp_entry(const pw_entry_t *x, const pw_entry_t *y)
+{
+    int c = memcmp(x->tag, y->tag, x->tag_len < y->tag_len ? x->tag_len : y->tag_len);
+    if (c == 0)
+        c = (int)x->tag_len - (int)y->tag_len;
+    return c != 0 ? c : (int)x->pool - (int)y->pool;
+}
+
+static int cmp_entry_idx(const void *a, const void *b)
+{
+    return cmp_entry(&g_prev_entries[*(const uint32_t *)a], &g_prev_entries[*(const uint32_t *)b]);
+}
+
+int pw__fleet_snapshot_changes(pw_host_t *h, const pw_sample_t *prev)
+{
+    pw_host_table_t *t = h->priv;
+    const pw_sample_t *cur = &t->snapshot;
+    pw_free(t->snap_ch);
+    t->snap_ch = NULL;
+    t->snap_ch_n = 0;
+    t->snap_prev_ts_ms = 0;
+    if (prev == NULL || prev->timestamp_ms >= cur->timestamp_ms || cur->n == 0)
+        return 0;
+    int64_t(*ch)[5] = pw_calloc(cur->n, sizeof(*ch));
+    uint32_t *idx = prev->n ? pw_malloc(prev->n * sizeof(*idx)) : NULL;
+    if (ch == NULL || (prev->n && idx == NULL)) {
+        pw_free(ch);
+        pw_free(idx);
+        return PW_ENOMEM;
+    }
+    for (size_t i = 0; i < prev->n; i++)
+        idx[i] = (uint32_t)i;
+    g_prev_entries = prev->entries;
+    if (prev->n > 1)
+        qsort(idx, prev->n, sizeof(*idx), cmp_entry_idx);
+    uint64_t mask = counter_mask(h);
+    for (size_t i = 0; i < cur->n; i++) {
+        const pw_entry_t *e = &cur->entries[i], *p = NULL;
+        size_t lo = 0, hi = prev->n;
+        while (lo < hi) { /* the entry of the same tag and pool, or none (a new row) */
+            size_t mid = lo + (hi - lo) / 2;
+            int c = cmp_entry(&prev->entries[idx[mid]], e);
+            if (c == 0) {
+                p = &prev->entries[idx[mid]];
+                break;
+            }
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        ch[i][0] = wrap_change(e->allocs, p ? p->allocs : 0, mask);
+        ch[i][1] = wrap_change(e->frees, p ? p->frees : 0, mask);
+        ch[i][2] = (int64_t)(e->diff - (p ? p->diff : 0));
+        ch[i][3] = (int64_t)(e->bytes - (p ? p->bytes : 0));
+        ch[i][4] = (int64_t)(e->held_bytes - (p ? p->held_bytes : 0));
+    }
+    pw_free(idx);
+    t->snap_ch = ch;
+    t->snap_ch_n = cur->n;
+    t->snap_prev_ts_ms = prev->timestamp_ms;
+    return 0;
+}
+
 void pw__fleet_reset_stream(pw_host_t *h, unsigned counter_width)
 {
     pw_host_table_t *t = h->priv;
@@ -341,6 +412,14 @@ static void row_at(const pw_host_t *h, size_t i, int with_change, pw_host_row_t 
         v->diff = e->diff;
         v->bytes = e->bytes;
         v->held_bytes = e->held_bytes;
+        if (with_change && t->snap_ch != NULL && i < t->snap_ch_n) {
+            v->ch_allocs = t->snap_ch[i][0];
+            v->ch_frees = t->snap_ch[i][1];
+            v->ch_diff = t->snap_ch[i][2];
+            v->ch_bytes = t->snap_ch[i][3];
+            v->ch_held_bytes = t->snap_ch[i][4];
+            v->has_change = 1;
+        }
     }
     v->per_alloc = pw_per_alloc(v->bytes, v->diff);
 }
@@ -417,7 +496,10 @@ int pw_host_connected(const pw_host_t *h)
 
 uint64_t pw_host_prev_ts(const pw_host_t *h)
 {
-    return h->priv->dec.have_base && h->priv->prev_valid ? h->priv->prev_ts_ms : 0;
+    const pw_host_table_t *t = h->priv;
+    if (!t->dec.have_base)
+        return t->snap_ch != NULL ? t->snap_prev_ts_ms : 0; /* an import's screen before */
+    return t->prev_valid ? t->prev_ts_ms : 0;
 }
 
 uint64_t pw_host_limit(const pw_host_t *h, int pool)

@@ -20,12 +20,17 @@ typedef struct pw_host_table_s {
     size_t prev_n, prev_cap;
     int prev_valid; /* prev_rows describes the step to the current table */
     uint64_t prev_ts_ms;
-    pw_sample_t snapshot;   /* last stored table, when no stream has started since start */
-    uint64_t stored_seq;    /* last seq put into the store for this agent instance */
-    int dec_stored;         /* dec's table is the last sample put (pw_store_put_frame) */
-    uint64_t committed_seq; /* last seq made durable */
-    void *session;          /* the attached session (ingest.h), NULL when disconnected */
-    pw_fleet_point_t *hist; /* ring of PW_FLEET_HISTORY points */
+    pw_sample_t snapshot; /* last stored table, when no stream has started since start */
+    /* An import's snapshot: each entry's change since the screen before it (allocs, frees,
+     * diff, bytes, held bytes), snap_ch_n == snapshot.n; NULL when that screen is not known */
+    int64_t (*snap_ch)[5];
+    size_t snap_ch_n;
+    uint64_t snap_prev_ts_ms; /* the screen before's time; 0 with snap_ch NULL */
+    uint64_t stored_seq;      /* last seq put into the store for this agent instance */
+    int dec_stored;           /* dec's table is the last sample put (pw_store_put_frame) */
+    uint64_t committed_seq;   /* last seq made durable */
+    void *session;            /* the attached session (ingest.h), NULL when disconnected */
+    pw_fleet_point_t *hist;   /* ring of PW_FLEET_HISTORY points */
     size_t hist_n, hist_head;
     int hist_from_store;        /* the ring's older points are still to be read from the store */
     pw_bigpool_snap_t *bigpool; /* latest per tag, up to PW_HOST_BIGPOOL_MAX (pw_ingest_big_pool) */
@@ -47,6 +52,11 @@ void pw__fleet_note_totals(pw_host_t *h, uint64_t ts_ms, uint64_t nonpaged, uint
  * table, when `s` resets the dictionary or names more keys than the decoder would accept,
  * and on PW_ENOMEM. Returns 0 or PW_ENOMEM. */
 int pw__fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s);
+
+/* The change of every entry of the host's snapshot since `prev` (the screen before it, an
+ * import's), or none when prev is NULL or not older: what `top` shows in parentheses.
+ * Returns 0 or PW_ENOMEM (then no changes are kept). */
+int pw__fleet_snapshot_changes(pw_host_t *h, const pw_sample_t *prev);
 
 /* Resets the host's stream decoder (new agent instance or counter width). */
 void pw__fleet_reset_stream(pw_host_t *h, unsigned counter_width);

@@ -51,6 +51,7 @@ pw_host_t *pw_ingest_restore(pw_ingest_t *ing, const char *name, unsigned width,
     pw_host_table_t *t = h->priv;
     if (!t->dec.have_base && table != NULL && pw_sample_copy(&t->snapshot, table) != 0)
         return NULL;
+    (void)pw__fleet_snapshot_changes(h, NULL); /* the screen before is not known */
     t->hist_from_store = 1; /* read by the first analysis pass, under its time slices */
     return h;
 }
@@ -69,6 +70,21 @@ static void set_limit(pw_host_t *h, int pool, const pw_pool_limit_t *l)
         h->nonpaged_limit_source = l->source;
         snprintf(h->nonpaged_limit_detail, sizeof(h->nonpaged_limit_detail), "%s", l->detail);
     }
+}
+
+/* The limits an agent's host has from its Hello (bytes 0: none said) into lim[0] (nonpaged) and
+ * lim[1] (paged); 0 when it has neither (an import's host keeps what was given at import). */
+static int hello_limits(const pw_host_t *h, pw_pool_limit_t lim[2])
+{
+    if (pw_host_imported(h) || (h->nonpaged_limit_bytes == 0 && h->paged_limit_bytes == 0))
+        return 0;
+    lim[0].bytes = h->nonpaged_limit_bytes;
+    lim[0].source = (pw_limit_source_t)h->nonpaged_limit_source;
+    memcpy(lim[0].detail, h->nonpaged_limit_detail, sizeof(lim[0].detail));
+    lim[1].bytes = h->paged_limit_bytes;
+    lim[1].source = (pw_limit_source_t)h->paged_limit_source;
+    memcpy(lim[1].detail, h->paged_limit_detail, sizeof(lim[1].detail));
+    return 1;
 }
 
 /* Rebuilds what the fleet view needs from the store: hosts and their last tables. */
@@ -406,8 +422,20 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
     size_t boot_len = s->boot_id.len ? s->boot_id.len : h->boot_id_len;
     char os[96];
     snprintf(os, sizeof(os), "%s %s", h->os_family, h->os_version);
-    pw_store_host_t sh = {h->name, h->agent_id,      h->agent_id_len, boot,          boot_len,
-                          os,      h->counter_width, h->source_kind,  h->interval_ms};
+    /* the Hello's limits with their source: a restart knows them before the agent is back */
+    pw_pool_limit_t lim[2];
+    int said = hello_limits(h, lim);
+    pw_store_host_t sh = {.name = h->name,
+                          .agent_id = h->agent_id,
+                          .agent_id_len = h->agent_id_len,
+                          .boot_id = boot,
+                          .boot_id_len = boot_len,
+                          .os = os,
+                          .counter_width = h->counter_width,
+                          .source_kind = h->source_kind,
+                          .interval_ms = h->interval_ms,
+                          .nonpaged_limit = said ? &lim[0] : NULL,
+                          .paged_limit = said ? &lim[1] : NULL};
     r = pw_store_put_frame(ing->store, &sh, &t->dec, payload, len, s->base_seq, follows,
                            dr.gap_before, d);
     if (r < 0) {
@@ -594,7 +622,21 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     pw_host_t *h = pw__fleet_get(&ing->fleet, name, width);
     if (h && last && !h->priv->dec.have_base &&
         last->timestamp_ms >= h->priv->snapshot.timestamp_ms) {
+        /* the screen before the last: this import's, else the table shown until now */
+        const pw_sample_t *before = NULL;
+        for (const pw_sample_t *p = samples; p < last; p++)
+            if (stored != NULL && stored[p - samples] && p->timestamp_ms < last->timestamp_ms &&
+                (before == NULL || p->timestamp_ms > before->timestamp_ms))
+                before = p;
+        pw_sample_t shown;
+        pw_sample_init(&shown);
+        if (before == NULL && h->priv->snapshot.n > 0 &&
+            pw_sample_copy(&shown, &h->priv->snapshot) == 0)
+            before = &shown;
         pw_sample_copy(&h->priv->snapshot, last);
+        if (pw__fleet_snapshot_changes(h, before) != 0)
+            PW_LOG_WARN(MOD, "%s: out of memory: its table shows no changes", h->name);
+        pw_sample_close(&shown);
         if (h->agent_id_len == 0) {
             /* as load_fleet reads it back: the host is an import (pw_host_imported) */
             memcpy(h->agent_id, agent_id, aid);
@@ -681,6 +723,7 @@ int pw_ingest_retire(pw_ingest_t *ing, const char *name, int keep_history, uint6
     h->retired = 1;
     pw__fleet_reset_stream(h, h->counter_width);
     pw_sample_reset(&t->snapshot);
+    (void)pw__fleet_snapshot_changes(h, NULL);
     t->hist_n = t->hist_head = 0;
     t->hist_from_store = 0;
     t->n_bigpool = 0;

@@ -93,6 +93,11 @@ typedef struct pw_store_host_s {
     unsigned counter_width; /* bits of allocs/frees: 32 (Windows) or 64 */
     int source_kind;        /* the Hello's Poolwatch__V1__SourceKind; 0 unknown (an import) */
     uint32_t interval_ms;   /* the Hello's sampling interval, ms; 0 unknown */
+    /* The pool limits the Hello said with their source and detail, written to the host's row
+     * when they differ from it and read back by pw_store_hosts, so a restart knows where a
+     * limit comes from before the agent is back. NULL or bytes 0: none said (an import: the
+     * row keeps what pw_store_host_limits wrote). */
+    const pw_pool_limit_t *nonpaged_limit, *paged_limit;
 } pw_store_host_t;
 
 /* One point of a series. For raw points min == max == the value. For a rollup or a step
@@ -120,7 +125,8 @@ typedef struct pw_store_host_info_s {
     unsigned counter_width;
     uint64_t last_seen_ms; /* timestamp of the newest sample */
     uint64_t last_seq;     /* seq of the newest sample (of agent_id/boot_id) */
-    /* Limits an operator gave the host (pw_store_host_limits; bytes 0 = none given) */
+    /* Limits an operator gave the host (pw_store_host_limits), or its agent's Hello said
+     * (pw_store_host_t); bytes 0 = none */
     pw_pool_limit_t nonpaged_limit, paged_limit;
     /* What the last sample's agent said in its Hello (pw_store_host_t): 0 when unknown */
     int source_kind;

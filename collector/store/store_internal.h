@@ -47,6 +47,7 @@ enum {
     S_HOST_GET,
     S_HOST_INS,
     S_HOST_UPD,
+    S_HOST_LIMITS,
     S_INST_GET,
     S_AGENT_LAST,
     S_INST_UPSERT,
@@ -119,6 +120,7 @@ typedef struct pw_store_hstate_s {
     uint32_t row_interval_ms;
     char *row_os;
     int row_known;
+    pw_pool_limit_t row_limit[2]; /* the row's nonpaged and paged limits (S_HOST_GET) */
     /* open chunk */
     int64_t chunk_id; /* 0: no row yet */
     int enc_live;

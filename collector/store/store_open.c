@@ -154,11 +154,14 @@ static const char *const sql_text[S__COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
-    [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id, os, source_kind, interval_ms"
-                   " FROM hosts WHERE name=?1",
+    [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id, os, source_kind, interval_ms,"
+                   " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
+                   " p_limit_detail FROM hosts WHERE name=?1",
     [S_HOST_INS] = "INSERT INTO hosts(name, os, counter_width) VALUES(?1, ?2, ?3)",
     [S_HOST_UPD] = "UPDATE hosts SET os=?2, counter_width=?3, agent_id=?4, boot_id=?5,"
                    " last_seen_ms=?6, last_seq=?7, source_kind=?8, interval_ms=?9 WHERE id=?1",
+    [S_HOST_LIMITS] = "UPDATE hosts SET np_limit=?2, np_limit_source=?3, np_limit_detail=?4,"
+                      " p_limit=?5, p_limit_source=?6, p_limit_detail=?7 WHERE id=?1",
     [S_INST_GET] = "SELECT " INST_LAST_SEQ ", i.host_id FROM instances i"
                    " WHERE i.agent_id=?1 AND i.boot_id=?2",
     [S_AGENT_LAST] = "SELECT max(" INST_LAST_SEQ ") FROM instances i WHERE i.agent_id=?1",

@@ -155,6 +155,8 @@ int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hst
         hs->row_os = pw__store_col_strdup(s, 4);
         hs->row_source_kind = sqlite3_column_int(s, 5);
         hs->row_interval_ms = (uint32_t)sqlite3_column_int64(s, 6);
+        pw__store_col_limit(s, 7, &hs->row_limit[0]);
+        pw__store_col_limit(s, 10, &hs->row_limit[1]);
         hs->row_known = hs->row_os != NULL;
         rc = 0;
     } else if (rc == SQLITE_DONE) {
@@ -253,12 +255,47 @@ static int inst_move_here(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_sto
     return 0;
 }
 
-/* Writes the host's row when this put's instance, OS, counter width, source kind or interval
- * is not what it names. */
+/* Whether the Hello's limit `l` (NULL or bytes 0: none said) is what the row has. */
+static int same_limit(const pw_pool_limit_t *row, const pw_pool_limit_t *l)
+{
+    return l == NULL || l->bytes == 0 ||
+           (row->bytes == l->bytes && row->source == l->source &&
+            strcmp(row->detail, l->detail) == 0);
+}
+
+/* Writes the Hello's limits into the host's row when they differ from it (rare: a new host, a
+ * changed limit), keeping the row's where the Hello said none. */
+static int host_limits_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
+                            pw_diag_t *d)
+{
+    const pw_pool_limit_t *said[2] = {h->nonpaged_limit, h->paged_limit};
+    if (same_limit(&hs->row_limit[0], said[0]) && same_limit(&hs->row_limit[1], said[1]))
+        return 0;
+    pw_pool_limit_t nl[2];
+    for (int p = 0; p < 2; p++)
+        nl[p] = same_limit(&hs->row_limit[p], said[p]) ? hs->row_limit[p] : *said[p];
+    sqlite3_stmt *st = pw__store_stmt(q, S_HOST_LIMITS);
+    sqlite3_bind_int64(st, 1, hs->id);
+    for (int p = 0; p < 2; p++) {
+        sqlite3_bind_int64(st, 2 + 3 * p, (int64_t)nl[p].bytes);
+        sqlite3_bind_int(st, 3 + 3 * p, (int)nl[p].source);
+        sqlite3_bind_text(st, 4 + 3 * p, nl[p].detail, -1, SQLITE_TRANSIENT);
+    }
+    int rc = pw__store_run(q, st, d, "update host limits");
+    if (rc == 0)
+        memcpy(hs->row_limit, nl, sizeof(nl));
+    return rc;
+}
+
+/* Writes the host's row when this put's instance, OS, counter width, source kind, interval or
+ * limits are not what it names. */
 static int host_row_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
                          uint64_t seq, uint64_t ts, pw_diag_t *d)
 {
     const char *os = h->os ? h->os : "";
+    int lr = host_limits_sync(q, hs, h, d);
+    if (lr != 0)
+        return lr;
     if (hs->row_known && hs->row_width == h->counter_width &&
         hs->row_source_kind == h->source_kind && hs->row_interval_ms == h->interval_ms &&
         same_id(hs->row_agent, hs->row_agent_len, h->agent_id, h->agent_id_len) &&

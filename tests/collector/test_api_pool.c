@@ -509,6 +509,80 @@ static void test_index_dict_reset(void **state)
     pw_sample_close(&s);
 }
 
+/* One imported row's changes in the pool table: the tag's object, with the row `tag` and `type`
+ * of the answer's rows (NULL when absent). */
+static json_t *row_of(json_t *j, const char *tag, const char *type)
+{
+    json_t *rows = json_object_get(j, "rows");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *r = json_array_get(rows, i);
+        if (strcmp(json_string_value(json_object_get(r, "tag")), tag) == 0 &&
+            strcmp(json_string_value(json_object_get(r, "type")), type) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+/* An imported host's table shows its last screen's change since the screen before (the
+ * new-user trial: every change column 0). Two screens 15 min apart: Ddk 100/40 -> 130/45
+ * allocs/frees (diff 60 -> 85, bytes 6000 -> 8500), Mmst paged 10/10 -> 10/10, New  only in
+ * the second (a new row: all of it is change). A later import of one screen changes against
+ * the table shown until then: Ddk 131/45 (+1, 0, +1, +100). */
+static void test_import_changes(void **state)
+{
+    (void)state;
+    pw_sample_t ss[2];
+    for (int k = 0; k < 2; k++) {
+        pw_sample_init(&ss[k]);
+        ss[k].timestamp_ms = 1700000000000ull + (uint64_t)k * 900000;
+        ss[k].seq = (uint64_t)k + 1;
+    }
+    assert_int_equal(pw_sample_add(&ss[0], "Ddk ", 4, PW_POOL_NONPAGED, 100, 40, 60, 6000), 0);
+    assert_int_equal(pw_sample_add(&ss[0], "Mmst", 4, PW_POOL_PAGED, 10, 10, 0, 0), 0);
+    assert_int_equal(pw_sample_add(&ss[1], "Mmst", 4, PW_POOL_PAGED, 10, 10, 0, 0), 0);
+    assert_int_equal(pw_sample_add(&ss[1], "Ddk ", 4, PW_POOL_NONPAGED, 130, 45, 85, 8500), 0);
+    assert_int_equal(pw_sample_add(&ss[1], "New ", 4, PW_POOL_NONPAGED, 7, 2, 5, 320), 0);
+    pw_ingest_import_res_t ir;
+    assert_int_equal(pw_ingest_import(g_d.ing, "imp01", 32, "import:x", ss, 2, &ir, NULL), 0);
+    json_t *j = pool("imp01", "");
+    assert_int_equal(geti(j, "prev_timestamp_ms"), 1700000000000);
+    json_t *r = row_of(j, "Ddk ", "nonpaged");
+    assert_non_null(r);
+    assert_int_equal(geti(r, "allocs_change"), 30);
+    assert_int_equal(geti(r, "frees_change"), 5);
+    assert_int_equal(geti(r, "diff_change"), 25);
+    assert_int_equal(geti(r, "bytes_change"), 2500);
+    r = row_of(j, "Mmst", "paged");
+    assert_non_null(r);
+    assert_int_equal(geti(r, "allocs_change"), 0);
+    assert_int_equal(geti(r, "bytes_change"), 0);
+    r = row_of(j, "New ", "nonpaged");
+    assert_non_null(r);
+    assert_int_equal(geti(r, "allocs_change"), 7);
+    assert_int_equal(geti(r, "diff_change"), 5);
+    assert_int_equal(geti(r, "bytes_change"), 320);
+    json_decref(j);
+
+    pw_sample_t one;
+    pw_sample_init(&one);
+    one.timestamp_ms = 1700000000000ull + 1800000;
+    one.seq = 1;
+    assert_int_equal(pw_sample_add(&one, "Ddk ", 4, PW_POOL_NONPAGED, 131, 45, 86, 8600), 0);
+    assert_int_equal(pw_ingest_import(g_d.ing, "imp01", 32, "import:y", &one, 1, &ir, NULL), 0);
+    j = pool("imp01", "");
+    assert_int_equal(geti(j, "prev_timestamp_ms"), 1700000900000);
+    r = row_of(j, "Ddk ", "nonpaged");
+    assert_non_null(r);
+    assert_int_equal(geti(r, "allocs_change"), 1);
+    assert_int_equal(geti(r, "frees_change"), 0);
+    assert_int_equal(geti(r, "diff_change"), 1);
+    assert_int_equal(geti(r, "bytes_change"), 100);
+    json_decref(j);
+    pw_sample_close(&one);
+    for (int k = 0; k < 2; k++)
+        pw_sample_close(&ss[k]);
+}
+
 /* Held bytes (a Linux slab cache's slabs) from an agent's stream and from an import of saved
  * slabinfo dumps, in the pool table, its held_bytes sort, /metrics, and the stored history.
  * case25's caches by hand: ext3_inode_cache 147614 slabs x 4096 = 604,626,944 B; dentry_cache
@@ -653,7 +727,7 @@ int main(void)
         cmocka_unit_test(test_p_orders),         cmocka_unit_test(test_p_limits),
         cmocka_unit_test(test_p_patterns),       cmocka_unit_test(test_r_reference),
         cmocka_unit_test(test_index_dict_reset), cmocka_unit_test(test_sessions),
-        cmocka_unit_test(test_held_bytes),
+        cmocka_unit_test(test_held_bytes),       cmocka_unit_test(test_import_changes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -925,9 +925,12 @@ static void test_leaks_alerts_pooltag(void **state)
 static void test_series_from_store(void **state)
 {
     (void)state;
-    pw_store_host_t sh = {
-        "HOST01", (const uint8_t *)"agent1", 6, (const uint8_t *)"boot1", 5, "windows 5.2", 32, 0,
-        0};
+    pw_store_host_t sh = {"HOST01", (const uint8_t *)"agent1",
+                          6,        (const uint8_t *)"boot1",
+                          5,        "windows 5.2",
+                          32,       0,
+                          0,        NULL,
+                          NULL};
     pw_sample_t s;
     pw_sample_init(&s);
     for (int i = 1; i <= 3; i++) {
@@ -1248,6 +1251,23 @@ static void test_commands_direct(void **state)
     assert_int_equal(st, 503); /* not connected */
     assert_error(j, "ECLOSED");
     json_decref(j);
+    /* big_pool of a tag HOST01 never had (now or stored) is a typo: 404, as series says it
+     * (poolwatch bigpool exits 3); a known one, padded as poolmon shows it, goes on to the
+     * agent (here not connected) */
+    j = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, ADMIN_TOK,
+             "{\"kind\":\"big_pool\",\"tag\":\"NOPE\"}", &st);
+    assert_int_equal(st, 404);
+    assert_error(j, "ENOENT");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "host 'HOST01' has no tag 'NOPE' in any pool, now or in its history (tags are "
+        "case-sensitive)");
+    json_decref(j);
+    j = call(PW_API_POST, "/api/v1/hosts/HOST01/commands", NULL, ADMIN_TOK,
+             "{\"kind\":\"big_pool\",\"tag\":\"Ddk\"}", &st);
+    assert_int_equal(st, 503);
+    assert_error(j, "ECLOSED");
+    json_decref(j);
     const char *bad[] = {"{",
                          "[1]",
                          "{\"kind\":\"reboot\"}",
@@ -1309,16 +1329,20 @@ static void test_metrics_direct(void **state)
     const char *t = (const char *)b.data;
     assert_non_null(strstr(t, "# TYPE poolwatch_pool_bytes gauge\n"));
     assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST01\",pool=\"nonpaged\"} 164000\n"));
-    assert_non_null(
-        strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"nonpaged\"} 200000\n"));
-    assert_non_null(
-        strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST03\",pool=\"nonpaged\"} 1000000\n"));
+    assert_non_null(strstr(
+        t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"nonpaged\",source=\"computed\"} "
+           "200000\n"));
+    assert_non_null(strstr(
+        t, "poolwatch_pool_limit_bytes{host=\"HOST03\",pool=\"nonpaged\",source=\"unknown\"} "
+           "1000000\n"));
     /* An unknown limit has no series (absent = unknown), never 0: HOST01's and HOST03's paged
      * pools, both of HOST02's; the used bytes are still there. */
     assert_non_null(strstr(t, "# HELP poolwatch_pool_limit_bytes Pool limit in bytes (present "
-                              "only when the limit is known).\n"));
-    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"paged\"}"));
-    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST03\",pool=\"paged\"}"));
+                              "only when the limit is known); source: where it comes from "
+                              "(reported, computed, registry, configured; unknown for a limit "
+                              "only the samples carry).\n"));
+    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST01\",pool=\"paged\","));
+    assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST03\",pool=\"paged\","));
     assert_null(strstr(t, "poolwatch_pool_limit_bytes{host=\"HOST02\""));
     assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST02\",pool=\"nonpaged\"} 20000\n"));
     assert_non_null(strstr(t, "poolwatch_pool_bytes{host=\"HOST01\",pool=\"paged\"} 48000\n"));

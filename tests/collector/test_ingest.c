@@ -195,6 +195,72 @@ static void test_resends_stored_once(void **state)
     pw_double_close(&g_d);
 }
 
+/* The Hello's limits with their source and detail are kept with the host: a collector that
+ * restarts while the agent is away knows where ddk-2003's 128 MiB comes from (the new-user
+ * trial: "unknown" until the agent came back, the 128 MiB alone kept by the samples' totals).
+ * A later Hello with another limit replaces it; a Hello without a paged limit keeps the
+ * row's. */
+static void test_limit_source_kept_across_restart(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&g_d), 0);
+    char aid[300];
+    Poolwatch__V1__Hello hm;
+    pw_double_hello_init(&hm, "ddk-2003", 32, aid);
+    Poolwatch__V1__PoolLimit np = POOLWATCH__V1__POOL_LIMIT__INIT, pg = np;
+    np.bytes = 134217728;
+    np.source = POOLWATCH__V1__LIMIT_SOURCE__LIMIT_COMPUTED;
+    np.detail = "Windows Server 2003 x86 with /3GB: 128 MB";
+    pg.bytes = 268435456;
+    pg.source = POOLWATCH__V1__LIMIT_SOURCE__LIMIT_REPORTED;
+    pg.detail = "";
+    hm.nonpaged_limit = &np;
+    hm.paged_limit = &pg;
+    pw_host_t *h = pw_double_hello(&g_d, &hm, 1);
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    uint64_t stored;
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(g_d.ing, &e, h, 1, 1, NULL, &stored), 0);
+    assert_int_equal(pw_ingest_commit(g_d.ing, NULL), 1);
+    pw_ingest_detach(g_d.ing, h, &g_d.session);
+
+    /* restart: no Hello yet */
+    pw_ingest_t *ing2;
+    assert_int_equal(pw_ingest_new(g_d.store, &ing2, NULL), 0);
+    const pw_host_t *r = pw_fleet_find(pw_ingest_fleet(ing2), "ddk-2003");
+    assert_non_null(r);
+    assert_int_equal(r->nonpaged_limit_bytes, 134217728);
+    assert_int_equal(r->nonpaged_limit_source, PW_LIMIT_COMPUTED);
+    assert_string_equal(r->nonpaged_limit_detail, "Windows Server 2003 x86 with /3GB: 128 MB");
+    assert_int_equal(r->paged_limit_bytes, 268435456);
+    assert_int_equal(r->paged_limit_source, PW_LIMIT_REPORTED);
+
+    /* the agent back with a registry limit and no paged one: the nonpaged limit changes, the
+     * paged one stays, and so after another restart */
+    np.bytes = 100663296;
+    np.source = POOLWATCH__V1__LIMIT_SOURCE__LIMIT_REGISTRY;
+    np.detail = "NonPagedPoolSize";
+    hm.paged_limit = NULL;
+    pw_ingest_hello_res_t res;
+    assert_int_equal(pw_ingest_hello(ing2, &hm, "ddk-2003", &g_d.session, &res, NULL), 0);
+    assert_int_equal(send_seq(ing2, &e, res.host, 2, 1, NULL, &stored), 0);
+    assert_int_equal(pw_ingest_commit(ing2, NULL), 1);
+    pw_ingest_detach(ing2, res.host, &g_d.session);
+    pw_ingest_free(ing2);
+    assert_int_equal(pw_ingest_new(g_d.store, &ing2, NULL), 0);
+    r = pw_fleet_find(pw_ingest_fleet(ing2), "ddk-2003");
+    assert_non_null(r);
+    assert_int_equal(r->nonpaged_limit_bytes, 100663296);
+    assert_int_equal(r->nonpaged_limit_source, PW_LIMIT_REGISTRY);
+    assert_string_equal(r->nonpaged_limit_detail, "NonPagedPoolSize");
+    assert_int_equal(r->paged_limit_bytes, 268435456);
+    assert_int_equal(r->paged_limit_source, PW_LIMIT_REPORTED);
+    pw_ingest_free(ing2);
+    pw_delta_enc_close(&e);
+    pw_double_close(&g_d);
+}
+
 /* A sample `seq` at `ts` with `ntags` tags of `taglen` bytes (and 64-bit counters with
  * `diff` outstanding of `allocs`) as a keyframe from a fresh encoder; its pw_ingest_frame
  * result. */
@@ -273,6 +339,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resends_stored_once),
+        cmocka_unit_test(test_limit_source_kept_across_restart),
         cmocka_unit_test(test_hostile_samples_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

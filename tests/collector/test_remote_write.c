@@ -192,8 +192,9 @@ static int collect_emit(void *arg, uint8_t *body, size_t len, size_t series)
 static const char *const want_alpha[] = {
     "poolwatch_pool_bytes{host=alpha,pool=nonpaged} 123456 @1764400000005",
     "poolwatch_pool_bytes{host=alpha,pool=paged} 654321 @1764400000005",
-    "poolwatch_pool_limit_bytes{host=alpha,pool=nonpaged} 1073741824 @1764400000005",
-    "poolwatch_pool_limit_bytes{host=alpha,pool=paged} 2147483648 @1764400000005",
+    "poolwatch_pool_limit_bytes{host=alpha,pool=nonpaged,source=reported} 1073741824 "
+    "@1764400000005",
+    "poolwatch_pool_limit_bytes{host=alpha,pool=paged,source=unknown} 2147483648 @1764400000005",
     "poolwatch_pool_exhaustion_seconds{host=alpha,pool=nonpaged} 3600.5 @1764400000005",
     "poolwatch_host_connected{host=alpha} 0 @1764400000005",
     "poolwatch_host_stopped{host=alpha} 0 @1764400000005",

@@ -65,7 +65,8 @@ static void tmp_remove(tmp_t *t)
 
 static pw_store_host_t host_of(const char *name, const uint8_t *boot, unsigned width)
 {
-    pw_store_host_t h = {name, AGENT, sizeof(AGENT), boot, 16, "windows 10.0", width, 0, 0};
+    pw_store_host_t h = {name, AGENT, sizeof(AGENT), boot, 16, "windows 10.0", width,
+                         0,    0,     NULL,          NULL};
     return h;
 }
 
