@@ -37,9 +37,11 @@ static const command_t commands[] = {
      "host with its robust z score.\n"},
     {"leaks", pw_cmd_leaks,
      "usage: poolwatch leaks [--host NAME] [--limit N] [--json]\n"
-     "Leak suspects by score: growth per hour, share of the host's growth, first and current\n"
-     "bytes, driver / description. --host: one host's; --limit: the first N (server default\n"
-     "500).\n"},
+     "Leak suspects by urgency: those whose pool is critical first, then warn, then the rest;\n"
+     "within a level the nearest time to exhaustion first, then the score. Each with growth per\n"
+     "hour, share of the host's growth, first and current bytes, the pool's limit, its source,\n"
+     "level and ETA, driver / description. --host: one host's; --limit: the first N (server\n"
+     "default 500).\n"},
     {"alerts", pw_cmd_alerts,
      "usage: poolwatch alerts [--json]\n"
      "Alerts: state, severity, name, host, tag, since, summary.\n"},
@@ -69,7 +71,11 @@ static const command_t commands[] = {
     {"import", pw_cmd_import,
      "usage: poolwatch import FILE... --host NAME [--interval 15m] [--start T]\n"
      "                 [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"
-     "Uploads saved poolmon captures as NAME's history (admin token). --nonpaged-limit and\n"
+     "Uploads saved poolmon captures as NAME's history (admin token); also a Linux host's saved\n"
+     "/proc/slabinfo and /proc/allocinfo dumps (one file or concatenated, a time line before\n"
+     "each), a support bundle's directory (sosreport: proc/slabinfo, proc/allocinfo, the date\n"
+     "it ran), and System-log pool events exported as XML (wevtutil qe System ... /f:xml:\n"
+     "srv 2019/2020, Resource-Exhaustion-Detector 2004). --nonpaged-limit and\n"
      "--paged-limit give the host its pool limits (128MB, 2GB); they count as Windows writes\n"
      "pool limits, in powers of 1024: 128MB = 128MiB = 134217728 bytes. --os derives the\n"
      "others from the Windows rule table (\"Windows Server 2003 x86 /3GB\" -> 128 MB\n"
@@ -135,7 +141,7 @@ void pw_cli_usage(FILE *f)
           "  parse FILE [--format auto|poolmon|slabinfo]   show what a saved capture holds\n"
           "  hosts                                         hosts by nonpaged pressure\n"
           "  tags [TAG] [--fleet] [--type T] [--limit N]   per-tag fleet aggregates\n"
-          "  leaks                                         leak suspects by score\n"
+          "  leaks                                         leak suspects, most urgent first\n"
           "  alerts                                        alerts (pending, firing, resolved)\n"
           "  series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n"
           "                                                a tag's history on a host\n"

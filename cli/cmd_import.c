@@ -259,8 +259,17 @@ static int parse_limit(pw_cli_t *cli, const char *opt, const char *text, uint64_
     while (*p == ' ' || *p == '\t')
         p++;
     int bare = *p == '\0' && p != text;
-    if (bare || pw_config_parse_pool_size(text, bytes) != 0 || *bytes == 0 ||
-        *bytes > PW_WIN_IMPORT_MAX_LIMIT_BYTES) {
+    int r = bare ? PW_EINVAL : pw_config_parse_pool_size(text, bytes);
+    if (r == PW_ERANGE || (r == 0 && *bytes > PW_WIN_IMPORT_MAX_LIMIT_BYTES)) {
+        /* a size past 2^64 bytes overflows: not "a size above 0", which it is */
+        fprintf(cli->err,
+                "poolwatch import: bad %s '%s': %s; the largest pool limit taken is 1024TB "
+                "(1,125,899,906,842,624 bytes)\n",
+                opt, text,
+                r == PW_ERANGE ? "too large, more than 2^64 bytes" : "above the largest limit");
+        return PW_EXIT_USAGE;
+    }
+    if (r != 0 || *bytes == 0) {
         fprintf(cli->err,
                 "poolwatch import: bad %s '%s': %sgive a size above 0 with its unit, as Windows "
                 "writes pool limits: 128MB (= 128MiB, 134,217,728 bytes), 2GB, 512KB, or bytes "

@@ -315,6 +315,8 @@ static void leak_big_pool(const json_t *bp, FILE *out)
             t, n, b, lg, sm, scanned);
 }
 
+#define LEAK_TAG_MAX 34 /* a Linux tag of 32 characters in quotes, as top's Tag column */
+
 int pw_fmt_leaks(const json_t *root, FILE *out)
 {
     const json_t *s = jarr(root, "suspects");
@@ -333,16 +335,26 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
     /* The list is by urgency (the server's order: critical pools first, then warn, nearest ETA
      * first): each leak shows its pool's limit, where the limit comes from, the pool's level
      * and when it runs out. */
-    fprintf(out, "%-20s %-8s %-8s %7s %13s %6s %11s %11s %11s %-10s %-8s %-21s  %s\n", "HOST",
-            "TAG", "TYPE", "SCORE", "GROWTH/H", "SHARE", "FIRST", "CURRENT", "LIMIT", "SOURCE",
-            "LEVEL", "ETA", "DRIVER / DESCRIPTION");
+    /* The TAG column: 8 for Windows' 4-byte tags in quotes; a Linux host's slab cache or
+     * allocation site ("ext4_inode_cache") widens it to the longest shown, up to LEAK_TAG_MAX,
+     * instead of cutting every name to its first 6 characters. */
+    int tw = 8;
     size_t i;
     const json_t *l;
     json_array_foreach(s, i, l)
     {
+        int n = (int)strlen(jstr(l, "tag")) + 2;
+        if (n > tw)
+            tw = n < LEAK_TAG_MAX ? n : LEAK_TAG_MAX;
+    }
+    fprintf(out, "%-20s %-*s %-8s %7s %13s %6s %11s %11s %11s %-10s %-8s %-21s  %s\n", "HOST", tw,
+            "TAG", "TYPE", "SCORE", "GROWTH/H", "SHARE", "FIRST", "CURRENT", "LIMIT", "SOURCE",
+            "LEVEL", "ETA", "DRIVER / DESCRIPTION");
+    json_array_foreach(s, i, l)
+    {
         char qt[80], tag[96], g[24], share[16], first[24], cur[24], hn[96], lim[24], eta[32];
         snprintf(qt, sizeof(qt), "\"%s\"", jstr(l, "tag"));
-        pw_cli_fit(qt, 8, 0, tag, sizeof(tag));
+        pw_cli_fit(qt, tw, 0, tag, sizeof(tag));
         if (jhas_num(l, "growth_bytes_per_h")) {
             double v = jdbl(l, "growth_bytes_per_h");
             pw_cli_format_bytes(dbl_u64(v < 0 ? -v : v), g + 1, sizeof(g) - 1);

@@ -500,6 +500,19 @@ static void format_bound(const pw_config_opt_t *row, int64_t v, char *buf, size_
         snprintf(buf, size, "%" PRId64, v);
 }
 
+/* Whether `text` is digits alone, blanks around them allowed (a size without its unit). */
+static int bare_number(const char *text)
+{
+    const char *p = text;
+    skip_blanks(&p);
+    const char *d = p;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    int digits = p > d;
+    skip_blanks(&p);
+    return digits && *p == '\0';
+}
+
 static int out_of_range(const pw_config_opt_t *row, const char *text, char *why)
 {
     char lo[32], hi[32];
@@ -595,6 +608,14 @@ static int parse_value(const pw_config_opt_t *row, const char *text, const char 
                     : parse_size(text, &v, why, (row->flags & PW_CONFIG_POOL_UNITS) != 0);
         if (r < 0)
             return PW_ECONFIG;
+        if ((row->flags & PW_CONFIG_POOL_UNITS) && v != 0 && bare_number(text)) {
+            /* 128 would be 128 bytes, which no pool has: refused, as poolwatch import does */
+            snprintf(why, WHY_MAX,
+                     "'%.24s': a bare number would be bytes; write the limit with its unit, as "
+                     "Windows does: 128MB (= 128MiB), 2GB, or bytes with B; 0 = estimate",
+                     text);
+            return PW_ECONFIG;
+        }
         if (has_bounds(row) && (v < (uint64_t)row->min || v > (uint64_t)row->max))
             return out_of_range(row, text, why);
         out->u = v;
@@ -690,8 +711,15 @@ static int format_row(const pw_config_opt_t *row, const void *cfg, char *buf, si
         return snprintf(buf, size, "%" PRId64, *(const int64_t *)f);
     case PW_CONFIG_DURATION:
         return format_duration(*(const uint64_t *)f, buf, size);
-    case PW_CONFIG_SIZE:
-        return format_size(*(const uint64_t *)f, buf, size);
+    case PW_CONFIG_SIZE: {
+        uint64_t b = *(const uint64_t *)f;
+        int n = format_size(b, buf, size);
+        /* a pool limit in bytes reads back only with its B (a bare number is refused) */
+        if ((row->flags & PW_CONFIG_POOL_UNITS) && b != 0 && n > 0 && (size_t)n + 1 < size &&
+            bare_number(buf))
+            n += snprintf(buf + n, size - (size_t)n, "B");
+        return n;
+    }
     case PW_CONFIG_ENUM: {
         int e = *(const int *)f;
         int n = 0;
@@ -1313,7 +1341,7 @@ int pw_config_write_example(const pw_config_opt_t *tab, const char *title, FILE 
                     row->flags & PW_CONFIG_POOL_UNITS
                         ? "Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
                           "count in 1024s too, as Windows writes pool limits: 128MB = "
-                          "128MiB)"
+                          "128MiB; a bare number other than 0 is refused: bytes take B)"
                         : "Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB)");
                 break;
             case PW_CONFIG_BOOL:

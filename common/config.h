@@ -86,7 +86,9 @@ typedef enum {
  *   to the working directory.
  * PW_CONFIG_POOL_UNITS: a SIZE that is a pool limit: kB, MB, GB and TB count in powers of 1024
  *   as Windows and Microsoft's tables write pool limits ("128 MB" = 134,217,728 bytes), the
- *   rule of pw_config_parse_pool_size; KiB..TiB and bare bytes as usual. */
+ *   rule of pw_config_parse_pool_size; KiB..TiB as usual; a bare number other than 0 is
+ *   refused (128 would be 128 bytes, which no pool has: bytes are written with B, "128B"), as
+ *   poolwatch import refuses it, and printed values of bytes carry their B. */
 #define PW_CONFIG_REQUIRED   0x1u
 #define PW_CONFIG_PATH       0x2u
 #define PW_CONFIG_POOL_UNITS 0x4u

@@ -922,7 +922,10 @@ function hostView(name, params) {
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
       `<div class="card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
-      `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ${fmtBytes(tot.available_bytes)} available</div>` +
+      /* 0 is "not in the samples" (a slabinfo import has no memory line): unknown, not 0 B */
+      (tot.physical_memory_bytes ? `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ` +
+        `${tot.available_bytes ? fmtBytes(tot.available_bytes) + ' available' : 'available unknown'}</div>`
+        : '<div class="card"><b>—</b>memory unknown (not in the samples)</div>') +
       `<div class="card"><b>${h.samples ?? 0}</b>samples, last ${fmtAgo(h.last_seen_ms)}</div>` +
       /* the agent's own footprint (AgentFootprint fires when it grows) */
       (tot.agent ? `<div class="card" id="agent-card"><b>${fmtBytes(tot.agent.rss_bytes)}</b>poolwatch agent, ` +

@@ -45,4 +45,15 @@ check "-V is --version" "$(cat "$tmp/out")" "$(cat "$tmp/out2")"
 "$PW" --help | grep -q '^Exit codes: 0 ok, 1 server or network error, 2 usage or input error, 3 not found,$'
 check "help lists exit codes" 0 $?
 
+# help says what the commands really do (the new-user trial): leaks are listed by urgency, not
+# "by score"; import takes slabinfo dumps, support bundles and event exports, not only poolmon
+"$PW" help leaks >"$tmp/out" 2>&1
+check "help leaks: by urgency" "1 0" \
+    "$(grep -c '^Leak suspects by urgency: those whose pool is critical first, then warn' "$tmp/out") $(grep -c 'by score' "$tmp/out")"
+"$PW" help import >"$tmp/out" 2>&1
+check "help import: slabinfo, support bundles, events" "1 1 1" \
+    "$(grep -c '/proc/slabinfo and /proc/allocinfo dumps' "$tmp/out") $(grep -c 'support bundle' "$tmp/out") $(grep -c 'wevtutil' "$tmp/out")"
+"$PW" --help | grep -q 'leak suspects, most urgent first$'
+check "usage: leaks most urgent first" 0 $?
+
 exit $fail

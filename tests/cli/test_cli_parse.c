@@ -1558,7 +1558,8 @@ static void test_fmt_truncates_long_columns(void **state)
         "\"first_bytes\":1024,\"current_bytes\":4096,\"driver\":null,"
         "\"description\":null}]}",
         0);
-    assert_non_null(strstr(s, "\nlnx01                \"ext4_i\xe2\x80\xa6 paged       1.50 "));
+    /* a slab cache's name is not cut to 6 characters: the TAG column grows to it */
+    assert_non_null(strstr(s, "\nlnx01                \"ext4_inode_cache\" paged       1.50 "));
     free(s);
 }
 
@@ -1698,6 +1699,25 @@ static void test_fmt_listings(void **state)
     assert_non_null(strstr(s, "\n  no ETA: too few points for one (3 over 30 min say nothing past "
                               "12.0 h; at this leak's rate alone 30.0 h)\n"));
     assert_null(strstr(s, "pool's trend over")); /* the pool's own ETA is the column */
+    free(s);
+    /* a Linux host's slab cache is not a 4-byte tag: the TAG column grows to the longest shown
+     * ("ext4_inode_cache" in quotes: 18 columns), not cut to "ext4_…" (the new-user trial);
+     * one longer than 32 characters keeps the first 33 columns and "…" */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"LNX01\",\"tag\":\"ext4_inode_cache\","
+                 "\"type\":\"nonpaged\",\"score\":1.5},{\"host\":\"HOST01\",\"tag\":\"Ddk \","
+                 "\"type\":\"nonpaged\",\"score\":0.5}]}",
+                 0);
+    assert_memory_equal(s, "HOST                 TAG                TYPE     ", 49);
+    assert_non_null(strstr(s, "\nLNX01                \"ext4_inode_cache\" nonpaged    1.50 "));
+    assert_non_null(strstr(s, "\nHOST01               \"Ddk \"             nonpaged    0.50 "));
+    free(s);
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"LNX01\",\"tag\":"
+                 "\"mlx5/core/steering/dr_ste_v1.c:1234\",\"type\":\"nonpaged\",\"score\":1}]}",
+                 0);
+    assert_non_null(strstr(
+        s, "\nLNX01                \"mlx5/core/steering/dr_ste_v1.c:1\xe2\x80\xa6 nonpaged "));
     free(s);
     /* nothing judged yet (a collector just started): when the first pass is due, not an empty
      * table; 1710411330000 = 2024-03-14 10:15:30Z */

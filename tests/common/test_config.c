@@ -269,9 +269,33 @@ static void test_pool_size(void **state)
     assert_non_null(f);
     assert_int_equal(pw_config_write_example(pt, "t", f), 0);
     fclose(f);
-    assert_non_null(strstr(buf, "# Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
-                                "count in 1024s too, as Windows\n# writes pool limits: 128MB = "
-                                "128MiB)\n"));
+    assert_non_null(strstr(buf,
+                           "# Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
+                           "count in 1024s too, as Windows\n# writes pool limits: 128MB = "
+                           "128MiB; a bare number other than 0 is refused: bytes take B)\n"));
+    free(buf);
+    /* a bare number in a file is refused with the file and line (it would be 128 bytes; the
+     * new-user trial: the agent took it, poolwatch import refused it); 0 (estimate) and bytes
+     * with B are taken, and bytes print back with their B */
+    static const char bare[] = "[limits]\nnonpaged = 128\n";
+    assert_int_equal(pw_config_load_buffer(pt, &c, bare, sizeof(bare) - 1, "agent.conf", &d),
+                     PW_ECONFIG);
+    assert_int_equal(d.line, 2);
+    assert_non_null(strstr(d.msg, "agent.conf:2: "));
+    assert_non_null(strstr(d.msg, "'128': a bare number would be bytes; write the limit with its "
+                                  "unit, as Windows does: 128MB (= 128MiB), 2GB, or bytes with B; "
+                                  "0 = estimate"));
+    static const char zero[] = "[limits]\nnonpaged = 0\n";
+    assert_int_equal(pw_config_load_buffer(pt, &c, zero, sizeof(zero) - 1, "agent.conf", &d), 0);
+    assert_int_equal(c.limit, 0);
+    static const char bytes[] = "[limits]\nnonpaged = 134217729B\n";
+    assert_int_equal(pw_config_load_buffer(pt, &c, bytes, sizeof(bytes) - 1, "agent.conf", &d), 0);
+    assert_int_equal(c.limit, 134217729);
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(pw_config_dump(pt, &c, f), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "nonpaged = 134217729B\n"));
     free(buf);
     pw_config_free(pt, &c);
 }

@@ -673,6 +673,11 @@ async function main() {
     await page.waitForSelector('#pool th.sorted[data-sort="held_bytes"]');
     eq('linux host: sorted by Held', ['dentry', 'kmalloc-8k'],
       (await page.$$eval('#pool tbody tr', (t) => t.map((x) => x.dataset.tag))).slice(0, 2));
+    // its samples carry no memory line: the card says unknown, never "0 B available"
+    const cards = await page.$$eval('#host-cards .card', (c) => c.map((x) => x.textContent));
+    eq('linux import: memory unknown, not 0 B', [1, 0],
+      [cards.filter((t) => t === '—memory unknown (not in the samples)').length,
+        cards.filter((t) => /0 B available/.test(t)).length]);
     await noClipping(page, 'host_linux');
 
     // Pages that do not exist say so.
