@@ -207,6 +207,7 @@ typedef struct pw_top_limits_s {
     char source[2][16]; /* reported, computed, registry, configured; "" when unknown */
     char level[2][12];  /* ok, warn, critical, unknown */
     uint64_t eta_ms[2]; /* when the pool runs out, ms since the epoch; 0 = no ETA */
+    int loading;        /* loading_history: level and ETA are of an old sample, not said */
 } pw_top_limits_t;
 
 typedef struct pw_top_table_s {

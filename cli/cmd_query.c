@@ -403,7 +403,10 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
             if (json_is_integer(json_array_get(rg, 1)))
                 pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 1)), late,
                                    sizeof(late));
-            fprintf(out, "  ETA %s (between %s and %s) %s\n", eta, soon, late, note);
+            if (strcmp(soon, late) == 0) /* one step (2 screens): no range to give */
+                fprintf(out, "  ETA %s %s\n", eta, note);
+            else
+                fprintf(out, "  ETA %s (between %s and %s) %s\n", eta, soon, late, note);
         } else if (strcmp(basis, "pool") != 0 && note[0] != '\0') {
             fprintf(out, "  %s\n", note);
         }

@@ -202,6 +202,7 @@ int pw_top_limits_from_json(const json_t *host, pw_top_table_t *t, pw_diag_t *di
         const char *lv = json_string_value(json_object_get(host, k[3]));
         snprintf(l->level[p], sizeof(l->level[p]), "%s", lv ? lv : "unknown");
     }
+    l->loading = json_is_true(json_object_get(host, "loading_history"));
     l->have = 1;
     return 0;
 }
@@ -540,6 +541,11 @@ static int limit_line(pw_top_lines_t *out, int width, const pw_top_table_t *t)
     const pw_top_limits_t *l = &t->limits;
     uint64_t used[2] = {t->nonpaged ? t->nonpaged : l->used[0], t->paged ? t->paged : l->used[1]};
     char n[96], p[96], eta[64] = "ETA: - (no pool grows towards a known limit)";
+    /* a backlog streaming in (a backfill, a resent spool): the table, level and ETA are of an
+     * old sample (the Host line's time), so neither is given as if it were now */
+    if (l->loading)
+        return add_line(out, width, 0, " Limit: loading history (the table is of %s)",
+                        t->timestamp_ms ? "the newest sample so far" : "no sample yet");
     limit_cell(l, 0, used[0], n, sizeof(n));
     limit_cell(l, 1, used[1], p, sizeof(p));
     int w = -1;

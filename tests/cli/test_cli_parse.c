@@ -631,6 +631,15 @@ static void test_top_render_limits(void **state)
     assert_string_equal(l.text[2], " Limit N: 8.1 MiB, limit unknown  P: 26.6 MiB, limit unknown  "
                                    "ETA: - (no pool grows towards a known limit)");
     pw_top_lines_close(&l);
+    /* A host whose backlog streams in (quickstart's ddk-2003 in its first minute): an old
+     * sample's level and ETA (ok, an ETA already past) are not shown as now. */
+    json_object_set_new(h, "loading_history", json_true());
+    assert_int_equal(pw_top_limits_from_json(h, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Limit: loading history (the table is of the newest sample so "
+                                   "far)");
+    pw_top_lines_close(&l);
+    json_object_set_new(h, "loading_history", json_false());
     /* A bad number leaves the line out. */
     json_object_set_new(h, "nonpaged_limit_bytes", json_string("x"));
     assert_int_equal(pw_top_limits_from_json(h, &t, &d), PW_EPARSE);
@@ -1699,6 +1708,18 @@ static void test_fmt_listings(void **state)
     assert_non_null(strstr(s, "\n  no ETA: too few points for one (3 over 30 min say nothing past "
                               "12.0 h; at this leak's rate alone 30.0 h)\n"));
     assert_null(strstr(s, "pool's trend over")); /* the pool's own ETA is the column */
+    free(s);
+    /* 2 screens: one step, its range is one time: no "(between X and X)" (the trial) */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"IMP\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
+                 "\"score\":0.5,\"pool_limit_bytes\":134217728,\"pool_eta_ms\":1710411300000,"
+                 "\"pool_eta_basis\":\"leak\",\"pool_eta_range_ms\":[1710411300000,1710411300000],"
+                 "\"pool_eta_note\":\"from this leak's growth alone, low confidence: 2 points, "
+                 "one step, so no range\"}]}",
+                 0);
+    assert_non_null(strstr(s, "\n  ETA 2024-03-14 10:15:00Z from this leak's growth alone, low "
+                              "confidence: 2 points, one step, so no range\n"));
+    assert_null(strstr(s, "between"));
     free(s);
     /* a Linux host's slab cache is not a 4-byte tag: the TAG column grows to the longest shown
      * ("ext4_inode_cache" in quotes: 18 columns), not cut to "ext4_…" (the new-user trial);
