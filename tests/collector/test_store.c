@@ -945,23 +945,19 @@ static void slow_vfs_off(void)
     sqlite3_vfs_register(slow_real, 1);
 }
 
-/* The checkpointer's idle TRUNCATE holds the write lock while the WAL file is truncated; under
- * heavy I/O that outlasted the writer's busy timeout and a put failed with "database is locked"
- * (bench_detect_scale). Here the truncation takes 1.5 s against a 200 ms busy timeout: the put
- * that comes meanwhile waits for it and succeeds. */
-static void test_put_during_truncate(void **state)
+/* Turns the slow VFS on, opens a store in `t` (busy timeout 200 ms) with 5 samples of win-01,
+ * makes WAL truncations take `ms` and waits until the checkpointer's idle TRUNCATE (5 s after
+ * the last commit, in its round of every second) is under way. */
+static pw_store_t *open_while_truncating(tmp_t *t, unsigned ms)
 {
-    (void)state;
     slow_vfs_on();
-    tmp_t t;
-    tmp_make(&t);
+    tmp_make(t);
     pw_store_opts_t o = {.busy_timeout_ms = 200};
     pw_store_t *st;
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t->path, &o, &st, &d), 0);
     put_all(st, "win-01", BOOT1, 0, 5);
-    atomic_store(&slow_trunc_ms, 1500);
-    /* the checkpointer truncates after 5 s without a commit, in its round of every second */
+    atomic_store(&slow_trunc_ms, (int)ms);
     int seen = 0;
     for (int i = 0; i < 1500 && !seen; i++) {
         uv_sleep(10);
@@ -969,6 +965,18 @@ static void test_put_during_truncate(void **state)
     }
     if (!seen)
         fail_msg("no TRUNCATE checkpoint within 15 s of the last commit");
+    return st;
+}
+
+/* The checkpointer's idle TRUNCATE holds the write lock while the WAL file is truncated; under
+ * heavy I/O that outlasted the writer's busy timeout and a put failed with "database is locked"
+ * (bench_detect_scale). Here the truncation takes 1.5 s against a 200 ms busy timeout: the put
+ * that comes meanwhile waits for it and succeeds. */
+static void test_put_during_truncate(void **state)
+{
+    (void)state;
+    tmp_t t;
+    pw_store_t *st = open_while_truncating(&t, 1500);
     assert_int_equal(atomic_load(&slow_truncating), 1);
     put_all(st, "win-01", BOOT1, 5, NSAMPLES); /* asserts every put and commit succeeded */
     /* the first put waited for the truncation to end */
@@ -989,22 +997,10 @@ static void test_put_during_truncate(void **state)
 static void test_stop_during_truncate(void **state)
 {
     (void)state;
-    slow_vfs_on();
     tmp_t t;
-    tmp_make(&t);
+    pw_store_t *st = open_while_truncating(&t, 8000);
     pw_store_opts_t o = {.busy_timeout_ms = 200};
-    pw_store_t *st;
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, 5);
-    atomic_store(&slow_trunc_ms, 8000);
-    int seen = 0;
-    for (int i = 0; i < 1500 && !seen; i++) {
-        uv_sleep(10);
-        seen = atomic_load(&slow_truncating);
-    }
-    if (!seen)
-        fail_msg("no TRUNCATE checkpoint within 15 s of the last commit");
     pw_sample_t s;
     pw_sample_init(&s);
     build(&s, 5);
