@@ -589,10 +589,53 @@ static double zscore(double x, double med, double scale)
     return scale > 0 ? (x - med) / scale : (x > med ? INFINITY : 0.0);
 }
 
+/* The row's counters over its windows tell one story: allocations and frees did not go
+ * backwards, and no more became outstanding than were allocated */
+static int counters_agree(const pw_detect_t *d)
+{
+    return d->growth_allocs > 0 && d->growth_frees >= 0 && d->growth_diff <= d->growth_allocs;
+}
+
 /* Points in the judged windows (a short last boot after a long one is judged on its few) */
 static size_t judged_points(const pw_detect_t *d)
 {
     return d->steps + d->segments;
+}
+
+/* The share of the allocations a row made over its windows that it still holds: growth in
+ * outstanding allocations / allocations made. 0 when its outstanding allocations did not rise;
+ * 1 when its counters contradict each other (frees went backwards, or more became outstanding
+ * than were allocated): whatever it kept cannot be told, so it is taken as all. */
+static double kept_share(const pw_detect_t *d)
+{
+    if (d->growth_diff <= 0)
+        return 0.0;
+    if (!counters_agree(d))
+        return 1.0;
+    return (double)d->growth_diff / (double)d->growth_allocs;
+}
+
+/* Keeps the two largest of a measure over the rows, and which row holds the largest. */
+typedef struct {
+    double v[2];
+    size_t top;
+} top2_t;
+
+static void top2_add(top2_t *t, double x, size_t i)
+{
+    if (t->top == SIZE_MAX || x > t->v[0]) {
+        t->v[1] = t->v[0];
+        t->v[0] = x;
+        t->top = i;
+    } else if (x > t->v[1]) {
+        t->v[1] = x;
+    }
+}
+
+/* The largest value of the measure among the rows other than row i */
+static double top2_other(const top2_t *t, size_t i)
+{
+    return i == t->top ? t->v[1] : t->v[0];
 }
 
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
@@ -602,6 +645,8 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
      * falls alike), and which row made the largest */
     double big_b[2] = {0, 0}, big_d[2] = {0, 0};
     size_t top_b = SIZE_MAX, top_d = SIZE_MAX;
+    /* the two largest relative growths, rises in outstanding allocations and kept shares */
+    top2_t t_rel = {{-INFINITY, -INFINITY}, SIZE_MAX}, t_diff = t_rel, t_kept = t_rel;
     for (size_t i = 0; i < n; i++)
         if (v[i]->points >= 2) {
             m++;
@@ -615,6 +660,9 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
                 big_d[1] = big_d[0], big_d[0] = cd, top_d = i;
             else if (cd > big_d[1])
                 big_d[1] = cd;
+            top2_add(&t_rel, rel_growth(v[i]), i);
+            top2_add(&t_diff, (double)v[i]->growth_diff, i);
+            top2_add(&t_kept, kept_share(v[i]), i);
         }
     if (m < 5)
         return 0;
@@ -674,6 +722,25 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
             (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob &&
             (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * od)
             continue; /* dominant: it grew several times more than any other row moved */
+        double kept_other = top2_other(&t_kept, i);
+        if (judged_points(d) < 4 && counters_agree(d) && kept_other > 0 &&
+            (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
+            r > top2_other(&t_rel, i) && (double)d->growth_diff > top2_other(&t_diff, i) &&
+            kept_share(d) >= PW_DETECT_PEER_DOMINANT * kept_other) {
+            /* it kept what it allocated: the most outstanding allocations added, the most growth
+             * relative to itself, and several times the share of its new allocations that any
+             * other row still holds (churn frees what it allocates) */
+            static const char said[] = "; still holds";
+            size_t len = strlen(d->evidence);
+            if (strstr(d->evidence, said) == NULL) /* a verdict kept between passes is screened
+                                                      again: say it once */
+                snprintf(d->evidence + len, sizeof(d->evidence) - len,
+                         "%s %.1f %% of the %lld allocations it made, %.0f times the most any "
+                         "other tag holds",
+                         said, kept_share(d) * 100, (long long)d->growth_allocs,
+                         kept_share(d) / kept_other);
+            continue;
+        }
         d->verdict = PW_DETECT_NOISE;
         d->score = 0;
         d->confidence = 0;

@@ -152,7 +152,7 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  * points therefore stands only when the row stands out among the host's rows in v[0..n) with 2
  * points or more (also the flat and falling ones), g = (last - first) / first bytes of the judged
  * window its relative growth, z = (x - median) / (1.4826 MAD) a robust z (Iglewicz & Hoaglin's
- * outlier rule at PW_DETECT_PEER_Z, 3.5), in any of three ways:
+ * outlier rule at PW_DETECT_PEER_Z, 3.5), in any of four ways:
  *  - among all rows, z of g >= 3.5 and g >= 10 % (when the MAD is 0, more than half the rows
  *    did not move: no spread to stand out of, this way does not apply);
  *  - among the rows that moved (bytes changed; 5 of them at least), z >= 3.5 both of g and of
@@ -165,7 +165,18 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  *    PW_DETECT_PEER_DOMINANT (4) times the largest change (rise or fall) of every other row,
  *    both in bytes and in outstanding allocations, when other rows moved in both: what a
  *    poolmon user sees sorting two screens by the change (a leak of +12 % among rows that
- *    churn by up to 15 % either way, but by 30 x fewer bytes).
+ *    churn by up to 15 % either way, but by 30 x fewer bytes);
+ *  - kept (2-3 points only): it grew by PW_DETECT_PEER_MIN_BYTES at least, added more
+ *    outstanding allocations and grew more relative to itself than any other row, and still
+ *    holds PW_DETECT_PEER_DOMINANT (4) times the share of the allocations it made (growth of
+ *    Diff / growth of Allocs) that any other row holds, its own counters agreeing (Allocs rose,
+ *    Frees did not fall, Diff rose by no more than Allocs; a row whose counters contradict each
+ *    other is taken to hold all it made). Churn frees what it allocates, a leak keeps it: rows
+ *    of real captures make hundreds to thousands of allocations between screens and hold a few
+ *    of them (GTmp +9,547 calls at a Diff of 0), so a leak that grows less in bytes than a big
+ *    row's churn still stands out by what it keeps. Such a verdict says so in its evidence
+ *    ("still holds 19.7 % of the 137 allocations it made, 39 times the most any other tag
+ *    holds").
  * Rows of real captures mostly do not move between screens, and those that do move by a few
  * allocations (docs/internals/detection.md, "Noise regimes"): the second way finds a leak among
  * them; the first, among rows that all churn. Among such still rows (the median row moved in

@@ -341,6 +341,104 @@ static void test_peer_screen_dominant(void **state)
     assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
 }
 
+/* Two screens of eight rows given in full (poolmon's Allocs, Frees, Diff = Allocs - Frees,
+ * Bytes), 15 min apart, judged and screened by their peers into d[0..8). */
+typedef struct {
+    uint64_t allocs[2], frees[2], bytes[2];
+} kept_row_t;
+
+static size_t kept_screen(const kept_row_t *rows, pw_detect_t *d, pw_detect_t **v)
+{
+    for (size_t i = 0; i < 8; i++) {
+        pw_detect_point_t p[2];
+        for (int k = 0; k < 2; k++)
+            p[k] = (pw_detect_point_t){T0 + k * Q_MS,    rows[i].allocs[k],
+                                       rows[i].frees[k], rows[i].allocs[k] - rows[i].frees[k],
+                                       rows[i].bytes[k], 1};
+        assert_int_equal(pw_detect_eval(p, 2, NULL, &d[i]), 0);
+        v[i] = &d[i];
+    }
+    return pw_detect_peer_screen(v, 8);
+}
+
+/* A leak that keeps what it allocates among rows that churn. Two screens, eight rows:
+ *   Lk  Allocs 1,000 -> 1,137  Frees 500 -> 610        Diff 500 -> 527 (+27)  x 1,024 B
+ *   A   50,000 -> 55,000       48,000 -> 52,981        2,000 -> 2,019 (+19)   x 4,096 B
+ *   B   10,500 -> 11,500       10,000 -> 10,997        500 -> 503 (+3)        x 512 B
+ *   C   20,300 -> 22,300       20,000 -> 22,003        300 -> 297 (-3)        x 256 B
+ *   D   4,100 -> 4,500         4,000 -> 4,398          100 -> 102 (+2)        x 64 B
+ *   E   31,000 -> 34,000       30,000 -> 33,000        1,000 (0)              x 128 B
+ *   F   200                    0                       200 (0)                x 32 B
+ *   G   105,000 -> 113,000     100,000 -> 108,010      5,000 -> 4,990 (-10)   x 1,024 B
+ * Lk grew 27,648 B (+5.4 %): under 10 % (the first way), A grew more bytes (77,824: not
+ * dominant), and among the six that moved its relative growth is not an outlier (median 0.775 %,
+ * MAD 1.1 %, scale 1.6309 %: z 2.84). But it added the most outstanding allocations (27; A 19),
+ * grew the most relative to itself (D +2 %, B +0.6 %, A +0.95 %), and still holds 27 / 137 =
+ * 19.7 % of the allocations it made, where the most any other row holds is D's 2 / 400 = 0.5 %
+ * (A 0.38 %, B 0.3 %; C and G fell, E and F did not rise): 39 times, >= 4: a leak. A, B
+ * and D rose too (a leak by comparison) and are noise. Then, each taken away in turn: Lk
+ * holding 3.9 times D's share (27 of 1,400 allocations: 1.93 %), A adding 28 allocations, Lk's
+ * frees going backwards, or D's counters contradicting each other (what it holds cannot be told):
+ * noise. */
+static void test_peer_screen_kept(void **state)
+{
+    (void)state;
+    kept_row_t rows[8] = {
+        {{1000, 1137}, {500, 610}, {512000, 539648}},
+        {{50000, 55000}, {48000, 52981}, {8192000, 8269824}},
+        {{10500, 11500}, {10000, 10997}, {256000, 257536}},
+        {{20300, 22300}, {20000, 22003}, {76800, 76032}},
+        {{4100, 4500}, {4000, 4398}, {6400, 6528}},
+        {{31000, 34000}, {30000, 33000}, {128000, 128000}},
+        {{200, 200}, {0, 0}, {6400, 6400}},
+        {{105000, 113000}, {100000, 108010}, {5120000, 5109760}},
+    };
+    pw_detect_t d[8], *v[8];
+    assert_int_equal(kept_screen(rows, d, v), 3); /* A, B and D rose: compared, noise */
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].growth_allocs, 137);
+    assert_int_equal(d[0].growth_diff, 27);
+    assert_true(d[0].score > 0);
+    assert_non_null(strstr(d[0].evidence, "; still holds 19.7 % of the 137 allocations it made, "
+                                          "39 times the most any other tag holds"));
+    assert_int_equal(d[1].verdict, PW_DETECT_NOISE);
+    assert_non_null(strstr(d[1].evidence, "does not stand out among 8 tags"));
+    /* screened again (a verdict kept between passes): said once */
+    assert_int_equal(pw_detect_peer_screen(v, 8), 0);
+    const char *first = strstr(d[0].evidence, "; still holds");
+    assert_null(strstr(first + 1, "; still holds"));
+
+    kept_row_t t = rows[0];
+    rows[0] = (kept_row_t){{1000, 2400}, {500, 1873}, {512000, 539648}}; /* 3.9 times D's */
+    assert_int_equal(kept_screen(rows, d, v), 4);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    rows[0] = t;
+
+    kept_row_t a = rows[1];
+    rows[1] = (kept_row_t){{50000, 55000}, {48000, 52972}, {8192000, 8273920}}; /* A +28 */
+    assert_int_equal(kept_screen(rows, d, v), 4);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    rows[1] = a;
+
+    kept_row_t dd = rows[4];
+    rows[4] = (kept_row_t){{4100, 4504}, {4000, 4398}, {6400, 6784}}; /* D +6 %, above Lk */
+    assert_int_equal(kept_screen(rows, d, v), 4);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    rows[4] = dd;
+
+    /* Lk's frees went backwards (500 -> 498, Allocs +25, Diff +27 as before) */
+    rows[0] = (kept_row_t){{1000, 1025}, {500, 498}, {512000, 539648}};
+    kept_screen(rows, d, v);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    rows[0] = t;
+
+    /* D's frees went backwards (4,000 -> 3,999, Allocs +1, Diff +2 as before): what D holds
+     * cannot be told, so it is taken as all it made */
+    rows[4] = (kept_row_t){{4100, 4101}, {4000, 3999}, {6400, 6528}};
+    kept_screen(rows, d, v);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+}
+
 /* A trend that rests on few rises is screened by its peers only among rows that mostly stand
  * still. "Step" grows twice by 12,000 B over 9 screens (100,000 x 3, 112,000 x 3, 124,000 x 3:
  * 2 of its 8 steps rose, a leak by its trend). Beside 8 rows that never move (the median row
@@ -551,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_peer_screen),
         cmocka_unit_test(test_peer_screen_dominant),
+        cmocka_unit_test(test_peer_screen_kept),
         cmocka_unit_test(test_peer_screen_sparse_trend),
         cmocka_unit_test(test_ring_keeps_counter_reset),
         cmocka_unit_test(test_peer_screen_short_last_boot),
