@@ -320,7 +320,7 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
                              .max_connections_per_ip = cfg->max_connections_per_ip,
                              .max_frame_bytes = cfg->max_frame_bytes,
                              .hello_max_frame_bytes = cfg->hello_max_frame_bytes,
-                             .commit_interval_ms = cfg->commit_interval_ms,
+                             .commit = pw_collector_commit_policy(cfg),
                              .remote_write_on = cfg->rw_url && cfg->rw_url[0],
                              .on_result = on_command_result,
                              .on_result_arg = c};

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "commit.h"
 #include "config.h"
 #include "error.h"
 
@@ -22,7 +23,10 @@ typedef struct pw_collector_cfg_s {
     char *key_file;
     char *crl_file;                 /* the CA's CRL(s), PEM; "" = no revocation check */
     char *db_path;                  /* SQLite file (":memory:" for tests) */
-    uint64_t commit_interval_ms;    /* group commit, default 200 ms */
+    uint64_t commit_interval_ms;    /* a stored sample's longest wait for its group commit
+                                       (commit.h max_wait_ms), default 600 ms */
+    int64_t commit_max_samples;     /* pending samples committed at once, default 256 */
+    uint64_t commit_max_bytes;      /* pending frame bytes committed at once, default 4 MiB */
     uint64_t handshake_timeout_ms;  /* TLS + Hello, default 10 s */
     uint64_t idle_timeout_ms;       /* no frame for this long: close, default 5 min */
     int64_t max_connections;        /* overall, default 20,000 */
@@ -68,6 +72,11 @@ typedef struct pw_collector_cfg_s {
 
 /* The collector's option table (collector_config.c), for pw_config_* (common/config.h). */
 extern const pw_config_opt_t pw_collector_options[];
+
+/* The group-commit policy of `cfg`'s [store] commit_interval, commit_max_samples and
+ * commit_max_bytes (commit.h): what the listener runs, and what bench_store follows from the
+ * defaults (pw_config_defaults). */
+pw_commit_policy_t pw_collector_commit_policy(const pw_collector_cfg_t *cfg);
 
 /* What --check-config verifies beyond the syntax: the agent and HTTP listen addresses are
  * IP:port, the server certificate, key (matching) and CA load, the tokens and pooltag files

@@ -42,8 +42,17 @@ const pw_config_opt_t pw_collector_options[] = {
                        "largest frame before the Hello is verified"),
     PW_CONFIG_OPT_STRING("store", "path", PW_COLLECTOR_DEFAULT_DB, T, db_path, PW_CONFIG_PATH,
                          "SQLite database (history)"),
-    PW_CONFIG_OPT_DURATION("store", "commit_interval", "200ms", 10, 10000, T, commit_interval_ms,
-                           "group commit period; acks follow commits"),
+    PW_CONFIG_OPT_DURATION("store", "commit_interval", "600ms", 10, 10000, T, commit_interval_ms,
+                           "the longest a stored sample waits for its group commit (one fsync "
+                           "for every sample pending; acks follow commits): low sample rates "
+                           "share a commit; keep it under the agents' 1 s spool sync"),
+    PW_CONFIG_OPT_INT("store", "commit_max_samples", "256", 1, 1000000, T, commit_max_samples,
+                      "this many pending samples are committed at once (high rates keep short "
+                      "acks)"),
+    PW_CONFIG_OPT_SIZE("store", "commit_max_bytes", "4MiB", 4096, INT64_C(1) << 30, T,
+                       commit_max_bytes,
+                       "this many pending frame bytes are committed at once (a burst of "
+                       "keyframes makes several bounded commits)"),
     PW_CONFIG_OPT_DURATION("store", "raw_retention", "48h", 3600000, INT64_C(3153600000000), T,
                            raw_retention_ms, "keep raw samples this long"),
     PW_CONFIG_OPT_DURATION("store", "rollup_1m_retention", "30d", 3600000, INT64_C(3153600000000),
@@ -145,3 +154,11 @@ const pw_config_opt_t pw_collector_options[] = {
                          "error, warn, info or debug"),
     PW_CONFIG_END,
 };
+
+pw_commit_policy_t pw_collector_commit_policy(const pw_collector_cfg_t *cfg)
+{
+    pw_commit_policy_t p = {.max_wait_ms = cfg->commit_interval_ms,
+                            .max_samples = (uint64_t)cfg->commit_max_samples,
+                            .max_bytes = cfg->commit_max_bytes};
+    return p;
+}

@@ -1,5 +1,6 @@
-/* listener.c: accepts agent connections within the limits, runs the group commit and sends
- * the acks of what became durable (listener.h). Sessions: session.c. */
+/* listener.c: accepts agent connections within the limits, runs the group commit when its
+ * policy says (commit.h) and sends the acks of what became durable (listener.h). Sessions:
+ * session.c. */
 #include "alloc.h"
 #include "listener_internal.h"
 #include "net.h"
@@ -12,8 +13,6 @@
 #define IPTAB_SIZE 65536
 #define PRE_AUTH_MIN_AGE_MS                                                                        \
     1000 /* an unverified session younger than this is not closed for a newer one */
-#define COMPACT_BUDGET_MS                                                                          \
-    20 /* per commit tick (200 ms): compaction takes at most ~10 % of the loop */
 
 /* Per-address connection counts: an open-addressing table whose entries are reused, not
  * removed. */
@@ -118,6 +117,7 @@ void pw__listener_store_failed(pw_listener_t *l, int r, const char *msg)
      * last ack. */
     pw_complain(&l->c_store, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_ERROR, MOD,
                 "store: %s (%s): not acking; sessions will resend", pw_strerror(r), msg);
+    pw_commit_done(&l->commit); /* nothing is pending any more */
     for (pw_session_t *k = l->sessions; k != NULL; k = k->next)
         if (k->host && k->pending_seq > pw_host_committed_seq(k->host)) {
             k->pending_seq = 0;
@@ -130,7 +130,8 @@ void pw__listener_store_failed(pw_listener_t *l, int r, const char *msg)
 static void compact_some(pw_listener_t *l)
 {
     pw_diag_t d;
-    int64_t n = pw_store_compact(pw_ingest_store(l->ing), COMPACT_BUDGET_MS, &d);
+    l->compacted_ms = uv_now(l->loop);
+    int64_t n = pw_store_compact(pw_ingest_store(l->ing), PW_LISTENER_COMPACT_BUDGET_MS, &d);
     if (n < 0)
         pw_complain(&l->c_store, uv_now(l->loop), 1000, 600000, PW_LOG_LVL_WARN, MOD,
                     "store: compacting closed chunks: %s (%s)", pw_strerror((int)n), d.msg);
@@ -145,6 +146,8 @@ void pw_listener_set_tls_ctx(pw_listener_t *l, pw_tls_ctx_t *ctx)
 void pw_listener_commit(pw_listener_t *l)
 {
     pw_diag_t d;
+    pw_commit_done(&l->commit);
+    uv_timer_stop(&l->commit_timer);
     int64_t n = pw_ingest_commit(l->ing, &d);
     if (n < 0) {
         pw__listener_store_failed(l, (int)n, d.msg);
@@ -163,6 +166,25 @@ void pw_listener_commit(pw_listener_t *l)
 static void on_commit_timer(uv_timer_t *t)
 {
     pw_listener_commit(t->data);
+}
+
+void pw__listener_stored(pw_listener_t *l, uint64_t bytes)
+{
+    /* A bound reached: the commit runs at the loop's next turn, after the frames already read
+     * (their acks then wait for no timer). */
+    int64_t delay = pw_commit_arm(&l->commit, uv_now(l->loop), bytes);
+    if (delay >= 0)
+        uv_timer_start(&l->commit_timer, on_commit_timer, (uint64_t)delay, 0);
+}
+
+/* Compaction goes on while no sample arrives (an idle collector, imports only: sealed chunks,
+ * older chunks' series pages and totals); while samples flow it runs after each commit. */
+static void on_compact_timer(uv_timer_t *t)
+{
+    pw_listener_t *l = t->data;
+    if (pw_commit_pending(&l->commit) == 0 && pw_ingest_uncommitted(l->ing) == 0 &&
+        uv_now(l->loop) - l->compacted_ms >= PW_LISTENER_COMPACT_TICK_MS)
+        compact_some(l);
 }
 
 int pw_listener_start(uv_loop_t *loop, const pw_listener_opts_t *opts, pw_ingest_t *ing,
@@ -190,6 +212,9 @@ int pw_listener_start(uv_loop_t *loop, const pw_listener_opts_t *opts, pw_ingest
     l->server.data = l;
     uv_timer_init(loop, &l->commit_timer);
     l->commit_timer.data = l;
+    uv_timer_init(loop, &l->compact_timer);
+    l->compact_timer.data = l;
+    pw_commit_init(&l->commit, &opts->commit);
     int r;
     if ((r = uv_tcp_bind(&l->server, (struct sockaddr *)&ss, 0)) != 0 ||
         (r = uv_listen((uv_stream_t *)&l->server, 1024, on_connection)) != 0) {
@@ -198,8 +223,9 @@ int pw_listener_start(uv_loop_t *loop, const pw_listener_opts_t *opts, pw_ingest
         return r;
     }
     l->port = pw_net_bound_port(&l->server);
-    uv_timer_start(&l->commit_timer, on_commit_timer, opts->commit_interval_ms,
-                   opts->commit_interval_ms);
+    uv_timer_start(&l->compact_timer, on_compact_timer, PW_LISTENER_COMPACT_TICK_MS,
+                   PW_LISTENER_COMPACT_TICK_MS);
+    l->started = 1;
     *out = l;
     return 0;
 }
@@ -209,12 +235,15 @@ void pw_listener_stop(pw_listener_t *l)
     if (l == NULL)
         return;
     /* Commit what arrived last; acks for it are lost with the sessions, which is safe. */
-    if (uv_is_active((uv_handle_t *)&l->commit_timer))
+    if (l->started) {
+        l->started = 0;
         pw_listener_commit(l);
+    }
     for (pw_session_t *k = l->sessions; k != NULL; k = k->next)
         pw__session_close(k, NULL);
     pw_net_close_if_open((uv_handle_t *)&l->server, l->loop);
     pw_net_close_if_open((uv_handle_t *)&l->commit_timer, l->loop);
+    pw_net_close_if_open((uv_handle_t *)&l->compact_timer, l->loop);
 }
 
 void pw_listener_free(pw_listener_t *l)

@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include "commit.h"
 #include "error.h"
 #include "fleet.h"
 #include "ingest.h"
@@ -38,7 +39,7 @@ typedef struct pw_listener_opts_s {
     int64_t max_connections_per_ip; /* from one address */
     uint64_t max_frame_bytes;       /* after Hello */
     uint64_t hello_max_frame_bytes; /* before Hello is verified */
-    uint64_t commit_interval_ms;    /* group commit */
+    pw_commit_policy_t commit;      /* when the group commit runs (commit.h) */
     int remote_write_on;            /* for the clock warning: remote write holds back samples
                                        from the future */
     pw_listener_result_cb on_result;
@@ -47,14 +48,21 @@ typedef struct pw_listener_opts_s {
 
 typedef struct pw_listener_s pw_listener_t;
 
+/* Compaction of chunks whose window ended (pw_store_compact) runs after each group commit and,
+ * while no sample is pending, once per tick: at most this long a call (ms), so that a fleet's
+ * chunks ending at the same hour do not hold the loop (~10 % of it at one call a tick). */
+#define PW_LISTENER_COMPACT_BUDGET_MS 20
+#define PW_LISTENER_COMPACT_TICK_MS   200
+
 /* Binds and listens on opts->listen with ingest `ing` (borrowed, outlives the listener) and
- * starts the commit timer. Returns 0; PW_ECONFIG when listen is not IP:port; a libuv error
- * when it cannot listen; PW_ENOMEM. `d` says what. */
+ * starts the compaction tick; each stored sample arms the group commit (opts->commit). Returns 0;
+ * PW_ECONFIG when listen is not IP:port; a libuv error when it cannot listen; PW_ENOMEM. `d` says
+ * what. */
 int pw_listener_start(uv_loop_t *loop, const pw_listener_opts_t *opts, pw_ingest_t *ing,
                       pw_listener_t **out, pw_diag_t *d);
 
 /* Commits what arrived last (its acks are lost with the sessions, which is safe: agents
- * resend), then closes every session, the listening socket and the commit timer; they finish
+ * resend), then closes every session, the listening socket and the timers; they finish
  * closing on the loop. Accepts NULL. */
 void pw_listener_stop(pw_listener_t *l);
 
@@ -78,8 +86,9 @@ size_t pw_listener_connections(const pw_listener_t *l);
 int pw_listener_send_command(pw_listener_t *l, const pw_host_t *h,
                              const Poolwatch__V1__Command *cmd);
 
-/* The group commit now (the commit timer's work): commits, acks what became durable, then
- * compacts closed chunks within a small budget. */
+/* The group commit now (what the commit timer runs when opts->commit says it is due):
+ * commits, acks what became durable, then compacts closed chunks within
+ * PW_LISTENER_COMPACT_BUDGET_MS. */
 void pw_listener_commit(pw_listener_t *l);
 
 #endif /* PW_LISTENER_H */

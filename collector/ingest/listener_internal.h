@@ -42,7 +42,11 @@ struct pw_listener_s {
     pw_ingest_t *ing;
     uv_tcp_t server;
     int port;
-    uv_timer_t commit_timer;
+    uv_timer_t commit_timer;  /* one-shot, at the pending samples' commit deadline */
+    uv_timer_t compact_timer; /* every PW_LISTENER_COMPACT_TICK_MS: compaction while idle */
+    pw_commit_t commit;       /* samples put since the last group commit (commit.h) */
+    uint64_t compacted_ms;    /* uv_now() of the last compaction */
+    int started;              /* listening: stop commits what is pending */
     pw_session_t *sessions;
     size_t n_sessions;
     pw_ipslot_t *iptab;
@@ -63,6 +67,10 @@ void pw__session_send_ack(pw_session_t *k, uint64_t seq, int need_keyframe);
 void pw__session_start_timer(pw_session_t *k, uint64_t ms);
 /* The session's Hello was verified: it no longer counts against its address's limit. */
 void pw__session_uncount_ip(pw_session_t *k);
+
+/* listener.c: a session put a sample of `bytes` frame bytes into the store: arms the group
+ * commit (now when a bound of the policy is reached, else at its deadline). */
+void pw__listener_stored(pw_listener_t *l, uint64_t bytes);
 
 /* listener.c: the store rolled back: sessions whose samples were lost restart. */
 void pw__listener_store_failed(pw_listener_t *l, int r, const char *msg);

@@ -373,8 +373,10 @@ static void handle_sample(pw_session_t *k, const Poolwatch__V1__Sample *s, const
     if (res.events)
         PW_LOG_WARN(MOD, "%s: %zu pool event%s from the System log (seq %llu)", h->name, res.events,
                     res.events == 1 ? "" : "s", (unsigned long long)s->seq);
-    if (res.stored_seq)
+    if (res.stored_seq) {
         k->pending_seq = res.stored_seq;
+        pw__listener_stored(l, len);
+    }
 }
 
 static void handle_frame(pw_session_t *k, const uint8_t *p, size_t len)

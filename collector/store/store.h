@@ -1,7 +1,8 @@
 /* store.h: the collector's history store on embedded SQLite (docs/internals/store.md).
  *
  * The collector puts every accepted sample (the host's full table after the sample was
- * applied) and then, at most every 200 ms, calls pw_store_commit(): when it returns 0,
+ * applied) and then, when its group-commit policy says (collector/ingest/commit.h: at most
+ * 600 ms after the oldest pending sample by default), calls pw_store_commit(): when it returns 0,
  * every sample put before is on disk (WAL, synchronous=FULL: the WAL is fsync'ed at each
  * commit, https://sqlite.org/pragma.html#pragma_synchronous) and may be acked. History is
  * kept as chunks per host and time window (a keyframe then deltas of the project's codec,

@@ -5,7 +5,8 @@
  *                                agent's code itself: pw_agent_sample_step (agent/agent.h) runs
  *                                on_sample_timer of agent/agent.c once in an agent opened with
  *                                pw_agent_open, streaming over mutual TLS to a real
- *                                poolwatch-collector on loopback (which acks within 200 ms),
+ *                                poolwatch-collector on loopback (which acks after its group
+ *                                commit, within its commit_interval of 600 ms),
  *                                with the default spool.fsync = ack: the sim source's read of
  *                                the next sample, pw_delta_encode, pw_codec_pack_sample,
  *                                pw_spool_append (no fdatasync: the collector's ack makes it

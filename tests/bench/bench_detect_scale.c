@@ -11,8 +11,11 @@
  *      through pw_analysis_run_feed, the update path of the observer and of the restart's
  *      rebuild (streaming 7 days of 10 s samples for 10,000 hosts would take hours).
  *   3. Live for PW_SCALE_MINUTES (5): every host sends a delta every 10 s (a keyframe first) at
- *      its own phase, handed to pw_ingest_frame as a session does; the group commit every 200
- *      ms, then compaction of chunks whose window ended (20 ms at most, as the listener does);
+ *      its own phase, handed to pw_ingest_frame as a session does; the group commit when the
+ *      collector's policy says (collector/ingest/commit.h, the collector's default [store]
+ *      commit_interval, commit_max_samples and commit_max_bytes, armed as the listener arms
+ *      it), then compaction of chunks whose window ended (PW_LISTENER_COMPACT_BUDGET_MS at
+ *      most, as the listener does);
  *      the analysis timer runs its passes every 30 s on the thread pool; every 100 ms an API
  *      request (GET /api/v1/leaks, then a host's pool table, alternately) through pw_api_handle.
  *
@@ -40,9 +43,12 @@
 #include "analysis_run.h"
 #include "api.h"
 #include "codec.h"
+#include "collector.h"
+#include "commit.h"
 #include "delta.h"
 #include "frame.h"
 #include "ingest.h"
+#include "listener.h"
 #include "store.h"
 #include "tokens.h"
 
@@ -80,7 +86,9 @@ static pw_analysis_run_t *an;
 static pw_api_t api;
 static uv_loop_t *loop;
 static uint64_t t_start, t_end, live_ms, round_no;
-static uint64_t *pending; /* hrtime of frames not yet committed */
+static uint64_t *pending;  /* hrtime of frames not yet committed */
+static pw_commit_t policy; /* the collector's group-commit policy */
+static uv_timer_t commit_timer;
 static size_t n_pending, cap_pending;
 static double *ack_ms, *api_ms;
 static size_t n_ack, cap_ack, n_api, cap_api;
@@ -194,6 +202,7 @@ static void next_round(void)
 }
 
 static size_t sent_in_round;
+static void on_commit(uv_timer_t *tm);
 
 static void on_tick(uv_timer_t *tm)
 {
@@ -231,6 +240,9 @@ static void on_tick(uv_timer_t *tm)
             pending = realloc(pending, cap_pending * sizeof(*pending));
         }
         pending[n_pending++] = uv_hrtime();
+        int64_t delay = pw_commit_arm(&policy, uv_now(loop), t->frame.len - 4);
+        if (delay >= 0)
+            uv_timer_start(&commit_timer, on_commit, (uint64_t)delay, 0);
         if (pending[n_pending - 1] - tf > slowest) {
             slowest = pending[n_pending - 1] - tf;
             slow_i = sent_in_round;
@@ -262,6 +274,7 @@ static void on_commit(uv_timer_t *tm)
 {
     (void)tm;
     pw_diag_t d;
+    pw_commit_done(&policy);
     uint64_t t_commit0 = uv_hrtime();
     if (pw_ingest_commit(ing, &d) < 0) {
         fprintf(stderr, "commit: %s\n", d.msg);
@@ -279,7 +292,7 @@ static void on_commit(uv_timer_t *tm)
     if (now - t_commit0 > max_commit_ns)
         max_commit_ns = now - t_commit0;
     /* after the acks, as the listener does: chunks whose window ended, 20 ms at most */
-    if (pw_store_compact(store, 20, &d) < 0) {
+    if (pw_store_compact(store, PW_LISTENER_COMPACT_BUDGET_MS, &d) < 0) {
         fprintf(stderr, "compact: %s\n", d.msg);
         exit(1);
     }
@@ -348,6 +361,15 @@ int main(void)
         fprintf(stderr, "store: %s\n", d.msg);
         return 1;
     }
+    pw_collector_cfg_t ccfg;
+    memset(&ccfg, 0, sizeof(ccfg));
+    if (pw_config_defaults(pw_collector_options, &ccfg, &d) != 0) {
+        fprintf(stderr, "collector defaults: %s\n", d.msg);
+        return 1;
+    }
+    pw_commit_policy_t pp = pw_collector_commit_policy(&ccfg);
+    pw_commit_init(&policy, &pp);
+    pw_config_free(pw_collector_options, &ccfg);
     loop = uv_default_loop();
     if (pw_analysis_run_new(loop, ing, NULL, &an) != 0)
         return 1;
@@ -418,9 +440,9 @@ int main(void)
     round_no = 0;
     sent_in_round = 0;
     next_round();
-    uv_timer_t tick, commit, apit;
+    uv_timer_t tick, apit;
     uv_timer_init(loop, &tick);
-    uv_timer_init(loop, &commit);
+    uv_timer_init(loop, &commit_timer);
     uv_timer_init(loop, &apit);
     uv_update_time(loop);
     t_end = uv_now(loop) + live_ms;
@@ -428,7 +450,6 @@ int main(void)
     pw_analysis_run_stats(an, &s0);
     uint64_t w0 = uv_hrtime();
     uv_timer_start(&tick, on_tick, 10, 10);
-    uv_timer_start(&commit, on_commit, 200, 200);
     api_due = uv_hrtime() + 100 * 1000000ull;
     uv_timer_start(&apit, on_api, 100, 100);
     uv_run(loop, UV_RUN_DEFAULT);
@@ -461,7 +482,7 @@ int main(void)
     printf("CHECK detect.scale_ack_p50_ms %.1f ms, api_p50_ms %.1f ms (%zu acks, %zu requests)\n",
            pct(ack_ms, n_ack, 0.5), pct(api_ms, n_api, 0.5), n_ack, n_api);
     uv_close((uv_handle_t *)&tick, NULL);
-    uv_close((uv_handle_t *)&commit, NULL);
+    uv_close((uv_handle_t *)&commit_timer, NULL);
     uv_close((uv_handle_t *)&apit, NULL);
     pw_analysis_run_close(an);
     uv_run(loop, UV_RUN_DEFAULT);

@@ -3,16 +3,20 @@
  *
  * Load: 3,000-row Windows-like tables (allocs 10^2..10^7, outstanding 1..10^4, 16..4096 bytes
  * per allocation, as bench_codec), 5 % of the rows changing per sample, seeded; each host
- * sends every 10 s, hosts spread evenly over the interval; the store commits whenever
- * 200 ms of simulated arrival time have passed (group commit), then compacts sealed chunks for
- * up to 20 ms (pw_store_compact), as the collector does. VictoriaMetrics gets the same rows as
- * pw_allocs, pw_frees and pw_bytes{host,tag,pool} (JSON-line import, 10 minutes a request).
+ * sends every 10 s, hosts spread evenly over the interval; the store commits as the
+ * collector's group-commit policy says (collector/ingest/commit.h with the collector's default
+ * [store] commit_interval, commit_max_samples and commit_max_bytes, on the simulated arrival
+ * times), then compacts sealed chunks for up to PW_LISTENER_COMPACT_BUDGET_MS (20 ms), and
+ * once a compaction tick while nothing is pending, as the listener does. VictoriaMetrics gets the
+ * same rows as pw_allocs, pw_frees and pw_bytes{host,tag,pool} (JSON-line import, 10 minutes a
+ * request).
  *
  * Two runs, both sides each:
  *  - fleet: HOSTS x 3,000 rows x HOURS through the collector's path: each host's agent encodes
  *    its table into a frame (the agent's CPU, not counted), the collector unpacks it, applies
  *    it to the host's decoder and hands both to pw_store_put_frame (ingest/ingest.c): ingest
- *    CPU (store.ingest_ns_per_update: unpack, apply, put, commits, compaction), disk with du
+ *    CPU (store.ingest_ns_per_update: unpack, apply, put, commits, compaction; stderr: commits,
+ *    samples a commit, each sample's wait for its commit, p50 and p99), disk with du
  *    after each side's flush
  *    (poolwatch: flush, TRUNCATE checkpoint, close: file + WAL + free pages; VictoriaMetrics:
  *    force_flush + force_merge, then du of its data directory), a host's table, one tag's fleet
@@ -48,8 +52,11 @@
 #include <unistd.h>
 
 #include "codec.h"
+#include "collector.h"
+#include "commit.h"
 #include "delta.h"
 #include "frame.h"
+#include "listener.h"
 #include "store.h"
 
 #define TAGS      3000
@@ -185,7 +192,9 @@ typedef struct {
     int first;        /* index of the first host (names win-NN) */
     uint64_t samples; /* per host */
     uint64_t t_start; /* time of sample 0 */
-    unsigned every;   /* commit every N puts (0: every 200 ms of arrival time) */
+    unsigned every;   /* commit every N puts (0: the collector's group-commit policy, `policy`,
+                         on the arrival times) */
+    pw_commit_policy_t policy;
     const char *wal;  /* WAL path, measured after each commit */
     int frames;       /* 1: the collector's path (an agent's frame, decoded, pw_store_put_frame);
                          0: pw_store_put of the full table (imports, tools) */
@@ -195,7 +204,41 @@ typedef struct {
     double wall;      /* out */
     uint64_t wal_max; /* out: largest WAL after a commit */
     uint64_t updates; /* out: host x row x sample */
+    uint64_t commits; /* out: group commits */
+    double *wait_ms;  /* out (policy runs): each sample's arrival to the end of its commit:
+                         the policy's wait (arrival time) + the commit's wall time */
+    size_t n_wait;
 } feed_t;
+
+/* The group commit as the listener runs it (pw_listener_commit): commit, then compaction of
+ * closed chunks within the listener's budget; the WAL's size after it. */
+static void group_commit(pw_store_t *st, feed_t *f)
+{
+    pw_diag_t d;
+    int rc;
+    if ((rc = pw_store_commit(st, &d)) != 0)
+        die("commit", rc, &d);
+    int64_t nc = pw_store_compact(st, PW_LISTENER_COMPACT_BUDGET_MS, &d);
+    if (nc < 0)
+        die("compact", (int)nc, &d);
+    uint64_t w = file_size(f->wal);
+    f->wal_max = w > f->wal_max ? w : f->wal_max;
+    f->commits++;
+}
+
+/* The policy's group commit at `at_ms` (arrival clock): each pending sample's wait (from
+ * arrived[], indexed from f->n_wait) is its wait on that clock plus the commit's wall time. */
+static void policy_commit(pw_store_t *st, feed_t *f, pw_commit_t *pol, const uint64_t *arrived,
+                          uint64_t at_ms)
+{
+    double w0 = now_s();
+    group_commit(st, f);
+    double took = (now_s() - w0) * 1e3;
+    for (size_t i = f->n_wait; i < f->n_wait + pw_commit_pending(pol); i++)
+        f->wait_ms[i] = (double)(at_ms - arrived[i]) + took;
+    f->n_wait += pw_commit_pending(pol);
+    pw_commit_done(pol);
+}
 
 static void host_name(char *out, size_t n, int h)
 {
@@ -229,8 +272,21 @@ static void feed(pw_store_t *st, feed_t *f)
             exit(1);
     pw_diag_t d;
     double t = now_s(), sys0 = sys_s();
-    uint64_t last_commit = f->t_start;
+    /* the collector's loop (listener.c): a commit whose deadline came runs before the next
+     * arrival; a bound reached commits at once; while nothing is pending the compaction tick
+     * compacts, at most once a tick */
+    pw_commit_t pol;
+    pw_commit_init(&pol, &f->policy);
+    uint64_t last_compact = f->t_start, *arrived = NULL;
+    size_t cap_wait = 0;
     unsigned pending = 0;
+    if (!f->every) {
+        cap_wait = (size_t)(f->samples * (uint64_t)f->hosts);
+        f->wait_ms = calloc(cap_wait, sizeof(*f->wait_ms));
+        arrived = calloc(cap_wait, sizeof(*arrived));
+        if (f->wait_ms == NULL || arrived == NULL)
+            exit(1);
+    }
     for (uint64_t k = 0; k < f->samples; k++)
         for (int h = 0; h < f->hosts; h++) {
             uint64_t ts = f->t_start + k * INTERVAL + (uint64_t)h * INTERVAL / (uint64_t)f->hosts;
@@ -238,7 +294,19 @@ static void feed(pw_store_t *st, feed_t *f)
             pw_store_host_t hi = {names[h], agent[h], 16, boot, 16,  "windows 10.0",
                                   32,       0,        0,  NULL, NULL};
             int rc;
-            double c;
+            double c = cpu_s();
+            if (!f->every && pw_commit_due(&pol, ts)) {
+                last_compact = pw_commit_deadline_ms(&pol);
+                policy_commit(st, f, &pol, arrived, last_compact);
+            } else if (!f->every && pw_commit_pending(&pol) == 0 &&
+                       ts - last_compact >= PW_LISTENER_COMPACT_TICK_MS) {
+                int64_t nc = pw_store_compact(st, PW_LISTENER_COMPACT_BUDGET_MS, &d);
+                if (nc < 0)
+                    die("compact", (int)nc, &d);
+                last_compact = ts;
+            }
+            f->cpu += cpu_s() - c;
+            size_t put_bytes = 0;
             if (f->frames) {
                 const Poolwatch__V1__Sample *msg;
                 pw_buf_reset(&frame);
@@ -248,6 +316,7 @@ static void feed(pw_store_t *st, feed_t *f)
                 c = cpu_s();
                 const uint8_t *payload = frame.data + PW_FRAME_HEADER;
                 size_t len = frame.len - PW_FRAME_HEADER;
+                put_bytes = len;
                 Poolwatch__V1__Envelope *env;
                 if ((rc = pw_codec_unpack(payload, len, &env, &d)) != 0 ||
                     (rc = pw_delta_apply(&dec[h], env->sample, NULL, &d)) != 0)
@@ -264,19 +333,17 @@ static void feed(pw_store_t *st, feed_t *f)
             }
             if (rc != 0)
                 die("put", rc, &d);
-            pending++;
-            int due = f->every ? pending >= f->every : ts - last_commit >= 200;
-            if (due) {
-                if ((rc = pw_store_commit(st, &d)) != 0)
-                    die("commit", rc, &d);
-                /* as the collector does after each group commit */
-                int64_t nc = pw_store_compact(st, 20, &d);
-                if (nc < 0)
-                    die("compact", (int)nc, &d);
-                last_commit = ts;
-                pending = 0;
-                uint64_t w = file_size(f->wal);
-                f->wal_max = w > f->wal_max ? w : f->wal_max;
+            if (f->every) {
+                if (++pending >= f->every) {
+                    group_commit(st, f);
+                    pending = 0;
+                }
+            } else {
+                arrived[f->n_wait + pw_commit_pending(&pol)] = ts;
+                if (pw_commit_add(&pol, ts, put_bytes)) {
+                    policy_commit(st, f, &pol, arrived, ts);
+                    last_compact = ts;
+                }
             }
             f->cpu += cpu_s() - c;
         }
@@ -294,6 +361,9 @@ static void feed(pw_store_t *st, feed_t *f)
     if (rc != 0 || nc < 0)
         die("commit", rc ? rc : (int)nc, &d);
     f->cpu += cpu_s() - c;
+    /* the samples of the last commit waited for the end of the run: not counted */
+    pw_commit_done(&pol);
+    free(arrived);
     f->wall = now_s() - t;
     f->sys = sys_s() - sys0;
     f->updates = (uint64_t)f->hosts * f->samples * TAGS;
@@ -599,12 +669,20 @@ int main(void)
     if (rc != 0)
         die("open", rc, &d);
     uint64_t fleet_t0 = T0 + (uint64_t)days * 86400000ull - (uint64_t)hours * 3600000ull;
+    /* the collector's group-commit policy: its option table's defaults ([store]
+     * commit_interval, commit_max_samples, commit_max_bytes) */
+    pw_collector_cfg_t ccfg;
+    memset(&ccfg, 0, sizeof(ccfg));
+    if ((rc = pw_config_defaults(pw_collector_options, &ccfg, &d)) != 0)
+        die("collector defaults", rc, &d);
     feed_t ff = {.hosts = hosts,
                  .first = 1,
                  .t_start = fleet_t0,
                  .samples = (uint64_t)hours * 3600000ull / INTERVAL,
                  .wal = wal,
-                 .frames = 1};
+                 .frames = 1,
+                 .policy = pw_collector_commit_policy(&ccfg)};
+    pw_config_free(pw_collector_options, &ccfg);
     feed(st, &ff);
     pw_store_stats_t ss;
     if ((rc = pw_store_flush(st, &d)) != 0 || (rc = pw_store_checkpoint(st, &d)) != 0 ||
@@ -631,6 +709,15 @@ int main(void)
             "# fleet: %.1f s wall, %.2f s CPU in the store (%.2f s of it system), %" PRIu64
             " commits, %" PRIu64 " chunks, du %" PRIu64 " B (file %" PRIu64 ", free %" PRIu64 ")\n",
             ff.wall, ff.cpu, ff.sys, ss.commits, ss.chunks, pw_du, ss.db_bytes, ss.free_bytes);
+    /* what the policy costs in ack latency: a sample's arrival to the end of its commit
+     * (the wait on the arrival clock plus the commit's wall time; no network) */
+    fprintf(stderr,
+            "# fleet group commits: policy wait %" PRIu64 " ms / %" PRIu64 " samples / %" PRIu64
+            " B; %" PRIu64 " commits, %.2f samples a commit; ack wait p50 %.1f ms, p99 %.1f ms\n",
+            ff.policy.max_wait_ms, ff.policy.max_samples, ff.policy.max_bytes, ff.commits,
+            ff.commits ? (double)ff.n_wait / (double)ff.commits : 0.0,
+            pct(ff.wait_ms, (int)ff.n_wait, 0.5), pct(ff.wait_ms, (int)ff.n_wait, 0.99));
+    free(ff.wait_ms);
 
     /* ---- history run: one host over `days`, in the same store ---- */
     if ((rc = pw_store_open(path, NULL, &st, &d)) != 0)
