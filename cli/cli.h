@@ -201,13 +201,20 @@ typedef struct pw_top_bigpool_s {
 /* One pool's limit, level and time to exhaustion (GET /api/v1/hosts/{host}): what the Limit
  * line of top says. Index 0 nonpaged, 1 paged. */
 typedef struct pw_top_limits_s {
-    int have;           /* the host document came: the Limit line is shown */
-    uint64_t used[2];   /* bytes in use (the host's nonpaged_bytes / paged_bytes) */
-    uint64_t limit[2];  /* bytes; 0 = unknown (the API's null) */
-    char source[2][16]; /* reported, computed, registry, configured; "" when unknown */
-    char level[2][12];  /* ok, warn, critical, unknown */
-    uint64_t eta_ms[2]; /* when the pool runs out, ms since the epoch; 0 = no ETA */
-    int loading;        /* loading_history: level and ETA are of an old sample, not said */
+    int have;                /* the host document came: the Limit line is shown */
+    uint64_t used[2];        /* bytes in use (the host's nonpaged_bytes / paged_bytes) */
+    uint64_t limit[2];       /* bytes; 0 = unknown (the API's null) */
+    char source[2][16];      /* reported, computed, registry, configured; "" when unknown */
+    char level[2][12];       /* ok, warn, critical, unknown */
+    uint64_t eta_ms[2];      /* when the pool runs out, ms since the epoch; 0 = no ETA */
+    uint64_t ran_out_ms[2];  /* the pool is at or over its limit since then; 0 = not */
+    char basis[2][8];        /* how the ETA is known: "pool", "leak", "ran_out"; "" = none */
+    char note[2][192];       /* how, or why there is none (PREFIX_eta_note); "" from an older
+                                collector */
+    uint64_t range_ms[2][2]; /* a leak-based ETA's range (soon, late); 0 = none / never */
+    char detail[2][96];      /* the rule of a computed limit ("Windows Server 2003 x86 with
+                                /3GB: 128 MB"); "" when none */
+    int loading;             /* loading_history: level and ETA are of an old sample, not said */
 } pw_top_limits_t;
 
 typedef struct pw_top_table_s {

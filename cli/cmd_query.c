@@ -157,6 +157,60 @@ static void fmt_limit(const json_t *o, const char *limit_key, const char *ratio_
     fmt_pct_or_dash(o, ratio_key, pct, pct_size);
 }
 
+/* A pool's ETA cell from PREFIX_eta_ms and PREFIX_ran_out_ms: the time it runs out, "ran out
+ * MM-DD HH:MMZ" when it already did (the time it reached its limit), or "-". */
+static void fmt_eta_cell(const json_t *o, const char *prefix, char *out, size_t size)
+{
+    char k[48], t[32];
+    snprintf(k, sizeof(k), "%s_ran_out_ms", prefix);
+    if (jhas_num(o, k)) {
+        pw_cli_format_time(ju64(o, k), t, sizeof(t));
+        /* "2026-12-02 01:26:03Z" -> "ran out 12-02 01:26Z": the column keeps its 21 */
+        if (strlen(t) >= 20)
+            snprintf(out, size, "ran out %.5s %.5sZ", t + 5, t + 11);
+        else
+            snprintf(out, size, "ran out %s", t);
+        return;
+    }
+    snprintf(k, sizeof(k), "%s_eta_ms", prefix);
+    fmt_time_or_dash(o, k, out, size);
+}
+
+/* The line under a row that says how its pool's ETA is known when it is not the pool's own
+ * trend: the leak's growth alone with its range and how little it rests on, when the pool ran
+ * out, or (owed: a host or leak whose limit is known and that has a suspect) why there is none.
+ * label: "" or "nonpaged " (hosts). */
+static void eta_note_line(const json_t *o, const char *prefix, const char *label, int owed,
+                          FILE *out)
+{
+    char k[48], eta[32];
+    snprintf(k, sizeof(k), "%s_eta_basis", prefix);
+    const char *basis = jstr0(o, k);
+    snprintf(k, sizeof(k), "%s_eta_note", prefix);
+    const char *note = jstr0(o, k);
+    if (strcmp(basis, "leak") == 0) {
+        snprintf(k, sizeof(k), "%s_eta_ms", prefix);
+        fmt_time_or_dash(o, k, eta, sizeof(eta));
+        snprintf(k, sizeof(k), "%s_eta_range_ms", prefix);
+        const json_t *rg = json_object_get(o, k);
+        char soon[32] = "-", late[32] = "never";
+        if (json_is_integer(json_array_get(rg, 0)))
+            pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 0)), soon,
+                               sizeof(soon));
+        if (json_is_integer(json_array_get(rg, 1)))
+            pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 1)), late,
+                               sizeof(late));
+        if (strcmp(soon, late) == 0) /* one step (2 screens): no range to give */
+            fprintf(out, "  %sETA %s %s\n", label, eta, note);
+        else
+            fprintf(out, "  %sETA %s (between %s and %s) %s\n", label, eta, soon, late, note);
+    } else if (strcmp(basis, "ran_out") == 0 && note[0] != '\0') {
+        fprintf(out, "  %s%s%s\n", label, label[0] ? "pool " : "", note);
+    } else if (strcmp(basis, "pool") != 0 && note[0] != '\0' && owed) {
+        fprintf(out, "  %s%s%s\n", label, label[0] ? "pool: " : "", note);
+    }
+}
+
 /* The array under `key`, or NULL when the document does not have one. */
 static const json_t *jarr(const json_t *root, const char *key)
 {
@@ -166,6 +220,71 @@ static const json_t *jarr(const json_t *root, const char *key)
 
 /* ---- formatters --------------------------------------------------------------------------- */
 
+/* A host's connection (the API's `connection`, as the dashboard tells them apart): streaming,
+ * stopped (its agent said goodbye), silent, imported, disconnected; an older collector's
+ * `connected` as yes/no; "-" when neither. */
+static const char *conn_word(const json_t *h)
+{
+    const char *c = json_string_value(json_object_get(h, "connection"));
+    if (c != NULL)
+        return c;
+    const json_t *b = json_object_get(h, "connected");
+    return json_is_boolean(b) ? (json_is_true(b) ? "yes" : "no") : "-";
+}
+
+/* A limit's rule without the source word the SOURCE column already says ("configured: 430
+ * MB" of a configured limit reads "430 MB"). */
+static const char *rule_text(const json_t *h)
+{
+    const char *det = jstr0(h, "nonpaged_limit_detail"), *src = jstr(h, "nonpaged_limit_source");
+    size_t n = strlen(src);
+    if (strncmp(det, src, n) == 0 && det[n] == ':' && det[n + 1] == ' ')
+        det += n + 2;
+    return det;
+}
+
+/* After the table, the rules the nonpaged limits come from ("Windows Server 2003 x86 with /3GB:
+ * 128 MB", as the dashboard and the import say them; the API's nonpaged_limit_detail), each
+ * once with the hosts it holds for (up to 4 named): SOURCE alone says only "computed". */
+static void limit_rules(const json_t *hosts, FILE *out)
+{
+    size_t n = json_array_size(hosts), said = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *h = json_array_get(hosts, i);
+        const char *det = rule_text(h), *src = jstr(h, "nonpaged_limit_source");
+        if (det[0] == '\0' || !jhas_num(h, "nonpaged_limit_bytes") ||
+            ju64(h, "nonpaged_limit_bytes") == 0)
+            continue;
+        size_t k = 0; /* said already, at its first host */
+        for (; k < i; k++) {
+            const json_t *o = json_array_get(hosts, k);
+            if (jhas_num(o, "nonpaged_limit_bytes") && ju64(o, "nonpaged_limit_bytes") != 0 &&
+                strcmp(rule_text(o), det) == 0 &&
+                strcmp(jstr(o, "nonpaged_limit_source"), src) == 0)
+                break;
+        }
+        if (k < i)
+            continue;
+        if (said++ == 0)
+            fputs("nonpaged limits (SOURCE and its rule):\n", out);
+        fprintf(out, "  %s: %s: ", src, det);
+        size_t count = 0;
+        for (size_t m = i; m < n; m++) {
+            const json_t *o = json_array_get(hosts, m);
+            if (!jhas_num(o, "nonpaged_limit_bytes") || ju64(o, "nonpaged_limit_bytes") == 0 ||
+                strcmp(rule_text(o), det) != 0 ||
+                strcmp(jstr(o, "nonpaged_limit_source"), src) != 0)
+                continue;
+            if (count < 4)
+                fprintf(out, "%s%s", count ? ", " : "", jstr(o, "name"));
+            count++;
+        }
+        if (count > 4)
+            fprintf(out, " and %zu more", count - 4);
+        fputc('\n', out);
+    }
+}
+
 int pw_fmt_hosts(const json_t *root, FILE *out)
 {
     const json_t *hosts = jarr(root, "hosts");
@@ -173,8 +292,10 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
         return PW_EPARSE;
     /* Long names (Linux OS strings, FQDNs) are cut with "…": the columns stay aligned. */
     /* SOURCE: where the nonpaged limit comes from (the agent reported it, computed from the
-     * Windows rule table or MemTotal, registry, configured or given at import) */
-    fprintf(out, "%-20s %-14s %-4s %11s %11s %-10s %6s %-7s %-21s %11s %8s %s\n", "HOST", "OS",
+     * Windows rule table or MemTotal, registry, configured or given at import); the rule
+     * itself goes on a line under the host, as does how its ETA is known when that is not the
+     * pool's own trend. */
+    fprintf(out, "%-20s %-14s %-12s %11s %11s %-10s %6s %-8s %-21s %11s %8s %s\n", "HOST", "OS",
             "CONN", "NONPAGED", "NP LIMIT", "SOURCE", "NP%", "LEVEL", "NP ETA", "PAGED", "SUSPECTS",
             "LAST SEEN");
     size_t i;
@@ -182,28 +303,42 @@ int pw_fmt_hosts(const json_t *root, FILE *out)
     json_array_foreach(hosts, i, h)
     {
         char np[24], lim[24], pct[16], eta[32], pg[24], seen[32], name[96], os[64], sus[40],
-            num[24], src[48];
+            num[24], src[48], conn[48];
         fmt_bytes_or_dash(h, "nonpaged_bytes", np, sizeof(np));
         fmt_limit(h, "nonpaged_limit_bytes", "nonpaged_ratio", lim, sizeof(lim), pct, sizeof(pct));
         pw_cli_fit(strcmp(lim, "-") == 0 ? "-" : jstr(h, "nonpaged_limit_source"), 10, 0, src,
                    sizeof(src));
-        fmt_time_or_dash(h, "nonpaged_eta_ms", eta, sizeof(eta));
+        fmt_eta_cell(h, "nonpaged", eta, sizeof(eta));
+        fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
+        fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));
+        const char *level = jstr(h, "nonpaged_level");
         /* a backlog streaming in (a backfill, a resent spool): its level and ETA are of its
          * newest sample so far (LAST SEEN), not of now */
         int loading = json_is_true(json_object_get(h, "loading_history"));
-        if (loading)
+        /* said Hello, sent no sample yet: its zeros are not a pool of 0 B, nor 1970 */
+        int nothing = jhas_num(h, "last_seen_ms") && ju64(h, "last_seen_ms") == 0;
+        if (loading) {
             snprintf(eta, sizeof(eta), "loading history");
-        fmt_bytes_or_dash(h, "paged_bytes", pg, sizeof(pg));
-        fmt_time_or_dash(h, "last_seen_ms", seen, sizeof(seen));
-        json_t *c = json_object_get(h, "connected");
+            level = "loading";
+        } else if (nothing) {
+            snprintf(np, sizeof(np), "-");
+            snprintf(pg, sizeof(pg), "-");
+            snprintf(pct, sizeof(pct), "-");
+            snprintf(eta, sizeof(eta), "-");
+            snprintf(seen, sizeof(seen), "no sample yet");
+            level = "-";
+        }
         snprintf(num, sizeof(num), "%" PRIu64, ju64(h, "suspects"));
-        fprintf(out, "%s %s %-4s %11s %11s %s %6s %-7s %-21s %11s %s %s\n",
+        fprintf(out, "%s %s %s %11s %11s %s %6s %-8s %-21s %11s %s %s\n",
                 pw_cli_fit(jstr(h, "name"), 20, 0, name, sizeof(name)),
                 pw_cli_fit(jstr(h, "os"), 14, 0, os, sizeof(os)),
-                json_is_boolean(c) ? (json_is_true(c) ? "yes" : "no") : "-", np, lim, src, pct,
-                loading ? "loading" : jstr(h, "nonpaged_level"), eta, pg,
-                pw_cli_fit(num, 8, 1, sus, sizeof(sus)), seen);
+                pw_cli_fit(conn_word(h), 12, 0, conn, sizeof(conn)), np, lim, src, pct, level, eta,
+                pg, pw_cli_fit(num, 8, 1, sus, sizeof(sus)), seen);
+        if (!loading && !nothing)
+            eta_note_line(h, "nonpaged", "nonpaged ", strcmp(lim, "-") != 0 && ju64(h, "suspects"),
+                          out);
     }
+    limit_rules(hosts, out);
     return 0;
 }
 
@@ -369,7 +504,7 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
             pw_cli_format_bytes(ju64(l, "pool_limit_bytes"), lim, sizeof(lim));
         else
             snprintf(lim, sizeof(lim), "-");
-        fmt_time_or_dash(l, "pool_eta_ms", eta, sizeof(eta));
+        fmt_eta_cell(l, "pool", eta, sizeof(eta));
         fprintf(out, "%s %s %-8s %7.2f %13s %6s %11s %11s %11s %-10s %-8s %-21s  %s / %s\n",
                 pw_cli_fit(jstr(l, "host"), 20, 0, hn, sizeof(hn)), tag, jstr(l, "type"),
                 jdbl(l, "score"), g, share, first, cur, lim, jstr(l, "pool_limit_source"),
@@ -393,23 +528,7 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
         }
         /* An ETA that is not the pool's trend: the leak's growth alone (with its range), or
          * why there is none (a named leak on a host whose limit is known is owed one). */
-        const char *basis = jstr0(l, "pool_eta_basis"), *note = jstr0(l, "pool_eta_note");
-        if (strcmp(basis, "leak") == 0) {
-            const json_t *rg = json_object_get(l, "pool_eta_range_ms");
-            char soon[32] = "-", late[32] = "never";
-            if (json_is_integer(json_array_get(rg, 0)))
-                pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 0)), soon,
-                                   sizeof(soon));
-            if (json_is_integer(json_array_get(rg, 1)))
-                pw_cli_format_time((uint64_t)json_integer_value(json_array_get(rg, 1)), late,
-                                   sizeof(late));
-            if (strcmp(soon, late) == 0) /* one step (2 screens): no range to give */
-                fprintf(out, "  ETA %s %s\n", eta, note);
-            else
-                fprintf(out, "  ETA %s (between %s and %s) %s\n", eta, soon, late, note);
-        } else if (strcmp(basis, "pool") != 0 && note[0] != '\0') {
-            fprintf(out, "  %s\n", note);
-        }
+        eta_note_line(l, "pool", "", 1, out);
         /* The engine's words, and the tags that grew with it (one finding, one alert). */
         if (jstr(l, "evidence")[0] != '\0')
             fprintf(out, "  %s (confidence %.2f)\n", jstr(l, "evidence"), jdbl(l, "confidence"));

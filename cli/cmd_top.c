@@ -201,6 +201,30 @@ int pw_top_limits_from_json(const json_t *host, pw_top_table_t *t, pw_diag_t *di
         snprintf(k[3], sizeof(k[3]), "%s_level", pools[p]);
         const char *lv = json_string_value(json_object_get(host, k[3]));
         snprintf(l->level[p], sizeof(l->level[p]), "%s", lv ? lv : "unknown");
+        /* how the ETA is known (the pool's trend, a leak's growth, ran out) and the rule of a
+         * computed limit: absent from an older collector */
+        snprintf(k[3], sizeof(k[3]), "%s_ran_out_ms", pools[p]);
+        const json_t *ro = json_object_get(host, k[3]);
+        l->ran_out_ms[p] = json_is_integer(ro) && json_integer_value(ro) > 0
+                               ? (uint64_t)json_integer_value(ro)
+                               : 0;
+        snprintf(k[3], sizeof(k[3]), "%s_eta_basis", pools[p]);
+        const char *bs = json_string_value(json_object_get(host, k[3]));
+        snprintf(l->basis[p], sizeof(l->basis[p]), "%s", bs ? bs : "");
+        snprintf(k[3], sizeof(k[3]), "%s_eta_note", pools[p]);
+        const char *nt = json_string_value(json_object_get(host, k[3]));
+        snprintf(l->note[p], sizeof(l->note[p]), "%s", nt ? nt : "");
+        snprintf(k[3], sizeof(k[3]), "%s_eta_range_ms", pools[p]);
+        const json_t *rg = json_object_get(host, k[3]);
+        for (int e = 0; e < 2; e++) {
+            const json_t *v = json_array_get(rg, (size_t)e);
+            l->range_ms[p][e] = json_is_integer(v) && json_integer_value(v) > 0
+                                    ? (uint64_t)json_integer_value(v)
+                                    : 0;
+        }
+        snprintf(k[3], sizeof(k[3]), "%s_limit_detail", pools[p]);
+        const char *dt = json_string_value(json_object_get(host, k[3]));
+        snprintf(l->detail[p], sizeof(l->detail[p]), "%s", dt && l->limit[p] ? dt : "");
     }
     l->loading = json_is_true(json_object_get(host, "loading_history"));
     l->have = 1;
@@ -535,7 +559,9 @@ static void limit_cell(const pw_top_limits_t *l, int p, uint64_t used, char *out
 }
 
 /* The Limit line: each pool used vs its limit, the limit's source and level, and when the
- * most urgent pool (highest level, then nearest) runs out: the question poolwatch answers. */
+ * most urgent pool (highest level, then nearest) runs out, or when it ran out: the question
+ * poolwatch answers. Under it, the rule of a computed limit and how that ETA is known (the
+ * pool's trend, a leak's growth alone with its range), or why there is none. */
 static int limit_line(pw_top_lines_t *out, int width, const pw_top_table_t *t)
 {
     const pw_top_limits_t *l = &t->limits;
@@ -556,12 +582,46 @@ static int limit_line(pw_top_lines_t *out, int width, const pw_top_table_t *t)
         if (c > 0 || (c == 0 && l->eta_ms[k] < l->eta_ms[w]))
             w = k;
     }
+    const char *pn[2] = {"N", "P"};
     if (w >= 0) {
         char ts[32];
-        pw_cli_format_time(l->eta_ms[w], ts, sizeof(ts));
-        snprintf(eta, sizeof(eta), "ETA: %s %s", w == 0 ? "N" : "P", ts);
+        pw_cli_format_time(l->ran_out_ms[w] ? l->ran_out_ms[w] : l->eta_ms[w], ts, sizeof(ts));
+        snprintf(eta, sizeof(eta), "ETA: %s %s%s", pn[w], l->ran_out_ms[w] ? "ran out " : "", ts);
+    } else if ((l->limit[0] && l->note[0][0] != '\0') || (l->limit[1] && l->note[1][0] != '\0')) {
+        snprintf(eta, sizeof(eta), "ETA: -"); /* the line under it says why */
     }
-    return add_line(out, width, 0, " Limit N: %s  P: %s  %s", n, p, eta);
+    int rc = add_line(out, width, 0, " Limit N: %s  P: %s  %s", n, p, eta);
+    /* the line under it: the limits' rules, then the shown ETA's basis (or the reason of the
+     * first pool with a known limit) */
+    char why[512];
+    size_t len = 0;
+    why[0] = '\0';
+    for (int k = 0; k < 2; k++)
+        if (l->detail[k][0] != '\0' && len < sizeof(why))
+            len +=
+                (size_t)snprintf(why + len, sizeof(why) - len, "%s%s limit %s: %s", len ? "  " : "",
+                                 pn[k], l->source[k][0] ? l->source[k] : "-", l->detail[k]);
+    int e = w >= 0 ? w : l->limit[0] ? 0 : l->limit[1] ? 1 : -1;
+    if (e >= 0 && l->note[e][0] != '\0' && strcmp(l->basis[e], "ran_out") != 0 &&
+        len < sizeof(why)) {
+        char rg[96] = "";
+        if (strcmp(l->basis[e], "leak") == 0 && l->range_ms[e][0] &&
+            l->range_ms[e][0] != l->range_ms[e][1]) {
+            char a[32], b[32] = "never";
+            pw_cli_format_time(l->range_ms[e][0], a, sizeof(a));
+            if (l->range_ms[e][1])
+                pw_cli_format_time(l->range_ms[e][1], b, sizeof(b));
+            snprintf(rg, sizeof(rg), " (between %s and %s)", a, b);
+        }
+        len += (size_t)snprintf(why + len, sizeof(why) - len, "%sETA %s%s: %s", len ? "  " : "",
+                                pn[e], rg, l->note[e]);
+    } else if (e >= 0 && l->ran_out_ms[e] && l->note[e][0] != '\0' && len < sizeof(why)) {
+        len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s pool %s", len ? "  " : "",
+                                pn[e], l->note[e]);
+    }
+    if (rc == 0 && why[0] != '\0')
+        rc = add_line(out, width, 0, " %s", why);
+    return rc;
 }
 
 /* KiB as poolmon prints them, or "-" when the API did not give the value. */

@@ -632,6 +632,30 @@ static int only_chars(const char *p, const char *e, char c, int min)
     return n >= min;
 }
 
+/* A row's start and nothing more: its tag (up to 4 bytes), maybe the start of its type word
+ * ("N", "Nonp", "Pag"), no number: what the last line of a file cut inside a row name holds. */
+static int row_start(const char *s, const char *e)
+{
+    const char *t = token_end(s, e);
+    if (t - s > 4)
+        return 0;
+    const char *u = skip_blanks(t, e);
+    if (u >= e)
+        return 1;
+    const char *ue = token_end(u, e);
+    if (ue != e)
+        return 0;
+    static const char *const words[] = {"Nonpaged", "Paged"};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        size_t n = (size_t)(ue - u), k = 0;
+        while (k < n && words[i][k] != '\0' && lower(u[k]) == lower(words[i][k]))
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
 static int handle_line(parser_t *P, char *line, size_t len)
 {
     char *e = line + len;
@@ -682,6 +706,10 @@ static int handle_line(parser_t *P, char *line, size_t len)
     }
     if (only_chars(s, e, '-', 3) || only_chars(s, e, '=', 3))
         return 0;
+    /* the file ends inside a row's name, as it may inside its numbers: cut, not noise (an
+     * import leaves it out and says so; parse stays strict) */
+    if (!P->terminated && P->open && P->doc->n_screens > 0 && cur(P)->n_rows > 0 && row_start(s, e))
+        return fail(P, PW_ETRUNCATED, e, "tag", "the file ends inside a row, after its tag");
     P->doc->ignored_lines++;
     if (P->doc->first_ignored_line == 0)
         P->doc->first_ignored_line = P->line;
@@ -846,6 +874,30 @@ int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts
 fail:
     pw_poolmon_doc_close(out);
     return r;
+}
+
+int pw_poolmon_last_screen_partial(const pw_poolmon_doc_t *doc, size_t *rows, size_t *rows_before)
+{
+    if (doc == NULL || doc->n_screens < 2)
+        return 0;
+    const pw_poolmon_screen_t *last = &doc->screens[doc->n_screens - 1];
+    if (last->n_rows == 0 || last->elided)
+        return 0;
+    for (size_t i = doc->n_screens - 1; i-- > 0;) {
+        const pw_poolmon_screen_t *b = &doc->screens[i];
+        int same = (b->title == NULL && last->title == NULL) ||
+                   (b->title != NULL && last->title != NULL && strcmp(b->title, last->title) == 0);
+        if (!same)
+            continue;
+        if (b->n_rows <= last->n_rows)
+            return 0;
+        if (rows != NULL)
+            *rows = last->n_rows;
+        if (rows_before != NULL)
+            *rows_before = b->n_rows;
+        return 1;
+    }
+    return 0;
 }
 
 void pw_poolmon_doc_close(pw_poolmon_doc_t *doc)

@@ -178,6 +178,16 @@ typedef struct pw_poolmon_doc_s {
 int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts,
                      pw_poolmon_doc_t *out, pw_diag_t *diag);
 
+/* Whether the capture's last screen was cut short (a file saved or copied while poolmon was
+ * still writing): it has rows, fewer than the screen before it with the same title, and no
+ * `...` line said rows were left out. poolmon draws its whole table every screen and a tag,
+ * once allocated, stays in the kernel's tag table, so a later screen of one capture never has
+ * fewer rows than an earlier one unless it was cut. An import leaves such a screen out: the
+ * tags missing from it would read as freed, and it would become the host's current table.
+ * Sets *rows and *rows_before (either may be NULL) when it returns 1; returns 0 otherwise
+ * (also for NULL doc). */
+int pw_poolmon_last_screen_partial(const pw_poolmon_doc_t *doc, size_t *rows, size_t *rows_before);
+
 /* Frees what pw_poolmon_parse allocated; the doc is empty afterwards. Accepts NULL. */
 void pw_poolmon_doc_close(pw_poolmon_doc_t *doc);
 

@@ -221,4 +221,24 @@ int pw_analysis_run_set_host(pw_analysis_run_t *rn, const pw_host_t *h,
                              const pw_analysis_host_t *res);
 pw_alert_set_t *pw_analysis_run_alert_set(pw_analysis_run_t *rn);
 
+/* One host pool's time to exhaustion, the same in every view (the API's hosts, leaks and alerts,
+ * /metrics, remote write and so the global view, the CLI): the pool's own trend when it has
+ * one; when the pool has too few points for a trend (an import of 2 or 3 screens), the soonest
+ * ETA of the host's leak suspects in that pool from their own growth (pw_pressure_leak_eta, as
+ * /api/v1/leaks shows each); a pool at or over its limit already ran out (ran_out_ms). */
+typedef struct pw_host_eta_s {
+    pw_leak_eta_t e;    /* basis, ETA and range from the host's newest point (-1: none), note */
+    int64_t ran_out_ms; /* the pool is at or over its limit: the first point of its newest run
+                           of points at or over it in the host's history ring (ms since the
+                           epoch; the ring's oldest when the whole ring is over); 0 when not */
+} pw_host_eta_t;
+
+/* Fills *out for pool `pool` (PW_POOL_NONPAGED or PW_POOL_PAGED) of host `h` from its pressure
+ * `pr` (the pass's, or computed by the caller when no pass judged it) and the last pass's
+ * suspects of `h` in that pool (a session pool's count as paged). rn may be NULL (no suspects).
+ * Loop thread (the suspects are the published ones). Returns 0 or PW_EINVAL (NULL h, pr or
+ * out). */
+int pw_analysis_host_eta(const pw_analysis_run_t *rn, const pw_host_t *h, int pool,
+                         const pw_pressure_t *pr, pw_host_eta_t *out);
+
 #endif /* PW_ANALYSIS_RUN_H */

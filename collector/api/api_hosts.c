@@ -84,9 +84,46 @@ json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms)
     return pw__api_ju64(last + (uint64_t)eta_ms);
 }
 
+void pw__api_host_eta(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *pr,
+                      pw_host_eta_t *out)
+{
+    pw__api_host_pressure(api, h, pool, pr);
+    if (pw_analysis_host_eta(api->an, h, pool, pr, out) != 0) {
+        memset(out, 0, sizeof(*out));
+        out->e.eta_ms = out->e.eta_soon_ms = out->e.eta_late_ms = -1;
+    }
+}
+
+void pw__api_set_eta(json_t *o, const char *prefix, const pw_host_t *h, const pw_host_eta_t *he)
+{
+    char k[48];
+    const pw_leak_eta_t *e = &he->e;
+    int ran_out = he->ran_out_ms > 0, has = !ran_out && e->basis != PW_ETA_NONE;
+    snprintf(k, sizeof(k), "%s_eta_ms", prefix);
+    json_object_set_new(o, k,
+                        ran_out ? pw__api_ju64((uint64_t)he->ran_out_ms)
+                        : has   ? pw__api_eta_json(h, e->eta_ms)
+                                : json_null());
+    snprintf(k, sizeof(k), "%s_eta_basis", prefix);
+    json_object_set_new(o, k,
+                        ran_out ? json_string("ran_out")
+                        : has   ? json_string(e->basis == PW_ETA_POOL ? "pool" : "leak")
+                                : json_null());
+    snprintf(k, sizeof(k), "%s_eta_range_ms", prefix);
+    json_object_set_new(o, k,
+                        has ? json_pack("[o,o]", pw__api_eta_json(h, e->eta_soon_ms),
+                                        pw__api_eta_json(h, e->eta_late_ms))
+                            : json_null());
+    snprintf(k, sizeof(k), "%s_eta_note", prefix);
+    json_object_set_new(o, k, pw__api_jstr(e->note));
+    snprintf(k, sizeof(k), "%s_ran_out_ms", prefix);
+    json_object_set_new(o, k, ran_out ? pw__api_ju64((uint64_t)he->ran_out_ms) : json_null());
+}
+
 typedef struct hostsum_s {
     const pw_host_t *h;
     pw_pressure_t np, pg;
+    pw_host_eta_t np_eta, pg_eta; /* the one ETA of each pool, as every view gives it */
 } hostsum_t;
 
 /* The host's suspects in the last pass. */
@@ -111,14 +148,9 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_
                  h->os_version);
     uint64_t np_limit = pw_host_limit(h, PW_POOL_NONPAGED);
     uint64_t pg_limit = pw_host_limit(h, PW_POOL_PAGED);
-    json_t *np_eta = pw__api_eta_json(h, hs->np.eta_ms);
-    json_t *pg_eta = pw__api_eta_json(h, hs->pg.eta_ms);
     json_t *o = json_object();
-    if (o == NULL) {
-        json_decref(np_eta);
-        json_decref(pg_eta);
+    if (o == NULL)
         return NULL;
-    }
     json_object_set_new(o, "name", pw__api_jstr(h->name));
     json_object_set_new(o, "os", pw__api_jstr(os));
     json_object_set_new(o, "os_build", json_integer(h->os_build));
@@ -146,16 +178,19 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_
                         np_limit ? json_real((double)t->nonpaged_bytes / (double)np_limit)
                                  : json_null());
     json_object_set_new(o, "nonpaged_level", pw__api_jstr(pw__api_level_name(hs->np.level)));
-    json_object_set_new(o, "nonpaged_eta_ms", np_eta);
+    /* the pool's trend, or with too few points for one its suspects' growth, or when it ran
+     * out: as /leaks, /alerts and /metrics give it (pw_analysis_host_eta) */
+    pw__api_set_eta(o, "nonpaged", h, &hs->np_eta);
     json_object_set_new(o, "paged_bytes", pw__api_ju64(t->paged_bytes));
     json_object_set_new(o, "paged_limit_bytes", pg_limit ? pw__api_ju64(pg_limit) : json_null());
     json_object_set_new(o, "paged_limit_source",
                         pw__api_jstr(pw__api_limit_source_name(h->paged_limit_source)));
+    json_object_set_new(o, "paged_limit_detail", pw__api_jstr(h->paged_limit_detail));
     json_object_set_new(o, "paged_ratio",
                         pg_limit ? json_real((double)t->paged_bytes / (double)pg_limit)
                                  : json_null());
     json_object_set_new(o, "paged_level", pw__api_jstr(pw__api_level_name(hs->pg.level)));
-    json_object_set_new(o, "paged_eta_ms", pg_eta);
+    pw__api_set_eta(o, "paged", h, &hs->pg_eta);
     json_object_set_new(o, "samples", pw__api_ju64(h->samples));
     json_object_set_new(o, "suspects", json_integer((json_int_t)host_suspects(api, h)));
     return o;
@@ -164,8 +199,8 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_
 static void host_sum(const pw_api_t *api, const pw_host_t *h, hostsum_t *hs)
 {
     hs->h = h;
-    pw__api_host_pressure(api, h, PW_POOL_NONPAGED, &hs->np);
-    pw__api_host_pressure(api, h, PW_POOL_PAGED, &hs->pg);
+    pw__api_host_eta(api, h, PW_POOL_NONPAGED, &hs->np, &hs->np_eta);
+    pw__api_host_eta(api, h, PW_POOL_PAGED, &hs->pg, &hs->pg_eta);
 }
 
 static double np_ratio(const pw_host_t *h)

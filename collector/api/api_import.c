@@ -90,7 +90,11 @@ typedef struct parsed_s {
     unsigned width;
     const char *format; /* "poolmon" or "linux" */
     uint32_t cut_line;  /* poolmon: the last line cut inside a row, 0 when none */
-    size_t skipped;     /* linux: lines of the dumps that were not rows */
+    /* poolmon: the last screen was cut short (pw_poolmon_last_screen_partial) and left out:
+     * its line, its rows and the screen's before it; partial_line 0 when not */
+    uint32_t partial_line;
+    size_t partial_rows, partial_rows_before;
+    size_t skipped; /* linux: lines of the dumps that were not rows */
     uint32_t first_skipped;
 } parsed_t;
 
@@ -138,15 +142,22 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
     p->format = "poolmon";
     p->width = 32;
     p->cut_line = doc.cut_line;
+    /* A last screen cut short is left out (its missing tags would read as freed, and it would
+     * become the host's table): said in the answer, as the CLI says it. */
+    size_t keep = doc.n_screens;
+    if (pw_poolmon_last_screen_partial(&doc, &p->partial_rows, &p->partial_rows_before)) {
+        keep--;
+        p->partial_line = doc.screens[keep].line;
+    }
     for (size_t i = 0; i < doc.n_screens; i++)
         for (size_t j = 0; j < doc.screens[i].n_rows; j++)
             if (doc.screens[i].rows[j].allocs > UINT32_MAX ||
                 doc.screens[i].rows[j].frees > UINT32_MAX ||
                 doc.screens[i].rows[j].diff > UINT32_MAX)
                 p->width = 64;
-    p->ss = pw_calloc(doc.n_screens ? doc.n_screens : 1, sizeof(*p->ss));
+    p->ss = pw_calloc(keep ? keep : 1, sizeof(*p->ss));
     r = p->ss ? 0 : PW_ENOMEM;
-    for (size_t i = 0; r == 0 && i < doc.n_screens; i++) {
+    for (size_t i = 0; r == 0 && i < keep; i++) {
         pw_sample_init(&p->ss[i]);
         p->n++;
         r = pw_poolmon_screen_to_sample(&doc.screens[i], &p->ss[i]);
@@ -372,6 +383,13 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                           pa.format, "screens", (int)n_screens, "rows", pw__api_ju64(rows),
                           "first_ts_ms", pw__api_ju64(first), "last_ts_ms", pw__api_ju64(last),
                           "cut_line", pa.cut_line ? json_integer(pa.cut_line) : json_null());
+    if (!linux_series) /* a last screen cut short, left out (null: none) */
+        json_object_set_new(
+            o, "partial_last_screen",
+            pa.partial_line ? json_pack("{s:I,s:I,s:I,s:b}", "line", (json_int_t)pa.partial_line,
+                                        "rows", (json_int_t)pa.partial_rows, "rows_before",
+                                        (json_int_t)pa.partial_rows_before, "dropped", 1)
+                            : json_null());
     if (linux_series) {
         /* lines of the dumps that were not rows (prompts, noise): said, not hidden */
         json_object_set_new(o, "skipped_lines", json_integer((json_int_t)pa.skipped));

@@ -94,6 +94,15 @@ json_t *pw__api_totals_json(const pw_totals_t *t);
 /* A pool's time to exhaustion `eta_ms` (from the host's newest sample; < 0: none) as ms since
  * the epoch, or JSON null (api_hosts.c). */
 json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms);
+/* The host pool's one ETA (pw_analysis_host_eta over pw__api_host_pressure), into *pr and *out
+ * (api_hosts.c). pool: PW_POOL_NONPAGED or PW_POOL_PAGED. */
+void pw__api_host_eta(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *pr,
+                      pw_host_eta_t *out);
+/* Sets PREFIX_eta_ms (when the pool runs out, or when it ran out; null: none), PREFIX_eta_basis
+ * ("pool", "leak", "ran_out" or null), PREFIX_eta_range_ms ([soon, late], null members: none /
+ * maybe never; null without an ETA), PREFIX_eta_note and PREFIX_ran_out_ms (null unless the
+ * pool is at or over its limit) on `o` (api_hosts.c). */
+void pw__api_set_eta(json_t *o, const char *prefix, const pw_host_t *h, const pw_host_eta_t *he);
 /* One leak suspect as JSON (api_leaks.c). */
 json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
 /* A pool event as the API shows it (api_events.c); received_ms 0 leaves it out. */

@@ -82,19 +82,24 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
     json_object_set_new(o, "pool_level", json_string(pw__api_level_name(pr.level)));
     /* When the pool runs out: from its trend, or, when it has too few points for one (an import
      * of 2 or 3 screens), from this leak's growth alone; else null and the note says why. */
-    pw_leak_eta_t le;
-    pw_pressure_leak_eta(&pr, d->rate_bytes_per_h, d->rate_low_bytes_per_h,
-                         d->rate_high_bytes_per_h, d->steps + d->segments, d->span_ms, NULL, &le);
-    int has_eta = h != NULL && le.basis != PW_ETA_NONE;
-    json_object_set_new(o, "pool_eta_ms", has_eta ? pw__api_eta_json(h, le.eta_ms) : json_null());
-    json_object_set_new(o, "pool_eta_basis",
-                        has_eta ? json_string(le.basis == PW_ETA_POOL ? "pool" : "leak")
-                                : json_null());
-    json_object_set_new(o, "pool_eta_range_ms",
-                        has_eta ? json_pack("[o,o]", pw__api_eta_json(h, le.eta_soon_ms),
-                                            pw__api_eta_json(h, le.eta_late_ms))
-                                : json_null());
-    json_object_set_new(o, "pool_eta_note", pw__api_jstr(h != NULL ? le.note : "unknown host"));
+    /* A pool at or over its limit already ran out: when, as the host's views say it. */
+    pw_host_eta_t he;
+    memset(&he, 0, sizeof(he));
+    if (h == NULL || pw_analysis_host_eta(api->an, h, lp, &pr, &he) != 0 || he.ran_out_ms == 0) {
+        he.ran_out_ms = 0;
+        pw_pressure_leak_eta(&pr, d->rate_bytes_per_h, d->rate_low_bytes_per_h,
+                             d->rate_high_bytes_per_h, d->steps + d->segments, d->span_ms, NULL,
+                             &he.e);
+    }
+    if (h != NULL) {
+        pw__api_set_eta(o, "pool", h, &he);
+    } else {
+        json_object_set_new(o, "pool_eta_ms", json_null());
+        json_object_set_new(o, "pool_eta_basis", json_null());
+        json_object_set_new(o, "pool_eta_range_ms", json_null());
+        json_object_set_new(o, "pool_eta_note", json_string("unknown host"));
+        json_object_set_new(o, "pool_ran_out_ms", json_null());
+    }
     /* How the tag's large blocks are made up, when its agent answered (asked for at the
      * suspect's start, or by `poolwatch bigpool`): the latest snapshot, with when it came and
      * who asked; null before any. */
@@ -216,25 +221,38 @@ static int alert_pool(const pw_alert_key_t *k)
  * that grows fastest (*grow, null when none): both are appended to `summary` ("; runs out
  * 2026-12-03 20:42Z"; "; fastest-growing suspect 'Ddk ' +550.0 KiB/h"). */
 static void alert_context(pw_api_t *api, const pw_alert_key_t *k, char *summary, size_t size,
-                          json_t **eta, json_t **grow)
+                          json_t **eta, json_t **basis, json_t **ran_out, json_t **grow)
 {
     *eta = json_null();
+    *basis = json_null();
+    *ran_out = json_null();
     *grow = json_null();
     int pool = alert_pool(k);
     const pw_host_t *h = pool < 0 ? NULL : pw_fleet_find(pw_ingest_fleet(api->ing), k->host);
     if (h == NULL)
         return;
+    /* the host pool's one ETA (its trend, or its suspects' growth with too few points for
+     * one), or when it ran out: as /hosts and /leaks give it */
     pw_pressure_t pr;
-    pw__api_host_pressure(api, h, pool, &pr);
-    json_decref(*eta);
-    *eta = pw__api_eta_json(h, pr.eta_ms);
+    pw_host_eta_t he;
+    pw__api_host_eta(api, h, pool, &pr, &he);
+    json_t *tmp = json_object();
+    if (tmp != NULL) {
+        pw__api_set_eta(tmp, "pool", h, &he);
+        json_decref(*eta);
+        *eta = json_incref(json_object_get(tmp, "pool_eta_ms"));
+        *basis = json_incref(json_object_get(tmp, "pool_eta_basis"));
+        *ran_out = json_incref(json_object_get(tmp, "pool_ran_out_ms"));
+        json_decref(tmp);
+    }
     size_t n = strlen(summary);
     if (json_is_integer(*eta) && n < size) {
         struct tm tm;
         char ts[32];
         if (pw_clock_gmtime((int64_t)(json_integer_value(*eta) / 1000), &tm) == 0 &&
             strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%SZ", &tm))
-            n += (size_t)snprintf(summary + n, size - n, "; runs out %s", ts);
+            n += (size_t)snprintf(summary + n, size - n, "; %s %s",
+                                  he.ran_out_ms ? "ran out" : "runs out", ts);
     }
     if (k->tag[0] != '\0' || n >= size)
         return;
@@ -290,8 +308,8 @@ int pw__api_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         char name[32], summary[512], desc[256];
         snprintf(name, sizeof(name), "%s", pw_analysis_alert_name(k));
         pw_analysis_alert_text(k, t->value, summary, sizeof(summary), desc, sizeof(desc));
-        json_t *eta = NULL, *grow = NULL;
-        alert_context(api, k, summary, sizeof(summary), &eta, &grow);
+        json_t *eta = NULL, *basis = NULL, *ran_out = NULL, *grow = NULL;
+        alert_context(api, k, summary, sizeof(summary), &eta, &basis, &ran_out, &grow);
         json_t *o =
             json_pack("{s:s,s:s,s:s,s:{s:o,s:o,s:s,s:s},s:o,s:o,s:o,s:o,s:o}", "name", name,
                       "state", pw_alert_state_name(t->to), "severity", k->severity, "labels",
@@ -299,6 +317,13 @@ int pw__api_alerts(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                       "severity", k->severity, "since_ms", json_integer(t->active_since_ms),
                       "value", pw__api_jreal(t->value), "summary", pw__api_jstr(summary),
                       "pool_eta_ms", eta, "growing_tag", grow);
+        if (o != NULL) { /* how the ETA is known ("pool", "leak", "ran_out"), and since when */
+            json_object_set_new(o, "pool_eta_basis", basis);
+            json_object_set_new(o, "pool_ran_out_ms", ran_out);
+        } else {
+            json_decref(basis);
+            json_decref(ran_out);
+        }
         json_array_append_new(arr, o);
     }
     pw_free(a.v);

@@ -181,11 +181,18 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             continue;
         esc(h->name, hn, sizeof(hn));
         const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
-        for (int p = 0; p < 2 && r == 0; p++)
-            if (pr[p]->eta_ms >= 0)
-                r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n",
-                        hn, pw_series_pool_names[p], (long long)(pr[p]->eta_ms / 1000),
-                        (int)(pr[p]->eta_ms % 1000));
+        for (int p = 0; p < 2 && r == 0; p++) {
+            /* the host pool's one ETA, as the API gives it: its trend, or with too few points
+             * for one its suspects' growth; 0 once it ran out */
+            pw_host_eta_t he;
+            if (pw_analysis_host_eta(api->an, h, p ? PW_POOL_PAGED : PW_POOL_NONPAGED, pr[p],
+                                     &he) != 0 ||
+                (he.ran_out_ms == 0 && he.e.basis == PW_ETA_NONE))
+                continue;
+            int64_t eta = he.ran_out_ms ? 0 : he.e.eta_ms;
+            r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n", hn,
+                    pw_series_pool_names[p], (long long)(eta / 1000), (int)(eta % 1000));
+        }
     }
     /* Windows' own word that a pool ran out (srv 2019 / 2020): the newest event's time, so that
      * a rule fires PoolEmpty as the collector does, for an hour after it (present only for a

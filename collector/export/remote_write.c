@@ -492,10 +492,16 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *
     }
     if (ah != NULL && ah->have_pressure) {
         const pw_pressure_t *pr[2] = {&ah->np, &ah->pg};
-        for (int p = 0; p < 2 && r == 0; p++)
-            if (pr[p]->eta_ms >= 0)
-                r = add(b, "poolwatch_pool_exhaustion_seconds", NULL, h->name, pn[p], NULL,
-                        (double)pr[p]->eta_ms / 1000.0, ts, NULL);
+        for (int p = 0; p < 2 && r == 0; p++) {
+            /* the host pool's one ETA, as /metrics and the API give it (0 once it ran out) */
+            pw_host_eta_t he;
+            if (pw_analysis_host_eta(an, h, p ? PW_POOL_PAGED : PW_POOL_NONPAGED, pr[p], &he) !=
+                    0 ||
+                (he.ran_out_ms == 0 && he.e.basis == PW_ETA_NONE))
+                continue;
+            r = add(b, "poolwatch_pool_exhaustion_seconds", NULL, h->name, pn[p], NULL,
+                    he.ran_out_ms ? 0.0 : (double)he.e.eta_ms / 1000.0, ts, NULL);
+        }
     }
     if (r == 0)
         r = add(b, "poolwatch_host_connected", NULL, h->name, NULL, NULL, pw_host_connected(h), ts,

@@ -640,6 +640,67 @@ static void test_top_render_limits(void **state)
                                    "far)");
     pw_top_lines_close(&l);
     json_object_set_new(h, "loading_history", json_false());
+    /* The limit's rule and how the ETA is known go on a line under it (the new-user trial: top
+     * said only "computed", and "no pool grows towards a known limit" for a 3-screen import
+     * whose leak gives an ETA): a leak's growth alone, with its range (1710410000000 =
+     * 2024-03-14 09:53:20Z, 1710600000000 = 2024-03-16 14:40:00Z). */
+    json_t *few = json_pack(
+        "{s:I,s:I,s:s,s:s,s:s,s:I,s:s,s:[I,I],s:s,s:I,s:n,s:n,s:s,s:n,s:n,s:s}", "nonpaged_bytes",
+        (json_int_t)8500000, "nonpaged_limit_bytes", (json_int_t)10485760, "nonpaged_limit_source",
+        "computed", "nonpaged_limit_detail", "Windows Server 2003 x86 with /3GB: 128 MB",
+        "nonpaged_level", "warn", "nonpaged_eta_ms", (json_int_t)1710500000000,
+        "nonpaged_eta_basis", "leak", "nonpaged_eta_range_ms", (json_int_t)1710410000000,
+        (json_int_t)1710600000000, "nonpaged_eta_note",
+        "from this leak's growth alone, low confidence: 3 points over 30 min (the pool's trend "
+        "needs 6 in its window)",
+        "paged_bytes", (json_int_t)27000000, "paged_limit_bytes", "paged_eta_ms", "paged_level",
+        "unknown", "paged_eta_basis", "paged_ran_out_ms", "paged_eta_note",
+        "no ETA: the pool's limit is unknown");
+    assert_non_null(few);
+    assert_int_equal(pw_top_limits_from_json(few, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_int_equal(l.n, 10);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB of 10.0 MiB (81.4%, computed, warn)  P: "
+                                   "26.6 MiB, limit unknown  ETA: N 2024-03-15 10:53:20Z");
+    assert_string_equal(l.text[3], " N limit computed: Windows Server 2003 x86 with /3GB: 128 MB  "
+                                   "ETA N (between 2024-03-14 09:53:20Z and 2024-03-16 "
+                                   "14:40:00Z): from this leak's growth alone, low confidence: 3 "
+                                   "points over 30 min (the pool's trend needs 6 in its window)");
+    pw_top_lines_close(&l);
+    /* A pool that ran out: "ran out" and since when (1710400000000 = 2024-03-14 07:06:40Z),
+     * never "runs out" at its last sample. */
+    json_object_set_new(few, "nonpaged_eta_ms", json_integer(1710400000000));
+    json_object_set_new(few, "nonpaged_ran_out_ms", json_integer(1710400000000));
+    json_object_set_new(few, "nonpaged_eta_basis", json_string("ran_out"));
+    json_object_set_new(few, "nonpaged_eta_range_ms", json_null());
+    json_object_set_new(few, "nonpaged_level", json_string("critical"));
+    json_object_set_new(few, "nonpaged_eta_note",
+                        json_string("ran out: at or over its limit since 2024-03-14 07:06:40Z "
+                                    "(100.2% of it)"));
+    assert_int_equal(pw_top_limits_from_json(few, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB of 10.0 MiB (81.4%, computed, critical)  P: "
+                                   "26.6 MiB, limit unknown  ETA: N ran out 2024-03-14 07:06:40Z");
+    assert_string_equal(l.text[3], " N limit computed: Windows Server 2003 x86 with /3GB: 128 MB  "
+                                   "N pool ran out: at or over its limit since 2024-03-14 "
+                                   "07:06:40Z (100.2% of it)");
+    pw_top_lines_close(&l);
+    /* No ETA from this collector: why, not "no pool grows" */
+    json_object_set_new(few, "nonpaged_eta_ms", json_null());
+    json_object_set_new(few, "nonpaged_ran_out_ms", json_null());
+    json_object_set_new(few, "nonpaged_eta_basis", json_null());
+    json_object_set_new(few, "nonpaged_limit_detail", json_string(""));
+    json_object_set_new(few, "nonpaged_eta_note",
+                        json_string("no ETA: the pool as a whole does not rise (trend p 0.4 over "
+                                    "12 points)"));
+    assert_int_equal(pw_top_limits_from_json(few, &t, &d), 0);
+    assert_int_equal(pw_top_render(&t, &v, 0, 0, &l), 0);
+    assert_string_equal(l.text[2], " Limit N: 8.1 MiB of 10.0 MiB (81.4%, computed, critical)  P: "
+                                   "26.6 MiB, limit unknown  ETA: -");
+    assert_string_equal(l.text[3], " ETA N: no ETA: the pool as a whole does not rise (trend p 0.4 "
+                                   "over 12 points)");
+    pw_top_lines_close(&l);
+    json_decref(few);
     /* A bad number leaves the line out. */
     json_object_set_new(h, "nonpaged_limit_bytes", json_string("x"));
     assert_int_equal(pw_top_limits_from_json(h, &t, &d), PW_EPARSE);
@@ -1555,10 +1616,11 @@ static void test_fmt_truncates_long_columns(void **state)
                        "\"suspects\":12345678901}]}",
                        0);
     /* 20 + 1 + 14 + 1 columns before CONN, as in the header */
-    assert_non_null(strstr(s, "\na-very-long-host-na\xe2\x80\xa6 linux 6.1.0-1\xe2\x80\xa6 yes "
-                              "     1.0 KiB           - -               - unknown -           "
-                              "           "
-                              "   1.0 KiB 1234567\xe2\x80\xa6 2024-03-14 10:15:00Z\n"));
+    assert_non_null(
+        strstr(s, "\na-very-long-host-na\xe2\x80\xa6 linux 6.1.0-1\xe2\x80\xa6 yes         "
+                  "     1.0 KiB           - -               - unknown  -           "
+                  "           "
+                  "   1.0 KiB 1234567\xe2\x80\xa6 2024-03-14 10:15:00Z\n"));
     free(s);
     s = fmt_with(
         pw_fmt_leaks,
@@ -1587,17 +1649,18 @@ static void test_fmt_listings(void **state)
     /* 220200960 B = 210.0 MiB, 268435456 = 256.0 MiB, 104857600 = 100.0 MiB; columns
      * %-20s %-14s %-4s %11s %11s %-10s %6s %-7s %-21s %11s %8s %s; the limit's source, "-"
      * with no limit. */
-    assert_non_null(strstr(s, "HOST                 OS             CONN    NONPAGED    NP LIMIT "
-                              "SOURCE        NP% LEVEL   NP ETA                      PAGED "
-                              "SUSPECTS LAST SEEN\n"));
-    assert_non_null(strstr(s,
-                           "\nHOST01               windows 5.2    yes    210.0 MiB   256.0 MiB "
-                           "reported    82.0% warn    -                       100.0 MiB        2 "
-                           "2024-03-14 10:15:00Z\n"));
-    assert_non_null(strstr(s,
-                           "\nHOST02               -              -              -           - "
-                           "-               - -       -                               -        0 "
-                           "-\n"));
+    assert_non_null(
+        strstr(s, "HOST                 OS             CONN            NONPAGED    NP LIMIT "
+                  "SOURCE        NP% LEVEL    NP ETA                      PAGED "
+                  "SUSPECTS LAST SEEN\n"));
+    assert_non_null(
+        strstr(s, "\nHOST01               windows 5.2    yes            210.0 MiB   256.0 MiB "
+                  "reported    82.0% warn     -                       100.0 MiB        2 "
+                  "2024-03-14 10:15:00Z\n"));
+    assert_non_null(
+        strstr(s, "\nHOST02               -              -                      -           - "
+                  "-               - -        -                               -        0 "
+                  "-\n"));
     free(s);
     /* An unknown limit: null from the API (LINUX01), or 0 from an older collector (OLD02):
      * "-" for the limit and the ratio, as for an ETA not given, never "0 B" / "0.0%".
@@ -1614,14 +1677,14 @@ static void test_fmt_listings(void **state)
                  "\"nonpaged_limit_bytes\":0,\"nonpaged_ratio\":0.0,"
                  "\"nonpaged_level\":\"unknown\"}]}",
                  0);
-    assert_non_null(strstr(s,
-                           "\nLINUX01              linux 6.1      yes    100.0 MiB           - "
-                           "-               - unknown -                        50.0 MiB        0 "
-                           "2024-03-14 10:15:00Z\n"));
-    assert_non_null(strstr(s,
-                           "\nOLD02                -              no       1.0 KiB           - "
-                           "-               - unknown -                               -        0 "
-                           "-\n"));
+    assert_non_null(
+        strstr(s, "\nLINUX01              linux 6.1      yes            100.0 MiB           - "
+                  "-               - unknown  -                        50.0 MiB        0 "
+                  "2024-03-14 10:15:00Z\n"));
+    assert_non_null(
+        strstr(s, "\nOLD02                -              no               1.0 KiB           - "
+                  "-               - unknown  -                               -        0 "
+                  "-\n"));
     assert_null(strstr(s, "0 B"));
     assert_null(strstr(s, "0.0%"));
     free(s);
@@ -1636,10 +1699,61 @@ static void test_fmt_listings(void **state)
                  "\"nonpaged_level\":\"ok\",\"nonpaged_eta_ms\":null,\"paged_bytes\":1024,"
                  "\"suspects\":0}]}",
                  0);
-    assert_non_null(strstr(s,
-                           "\nddk-2003             windows 5.2    yes    112.0 MiB   128.0 MiB "
-                           "computed    87.5% loading loading history           1.0 KiB        0 "
-                           "2024-03-14 10:15:00Z\n"));
+    assert_non_null(
+        strstr(s, "\nddk-2003             windows 5.2    yes            112.0 MiB   128.0 MiB "
+                  "computed    87.5% loading  loading history           1.0 KiB        0 "
+                  "2024-03-14 10:15:00Z\n"));
+    free(s);
+    /* The new-user trial: CONN told stopped, imported and disconnected apart only on the
+     * dashboard (the API's `connection`); the limit's rule only in JSON; a 3-screen import's
+     * ETA (its leak's growth) only in `leaks`; a pool that ran out read "runs out <its last
+     * sample>"; a host that said Hello and sent nothing read "0 B, 0.0 %, ok, 1970-01-01".
+     * 123731968 B = 118.0 MiB of 134217728 = 128.0 MiB (92.2 %); 451936256 = 431.0 MiB of
+     * 450887680 = 430.0 MiB (100.2 %); 1710500000000 = 2024-03-15 10:53:20Z, 1710410000000 =
+     * 2024-03-14 09:53:20Z, 1710600000000 = 2024-03-16 14:40:00Z, 1710400000000 = 2024-03-14
+     * 07:06:40Z (date -u -d @...). */
+    s = fmt_with(
+        pw_fmt_hosts,
+        "{\"hosts\":[{\"name\":\"imp-3\",\"os\":\"windows 5.2\",\"connected\":false,"
+        "\"connection\":\"imported\",\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":123731968,"
+        "\"nonpaged_limit_bytes\":134217728,\"nonpaged_limit_source\":\"computed\","
+        "\"nonpaged_limit_detail\":\"Windows Server 2003 x86 with /3GB: 128 MB\","
+        "\"nonpaged_ratio\":0.9219,\"nonpaged_level\":\"critical\","
+        "\"nonpaged_eta_ms\":1710500000000,\"nonpaged_eta_basis\":\"leak\","
+        "\"nonpaged_eta_range_ms\":[1710410000000,1710600000000],\"nonpaged_eta_note\":"
+        "\"from this leak's growth alone, low confidence: 3 points over 30 min (the pool's trend "
+        "needs 6 in its window)\",\"nonpaged_ran_out_ms\":null,\"paged_bytes\":1024,"
+        "\"suspects\":1},"
+        "{\"name\":\"sim-pool-empty\",\"os\":\"windows 10.0\",\"connected\":false,"
+        "\"connection\":\"stopped\",\"last_seen_ms\":1710411300000,\"nonpaged_bytes\":451936256,"
+        "\"nonpaged_limit_bytes\":450887680,\"nonpaged_limit_source\":\"configured\","
+        "\"nonpaged_limit_detail\":\"configured: 430 MB\",\"nonpaged_ratio\":1.00233,"
+        "\"nonpaged_level\":\"critical\",\"nonpaged_eta_ms\":1710400000000,"
+        "\"nonpaged_eta_basis\":\"ran_out\",\"nonpaged_eta_range_ms\":null,"
+        "\"nonpaged_eta_note\":\"ran out: at or over its limit since 2024-03-14 07:06:40Z "
+        "(100.2% of it)\",\"nonpaged_ran_out_ms\":1710400000000,\"paged_bytes\":1024,"
+        "\"suspects\":1},"
+        "{\"name\":\"new01\",\"connected\":true,\"connection\":\"streaming\","
+        "\"last_seen_ms\":0,\"nonpaged_bytes\":0,\"nonpaged_limit_bytes\":null,"
+        "\"nonpaged_ratio\":null,\"nonpaged_level\":\"ok\",\"nonpaged_eta_ms\":null,"
+        "\"paged_bytes\":0,\"suspects\":0}]}",
+        0);
+    assert_non_null(strstr(
+        s, "\nimp-3                windows 5.2    imported       118.0 MiB   128.0 MiB computed    "
+           "92.2% critical 2024-03-15 10:53:20Z      1.0 KiB        1 2024-03-14 10:15:00Z\n"
+           "  nonpaged ETA 2024-03-15 10:53:20Z (between 2024-03-14 09:53:20Z and 2024-03-16 "
+           "14:40:00Z) from this leak's growth alone, low confidence: 3 points over 30 min (the "
+           "pool's trend needs 6 in its window)\n"
+           "sim-pool-empty       windows 10.0   stopped        431.0 MiB   430.0 MiB configured "
+           "100.2% critical ran out 03-14 07:06Z      1.0 KiB        1 2024-03-14 10:15:00Z\n"
+           "  nonpaged pool ran out: at or over its limit since 2024-03-14 07:06:40Z (100.2% of "
+           "it)\n"
+           "new01                -              streaming              -           - -          "
+           "     - -        -                               -        0 no sample yet\n"
+           "nonpaged limits (SOURCE and its rule):\n"
+           "  computed: Windows Server 2003 x86 with /3GB: 128 MB: imp-3\n"
+           "  configured: 430 MB: sim-pool-empty\n"));
+    assert_null(strstr(s, "1970"));
     free(s);
     s = fmt_with(pw_fmt_hosts, "{\"tags\":[]}", PW_EPARSE);
     assert_string_equal(s, "");

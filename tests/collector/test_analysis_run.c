@@ -495,7 +495,7 @@ static void test_import_judged_at_once(void **state_)
 {
     (void)state_;
     pw_double_t d;
-    assert_int_equal(pw_double_open(&d), 0);
+    assert_int_equal(pw_double_open_with_token(&d, "tok", "read"), 0);
     pw_sample_t ss[12];
     uint32_t rng = 3;
     for (int k = 0; k < 12; k++) {
@@ -546,6 +546,27 @@ static void test_import_judged_at_once(void **state_)
     /* its urgency's ETA from its own growth, as the API shows it: 95,008 B of room at 4,992 B
      * per 15 min (19,968 B/h) = 4.758 h = 17,128,846.15 ms (ceil) */
     assert_int_equal(dr->eta_ms, 17128847);
+    /* ... and so is the host's one ETA of that pool (hosts, top, alerts, /metrics), with its
+     * basis: the pool's 2 points give no trend of their own */
+    const pw_host_t *hc = pw_fleet_find(pw_ingest_fleet(d.ing), "case09");
+    assert_non_null(hc);
+    pw_host_eta_t he;
+    assert_int_equal(
+        pw_analysis_host_eta(d.an, hc, PW_POOL_PAGED, &pw_analysis_run_host(d.an, hc)->pg, &he), 0);
+    assert_int_equal(he.e.basis, PW_ETA_LEAK);
+    assert_int_equal(he.e.eta_ms, 17128847);
+    assert_int_equal(he.ran_out_ms, 0);
+    /* the pool's pressure alert (1,004,992 of 1,100,000 B: critical, pending) says when it runs
+     * out: T0 + 900,000 + 17,128,847 ms = 1704085228.847 s, 2024-01-01 05:00:28Z (date -u -d
+     * @1704085228) */
+    json_t *aj = get_alerts(&d, T0_MS + 900000);
+    const json_t *pa = alert_named(aj, "PagedPoolPressure");
+    assert_non_null(pa);
+    assert_int_equal(json_integer_value(json_object_get(pa, "pool_eta_ms")), 1704085228847LL);
+    assert_string_equal(json_string_value(json_object_get(pa, "pool_eta_basis")), "leak");
+    assert_non_null(strstr(json_string_value(json_object_get(pa, "summary")),
+                           "; runs out 2024-01-01 05:00:28Z; fastest-growing suspect 'Drsd' "));
+    json_decref(aj);
     /* imported screens raise no alert (old evidence) */
     assert_int_equal(leak_state(d.an, "case09", "Drsd"), PW_ALERT_INACTIVE);
     /* the same capture again, 4 h later: the same content (instance), nothing new is stored,

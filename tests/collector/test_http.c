@@ -481,9 +481,23 @@ static void test_hosts(void **state)
     assert_string_equal(jstr(h, "nonpaged_limit_detail"), "rule x86 3 GB");
     assert_float_equal(json_real_value(json_object_get(h, "nonpaged_ratio")), 0.82, 1e-12);
     /* 0.82 >= warn 0.70, < critical 0.85 (analysis.h defaults). Two points are fewer than the
-     * 6 a trend needs: no ETA. */
+     * 6 a trend needs: the host's ETA is its suspect's, as /leaks gives it (test_leaks: 'Ddk '
+     * at 1 MiB/h, (200,000 - 164,000) B of room = 123,596.19 ms, ceil 123,597, after its last
+     * sample at 1,010,000 ms; no slower end); a host's one ETA, with its basis and note. */
     assert_string_equal(jstr(h, "nonpaged_level"), "warn");
-    assert_true(json_is_null(json_object_get(h, "nonpaged_eta_ms")));
+    assert_int_equal(geti(h, "nonpaged_eta_ms"), 1010000 + 123597);
+    assert_string_equal(jstr(h, "nonpaged_eta_basis"), "leak");
+    json_t *hrg = json_object_get(h, "nonpaged_eta_range_ms");
+    assert_int_equal(json_integer_value(json_array_get(hrg, 0)), 1010000 + 123597);
+    assert_true(json_is_null(json_array_get(hrg, 1)));
+    assert_string_equal(jstr(h, "nonpaged_eta_note"),
+                        "from this leak's growth alone, low confidence: 63 points over 30 min "
+                        "(the pool's trend needs 6 in its window)");
+    assert_true(json_is_null(json_object_get(h, "nonpaged_ran_out_ms")));
+    /* no paged limit: no ETA, and why */
+    assert_true(json_is_null(json_object_get(h, "paged_eta_ms")));
+    assert_true(json_is_null(json_object_get(h, "paged_eta_basis")));
+    assert_string_equal(jstr(h, "paged_eta_note"), "no ETA: the pool's limit is unknown");
     assert_int_equal(geti(h, "paged_bytes"), 48000);
     assert_string_equal(jstr(h, "paged_level"), "unknown"); /* no paged limit */
     assert_true(json_is_null(json_object_get(h, "paged_limit_bytes")));
@@ -1154,10 +1168,54 @@ static void test_import(void **state)
                 "host=CUT&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, body, &st);
     five[2] = saved;
     assert_int_equal(st, 200);
-    assert_int_equal(geti(j, "screens"), 2);
-    assert_int_equal(geti(j, "rows"), 3);
+    /* ... and so the second screen keeps 1 of its 2 rows: cut short, it is left out too (its
+     * Wxyz would read as freed), and said: the first screen is stored */
+    assert_int_equal(geti(j, "screens"), 1);
+    assert_int_equal(geti(j, "rows"), 2);
     assert_int_equal(geti(j, "cut_line"), 13);
+    json_t *cpl = json_object_get(j, "partial_last_screen");
+    assert_int_equal(geti(cpl, "line"), 8);
+    assert_int_equal(geti(cpl, "rows"), 1);
+    assert_int_equal(geti(cpl, "rows_before"), 2);
     json_decref(j);
+    /* A third screen cut short (the file ends after its Abcd row: 1 of 2 rows) is left out and
+     * said: its missing Wxyz would read as freed, and it would be the host's table. Lines: 13
+     * of the two screens, a blank 14, the third screen from 15. Then the same file cut inside
+     * a fourth screen's row name (" Ab", line 20): cut, as one cut inside its numbers. */
+    size_t blen = strlen(body);
+    char *three = malloc(2 * blen + 16);
+    assert_non_null(three);
+    const char *s2 = strstr(body + 1, " Memory:");
+    assert_non_null(s2);
+    const char *wx = strstr(s2, " Wxyz");
+    assert_non_null(wx);
+    int tl = snprintf(three, 2 * blen + 16, "%s\n%.*s", body, (int)(wx - s2), s2);
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=PARTIAL&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, three, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens"), 2);
+    assert_int_equal(geti(j, "rows"), 4);
+    assert_int_equal(geti(j, "last_ts_ms"), 1700000060000);
+    json_t *pl = json_object_get(j, "partial_last_screen");
+    assert_int_equal(geti(pl, "line"), 15);
+    assert_int_equal(geti(pl, "rows"), 1);
+    assert_int_equal(geti(pl, "rows_before"), 2);
+    assert_true(json_is_true(json_object_get(pl, "dropped")));
+    json_decref(j);
+    /* the host's table is the last whole screen: both tags */
+    j = get_ok("/api/v1/hosts/PARTIAL/pool", NULL);
+    assert_int_equal(json_array_size(json_object_get(j, "rows")), 2);
+    json_decref(j);
+    snprintf(three + tl, 2 * blen + 16 - (size_t)tl,
+             " Wxyz Paged 10 ( 0) 5 ( 0) 5 500 ( 0) 100\n Ab");
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=CUTNAME&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, three, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens"), 3);
+    assert_int_equal(geti(j, "cut_line"), 21);
+    assert_true(json_is_null(json_object_get(j, "partial_last_screen")));
+    json_decref(j);
+    free(three);
     /* The same capture again (other start time): nothing is stored twice. */
     j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
                 "host=IMPORTED&interval_ms=60000&start_ms=1700000500000", ADMIN_TOK, body, &st);
@@ -1384,6 +1442,9 @@ static void test_metrics_direct(void **state)
     memset(&res, 0, sizeof(res));
     res.have_pressure = 1;
     res.np.eta_ms = 39600500;
+    res.np.limit_bytes = 1000000;
+    res.np.used_bytes = 101000;
+    res.np.n_window = 20; /* a trend's points: no leak stands in for it */
     res.pg.eta_ms = -1;
     assert_int_equal(pw_analysis_run_set_host(g_d.an, h3, &res), 0);
     pw_buf_init(&b, SIZE_MAX);
@@ -1393,6 +1454,33 @@ static void test_metrics_direct(void **state)
     assert_non_null(strstr(
         t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"nonpaged\"} 39600.500\n"));
     assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"paged\"}"));
+    pw_buf_close(&b);
+    /* A pool at or over its limit already ran out: "ran out" and since when (its table of
+     * 950,000 ms, the ring's one point: 101,000 B over a limit of 100,000 B), not "runs out" at
+     * its last sample; the same in /hosts, /leaks, /alerts and /metrics (0 s left). */
+    res.np.limit_bytes = 100000;
+    res.np.eta_ms = -1; /* flat: the trend gives none, the pool still ran out */
+    assert_int_equal(pw_analysis_run_set_host(g_d.an, h3, &res), 0);
+    json_t *hj = get_ok("/api/v1/hosts/HOST03", NULL);
+    assert_int_equal(geti(hj, "nonpaged_ran_out_ms"), 950000);
+    assert_int_equal(geti(hj, "nonpaged_eta_ms"), 950000);
+    assert_string_equal(jstr(hj, "nonpaged_eta_basis"), "ran_out");
+    assert_true(json_is_null(json_object_get(hj, "nonpaged_eta_range_ms")));
+    assert_string_equal(jstr(hj, "nonpaged_eta_note"),
+                        "ran out: at or over its limit since 1970-01-01 00:15:50Z (101.0% of it)");
+    json_decref(hj);
+    hj = get_ok("/api/v1/leaks", "host=HOST03");
+    json_t *lk = json_array_get(json_object_get(hj, "suspects"), 0);
+    assert_string_equal(jstr(lk, "pool_eta_basis"), "ran_out");
+    assert_int_equal(geti(lk, "pool_ran_out_ms"), 950000);
+    assert_int_equal(geti(lk, "pool_eta_ms"), 950000);
+    json_decref(hj);
+    pw_buf_init(&b, SIZE_MAX);
+    assert_int_equal(pw_api_metrics(&g_d.api, &b), 0);
+    assert_int_equal(pw_buf_append(&b, "", 1), 0);
+    assert_non_null(strstr((const char *)b.data,
+                           "poolwatch_pool_exhaustion_seconds{host=\"HOST03\","
+                           "pool=\"nonpaged\"} 0.000\n"));
     pw_buf_close(&b);
     res.have_pressure = 0;
     assert_int_equal(pw_analysis_run_set_host(g_d.an, h3, &res), 0);

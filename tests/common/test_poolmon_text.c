@@ -604,6 +604,53 @@ static void test_tabs_signed_deltas_and_tag_with_nonp_name(void **state)
     pw_poolmon_doc_close(&doc);
 }
 
+/* A last screen cut short (the new-user trial: 3 of 8 rows became the host's table, nothing
+ * said): fewer rows than the screen before it with the same title. Not a header-only screen
+ * (said on its own), an elided one, a first screen, or one of another title (session pools). */
+static void test_last_screen_partial(void **state)
+{
+    (void)state;
+    pw_poolmon_doc_t doc;
+    pw_diag_t d;
+    static const char hdr[] = "Tag Type Allocs Frees Diff Bytes PerAlloc\n";
+    static const char three[] = "Aaaa Nonp 10 5 5 500 100\nBbbb Nonp 10 5 5 500 100\n"
+                                "Cccc Paged 10 5 5 500 100\n";
+    char t[1024];
+    size_t rows = 0, before = 0;
+    /* 3 rows, 3 rows, then 1: partial */
+    snprintf(t, sizeof(t), "%s%s%s%s%sAaaa Nonp 11 5 6 600 100\n", hdr, three, hdr, three, hdr);
+    assert_int_equal(parse_str(t, NULL, &doc, &d), 0);
+    assert_int_equal(doc.n_screens, 3);
+    assert_int_equal(pw_poolmon_last_screen_partial(&doc, &rows, &before), 1);
+    assert_int_equal(rows, 1);
+    assert_int_equal(before, 3);
+    pw_poolmon_doc_close(&doc);
+    /* the same number of rows, or more: whole */
+    snprintf(t, sizeof(t), "%s%s%s%s", hdr, three, hdr, three);
+    assert_int_equal(parse_str(t, NULL, &doc, &d), 0);
+    assert_int_equal(pw_poolmon_last_screen_partial(&doc, &rows, &before), 0);
+    pw_poolmon_doc_close(&doc);
+    /* one screen: nothing to compare with */
+    snprintf(t, sizeof(t), "%sAaaa Nonp 11 5 6 600 100\n", hdr);
+    assert_int_equal(parse_str(t, NULL, &doc, &d), 0);
+    assert_int_equal(pw_poolmon_last_screen_partial(&doc, NULL, NULL), 0);
+    pw_poolmon_doc_close(&doc);
+    /* elided ("..."): rows left out on purpose */
+    snprintf(t, sizeof(t), "%s%s%sAaaa Nonp 11 5 6 600 100\n...\n", hdr, three, hdr);
+    assert_int_equal(parse_str(t, NULL, &doc, &d), 0);
+    assert_int_equal(pw_poolmon_last_screen_partial(&doc, NULL, NULL), 0);
+    pw_poolmon_doc_close(&doc);
+    /* another title before it (a session screen after the system's): compared with the last
+     * screen of its own title, here none */
+    snprintf(t, sizeof(t), "%s%sSession 1 pool information\n%sAaaa Paged 11 5 6 600 100\n", hdr,
+             three, hdr);
+    assert_int_equal(parse_str(t, NULL, &doc, &d), 0);
+    assert_int_equal(doc.n_screens, 2);
+    assert_int_equal(pw_poolmon_last_screen_partial(&doc, NULL, NULL), 0);
+    pw_poolmon_doc_close(&doc);
+    assert_int_equal(pw_poolmon_last_screen_partial(NULL, NULL, NULL), 0);
+}
+
 static void test_truncated_and_malformed(void **state)
 {
     (void)state;
@@ -652,6 +699,32 @@ static void test_truncated_and_malformed(void **state)
     }
     free(buf);
 
+    /* Cut inside a row's name (the new-user trial: import stored it without a word, the line
+     * counted as noise): the unterminated last line of a table holding only a tag, or a tag and
+     * the start of its type, is a cut row as one cut inside its numbers; a prompt is noise. */
+    static const char rows2[] = "Tag Type Allocs Frees Diff Bytes PerAlloc\n"
+                                "Drsd Paged 560 539 21 17472 832\n";
+    static const char *const cuts[] = {" Nt", "Ntfr", "Ntfr Nonp", "Ntfr pag", "Io  N"};
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        char t[160];
+        snprintf(t, sizeof(t), "%s%s", rows2, cuts[i]);
+        assert_int_equal(parse_str(t, NULL, &doc, &d), PW_ETRUNCATED);
+        assert_int_equal(d.line, 3);
+        assert_int_equal(parse_str(t, &lax, &doc, &d), 0);
+        assert_int_equal(doc.cut_line, 3);
+        assert_int_equal(doc.ignored_lines, 0);
+        assert_int_equal(doc.screens[0].n_rows, 1);
+        pw_poolmon_doc_close(&doc);
+    }
+    static const char *const noise[] = {"C:\\> poolmon /n", "Ntfr Nonp junk", "Nt\n"};
+    for (size_t i = 0; i < sizeof(noise) / sizeof(noise[0]); i++) {
+        char t[160];
+        snprintf(t, sizeof(t), "%s%s", rows2, noise[i]);
+        assert_int_equal(parse_str(t, NULL, &doc, &d), 0);
+        assert_int_equal(doc.ignored_lines, 1);
+        assert_int_equal(doc.cut_line, 0);
+        pw_poolmon_doc_close(&doc);
+    }
     assert_int_equal(parse_str("Tag Type Allocs\nDrsd Paged 560 x 539 21 1 1\n", NULL, &doc, &d),
                      PW_EPARSE);
     assert_int_equal(d.line, 2);
@@ -794,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_mismatches_reported),
         cmocka_unit_test(test_tabs_signed_deltas_and_tag_with_nonp_name),
         cmocka_unit_test(test_truncated_and_malformed),
+        cmocka_unit_test(test_last_screen_partial),
         cmocka_unit_test(test_garbage_and_limits),
         cmocka_unit_test(test_screen_to_sample),
         cmocka_unit_test(test_allocation_failures),
