@@ -141,7 +141,7 @@ void pw_cli_usage(FILE *f)
           "  parse FILE [--format auto|poolmon|slabinfo]   show what a saved capture holds\n"
           "  hosts                                         hosts by nonpaged pressure\n"
           "  tags [TAG] [--fleet] [--type T] [--limit N]   per-tag fleet aggregates\n"
-          "  leaks                                         leak suspects, most urgent first\n"
+          "  leaks [--host NAME] [--limit N]               leak suspects, most urgent first\n"
           "  alerts                                        alerts (pending, firing, resolved)\n"
           "  series HOST TAG [--pool P] [--from T] [--to T] [--step D]\n"
           "                                                a tag's history on a host\n"
@@ -150,7 +150,8 @@ void pw_cli_usage(FILE *f)
           "  lookup TAG [--host HOST]                      pooltag description; with --host,\n"
           "                                                ask that agent which drivers hold TAG\n"
           "  bigpool HOST TAG                              a tag's big-pool blocks on a host\n"
-          "  top HOST                                      poolmon-like live screen\n"
+          "  top HOST [--once] [--no-live]                 poolmon-like live screen (--once:\n"
+          "                                                one screen as text)\n"
           "  import FILE... --host NAME [--interval 15m] [--start T]\n"
           "         [--nonpaged-limit SIZE] [--paged-limit SIZE] [--os TEXT]\n"
           "                                                upload saved poolmon captures\n"
@@ -219,7 +220,9 @@ static int edits(const char *a, const char *b)
 const char *pw_cli_closest(const char *word, const char *const *choices)
 {
     const char *best = NULL;
-    int best_d = 3;
+    /* close: one edit for a word of up to 4 characters ("tpo", "hots"), two for longer ones;
+     * "foo" is not a misspelt "top" */
+    int best_d = strlen(word) <= 4 ? 2 : 3;
     for (size_t k = 0; choices != NULL && choices[k] != NULL; k++) {
         int e = edits(word, choices[k]);
         if (e < best_d) {
@@ -266,6 +269,8 @@ int pw_cli_run(int argc, char **argv, pw_cli_getenv_fn env, FILE *out, FILE *err
     cli.url = env("POOLWATCH_URL");
     cli.token = env("POOLWATCH_TOKEN");
     cli.ca = env("POOLWATCH_CA");
+    if (cli.ca != NULL && cli.ca[0] == '\0') /* POOLWATCH_CA= (set empty): the system store */
+        cli.ca = NULL;
     /* Global options may appear anywhere; the rest (command and its options) is kept. */
     char **rest = pw_calloc((size_t)argc + 1, sizeof(char *));
     if (rest == NULL) {

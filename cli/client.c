@@ -217,8 +217,9 @@ static int conn_open(conn_t *c, const pw_client_t *cl, int timeout_ms, pw_diag_t
                                "server certificate of %s not accepted: %s (checked against %s%s; "
                                "give the CA file that signed it with --ca FILE or POOLWATCH_CA)",
                                cl->url.host, X509_verify_cert_error_string(v),
-                               cl->ca_file ? "the CA file " : "the system's CA store",
-                               cl->ca_file ? cl->ca_file : "");
+                               cl->ca_file && cl->ca_file[0] ? "the CA file "
+                                                             : "the system's CA store",
+                               cl->ca_file && cl->ca_file[0] ? cl->ca_file : "");
         return tls_error(diag, PW_ETLS, "TLS handshake failed");
     }
     return 0;

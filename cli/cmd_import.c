@@ -127,6 +127,11 @@ static int load_input(const char *file, char **data, size_t *len, pw_diag_t *d)
     return pw_cli_read_file(file, PW_POOLMON_MAX_INPUT_DEFAULT, data, len, d);
 }
 
+/* What import takes, for a file that is none of it. */
+#define IMPORT_TAKES                                                                               \
+    "saved poolmon screens, a Linux host's saved /proc/slabinfo or /proc/allocinfo dumps (or a "   \
+    "sosreport directory), or System-log pool events exported as XML"
+
 /* Reads and parses one capture (poolmon screens, or a Linux host's slabinfo/allocinfo dumps);
  * prints FILE:LINE on failure. Returns 0 or PW_EXIT_USAGE, and the number of screens (points)
  * and of those without a time stamp of their own. */
@@ -146,6 +151,17 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     int rc = load_input(file, &data, &len, &d);
     if (rc < 0) {
         fprintf(cli->err, "%s: %s\n", file, d.msg);
+        return PW_EXIT_USAGE;
+    }
+    /* an empty file is not "no poolmon screen": say it is empty, and what import takes */
+    size_t blank = 0;
+    while (blank < len && (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\r' ||
+                           data[blank] == '\n'))
+        blank++;
+    if (blank == len) {
+        pw_free(data);
+        fprintf(cli->err, "%s: the file is empty%s: nothing to import (import takes %s)\n", file,
+                len ? " (only blank lines)" : "", IMPORT_TAKES);
         return PW_EXIT_USAGE;
     }
     if (pw_winevent_sniff(data, len)) { /* *screens: its pool events; none unstamped */
@@ -193,10 +209,12 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
     pw_free(data);
     if (rc < 0) {
+        /* not poolmon at all: also name the other formats import takes */
+        const char *hint = rc == PW_ENOTPOOLMON ? " (import takes " IMPORT_TAKES ")" : "";
         if (d.line > 0)
-            fprintf(cli->err, "%s:%" PRIu32 ": %s\n", file, d.line, d.msg);
+            fprintf(cli->err, "%s:%" PRIu32 ": %s%s\n", file, d.line, d.msg, hint);
         else
-            fprintf(cli->err, "%s: %s\n", file, d.msg[0] ? d.msg : pw_strerror(rc));
+            fprintf(cli->err, "%s: %s%s\n", file, d.msg[0] ? d.msg : pw_strerror(rc), hint);
         return PW_EXIT_USAGE;
     }
     if (doc.cut_line)
@@ -261,6 +279,51 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
  * with B. A bare number is refused: `--nonpaged-limit 128` would be 128 bytes, which no pool
  * has (poolmon users think in K and MB). At most PW_WIN_IMPORT_MAX_LIMIT_BYTES, the API's
  * bound. Prints why not and returns PW_EXIT_USAGE. */
+/* "1.5GB" (or "1,5GB"): 1 and the same size in the largest smaller unit it is a whole number of
+ * ("1536MB"; units of 1024 as pool limits count), or bytes; 0 when the text is no decimal size,
+ * or the size is no whole number of bytes. */
+static int decimal_size(const char *text, char *out, size_t size)
+{
+    const char *p = text;
+    uint64_t ip = 0, fn = 0, fd = 1;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *d0 = p;
+    while (*p >= '0' && *p <= '9' && ip < 1000000000000ull)
+        ip = ip * 10 + (uint64_t)(*p++ - '0');
+    if (p == d0 || (*p != '.' && *p != ','))
+        return 0;
+    p++;
+    for (const char *f0 = p; *p >= '0' && *p <= '9'; p++) {
+        if (p - f0 >= 6)
+            return 0;
+        fn = fn * 10 + (uint64_t)(*p - '0');
+        fd *= 10;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    char one[32];
+    uint64_t mult;
+    if (*p == '\0' || strlen(p) > 8)
+        return 0;
+    snprintf(one, sizeof(one), "1%s", p);
+    if (pw_config_parse_pool_size(one, &mult) != 0 || mult > (1ull << 40) ||
+        (fn * mult) % fd != 0 || ip > UINT64_MAX / mult - 1)
+        return 0;
+    uint64_t b = ip * mult + fn * mult / fd;
+    static const struct {
+        const char *name;
+        uint64_t mult;
+    } units[] = {
+        {"TB", 1ull << 40}, {"GB", 1ull << 30}, {"MB", 1ull << 20}, {"KB", 1ull << 10}, {"B", 1}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (units[i].mult < mult && b % units[i].mult == 0 && b > 0) {
+            snprintf(out, size, "%" PRIu64 "%s", b / units[i].mult, units[i].name);
+            return 1;
+        }
+    return 0;
+}
+
 static int parse_limit(pw_cli_t *cli, const char *opt, const char *text, uint64_t *bytes)
 {
     if (text == NULL)
@@ -273,6 +336,16 @@ static int parse_limit(pw_cli_t *cli, const char *opt, const char *text, uint64_
     while (*p == ' ' || *p == '\t')
         p++;
     int bare = *p == '\0' && p != text;
+    char whole[48];
+    if (decimal_size(text, whole, sizeof(whole))) {
+        /* "1.5GB": not taken (a limit is a whole number of its unit, as Windows writes it),
+         * but said so, with the same size written in a smaller unit */
+        fprintf(cli->err,
+                "poolwatch import: bad %s '%s': a size with decimals is not taken; write it in "
+                "a smaller unit: %s\n",
+                opt, text, whole);
+        return PW_EXIT_USAGE;
+    }
     int r = bare ? PW_EINVAL : pw_config_parse_pool_size(text, bytes);
     if (r == PW_ERANGE || (r == 0 && *bytes > PW_WIN_IMPORT_MAX_LIMIT_BYTES)) {
         /* a size past 2^64 bytes overflows: not "a size above 0", which it is */
@@ -302,7 +375,7 @@ static void limits_change(const json_t *root, char *out, size_t size)
     out[0] = '\0';
     if (!json_is_true(json_object_get(root, "limits_changed")))
         return;
-    size_t n = (size_t)snprintf(out, size, "; limits changed:");
+    size_t n = (size_t)snprintf(out, size, "; limits changed:"), said = 0;
     for (int k = 0; k < 2 && n < size; k++) {
         char key[40], prev[48], detail[40], now_b[24] = "unknown", was_b[24] = "unknown";
         snprintf(key, sizeof(key), "%s_limit_bytes", pool[k]);
@@ -318,8 +391,9 @@ static void limits_change(const json_t *root, char *out, size_t size)
         if (wv > 0)
             pw_cli_format_bytes((uint64_t)wv, was_b, sizeof(was_b));
         const char *dt = json_string_value(json_object_get(root, detail));
-        n += (size_t)snprintf(out + n, size - n, " %s %s%s%s%s, was %s", pool[k], now_b,
-                              dt && dt[0] ? " (" : "", dt && dt[0] ? dt : "",
+        /* the pools apart: "nonpaged 768.0 MiB (rule), was 128.0 MiB; paged ..." */
+        n += (size_t)snprintf(out + n, size - n, "%s %s %s%s%s%s, was %s", said++ ? ";" : "",
+                              pool[k], now_b, dt && dt[0] ? " (" : "", dt && dt[0] ? dt : "",
                               dt && dt[0] ? ")" : "", was_b);
     }
 }

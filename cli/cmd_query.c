@@ -1086,6 +1086,13 @@ int pw_fmt_bigpool(const char *host, const json_t *res, FILE *out)
     const json_t *hist = json_object_get(bp, "size_hist");
     if (tag == NULL || !json_is_array(hist))
         return PW_EPARSE;
+    if (v[0] == 0) { /* as leaks and top say it */
+        fprintf(out,
+                "%s '%s': no block of a page or more (its bytes are small allocations); %llu "
+                "entries in the table\n",
+                host, tag, (unsigned long long)v[6]);
+        return 0;
+    }
     fprintf(out,
             "%s '%s': %llu big-pool block(s), %llu bytes (nonpaged: %llu, %llu bytes); largest "
             "%llu, smallest %llu; %llu entries in the table\n",

@@ -92,6 +92,21 @@ int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         const char *t = json_string_value(json_object_get(b, "tag"));
         int tl = t ? pw__api_tag_parse(t, tag) : -1;
         char tt[PW_API_TAG_TEXT_MAX];
+        /* Only a Windows kernel has a big-pool table: a Linux host (a slab cache name is no
+         * 4-byte tag) or an imported capture (no agent to ask) answers so, as a Linux agent
+         * does, instead of "tag must be 1..4 bytes" or "not connected". */
+        const char *none = strcmp(h->os_family, "linux") == 0
+                               ? "a Linux host has no big-pool table (Windows hosts only)"
+                           : pw_host_imported(h)
+                               ? "an imported host has no agent to ask: its big-pool table is "
+                                 "not in a poolmon capture (Windows hosts with an agent only)"
+                               : NULL;
+        if (none != NULL && tl >= 1) {
+            json_decref(b);
+            return pw__api_send_json(
+                resp, 200,
+                json_pack("{s:i,s:s,s:[]}", "status", PW_ENOTSUP, "message", none, "matches"));
+        }
         if (tl < 1 || tl > 4)
             r = pw_api_error(resp, 400, "EINVAL", "tag must be a pool tag of 1..4 bytes");
         else if (!pw__api_tag_known(api, h, tag, (size_t)tl, req->now_ms))

@@ -261,6 +261,11 @@ check "untrusted server -> 1" 1 $?
 check "untrusted server says why and names --ca" \
     "poolwatch: server certificate of 127.0.0.1 not accepted: self-signed certificate in certificate chain (checked against the CA file $dir/otherca/ca.pem; give the CA file that signed it with --ca FILE or POOLWATCH_CA)" \
     "$(cat "$dir/err")"
+# POOLWATCH_CA set empty means the system store (which does not know the demo CA), and says so
+POOLWATCH_CA= POOLWATCH_TOKEN=$READ "$PW" hosts >/dev/null 2>"$dir/err"
+check "empty POOLWATCH_CA -> system store -> 1" 1 $?
+check "empty POOLWATCH_CA: checked against the system store" 1 \
+    "$(grep -c "(checked against the system's CA store; give the CA file that signed it with --ca FILE or POOLWATCH_CA)" "$dir/err")"
 POOLWATCH_TOKEN=$READ "$PW" --ca "$dir/nonexistent.pem" hosts >/dev/null 2>"$dir/err"
 check "missing CA file says why" 1 \
     "$(grep -c "cannot load CA file $dir/nonexistent.pem: No such file or directory" "$dir/err")"
@@ -367,6 +372,20 @@ check "import --nonpaged-limit 128 exit" 2 $?
 check "import --nonpaged-limit 128 says why and what is taken" \
     "poolwatch import: bad --nonpaged-limit '128': a bare number would be bytes; give a size above 0 with its unit, as Windows writes pool limits: 128MB (= 128MiB, 134,217,728 bytes), 2GB, 512KB, or bytes with B (134217728B); at most 1024TB" \
     "$(cat "$dir/err")"
+# decimals are not taken, and said so with the same size in a smaller unit (1.5 x 1024 MB)
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BAD01 \
+    --nonpaged-limit 1.5GB >/dev/null 2>"$dir/err"
+check "import --nonpaged-limit 1.5GB exit" 2 $?
+check "import --nonpaged-limit 1.5GB says decimals are not taken" \
+    "poolwatch import: bad --nonpaged-limit '1.5GB': a size with decimals is not taken; write it in a smaller unit: 1536MB" \
+    "$(cat "$dir/err")"
+# an empty file is said to be empty, with what import takes (not "no poolmon screen")
+: >"$dir/empty.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/empty.txt" --host EMPTY01 >/dev/null 2>"$dir/err"
+check "import of an empty file exit" 2 $?
+check "import of an empty file says so and names slabinfo" \
+    "$dir/empty.txt: the file is empty: nothing to import (import takes saved poolmon screens, a Linux host's saved /proc/slabinfo or /proc/allocinfo dumps (or a sosreport directory), or System-log pool events exported as XML)" \
+    "$(cat "$dir/err")"
 # bytes with B are taken: 134217728B = 128 MiB
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BYTES01 \
     --nonpaged-limit 134217728B >/dev/null 2>"$dir/err"
@@ -397,6 +416,8 @@ check "re-import with another --os exit" 0 $?
 # 128 MiB before (2003 /3GB); 75 % of the capture's 1 GiB = 768 MiB after (7 x64)
 check "re-import with another --os says nothing stored and the limits changed" 1 \
     "$(grep -c "^$FX/http/import_two_screens.txt: already imported into DDK05: 2 screens of this capture were stored by an earlier import of the same content (the start time does not make it new); nothing stored again; limits changed: nonpaged 768.0 MiB (Windows 7 x64: 75% of RAM <= 128 GB = 768 MB), was 128.0 MiB" "$dir/out")"
+# both pools' changes, apart (the new-user trial: "..., was 128.0 MiB paged ...")
+check "re-import: the pools' changes are apart" 1 "$(grep -c "was 128.0 MiB; paged " "$dir/out")"
 check "DDK05's limit is the new one" "805306368 computed Windows 7 x64: 75% of RAM <= 128 GB = 768 MB" \
     "$(limits DDK05 | awk -F' [|] ' '{print $2}')"
 check "DDK05's screens are counted once" "[2]" "$(samples DDK05)"

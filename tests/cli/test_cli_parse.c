@@ -1107,6 +1107,18 @@ static void test_fmt_bigpool(void **state)
                              "  [8M, ...)                 1\n");
     free(buf);
     json_decref(j);
+    /* No block of a page or more: said as leaks and top say it, not "0 block(s)" */
+    j = json_loads("{\"big_pool\":{\"tag\":\"Ddk \",\"scanned\":11008,\"count\":0,"
+                   "\"bytes\":0,\"nonpaged_count\":0,\"nonpaged_bytes\":0,\"largest_bytes\":0,"
+                   "\"smallest_bytes\":0,\"size_hist\":[]}}",
+                   0, NULL);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pw_fmt_bigpool("ddk-2003", j, f), 0);
+    fclose(f);
+    assert_string_equal(buf, "ddk-2003 'Ddk ': no block of a page or more (its bytes are small "
+                             "allocations); 11008 entries in the table\n");
+    free(buf);
+    json_decref(j);
     /* An agent that could not take it: its message, and 1. */
     j = json_loads("{\"status\":-95,\"message\":\"source 'linux' has no big-pool table\","
                    "\"matches\":[]}",
@@ -1292,6 +1304,14 @@ static void test_cli_help_and_version(void **state)
     r = RUN("help");
     assert_int_equal(r.rc, 0);
     assert_memory_equal(r.out, "usage: poolwatch [--url URL]", 28);
+    /* the usage names the options a new user looked for */
+    assert_non_null(strstr(r.out, "\n  leaks [--host NAME] [--limit N] "));
+    assert_non_null(strstr(r.out, "\n  top HOST [--once] [--no-live] "));
+    run_free(&r);
+    r = RUN("help", "foo");
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "poolwatch: unknown command 'foo'\n"));
+    assert_null(strstr(r.err, "did you mean"));
     run_free(&r);
     r = RUN("help", "tpo");
     assert_int_equal(r.rc, 2);
@@ -1369,6 +1389,9 @@ static void test_cli_bad_arguments_say_what_and_suggest(void **state)
     assert_null(pw_cli_closest("--bogus", (const char *const[]){"--once", "--no-live", NULL}));
     assert_null(pw_cli_closest("hostsxyz", (const char *const[]){"hosts", NULL})); /* 3 */
     assert_null(pw_cli_closest("x", NULL));
+    /* a short word is close at one edit only: "foo" is no misspelt "top" (2 edits) */
+    assert_null(pw_cli_closest("foo", (const char *const[]){"hosts", "top", "tags", NULL}));
+    assert_string_equal(pw_cli_closest("tpo", (const char *const[]){"hosts", "top", NULL}), "top");
 
     run_t r = RUN("hots");
     assert_int_equal(r.rc, 2);

@@ -1121,6 +1121,16 @@ static void test_import_linux(void **state)
     assert_int_equal(geti(j, "first_skipped_line"), 17);
     json_decref(j);
     free(body);
+    /* a Linux host has no big-pool table: said as a Linux agent says it (poolwatch bigpool
+     * exits 1), not "tag must be 1..4 bytes" for its slab cache's name */
+    j = call_at(now, PW_API_POST, "/api/v1/hosts/LNX01/commands", NULL, ADMIN_TOK,
+                "{\"kind\":\"big_pool\",\"tag\":\"dentry\"}", &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "status"), PW_ENOTSUP);
+    assert_string_equal(jstr(j, "message"),
+                        "a Linux host has no big-pool table (Windows hosts only)");
+    assert_null(json_object_get(j, "big_pool"));
+    json_decref(j);
     j = get_ok("/api/v1/hosts/LNX01/series",
                "tag=dentry&pool=nonpaged&from=1796000000000&to=1796200000000");
     json_t *p = json_object_get(j, "points");
@@ -1216,6 +1226,15 @@ static void test_import(void **state)
     assert_true(json_is_null(json_object_get(j, "partial_last_screen")));
     json_decref(j);
     free(three);
+    /* an imported host has no agent to ask for its big-pool table: said, not "not connected" */
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/hosts/IMPORTED/commands", NULL, ADMIN_TOK,
+                "{\"kind\":\"big_pool\",\"tag\":\"Abcd\"}", &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "status"), PW_ENOTSUP);
+    assert_string_equal(jstr(j, "message"),
+                        "an imported host has no agent to ask: its big-pool table is not in a "
+                        "poolmon capture (Windows hosts with an agent only)");
+    json_decref(j);
     /* The same capture again (other start time): nothing is stored twice. */
     j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
                 "host=IMPORTED&interval_ms=60000&start_ms=1700000500000", ADMIN_TOK, body, &st);
