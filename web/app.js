@@ -93,7 +93,11 @@ function fmtTime(ms) {
   return new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
 }
 function fmtClock(ms) { return fmtTime(ms).slice(11); } /* "14:05:09Z" */
-function fmtEta(eta) { return eta == null ? '—' : 'in ' + fmtDur(eta - Date.now()); }
+/* When a pool runs out, or (ranOut: the API's *_ran_out_ms) that it already did: never "in now". */
+function fmtEta(eta, ranOut) {
+  if (ranOut != null) return 'ran out ' + fmtDur(Date.now() - ranOut) + ' ago';
+  return eta == null ? '—' : 'in ' + fmtDur(eta - Date.now());
+}
 function fmtAgo(ms) { return ms ? fmtDur(Date.now() - ms) + ' ago' : '—'; }
 function fmtChg(v) { return v == null ? '' : v > 0 ? '+' + v : String(v); }
 function chgClass(v) { return v > 0 ? 'chg up' : v < 0 ? 'chg down' : 'chg'; }
@@ -473,7 +477,7 @@ function fleetView() {
         `<td>${esc(h.os || '')}${h.arch ? ' ' + esc(h.arch) : ''}</td>` +
         `<td class="used" title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
         `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td>` +
-        `<td class="eta">${h.loading_history ? '<span class="loading">loading history</span>' : fmtEta(h.nonpaged_eta_ms)}</td>` +
+        `<td class="eta">${h.loading_history ? '<span class="loading">loading history</span>' : fmtEta(h.nonpaged_eta_ms, h.nonpaged_ran_out_ms)}</td>` +
         `<td class="spark-cell" data-host="${esc(h.name)}">${sparkCache.get(h.name) || ''}</td>` +
         `<td class="num">${limitPct(h.paged_ratio, h.paged_limit_bytes)}</td>` +
         `<td class="num suspects"><span class="badge${sp ? '' : ' zero'}">${sp}</span></td>` +
@@ -545,7 +549,7 @@ function bigPoolHtml(bp) {
  * 2-3 screens) the leak's growth alone with its range, or none; the API's note says which, or
  * why there is none. */
 function suspectEta(s) {
-  const when = `<span class="eta-when">${fmtEta(s.pool_eta_ms)}</span>`;
+  const when = `<span class="eta-when">${fmtEta(s.pool_eta_ms, s.pool_ran_out_ms)}</span>`;
   if (!s.pool_eta_note || s.pool_eta_basis === 'pool') return when;
   const r = s.pool_eta_range_ms || [];
   const range = s.pool_eta_basis === 'leak' && r[0] != null
@@ -920,7 +924,7 @@ function hostView(name, params) {
       `<b>loading history</b>newest sample so far ${esc(fmtTime(h.last_seen_ms))}, ${esc(fmtDur(Date.now() - h.last_seen_ms))} behind:` +
       ' level, ETA and suspects are of that time</div>' : '') +
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
-      `<div class="card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms)}</b>nonpaged ETA to limit</div>` +
+      `<div class="card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms, h.nonpaged_ran_out_ms)}</b>nonpaged ETA to limit</div>` +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
       /* 0 is "not in the samples" (a slabinfo import has no memory line): unknown, not 0 B */
       (tot.physical_memory_bytes ? `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ` +
