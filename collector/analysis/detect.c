@@ -691,11 +691,17 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
     for (size_t i = 0; i < m; i++)
         g[i] = fabs(g[i] - med_all);
     double mad_all = 1.4826 * median_of(g, m);
-    /* the rows that moved: relative and byte growth */
-    double med_r = 0, sc_r = 0, med_a = 0, sc_a = 0;
+    /* the rows that moved: relative and byte growth, and the share of their allocations they
+     * kept */
+    double med_r = 0, sc_r = 0, med_a = 0, sc_a = 0, med_k = 0, sc_k = 0;
     if (moved >= 5) {
         robust(g + m, moved, &med_r, &sc_r);
         robust(g + m + moved, moved, &med_a, &sc_a);
+        size_t q = 0; /* g[0 .. m) is free again */
+        for (size_t i = 0; i < n; i++)
+            if (v[i]->points >= 2 && abs_growth(v[i]) != 0)
+                g[q++] = kept_share(v[i]);
+        robust(g, q, &med_k, &sc_k);
     }
     free(g);
     for (size_t i = 0; i < n; i++) {
@@ -709,8 +715,13 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
             continue;
         double r = rel_growth(d);
         double z = mad_all > 0 ? (r - med_all) / mad_all : 0.0;
-        if (z >= PW_DETECT_PEER_Z && r >= 0.10)
-            continue; /* an outlier among all rows, relative to itself */
+        /* an outlier among all rows, relative to itself; a sparse trend also by what it kept:
+         * on a still host most rows did not move, so the scale is a few rows' moves and a
+         * small row that wandered up a few allocations is "an outlier" by its size alone */
+        if (z >= PW_DETECT_PEER_Z && r >= 0.10 &&
+            (judged_points(d) < 4 ||
+             (moved >= 5 && zscore(kept_share(d), med_k, sc_k) >= PW_DETECT_PEER_Z)))
+            continue;
         double zr = moved >= 5 ? zscore(r, med_r, sc_r) : 0.0;
         double za = moved >= 5 ? zscore(abs_growth(d), med_a, sc_a) : 0.0;
         if (zr >= PW_DETECT_PEER_Z && za >= PW_DETECT_PEER_Z &&

@@ -183,8 +183,12 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  * fewer than 3 of 4 of its steps) a row that moved up a few times by a few allocations passes
  * the trend tests of 4 points or more as a leak in steps does: a trend verdict that rose during
  * less than 3/4 of the time it was judged over (rise_ms against span_ms: a run of equal points
- * is one step of a ring, so counting steps would overrate it) must stand out the same way; other
- * trends stand on their own. A verdict judged on fewer than 4 points (steps + segments: a short
+ * is one step of a ring, so counting steps would overrate it) must stand out the same way, and
+ * by the first way only when the share of its allocations it kept also stands out among the
+ * rows that moved (robust z >= 3.5; 5 of them at least): most rows of such a host did not move,
+ * so the scale of relative growth is a few rows' moves, and a small row that wandered up a few
+ * allocations among thousands it made and freed is an outlier by its size alone. Other trends
+ * stand on their own. A verdict judged on fewer than 4 points (steps + segments: a short
  * last boot after a long one) is a comparison, however many points the row has. Fewer than 5
  * rows: no peer test (a capture of one tag, like Microsoft's `poolmon /iDrsd` example, is judged
  * alone). Verdicts that fail become noise, with the reason appended to their evidence, and lose

@@ -588,6 +588,73 @@ static void test_peer_screen_rise_time(void **state)
     assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
 }
 
+/* 9 screens of `diff` allocations of `per` B through the ring, `churn` allocations made and
+ * freed between screens besides the change in diff; judged into *d. */
+static void churn_row(const uint64_t *diff, uint64_t per, uint64_t churn, pw_detect_t *d)
+{
+    pw_detect_ring_t r;
+    pw_detect_ring_init(&r);
+    for (int i = 0; i < 9; i++) {
+        pw_detect_point_t q = {T0 + i * Q_MS,
+                               90000 + (uint64_t)i * churn + diff[i],
+                               90000 + (uint64_t)i * churn,
+                               diff[i],
+                               diff[i] * per,
+                               1};
+        assert_int_equal(pw_detect_ring_push(&r, &q), 0);
+    }
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, d), 0);
+}
+
+/* A sparse trend on a still host that stands out only by its size relative to itself. S is
+ * the walk row of test_peer_screen_rise_time at a tenth of its size: 40 41 41 41 41 44 49 50 51
+ * allocations of 3,072 B (+11, +27.5 %, +33,792 B), rising during 5 of its 8 quarter hours: a
+ * leak by its trend, screened by its peers. Beside it 4 rows that never move and 5 that move a
+ * few allocations (E +4 of 2,000 x 4,096 B, F +2 of 300 x 256 B, G +20 of 7,000 x 4,096 B,
+ * H -3 of 150 x 512 B, I +2 of 60 x 2,048 B), every row making 300 allocations a screen besides.
+ * Among all ten rows S's relative growth has z 129.4 (median 0.1 %, 1.4826 x MAD 0.212 %: most
+ * rows did not move), above 3.5 and 10 %; among the six that moved its relative growth has z 13.2
+ * but its bytes only 1.48 (G grew 81,920 B). What it kept: 11 of the 2,411 allocations it made
+ * (0.456 %), beside E 4 / 2,404, F and I 2 / 2,402, G 20 / 2,420, H none: median 0.125 %, scale
+ * 0.123 % (1.4826 x MAD 0.0832 %): z 2.69, under 3.5 — it kept what churn keeps: noise. The same
+ * row freeing nothing (kept 11 of 11): z far above 3.5, a leak. */
+static void test_peer_screen_sparse_kept(void **state)
+{
+    (void)state;
+    static const uint64_t s[9] = {40, 41, 41, 41, 41, 44, 49, 50, 51};
+    static const uint64_t still[4] = {1000, 200, 5000, 80}, still_per[4] = {512, 128, 64, 1024};
+    static const uint64_t mv[5][9] = {{2000, 2000, 2003, 2003, 2001, 2001, 2004, 2004, 2004},
+                                      {300, 300, 299, 299, 301, 301, 301, 302, 302},
+                                      {7000, 7000, 7010, 7010, 7005, 7005, 7020, 7020, 7020},
+                                      {150, 150, 149, 149, 148, 148, 148, 147, 147},
+                                      {60, 60, 61, 61, 61, 62, 62, 62, 62}};
+    static const uint64_t mv_per[5] = {4096, 256, 4096, 512, 2048};
+    pw_detect_t d[10], *v[10];
+    for (int churn = 300; churn >= 0; churn -= 300) {
+        churn_row(s, 3072, (uint64_t)churn, &d[0]);
+        for (int k = 0; k < 4; k++) {
+            uint64_t flat[9];
+            for (int i = 0; i < 9; i++)
+                flat[i] = still[k];
+            churn_row(flat, still_per[k], 300, &d[1 + k]);
+        }
+        for (int k = 0; k < 5; k++)
+            churn_row(mv[k], mv_per[k], 300, &d[5 + k]);
+        for (int k = 0; k < 10; k++)
+            v[k] = &d[k];
+        assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+        assert_int_equal(d[0].growth_diff, 11);
+        assert_int_equal(d[0].growth_allocs, churn ? 2411 : 11);
+        assert_true(4 * d[0].rise_ms < 3 * d[0].span_ms);
+        pw_detect_peer_screen(v, 10);
+        assert_int_equal(d[0].verdict, churn ? PW_DETECT_NOISE : PW_DETECT_LEAK);
+        if (churn)
+            assert_non_null(strstr(d[0].evidence, "does not stand out among 10 tags (z 129.4; "
+                                                  "among the 6 that moved z 13.2 and 1.5"));
+    }
+    assert_non_null(strstr(d[0].evidence, "rose in 5 of 6 steps"));
+}
+
 /* A walk-regime row (gen walk bulk-free x9 seed 2, B033: 1,808 B per allocation) that fell by
  * 10 allocations, stood still, and rose by 15: 4157 4147 4147 4147 4152 4154 4157 4157 4162.
  * The late-start search splits at screen 3 (the growth after it is flat before it), but the
@@ -654,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_ring_keeps_counter_reset),
         cmocka_unit_test(test_peer_screen_short_last_boot),
         cmocka_unit_test(test_peer_screen_rise_time),
+        cmocka_unit_test(test_peer_screen_sparse_kept),
         cmocka_unit_test(test_late_start_within_churn),
         cmocka_unit_test(test_cache_churns_after_levelling_off),
     };
