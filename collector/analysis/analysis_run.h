@@ -228,6 +228,7 @@ pw_alert_set_t *pw_analysis_run_alert_set(pw_analysis_run_t *rn);
  * /api/v1/leaks shows each); a pool at or over its limit already ran out (ran_out_ms). */
 typedef struct pw_host_eta_s {
     pw_leak_eta_t e;    /* basis, ETA and range from the host's newest point (-1: none), note */
+    int ran_out;        /* 1: the pool is at or over its limit */
     int64_t ran_out_ms; /* the pool is at or over its limit: the first point of its newest run
                            of points at or over it in the host's history ring (ms since the
                            epoch; the ring's oldest when the whole ring is over); 0 when not */

@@ -18,8 +18,8 @@ static int64_t ran_out_since(const pw_host_t *h, int pool, uint64_t limit)
             break;
         i--;
     }
-    if (i == 0)
-        return (int64_t)pw_host_ts(h);
+    if (i == 0) /* the pass saw it over; the ring (empty, or under it since): its newest time */
+        return (int64_t)(pw_host_ts(h) ? pw_host_ts(h) : h->last_seen_ms);
     while (i > 1) {
         const pw_fleet_point_t *p = pw_fleet_hist_at(h, i - 2);
         if ((pool == PW_POOL_PAGED ? p->paged_bytes : p->nonpaged_bytes) < limit)
@@ -38,6 +38,7 @@ int pw_analysis_host_eta(const pw_analysis_run_t *rn, const pw_host_t *h, int po
     /* the pool's trend, or why the pool gives none (limit unknown, beyond, flat) */
     pw_pressure_leak_eta(pr, 0, 0, 0, 0, 0, NULL, &out->e);
     if (pr->limit_bytes > 0 && pr->used_bytes >= pr->limit_bytes) {
+        out->ran_out = 1;
         out->ran_out_ms = ran_out_since(h, pool, pr->limit_bytes);
         out->e.basis = PW_ETA_NONE;
         out->e.eta_ms = out->e.eta_soon_ms = out->e.eta_late_ms = 0;

@@ -98,7 +98,7 @@ void pw__api_set_eta(json_t *o, const char *prefix, const pw_host_t *h, const pw
 {
     char k[48];
     const pw_leak_eta_t *e = &he->e;
-    int ran_out = he->ran_out_ms > 0, has = !ran_out && e->basis != PW_ETA_NONE;
+    int ran_out = he->ran_out, has = !ran_out && e->basis != PW_ETA_NONE;
     snprintf(k, sizeof(k), "%s_eta_ms", prefix);
     json_object_set_new(o, k,
                         ran_out ? pw__api_ju64((uint64_t)he->ran_out_ms)

@@ -85,7 +85,8 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
     /* A pool at or over its limit already ran out: when, as the host's views say it. */
     pw_host_eta_t he;
     memset(&he, 0, sizeof(he));
-    if (h == NULL || pw_analysis_host_eta(api->an, h, lp, &pr, &he) != 0 || he.ran_out_ms == 0) {
+    if (h == NULL || pw_analysis_host_eta(api->an, h, lp, &pr, &he) != 0 || !he.ran_out) {
+        he.ran_out = 0;
         he.ran_out_ms = 0;
         pw_pressure_leak_eta(&pr, d->rate_bytes_per_h, d->rate_low_bytes_per_h,
                              d->rate_high_bytes_per_h, d->steps + d->segments, d->span_ms, NULL,
@@ -252,7 +253,7 @@ static void alert_context(pw_api_t *api, const pw_alert_key_t *k, char *summary,
         if (pw_clock_gmtime((int64_t)(json_integer_value(*eta) / 1000), &tm) == 0 &&
             strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%SZ", &tm))
             n += (size_t)snprintf(summary + n, size - n, "; %s %s",
-                                  he.ran_out_ms ? "ran out" : "runs out", ts);
+                                  he.ran_out ? "ran out" : "runs out", ts);
     }
     if (k->tag[0] != '\0' || n >= size)
         return;

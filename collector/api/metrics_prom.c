@@ -187,9 +187,9 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
             pw_host_eta_t he;
             if (pw_analysis_host_eta(api->an, h, p ? PW_POOL_PAGED : PW_POOL_NONPAGED, pr[p],
                                      &he) != 0 ||
-                (he.ran_out_ms == 0 && he.e.basis == PW_ETA_NONE))
+                (!he.ran_out && he.e.basis == PW_ETA_NONE))
                 continue;
-            int64_t eta = he.ran_out_ms ? 0 : he.e.eta_ms;
+            int64_t eta = he.ran_out ? 0 : he.e.eta_ms;
             r = out(b, "poolwatch_pool_exhaustion_seconds{host=\"%s\",pool=\"%s\"} %lld.%03d\n", hn,
                     pw_series_pool_names[p], (long long)(eta / 1000), (int)(eta % 1000));
         }

@@ -497,10 +497,10 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *
             pw_host_eta_t he;
             if (pw_analysis_host_eta(an, h, p ? PW_POOL_PAGED : PW_POOL_NONPAGED, pr[p], &he) !=
                     0 ||
-                (he.ran_out_ms == 0 && he.e.basis == PW_ETA_NONE))
+                (!he.ran_out && he.e.basis == PW_ETA_NONE))
                 continue;
             r = add(b, "poolwatch_pool_exhaustion_seconds", NULL, h->name, pn[p], NULL,
-                    he.ran_out_ms ? 0.0 : (double)he.e.eta_ms / 1000.0, ts, NULL);
+                    he.ran_out ? 0.0 : (double)he.e.eta_ms / 1000.0, ts, NULL);
         }
     }
     if (r == 0)

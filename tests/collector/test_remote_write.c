@@ -221,6 +221,56 @@ static const char *const want_beta[] = {
 #define N_ALPHA (sizeof(want_alpha) / sizeof(*want_alpha))
 #define N_BETA  (sizeof(want_beta) / sizeof(*want_beta))
 
+/* The exhaustion series carries the host's one ETA, as /hosts gives it, and so the global view
+ * does: a pool with too few points for its own trend (an import of 2-3 screens) gets its
+ * suspect's (the new-user trial: the global view's hosts had none), one that ran out 0 s.
+ * alpha's paged pool: 2 points, limit 2,147,483,648 B, used 654,321 B: 2,146,829,327 B of room;
+ * its suspect grows 2,146,829,327 B/h over 3 points in 30 min: 1 h = 3600 s exactly (within
+ * 24 x 30 min). */
+static void test_encode_host_eta(void **state)
+{
+    (void)state;
+    build_fleet();
+    pw_analysis_host_t res = {.have_pressure = 1};
+    res.np.eta_ms = 3600500;
+    res.pg.eta_ms = res.pg.eta_soon_ms = res.pg.eta_late_ms = -1;
+    res.pg.limit_bytes = 2147483648u;
+    res.pg.used_bytes = 654321;
+    res.pg.n_window = 2;
+    res.pg.level = PW_LEVEL_OK;
+    assert_int_equal(pw_analysis_run_set_host(dbl.an, fleet->hosts[0], &res), 0);
+    suspects[1].pool = PW_POOL_PAGED;
+    suspects[1].d.rate_bytes_per_h = 2146829327.0;
+    suspects[1].d.rate_low_bytes_per_h = suspects[1].d.rate_high_bytes_per_h = 2146829327.0;
+    suspects[1].d.steps = 2;
+    suspects[1].d.span_ms = 1800000;
+    assert_int_equal(pw_analysis_run_publish(dbl.an, suspects, 3), 0);
+    pw_remote_write_cursor_t cur = {.sent_ms = NULL};
+    got_t *g = calloc(1, sizeof(*g));
+    assert_true(pw_remote_write_encode(fleet, dbl.an, 0, 0, &cur, collect_emit, g) > 0);
+    int found = 0;
+    for (size_t i = 0; i < g->n; i++)
+        found += strcmp(g->line[i], "poolwatch_pool_exhaustion_seconds{host=alpha,pool=paged} "
+                                    "3600 @1764400000005") == 0;
+    assert_int_equal(found, 1);
+    /* at its limit: ran out, 0 s left */
+    res.pg.used_bytes = res.pg.limit_bytes;
+    assert_int_equal(pw_analysis_run_set_host(dbl.an, fleet->hosts[0], &res), 0);
+    fleet->hosts[0]->last_seen_ms = T_ALPHA + 1; /* sent again */
+    memset(g, 0, sizeof(*g));
+    pw_remote_write_cursor_free(&cur);
+    memset(&cur, 0, sizeof(cur));
+    assert_true(pw_remote_write_encode(fleet, dbl.an, 0, 0, &cur, collect_emit, g) > 0);
+    found = 0;
+    for (size_t i = 0; i < g->n; i++)
+        found += strncmp(g->line[i], "poolwatch_pool_exhaustion_seconds{host=alpha,pool=paged} 0 ",
+                         58) == 0;
+    assert_int_equal(found, 1);
+    pw_remote_write_cursor_free(&cur);
+    free(g);
+    drop_fleet();
+}
+
 static void test_encode(void **state)
 {
     (void)state;
@@ -1312,11 +1362,11 @@ static void test_held_and_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encode),         cmocka_unit_test(test_encode_slices),
-        cmocka_unit_test(test_options),        cmocka_unit_test(test_sender),
-        cmocka_unit_test(test_sender_clock),   cmocka_unit_test(test_sender_https),
-        cmocka_unit_test(test_policy),         cmocka_unit_test(test_stopped),
-        cmocka_unit_test(test_held_and_empty),
+        cmocka_unit_test(test_encode),        cmocka_unit_test(test_encode_host_eta),
+        cmocka_unit_test(test_encode_slices), cmocka_unit_test(test_options),
+        cmocka_unit_test(test_sender),        cmocka_unit_test(test_sender_clock),
+        cmocka_unit_test(test_sender_https),  cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_stopped),       cmocka_unit_test(test_held_and_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
