@@ -7,9 +7,10 @@
  * commit, https://sqlite.org/pragma.html#pragma_synchronous) and may be acked. History is
  * kept as chunks per host and time window (a keyframe then deltas of the project's codec,
  * common/delta.h; closed chunks compressed with zstd), each compacted chunk also by row
- * (series pages: one (host, tag, pool) over days reads one small page per chunk), 15-min
- * rollups per (host, tag, pool) written when raw data expires (the series pages are the 1-min
- * level), and retention per level.
+ * (series pages: one (host, tag, pool) over days reads one small page per chunk, and a host's
+ * pages of one day are merged into day pages in the background: a week reads ~8 pages), 15-min
+ * rollups per (host, tag, pool) written when the series pages expire (until then they are the
+ * 1-min and 15-min levels), and retention per level.
  *
  * A store is used from one thread (the collector's loop); a file-backed store also runs its own
  * WAL checkpointer thread on a second connection. Every function returns 0 (or a
@@ -223,8 +224,9 @@ int pw_store_commit(pw_store_t *st, pw_diag_t *d);
 
 /* Deletes, per level, what is entirely older than the level's retention at `now_ms` (ms
  * since the epoch, injected): closed raw chunks whose newest sample is < now - raw
- * retention (writing their 15-min rollup first, and their 1-min rollup when they have no
- * series pages), series pages older than the 1-min retention (at least the raw one), 1-min
+ * retention (writing their 1-min and 15-min rollups first when they have no series pages),
+ * series pages (chunk and day pages) older than the 1-min retention (at least the raw one)
+ * after writing their 15-min rollup (unless one holds their samples already), 1-min
  * and 15-min rollup windows whose newest bucket starts before now - their retention, and gap
  * records older than the 15-min retention; then, with max_size_bytes set and exceeded, the
  * oldest items of every level (see pw_store_opts_t); then gives the freed pages back to the
@@ -238,7 +240,8 @@ int64_t pw_store_retention(pw_store_t *st, uint64_t now_ms, pw_diag_t *d);
 /* Series of (host, tag, pool) for samples with from_ms <= ts <= to_ms. step_ms picks the
  * level: < 60000 raw (0 = one point per sample), < 900000 1 min, else 15 min; points are
  * merged into steps of step_ms (aligned on the epoch). Compacted chunks answer from their
- * series pages (the raw samples, by row) at any step until their rollups replace them; the
+ * series pages (chunk or day pages: the raw samples, by row) at any step until the pages
+ * expire and rollups replace them; the
  * host's open and sealed chunks are replayed and merged the same way.
  * `out` must be zeroed or a previous answer (it is emptied first; free with
  * pw_store_series_free). Returns the number of points (>= 0; 0 for an unknown host or tag);
@@ -382,8 +385,9 @@ int pw_store_flush(pw_store_t *st, pw_diag_t *d);
 /* Compacts chunks whose window is over: a put that starts a host's new window only seals the
  * old chunk (its samples stay stored as they came, readable and durable); compaction turns
  * it into one compressed blob in columns (chunk.h) and writes its series pages (then, with
- * budget left, those of one chunk compacted before schema 5; and drops the oldest items when
- * max_size_bytes is exceeded),
+ * budget left, those of chunks compacted before schema 5, then merges a host's chunk pages of
+ * a day into day pages, one (host, group of 32 tags, day) at a time; and drops the oldest items
+ * when max_size_bytes is exceeded),
  * ~30 ms of work per 3,000-row hour (bench_store: collector.chunk_close_ms_mean). Oldest
  * first, until none is left or `budget_ms` (ms of wall time) has passed, always at least one
  * when any is waiting. Inside the current transaction, or a new one that it commits. The

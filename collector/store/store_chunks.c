@@ -189,7 +189,7 @@ static int compact_chunk(pw_store_sql_t *q, int64_t id, int64_t hid, unsigned wi
     if (rc == 0)
         live = rc = pw__store_live_write(q, id, hid, fmt == PW_CHUNK_COLUMNS, d);
     if (rc == 0 && fmt == PW_CHUNK_COLUMNS && !live)
-        rc = pw__store_series_write(q, id, hid, width, PW_CHUNK_RECORDS, &q->recs, d);
+        rc = pw__store_series_write(q, id, hid, width, PW_CHUNK_RECORDS, &q->recs, 0, d);
     return rc < 0 ? rc : 0;
 }
 
@@ -212,13 +212,16 @@ static int64_t compact_some(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d)
         if (r == SQLITE_DONE) {
             sqlite3_reset(s);
             q->sealed_from = INT64_MAX;
-            /* then chunks compacted before schema 5 get their series pages, and those stored
-             * before schema 8 their totals buckets, in the budget */
-            while ((q->unpaged_from != INT64_MAX || q->totals_todo) &&
+            /* then, in the budget, chunks compacted before schema 5 get their series pages, those
+             * stored before schema 8 their totals buckets, and days of chunk pages are merged into
+             * day pages */
+            while (pw__store_compact_pending(q) &&
                    (mono_us() - start < budget_us || budget_us == UINT64_MAX)) {
                 int b = q->unpaged_from != INT64_MAX ? pw__store_series_backfill_one(q, d) : 0;
-                if (b == 0 && (b = pw__store_totals_backfill_one(q, d)) == 0)
+                if (b == 0 && q->totals_todo && (b = pw__store_totals_backfill_one(q, d)) == 0)
                     q->totals_todo = 0;
+                if (b == 0)
+                    b = pw__store_series_merge_one(q, d);
                 if (b <= 0)
                     return b < 0 ? b : n;
             }
@@ -252,8 +255,7 @@ int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *
 {
     /* After most group commits there is nothing to do: no query, no transaction (a scan of
      * every chunk and a BEGIN/COMMIT per group commit before). */
-    if (q->sealed_from == INT64_MAX && q->unpaged_from == INT64_MAX && !q->totals_todo &&
-        q->opts.max_size_bytes == 0)
+    if (!pw__store_compact_pending(q) && q->opts.max_size_bytes == 0)
         return 0;
     int own = !q->in_txn;
     int rc = pw__store_begin(q, d);

@@ -33,11 +33,12 @@
 #include "store.h"
 #include "tagdict.h"
 
-#define BLOB_MAX   (1024u * 1024u * 1024u) /* ceiling of any in-memory blob */
-#define FRAME_MAX  (64u * 1024u * 1024u)
-#define M1_MS      60000ull
-#define M15_MS     900000ull
-#define ROLLUP_VER 1
+#define BLOB_MAX         (1024u * 1024u * 1024u) /* ceiling of any in-memory blob */
+#define FRAME_MAX        (64u * 1024u * 1024u)
+#define M1_MS            60000ull
+#define M15_MS           900000ull
+#define ROLLUP_VER       1
+#define PW__STORE_DAY_MS 86400000ull /* day pages: UTC days */
 
 /* Prepared statements: indexes into pw_store_sql_t.st (texts in store_open.c). */
 enum {
@@ -93,6 +94,17 @@ enum {
     S_OLDEST,
     S_EVICT_CHUNKS,
     S_EVICT_ROLLUPS,
+    S_DAYS_INS,
+    S_DAYS_RANGE,
+    S_DAYS_OF,
+    S_DAYS_DEL,
+    S_RET_DAYS,
+    S_MERGE_FIND,
+    S_MERGE_PAGES,
+    S_SERIES_DEL,
+    S_HOST_NEXT,
+    S_SERIES_EXPIRING,
+    S_DAYS_EXPIRING,
     S__COUNT
 };
 
@@ -183,13 +195,28 @@ struct pw_store_sql_s {
     uint32_t *chg;     /* scratch: a put's changed rows (store_put.c) */
     size_t chg_cap;
     pw__store_tot_t *tot; /* host totals (store_totals.c) */
-    /* Compaction's work (store_chunks.c): no chunk below sealed_from is sealed and waiting, none
-     * below unpaged_from lacks its series pages; INT64_MAX: none at all, so a group commit with
-     * nothing to compact runs no query and no transaction. 0 at open and after a rollback. */
+    /* Compaction's work (store_chunks.c), one fact each, all set at open and after a rollback
+     * (what was done may be back): no chunk below sealed_from is sealed and waiting, none below
+     * unpaged_from lacks its series pages (INT64_MAX: none at all; 0 at open); totals_todo:
+     * sealed chunks may still lack their totals buckets (stored before schema 8, or left open
+     * by a previous run); merge[0..nmerge): hosts that got chunk pages, whose days may be due
+     * for merging into day pages (store_series.c), and merge_scan the scan of every host after
+     * an open or a rollback (the last host id looked at, -1 when done). When none holds, a group
+     * commit with nothing to compact runs no query and no transaction. */
     int64_t sealed_from, unpaged_from;
-    int totals_todo; /* sealed chunks may still lack their totals buckets (stored before schema
-                        8, or left open by a previous run) */
+    int totals_todo;
+    int64_t *merge;
+    size_t nmerge, merge_cap;
+    int64_t merge_scan;
+    uint64_t merge_failures; /* merges undone: a page did not decode */
 };
+
+/* Whether compaction may find work besides max_size (the fields above). */
+static inline int pw__store_compact_pending(const pw_store_sql_t *q)
+{
+    return q->sealed_from != INT64_MAX || q->unpaged_from != INT64_MAX || q->totals_todo ||
+           q->nmerge > 0 || q->merge_scan >= 0;
+}
 
 struct pw_store_s {
     pw_store_sql_t *sql;
@@ -338,7 +365,7 @@ int64_t pw__store_enforce_max_size(pw_store_sql_t *q, pw_diag_t *d);
 /* Writes the series pages of a compacted chunk `chunk_id` of host `host_id` from its records
  * (`fmt` layout) and marks the chunk paged. In the caller's transaction. */
 int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, unsigned width,
-                           int fmt, const pw_buf_t *recs, pw_diag_t *d);
+                           int fmt, const pw_buf_t *recs, int m15, pw_diag_t *d);
 /* Adds to `sr` (a series_t of store_query.c, opaque here) the points of global row key `gkey`
  * from the series pages of host `hid` overlapping [from, to] (`m15_only`: only of chunks
  * whose 15-min rollup is not written yet). Points come as runs: `n` samples at ts[0..n)
@@ -350,6 +377,19 @@ int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_
 /* Writes the series pages of up to one legacy compacted chunk (closed before schema 5, not
  * paged yet). Returns 1 when it did, 0 when none is left, or a negative code. */
 int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
+/* Host `host_id` got chunk pages: some of its days may be due for merging into day pages. */
+void pw__store_series_merge_note(pw_store_sql_t *q, int64_t host_id);
+/* Merges one (host, group of 32 tags, UTC day) of chunk pages into day pages when one is due
+ * (its day is over for the host, or MERGE_PAGES pages of it wait), or looks at one more host.
+ * In the caller's transaction. Returns 1 (something done), 0 (nothing left) or a negative
+ * code. */
+int pw__store_series_merge_one(pw_store_sql_t *q, pw_diag_t *d);
+/* For every row of page p[0..len) (decompressed; `day`: a day page, else a chunk's) of group
+ * `grp`: row(arg, global key), then fn(arg, ...) for each run of the row's samples holding the
+ * same values, in the page's order. Returns 0, what row returned (`d` set) or a code. */
+int pw__store_series_page_rows(const uint8_t *p, size_t len, uint32_t grp, int day,
+                               int (*row)(void *arg, uint32_t gkey), pw__store_run_fn fn, void *arg,
+                               pw_diag_t *d);
 
 /* A chunk's rows by (tag, pool) while its samples are replayed. Rows come keyed by the chunk's
  * local tag numbers, which a keyframe with dict_reset inside the chunk (pw_store_put_frame

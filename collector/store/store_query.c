@@ -47,6 +47,35 @@ static int series_add(series_t *sr, uint64_t ts, uint64_t b, uint64_t df, uint64
     return 0;
 }
 
+/* The index of the first sample of ts[i + 1 .. n) at or after `end` (n when none), ts[i] being
+ * before it and times not decreasing. Agents sample at a steady interval: the guess from the
+ * first gap is checked; else galloping, then binary search (a 15-min step holds 90 samples at
+ * 10 s). */
+static size_t step_end(const uint64_t *ts, size_t i, size_t n, uint64_t end)
+{
+    uint64_t gap = ts[i + 1] - ts[i];
+    if (gap > 0) {
+        uint64_t m = (end - ts[i] + gap - 1) / gap; /* >= 1 */
+        size_t j = m < n - i ? i + (size_t)m : n;
+        if (ts[j - 1] < end && (j == n || ts[j] >= end))
+            return j;
+    }
+    size_t lo = i, w = 1;
+    while (lo + w < n && ts[lo + w] < end) {
+        lo += w;
+        w *= 2;
+    }
+    size_t hi = lo + w < n ? lo + w : n; /* ts[lo] < end, ts[hi] >= end or hi == n */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ts[mid] < end)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
 /* `n` samples at ts[0..n) holding the same values: one point per step they fall in. */
 static int series_run(void *arg, const uint64_t *ts, size_t n, uint64_t b, uint64_t df, uint64_t a,
                       uint64_t f)
@@ -54,11 +83,8 @@ static int series_run(void *arg, const uint64_t *ts, size_t n, uint64_t b, uint6
     series_t *sr = arg;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        if (sr->step > 0) {
-            uint64_t end = ts[i] - ts[i] % sr->step + sr->step;
-            while (j < n && ts[j] < end)
-                j++;
-        }
+        if (sr->step > 0 && j < n)
+            j = step_end(ts, i, n, ts[i] - ts[i] % sr->step + sr->step);
         int rc = series_add(sr, ts[i], b, df, a, f, (uint32_t)(j - i), b, b, df, df);
         if (rc != 0)
             return rc;
@@ -314,7 +340,9 @@ int64_t pw__store_sql_series(pw_store_sql_t *q, const char *host, const uint8_t 
         sqlite3_stmt *s = pw__store_stmt(q, S_ROLLUP_RANGE);
         sqlite3_bind_int64(s, 1, hid);
         sqlite3_bind_int(s, 2, level);
-        sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from_ms, q->opts.chunk_window_ms));
+        /* 15-min rollups of day pages span up to a day and a chunk window */
+        uint64_t span = q->opts.chunk_window_ms + (level == PW_STORE_15MIN ? PW__STORE_DAY_MS : 0);
+        sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from_ms, span));
         sqlite3_bind_int64(s, 4, (int64_t)to_ms);
         sqlite3_bind_int64(
             s, 5, (int64_t)pw__store_cutoff(from_ms, level == PW_STORE_1MIN ? M1_MS : M15_MS));

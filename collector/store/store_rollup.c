@@ -240,6 +240,111 @@ int pw__store_rollup_chunk(pw_store_sql_t *q, int64_t host_id, unsigned width, i
     return rc;
 }
 
+/* ---- 15-min rollups of series pages ------------------------------------------------------ */
+
+/* A series page's rows in 15-min buckets c0 .. c0 + nc - 1. */
+typedef struct {
+    uint32_t *keys;
+    acc_t *acc; /* rows x nc */
+    size_t nrows, cap, cur;
+    uint64_t c0, nc;
+} prollup_t;
+
+static int prow_cb(void *arg, uint32_t gkey)
+{
+    prollup_t *r = arg;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->keys[i] == gkey) { /* a day page's later segment */
+            r->cur = i;
+            return 0;
+        }
+    if (r->nrows == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 64;
+        uint32_t *k = pw_realloc(r->keys, nc * sizeof(*k));
+        if (k == NULL)
+            return PW_ENOMEM;
+        r->keys = k;
+        acc_t *a = pw_realloc(r->acc, nc * r->nc * sizeof(*a));
+        if (a == NULL)
+            return PW_ENOMEM;
+        r->acc = a;
+        r->cap = nc;
+    }
+    r->keys[r->nrows] = gkey;
+    memset(&r->acc[r->nrows * r->nc], 0, r->nc * sizeof(acc_t));
+    r->cur = r->nrows++;
+    return 0;
+}
+
+static int prun_cb(void *arg, const uint64_t *ts, size_t n, uint64_t b, uint64_t df, uint64_t a,
+                   uint64_t f)
+{
+    prollup_t *r = arg;
+    for (size_t i = 0; i < n;) {
+        uint64_t c = ts[i] / M15_MS;
+        size_t j = i + 1;
+        while (j < n && ts[j] / M15_MS == c)
+            j++;
+        if (c < r->c0 || c - r->c0 >= r->nc)
+            return PW_ECORRUPT; /* a sample outside the page's [t0, t1] */
+        acc_add(&r->acc[r->cur * r->nc + (c - r->c0)], b, df, a, f, (uint32_t)(j - i), b, b, df,
+                df);
+        i = j;
+    }
+    return 0;
+}
+
+/* Writes the 15-min rollup of the series pages that expire at `cut` (deleted next, in the
+ * same transaction) and whose samples no rollup holds yet, unless past the 15-min retention
+ * (t1 < m15_cut): one rollup page per series page. `stmt`: S_SERIES_EXPIRING (chunk pages) or
+ * S_DAYS_EXPIRING (day pages, `day` 1). */
+static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uint64_t m15_cut,
+                         pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, stmt);
+    sqlite3_bind_int64(s, 1, (int64_t)cut);
+    sqlite3_bind_int64(s, 2, (int64_t)m15_cut);
+    pw_buf_t page, rowbuf;
+    pw_buf_init(&page, BLOB_MAX);
+    pw_buf_init(&rowbuf, BLOB_MAX);
+    int r = 0, rc;
+    /* The cursor stays on the pages while rollups (another table) are inserted. */
+    while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t hid = sqlite3_column_int64(s, 0), grp = sqlite3_column_int64(s, 1);
+        uint64_t t0 = (uint64_t)sqlite3_column_int64(s, 2),
+                 t1 = (uint64_t)sqlite3_column_int64(s, 3);
+        prollup_t pr = {.c0 = t0 / M15_MS, .nc = t1 / M15_MS - t0 / M15_MS + 1};
+        gk_t *gk = NULL;
+        if (t1 < t0 || grp < 0 || grp > UINT32_MAX)
+            r = pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page range invalid");
+        r = r ? r
+              : pw__store_zdecompress(q, sqlite3_column_blob(s, 5),
+                                      (size_t)sqlite3_column_bytes(s, 5),
+                                      (uint64_t)sqlite3_column_int64(s, 4), &page, d);
+        r = r ? r
+              : pw__store_series_page_rows(page.data, page.len, (uint32_t)grp, day, prow_cb,
+                                           prun_cb, &pr, d);
+        if (r == 0 && pr.nrows > 0 && (gk = pw_malloc(pr.nrows * sizeof(*gk))) == NULL)
+            r = pw_diag_set(d, PW_ENOMEM, 0, 0, "rollups", "out of memory");
+        for (size_t i = 0; r == 0 && i < pr.nrows; i++)
+            gk[i] = (gk_t){pr.keys[i], (uint32_t)i};
+        if (r == 0 && pr.nrows > 0) {
+            qsort(gk, pr.nrows, sizeof(*gk), gk_cmp);
+            r = rollup_write(q, hid, PW_STORE_15MIN, t0, t1, gk, pr.nrows, pr.acc, pr.nc, M15_MS,
+                             pr.c0, &rowbuf, d);
+        }
+        pw_free(gk);
+        pw_free(pr.keys);
+        pw_free(pr.acc);
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = pw__store_sqlfail(q, rc, d, "read expiring series pages");
+    sqlite3_reset(s);
+    pw_buf_close(&page);
+    pw_buf_close(&rowbuf);
+    return r;
+}
+
 /* ---- retention --------------------------------------------------------------------------- */
 
 static int64_t del_count(pw_store_sql_t *q, sqlite3_stmt *s, pw_diag_t *d, const char *what)
@@ -322,7 +427,7 @@ int64_t pw__store_enforce_max_size(pw_store_sql_t *q, pw_diag_t *d)
         if (none)
             break; /* only open chunks are left: nothing this policy may drop */
         /* every level at once: raw chunks, rollup pages, series pages */
-        static const int evict[] = {S_EVICT_CHUNKS, S_EVICT_ROLLUPS, S_RET_SERIES};
+        static const int evict[] = {S_EVICT_CHUNKS, S_EVICT_ROLLUPS, S_RET_SERIES, S_RET_DAYS};
         int64_t n = 0;
         for (size_t e = 0; e < sizeof(evict) / sizeof(evict[0]); e++) {
             s = pw__store_stmt(q, evict[e]);
@@ -371,14 +476,22 @@ int64_t pw__store_sql_retention(pw_store_sql_t *q, uint64_t now_ms, pw_diag_t *d
         n = del_count(q, s, d, "retention of rollups");
     }
     if (rc == 0 && n >= 0) {
-        /* series pages are the 1-min level of paged chunks; they live as long as the chunk */
+        /* series pages (chunk and day pages) are the 1-min and 15-min levels of paged chunks;
+         * they live as long as the chunk, and leave a 15-min rollup when they go */
         total += n;
         uint64_t keep = q->opts.m1_retention_ms > q->opts.raw_retention_ms
                             ? q->opts.m1_retention_ms
                             : q->opts.raw_retention_ms;
-        sqlite3_stmt *s = pw__store_stmt(q, S_RET_SERIES);
-        sqlite3_bind_int64(s, 1, (int64_t)pw__store_cutoff(now_ms, keep));
-        n = del_count(q, s, d, "retention of series pages");
+        uint64_t cut = pw__store_cutoff(now_ms, keep);
+        uint64_t m15_cut = pw__store_cutoff(now_ms, q->opts.m15_retention_ms);
+        rc = rollup_series(q, S_SERIES_EXPIRING, 0, cut, m15_cut, d);
+        rc = rc ? rc : rollup_series(q, S_DAYS_EXPIRING, 1, cut, m15_cut, d);
+        for (int st = 0; rc == 0 && n >= 0 && st < 2; st++) {
+            sqlite3_stmt *s = pw__store_stmt(q, st ? S_RET_DAYS : S_RET_SERIES);
+            sqlite3_bind_int64(s, 1, (int64_t)cut);
+            int64_t c = del_count(q, s, d, "retention of series pages");
+            n = c < 0 ? c : st ? n + c : c;
+        }
     }
     if (rc == 0 && n >= 0) {
         total += n;

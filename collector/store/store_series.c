@@ -18,6 +18,18 @@
  *   one size), 4: zz(frees delta - (allocs delta - diff delta)) (0 unless a counter wrapped or
  *   reset). Deltas are from the row's previous values (0 at the chunk start), across a vanish
  *   too. A reader sums the earlier rows' counts and skips that many varints per column.
+ *
+ * Day pages (series_days, schema 9): a host's chunk pages of one UTC day (by their first
+ * sample) merged into one page per group of 4 tags (grp = global key >> 4), so that a week
+ * reads ~8 pages, not 168 (each zstd frame costs ~47 k instructions to start, issue 17).
+ * Merged in the background (pw__store_series_merge_one) once the day is over for the host, or
+ * earlier when MERGE_PAGES chunk pages of the day wait (the day page is then merged again with
+ * the next ones). Page: u8 2, nseg, then per segment its byte length and a body as above
+ * (version byte 3: times as nts, nruns, ts[0], then runs of equal gaps (gap, count); key gaps
+ * from grp << 4). A segment is the day's samples as one chunk would hold them: a row's events
+ * across the merged chunks (no event where a chunk starts with the values the previous one
+ * ended with). Chunks whose times overlap (two agents writing as one host) start a new
+ * segment, so times never decrease inside one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +37,15 @@
 #include "alloc.h"
 #include "store_internal.h"
 
-#define SERIES_VER 1
-#define GRP_SHIFT  7 /* 32 tags x 4 pools per page */
+#define SERIES_VER      1 /* a chunk's page: one body, times as gaps */
+#define SERIES_VER_DAY  2 /* a day page: segments, each a body */
+#define SERIES_VER_RUNS 3 /* a day page's body: times as runs of equal gaps */
+#define GRP_SHIFT       7 /* a chunk's page: 32 tags x 4 pools */
+#define DAY_SHIFT       4 /* a day page: 4 tags x 4 pools */
+/* A (host, group, day) whose chunk pages reach this count is merged before its day is over. */
+#define MERGE_PAGES 6
+/* Samples in one day-page segment at most (a hostile page must not claim 2^64 of them). */
+#define SEG_TS_MAX (1u << 22)
 /* Pages are a few KB: zstd -9 gains ~1 % over -3 on them for twice the compaction time. */
 #define SERIES_ZSTD_MAX 3
 
@@ -249,6 +268,54 @@ static int put_events(pw_buf_t col[NCOL], const ev_t *ev, size_t n)
     return rc;
 }
 
+/* Appends one body to `out` (format above): version `ver` (SERIES_VER: times as gaps,
+ * SERIES_VER_RUNS: as runs of equal gaps), times ts[0..nts), rows keys[0..nrows) (ascending,
+ * gaps from `base`), row k's events rev[k][0..rnev[k]). `col`: scratch columns. */
+static int body_put(pw_buf_t *out, int ver, const uint64_t *ts, size_t nts, uint32_t base,
+                    const uint32_t *keys, const ev_t *const *rev, const uint32_t *rnev,
+                    size_t nrows, pw_buf_t col[NCOL])
+{
+    for (int c = 0; c < NCOL; c++)
+        pw_buf_reset(&col[c]);
+    uint8_t v = (uint8_t)ver;
+    int rc = pw_buf_append(out, &v, 1);
+    rc = rc ? rc : pw_buf_put_varint(out, nts);
+    if (ver == SERIES_VER) {
+        for (size_t k = 0; rc == 0 && k < nts; k++)
+            rc = pw_buf_put_varint(out, k ? ts[k] - ts[k - 1] : ts[0]);
+    } else {
+        size_t nruns = 0;
+        for (size_t k = 1; k < nts; k++)
+            nruns += k == 1 || ts[k] - ts[k - 1] != ts[k - 1] - ts[k - 2];
+        rc = rc ? rc : pw_buf_put_varint(out, nruns);
+        rc = rc ? rc : pw_buf_put_varint(out, nts ? ts[0] : 0);
+        for (size_t k = 1; rc == 0 && k < nts;) {
+            uint64_t gap = ts[k] - ts[k - 1];
+            size_t j = k + 1;
+            while (j < nts && ts[j] - ts[j - 1] == gap)
+                j++;
+            rc = pw_buf_put_varint(out, gap);
+            rc = rc ? rc : pw_buf_put_varint(out, j - k);
+            k = j;
+        }
+    }
+    rc = rc ? rc : pw_buf_put_varint(out, nrows);
+    uint32_t prev = base;
+    for (size_t k = 0; rc == 0 && k < nrows; k++) {
+        rc = pw_buf_put_varint(out, keys[k] - prev);
+        prev = keys[k];
+    }
+    for (size_t k = 0; rc == 0 && k < nrows; k++) {
+        rc = put_events(col, rev[k], rnev[k]);
+        rc = rc ? rc : pw_buf_put_varint(out, rnev[k]);
+    }
+    for (int c = 0; rc == 0 && c < NCOL; c++)
+        rc = pw_buf_put_varint(out, col[c].len);
+    for (int c = 0; rc == 0 && c < NCOL; c++)
+        rc = pw_buf_append(out, col[c].data, col[c].len);
+    return rc;
+}
+
 static void sbuild_free(sbuild_t *b)
 {
     pw_free(b->ts);
@@ -258,14 +325,16 @@ static void sbuild_free(sbuild_t *b)
 }
 
 /* Writes the pages of chunk `chunk_id` from the rows and events in `b` (freed here) and marks
- * the chunk paged. */
-static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_t host_id,
+ * the chunk paged. `m15`: 1 when a 15-min rollup holds the chunk's samples already (a chunk
+ * compacted before schema 5). */
+static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_t host_id, int m15,
                        pw_diag_t *d)
 {
     sbuild_t b = *pb;
     gk_t *order = NULL;
-    uint32_t *start = NULL;
+    uint32_t *start = NULL, *keys = NULL, *rnev = NULL;
     ev_t *byrow = NULL;
+    const ev_t **rev = NULL;
     pw_buf_t col[NCOL];
     for (int c = 0; c < NCOL; c++)
         pw_buf_init(&col[c], BLOB_MAX);
@@ -274,7 +343,11 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
         order = pw_malloc(b.nrows * sizeof(*order));
         start = pw_calloc(b.nrows + 1, sizeof(*start));
         byrow = pw_malloc((b.nev ? b.nev : 1) * sizeof(*byrow));
-        if (order == NULL || start == NULL || byrow == NULL)
+        keys = pw_malloc(b.nrows * sizeof(*keys));
+        rnev = pw_malloc(b.nrows * sizeof(*rnev));
+        rev = pw_malloc(b.nrows * sizeof(*rev));
+        if (order == NULL || start == NULL || byrow == NULL || keys == NULL || rnev == NULL ||
+            rev == NULL)
             rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
     }
     for (size_t i = 0; rc == 0 && i < b.nrows; i++) {
@@ -306,28 +379,13 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
             j++;
         pw_buf_t *out = &q->tmp;
         pw_buf_reset(out);
-        for (int c = 0; c < NCOL; c++)
-            pw_buf_reset(&col[c]);
-        uint8_t ver = SERIES_VER;
-        rc = pw_buf_append(out, &ver, 1);
-        rc = rc ? rc : pw_buf_put_varint(out, b.nts);
-        for (size_t k = 0; rc == 0 && k < b.nts; k++)
-            rc = pw_buf_put_varint(out, k ? b.ts[k] - b.ts[k - 1] : b.ts[0]);
-        rc = rc ? rc : pw_buf_put_varint(out, j - i);
-        uint32_t prev = grp << GRP_SHIFT;
-        for (size_t k = i; rc == 0 && k < j; k++) {
-            rc = pw_buf_put_varint(out, order[k].gkey - prev);
-            prev = order[k].gkey;
-        }
-        for (size_t k = i; rc == 0 && k < j; k++) {
+        for (size_t k = i; k < j; k++) {
             uint32_t r = order[k].row;
-            rc = put_events(col, byrow + start[r], start[r + 1] - start[r]);
-            rc = rc ? rc : pw_buf_put_varint(out, start[r + 1] - start[r]);
+            keys[k - i] = order[k].gkey;
+            rev[k - i] = byrow + start[r];
+            rnev[k - i] = start[r + 1] - start[r];
         }
-        for (int c = 0; rc == 0 && c < NCOL; c++)
-            rc = pw_buf_put_varint(out, col[c].len);
-        for (int c = 0; rc == 0 && c < NCOL; c++)
-            rc = pw_buf_append(out, col[c].data, col[c].len);
+        rc = body_put(out, SERIES_VER, b.ts, b.nts, grp << GRP_SHIFT, keys, rev, rnev, j - i, col);
         if (rc != 0) {
             rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
             break;
@@ -344,6 +402,7 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
         sqlite3_bind_int64(s, 5, (int64_t)t1);
         sqlite3_bind_int64(s, 6, (int64_t)out->len);
         sqlite3_bind_blob(s, 7, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+        sqlite3_bind_int(s, 8, m15);
         rc = pw__store_run(q, s, d, "insert series page");
         i = j;
     }
@@ -358,12 +417,17 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
     pw_free(order);
     pw_free(start);
     pw_free(byrow);
+    pw_free(keys);
+    pw_free(rnev);
+    pw_free(rev);
     sbuild_free(&b);
+    if (rc == 0 && !m15)
+        pw__store_series_merge_note(q, host_id);
     return rc;
 }
 
 int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, unsigned width,
-                           int fmt, const pw_buf_t *recs, pw_diag_t *d)
+                           int fmt, const pw_buf_t *recs, int m15, pw_diag_t *d)
 {
     sbuild_t b;
     memset(&b, 0, sizeof(b));
@@ -375,7 +439,7 @@ int pw__store_series_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id,
         sbuild_free(&b);
         return rc;
     }
-    return write_pages(q, &b, chunk_id, host_id, d);
+    return write_pages(q, &b, chunk_id, host_id, m15, d);
 }
 
 /* Emits the samples ts[k0..k1) that lie inside [from, to] (times do not decrease in a chunk)
@@ -391,10 +455,9 @@ static int emit_run(const uint64_t *ts, uint64_t k0, uint64_t k1, uint64_t from,
     if (k1 == k0)
         return 0;
     int rc = fn(sr, ts + k0, (size_t)(k1 - k0), b, df, a, f);
-    return rc ? pw_diag_set(d, rc, 0, 0, "series", "out of memory") : 0;
+    return rc ? pw_diag_set(d, rc, 0, 0, "series", "%s", pw_strerror(rc)) : 0;
 }
 
-/* Emits the points of row `gkey` held by one decompressed page. */
 /* pw_varint_get with the one- and two-byte cases inline: a page read decodes thousands of them
  * (sample time gaps of 10 s take two). */
 static inline int vget(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
@@ -434,58 +497,138 @@ static int vskip(const uint8_t *p, size_t len, size_t *off, uint64_t n)
     return n == 0 ? 0 : -1;
 }
 
-static int page_read(const uint8_t *p, size_t len, uint32_t gkey, uint64_t from, uint64_t to,
-                     pw__store_run_fn fn, void *sr, uint64_t **ts, size_t *tscap, pw_diag_t *d)
+/* Reads a body's times at *off (version `ver`) into *ts (grown as needed), their count into
+ * *nts. Returns 0 or -1 when they are invalid. */
+static int ts_get(const uint8_t *p, size_t len, size_t *off, int ver, uint64_t **ts, size_t *tscap,
+                  uint64_t *nts)
+{
+    uint64_t n, v, t = 0;
+    if (vget(p, len, off, &n) || n > (ver == SERIES_VER ? len : SEG_TS_MAX))
+        return -1;
+    if (grow((void **)ts, tscap, n ? n : 1, sizeof(uint64_t)) != 0)
+        return PW_ENOMEM;
+    uint64_t *o = *ts;
+    if (ver == SERIES_VER) {
+        for (uint64_t k = 0; k < n; k++) {
+            if (vget(p, len, off, &v))
+                return -1;
+            t += v;
+            o[k] = t;
+        }
+    } else {
+        uint64_t nruns, k = 1;
+        if (vget(p, len, off, &nruns) || nruns > len || (n == 0 && nruns > 0) ||
+            vget(p, len, off, &t))
+            return -1;
+        if (n > 0)
+            o[0] = t;
+        for (uint64_t r = 0; r < nruns; r++) {
+            uint64_t gap, cnt;
+            if (vget(p, len, off, &gap) || vget(p, len, off, &cnt) || cnt > n - k)
+                return -1;
+            for (uint64_t e = k + cnt; k < e; k++)
+                o[k] = t += gap;
+        }
+        if (n > 0 && k != n)
+            return -1;
+    }
+    *nts = n;
+    return 0;
+}
+
+/* The parsed head of a body: times, where its rows' keys and counts start, the columns. */
+typedef struct {
+    uint64_t nts, nrows;
+    size_t keys_off; /* the rows' key gaps, then their event counts */
+    const uint8_t *cp[NCOL];
+    size_t cl[NCOL];
+} head_t;
+
+/* Parses a body's head (times into *ts). Returns 0 or a negative code (`d` set). */
+static int head_get(const uint8_t *p, size_t len, head_t *h, uint64_t **ts, size_t *tscap,
+                    pw_diag_t *d)
 {
     size_t off = 1;
-    uint64_t nts, nrows, v;
-    if (len < 1 || p[0] != SERIES_VER || vget(p, len, &off, &nts) || nts > len)
-        return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series page header invalid");
-    if (grow((void **)ts, tscap, nts ? nts : 1, sizeof(uint64_t)) != 0)
-        return pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
-    uint64_t t = 0;
-    for (uint64_t k = 0; k < nts; k++) {
-        if (vget(p, len, &off, &v))
-            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series times truncated");
-        t += v;
-        (*ts)[k] = t;
-    }
-    if (vget(p, len, &off, &nrows) || nrows > len)
+    uint64_t v;
+    if (len < 1 || (p[0] != SERIES_VER && p[0] != SERIES_VER_RUNS))
+        return pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page header invalid");
+    int rc = ts_get(p, len, &off, p[0], ts, tscap, &h->nts);
+    if (rc == PW_ENOMEM)
+        return pw_diag_set(d, rc, 0, 0, "series", "out of memory");
+    if (rc != 0)
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series times invalid");
+    if (vget(p, len, &off, &h->nrows) || h->nrows > len)
         return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series rows invalid");
-    uint64_t key = (uint64_t)(gkey >> GRP_SHIFT) << GRP_SHIFT, row = UINT64_MAX;
-    for (uint64_t i = 0; i < nrows; i++) {
+    h->keys_off = off;
+    /* keys and counts: 2 * nrows varints */
+    if (vskip(p, len, &off, 2 * h->nrows))
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys truncated");
+    size_t at = 0;
+    for (int c = 0; c < NCOL; c++)
+        if (vget(p, len, &off, &v) || v > len)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series columns invalid");
+        else
+            h->cl[c] = (size_t)v;
+    for (int c = 0; c < NCOL; c++) {
+        if (h->cl[c] > len - off - at)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series column outside the page");
+        h->cp[c] = p + off + at;
+        at += h->cl[c];
+    }
+    return 0;
+}
+
+/* Reads the four value columns of an event at co[1..4] and applies them to the row's values
+ * (the format above). Returns 0, or -1 when a column is truncated. */
+static inline int ev_values(const uint8_t *const cp[NCOL], const size_t cl[NCOL], size_t co[NCOL],
+                            uint64_t *pa, uint64_t *pf, uint64_t *pd, uint64_t *pb)
+{
+    uint64_t x[NCOL];
+    for (int c = 1; c < NCOL; c++)
+        if (vget(cp[c], cl[c], &co[c], &x[c]))
+            return -1;
+    uint64_t da = pw_unzigzag(x[1]), dd = pw_unzigzag(x[2]);
+    uint64_t pred = *pb + (*pd ? dd * (*pb / *pd) : 0);
+    *pb = pred + pw_unzigzag(x[3]);
+    *pf += pw_unzigzag(x[4]) + (da - dd);
+    *pa += da, *pd += dd;
+    return 0;
+}
+
+/* Emits the points of row `gkey` held by one body (key gaps from `base`). */
+static int body_read(const uint8_t *p, size_t len, uint32_t base, uint32_t gkey, uint64_t from,
+                     uint64_t to, pw__store_run_fn fn, void *sr, uint64_t **ts, size_t *tscap,
+                     pw_diag_t *d)
+{
+    head_t h;
+    int rc = head_get(p, len, &h, ts, tscap, d);
+    if (rc != 0)
+        return rc;
+    if (h.nts == 0 || (*ts)[0] > to || (*ts)[h.nts - 1] < from)
+        return 0;
+    size_t off = h.keys_off;
+    uint64_t key = base, row = UINT64_MAX, v;
+    for (uint64_t i = 0; i < h.nrows; i++) {
         if (vget(p, len, &off, &v))
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys truncated");
         key += v;
         if (key == gkey)
             row = i;
     }
+    if (row == UINT64_MAX)
+        return 0;
     uint64_t skip = 0, nev = 0; /* events of the rows before `row`, and of `row` */
-    for (uint64_t i = 0; i < nrows; i++) {
+    for (uint64_t i = 0; i <= row; i++) {
         if (vget(p, len, &off, &v) || v > len)
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series counts invalid");
         if (i < row)
             skip += v;
-        else if (i == row)
+        else
             nev = v;
     }
-    /* the columns: where each starts, checked against the page */
-    const uint8_t *cp[NCOL];
-    size_t cl[NCOL], co[NCOL] = {0}, at = 0;
-    for (int c = 0; c < NCOL; c++)
-        if (vget(p, len, &off, &v) || v > len) {
-            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series columns invalid");
-        } else {
-            cl[c] = (size_t)v;
-        }
-    for (int c = 0; c < NCOL; c++) {
-        if (cl[c] > len - off - at)
-            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series column outside the page");
-        cp[c] = p + off + at;
-        at += cl[c];
-    }
-    if (row == UINT64_MAX)
-        return 0;
+    const uint8_t *const *cp = h.cp;
+    const size_t *cl = h.cl;
+    size_t co[NCOL] = {0};
     /* skip the earlier rows' events: their flags say how many carry values */
     uint64_t skipv = 0;
     for (uint64_t i = 0; i < skip; i++) {
@@ -496,11 +639,11 @@ static int page_read(const uint8_t *p, size_t len, uint32_t gkey, uint64_t from,
     for (int c = 1; c < NCOL; c++)
         if (vskip(cp[c], cl[c], &co[c], skipv))
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series values truncated");
-    uint64_t pa = 0, pf = 0, pd = 0, pb = 0, idx = 0;
+    uint64_t pa = 0, pf = 0, pd = 0, pb = 0, idx = 0, nts = h.nts;
     int present = 0;
     for (uint64_t n = 0;; n++) {
-        int end = n >= nev; /* after the last event: the row holds until the chunk's end */
-        uint64_t e = 0, x[NCOL];
+        int end = n >= nev; /* after the last event: the row holds until the body's end */
+        uint64_t e = 0;
         if (!end && vget(cp[0], cl[0], &co[0], &e))
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row truncated");
         uint64_t next = end ? nts : idx + (e >> 1);
@@ -508,7 +651,7 @@ static int page_read(const uint8_t *p, size_t len, uint32_t gkey, uint64_t from,
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row index invalid");
         /* the samples from the previous event up to this one hold the previous values */
         if (present) {
-            int rc = emit_run(*ts, idx, next, from, to, pb, pd, pa, pf, fn, sr, d);
+            rc = emit_run(*ts, idx, next, from, to, pb, pd, pa, pf, fn, sr, d);
             if (rc != 0)
                 return rc;
         }
@@ -519,43 +662,580 @@ static int page_read(const uint8_t *p, size_t len, uint32_t gkey, uint64_t from,
             present = 0;
             continue;
         }
-        for (int c = 1; c < NCOL; c++)
-            if (vget(cp[c], cl[c], &co[c], &x[c]))
-                return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row truncated");
-        uint64_t da = pw_unzigzag(x[1]), dd = pw_unzigzag(x[2]);
-        uint64_t pred = pb + (pd ? dd * (pb / pd) : 0);
-        pb = pred + pw_unzigzag(x[3]);
-        pf += pw_unzigzag(x[4]) + (da - dd);
-        pa += da, pd += dd;
+        if (ev_values(cp, cl, co, &pa, &pf, &pd, &pb) != 0)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row truncated");
         present = 1;
         if (idx >= nts)
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row index invalid");
     }
 }
 
-int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_t from, uint64_t to,
-                          int m15_only, pw__store_run_fn fn, void *sr, pw_diag_t *d)
+/* Calls body(arg, p, len) for each body of a page: a chunk's page is one, a day page holds one
+ * per segment. `day`: the page is a day page. */
+typedef int (*body_fn)(void *arg, const uint8_t *p, size_t len, pw_diag_t *d);
+
+static int page_bodies(const uint8_t *p, size_t len, int day, body_fn body, void *arg, pw_diag_t *d)
 {
-    sqlite3_stmt *s = pw__store_stmt(q, m15_only ? S_SERIES_RANGE15 : S_SERIES_RANGE);
-    sqlite3_bind_int64(s, 1, hid);
-    sqlite3_bind_int64(s, 2, gkey >> GRP_SHIFT);
-    sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
-    sqlite3_bind_int64(s, 4, (int64_t)to);
-    sqlite3_bind_int64(s, 5, (int64_t)from);
-    uint64_t *ts = NULL;
-    size_t tscap = 0;
+    if (!day)
+        return body(arg, p, len, d);
+    size_t off = 1;
+    uint64_t nseg, sl;
+    if (len < 1 || p[0] != SERIES_VER_DAY || vget(p, len, &off, &nseg) || nseg > len)
+        return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "day page header invalid");
+    for (uint64_t i = 0; i < nseg; i++) {
+        if (vget(p, len, &off, &sl) || sl > len - off)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "day page segment invalid");
+        int rc = body(arg, p + off, (size_t)sl, d);
+        if (rc != 0)
+            return rc;
+        off += (size_t)sl;
+    }
+    return 0;
+}
+
+typedef struct {
+    uint32_t base, gkey;
+    uint64_t from, to;
+    pw__store_run_fn fn;
+    void *sr;
+    uint64_t **ts;
+    size_t *tscap;
+} read_t;
+
+static int read_body(void *arg, const uint8_t *p, size_t len, pw_diag_t *d)
+{
+    read_t *r = arg;
+    return body_read(p, len, r->base, r->gkey, r->from, r->to, r->fn, r->sr, r->ts, r->tscap, d);
+}
+
+/* Reads the pages statement `s` returns (raw_size, data) for row `gkey`. */
+static int read_pages(pw_store_sql_t *q, sqlite3_stmt *s, int day, read_t *rd, pw_diag_t *d)
+{
     int rc = 0, r;
     while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
         rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
                                    (uint64_t)sqlite3_column_int64(s, 0), &q->tmp, d);
         if (rc == 0)
-            rc = page_read(q->tmp.data, q->tmp.len, gkey, from, to, fn, sr, &ts, &tscap, d);
+            rc = page_bodies(q->tmp.data, q->tmp.len, day, read_body, rd, d);
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = pw__store_sqlfail(q, r, d, "read series pages");
     sqlite3_reset(s);
+    return rc;
+}
+
+int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_t from, uint64_t to,
+                          int m15_only, pw__store_run_fn fn, void *sr, pw_diag_t *d)
+{
+    uint64_t *ts = NULL;
+    size_t tscap = 0;
+    /* day pages first: they hold older samples than the chunk pages not merged yet */
+    read_t rd = {(gkey >> DAY_SHIFT) << DAY_SHIFT, gkey, from, to, fn, sr, &ts, &tscap};
+    sqlite3_stmt *s = pw__store_stmt(q, S_DAYS_RANGE);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int64(s, 2, gkey >> DAY_SHIFT);
+    sqlite3_bind_int64(s, 3,
+                       (int64_t)pw__store_cutoff(from, PW__STORE_DAY_MS + q->opts.chunk_window_ms));
+    sqlite3_bind_int64(s, 4, (int64_t)to);
+    sqlite3_bind_int64(s, 5, (int64_t)from);
+    int rc = read_pages(q, s, 1, &rd, d);
+    if (rc == 0) {
+        rd.base = (gkey >> GRP_SHIFT) << GRP_SHIFT;
+        s = pw__store_stmt(q, m15_only ? S_SERIES_RANGE15 : S_SERIES_RANGE);
+        sqlite3_bind_int64(s, 1, hid);
+        sqlite3_bind_int64(s, 2, gkey >> GRP_SHIFT);
+        sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
+        sqlite3_bind_int64(s, 4, (int64_t)to);
+        sqlite3_bind_int64(s, 5, (int64_t)from);
+        rc = read_pages(q, s, 0, &rd, d);
+    }
     pw_free(ts);
     return rc;
+}
+
+/* ---- a page's rows, all of them: merges and rollups ------------------------------------- */
+
+/* A body decoded: its times, rows and every row's events with the values after each. */
+typedef struct {
+    uint64_t *ts;
+    size_t nts, tscap;
+    uint32_t *keys; /* ascending */
+    uint32_t *evs;  /* nrows + 1: row i's events are ev[evs[i] .. evs[i + 1]) */
+    ev_t *ev;
+    size_t nrows;
+    size_t order; /* position in the merge's input, for a stable sort */
+} part_t;
+
+static void part_free(part_t *pt)
+{
+    pw_free(pt->ts);
+    pw_free(pt->keys);
+    pw_free(pt->evs);
+    pw_free(pt->ev);
+    memset(pt, 0, sizeof(*pt));
+}
+
+/* Decodes one body (key gaps from `base`) into *pt (freed by part_free, also on error). */
+static int body_decode(const uint8_t *p, size_t len, uint32_t base, part_t *pt, pw_diag_t *d)
+{
+    head_t h;
+    int rc = head_get(p, len, &h, &pt->ts, &pt->tscap, d);
+    if (rc != 0)
+        return rc;
+    pt->nts = (size_t)h.nts;
+    size_t off = h.keys_off;
+    uint64_t key = base, v, total = 0;
+    pt->keys = pw_malloc((h.nrows ? h.nrows : 1) * sizeof(uint32_t));
+    pt->evs = pw_malloc((h.nrows + 1) * sizeof(uint32_t));
+    if (pt->keys == NULL || pt->evs == NULL)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    for (uint64_t i = 0; i < h.nrows; i++) {
+        if (vget(p, len, &off, &v) || (key += v) > UINT32_MAX)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys invalid");
+        pt->keys[i] = (uint32_t)key;
+    }
+    pt->evs[0] = 0;
+    for (uint64_t i = 0; i < h.nrows; i++) {
+        /* every event takes at least a byte of column 0 */
+        if (vget(p, len, &off, &v) || v > h.cl[0] - total)
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series counts invalid");
+        total += v;
+        pt->evs[i + 1] = (uint32_t)total;
+    }
+    pt->nrows = (size_t)h.nrows;
+    pt->ev = pw_malloc((total ? total : 1) * sizeof(ev_t));
+    if (pt->ev == NULL)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    size_t co[NCOL] = {0};
+    for (size_t i = 0; i < pt->nrows; i++) {
+        uint64_t pa = 0, pf = 0, pd = 0, pb = 0, idx = 0, e;
+        for (uint32_t n = pt->evs[i]; n < pt->evs[i + 1]; n++) {
+            if (vget(h.cp[0], h.cl[0], &co[0], &e) || (idx += e >> 1) >= pt->nts)
+                return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row index invalid");
+            if (!(e & 1) && ev_values(h.cp, h.cl, co, &pa, &pf, &pd, &pb) != 0)
+                return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "row truncated");
+            pt->ev[n] = (ev_t){(uint32_t)i, (uint32_t)idx, (uint32_t)(e & 1), pa, pf, pd, pb};
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    uint32_t base;
+    part_t *parts;
+    size_t n, cap;
+} parts_t;
+
+static void parts_free(parts_t *ps)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        part_free(&ps->parts[i]);
+    pw_free(ps->parts);
+    memset(ps, 0, sizeof(*ps));
+}
+
+static int parts_body(void *arg, const uint8_t *p, size_t len, pw_diag_t *d)
+{
+    parts_t *ps = arg;
+    if (grow((void **)&ps->parts, &ps->cap, ps->n + 1, sizeof(part_t)) != 0)
+        return pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    part_t *pt = &ps->parts[ps->n++];
+    memset(pt, 0, sizeof(*pt));
+    pt->order = ps->n;
+    return body_decode(p, len, ps->base, pt, d);
+}
+
+int pw__store_series_page_rows(const uint8_t *p, size_t len, uint32_t grp, int day,
+                               int (*row)(void *arg, uint32_t gkey), pw__store_run_fn fn, void *arg,
+                               pw_diag_t *d)
+{
+    parts_t ps = {grp << (day ? DAY_SHIFT : GRP_SHIFT), NULL, 0, 0};
+    int rc = page_bodies(p, len, day, parts_body, &ps, d);
+    for (size_t k = 0; rc == 0 && k < ps.n; k++) {
+        const part_t *pt = &ps.parts[k];
+        for (size_t i = 0; rc == 0 && i < pt->nrows; i++) {
+            if ((rc = row(arg, pt->keys[i])) != 0) {
+                rc = pw_diag_set(d, rc, 0, 0, "series", "%s", pw_strerror(rc));
+                break;
+            }
+            for (uint32_t n = pt->evs[i]; rc == 0 && n < pt->evs[i + 1]; n++) {
+                const ev_t *e = &pt->ev[n];
+                uint64_t next = n + 1 < pt->evs[i + 1] ? pt->ev[n + 1].idx : pt->nts;
+                if (!e->vanish && next > e->idx)
+                    rc = emit_run(pt->ts, e->idx, next, 0, UINT64_MAX, e->b, e->df, e->a, e->f, fn,
+                                  arg, d);
+            }
+        }
+    }
+    parts_free(&ps);
+    return rc;
+}
+
+/* ---- day pages: merging a day's chunk pages ---------------------------------------------- */
+
+typedef struct {
+    uint32_t key;
+    int present; /* at the end of what was appended */
+    uint64_t a, f, df, b;
+    uint32_t stamp; /* the part that last held the row */
+    ev_t *ev;       /* the current segment's events */
+    size_t nev, cap;
+} mrow_t;
+
+typedef struct {
+    uint64_t *ts;
+    size_t nts, tscap;
+    mrow_t *rows; /* ascending keys */
+    size_t nrows, rcap;
+    uint32_t stamp;
+    pw_buf_t page; /* the segments so far, each its length and body */
+    pw_buf_t body; /* scratch */
+    size_t nseg;
+    uint64_t t0, t1; /* first and last time of the page */
+    int any_rows;
+} merge_t;
+
+static void merge_free(merge_t *m)
+{
+    for (size_t i = 0; i < m->nrows; i++)
+        pw_free(m->rows[i].ev);
+    pw_free(m->rows);
+    pw_free(m->ts);
+    pw_buf_close(&m->page);
+    pw_buf_close(&m->body);
+}
+
+static mrow_t *mrow_get(merge_t *m, uint32_t key)
+{
+    size_t lo = 0, hi = m->nrows;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->rows[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->nrows && m->rows[lo].key == key)
+        return &m->rows[lo];
+    if (grow((void **)&m->rows, &m->rcap, m->nrows + 1, sizeof(mrow_t)) != 0)
+        return NULL;
+    memmove(&m->rows[lo + 1], &m->rows[lo], (m->nrows - lo) * sizeof(mrow_t));
+    m->nrows++;
+    memset(&m->rows[lo], 0, sizeof(mrow_t));
+    m->rows[lo].key = key;
+    return &m->rows[lo];
+}
+
+static int mrow_push(mrow_t *r, uint32_t idx, int vanish, const ev_t *v)
+{
+    if (grow((void **)&r->ev, &r->cap, r->nev + 1, sizeof(ev_t)) != 0)
+        return PW_ENOMEM;
+    ev_t *e = &r->ev[r->nev++];
+    *e = (ev_t){0, idx, (uint32_t)vanish, r->a, r->f, r->df, r->b};
+    r->present = !vanish;
+    if (!vanish) {
+        e->a = r->a = v->a, e->f = r->f = v->f, e->df = r->df = v->df, e->b = r->b = v->b;
+    }
+    return 0;
+}
+
+/* Ends the current segment: appends it (length, body) to the page, starts the next one. */
+static int merge_flush(merge_t *m, uint32_t base, pw_buf_t col[NCOL])
+{
+    if (m->nts == 0)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < m->nrows; i++)
+        n += m->rows[i].nev > 0;
+    uint32_t *keys = pw_malloc((n ? n : 1) * sizeof(*keys));
+    uint32_t *rnev = pw_malloc((n ? n : 1) * sizeof(*rnev));
+    const ev_t **rev = pw_malloc((n ? n : 1) * sizeof(*rev));
+    int rc = keys && rnev && rev ? 0 : PW_ENOMEM;
+    for (size_t i = 0, k = 0; rc == 0 && i < m->nrows; i++)
+        if (m->rows[i].nev > 0) {
+            keys[k] = m->rows[i].key;
+            rnev[k] = (uint32_t)m->rows[i].nev;
+            rev[k++] = m->rows[i].ev;
+        }
+    pw_buf_reset(&m->body);
+    rc =
+        rc ? rc : body_put(&m->body, SERIES_VER_RUNS, m->ts, m->nts, base, keys, rev, rnev, n, col);
+    rc = rc ? rc : pw_buf_put_varint(&m->page, m->body.len);
+    rc = rc ? rc : pw_buf_append(&m->page, m->body.data, m->body.len);
+    pw_free(keys);
+    pw_free(rnev);
+    pw_free(rev);
+    m->any_rows |= n > 0;
+    m->nseg++;
+    m->nts = 0;
+    for (size_t i = 0; i < m->nrows; i++) {
+        m->rows[i].nev = 0;
+        m->rows[i].present = 0;
+        m->rows[i].a = m->rows[i].f = m->rows[i].df = m->rows[i].b = 0;
+    }
+    return rc;
+}
+
+/* Appends the rows of day group `dg` of part `pt` to the current segment, as if its samples
+ * followed the segment's in one chunk. */
+static int merge_part(merge_t *m, const part_t *pt, uint32_t dg)
+{
+    if (pt->nts == 0)
+        return 0;
+    if (grow((void **)&m->ts, &m->tscap, m->nts + pt->nts, sizeof(uint64_t)) != 0)
+        return PW_ENOMEM;
+    uint32_t base = (uint32_t)m->nts;
+    memcpy(m->ts + m->nts, pt->ts, pt->nts * sizeof(uint64_t));
+    m->nts += pt->nts;
+    m->stamp++;
+    for (size_t i = 0; i < pt->nrows; i++) {
+        if (pt->keys[i] >> DAY_SHIFT != dg)
+            continue;
+        mrow_t *r = mrow_get(m, pt->keys[i]);
+        if (r == NULL)
+            return PW_ENOMEM;
+        r->stamp = m->stamp;
+        const ev_t *e = pt->ev + pt->evs[i];
+        size_t n = pt->evs[i + 1] - pt->evs[i], k = 0;
+        if (r->present) {
+            if (n == 0 || e[0].idx != 0) {
+                if (mrow_push(r, base, 1, NULL) != 0) /* absent where the part starts */
+                    return PW_ENOMEM;
+            } else if (!e[0].vanish && e[0].a == r->a && e[0].f == r->f && e[0].df == r->df &&
+                       e[0].b == r->b) {
+                k = 1; /* the part starts with the values the segment ended with */
+            }
+        }
+        for (; k < n; k++)
+            if (mrow_push(r, base + e[k].idx, (int)e[k].vanish, &e[k]) != 0)
+                return PW_ENOMEM;
+    }
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].present && m->rows[i].stamp != m->stamp &&
+            mrow_push(&m->rows[i], base, 1, NULL) != 0)
+            return PW_ENOMEM;
+    return 0;
+}
+
+static int part_cmp(const void *x, const void *y)
+{
+    const part_t *a = *(const part_t *const *)x, *b = *(const part_t *const *)y;
+    uint64_t ta = a->nts ? a->ts[0] : 0, tb = b->nts ? b->ts[0] : 0;
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Builds the day page of group `dg` from parts pp[0..n) (sorted here) into m->page. */
+static int merge_build(merge_t *m, part_t **pp, size_t n, uint32_t dg, pw_buf_t col[NCOL])
+{
+    qsort(pp, n, sizeof(*pp), part_cmp);
+    int rc = 0;
+    m->t0 = UINT64_MAX, m->t1 = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const part_t *pt = pp[i];
+        if (pt->nts == 0)
+            continue;
+        m->t0 = pt->ts[0] < m->t0 ? pt->ts[0] : m->t0;
+        m->t1 = pt->ts[pt->nts - 1] > m->t1 ? pt->ts[pt->nts - 1] : m->t1;
+        /* times must not decrease inside a segment (query ranges cut by them) */
+        if (m->nts > 0 && pt->ts[0] < m->ts[m->nts - 1])
+            rc = merge_flush(m, dg << DAY_SHIFT, col);
+        rc = rc ? rc : merge_part(m, pt, dg);
+    }
+    return rc ? rc : merge_flush(m, dg << DAY_SHIFT, col);
+}
+
+/* Decompresses and decodes the page in columns (raw_size, data) of row `s` into `ps`. */
+static int load_parts(pw_store_sql_t *q, sqlite3_stmt *s, int day, parts_t *ps, pw_diag_t *d)
+{
+    int rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2),
+                                   (uint64_t)sqlite3_column_int64(s, 1), &q->tmp, d);
+    return rc ? rc : page_bodies(q->tmp.data, q->tmp.len, day, parts_body, ps, d);
+}
+
+typedef struct {
+    int64_t *v;
+    size_t n, cap;
+} ids_t;
+
+static int ids_add(ids_t *ids, int64_t id)
+{
+    if (grow((void **)&ids->v, &ids->cap, ids->n + 1, sizeof(int64_t)) != 0)
+        return PW_ENOMEM;
+    ids->v[ids->n++] = id;
+    return 0;
+}
+
+static int del_ids(pw_store_sql_t *q, int stmt, const ids_t *ids, pw_diag_t *d)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ids->n; i++) {
+        sqlite3_stmt *s = pw__store_stmt(q, stmt);
+        sqlite3_bind_int64(s, 1, ids->v[i]);
+        rc = pw__store_run(q, s, d, "delete merged series page");
+    }
+    return rc;
+}
+
+/* Decodes the pages statement `stmt` (S_MERGE_PAGES: chunk pages, S_DAYS_OF: day pages) finds
+ * for host `hid`, group `grp` and first times in [d0, d1] into `ps`, their ids into `ids`. */
+static int load_day(pw_store_sql_t *q, int stmt, int64_t hid, uint32_t grp, uint64_t d0,
+                    uint64_t d1, parts_t *ps, ids_t *ids, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, stmt);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int64(s, 2, grp);
+    sqlite3_bind_int64(s, 3, (int64_t)d0);
+    sqlite3_bind_int64(s, 4, (int64_t)d1);
+    int rc = 0, r;
+    while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
+        if (ids_add(ids, sqlite3_column_int64(s, 0)) != 0)
+            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+        else
+            rc = load_parts(q, s, stmt == S_DAYS_OF, ps, d);
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = pw__store_sqlfail(q, r, d, "read pages to merge");
+    sqlite3_reset(s);
+    return rc;
+}
+
+/* Merges the chunk pages of host `hid`, group `grp`, UTC day `day` (and the day pages already
+ * made of that day) into one day page per group of 4 tags, and deletes what was merged. */
+static int merge_unit(pw_store_sql_t *q, int64_t hid, uint32_t grp, uint64_t day, pw_diag_t *d)
+{
+    uint64_t d0 = day * PW__STORE_DAY_MS, d1 = d0 + PW__STORE_DAY_MS - 1;
+    parts_t hourly = {grp << GRP_SHIFT, NULL, 0, 0};
+    ids_t hids = {0}, dids = {0};
+    pw_buf_t col[NCOL];
+    for (int c = 0; c < NCOL; c++)
+        pw_buf_init(&col[c], BLOB_MAX);
+    int rc = load_day(q, S_MERGE_PAGES, hid, grp, d0, d1, &hourly, &hids, d);
+    uint32_t per = 1u << (GRP_SHIFT - DAY_SHIFT);
+    for (uint32_t dg = grp * per; rc == 0 && dg < (grp + 1) * per; dg++) {
+        parts_t days = {dg << DAY_SHIFT, NULL, 0, 0};
+        dids.n = 0;
+        rc = load_day(q, S_DAYS_OF, hid, dg, d0, d1, &days, &dids, d);
+        /* the day's earlier merges keep their place before chunk pages of the same time */
+        size_t np = days.n + hourly.n;
+        part_t **pp = pw_malloc((np ? np : 1) * sizeof(*pp));
+        if (rc == 0 && pp == NULL)
+            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+        for (size_t i = 0; rc == 0 && i < days.n; i++)
+            pp[i] = &days.parts[i];
+        for (size_t i = 0; rc == 0 && i < hourly.n; i++) {
+            pp[days.n + i] = &hourly.parts[i];
+            hourly.parts[i].order = days.n + i + 1;
+        }
+        merge_t m;
+        memset(&m, 0, sizeof(m));
+        pw_buf_init(&m.page, BLOB_MAX);
+        pw_buf_init(&m.body, BLOB_MAX);
+        if (rc == 0 && (rc = merge_build(&m, pp, np, dg, col)) != 0)
+            rc = pw_diag_set(d, rc, 0, 0, "series", "merging day pages: %s", pw_strerror(rc));
+        rc = rc ? rc : del_ids(q, S_DAYS_DEL, &dids, d);
+        if (rc == 0 && m.any_rows) {
+            pw_buf_t *out = &q->tmp;
+            pw_buf_reset(out);
+            uint8_t v = SERIES_VER_DAY;
+            rc = pw_buf_append(out, &v, 1);
+            rc = rc ? rc : pw_buf_put_varint(out, m.nseg);
+            rc = rc ? rc : pw_buf_append(out, m.page.data, m.page.len);
+            if (rc != 0)
+                rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
+            int level = q->opts.zstd_level < SERIES_ZSTD_MAX ? q->opts.zstd_level : SERIES_ZSTD_MAX;
+            rc = rc ? rc : pw__store_zcompress_at(q, out->data, out->len, level, d);
+            if (rc == 0) {
+                sqlite3_stmt *s = pw__store_stmt(q, S_DAYS_INS);
+                sqlite3_bind_int64(s, 1, hid);
+                sqlite3_bind_int64(s, 2, dg);
+                sqlite3_bind_int64(s, 3, (int64_t)m.t0);
+                sqlite3_bind_int64(s, 4, (int64_t)m.t1);
+                sqlite3_bind_int64(s, 5, (int64_t)out->len);
+                sqlite3_bind_blob(s, 6, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+                rc = pw__store_run(q, s, d, "insert day page");
+            }
+        }
+        merge_free(&m);
+        pw_free(pp);
+        parts_free(&days);
+    }
+    rc = rc ? rc : del_ids(q, S_SERIES_DEL, &hids, d);
+    for (int c = 0; c < NCOL; c++)
+        pw_buf_close(&col[c]);
+    parts_free(&hourly);
+    pw_free(hids.v);
+    pw_free(dids.v);
+    return rc;
+}
+
+void pw__store_series_merge_note(pw_store_sql_t *q, int64_t host_id)
+{
+    for (size_t i = 0; i < q->nmerge; i++)
+        if (q->merge[i] == host_id)
+            return;
+    /* a hint: without memory the host waits for the next note or the next open's scan */
+    if (grow((void **)&q->merge, &q->merge_cap, q->nmerge + 1, sizeof(int64_t)) == 0)
+        q->merge[q->nmerge++] = host_id;
+}
+
+int pw__store_series_merge_one(pw_store_sql_t *q, pw_diag_t *d)
+{
+    int64_t hid;
+    int scanned = 0;
+    if (q->nmerge > 0) {
+        hid = q->merge[q->nmerge - 1];
+    } else if (q->merge_scan >= 0) {
+        /* after an open, every host once: a day may have been left unmerged by a stop */
+        sqlite3_stmt *s = pw__store_stmt(q, S_HOST_NEXT);
+        sqlite3_bind_int64(s, 1, q->merge_scan);
+        int r = sqlite3_step(s);
+        int none = r != SQLITE_ROW || sqlite3_column_type(s, 0) == SQLITE_NULL;
+        hid = none ? 0 : sqlite3_column_int64(s, 0);
+        sqlite3_reset(s);
+        if (r != SQLITE_ROW)
+            return pw__store_sqlfail(q, r, d, "next host to merge");
+        if (none) {
+            q->merge_scan = -1;
+            return 0;
+        }
+        q->merge_scan = hid;
+        scanned = 1;
+    } else {
+        return 0;
+    }
+    sqlite3_stmt *s = pw__store_stmt(q, S_MERGE_FIND);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int(s, 2, MERGE_PAGES);
+    sqlite3_bind_int64(s, 3, (int64_t)PW__STORE_DAY_MS);
+    int r = sqlite3_step(s);
+    int64_t grp = r == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    int64_t day = r == SQLITE_ROW ? sqlite3_column_int64(s, 1) : 0;
+    sqlite3_reset(s);
+    if (r == SQLITE_DONE) {
+        if (!scanned)
+            q->nmerge--; /* nothing (left) to merge for this host */
+        return 1;
+    }
+    if (r != SQLITE_ROW)
+        return pw__store_sqlfail(q, r, d, "find chunk pages to merge");
+    if (scanned)
+        pw__store_series_merge_note(q, hid);
+    if (grp < 0 || grp > (int64_t)(UINT32_MAX >> GRP_SHIFT) || day < 0)
+        return pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page group %lld invalid",
+                           (long long)grp);
+    /* A page that does not decode must not stop compaction for good: its merge is undone and
+     * the host dropped from the candidates (its pages stay as they are, and fail where read). */
+    int rc = pw__store_exec(q, "SAVEPOINT merge", d, "merge savepoint");
+    rc = rc ? rc : merge_unit(q, hid, (uint32_t)grp, (uint64_t)day, d);
+    if (rc == PW_ECORRUPT) {
+        rc = pw__store_exec(q, "ROLLBACK TO merge", d, "merge rollback");
+        q->nmerge--;
+        q->merge_failures++;
+    }
+    rc = rc ? rc : pw__store_exec(q, "RELEASE merge", d, "merge release");
+    return rc != 0 ? rc : 1;
 }
 
 int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d)
@@ -575,13 +1255,13 @@ int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d)
     }
     int64_t id = sqlite3_column_int64(s, 0), hid = sqlite3_column_int64(s, 1);
     unsigned width = (unsigned)sqlite3_column_int(s, 2);
-    int fmt = sqlite3_column_int(s, 5);
+    int fmt = sqlite3_column_int(s, 5), m15 = sqlite3_column_int(s, 6) != 0;
     q->unpaged_from = id + 1;
     int rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 4), (size_t)sqlite3_column_bytes(s, 4),
                                    (uint64_t)sqlite3_column_int64(s, 3), &q->recs, d);
     sqlite3_reset(s);
     if (rc == 0)
-        rc = pw__store_series_write(q, id, hid, width, fmt, &q->recs, d);
+        rc = pw__store_series_write(q, id, hid, width, fmt, &q->recs, m15, d);
     if (rc == PW_ECORRUPT) {
         /* A chunk that does not decode stays read raw (and fails there, as before): marked so
          * that it is not tried again at every compaction. */
@@ -937,6 +1617,6 @@ int pw__store_live_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, i
         sbuild_free(&b);
         return rc;
     }
-    rc = write_pages(q, &b, chunk_id, host_id, d);
+    rc = write_pages(q, &b, chunk_id, host_id, 0, d);
     return rc != 0 ? rc : 1;
 }

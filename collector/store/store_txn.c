@@ -41,7 +41,8 @@ void pw__store_abort_txn(pw_store_sql_t *q)
     q->in_txn = 0;
     pw__store_forget_hosts(q);
     pw_tagdict_truncate(&q->tags, q->tags_committed);
-    q->sealed_from = q->unpaged_from = 0; /* what was compacted may be back: look again */
+    /* what was compacted or merged may be back: look again */
+    q->sealed_from = q->unpaged_from = q->merge_scan = 0;
     q->totals_todo = 1;
 }
 

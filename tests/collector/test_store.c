@@ -1374,10 +1374,10 @@ static void test_rollups(void **state)
     pw_store_close(st);
 }
 
-/* 600 rows (the rollups are paged by 256 rows): row r of sample k (k = 0..3, at T0 + 15 s * k)
- * has bytes 1000 * r + 7 * k, diff = r + k, allocs = 10 * r + k + 100 (one minute). The 1-min
- * answer is read raw while the chunk lives, from the rollups written when it expires, and both
- * equal the values above; the 15-min answer comes from the rollup page that holds the row. */
+/* 600 rows (series pages hold 32 tags): row r of sample k (k = 0..3, at T0 + 15 s * k) has
+ * bytes 1000 * r + 7 * k, diff = r + k, allocs = 10 * r + k + 100 (one minute). The 1-min and
+ * 15-min answers come from the series pages while they live (the chunk's too), then the
+ * 15-min one from the rollup each page leaves when it expires, all equal to the values above. */
 static void check_paged(pw_store_t *st, int level, uint64_t step)
 {
     static const unsigned rows[] = {0, 255, 256, 511, 599};
@@ -1434,25 +1434,33 @@ static void test_paged_lazy_rollups(void **state)
     assert_int_equal(ss.series_pages, 19);  /* 600 tags in groups of 32 */
     check_paged(st, PW_STORE_1MIN, 60000);  /* from the series pages */
     check_paged(st, PW_STORE_15MIN, 900000);
-    /* The chunk expires: its 15-min rollup (pages of 256, 256 and 88 rows) is written, its series
-     * pages stay as the 1-min level. */
+    /* The chunk expires: its series pages stay as the 1-min and 15-min levels. */
     assert_int_equal(pw_store_retention(st, T0 + 60000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d),
                      1);
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 0);
-    assert_int_equal(ss.rollup_windows, 3);
+    assert_int_equal(ss.rollup_windows, 0);
     assert_int_equal(ss.series_pages, 19);
     check_paged(st, PW_STORE_1MIN, 60000);
+    check_paged(st, PW_STORE_15MIN, 900000);
+    /* The pages expire: each leaves its 15-min rollup (a page of its 32 rows). */
+    assert_int_equal(
+        pw_store_retention(st, T0 + 60000 + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1, &d), 19);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.rollup_windows, 19);
+    assert_int_equal(ss.series_pages, 0);
     check_paged(st, PW_STORE_15MIN, 900000);
     pw_sample_close(&s);
     pw_store_close(st);
 }
 
 /* Three chunks of two samples each, one hour apart; each level deletes exactly what is
- * older than its limit (a chunk's or window's newest sample < now - limit). */
+ * older than its limit (a chunk's, page's or window's newest sample < now - limit). */
 static void test_retention(void **state)
 {
     (void)state;
+    /* 19:30 UTC: the three chunks lie in one day, as chunk pages (no day page) */
+    const uint64_t R0 = T0 - 3 * 3600000ull;
     pw_store_t *st;
     pw_diag_t d;
     assert_int_equal(pw_store_open(":memory:", NULL, &st, &d), 0);
@@ -1462,7 +1470,7 @@ static void test_retention(void **state)
     for (unsigned k = 0; k < 6; k++) {
         pw_sample_reset(&s);
         s.seq = k + 1;
-        s.timestamp_ms = T0 + 3600000ull * (k / 2) + 10000ull * (k % 2);
+        s.timestamp_ms = R0 + 3600000ull * (k / 2) + 10000ull * (k % 2);
         assert_int_equal(pw_sample_add(&s, "Tag1", 4, PW_POOL_PAGED, 10 + k, 5, 5 + k, 100), 0);
         assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
     }
@@ -1473,7 +1481,7 @@ static void test_retention(void **state)
     /* A chunk's rollups are written when its raw data expires; its series pages answer. */
     assert_int_equal(ss.rollup_windows, 0);
     assert_int_equal(ss.series_pages, 3);
-    const uint64_t H = 3600000, newest_a = T0 + 10000, newest_b = T0 + H + 10000;
+    const uint64_t H = 3600000, newest_a = R0 + 10000, newest_b = R0 + H + 10000;
     const uint64_t RAW = PW_STORE_DEFAULT_RAW_RETENTION_MS, M1 = PW_STORE_DEFAULT_1MIN_RETENTION_MS,
                    M15 = PW_STORE_DEFAULT_15MIN_RETENTION_MS;
     /* Exactly at the limit nothing goes; one ms later chunk a goes, then b. */
@@ -1484,24 +1492,24 @@ static void test_retention(void **state)
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.closed_chunks, 1);
     assert_int_equal(ss.samples, 2);
-    assert_int_equal(ss.rollup_windows, 2); /* 15 min of a and b (pages: their 1-min level) */
+    assert_int_equal(ss.rollup_windows, 0); /* a's and b's pages: their 1-min and 15-min levels */
     pw_store_series_t sr = {0};
-    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
-                                     T0 + 3 * H, 0, &sr, &d),
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, R0,
+                                     R0 + 3 * H, 0, &sr, &d),
                      6); /* every sample: a's and b's from their series pages */
-    assert_int_equal(sr.points[0].ts_ms, T0);
-    assert_int_equal(sr.points[4].ts_ms, T0 + 2 * H);
-    /* 1-min level of window a: its series page. */
+    assert_int_equal(sr.points[0].ts_ms, R0);
+    assert_int_equal(sr.points[4].ts_ms, R0 + 2 * H);
+    /* 1-min level of window a: its series page, which leaves its 15-min rollup. */
     assert_int_equal(pw_store_retention(st, newest_a + M1, &d), 1); /* raw chunk c */
     assert_int_equal(pw_store_retention(st, newest_a + M1 + 1, &d), 1);
-    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
-                                     T0 + 3 * H, 60000, &sr, &d),
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, R0,
+                                     R0 + 3 * H, 60000, &sr, &d),
                      2); /* windows b and c: one bucket each */
-    assert_int_equal(sr.points[0].ts_ms, T0 + H);
-    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, T0,
-                                     T0 + 3 * H, 900000, &sr, &d),
+    assert_int_equal(sr.points[0].ts_ms, R0 + H);
+    assert_int_equal(pw_store_series(st, "h", (const uint8_t *)"Tag1", 4, PW_POOL_PAGED, R0,
+                                     R0 + 3 * H, 900000, &sr, &d),
                      3);
-    assert_int_equal(sr.points[0].ts_ms, T0);
+    assert_int_equal(sr.points[0].ts_ms, R0);
     assert_int_equal(sr.points[0].allocs, 11);
     /* Everything else. */
     assert_int_equal(pw_store_retention(st, newest_b + 2 * H + M1 + 1, &d), 2);
@@ -1782,6 +1790,130 @@ static void test_series_pages(void **state)
     tmp_remove(&t);
 }
 
+/* ---- day pages ----------------------------------------------------------------------------- */
+
+#define DAY_MS  86400000ull
+#define DP_GAP  9000000ull /* 2.5 h: every sample its own chunk */
+#define DP_LATE 20u        /* the sample of a second instance among the others' times */
+
+/* Time of sample k in the day-page tests: T0 is 22:30 UTC, so sample 0 is alone in its day,
+ * 1..10 share the next one and 11 is in the day after. The late sample sits 30 min after 4. */
+static uint64_t dp_ts(unsigned k)
+{
+    return k == DP_LATE ? T0 + DP_GAP * 4 + 1800000 : T0 + DP_GAP * k;
+}
+
+/* Every (tag, pool) over samples want[0..n) (ascending times), at `step` (0: raw), each point
+ * one sample: exactly the values of row_of. */
+static void check_dp(pw_store_t *st, const char *host, const unsigned *want, size_t n,
+                     uint64_t step, int level)
+{
+    for (size_t i = 0; i < NTAGS; i++) {
+        pw_store_series_t sr = {0};
+        pw_diag_t d;
+        int64_t got = pw_store_series(st, host, (const uint8_t *)TAGS[i].b, TAGS[i].len,
+                                      TAGS[i].pool, T0, T0 + 4 * DAY_MS, step, &sr, &d);
+        size_t p = 0;
+        for (size_t j = 0; j < n; j++) {
+            uint64_t a, f, df, b;
+            if (!row_of(i, want[j], &a, &f, &df, &b))
+                continue;
+            assert_true(p < sr.n);
+            const pw_store_point_t *pt = &sr.points[p++];
+            uint64_t ts = dp_ts(want[j]);
+            assert_int_equal(pt->ts_ms, step ? ts - ts % step : ts);
+            assert_int_equal(pt->allocs, a);
+            assert_int_equal(pt->frees, f);
+            assert_int_equal(pt->diff, df);
+            assert_int_equal(pt->bytes, b);
+            assert_int_equal(pt->bytes_min, b);
+            assert_int_equal(pt->bytes_max, b);
+            assert_int_equal(pt->diff_min, df);
+            assert_int_equal(pt->diff_max, df);
+            assert_int_equal(pt->samples, 1);
+        }
+        assert_int_equal(got, (int64_t)p);
+        assert_int_equal(sr.level, level);
+        pw_store_series_free(&sr);
+    }
+}
+
+static void dp_put(pw_store_t *st, const uint8_t *boot, unsigned from, unsigned to)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("dp", boot, 64);
+    pw_diag_t d;
+    for (unsigned k = from; k < to; k++) {
+        build(&s, k);
+        s.timestamp_ms = dp_ts(k);
+        assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    }
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_flush(st, &d), 0);
+    pw_sample_close(&s);
+}
+
+/* A day's chunk pages are merged into one day page per group of 4 tags: once the day is over
+ * for the host, and before when 6 chunk pages of the day wait; a day page merged early is
+ * merged again with the day's later pages, and a late chunk among its times (a second agent
+ * instance) becomes a second segment. The series stays exact at every step throughout (the
+ * vanishing row, the counter reset), from the day pages alone once the chunks' blobs are
+ * wiped, and when the pages expire their 15-min rollup holds the same values. */
+static void test_day_pages(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    static const unsigned all[] = {0, 1, 2, 3, 4, DP_LATE, 5, 6, 7, 8, 9, 10, 11};
+    static const unsigned in_order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    /* samples 0..6: day 1 has 6 chunk pages, merged; day 0 is over. The 5 tags are 2 groups
+     * of 4 (global tag ids 0..3 and 4): 2 day pages a day */
+    dp_put(st, BOOT1, 0, 7);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    check_dp(st, "dp", in_order, 7, 0, PW_STORE_RAW);
+    /* 7..10: four chunk pages of day 1 wait beside its day page */
+    dp_put(st, BOOT1, 7, 11);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 4);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    check_dp(st, "dp", in_order, 11, 0, PW_STORE_RAW);
+    check_dp(st, "dp", in_order, 11, 60000, PW_STORE_1MIN);
+    check_dp(st, "dp", in_order, 11, 900000, PW_STORE_15MIN);
+    /* 11 (day 2): day 1 is over, its day page is merged again with 7..10 */
+    dp_put(st, BOOT1, 11, 12);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    check_dp(st, "dp", in_order, 12, 0, PW_STORE_RAW);
+    /* a second instance's sample among day 1's times: a second segment of its day page */
+    dp_put(st, BOOT2, DP_LATE, DP_LATE + 1);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    size_t nall = sizeof(all) / sizeof(all[0]);
+    check_dp(st, "dp", all, nall, 0, PW_STORE_RAW);
+    check_dp(st, "dp", all, nall, 60000, PW_STORE_1MIN);
+    check_dp(st, "dp", all, nall, 900000, PW_STORE_15MIN);
+    pw_store_close(st);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    check_dp(st, "dp", all, nall, 0, PW_STORE_RAW);
+    check_dp(st, "dp", all, nall, 900000, PW_STORE_15MIN);
+    /* everything expires but the 15-min level: written from the pages (chunk and day pages) */
+    uint64_t now = dp_ts(11) + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1;
+    assert_true(pw_store_retention(st, now, &d) > 0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 0);
+    assert_int_equal(ss.series_pages, 0);
+    assert_int_equal(ss.rollup_windows, 5); /* one per page: 4 day pages, day 2's chunk page */
+    check_dp(st, "dp", all, nall, 900000, PW_STORE_15MIN);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 /* Copies the store `fixture` (schema `version`, PRAGMA auto_vacuum `av`) to a new temporary
  * file and opens it with chunks of 4: 3 chunks, `pages` series pages, every sample exact. */
 static pw_store_t *open_fixture(tmp_t *t, const char *fixture, int64_t version, int64_t av,
@@ -1848,7 +1980,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 8);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -1867,7 +1999,7 @@ static void test_migrate_v4(void **state)
 
 /* tests/fixtures/store/v5.db was written by the release before live forms (schema 5, commit
  * 2e73db5; gen_store.c): two chunks compacted with their series pages, one open (samples 8
- * and 9). It opens, migrated to schema 6 (a pool event goes in), reads back exact with its open
+ * and 9). It opens, migrated to schema 9 (a pool event goes in), reads back exact with its open
  * chunk replayed (begun by another process: no live form); samples 10 and 11 start a new chunk read
  * from memory; a flush compacts both (the old one by replay, the new one from its live form) and
  * every sample still reads back exact, from pages alone once the blobs are wiped. */
@@ -1908,7 +2040,7 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
     assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 8);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
@@ -1917,11 +2049,87 @@ static void test_migrate_v5(void **state)
     tmp_remove(&t);
 }
 
+/* tests/fixtures/store/v6.db was written by the release before day pages (schema 6; gen_store.c):
+ * two chunks compacted with their chunk pages, one open. It opens migrated to schema 9 (both
+ * pages hold the 15-min level: no rollup has their samples), reads back exact; a sample the
+ * next day seals the old chunk and ends the fixture's day, so compaction merges the day's three
+ * chunk pages into day pages (the 5 tags are two groups of 4), and every sample reads back exact
+ * at every step from them, from them alone once the blobs are wiped, and from the 15-min
+ * rollups they leave when they expire. */
+static void test_migrate_v6_day_pages(void **state)
+{
+    (void)state;
+    tmp_t t;
+    pw_store_t *st = open_fixture(&t, "store/v6.db", 6, 2, 2);
+    pw_diag_t d;
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    build(&s, 10);
+    s.timestamp_ms = T0 + DAY_MS;
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 1); /* the fixture's open chunk */
+    pw_sample_close(&s);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2); /* 2 groups */
+    check_series_raw(st, "legacy");
+    for (size_t i = 0; i < NTAGS; i++) {
+        /* samples 0..9 in one 15-min step: the last one's values, min and max over the ten */
+        pw_store_series_t sr = {0};
+        assert_int_equal(pw_store_series(st, "legacy", (const uint8_t *)TAGS[i].b, TAGS[i].len,
+                                         TAGS[i].pool, T0, T0 + 100000, 900000, &sr, &d),
+                         1);
+        uint64_t a, f, df, b, bmin = UINT64_MAX, bmax = 0;
+        uint32_t n = 0;
+        for (unsigned k = 0; k < NSAMPLES; k++)
+            if (row_of(i, k, &a, &f, &df, &b)) {
+                n++;
+                bmin = b < bmin ? b : bmin, bmax = b > bmax ? b : bmax;
+            }
+        row_of(i, NSAMPLES - 1, &a, &f, &df, &b);
+        assert_int_equal(sr.points[0].samples, n);
+        assert_int_equal(sr.points[0].bytes, b);
+        assert_int_equal(sr.points[0].allocs, a);
+        assert_int_equal(sr.points[0].bytes_min, bmin);
+        assert_int_equal(sr.points[0].bytes_max, bmax);
+        pw_store_series_free(&sr);
+    }
+    assert_int_equal(pw_store_flush(st, &d), 0); /* the new sample's chunk: day 2 waits */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
+    pw_store_close(st);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_raw(st, "legacy");
+    /* the pages expire (the day's and the new sample's): 15-min rollups hold the same point */
+    assert_true(pw_store_retention(st, T0 + DAY_MS + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1, &d) >
+                0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.series_pages, 0);
+    assert_int_equal(ss.rollup_windows, 3);
+    pw_store_series_t sr = {0};
+    uint64_t a, f, df, b;
+    row_of(1, NSAMPLES - 1, &a, &f, &df, &b);
+    assert_int_equal(pw_store_series(st, "legacy", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                     TAGS[1].pool, T0, T0 + 100000, 900000, &sr, &d),
+                     1);
+    assert_int_equal(sr.points[0].samples, NSAMPLES);
+    assert_int_equal(sr.points[0].bytes, b);
+    pw_store_series_free(&sr);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    tmp_remove(&t);
+}
+
 /* A keyframe with dict_reset inside a chunk numbers the same tags otherwise: frames of an agent
  * whose encoder met the tags in reverse order (samples 0..4), then pw_store_put of samples 5..9
  * in the same chunk (a fresh encoder: the tags in their usual order). The chunk's live form is
- * dropped at the reset, so compaction writes its series pages by replay, and retention its
- * 15-min rollup by replay: both keep every value under its own (tag, pool). */
+ * dropped at the reset, so compaction writes its series pages by replay (and retention its
+ * 15-min rollup from those pages): both keep every value under its own (tag, pool). */
 static void test_dict_reset_mid_chunk(void **state)
 {
     (void)state;
@@ -1959,11 +2167,16 @@ static void test_dict_reset_mid_chunk(void **state)
     assert_int_equal(ss.closed_chunks, 1);
     assert_true(ss.series_pages > 0);
     check_series_raw(st, "win-01"); /* its series pages */
-    /* the raw chunk expires: its 15-min rollup is written, and answers 15-min steps */
+    /* the raw chunk expires: the pages outlive it (1-min and 15-min levels) */
     uint64_t last = T0 + 10000ull * (NSAMPLES - 1);
     assert_true(pw_store_retention(st, last + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d) > 0);
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 0);
+    check_series_raw(st, "win-01");
+    /* the pages expire: their 15-min rollup is written, and answers 15-min steps */
+    assert_true(pw_store_retention(st, last + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1, &d) > 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.series_pages, 0);
     assert_true(ss.rollup_windows > 0);
     for (size_t i = 0; i < NTAGS; i++) {
         pw_store_series_t sr = {0};
@@ -1994,7 +2207,6 @@ static void test_dict_reset_mid_chunk(void **state)
         assert_int_equal(p->diff_max, dmax);
         pw_store_series_free(&sr);
     }
-    check_series_raw(st, "win-01"); /* the pages outlive the chunk (1-min level) */
     agent_close(&ag);
     pw_sample_close(&s);
     pw_store_close(st);
@@ -2564,10 +2776,11 @@ static void test_host_stopped(void **state)
 
 /* tests/fixtures/store/v6.db was written by the release with schema 6 (gen_store.c: samples
  * 0..9 every 10 s from T0, nonpaged 5,000,000 + k, limit 128 MiB; chunks of 4, two compacted,
- * one open). Opening it migrates to schema 8 (through 7): its chunks have no totals buckets yet, so
- * a query replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then writes
- * their buckets (the open chunk's once it is sealed, by the next sample) and the answers come from
- * the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second minute. */
+ * one open). Opening it migrates to schema 9 (through 7 and 8): its chunks have no totals buckets
+ * yet, so a query replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then
+ * writes their buckets (the open chunk's once it is sealed, by the next sample) and the answers
+ * come from the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second minute.
+ */
 static void check_legacy_tot(pw_store_t *st, unsigned k1)
 {
     pw_store_tseries_t ts = {0};
@@ -2604,7 +2817,7 @@ static void test_migrate_v6(void **state)
     assert_int_equal(pw_store_compact(st, 1000, &d), 0);
     check_legacy_tot(st, 9);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 8);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
     pw_store_opts_t o = {.chunk_max_samples = 4};
@@ -2648,9 +2861,11 @@ int main(void)
         cmocka_unit_test(test_put_frame),
         cmocka_unit_test(test_staggered_windows),
         cmocka_unit_test(test_series_pages),
+        cmocka_unit_test(test_day_pages),
         cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_migrate_v4),
         cmocka_unit_test(test_migrate_v5),
+        cmocka_unit_test(test_migrate_v6_day_pages),
         cmocka_unit_test(test_live_series),
         cmocka_unit_test(test_live_forget_host),
         cmocka_unit_test(test_dict_reset_mid_chunk),
