@@ -2049,82 +2049,6 @@ static void test_migrate_v5(void **state)
     tmp_remove(&t);
 }
 
-/* tests/fixtures/store/v6.db was written by the release before day pages (schema 6; gen_store.c):
- * two chunks compacted with their chunk pages, one open. It opens migrated to schema 9 (both
- * pages hold the 15-min level: no rollup has their samples), reads back exact; a sample the
- * next day seals the old chunk and ends the fixture's day, so compaction merges the day's three
- * chunk pages into day pages (the 5 tags are two groups of 4), and every sample reads back exact
- * at every step from them, from them alone once the blobs are wiped, and from the 15-min
- * rollups they leave when they expire. */
-static void test_migrate_v6_day_pages(void **state)
-{
-    (void)state;
-    tmp_t t;
-    pw_store_t *st = open_fixture(&t, "store/v6.db", 6, 2, 2);
-    pw_diag_t d;
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
-    pw_sample_t s;
-    pw_sample_init(&s);
-    pw_store_host_t h = host_of("legacy", BOOT1, 64);
-    build(&s, 10);
-    s.timestamp_ms = T0 + DAY_MS;
-    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
-    assert_int_equal(pw_store_commit(st, &d), 0);
-    assert_int_equal(pw_store_compact(st, 1000, &d), 1); /* the fixture's open chunk */
-    pw_sample_close(&s);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2); /* 2 groups */
-    check_series_raw(st, "legacy");
-    for (size_t i = 0; i < NTAGS; i++) {
-        /* samples 0..9 in one 15-min step: the last one's values, min and max over the ten */
-        pw_store_series_t sr = {0};
-        assert_int_equal(pw_store_series(st, "legacy", (const uint8_t *)TAGS[i].b, TAGS[i].len,
-                                         TAGS[i].pool, T0, T0 + 100000, 900000, &sr, &d),
-                         1);
-        uint64_t a, f, df, b, bmin = UINT64_MAX, bmax = 0;
-        uint32_t n = 0;
-        for (unsigned k = 0; k < NSAMPLES; k++)
-            if (row_of(i, k, &a, &f, &df, &b)) {
-                n++;
-                bmin = b < bmin ? b : bmin, bmax = b > bmax ? b : bmax;
-            }
-        row_of(i, NSAMPLES - 1, &a, &f, &df, &b);
-        assert_int_equal(sr.points[0].samples, n);
-        assert_int_equal(sr.points[0].bytes, b);
-        assert_int_equal(sr.points[0].allocs, a);
-        assert_int_equal(sr.points[0].bytes_min, bmin);
-        assert_int_equal(sr.points[0].bytes_max, bmax);
-        pw_store_series_free(&sr);
-    }
-    assert_int_equal(pw_store_flush(st, &d), 0); /* the new sample's chunk: day 2 waits */
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
-    pw_store_close(st);
-    sql_on(t.path, "UPDATE chunks SET data = x'00'");
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    check_series_raw(st, "legacy");
-    /* the pages expire (the day's and the new sample's): 15-min rollups hold the same point */
-    assert_true(pw_store_retention(st, T0 + DAY_MS + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1, &d) >
-                0);
-    pw_store_stats_t ss;
-    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
-    assert_int_equal(ss.series_pages, 0);
-    assert_int_equal(ss.rollup_windows, 3);
-    pw_store_series_t sr = {0};
-    uint64_t a, f, df, b;
-    row_of(1, NSAMPLES - 1, &a, &f, &df, &b);
-    assert_int_equal(pw_store_series(st, "legacy", (const uint8_t *)TAGS[1].b, TAGS[1].len,
-                                     TAGS[1].pool, T0, T0 + 100000, 900000, &sr, &d),
-                     1);
-    assert_int_equal(sr.points[0].samples, NSAMPLES);
-    assert_int_equal(sr.points[0].bytes, b);
-    pw_store_series_free(&sr);
-    pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
-    tmp_remove(&t);
-}
-
 /* A keyframe with dict_reset inside a chunk numbers the same tags otherwise: frames of an agent
  * whose encoder met the tags in reverse order (samples 0..4), then pw_store_put of samples 5..9
  * in the same chunk (a fresh encoder: the tags in their usual order). The chunk's live form is
@@ -2834,6 +2758,85 @@ static void test_migrate_v6(void **state)
     tmp_remove(&t);
 }
 
+/* tests/fixtures/store/v8.db was written by the release before day pages (schema 8, main
+ * 7304d40; gen_store.c): two chunks compacted with their chunk pages and totals buckets, one open
+ * (its buckets written at the clean close). It opens migrated to schema 9 (both pages hold the
+ * 15-min level: no rollup has their samples), its totals and samples read back exact; a sample
+ * the next day seals the old chunk and ends the fixture's day, so compaction merges the day's
+ * three chunk pages into day pages (the 5 tags are two groups of 4), and every sample reads back
+ * exact at every step from them, from them alone once the blobs are wiped, and from the 15-min
+ * rollups they leave when they expire. */
+static void test_migrate_v8_day_pages(void **state)
+{
+    (void)state;
+    tmp_t t;
+    pw_store_t *st = open_fixture(&t, "store/v8.db", 8, 2, 2);
+    pw_diag_t d;
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    check_legacy_tot(st, 9); /* the release's totals buckets, read as they are */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    build(&s, 10);
+    s.timestamp_ms = T0 + DAY_MS;
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 1); /* the fixture's open chunk */
+    pw_sample_close(&s);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2); /* 2 groups */
+    check_series_raw(st, "legacy");
+    for (size_t i = 0; i < NTAGS; i++) {
+        /* samples 0..9 in one 15-min step: the last one's values, min and max over the ten */
+        pw_store_series_t sr = {0};
+        assert_int_equal(pw_store_series(st, "legacy", (const uint8_t *)TAGS[i].b, TAGS[i].len,
+                                         TAGS[i].pool, T0, T0 + 100000, 900000, &sr, &d),
+                         1);
+        uint64_t a, f, df, b, bmin = UINT64_MAX, bmax = 0;
+        uint32_t n = 0;
+        for (unsigned k = 0; k < NSAMPLES; k++)
+            if (row_of(i, k, &a, &f, &df, &b)) {
+                n++;
+                bmin = b < bmin ? b : bmin, bmax = b > bmax ? b : bmax;
+            }
+        row_of(i, NSAMPLES - 1, &a, &f, &df, &b);
+        assert_int_equal(sr.points[0].samples, n);
+        assert_int_equal(sr.points[0].bytes, b);
+        assert_int_equal(sr.points[0].allocs, a);
+        assert_int_equal(sr.points[0].bytes_min, bmin);
+        assert_int_equal(sr.points[0].bytes_max, bmax);
+        pw_store_series_free(&sr);
+    }
+    assert_int_equal(pw_store_flush(st, &d), 0); /* the new sample's chunk: day 2 waits */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
+    pw_store_close(st);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_raw(st, "legacy");
+    /* the pages expire (the day's and the new sample's): 15-min rollups hold the same point */
+    assert_true(pw_store_retention(st, T0 + DAY_MS + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1, &d) >
+                0);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.series_pages, 0);
+    assert_int_equal(ss.rollup_windows, 3);
+    pw_store_series_t sr = {0};
+    uint64_t a, f, df, b;
+    row_of(1, NSAMPLES - 1, &a, &f, &df, &b);
+    assert_int_equal(pw_store_series(st, "legacy", (const uint8_t *)TAGS[1].b, TAGS[1].len,
+                                     TAGS[1].pool, T0, T0 + 100000, 900000, &sr, &d),
+                     1);
+    assert_int_equal(sr.points[0].samples, NSAMPLES);
+    assert_int_equal(sr.points[0].bytes, b);
+    pw_store_series_free(&sr);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    tmp_remove(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2865,7 +2868,6 @@ int main(void)
         cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_migrate_v4),
         cmocka_unit_test(test_migrate_v5),
-        cmocka_unit_test(test_migrate_v6_day_pages),
         cmocka_unit_test(test_live_series),
         cmocka_unit_test(test_live_forget_host),
         cmocka_unit_test(test_dict_reset_mid_chunk),
@@ -2878,6 +2880,7 @@ int main(void)
         cmocka_unit_test(test_totals_at_seal),
         cmocka_unit_test(test_host_stopped),
         cmocka_unit_test(test_migrate_v6),
+        cmocka_unit_test(test_migrate_v8_day_pages),
 #ifndef _WIN32
         cmocka_unit_test(test_file_modes),
 #endif
