@@ -390,6 +390,12 @@ int pw__store_series_merge_one(pw_store_sql_t *q, pw_diag_t *d);
 int pw__store_series_page_rows(const uint8_t *p, size_t len, uint32_t grp, int day,
                                int (*row)(void *arg, uint32_t gkey), pw__store_run_fn fn, void *arg,
                                pw_diag_t *d);
+/* What a series query reads of page p[0..len) (decompressed; `day`: a day page) of group `grp`:
+ * fn(arg, ...) for each run of row `gkey`'s samples inside [from, to] (`gkey` in the group).
+ * Returns 0 or a negative code (`d` set). */
+int pw__store_series_page_read(const uint8_t *p, size_t len, uint32_t grp, int day, uint32_t gkey,
+                               uint64_t from, uint64_t to, pw__store_run_fn fn, void *arg,
+                               pw_diag_t *d);
 
 /* A chunk's rows by (tag, pool) while its samples are replayed. Rows come keyed by the chunk's
  * local tag numbers, which a keyframe with dict_reset inside the chunk (pw_store_put_frame

@@ -595,6 +595,16 @@ static inline int ev_values(const uint8_t *const cp[NCOL], const size_t cl[NCOL]
     return 0;
 }
 
+/* Adds key gap `v` of a body's row `i` to *key: rows are ascending 32-bit keys, so every gap
+ * after the first is at least 1. Returns 0, or -1 when the gap breaks that. */
+static inline int key_next(uint64_t *key, uint64_t v, uint64_t i)
+{
+    if ((i > 0 && v == 0) || v > UINT32_MAX - *key)
+        return -1;
+    *key += v;
+    return 0;
+}
+
 /* Emits the points of row `gkey` held by one body (key gaps from `base`). */
 static int body_read(const uint8_t *p, size_t len, uint32_t base, uint32_t gkey, uint64_t from,
                      uint64_t to, pw__store_run_fn fn, void *sr, uint64_t **ts, size_t *tscap,
@@ -609,9 +619,8 @@ static int body_read(const uint8_t *p, size_t len, uint32_t base, uint32_t gkey,
     size_t off = h.keys_off;
     uint64_t key = base, row = UINT64_MAX, v;
     for (uint64_t i = 0; i < h.nrows; i++) {
-        if (vget(p, len, &off, &v))
-            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys truncated");
-        key += v;
+        if (vget(p, len, &off, &v) || key_next(&key, v, i))
+            return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys invalid");
         if (key == gkey)
             row = i;
     }
@@ -708,6 +717,18 @@ static int read_body(void *arg, const uint8_t *p, size_t len, pw_diag_t *d)
     return body_read(p, len, r->base, r->gkey, r->from, r->to, r->fn, r->sr, r->ts, r->tscap, d);
 }
 
+int pw__store_series_page_read(const uint8_t *p, size_t len, uint32_t grp, int day, uint32_t gkey,
+                               uint64_t from, uint64_t to, pw__store_run_fn fn, void *arg,
+                               pw_diag_t *d)
+{
+    uint64_t *ts = NULL;
+    size_t tscap = 0;
+    read_t rd = {grp << (day ? DAY_SHIFT : GRP_SHIFT), gkey, from, to, fn, arg, &ts, &tscap};
+    int rc = page_bodies(p, len, day, read_body, &rd, d);
+    pw_free(ts);
+    return rc;
+}
+
 /* Reads the pages statement `s` returns (raw_size, data) for row `gkey`. */
 static int read_pages(pw_store_sql_t *q, sqlite3_stmt *s, int day, read_t *rd, pw_diag_t *d)
 {
@@ -790,7 +811,7 @@ static int body_decode(const uint8_t *p, size_t len, uint32_t base, part_t *pt, 
     if (pt->keys == NULL || pt->evs == NULL)
         return pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
     for (uint64_t i = 0; i < h.nrows; i++) {
-        if (vget(p, len, &off, &v) || (key += v) > UINT32_MAX)
+        if (vget(p, len, &off, &v) || key_next(&key, v, i))
             return pw_diag_set(d, PW_ECORRUPT, 0, off, "series", "series keys invalid");
         pt->keys[i] = (uint32_t)key;
     }
