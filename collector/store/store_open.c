@@ -300,10 +300,16 @@ static const char *const sql_text[S__COUNT] = {
                   " AND t0_ms BETWEEN ?3 AND ?4 ORDER BY t0_ms, id",
     [S_DAYS_DEL] = "DELETE FROM series_days WHERE id=?1",
     [S_RET_DAYS] = "DELETE FROM series_days WHERE t1_ms < ?1",
-    [S_MERGE_FIND] = "SELECT grp, t0_ms / ?3 AS day FROM series WHERE host_id=?1 AND m15=0"
-                     " GROUP BY grp, day HAVING count(*) >= ?2"
-                     " OR day < (SELECT max(t0_ms) FROM chunks WHERE host_id=?1) / ?3"
-                     " ORDER BY day, grp LIMIT 1",
+    /* A group's oldest unmerged day is due when it is over for the host or holds ?2 pages (a
+     * later day of the group is due only when that one is). Grouping by grp follows the index
+     * series_unmerged; grouping by (grp, day) sorted every unmerged page of the host at every
+     * call (72 % of the instructions merging a 7-day backlog). */
+    [S_MERGE_FIND] = "SELECT s.grp, min(s.t0_ms) / ?3 AS day FROM series s"
+                     " WHERE s.host_id=?1 AND s.m15=0 GROUP BY s.grp"
+                     " HAVING day < (SELECT max(t0_ms) FROM chunks WHERE host_id=?1) / ?3"
+                     " OR (SELECT count(*) FROM series c WHERE c.host_id=?1 AND c.m15=0"
+                     " AND c.grp=s.grp AND c.t0_ms BETWEEN day * ?3 AND day * ?3 + ?3 - 1) >= ?2"
+                     " ORDER BY day, s.grp LIMIT 1",
     [S_MERGE_PAGES] = "SELECT id, raw_size, data FROM series WHERE host_id=?1 AND grp=?2"
                       " AND t0_ms BETWEEN ?3 AND ?4 AND m15=0 ORDER BY t0_ms, id",
     [S_SERIES_DEL] = "DELETE FROM series WHERE id=?1",
