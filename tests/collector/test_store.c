@@ -1793,11 +1793,11 @@ static void test_series_pages(void **state)
 /* ---- day pages ----------------------------------------------------------------------------- */
 
 #define DAY_MS  86400000ull
-#define DP_GAP  9000000ull /* 2.5 h: every sample its own chunk */
+#define DP_GAP  5400000ull /* 1.5 h: every sample its own chunk */
 #define DP_LATE 20u        /* the sample of a second instance among the others' times */
 
 /* Time of sample k in the day-page tests: T0 is 22:30 UTC, so sample 0 is alone in its day,
- * 1..10 share the next one and 11 is in the day after. The late sample sits 30 min after 4. */
+ * 1..16 share the next one and 17 is in the day after. The late sample sits 30 min after 4. */
 static uint64_t dp_ts(unsigned k)
 {
     return k == DP_LATE ? T0 + DP_GAP * 4 + 1800000 : T0 + DP_GAP * k;
@@ -1855,7 +1855,7 @@ static void dp_put(pw_store_t *st, const uint8_t *boot, unsigned from, unsigned 
 }
 
 /* A day's chunk pages are merged into one day page per group of 4 tags: once the day is over
- * for the host, and before when 6 chunk pages of the day wait; a day page merged early is
+ * for the host, and before when 12 chunk pages of the day wait; a day page merged early is
  * merged again with the day's later pages, and a late chunk among its times (a second agent
  * instance) becomes a second segment. The series stays exact at every step throughout (the
  * vanishing row, the counter reset), from the day pages alone once the chunks' blobs are
@@ -1868,26 +1868,30 @@ static void test_day_pages(void **state)
     pw_store_t *st;
     pw_diag_t d;
     assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
-    static const unsigned all[] = {0, 1, 2, 3, 4, DP_LATE, 5, 6, 7, 8, 9, 10, 11};
-    static const unsigned in_order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-    /* samples 0..6: day 1 has 6 chunk pages, merged; day 0 is over. The 5 tags are 2 groups
+    static const unsigned all[] = {0, 1,  2,  3,  4,  DP_LATE, 5,  6,  7, 8,
+                                   9, 10, 11, 12, 13, 14,      15, 16, 17};
+    static const unsigned in_order[] = {0, 1,  2,  3,  4,  5,  6,  7,  8,
+                                        9, 10, 11, 12, 13, 14, 15, 16, 17};
+    /* samples 0..12: day 1 has 12 chunk pages, merged; day 0 is over. The 5 tags are 2 groups
      * of 4 (global tag ids 0..3 and 4): 2 day pages a day */
-    dp_put(st, BOOT1, 0, 7);
+    dp_put(st, BOOT1, 0, 12);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 11); /* day 1: 11 wait */
+    dp_put(st, BOOT1, 12, 13);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
-    check_dp(st, "dp", in_order, 7, 0, PW_STORE_RAW);
-    /* 7..10: four chunk pages of day 1 wait beside its day page */
-    dp_put(st, BOOT1, 7, 11);
+    check_dp(st, "dp", in_order, 13, 0, PW_STORE_RAW);
+    /* 13..16: four chunk pages of day 1 wait beside its day page */
+    dp_put(st, BOOT1, 13, 17);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 4);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
-    check_dp(st, "dp", in_order, 11, 0, PW_STORE_RAW);
-    check_dp(st, "dp", in_order, 11, 60000, PW_STORE_1MIN);
-    check_dp(st, "dp", in_order, 11, 900000, PW_STORE_15MIN);
-    /* 11 (day 2): day 1 is over, its day page is merged again with 7..10 */
-    dp_put(st, BOOT1, 11, 12);
+    check_dp(st, "dp", in_order, 17, 0, PW_STORE_RAW);
+    check_dp(st, "dp", in_order, 17, 60000, PW_STORE_1MIN);
+    check_dp(st, "dp", in_order, 17, 900000, PW_STORE_15MIN);
+    /* 17 (day 2): day 1 is over, its day page is merged again with 13..16 */
+    dp_put(st, BOOT1, 17, 18);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
-    check_dp(st, "dp", in_order, 12, 0, PW_STORE_RAW);
+    check_dp(st, "dp", in_order, 18, 0, PW_STORE_RAW);
     /* a second instance's sample among day 1's times: a second segment of its day page */
     dp_put(st, BOOT2, DP_LATE, DP_LATE + 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
@@ -1902,7 +1906,7 @@ static void test_day_pages(void **state)
     check_dp(st, "dp", all, nall, 0, PW_STORE_RAW);
     check_dp(st, "dp", all, nall, 900000, PW_STORE_15MIN);
     /* everything expires but the 15-min level: written from the pages (chunk and day pages) */
-    uint64_t now = dp_ts(11) + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1;
+    uint64_t now = dp_ts(17) + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1;
     assert_true(pw_store_retention(st, now, &d) > 0);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
