@@ -93,16 +93,35 @@ function fmtTime(ms) {
   return new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
 }
 function fmtClock(ms) { return fmtTime(ms).slice(11); } /* "14:05:09Z" */
-/* When a pool runs out, or (ranOut: the API's *_ran_out_ms) that it already did: never "in now". */
-function fmtEta(eta, ranOut) {
+/* When a pool runs out (HTML): its UTC time as the CLI prints it, and how long that is after
+ * the host's newest sample (`last`, the ETA's base), not after the browser's clock: an old
+ * capture's ETA is not "already past". A host whose newest sample is at most 15 min old reads
+ * "in X"; an older one "X after its last sample". Without `last`, the time alone. */
+const ETA_FRESH_MS = 15 * 60000;
+function etaRel(eta, last) {
+  if (last == null || !last) return '';
+  const d = eta - last;
+  if (Math.abs(Date.now() - last) <= ETA_FRESH_MS) return d <= 0 ? 'now' : 'in ' + fmtDur(d);
+  return d <= 0 ? 'at its last sample' : fmtDur(d) + ' after its last sample';
+}
+/* A pool that already ran out (ranOut: the API's *_ran_out_ms) says so: never "in now". */
+function fmtEta(eta, last, ranOut) {
   if (ranOut != null) return 'ran out ' + fmtDur(Date.now() - ranOut) + ' ago';
-  return eta == null ? '—' : 'in ' + fmtDur(eta - Date.now());
+  if (eta == null) return '—';
+  const rel = etaRel(eta, last);
+  return `<span class="eta-at">${esc(fmtTime(eta))}</span>` + (rel ? ` <span class="eta-rel">${esc(rel)}</span>` : '');
 }
 function fmtAgo(ms) { return ms ? fmtDur(Date.now() - ms) + ' ago' : '—'; }
 function fmtChg(v) { return v == null ? '' : v > 0 ? '+' + v : String(v); }
 function chgClass(v) { return v > 0 ? 'chg up' : v < 0 ? 'chg down' : 'chg'; }
 /* A host's connection, shown apart from its pool pressure (API `connection`; an older collector
  * gives only `connected`). */
+/* Before the analysis' first pass since the collector started (the API's /leaks `first_pass_ms`,
+ * about 30 s) no host is judged: an empty list then is "not judged yet", not "no leak". */
+function notJudged(lk) {
+  return lk && lk.first_pass_ms ? `<span class="pending" id="not-judged">analysis has not run yet (first pass at ${esc(fmtClock(lk.first_pass_ms))}):` +
+    ' no host is judged before it</span>' : '';
+}
 function connState(h) { return h.connection || (h.connected ? 'streaming' : 'disconnected'); }
 /* A host whose history streams in (API `loading_history`: a backfill, a spool resent after an
  * outage): its newest sample is old and its level and ETA are of that time, not of now. */
@@ -466,7 +485,7 @@ function fleetView() {
       `<div class="card"><b class="${hosts.some((h) => connState(h) === 'silent') ? 'err' : ''}">${hosts.filter((h) => connState(h) === 'silent').length}</b>silent</div>` +
       `<div class="card"><b class="err">${n.critical}</b>critical</div>` +
       `<div class="card"><b>${n.warn}</b>warn</div>` +
-      `<div class="card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
+      `<div class="card" id="suspects-card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
     const rows = hosts.map((h) => {
       const lvl = h.loading_history ? 'loading' : limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes);
       const used = `${bar(h.nonpaged_ratio, lvl)}${fmtBytes(h.nonpaged_bytes)} / ` +
@@ -477,7 +496,7 @@ function fleetView() {
         `<td>${esc(h.os || '')}${h.arch ? ' ' + esc(h.arch) : ''}</td>` +
         `<td class="used" title="${esc(h.nonpaged_limit_detail || '')}">${used}</td>` +
         `<td class="num pct">${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</td>` +
-        `<td class="eta">${h.loading_history ? '<span class="loading">loading history</span>' : fmtEta(h.nonpaged_eta_ms, h.nonpaged_ran_out_ms)}</td>` +
+        `<td class="eta">${h.loading_history ? '<span class="loading">loading history</span>' : fmtEta(h.nonpaged_eta_ms, h.last_seen_ms, h.nonpaged_ran_out_ms)}</td>` +
         `<td class="spark-cell" data-host="${esc(h.name)}">${sparkCache.get(h.name) || ''}</td>` +
         `<td class="num">${limitPct(h.paged_ratio, h.paged_limit_bytes)}</td>` +
         `<td class="num suspects"><span class="badge${sp ? '' : ' zero'}">${sp}</span></td>` +
@@ -496,11 +515,18 @@ function fleetView() {
       for (const cell of tb.querySelectorAll('td.spark-cell')) io.observe(cell);
     }, 0));
     try {
-      const { suspects } = await leaksP;
+      const lk = await leaksP, { suspects } = lk;
       const loading = new Set(hosts.filter((h) => h.loading_history).map((h) => h.name));
+      if (lk.first_pass_ms) { /* 0 suspects is "not judged yet": no count, no "none" */
+        $('#suspects-card').innerHTML = '<b class="pending">—</b>leak suspects: not judged yet';
+        for (const b of tb.querySelectorAll('td.suspects .badge')) {
+          b.textContent = '—';
+          b.title = 'the analysis has not run yet';
+        }
+      }
       $('#suspects').innerHTML = suspects.length ? suspectTable(suspects.slice(0, 20), true, loading) +
         (suspects.length > 20 ? `<p class="mute">${suspects.length - 20} more</p>` : '')
-        : '<span class="mute">none: no tag grows like a leak</span>';
+        : notJudged(lk) || '<span class="mute">none: no tag grows like a leak</span>';
     } catch (e) {
       $('#suspects').innerHTML = `<span class="err">${esc(e.message)}</span>`;
     }
@@ -549,11 +575,13 @@ function bigPoolHtml(bp) {
  * 2-3 screens) the leak's growth alone with its range, or none; the API's note says which, or
  * why there is none. */
 function suspectEta(s) {
-  const when = `<span class="eta-when">${fmtEta(s.pool_eta_ms, s.pool_ran_out_ms)}</span>`;
+  const last = s.last_sample_ms; /* the ETA's base: the host's newest sample */
+  const when = `<span class="eta-when">${fmtEta(s.pool_eta_ms, last, s.pool_ran_out_ms)}</span>`;
   if (!s.pool_eta_note || s.pool_eta_basis === 'pool') return when;
   const r = s.pool_eta_range_ms || [];
-  const range = s.pool_eta_basis === 'leak' && r[0] != null
-    ? ` (${fmtEta(r[0])} to ${r[1] == null ? 'never' : fmtEta(r[1])})` : '';
+  const span = (t) => fmtTime(t) + (etaRel(t, last) ? ' ' + etaRel(t, last) : '');
+  const range = s.pool_eta_basis === 'leak' && r[0] != null && r[0] !== r[1]
+    ? ` (between ${span(r[0])} and ${r[1] == null ? 'never' : span(r[1])})` : '';
   return `${when}<div class="mute eta-note">${esc(s.pool_eta_note)}${esc(range)}</div>`;
 }
 
@@ -924,7 +952,7 @@ function hostView(name, params) {
       `<b>loading history</b>newest sample so far ${esc(fmtTime(h.last_seen_ms))}, ${esc(fmtDur(Date.now() - h.last_seen_ms))} behind:` +
       ' level, ETA and suspects are of that time</div>' : '') +
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
-      `<div class="card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms, h.nonpaged_ran_out_ms)}</b>nonpaged ETA to limit</div>` +
+      `<div class="card" id="eta-card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms, h.last_seen_ms, h.nonpaged_ran_out_ms)}</b>nonpaged ETA to limit</div>` +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
       /* 0 is "not in the samples" (a slabinfo import has no memory line): unknown, not 0 B */
       (tot.physical_memory_bytes ? `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ` +
@@ -937,7 +965,7 @@ function hostView(name, params) {
         (tot.agent.handles ? `, ${tot.agent.handles} handles` : '') + '</div>' : '');
     const mine = leaks.suspects.filter((s) => s.host === name);
     $('#host-suspects').innerHTML = mine.length
-      ? suspectTable(mine, false, new Set(h.loading_history ? [name] : [])) : '<span class="mute">none</span>';
+      ? suspectTable(mine, false, new Set(h.loading_history ? [name] : [])) : notJudged(leaks) || '<span class="mute">none</span>';
     if (!hist.tag && mine.length) {
       hist.tag = mine[0].tag;
       hist.pool = mine[0].type;
@@ -1014,6 +1042,8 @@ function tagView(tag, params) {
   $('#tag-pool').addEventListener('change', (e) => { pool = e.target.value; refresh(); });
   async function refresh() {
     const base = '/api/v1/tags/' + encodeURIComponent(tag);
+    /* only for first_pass_ms: before the first pass the tag's suspects are not judged yet */
+    const lkP = api('/api/v1/leaks?limit=1').catch(() => null);
     let t = await api(base);
     if (pool === null) {
       const sum = { paged: 0, nonpaged: 0 };
@@ -1040,7 +1070,7 @@ function tagView(tag, params) {
       `<td class="num">${h.robust_z == null ? '—' : Number(h.robust_z).toFixed(2)}</td>` +
       `<td>${h.outlier ? '<span class="badge">outlier</span>' : ''}</td><td class="num">${esc(h.os_build ?? '')}</td></tr>`).join('');
     const sus = t.suspects || [];
-    $('#tag-suspects').innerHTML = sus.length ? suspectTable(sus, true) : '<span class="mute">none</span>';
+    $('#tag-suspects').innerHTML = sus.length ? suspectTable(sus, true) : notJudged(await lkP) || '<span class="mute">none</span>';
     await drawTrend(hosts);
     ready();
   }

@@ -370,6 +370,8 @@ static json_t *leaks_doc(const pw_fleetq_snap_t *s, const char *host, uint64_t l
                 h->eta_s[p] >= 0 && h->last_seen_ms
                     ? pw__api_ju64(h->last_seen_ms + (uint64_t)llround(h->eta_s[p] * 1000.0))
                     : json_null());
+            json_object_set_new(e, "last_sample_ms", /* what the ETA counts from */
+                                h->last_seen_ms ? pw__api_ju64(h->last_seen_ms) : json_null());
         }
         json_array_append_new(arr, e);
     }

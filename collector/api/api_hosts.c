@@ -75,13 +75,17 @@ json_t *pw__api_totals_json(const pw_totals_t *t)
     return o;
 }
 
+uint64_t pw__api_eta_base_ms(const pw_host_t *h)
+{
+    size_t hist_n = pw_host_hist_n(h);
+    return hist_n ? pw_fleet_hist_at(h, hist_n - 1)->ts_ms : pw_host_ts(h);
+}
+
 json_t *pw__api_eta_json(const pw_host_t *h, int64_t eta_ms)
 {
     if (eta_ms < 0)
         return json_null();
-    size_t hist_n = pw_host_hist_n(h);
-    uint64_t last = hist_n ? pw_fleet_hist_at(h, hist_n - 1)->ts_ms : pw_host_ts(h);
-    return pw__api_ju64(last + (uint64_t)eta_ms);
+    return pw__api_ju64(pw__api_eta_base_ms(h) + (uint64_t)eta_ms);
 }
 
 void pw__api_host_eta(const pw_api_t *api, const pw_host_t *h, int pool, pw_pressure_t *pr,

@@ -103,6 +103,8 @@ void pw__api_host_eta(const pw_api_t *api, const pw_host_t *h, int pool, pw_pres
  * maybe never; null without an ETA), PREFIX_eta_note and PREFIX_ran_out_ms (null unless the
  * pool is at or over its limit) on `o` (api_hosts.c). */
 void pw__api_set_eta(json_t *o, const char *prefix, const pw_host_t *h, const pw_host_eta_t *he);
+/* The time (ms since the epoch) a host's ETAs count from: its newest sample (api_hosts.c). */
+uint64_t pw__api_eta_base_ms(const pw_host_t *h);
 /* One leak suspect as JSON (api_leaks.c). */
 json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s);
 /* A pool event as the API shows it (api_events.c); received_ms 0 leaves it out. */

@@ -101,6 +101,11 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
         json_object_set_new(o, "pool_eta_note", json_string("unknown host"));
         json_object_set_new(o, "pool_ran_out_ms", json_null());
     }
+    /* what the ETA counts from (the host's newest sample): a reader says "N h after its last
+     * sample" for an old capture rather than a time already past by its own clock */
+    json_object_set_new(o, "last_sample_ms",
+                        h != NULL && pw__api_eta_base_ms(h) ? pw__api_ju64(pw__api_eta_base_ms(h))
+                                                            : json_null());
     /* How the tag's large blocks are made up, when its agent answered (asked for at the
      * suspect's start, or by `poolwatch bigpool`): the latest snapshot, with when it came and
      * who asked; null before any. */

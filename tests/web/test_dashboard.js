@@ -30,6 +30,14 @@ function eq(name, want, got) {
     `expected ${JSON.stringify(want)} got ${JSON.stringify(got)}`);
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const utcZ = (ms) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
+// A duration as the page words it ("45 min", "5 h 0 min", "3 days"): minutes rounded.
+function durText(ms) {
+  const m = Math.round(ms / 60000);
+  if (m < 60) return m + ' min';
+  const h = Math.floor(m / 60);
+  return h < 48 ? `${h} h ${m % 60} min` : Math.round(h / 24) + ' days';
+}
 
 async function apiGet(p) { // node's fetch trusts POOLWATCH_CA through NODE_EXTRA_CA_CERTS
   const r = await fetch(URL + p, { headers: { Authorization: 'Bearer ' + TOKEN } });
@@ -547,8 +555,11 @@ async function main() {
         Math.abs(Number(m[1]) * unit - lk.pool_limit_bytes) <= 0.5 * 10 ** -digits * unit,
       `${cell[0]} vs ${lk && lk.pool_limit_bytes}`);
       eq('host suspects: the limit\'s source', lk && lk.pool_limit_source, m && m[3]);
+      // its UTC time and, the host being live, "in" the time from its newest sample (the ETA's base)
       check('host suspects: runs out as the API says (none: a dash)', lk && (lk.pool_eta_ms == null
-        ? cell[1] === '—' : /^in \d/.test(cell[1])), `${cell[1]} vs ${lk && lk.pool_eta_ms}`);
+        ? cell[1] === '—' : cell[1] === `${utcZ(lk.pool_eta_ms)} ` +
+          (lk.pool_eta_ms > lk.last_sample_ms ? 'in ' + durText(lk.pool_eta_ms - lk.last_sample_ms) : 'now')),
+      `${cell[1]} vs ${lk && lk.pool_eta_ms} from ${lk && lk.last_sample_ms}`);
       // an ETA not from the pool's trend (or none) says how, or why not, as the API does
       check('host suspects: the ETA\'s note as the API says (none for the pool\'s own trend)', lk &&
         (lk.pool_eta_basis === 'pool' || !lk.pool_eta_note ? cell[2] === ''
@@ -719,7 +730,6 @@ async function main() {
     await ready(p4, 'fleet');
     const lrow = await p4.$eval(`#hosts tr[data-host="${LEAKER}"]`, (tr) => ({ eta: tr.querySelector('td.eta').textContent,
       conn: tr.querySelector('td.conn-cell').textContent, lvl: tr.querySelector('.lvl').className }));
-    const utcZ = (ms) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ') + 'Z';
     eq('loading: the fleet row says so instead of an ETA', 'loading history', lrow.eta);
     check('loading: with the newest sample\'s time (UTC)', lrow.conn.includes(`loading history, at ${utcZ(served.last_seen_ms)}`), lrow.conn);
     eq('loading: no level colour', 'lvl loading', lrow.lvl);
@@ -739,6 +749,71 @@ async function main() {
       await p4.textContent(`#host-suspects tr[data-tag="NtFC"] td.eta`));
     eq('loading: the host page at 1,280 px, nothing clipped', [], await p4.evaluate(clipped, false));
     await p4.close();
+
+    // Before the analysis' first pass (the collector's first 30 s) no host is judged: /leaks is
+    // empty with first_pass_ms set. Every page that lists suspects says "not run yet" and when,
+    // never "none: no tag grows like a leak" or a count of 0. The collector's answers, with
+    // /leaks and the tag's suspects as they are in those 30 s.
+    const p6 = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    p6.on('pageerror', (e) => errors.push(String(e)));
+    const firstPass = Date.now() + 20000;
+    await p6.route(/\/api\/v1\/(leaks|tags\/[^/?]+)(\?.*)?$/, async (route) => {
+      const u = new globalThis.URL(route.request().url());
+      const j = await apiGet(u.pathname + u.search);
+      j.suspects = [];
+      if (u.pathname === '/api/v1/leaks') Object.assign(j, { total: 0, first_pass_ms: firstPass });
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(j) });
+    });
+    const notRun = `analysis has not run yet (first pass at ${utcZ(firstPass).slice(11)}): no host is judged before it`;
+    await p6.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
+    await ready(p6, 'fleet');
+    await waitFor(p6, () => !!document.querySelector('#suspects #not-judged'));
+    eq('first pass: the fleet\'s suspects say it has not run, and when', notRun, await p6.textContent('#suspects'));
+    eq('first pass: no count of suspects', '—leak suspects: not judged yet', await p6.textContent('#suspects-card'));
+    eq('first pass: no host\'s suspects counted', ['—'], [...new Set(await p6.$$eval('#hosts td.suspects', (t) => t.map((x) => x.textContent)))]);
+    await shot(p6, 'dashboard_first_pass.png', false);
+    await p6.goto(`${URL}/#/host/${LEAKER}`);
+    await ready(p6, 'host');
+    await waitFor(p6, () => !!document.querySelector('#host-suspects #not-judged'));
+    eq('first pass: the host page\'s suspects', notRun, await p6.textContent('#host-suspects'));
+    await p6.goto(`${URL}/#/tag/NtFC`);
+    await ready(p6, 'tag');
+    eq('first pass: the tag page\'s suspects', notRun, await p6.textContent('#tag-suspects'));
+    await p6.close();
+
+    // The ETA of a host whose newest sample is old (an old capture, an agent gone for days):
+    // its UTC time and how long after that newest sample, not "in now" by the browser's clock.
+    // The collector's answers, with the leaker's newest sample 3 days back, its nonpaged ETA 5 h
+    // and its NtFC suspect's 90 min after it.
+    const p7 = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    p7.on('pageerror', (e) => errors.push(String(e)));
+    const oldLast = Math.floor((Date.now() - 3 * 86400e3) / 1000) * 1000;
+    await p7.route(/\/api\/v1\/(hosts(\/[^/?]*)?|leaks)(\?.*)?$/, async (route) => {
+      const u = new globalThis.URL(route.request().url());
+      const j = await apiGet(u.pathname + u.search);
+      for (const h of j.hosts || (j.name ? [j] : [])) {
+        if (h.name === LEAKER) Object.assign(h, { last_seen_ms: oldLast, nonpaged_eta_ms: oldLast + 5 * 3600e3 });
+      }
+      for (const x of Array.isArray(j.suspects) ? j.suspects : []) {
+        if (x.host === LEAKER) Object.assign(x, { last_sample_ms: oldLast, pool_eta_ms: oldLast + 90 * 60e3 });
+      }
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(j) });
+    });
+    await p7.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
+    await ready(p7, 'fleet');
+    eq('old sample: the fleet row\'s ETA after its newest sample', `${utcZ(oldLast + 5 * 3600e3)} 5 h 0 min after its last sample`,
+      await p7.textContent(`#hosts tr[data-host="${LEAKER}"] td.eta`));
+    await p7.waitForSelector(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"]`);
+    eq('old sample: its suspect\'s "runs out"', `${utcZ(oldLast + 90 * 60e3)} 1 h 30 min after its last sample`,
+      await p7.textContent(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"] td.eta .eta-when`));
+    eq('old sample: the fleet at 1,280 px, nothing clipped', [], await p7.evaluate(clipped, false));
+    await p7.goto(`${URL}/#/host/${LEAKER}`);
+    await ready(p7, 'host');
+    eq('old sample: the host card', `${utcZ(oldLast + 5 * 3600e3)} 5 h 0 min after its last samplenonpaged ETA to limit`,
+      await p7.textContent('#eta-card'));
+    eq('old sample: the host page at 1,280 px, nothing clipped', [], await p7.evaluate(clipped, false));
+    await shot(p7, 'dashboard_old_eta.png', false);
+    await p7.close();
 
     // The pool chart's limit line, drawn when it is within 4x of the curve, is labelled with its
     // value and source (the leaker's own limit is far above its curve: named in the note, checked
