@@ -345,6 +345,7 @@ int pw_collector_run(const pw_collector_cfg_t *cfg, pw_diag_t *d)
     }
     pw_analysis_opts_t ao = {.alerts_path = keep_alerts ? alerts_path : NULL,
                              .kept_path = keep_alerts ? kept_path : NULL,
+                             .kept_every_ms = cfg->kept_every_ms,
                              .on_alert = c->notify ? on_alert : NULL,
                              .on_alert_arg = c,
                              .silent_after_ms = (int64_t)cfg->silent_after_ms,

@@ -42,6 +42,7 @@ typedef struct pw_collector_cfg_s {
     char *http_listen;              /* query API and dashboard, "host:port" ("" = off) */
     char *tokens_file;              /* bearer tokens (hashes) with roles */
     char *pooltag_file;             /* pooltag.txt-format tag descriptions ("" = none) */
+    uint64_t kept_every_ms;         /* suspects.json in the background at most this often; 0 off */
     char *webhook_url;              /* alerts: JSON POST per transition ("" = off), notify.h */
     char *alertmanager_url;         /* alerts: Alertmanager base URL ("" = off), notify.h */
     uint64_t silent_after_ms;       /* HostSilent after this silence; 0 = 3 intervals, >= 60 s */

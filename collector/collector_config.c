@@ -76,6 +76,11 @@ const pw_config_opt_t pw_collector_options[] = {
                          "bearer tokens: lines '<sha256 hex> <read|admin> <name>'"),
     PW_CONFIG_OPT_STRING("analysis", "pooltag_file", "", T, pooltag_file, PW_CONFIG_PATH,
                          "pooltag.txt-format tag descriptions (Debugging Tools for Windows)"),
+    PW_CONFIG_OPT_DURATION("analysis", "kept_every", "5m", 0, INT64_C(86400000), T, kept_every_ms,
+                           "how often, at most, the leak suspects' evidence and the hosts' "
+                           "pressure are written to <store.path>.suspects.json in the background "
+                           "while they change (a crash keeps the last one; a clean stop always "
+                           "writes it); 0 = at a clean stop only"),
     PW_CONFIG_OPT_STRING("alerts", "webhook_url", "", T, webhook_url, 0,
                          "http://host:port/path: one JSON POST per alert transition; empty = off"),
     PW_CONFIG_OPT_STRING("alerts", "alertmanager_url", "", T, alertmanager_url, 0,

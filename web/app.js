@@ -517,7 +517,8 @@ function fleetView() {
     try {
       const lk = await leaksP, { suspects } = lk;
       const loading = new Set(hosts.filter((h) => h.loading_history).map((h) => h.name));
-      if (lk.first_pass_ms) { /* 0 suspects is "not judged yet": no count, no "none" */
+      if (lk.first_pass_ms && !suspects.length) { /* "not judged yet": no count, no "none" (a
+        * restart lists the suspects its last stop kept until then: those are counted) */
         $('#suspects-card').innerHTML = '<b class="pending">—</b>leak suspects: not judged yet';
         for (const b of tb.querySelectorAll('td.suspects .badge')) {
           b.textContent = '—';

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,8 +192,237 @@ static json_t *big_pool_json(const pw_bigpool_snap_t *b)
         JU(b->largest_bytes), "smallest_bytes", JU(b->smallest_bytes), "size_hist", hist);
 }
 
-int pw_alert_save_kept(const char *path, const pw_alert_kept_t *v, size_t n)
+/* A double as JSON: a number, or "inf", "-inf", "nan" (a verdict's snr is +inf when the
+ * scatter is 0; JSON has no such number). */
+static json_t *jd(double v)
 {
+    if (isfinite(v))
+        return json_real(v);
+    return json_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+static int jd_get(const json_t *o, const char *key, double *out)
+{
+    const json_t *v = json_object_get(o, key);
+    const char *s = json_string_value(v);
+    if (json_is_number(v))
+        *out = json_number_value(v);
+    else if (s != NULL && strcmp(s, "inf") == 0)
+        *out = INFINITY;
+    else if (s != NULL && strcmp(s, "-inf") == 0)
+        *out = -INFINITY;
+    else if (s != NULL && strcmp(s, "nan") == 0)
+        *out = NAN;
+    else
+        return -1;
+    return 0;
+}
+
+/* A named field `k` (a double, an integer) of object `o` out (PUT) and back (GET: a function
+ * returning -1 for a missing or mistyped one), for the field lists below. */
+#define PUT_D(k, v) json_object_set_new(o, #k, jd(v));
+#define PUT_I(k, v) json_object_set_new(o, #k, JU(v));
+#define GET_D(k, v)                                                                                \
+    if (jd_get(o, #k, &(v)) != 0)                                                                  \
+        return -1;
+#define GET_I(k, v)                                                                                \
+    {                                                                                              \
+        const json_t *j = json_object_get(o, #k);                                                  \
+        if (!json_is_integer(j))                                                                   \
+            return -1;                                                                             \
+        (v) = (__typeof__(v))json_integer_value(j);                                                \
+    }
+
+/* The published suspect's own fields (host, tag and pool are the entry's). */
+#define SUSPECT_DOUBLES(X)                                                                         \
+    X(finding_score, s->finding_score)                                                             \
+    X(share, s->share)                                                                             \
+    X(confidence, s->d.confidence)                                                                 \
+    X(score, s->d.score)                                                                           \
+    X(rate_bytes_per_h, s->d.rate_bytes_per_h)                                                     \
+    X(rate_low_bytes_per_h, s->d.rate_low_bytes_per_h)                                             \
+    X(rate_high_bytes_per_h, s->d.rate_high_bytes_per_h)                                           \
+    X(diff_rate_per_h, s->d.diff_rate_per_h)                                                       \
+    X(mk_p, s->d.mk_p)                                                                             \
+    X(snr, s->d.snr)                                                                               \
+    X(saturation, s->d.saturation)                                                                 \
+    X(fall, s->d.fall)                                                                             \
+    X(drift_t, s->d.drift_t)                                                                       \
+    X(per_alloc_bytes, s->d.per_alloc_bytes)
+#define SUSPECT_INTS(X)                                                                            \
+    X(head, s->head)                                                                               \
+    X(group_n, s->group_n)                                                                         \
+    X(group, s->group)                                                                             \
+    X(found_ms, s->found_ms)                                                                       \
+    X(level, s->level)                                                                             \
+    X(eta_ms, s->eta_ms)                                                                           \
+    X(verdict, s->d.verdict)                                                                       \
+    X(flat_ms, s->d.flat_ms)                                                                       \
+    X(since_ms, s->d.since_ms)                                                                     \
+    X(span_ms, s->d.span_ms)                                                                       \
+    X(points, s->d.points)                                                                         \
+    X(segments, s->d.segments)                                                                     \
+    X(steps, s->d.steps)                                                                           \
+    X(steps_up, s->d.steps_up)                                                                     \
+    X(steps_moved, s->d.steps_moved)                                                               \
+    X(rise_ms, s->d.rise_ms)                                                                       \
+    X(growth_bytes, s->d.growth_bytes)                                                             \
+    X(growth_diff, s->d.growth_diff)                                                               \
+    X(growth_allocs, s->d.growth_allocs)                                                           \
+    X(growth_frees, s->d.growth_frees)                                                             \
+    X(first_bytes, s->d.first_bytes)                                                               \
+    X(last_bytes, s->d.last_bytes)
+
+static json_t *suspect_json(const pw_suspect_t *s)
+{
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    SUSPECT_DOUBLES(PUT_D)
+    SUSPECT_INTS(PUT_I)
+    json_object_set_new(o, "with", json_string(s->with));
+    json_object_set_new(o, "evidence", json_string(s->d.evidence));
+    return o;
+}
+
+/* The entry's suspect into *s (host, tag and pool from k). Returns 0 or -1 when malformed. */
+static int load_suspect(const json_t *o, const pw_alert_kept_t *k, pw_suspect_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    const char *with = json_string_value(json_object_get(o, "with"));
+    const char *ev = json_string_value(json_object_get(o, "evidence"));
+    if (!json_is_object(o) || with == NULL || ev == NULL || strlen(with) >= sizeof(s->with) ||
+        strlen(ev) >= sizeof(s->d.evidence))
+        return -1;
+    SUSPECT_DOUBLES(GET_D)
+    SUSPECT_INTS(GET_I)
+    if ((unsigned)s->d.verdict > PW_DETECT_LEAK)
+        return -1;
+    snprintf(s->with, sizeof(s->with), "%s", with);
+    snprintf(s->d.evidence, sizeof(s->d.evidence), "%s", ev);
+    snprintf(s->host, sizeof(s->host), "%s", k->host);
+    memcpy(s->tag, k->tag, k->tag_len);
+    s->tag_len = k->tag_len;
+    s->pool = k->pool;
+    return 0;
+}
+
+#define PRESSURE_DOUBLES(X)                                                                        \
+    X(ratio, p->ratio)                                                                             \
+    X(slope_bytes_per_h, p->slope_bytes_per_h)                                                     \
+    X(slope_low_bytes_per_h, p->slope_low_bytes_per_h)                                             \
+    X(slope_high_bytes_per_h, p->slope_high_bytes_per_h)                                           \
+    X(mk_p, p->mk_p)
+#define PRESSURE_INTS(X)                                                                           \
+    X(used_bytes, p->used_bytes)                                                                   \
+    X(limit_bytes, p->limit_bytes)                                                                 \
+    X(level, p->level)                                                                             \
+    X(n_window, p->n_window)                                                                       \
+    X(trend_up, p->trend_up)                                                                       \
+    X(eta_ms, p->eta_ms)                                                                           \
+    X(eta_soon_ms, p->eta_soon_ms)                                                                 \
+    X(eta_late_ms, p->eta_late_ms)                                                                 \
+    X(eta_beyond, p->eta_beyond)
+
+static json_t *pressure_json(const pw_pressure_t *p)
+{
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    PRESSURE_DOUBLES(PUT_D)
+    PRESSURE_INTS(PUT_I)
+    return o;
+}
+
+static int load_pressure(const json_t *o, pw_pressure_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    if (!json_is_object(o))
+        return -1;
+    PRESSURE_DOUBLES(GET_D)
+    PRESSURE_INTS(GET_I)
+    return (unsigned)p->level > PW_LEVEL_UNKNOWN ? -1 : 0;
+}
+
+static json_t *kept_host_json(const pw_alert_kept_host_t *k)
+{
+    const pw_analysis_host_t *a = &k->pub;
+    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "host", k->host, "judged_ts",
+                     JU(a->judged_ts), "rows_judged", JU(a->rows_judged), "np_trend_ms",
+                     JU(a->np_trend_ms), "pg_trend_ms", JU(a->pg_trend_ms), "np",
+                     pressure_json(&a->np), "pg", pressure_json(&a->pg));
+}
+
+static int load_kept_host(json_t *o, pw_alert_kept_host_t *k)
+{
+    memset(k, 0, sizeof(*k));
+    const char *host;
+    json_int_t judged, rows, npw, pgw;
+    json_t *np, *pg;
+    if (json_unpack(o, "{s:s,s:I,s:I,s:I,s:I,s:o,s:o}", "host", &host, "judged_ts", &judged,
+                    "rows_judged", &rows, "np_trend_ms", &npw, "pg_trend_ms", &pgw, "np", &np, "pg",
+                    &pg) != 0 ||
+        label(host, k->host, sizeof(k->host)) || load_pressure(np, &k->pub.np) != 0 ||
+        load_pressure(pg, &k->pub.pg) != 0 || rows < 0 || rows > UINT32_MAX)
+        return -1;
+    k->pub.have_pressure = 1;
+    k->pub.judged_ts = (int64_t)judged;
+    k->pub.rows_judged = (uint32_t)rows;
+    k->pub.np_trend_ms = (int64_t)npw;
+    k->pub.pg_trend_ms = (int64_t)pgw;
+    return 0;
+}
+
+/* Each entry of array `a` of `path` read by `one` into a new array of `size`-byte elements
+ * (*out, owned by the caller; NULL when none); an entry `one` refuses is logged as not `what`
+ * and skipped. Returns the count. */
+static size_t load_entries(const char *path, const json_t *a, size_t size,
+                           int (*one)(json_t *, void *), const char *what, void **out)
+{
+    size_t m = json_is_array(a) ? json_array_size(a) : 0, n = 0;
+    char *v = m ? pw_malloc(m * size) : NULL;
+    *out = NULL;
+    if (m > 0 && v == NULL)
+        PW_LOG_WARN(MOD, "%s: out of memory: %ss not restored", path, what);
+    for (size_t i = 0; v != NULL && i < m; i++) {
+        if (one(json_array_get(a, i), v + n * size) != 0) {
+            PW_LOG_WARN(MOD, "%s: entry %zu is not a %s: skipped", path, i, what);
+            continue;
+        }
+        n++;
+    }
+    if (n == 0)
+        pw_free(v);
+    else
+        *out = v;
+    return n;
+}
+
+static int load_kept_host_v(json_t *o, void *k)
+{
+    return load_kept_host(o, k);
+}
+
+size_t pw_alert_load_kept_hosts(const char *path, pw_alert_kept_host_t **v)
+{
+    *v = NULL;
+    json_t *doc = json_load_file(path, 0, NULL);
+    if (doc == NULL) /* (a file that does not parse is said by pw_alert_load_kept) */
+        return 0;
+    void *out;
+    size_t n = load_entries(path, json_object_get(doc, "hosts"), sizeof(**v), load_kept_host_v,
+                            "kept host pressure", &out);
+    json_decref(doc);
+    *v = out;
+    return n;
+}
+
+int pw_alert_save_kept(const char *path, const pw_alert_kept_t *v, size_t n,
+                       const pw_alert_kept_host_t *hv, size_t nh)
+{
+    json_t *ha = json_array();
+    for (size_t i = 0; ha != NULL && i < nh; i++)
+        json_array_append_new(ha, kept_host_json(&hv[i]));
     json_t *a = json_array();
     for (size_t i = 0; a != NULL && i < n; i++) {
         json_t *o = json_pack("{s:s,s:o,s:s,s:o}", "host", v[i].host, "tag",
@@ -200,9 +430,14 @@ int pw_alert_save_kept(const char *path, const pw_alert_kept_t *v, size_t n)
                               "ring", ring_json(&v[i].ring));
         if (o != NULL && v[i].has_big_pool)
             json_object_set_new(o, "big_pool", big_pool_json(&v[i].big_pool));
+        if (o != NULL && v[i].has_suspect) {
+            json_object_set_new(o, "rank", json_integer(v[i].rank));
+            json_object_set_new(o, "suspect", suspect_json(&v[i].suspect));
+        }
         json_array_append_new(a, o);
     }
-    json_t *doc = a != NULL ? json_pack("{s:o}", "suspects", a) : NULL;
+    json_t *doc =
+        a != NULL && ha != NULL ? json_pack("{s:o,s:o}", "hosts", ha, "suspects", a) : NULL;
     int r = save_json(path, doc);
     json_decref(doc);
     return r;
@@ -285,12 +520,13 @@ static int load_kept(json_t *o, pw_alert_kept_t *k)
 {
     memset(k, 0, sizeof(*k));
     const char *host, *tag, *pool;
-    json_t *ring, *bp = NULL;
+    json_t *ring, *bp = NULL, *sus = NULL;
+    json_int_t rank = 0;
     size_t tl;
-    if (json_unpack(o, "{s:s,s:s,s:s,s:o,s?o}", "host", &host, "tag", &tag, "pool", &pool, "ring",
-                    &ring, "big_pool", &bp) != 0 ||
-        label(host, k->host, sizeof(k->host)) || unhex(tag, k->tag, sizeof(k->tag), &tl) != 0 ||
-        tl == 0 || load_ring(ring, &k->ring) != 0)
+    if (json_unpack(o, "{s:s,s:s,s:s,s:o,s?o,s?o,s?I}", "host", &host, "tag", &tag, "pool", &pool,
+                    "ring", &ring, "big_pool", &bp, "suspect", &sus, "rank", &rank) != 0 ||
+        rank < 0 || rank > UINT32_MAX || label(host, k->host, sizeof(k->host)) ||
+        unhex(tag, k->tag, sizeof(k->tag), &tl) != 0 || tl == 0 || load_ring(ring, &k->ring) != 0)
         return -1;
     k->tag_len = (uint8_t)tl;
     int p = 0;
@@ -303,6 +539,12 @@ static int load_kept(json_t *o, pw_alert_kept_t *k)
         if (load_big_pool(bp, &k->big_pool) != 0)
             return -1;
         k->has_big_pool = 1;
+    }
+    if (sus != NULL) {
+        if (load_suspect(sus, k, &k->suspect) != 0)
+            return -1;
+        k->has_suspect = 1;
+        k->rank = (uint32_t)rank;
     }
     return 0;
 }
@@ -322,6 +564,11 @@ int pw_alert_kept_cmp(const void *a, const void *b)
     return x->tag_len == y->tag_len ? 0 : x->tag_len < y->tag_len ? -1 : 1;
 }
 
+static int load_kept_v(json_t *o, void *k)
+{
+    return load_kept(o, k);
+}
+
 size_t pw_alert_load_kept(const char *path, pw_alert_kept_t **v)
 {
     *v = NULL;
@@ -333,24 +580,14 @@ size_t pw_alert_load_kept(const char *path, pw_alert_kept_t **v)
         return 0;
     }
     json_t *a = json_object_get(doc, "suspects");
-    size_t m = json_is_array(a) ? json_array_size(a) : 0, n = 0;
     if (!json_is_array(a))
         PW_LOG_WARN(MOD, "%s: no \"suspects\" array: nothing restored", path);
-    pw_alert_kept_t *out = m ? pw_malloc(m * sizeof(*out)) : NULL;
-    if (m > 0 && out == NULL)
-        PW_LOG_WARN(MOD, "%s: out of memory: suspects' rings not restored", path);
-    for (size_t i = 0; out != NULL && i < m; i++) {
-        if (load_kept(json_array_get(a, i), &out[n]) != 0) {
-            PW_LOG_WARN(MOD, "%s: entry %zu is not a kept suspect: skipped", path, i);
-            continue;
-        }
-        n++;
-    }
+    void *outv;
+    size_t n = load_entries(path, a, sizeof(pw_alert_kept_t), load_kept_v, "kept suspect", &outv);
+    pw_alert_kept_t *out = outv;
     json_decref(doc);
-    if (n == 0) {
-        pw_free(out);
+    if (n == 0)
         return 0;
-    }
     qsort(out, n, sizeof(*out), pw_alert_kept_cmp);
     PW_LOG_INFO(MOD, "%zu suspects' rings restored from %s", n, path);
     *v = out;

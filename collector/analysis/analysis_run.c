@@ -264,7 +264,21 @@ typedef struct pw_analysis_run_s {
     pw_alert_kept_t *kept;
     size_t n_kept;
     int kept_passes;
+    /* the background save of kept_path (kept_maybe_save): one job at a time with its own copy
+     * (kv, khv); kept_mu orders its write with the clean stop's, which comes last (kept_final) */
+    uv_work_t kept_work;
+    int kept_saving, kept_final, kept_mu_init;
+    uv_mutex_t kept_mu;
+    pw_alert_kept_t *kv;
+    size_t kn;
+    pw_alert_kept_host_t *khv;
+    size_t khn;
+    uint64_t kept_checked_ms;        /* loop time a background copy was last taken */
+    uint64_t kept_sig, kept_new_sig; /* of what the file holds; of the copy being written */
+    uint64_t kept_saves;             /* background saves written */
 } run_t;
+
+static void kept_maybe_save(run_t *rn);
 
 static uint64_t row_hash(int pool, const uint8_t *tag, size_t len)
 {
@@ -1675,6 +1689,7 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
         PW_LOG_INFO(MOD, "%zu more alert transitions in this pass (GET /api/v1/alerts lists them)",
                     rn->logged - LOG_ALERTS);
     pw_alert_expire(rn->alerts, now_ms);
+    kept_maybe_save(rn);
     if (rn->n_kept > 0 && --rn->kept_passes <= 0) { /* every host was rebuilt long since */
         pw_free(rn->kept);
         rn->kept = NULL;
@@ -1750,6 +1765,64 @@ static cand_t *cand_of(host_state_t *s, const uint8_t *tag, size_t len, int pool
  * samples newer than that ring (the file is from an older stop, and the collector crashed
  * since). So a suspect's evidence and rate after a clean restart are those before it. The
  * host's mutex held. */
+/* At start: each host's pressure as the last stop (or background save) published it, when the
+ * store holds no newer sample of it (else the first pass judges it anew): its level and ETA are
+ * the API's and the alerts' from the start, as before the stop. */
+static void restore_pressure(run_t *rn)
+{
+    pw_alert_kept_host_t *hv;
+    size_t nh = pw_alert_load_kept_hosts(rn->kept_path, &hv), used = 0;
+    for (size_t i = 0; i < nh; i++) {
+        const pw_host_t *h = pw_fleet_find(rn->fleet, hv[i].host);
+        if (h == NULL || (int64_t)h->last_seen_ms != hv[i].pub.judged_ts)
+            continue;
+        host_state_t *s = state_of(rn, h);
+        if (s == NULL)
+            break;
+        s->pub = hv[i].pub;
+        s->judged = 1;
+        used++;
+    }
+    if (nh > 0)
+        PW_LOG_INFO(MOD, "%zu of %zu hosts' pressure restored from %s", used, nh, rn->kept_path);
+    pw_free(hv);
+}
+
+static int cmp_kept_rank(const void *a, const void *b)
+{
+    const pw_alert_kept_t *x = *(const pw_alert_kept_t *const *)a,
+                          *y = *(const pw_alert_kept_t *const *)b;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* At start: the suspects as the last stop (or background save) published them, in their
+ * order, until the first pass publishes its own: /leaks, the dashboard and the alerts'
+ * "fastest-growing suspect" have them from the start instead of nothing for a pass. Hosts
+ * no longer in the fleet are left out. */
+static void publish_kept(run_t *rn)
+{
+    const pw_alert_kept_t **ord = pw_malloc((rn->n_kept ? rn->n_kept : 1) * sizeof(*ord));
+    pw_suspect_t *v = pw_malloc((rn->n_kept ? rn->n_kept : 1) * sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; ord != NULL && v != NULL && i < rn->n_kept; i++)
+        if (rn->kept[i].has_suspect && pw_fleet_find(rn->fleet, rn->kept[i].host) != NULL)
+            ord[n++] = &rn->kept[i];
+    if (n == 0 || ord == NULL || v == NULL) {
+        pw_free(ord);
+        pw_free(v);
+        return;
+    }
+    qsort(ord, n, sizeof(*ord), cmp_kept_rank);
+    for (size_t i = 0; i < n; i++)
+        v[i] = ord[i]->suspect;
+    pw_free(ord);
+    pw_free(rn->suspects);
+    rn->suspects = v;
+    rn->n_suspects = rn->cap = n;
+    rn->suspects_gen++;
+    PW_LOG_INFO(MOD, "%zu suspects listed as kept until the first analysis pass", n);
+}
+
 static void apply_kept(run_t *rn, const pw_host_t *h, host_state_t *s)
 {
     size_t lo = 0, hi = rn->n_kept;
@@ -1981,7 +2054,7 @@ static void after_work_cb(uv_work_t *w, int status)
     if (!rn->closing) {
         publish_start(rn); /* the timer goes on with it, a slice a tick */
         publish_some(rn, PUBLISH_SLICE_NS);
-    } else if (rn->timer_closed) {
+    } else if (rn->timer_closed && !rn->kept_saving) {
         run_free(rn);
     }
 }
@@ -2071,8 +2144,11 @@ int pw_analysis_run_new(uv_loop_t *loop, pw_ingest_t *ing, const pw_analysis_opt
         rn->kept_path = pw_malloc(n);
         if (rn->kept_path != NULL) {
             memcpy(rn->kept_path, opts->kept_path, n);
+            rn->kept_mu_init = uv_mutex_init(&rn->kept_mu) == 0;
             rn->n_kept = pw_alert_load_kept(rn->kept_path, &rn->kept); /* logs what it read */
             rn->kept_passes = FOUND_KEEP_PASSES;
+            publish_kept(rn);
+            restore_pressure(rn);
         }
     }
     pw_ingest_on_sample(ing, on_sample, rn);
@@ -2098,6 +2174,10 @@ static void run_free(run_t *rn)
     pw_free(rn->alerts_path);
     pw_free(rn->kept_path);
     pw_free(rn->kept);
+    pw_free(rn->kv);
+    pw_free(rn->khv);
+    if (rn->kept_mu_init)
+        uv_mutex_destroy(&rn->kept_mu);
     for (size_t i = 0; i < rn->n_hs; i++)
         state_free(rn->hs[i]);
     pw_free(rn->hs);
@@ -2109,19 +2189,25 @@ static void on_timer_closed(uv_handle_t *h)
 {
     run_t *rn = h->data;
     rn->timer_closed = 1;
-    if (!rn->working)
+    if (!rn->working && !rn->kept_saving)
         run_free(rn);
 }
 
-/* At a clean stop: the published suspects' rings and big-pool snapshots (the most urgent
- * KEPT_MAX), for apply_kept after the restart. */
-static void save_kept(run_t *rn)
+/* What <store.path>.suspects.json keeps: the published suspects' rings, verdicts and big-pool
+ * snapshots (the most urgent KEPT_MAX) and every judged host's pressure, copied into *v and *hv
+ * (owned by the caller: pw_free), for apply_kept, publish_kept and restore_pressure after a
+ * restart. Returns 0 or PW_ENOMEM (logged). On the loop. */
+static int build_kept(run_t *rn, pw_alert_kept_t **v_out, size_t *n_out,
+                      pw_alert_kept_host_t **hv_out, size_t *nh_out)
 {
-    size_t cap = rn->n_suspects < KEPT_MAX ? rn->n_suspects : KEPT_MAX, n = 0;
+    size_t cap = rn->n_suspects < KEPT_MAX ? rn->n_suspects : KEPT_MAX, n = 0, nh = 0;
     pw_alert_kept_t *v = pw_malloc((cap ? cap : 1) * sizeof(*v));
-    if (v == NULL) {
+    pw_alert_kept_host_t *hv = pw_malloc((rn->n_hs ? rn->n_hs : 1) * sizeof(*hv));
+    if (v == NULL || hv == NULL) {
         PW_LOG_WARN(MOD, "out of memory: the suspects' rings are not kept in %s", rn->kept_path);
-        return;
+        pw_free(v);
+        pw_free(hv);
+        return PW_ENOMEM;
     }
     for (size_t i = 0; i < rn->n_suspects && n < cap; i++) {
         const pw_suspect_t *x = &rn->suspects[i];
@@ -2139,6 +2225,9 @@ static void save_kept(run_t *rn)
             k->tag_len = x->tag_len;
             k->pool = x->pool;
             k->ring = c->ring;
+            k->has_suspect = 1;
+            k->rank = (uint32_t)i;
+            k->suspect = *x;
             const pw_bigpool_snap_t *bp = pw_host_big_pool(h, x->tag, x->tag_len);
             if (bp != NULL && x->tag_len == 4) {
                 k->has_big_pool = 1;
@@ -2147,8 +2236,144 @@ static void save_kept(run_t *rn)
         }
         uv_mutex_unlock(&s->mu);
     }
-    pw_alert_save_kept(rn->kept_path, v, n);
+    /* every judged host's pressure as published (its ETA until the first pass after a start) */
+    for (size_t i = 0; i < rn->n_hs && i < rn->fleet->n; i++) {
+        const host_state_t *s = rn->hs[i];
+        if (s == NULL || !s->judged || !s->pub.have_pressure ||
+            pw_host_retired(rn->fleet->hosts[i]))
+            continue;
+        pw_alert_kept_host_t *k = &hv[nh++];
+        memset(k, 0, sizeof(*k));
+        snprintf(k->host, sizeof(k->host), "%s", rn->fleet->hosts[i]->name);
+        k->pub = s->pub;
+        k->pub.n_suspects = 0;
+    }
+    *v_out = v;
+    *n_out = n;
+    *hv_out = hv;
+    *nh_out = nh;
+    return 0;
+}
+
+/* What a copy holds that a restart would show differently: each kept suspect's identity, rank,
+ * ring (length, newest point), verdict and big-pool snapshot time; each host's pressure (the
+ * sample it judged, levels and ETAs). FNV-1a. */
+static uint64_t kept_signature(const pw_alert_kept_t *v, size_t n, const pw_alert_kept_host_t *hv,
+                               size_t nh)
+{
+    uint64_t h = 1469598103934665603ULL;
+#define MIX(p, len)                                                                                \
+    for (size_t b_ = 0; b_ < (len); b_++)                                                          \
+        h = (h ^ ((const uint8_t *)(p))[b_]) * 1099511628211ULL;
+    for (size_t i = 0; i < n; i++) {
+        const pw_alert_kept_t *k = &v[i];
+        const pw_detect_point_t *last = k->ring.n ? &k->ring.p[k->ring.n - 1] : NULL;
+        MIX(k->host, strlen(k->host))
+        MIX(k->tag, k->tag_len)
+        MIX(&k->pool, sizeof(k->pool))
+        MIX(&k->rank, sizeof(k->rank))
+        MIX(&k->ring.n, sizeof(k->ring.n))
+        if (last != NULL)
+            MIX(last, sizeof(*last))
+        MIX(&k->suspect.d.rate_bytes_per_h, sizeof(double))
+        MIX(k->suspect.d.evidence, strlen(k->suspect.d.evidence))
+        MIX(&k->suspect.eta_ms, sizeof(k->suspect.eta_ms))
+        MIX(&k->big_pool.taken_ms, sizeof(k->big_pool.taken_ms))
+    }
+    for (size_t i = 0; i < nh; i++) {
+        const pw_analysis_host_t *a = &hv[i].pub;
+        MIX(hv[i].host, strlen(hv[i].host))
+        MIX(&a->judged_ts, sizeof(a->judged_ts))
+        MIX(&a->np.level, sizeof(a->np.level))
+        MIX(&a->np.eta_ms, sizeof(a->np.eta_ms))
+        MIX(&a->pg.level, sizeof(a->pg.level))
+        MIX(&a->pg.eta_ms, sizeof(a->pg.eta_ms))
+    }
+#undef MIX
+    return h;
+}
+
+/* At a clean stop: what the file keeps, written now and last (after a background save still
+ * running: kept_final stops one that has not written yet). */
+static void save_kept(run_t *rn)
+{
+    pw_alert_kept_t *v;
+    pw_alert_kept_host_t *hv;
+    size_t n, nh;
+    if (build_kept(rn, &v, &n, &hv, &nh) != 0)
+        return;
+    if (rn->kept_mu_init)
+        uv_mutex_lock(&rn->kept_mu);
+    pw_alert_save_kept(rn->kept_path, v, n, hv, nh);
+    rn->kept_final = 1;
+    if (rn->kept_mu_init)
+        uv_mutex_unlock(&rn->kept_mu);
+    pw_free(hv);
     pw_free(v);
+}
+
+/* The worker's part of a background save: JSON, write, fsync, rename (pw_alert_save_kept). */
+static void kept_work_cb(uv_work_t *w)
+{
+    run_t *rn = w->data;
+    uv_mutex_lock(&rn->kept_mu);
+    int r =
+        rn->kept_final ? 1 : pw_alert_save_kept(rn->kept_path, rn->kv, rn->kn, rn->khv, rn->khn);
+    uv_mutex_unlock(&rn->kept_mu);
+    if (r == 0)
+        rn->kept_sig = rn->kept_new_sig; /* the loop reads it after kept_after_cb */
+}
+
+static void kept_after_cb(uv_work_t *w, int status)
+{
+    run_t *rn = w->data;
+    if (status == 0 && rn->kept_sig == rn->kept_new_sig)
+        rn->kept_saves++;
+    pw_free(rn->kv);
+    pw_free(rn->khv);
+    rn->kv = NULL;
+    rn->khv = NULL;
+    rn->kept_saving = 0;
+    if (rn->closing && rn->timer_closed && !rn->working)
+        run_free(rn);
+}
+
+/* After a pass's publication: the kept file written again in the background when what it would
+ * hold changed since it was last written, at most once per kept_every_ms. The loop's share is a
+ * copy of the suspects' rings and the hosts' pressure (KEPT_MAX suspects at most) and its
+ * signature; JSON, write and fsync run on a worker. */
+static void kept_maybe_save(run_t *rn)
+{
+    uint64_t now = rn->loop != NULL ? uv_now(rn->loop) : 0;
+    if (rn->loop == NULL || rn->kept_path == NULL || rn->o.kept_every_ms == 0 || rn->kept_saving ||
+        rn->closing || !rn->kept_mu_init ||
+        (rn->kept_checked_ms != 0 && now - rn->kept_checked_ms < rn->o.kept_every_ms))
+        return;
+    rn->kept_checked_ms = now;
+    if (build_kept(rn, &rn->kv, &rn->kn, &rn->khv, &rn->khn) != 0)
+        return;
+    rn->kept_new_sig = kept_signature(rn->kv, rn->kn, rn->khv, rn->khn);
+    if (rn->kept_new_sig == rn->kept_sig) { /* unchanged: nothing to write */
+        pw_free(rn->kv);
+        pw_free(rn->khv);
+        rn->kv = NULL;
+        rn->khv = NULL;
+        return;
+    }
+    rn->kept_work.data = rn;
+    if (uv_queue_work(rn->loop, &rn->kept_work, kept_work_cb, kept_after_cb) == 0) {
+        rn->kept_saving = 1;
+    } else {
+        pw_free(rn->kv);
+        pw_free(rn->khv);
+        rn->kv = NULL;
+        rn->khv = NULL;
+    }
+}
+
+uint64_t pw_analysis_run_kept_saves(const pw_analysis_run_t *rn)
+{
+    return rn != NULL ? rn->kept_saves : 0;
 }
 
 void pw_analysis_run_close(pw_analysis_run_t *rn)
@@ -2173,6 +2398,9 @@ void pw_analysis_run_close(pw_analysis_run_t *rn)
          * the work started, so wait for it on the loop instead) */
         uv_cancel((uv_req_t *)&rn->work);
     }
+    if (rn->kept_saving) /* the clean stop's save above is newer: a save not started is not needed
+                          */
+        uv_cancel((uv_req_t *)&rn->kept_work);
     uv_close((uv_handle_t *)&rn->timer, on_timer_closed);
 }
 

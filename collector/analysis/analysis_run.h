@@ -20,43 +20,7 @@
 #include "detect.h"
 #include "fleet.h"
 #include "ingest.h"
-
-/* A leak suspect: (host, tag, pool), the engine's verdict (detect.h) and the finding it belongs
- * to. Tags of one host that grew together (their increments correlate, see analysis_run.c)
- * are one finding: the first-ranked is its head, the others say so, and only the head raises
- * an alert. */
-typedef struct pw_suspect_s {
-    char host[256];
-    uint8_t tag[PW_TAG_MAX];
-    uint8_t tag_len;
-    uint8_t pool;
-    uint8_t head;         /* 1: the finding's head (its alert, its rank) */
-    uint16_t group_n;     /* tags in the finding (1: alone) */
-    uint32_t group;       /* finding number within the host (the head's candidate slot) */
-    uint64_t found_ms;    /* sample time when first judged a leak */
-    double finding_score; /* the score of the finding's head */
-    uint8_t level;        /* urgency: the pressure level (pw_level_t) of the pool the finding's
-                             head grows in (nonpaged, else paged), at publication */
-    int64_t eta_ms;       /* that pool's time to exhaustion from the host's newest sample, ms,
-                             from its trend or, with too few points for one, from the head's
-                             growth (pw_pressure_leak_eta); -1 when none */
-    double share;         /* rate / the host pool's growth rate, clamped to [0, 1]; -1 unknown */
-    char with[96];        /* head: the finding's other tags ("dentry, kmalloc-64 +2"); else the
-                             head's tag */
-    pw_detect_t d;        /* the verdict with its numbers and evidence */
-} pw_suspect_t;
-
-/* The pass's result for one host. */
-typedef struct pw_analysis_host_s {
-    pw_pressure_t np, pg;             /* nonpaged and paged pool pressure */
-    int have_pressure;                /* np and pg hold a pass's verdict */
-    int64_t np_trend_ms, pg_trend_ms; /* window the trend (and ETA) came from: 2 h, or 24 h when
-                                         the last 2 h did not rise (a leak that grows in office
-                                         hours is flat at night) */
-    uint32_t n_suspects;              /* suspects of this host in the last pass */
-    uint32_t rows_judged;             /* rows with a verdict (candidates) */
-    int64_t judged_ts;                /* the newest sample time this verdict saw, ms */
-} pw_analysis_host_t;
+#include "suspect.h"
 
 /* The pool label of a HostSilent alert (its tag is empty). */
 #define PW_ALERT_POOL_SILENT "silent"
@@ -89,6 +53,11 @@ typedef struct pw_analysis_opts_s {
      * and put back as their hosts' state is rebuilt, so that their evidence is the same after a
      * restart (alert_file.h, pw_alert_kept_t); NULL = not kept */
     const char *kept_path;
+    /* ... and also written in the background while they change, at most once per kept_every_ms
+     * (a worker thread writes a copy taken on the loop after a pass; a temporary file renamed
+     * over the old one), so a crash (SIGKILL, power) keeps the evidence of the last save: 0 =
+     * only at a clean stop ([analysis] kept_every) */
+    uint64_t kept_every_ms;
     pw_analysis_alert_cb on_alert; /* NULL: transitions are only logged */
     void *on_alert_arg;
     /* The clock of the alerts (when a condition began, how long it held, when a resolved alert
@@ -172,6 +141,9 @@ uint64_t pw_analysis_run_suspects_gen(const pw_analysis_run_t *rn);
  * nothing leaks): ms until it is due (>= 0) on the pass timer; -1 once a pass ran, or without a
  * loop (passes only through pw_analysis_run_pass). */
 int64_t pw_analysis_run_first_pass_in_ms(const pw_analysis_run_t *rn);
+
+/* Background saves of the kept file (pw_analysis_opts_t.kept_every_ms) written so far. */
+uint64_t pw_analysis_run_kept_saves(const pw_analysis_run_t *rn);
 
 /* Current alerts (pending, firing, recently resolved). */
 const pw_alert_set_t *pw_analysis_run_alerts(const pw_analysis_run_t *rn);

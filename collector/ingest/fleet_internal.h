@@ -33,6 +33,8 @@ typedef struct pw_host_table_s {
     pw_fleet_point_t *hist;   /* ring of PW_FLEET_HISTORY points */
     size_t hist_n, hist_head;
     int hist_from_store;        /* the ring's older points are still to be read from the store */
+    uint64_t hist_prefill_to;   /* the ring holds the store's 1-min buckets up to this sample
+                                   time (load_fleet), until the raw samples replace them; 0 none */
     pw_bigpool_snap_t *bigpool; /* latest per tag, up to PW_HOST_BIGPOOL_MAX (pw_ingest_big_pool) */
     size_t n_bigpool;
 } pw_host_table_t;

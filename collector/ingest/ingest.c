@@ -87,6 +87,44 @@ static int hello_limits(const pw_host_t *h, pw_pool_limit_t lim[2])
     return 1;
 }
 
+/* The time a full history ring spans at the host's interval (1 min when unknown or shorter:
+ * the store's buckets), at least the 3 h the pressure trend reads back, at most 7 days. */
+static uint64_t ring_span_ms(const pw_host_t *h)
+{
+    uint64_t iv = h->interval_ms > 60000 ? h->interval_ms : 60000;
+    uint64_t span = iv * PW_FLEET_HISTORY;
+    return span < 3 * 3600000ULL ? 3 * 3600000ULL : span > 7 * 86400000ULL ? 7 * 86400000ULL : span;
+}
+
+/* At start, before any sample arrives: the history ring from the store's 1-min totals buckets
+ * (one indexed read per host, no chunk replay: after a crash the newest chunk's minutes wait for
+ * the first pass), each bucket's last sample at its own time, so
+ * the sparkline, the pressure trend, the ETA and the alerts' "runs out" are there before the
+ * first analysis pass. The pass then puts the raw samples in their place (a host sampling
+ * faster than once a minute has more points than the buckets; pw_ingest_restore_history). */
+static void prefill_history(pw_ingest_t *ing, pw_host_t *h)
+{
+    uint64_t to = h->last_seen_ms, span = ring_span_ms(h);
+    if (to == 0)
+        return;
+    pw_store_tseries_t ts;
+    memset(&ts, 0, sizeof(ts));
+    pw_diag_t d;
+    int64_t n =
+        pw_store_totals_buckets(ing->store, h->name, to > span ? to - span : 0, to, &ts, &d);
+    if (n < 0 && n != PW_ENOENT)
+        PW_LOG_WARN(MOD, "%s: history from the store's buckets: %s (%s)", h->name,
+                    pw_strerror((int)n), d.msg);
+    for (int64_t i = 0; i < n; i++) {
+        const pw_store_tpoint_t *p = &ts.points[i];
+        if (p->samples == 0 || p->last_ms > to)
+            continue;
+        pw__fleet_note_totals(h, p->last_ms, p->nonpaged, p->paged);
+        h->priv->hist_prefill_to = p->last_ms;
+    }
+    pw_store_tseries_free(&ts);
+}
+
 /* Rebuilds what the fleet view needs from the store: hosts and their last tables. */
 static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
 {
@@ -130,9 +168,15 @@ static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
         /* an agent that said goodbye before the restart is still stopped, not silent */
         h->stopped_ms = hosts[i].stopped_ms;
         snprintf(h->stop_reason, sizeof(h->stop_reason), "%s", hosts[i].stop_reason);
-        /* an import's screens are its samples whenever they came; an agent's count from
-         * this start */
+        /* what its agent's last Hello said of the machine: a stopped host keeps it */
+        h->os_build = hosts[i].os_build;
+        snprintf(h->arch, sizeof(h->arch), "%s", hosts[i].arch);
+        snprintf(h->agent_version, sizeof(h->agent_version), "%s", hosts[i].agent_version);
+        /* an import's screens are its samples whenever they came; an agent's count from this
+         * start, beside what the store's raw chunks held of it at the start */
         h->samples = hosts[i].imported_samples;
+        h->samples_stored = hosts[i].imported_samples ? 0 : hosts[i].stored_samples;
+        prefill_history(ing, h);
     }
     pw_store_hosts_free(hosts, n);
     return r;
@@ -435,7 +479,10 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
                           .source_kind = h->source_kind,
                           .interval_ms = h->interval_ms,
                           .nonpaged_limit = said ? &lim[0] : NULL,
-                          .paged_limit = said ? &lim[1] : NULL};
+                          .paged_limit = said ? &lim[1] : NULL,
+                          .os_build = h->os_build,
+                          .arch = h->arch,
+                          .agent_version = h->agent_version};
     r = pw_store_put_frame(ing->store, &sh, &t->dec, payload, len, s->base_seq, follows,
                            dr.gap_before, d);
     if (r < 0) {
@@ -890,8 +937,20 @@ int pw_ingest_restore_history(pw_ingest_t *ing, const pw_host_t *host, uint64_t 
     if (!t->hist_from_store)
         return 0;
     t->hist_from_store = 0;
+    /* A ring filled from the buckets at start (prefill_history) reads the raw samples up to its
+     * last bucket's sample over the span the ring covers at the host's interval: its points
+     * (each the last of its minute) give way to them, the ones that arrived since stay. */
+    uint64_t pre = t->hist_prefill_to;
+    t->hist_prefill_to = 0;
+    if (pre != 0 && ring_span_ms(h) > window_ms)
+        window_ms = ring_span_ms(h);
+    size_t keep_from = 0; /* the ring's points from here on arrived since the start */
+    while (pre != 0 && keep_from < t->hist_n && pw_fleet_hist_at(h, keep_from)->ts_ms <= pre)
+        keep_from++;
     /* Stored points older than the ring's oldest (the ring holds what arrived since). */
-    uint64_t before = t->hist_n ? pw_fleet_hist_at(h, 0)->ts_ms : h->last_seen_ms + 1;
+    uint64_t before = pre != 0    ? pre + 1
+                      : t->hist_n ? pw_fleet_hist_at(h, 0)->ts_ms
+                                  : h->last_seen_ms + 1;
     if (before == 0)
         return 1;
     hist_load_t hl = {0};
@@ -900,18 +959,29 @@ int pw_ingest_restore_history(pw_ingest_t *ing, const pw_host_t *host, uint64_t 
     int r = pw_store_totals(ing->store, h->name, from, before - 1, hist_load_cb, &hl, &d);
     if (r != 0 && r != PW_ENOENT)
         PW_LOG_WARN(MOD, "%s: history from the store: %s (%s)", h->name, pw_strerror(r), d.msg);
-    if (r == 0 && hl.n > 0) {
-        for (size_t i = 0; r == 0 && i < t->hist_n; i++) {
+    hist_load_t old = {0};    /* the buckets' points older than the raw samples kept (raw
+                                 retention is shorter than the buckets'): they stay */
+    if (r == 0 && hl.n > 0) { /* (none read: the buckets' points stay) */
+        for (size_t i = 0; r == 0 && i < keep_from; i++) {
+            const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
+            if (p->ts_ms < hl.p[0].ts_ms)
+                r = hist_push(&old, p->ts_ms, p->nonpaged_bytes, p->paged_bytes);
+        }
+        for (size_t i = keep_from; r == 0 && i < t->hist_n; i++) {
             const pw_fleet_point_t *p = pw_fleet_hist_at(h, i);
             r = hist_push(&hl, p->ts_ms, p->nonpaged_bytes, p->paged_bytes);
         }
         if (r == 0) { /* oldest first; the ring keeps the newest PW_FLEET_HISTORY */
             t->hist_n = t->hist_head = 0;
+            for (size_t i = 0; i < old.n; i++)
+                pw__fleet_note_totals(h, old.p[i].ts_ms, old.p[i].nonpaged_bytes,
+                                      old.p[i].paged_bytes);
             for (size_t i = 0; i < hl.n; i++)
                 pw__fleet_note_totals(h, hl.p[i].ts_ms, hl.p[i].nonpaged_bytes,
                                       hl.p[i].paged_bytes);
         }
     }
+    pw_free(old.p);
     pw_free(hl.p);
     return 1;
 }

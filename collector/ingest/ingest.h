@@ -236,9 +236,12 @@ uint64_t pw_ingest_uncommitted(const pw_ingest_t *ing);
  * back, as in pw_ingest_frame. */
 int64_t pw_ingest_commit(pw_ingest_t *ing, pw_diag_t *d);
 
-/* Reads the host's older history points back from the store once (hosts rebuilt at start
- * have an empty ring; the first analysis pass calls this under its time slices). Returns 1
- * when points were to be read (now done), 0 when there was nothing to do. */
+/* Reads the host's older history points back from the store once, from its raw samples over
+ * window_ms, or over the span a full ring covers at the host's interval when that is longer
+ * (up to 7 days): hosts rebuilt at start have a ring of the store's 1-min buckets, which the
+ * raw samples replace where the store still holds them (the first analysis pass calls this
+ * under its time slices). Returns 1 when points were to be read (now done), 0 when there was
+ * nothing to do. */
 int pw_ingest_restore_history(pw_ingest_t *ing, const pw_host_t *h, uint64_t window_ms);
 
 #endif /* PW_INGEST_H */

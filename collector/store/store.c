@@ -346,7 +346,14 @@ int64_t pw_store_totals_series(pw_store_t *st, const char *host, uint64_t from_m
                                uint64_t step_ms, pw_store_tseries_t *out, pw_diag_t *d)
 {
     int r = totals_args(st, host, out != NULL, from_ms, to_ms, d);
-    return r ? r : pw__store_sql_totals_series(st->sql, host, from_ms, to_ms, step_ms, out, d);
+    return r ? r : pw__store_sql_totals_series(st->sql, host, from_ms, to_ms, step_ms, 1, out, d);
+}
+
+int64_t pw_store_totals_buckets(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                                pw_store_tseries_t *out, pw_diag_t *d)
+{
+    int r = totals_args(st, host, out != NULL, from_ms, to_ms, d);
+    return r ? r : pw__store_sql_totals_series(st->sql, host, from_ms, to_ms, 60000, 0, out, d);
 }
 
 void pw_store_tseries_free(pw_store_tseries_t *s)

@@ -100,6 +100,12 @@ typedef struct pw_store_host_s {
      * limit comes from before the agent is back. NULL or bytes 0: none said (an import: the
      * row keeps what pw_store_host_limits wrote). */
     const pw_pool_limit_t *nonpaged_limit, *paged_limit;
+    /* What else the Hello said of the machine, written to the host's row when it differs and read
+     * back by pw_store_hosts, so a restart shows a stopped host's build, architecture and agent
+     * version: os_build 0 and NULL texts for none (an import). */
+    uint32_t os_build;
+    const char *arch;          /* "x64", at most 15 bytes kept */
+    const char *agent_version; /* "0.1.0", at most 31 bytes kept */
 } pw_store_host_t;
 
 /* One point of a series. For raw points min == max == the value. For a rollup or a step
@@ -138,6 +144,10 @@ typedef struct pw_store_host_info_s {
     char stop_reason[32];      /* the agent's reason, NUL-terminated ("" when none) */
     uint64_t imported_samples; /* screens its imports stored (instances "import:...": each
                                   capture's seqs are 1..its screens), 0 for an agent's host */
+    uint64_t stored_samples;   /* samples its raw chunks hold (sealed and open; raw retention
+                                  drops older ones) */
+    uint32_t os_build;         /* the last Hello's (pw_store_host_t), 0 when unknown */
+    char arch[16], agent_version[32];
 } pw_store_host_info_t;
 
 typedef struct pw_store_stats_s {
@@ -361,6 +371,13 @@ typedef struct pw_store_tseries_s {
  * decode); PW_ESTORE; PW_ENOMEM. */
 int64_t pw_store_totals_series(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
                                uint64_t step_ms, pw_store_tseries_t *out, pw_diag_t *d);
+
+/* pw_store_totals_series at a 1-min step from what is written only: the 1-min buckets and an open
+ * chunk's held in memory, no chunk replayed (after a crash, the chunks whose buckets are not
+ * written yet are left out until compaction writes them). One indexed read: for every host at
+ * start. Returns as pw_store_totals_series. */
+int64_t pw_store_totals_buckets(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                                pw_store_tseries_t *out, pw_diag_t *d);
 
 /* Frees the points of `s` and zeroes it. Accepts NULL. */
 void pw_store_tseries_free(pw_store_tseries_t *s);

@@ -131,6 +131,8 @@ typedef struct pw_store_hstate_s {
     int row_source_kind;
     uint32_t row_interval_ms;
     char *row_os;
+    uint32_t row_os_build;
+    char row_arch[16], row_agent_version[32];
     int row_known;
     pw_pool_limit_t row_limit[2]; /* the row's nonpaged and paged limits (S_HOST_GET) */
     /* open chunk */
@@ -501,9 +503,10 @@ int pw__store_totals_retention(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_
 /* max_size: deletes the buckets (both levels) starting before `before_ms`. Returns how many, or
  * a negative code. */
 int64_t pw__store_totals_evict(pw_store_sql_t *q, uint64_t before_ms, pw_diag_t *d);
+/* replay 0: the written buckets only (pw_store_totals_buckets) */
 int64_t pw__store_sql_totals_series(pw_store_sql_t *q, const char *host, uint64_t from_ms,
-                                    uint64_t to_ms, uint64_t step_ms, pw_store_tseries_t *out,
-                                    pw_diag_t *d);
+                                    uint64_t to_ms, uint64_t step_ms, int replay,
+                                    pw_store_tseries_t *out, pw_diag_t *d);
 int pw__store_sql_host_stopped(pw_store_sql_t *q, const char *host, uint64_t stopped_ms,
                                const char *reason, pw_diag_t *d);
 

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 9
+#define SCHEMA_LAST 10
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -158,6 +158,13 @@ static const migration_t migrations[] = {
      "CREATE INDEX series_days_t1 ON series_days(t1_ms);"
      "CREATE INDEX chunks_unpaged ON chunks(host_id, t0_ms) WHERE pages<>1;"
      "CREATE INDEX series_unmerged ON series(host_id, m15, grp, t0_ms) WHERE m15=0;"},
+    /* The rest of what an agent's Hello says of its machine (OS build, architecture, agent
+     * version), written with a sample when it differs: a restarted collector shows them for a
+     * host whose agent stopped (or does not come back), not blanks. */
+    {10, "host os build, architecture and agent version",
+     "ALTER TABLE hosts ADD COLUMN os_build INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE hosts ADD COLUMN arch TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE hosts ADD COLUMN agent_version TEXT NOT NULL DEFAULT '';"},
 };
 
 /* The last seq stored for instance `i`: its row's, or the newest sample of its host's newest
@@ -176,10 +183,11 @@ static const char *const sql_text[S__COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id, os, source_kind, interval_ms,"
                    " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
-                   " p_limit_detail FROM hosts WHERE name=?1",
+                   " p_limit_detail, os_build, arch, agent_version FROM hosts WHERE name=?1",
     [S_HOST_INS] = "INSERT INTO hosts(name, os, counter_width) VALUES(?1, ?2, ?3)",
     [S_HOST_UPD] = "UPDATE hosts SET os=?2, counter_width=?3, agent_id=?4, boot_id=?5,"
-                   " last_seen_ms=?6, last_seq=?7, source_kind=?8, interval_ms=?9 WHERE id=?1",
+                   " last_seen_ms=?6, last_seq=?7, source_kind=?8, interval_ms=?9, os_build=?10,"
+                   " arch=?11, agent_version=?12 WHERE id=?1",
     [S_HOST_LIMITS] = "UPDATE hosts SET np_limit=?2, np_limit_source=?3, np_limit_detail=?4,"
                       " p_limit=?5, p_limit_source=?6, p_limit_detail=?7 WHERE id=?1",
     [S_INST_GET] = "SELECT " INST_LAST_SEQ ", i.host_id FROM instances i"
@@ -253,7 +261,10 @@ static const char *const sql_text[S__COUNT] = {
         " coalesce(r.ts_ms, h.last_seen_ms), coalesce(r.seq, h.last_seq),"
         " h.np_limit, h.np_limit_source, h.np_limit_detail, h.p_limit,"
         " h.p_limit_source, h.p_limit_detail, h.source_kind, h.interval_ms, h.stopped_ms,"
-        " h.stop_reason, coalesce(imp.n, 0)"
+        " h.stop_reason, coalesce(imp.n, 0),"
+        " (SELECT coalesce(sum(CASE WHEN c.data IS NULL AND c.sealed=0 THEN (SELECT count(*)"
+        " FROM chunk_rows cr WHERE cr.chunk_id=c.id) ELSE c.nsamples END), 0) FROM chunks c"
+        " WHERE c.host_id=h.id), h.os_build, h.arch, h.agent_version"
         " FROM hosts h LEFT JOIN chunk_rows r"
         " ON r.rowid=(SELECT r2.rowid FROM chunk_rows r2 WHERE r2.chunk_id="
         "(SELECT max(c.id) FROM chunks c WHERE c.host_id=h.id AND c.data IS NULL"

@@ -1,6 +1,7 @@
 /* store_put.c: putting samples: hosts' in-memory state (loaded or created inside the
  * transaction), agent instances and duplicates, and the records of the open chunk (a sample
  * re-encoded by pw_store_put, or the agent's frame as received by pw_store_put_frame). */
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -157,6 +158,11 @@ int pw__store_host_get(pw_store_sql_t *q, const pw_store_host_t *h, pw_store_hst
         hs->row_interval_ms = (uint32_t)sqlite3_column_int64(s, 6);
         pw__store_col_limit(s, 7, &hs->row_limit[0]);
         pw__store_col_limit(s, 10, &hs->row_limit[1]);
+        hs->row_os_build = (uint32_t)sqlite3_column_int64(s, 13);
+        const unsigned char *arch = sqlite3_column_text(s, 14), *av = sqlite3_column_text(s, 15);
+        snprintf(hs->row_arch, sizeof(hs->row_arch), "%s", arch ? (const char *)arch : "");
+        snprintf(hs->row_agent_version, sizeof(hs->row_agent_version), "%s",
+                 av ? (const char *)av : "");
         hs->row_known = hs->row_os != NULL;
         rc = 0;
     } else if (rc == SQLITE_DONE) {
@@ -287,12 +293,15 @@ static int host_limits_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_s
     return rc;
 }
 
-/* Writes the host's row when this put's instance, OS, counter width, source kind, interval or
- * limits are not what it names. */
+/* Writes the host's row when this put's instance, OS (build, architecture, agent version too),
+ * counter width, source kind, interval or limits are not what it names. */
 static int host_row_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_store_host_t *h,
                          uint64_t seq, uint64_t ts, pw_diag_t *d)
 {
     const char *os = h->os ? h->os : "";
+    char arch[sizeof(hs->row_arch)], av[sizeof(hs->row_agent_version)];
+    snprintf(arch, sizeof(arch), "%s", h->arch ? h->arch : "");
+    snprintf(av, sizeof(av), "%s", h->agent_version ? h->agent_version : "");
     int lr = host_limits_sync(q, hs, h, d);
     if (lr != 0)
         return lr;
@@ -300,7 +309,8 @@ static int host_row_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_stor
         hs->row_source_kind == h->source_kind && hs->row_interval_ms == h->interval_ms &&
         same_id(hs->row_agent, hs->row_agent_len, h->agent_id, h->agent_id_len) &&
         same_id(hs->row_boot, hs->row_boot_len, h->boot_id, h->boot_id_len) &&
-        strcmp(hs->row_os, os) == 0)
+        strcmp(hs->row_os, os) == 0 && hs->row_os_build == h->os_build &&
+        strcmp(hs->row_arch, arch) == 0 && strcmp(hs->row_agent_version, av) == 0)
         return 0;
     char *nos = pw_strdup(os);
     if (nos == NULL)
@@ -315,6 +325,9 @@ static int host_row_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_stor
     sqlite3_bind_int64(st, 7, (int64_t)seq);
     sqlite3_bind_int(st, 8, h->source_kind);
     sqlite3_bind_int64(st, 9, (int64_t)h->interval_ms);
+    sqlite3_bind_int64(st, 10, (int64_t)h->os_build);
+    sqlite3_bind_text(st, 11, arch, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 12, av, -1, SQLITE_STATIC);
     int rc = pw__store_run(q, st, d, "update host");
     if (rc != 0) {
         pw_free(nos);
@@ -325,6 +338,9 @@ static int host_row_sync(pw_store_sql_t *q, pw_store_hstate_t *hs, const pw_stor
     hs->row_width = h->counter_width;
     hs->row_source_kind = h->source_kind;
     hs->row_interval_ms = h->interval_ms;
+    hs->row_os_build = h->os_build;
+    memcpy(hs->row_arch, arch, sizeof(arch));
+    memcpy(hs->row_agent_version, av, sizeof(av));
     memcpy(hs->row_agent, h->agent_id, h->agent_id_len);
     memcpy(hs->row_boot, h->boot_id, h->boot_id_len);
     hs->row_agent_len = h->agent_id_len;

@@ -563,6 +563,11 @@ int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n
         const unsigned char *why = sqlite3_column_text(s, 16);
         snprintf(h->stop_reason, sizeof(h->stop_reason), "%s", why ? (const char *)why : "");
         h->imported_samples = (uint64_t)sqlite3_column_int64(s, 17);
+        h->stored_samples = (uint64_t)sqlite3_column_int64(s, 18);
+        h->os_build = (uint32_t)sqlite3_column_int64(s, 19);
+        const unsigned char *arch = sqlite3_column_text(s, 20), *av = sqlite3_column_text(s, 21);
+        snprintf(h->arch, sizeof(h->arch), "%s", arch ? (const char *)arch : "");
+        snprintf(h->agent_version, sizeof(h->agent_version), "%s", av ? (const char *)av : "");
     }
     if (r == PW_ENOMEM)
         r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");

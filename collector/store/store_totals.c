@@ -427,8 +427,8 @@ static int raw_cb(void *arg, uint64_t ts_ms, const pw_totals_t *t)
 }
 
 int64_t pw__store_sql_totals_series(pw_store_sql_t *q, const char *host, uint64_t from_ms,
-                                    uint64_t to_ms, uint64_t step_ms, pw_store_tseries_t *out,
-                                    pw_diag_t *d)
+                                    uint64_t to_ms, uint64_t step_ms, int replay,
+                                    pw_store_tseries_t *out, pw_diag_t *d)
 {
     int64_t hid = 0;
     int rc = pw__store_host_id(q, host, &hid, d);
@@ -483,13 +483,13 @@ int64_t pw__store_sql_totals_series(pw_store_sql_t *q, const char *host, uint64_
         sqlite3_bind_int64(s, 2, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
         sqlite3_bind_int64(s, 3, (int64_t)to_ms);
         sqlite3_bind_int64(s, 4, (int64_t)from);
-        while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW)
+        while (rc == 0 && replay && (r = sqlite3_step(s)) == SQLITE_ROW)
             if (sqlite3_column_int64(s, 0) != in_memory)
                 rc = replay_chunk(q, sqlite3_column_int64(s, 0), (unsigned)sqlite3_column_int(s, 1),
                                   sqlite3_column_blob(s, 3), (size_t)sqlite3_column_bytes(s, 3),
                                   (uint64_t)sqlite3_column_int64(s, 2), sqlite3_column_int(s, 4),
                                   &tv, d);
-        if (rc == 0 && r != SQLITE_DONE)
+        if (rc == 0 && replay && r != SQLITE_DONE)
             rc = pw__store_sqlfail(q, r, d, "read chunks without totals");
         sqlite3_reset(s);
     }

@@ -291,8 +291,8 @@ static void feed(pw_store_t *st, feed_t *f)
         for (int h = 0; h < f->hosts; h++) {
             uint64_t ts = f->t_start + k * INTERVAL + (uint64_t)h * INTERVAL / (uint64_t)f->hosts;
             gen_next(&g[h], ts);
-            pw_store_host_t hi = {names[h], agent[h], 16, boot, 16,  "windows 10.0",
-                                  32,       0,        0,  NULL, NULL};
+            pw_store_host_t hi = {names[h], agent[h], 16,   boot, 16, "windows 10.0", 32,
+                                  0,        0,        NULL, NULL, 0,  NULL,           NULL};
             int rc;
             double c = cpu_s();
             if (!f->every && pw_commit_due(&pol, ts)) {

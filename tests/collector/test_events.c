@@ -257,7 +257,8 @@ static void test_store_events(void **state)
     pw_sample_init(&s);
     sample_at(&s, T_2019, 1, 1);
     pw_store_host_t host = {
-        "h1", (const uint8_t *)"a", 1, (const uint8_t *)"b", 1, "", 32, 0, 0, NULL, NULL};
+        "h1", (const uint8_t *)"a", 1, (const uint8_t *)"b", 1, "", 32, 0, 0, NULL, NULL, 0, NULL,
+        NULL};
     assert_int_equal(pw_store_put(st, &host, &s, 0, &d), 0);
     evs_t e;
     load_events(&e);

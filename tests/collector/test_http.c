@@ -944,7 +944,8 @@ static void test_series_from_store(void **state)
                           5,        "windows 5.2",
                           32,       0,
                           0,        NULL,
-                          NULL};
+                          NULL,     0,
+                          NULL,     NULL};
     pw_sample_t s;
     pw_sample_init(&s);
     for (int i = 1; i <= 3; i++) {

@@ -66,7 +66,7 @@ static void tmp_remove(tmp_t *t)
 static pw_store_host_t host_of(const char *name, const uint8_t *boot, unsigned width)
 {
     pw_store_host_t h = {name, AGENT, sizeof(AGENT), boot, 16, "windows 10.0", width,
-                         0,    0,     NULL,          NULL};
+                         0,    0,     NULL,          NULL, 0,  NULL,           NULL};
     return h;
 }
 
@@ -1984,7 +1984,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -2003,7 +2003,7 @@ static void test_migrate_v4(void **state)
 
 /* tests/fixtures/store/v5.db was written by the release before live forms (schema 5, commit
  * 2e73db5; gen_store.c): two chunks compacted with their series pages, one open (samples 8
- * and 9). It opens, migrated to schema 9 (a pool event goes in), reads back exact with its open
+ * and 9). It opens, migrated to schema 10 (a pool event goes in), reads back exact with its open
  * chunk replayed (begun by another process: no live form); samples 10 and 11 start a new chunk read
  * from memory; a flush compacts both (the old one by replay, the new one from its live form) and
  * every sample still reads back exact, from pages alone once the blobs are wiped. */
@@ -2044,7 +2044,7 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
     assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
@@ -2702,9 +2702,60 @@ static void test_host_stopped(void **state)
     tmp_remove(&t);
 }
 
+/* What a host's row keeps across a restart beside its samples (schema 10): its agent's OS build,
+ * architecture and agent version from the Hello (written when they change), and the samples its
+ * raw chunks hold (the sealed chunks' counts and the open chunk's rows). Chunks of 4 samples
+ * here: 6 samples are a sealed chunk of 4 and an open one of 2. */
+static void test_host_hello_and_samples(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    pw_store_host_t h = host_of("w2003", BOOT1, 32);
+    h.os_build = 3790;
+    h.arch = "x86";
+    h.agent_version = "0.1.0-with-a-version-longer-than-31-bytes";
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (unsigned k = 0; k < 6; k++)
+        put_tot(st, &h, &s, k, k + 1, T0 + k * 20000);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_store_close(st);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+        pw_store_host_info_t *hi;
+        size_t n;
+        assert_int_equal(pw_store_hosts(st, &hi, &n, &d), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(hi[0].os_build, 3790);
+        assert_string_equal(hi[0].arch, "x86");
+        /* cut at 31 bytes; after a restart, the version of the newest sample's Hello */
+        assert_string_equal(hi[0].agent_version,
+                            pass == 0 ? "0.1.0-with-a-version-longer-tha" : "0.2.0");
+        assert_int_equal(hi[0].stored_samples, pass == 0 ? 6 : 7);
+        assert_int_equal(hi[0].imported_samples, 0);
+        pw_store_hosts_free(hi, n);
+        /* a new agent version on the next sample is written with it */
+        h.agent_version = "0.2.0";
+        put_tot(st, &h, &s, 6 + (unsigned)pass, 7 + (uint64_t)pass, T0 + (6 + pass) * 20000);
+        assert_int_equal(pw_store_commit(st, &d), 0);
+        assert_int_equal(pw_store_hosts(st, &hi, &n, &d), 0);
+        assert_string_equal(hi[0].agent_version, "0.2.0");
+        pw_store_hosts_free(hi, n);
+        h.agent_version = "0.1.0-with-a-version-longer-than-31-bytes";
+        pw_store_close(st);
+    }
+    pw_sample_close(&s);
+    tmp_remove(&t);
+}
+
 /* tests/fixtures/store/v6.db was written by the release with schema 6 (gen_store.c: samples
  * 0..9 every 10 s from T0, nonpaged 5,000,000 + k, limit 128 MiB; chunks of 4, two compacted,
- * one open). Opening it migrates to schema 9 (through 7 and 8): its chunks have no totals buckets
+ * one open). Opening it migrates to schema 10 (through 7, 8 and 9): its chunks have no totals buckets
  * yet, so a query replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then
  * writes their buckets (the open chunk's once it is sealed, by the next sample) and the answers
  * come from the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second minute.
@@ -2745,7 +2796,7 @@ static void test_migrate_v6(void **state)
     assert_int_equal(pw_store_compact(st, 1000, &d), 0);
     check_legacy_tot(st, 9);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
     pw_store_opts_t o = {.chunk_max_samples = 4};
@@ -2764,7 +2815,7 @@ static void test_migrate_v6(void **state)
 
 /* tests/fixtures/store/v8.db was written by the release before day pages (schema 8, main
  * 7304d40; gen_store.c): two chunks compacted with their chunk pages and totals buckets, one open
- * (its buckets written at the clean close). It opens migrated to schema 9 (both pages hold the
+ * (its buckets written at the clean close). It opens migrated to schema 10 (both pages hold the
  * 15-min level: no rollup has their samples), its totals and samples read back exact; a sample
  * the next day seals the old chunk and ends the fixture's day, so compaction merges the day's
  * three chunk pages into day pages (the 5 tags are two groups of 4), and every sample reads back
@@ -2776,7 +2827,7 @@ static void test_migrate_v8_day_pages(void **state)
     tmp_t t;
     pw_store_t *st = open_fixture(&t, "store/v8.db", 8, 2, 2);
     pw_diag_t d;
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
     check_legacy_tot(st, 9); /* the release's totals buckets, read as they are */
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
@@ -2837,7 +2888,7 @@ static void test_migrate_v8_day_pages(void **state)
     assert_int_equal(sr.points[0].bytes, b);
     pw_store_series_free(&sr);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 9);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
     tmp_remove(&t);
 }
 
@@ -2883,6 +2934,7 @@ int main(void)
         cmocka_unit_test(test_totals_order),
         cmocka_unit_test(test_totals_at_seal),
         cmocka_unit_test(test_host_stopped),
+        cmocka_unit_test(test_host_hello_and_samples),
         cmocka_unit_test(test_migrate_v6),
         cmocka_unit_test(test_migrate_v8_day_pages),
 #ifndef _WIN32

@@ -1,0 +1,351 @@
+/* test_e2e_restart.c: what a host shows across a real collector stop and start (last session's
+ * new-user trial: after a restart ddk-2003's samples went 20162 -> 2, a stopped host lost its OS
+ * build, architecture and agent version, the fleet sparkline was short, and the alerts' summaries
+ * had no "runs out" and no fastest-growing tag until the first analysis pass, ~30 s).
+ *
+ * A real collector and an agent simulating ddk-2003 (Windows Server 2003 /3GB, Ddk leaking) with
+ * one day of history at one sample a minute, its nonpaged limit configured at 64 MiB so that its
+ * ~49 MiB pool is at warn (NonpagedPoolPressure pending) and its Ddk leak alert pending. Once the
+ * collector judged it, the agent stops cleanly (the host is "stopped") and the collector is
+ * stopped with SIGTERM and started again on the same store. Read before the new collector's
+ * first analysis pass (/leaks first_pass_ms not null), and again after it, the host must show:
+ *   samples                        what it showed before the stop (the store's raw samples)
+ *   os_build, arch, agent_version  what the agent's Hello said (not 0 and "")
+ *   history                        before the first pass: the last sample of each minute of the
+ *                                  history before the stop (the store's 1-min buckets; here one
+ *                                  sample a minute); after it: exactly the history before
+ *   alerts                         each pending alert of the host with a "runs out" time and
+ *                                  pool_eta_ms, the pressure alert naming 'Ddk ' as its
+ *                                  fastest-growing suspect (growing_tag)
+ *   leaks                          the suspects before the stop, with their evidence
+ *
+ * Then a crash: with [analysis] kept_every = 1 s the collector writes the suspects' evidence and
+ * the hosts' pressure to <store.path>.suspects.json in the background, without a clean stop.
+ * Once the file holds the Ddk suspect's evidence as the API gives it, the collector is killed
+ * with SIGKILL and started again: before its first pass and after it, the suspects and their
+ * evidence are the ones saved before the kill (nothing was written at a stop: there was none).
+ */
+#include "test_util.h"
+#include "proc.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TOKEN   "restart-token-0123456789"
+#define HOST    "ddk-2003"
+#define WAIT_MS 180000
+
+static char dir[256];
+static int agents_port, http_port;
+static pw_proc_daemon_t collector_bin = {NULL, PW_COLLECTOR_BIN, dir};
+static pw_proc_daemon_t agent_bin = {NULL, PW_AGENT_BIN, dir};
+
+static json_t *get(const char *path)
+{
+    char ca[300];
+    snprintf(ca, sizeof(ca), "%s/pki/ca.pem", dir);
+    char *body = pw_proc_https(ca, http_port, TOKEN, path, NULL);
+    json_error_t je;
+    json_t *j = json_loads(body, 0, &je);
+    free(body);
+    return j != NULL ? j : json_object(); /* not up yet: an empty answer */
+}
+
+static const char *coll_extra; /* one more collector option, or NULL */
+
+static pid_t start_collector(void)
+{
+    return pw_proc_start_collector(&collector_bin, "collector", "pw.db", agents_port, http_port,
+                                   &coll_extra, coll_extra != NULL);
+}
+
+/* ddk-2003 loaded and judged: its history in (not loading), its Ddk suspect listed and both
+ * of its alerts (the leak's and the pool's pressure) pending or firing. */
+static int judged(void *arg)
+{
+    (void)arg;
+    json_t *h = get("/api/v1/hosts/" HOST), *l = get("/api/v1/leaks?host=" HOST),
+           *a = get("/api/v1/alerts");
+    int ok = json_is_false(json_object_get(h, "loading_history")) &&
+             json_integer_value(json_object_get(h, "samples")) >= 1440 &&
+             json_array_size(json_object_get(l, "suspects")) > 0;
+    size_t i, n = 0;
+    json_t *x;
+    json_array_foreach(json_object_get(a, "alerts"), i, x) n +=
+        strcmp(json_string_value(json_object_get(x, "name")) ?: "", "PoolTagLeak") == 0 ||
+        strcmp(json_string_value(json_object_get(x, "name")) ?: "", "NonpagedPoolPressure") == 0;
+    json_decref(h);
+    json_decref(l);
+    json_decref(a);
+    return ok && n == 2;
+}
+
+static int stopped(void *arg)
+{
+    (void)arg;
+    json_t *h = get("/api/v1/hosts/" HOST);
+    int ok = strcmp(json_string_value(json_object_get(h, "connection")) ?: "", "stopped") == 0;
+    json_decref(h);
+    return ok;
+}
+
+static int first_pass_ran(void *arg)
+{
+    (void)arg;
+    json_t *l = get("/api/v1/leaks?limit=1");
+    int ok = json_object_get(l, "first_pass_ms") != NULL &&
+             json_is_null(json_object_get(l, "first_pass_ms"));
+    json_decref(l);
+    return ok;
+}
+
+static int answers(void *arg)
+{
+    (void)arg;
+    json_t *h = get("/api/v1/hosts/" HOST);
+    int ok = json_object_get(h, "name") != NULL;
+    json_decref(h);
+    return ok;
+}
+
+/* The history before the stop, one point per minute: the last of each minute (what the store's
+ * 1-min buckets give back), computed here from the points themselves. */
+static json_t *per_minute(const json_t *hist)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(hist, i, p)
+    {
+        json_int_t t = json_integer_value(json_object_get(p, "ts_ms"));
+        json_t *next = json_array_get(hist, i + 1);
+        if (next == NULL || json_integer_value(json_object_get(next, "ts_ms")) / 60000 != t / 60000)
+            json_array_append(out, p);
+    }
+    return out;
+}
+
+static void check_host(const json_t *before, const json_t *now, const char *when)
+{
+    static const char *const keys[] = {"samples", "os_build", "arch", "agent_version"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!json_equal(json_object_get(before, keys[i]), json_object_get(now, keys[i]))) {
+            char *b = json_dumps(json_object_get(before, keys[i]), JSON_ENCODE_ANY);
+            char *a = json_dumps(json_object_get(now, keys[i]), JSON_ENCODE_ANY);
+            char msg[300];
+            snprintf(msg, sizeof(msg), "%s: %s was %s before the stop, %s now", when, keys[i], b,
+                     a);
+            free(b);
+            free(a);
+            fail_msg("%s", msg);
+        }
+}
+
+/* Each pending or firing alert of the host says when its pool runs out; the pressure alert
+ * names 'Ddk '. Returns how many were checked. */
+static size_t check_alerts(const char *when)
+{
+    json_t *a = get("/api/v1/alerts");
+    size_t i, n = 0;
+    json_t *x;
+    json_array_foreach(json_object_get(a, "alerts"), i, x)
+    {
+        const char *name = json_string_value(json_object_get(x, "name"));
+        const char *sum = json_string_value(json_object_get(x, "summary"));
+        if (name == NULL || sum == NULL ||
+            (strcmp(name, "PoolTagLeak") != 0 && strcmp(name, "NonpagedPoolPressure") != 0))
+            continue;
+        n++;
+        if (strstr(sum, "; runs out 20") == NULL ||
+            !json_is_integer(json_object_get(x, "pool_eta_ms")))
+            fail_msg("%s: %s without its pool's ETA: %s", when, name, sum);
+        if (strcmp(name, "NonpagedPoolPressure") == 0 &&
+            (strstr(sum, "; fastest-growing suspect 'Ddk ' +") == NULL ||
+             strcmp(json_string_value(json_object_get(x, "growing_tag")) ?: "", "Ddk ") != 0))
+            fail_msg("%s: %s does not name Ddk: %s", when, name, sum);
+    }
+    json_decref(a);
+    return n;
+}
+
+/* The host's suspects (tag, evidence) as a JSON array, in the list's order. */
+static json_t *suspects(void)
+{
+    json_t *l = get("/api/v1/leaks?host=" HOST), *out = json_array();
+    size_t i;
+    json_t *s;
+    json_array_foreach(json_object_get(l, "suspects"), i, s) json_array_append_new(
+        out, json_pack("{s:O,s:O,s:O}", "tag", json_object_get(s, "tag"), "evidence",
+                       json_object_get(s, "evidence"), "growth_bytes_per_h",
+                       json_object_get(s, "growth_bytes_per_h")));
+    json_decref(l);
+    return out;
+}
+
+/* The host's suspects now are `want` (tag, evidence, growth), or the test fails saying `when`. */
+static void expect_suspects(const json_t *want, const char *when)
+{
+    json_t *got = suspects();
+    if (!json_equal(got, want)) {
+        char *a = json_dumps(got, 0), *b = json_dumps(want, 0);
+        char msg[1200];
+        snprintf(msg, sizeof(msg), "%s: suspects %.500s, want %.500s", when, a, b);
+        free(a);
+        free(b);
+        fail_msg("%s", msg);
+    }
+    json_decref(got);
+}
+
+static char log_path[400];
+
+/* A test directory with its PKI and tokens, a collector, and ddk-2003 judged, then stopped: its
+ * agent said goodbye. Returns the collector's PID. */
+static pid_t start_judged_host(const char *extra_opt)
+{
+    snprintf(dir, sizeof(dir), "/tmp/pw-restart-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char path[400];
+    snprintf(path, sizeof(path), "%s/pki", dir);
+    pw_proc_pki(PW_SOURCE_DIR, path, "--agent " HOST);
+    snprintf(path, sizeof(path), "%s/tokens", dir);
+    pw_proc_tokens_file(path, TOKEN, "read restart");
+    snprintf(log_path, sizeof(log_path), "%s/collector.log", dir);
+    agents_port = pw_proc_free_port();
+    http_port = pw_proc_free_port();
+    coll_extra = extra_opt;
+    pid_t coll = start_collector();
+    const char *extra[] = {"--sim.backfill=1d", "--limits.nonpaged=64MiB"};
+    pid_t agent = pw_proc_start_agent(&agent_bin, agents_port, "ddk", "sim:ddk-2003", HOST,
+                                      "pki/agent-" HOST, "60s", extra, 2);
+    pw_proc_wait(judged, NULL, WAIT_MS,
+                 "ddk-2003 loaded (1,440 samples), its Ddk suspect and both its alerts", log_path);
+    int st = pw_proc_stop(agent, SIGTERM, 30000);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pw_proc_wait(stopped, NULL, WAIT_MS, "ddk-2003 stopped (its agent's goodbye)", log_path);
+    return coll;
+}
+
+static void test_restart(void **state)
+{
+    (void)state;
+    const char *log = log_path;
+    pid_t coll = start_judged_host(NULL);
+    int st;
+    json_t *before = get("/api/v1/hosts/" HOST);
+    assert_true(check_alerts("before the stop") == 2);
+    json_t *sus_before = suspects();
+    assert_true(json_array_size(sus_before) > 0);
+    assert_int_equal(json_integer_value(json_object_get(before, "os_build")), 3790); /* 2003 */
+    assert_string_equal(json_string_value(json_object_get(before, "arch")), "x86");
+    assert_true(strlen(json_string_value(json_object_get(before, "agent_version"))) > 0);
+    json_t *hist = json_object_get(before, "history");
+    assert_true(json_array_size(hist) == 1024); /* a full ring: 1,440 samples came */
+
+    st = pw_proc_stop(coll, SIGTERM, 30000);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    coll = start_collector();
+    pw_proc_wait(answers, NULL, WAIT_MS, "the restarted collector's API", log);
+
+    /* Before the first pass (it is due 30 s after the start: this is read at once). */
+    json_t *lk = get("/api/v1/leaks?limit=1");
+    assert_true(json_is_integer(json_object_get(lk, "first_pass_ms")));
+    json_decref(lk);
+    json_t *now = get("/api/v1/hosts/" HOST);
+    check_host(before, now, "before the first pass");
+    json_t *want = per_minute(hist);
+    json_t *got = json_object_get(now, "history");
+    if (!json_equal(want, got))
+        fail_msg("before the first pass: %zu history points, want the %zu minutes' last of the "
+                 "%zu before the stop",
+                 json_array_size(got), json_array_size(want), json_array_size(hist));
+    json_decref(want);
+    json_decref(now);
+    assert_true(check_alerts("before the first pass") == 2);
+    expect_suspects(sus_before, "before the first pass");
+    lk = get("/api/v1/leaks?limit=1");
+    assert_true(json_is_integer(json_object_get(lk, "first_pass_ms"))); /* all read before it */
+    json_decref(lk);
+
+    /* After the first pass: the raw samples in the history again, exactly as before. */
+    pw_proc_wait(first_pass_ran, NULL, WAIT_MS, "the first analysis pass", log);
+    now = get("/api/v1/hosts/" HOST);
+    check_host(before, now, "after the first pass");
+    if (!json_equal(hist, json_object_get(now, "history")))
+        fail_msg("after the first pass: %zu history points, not the %zu before the stop",
+                 json_array_size(json_object_get(now, "history")), json_array_size(hist));
+    json_decref(now);
+    assert_true(check_alerts("after the first pass") == 2);
+    expect_suspects(sus_before, "after the first pass");
+
+    json_decref(sus_before);
+    json_decref(before);
+    st = pw_proc_stop(coll, SIGTERM, 30000);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pw_proc_remove_dir(dir, "PW_KEEP_RESTART_DIR");
+}
+
+/* The kept file as the collector wrote it in the background holds the Ddk suspect with the
+ * evidence the API gives now (its verdict after the agent's last sample). */
+static int saved_as_shown(void *arg)
+{
+    const json_t *shown = arg;
+    char path[400];
+    snprintf(path, sizeof(path), "%s/pw.db.suspects.json", dir);
+    json_t *f = json_load_file(path, 0, NULL);
+    size_t i;
+    json_t *e;
+    int ok = 0;
+    json_array_foreach(json_object_get(f, "suspects"), i, e)
+    {
+        const json_t *s = json_object_get(e, "suspect");
+        ok |= strcmp(json_string_value(json_object_get(e, "host")) ?: "", HOST) == 0 &&
+              strcmp(json_string_value(json_object_get(e, "tag")) ?: "", "44646b20") == 0 &&
+              json_equal(json_object_get(s, "evidence"),
+                         json_object_get(json_array_get(shown, 0), "evidence"));
+    }
+    json_decref(f);
+    return ok;
+}
+
+static void test_sigkill(void **state)
+{
+    (void)state;
+    pid_t coll = start_judged_host("--analysis.kept_every=1s");
+    json_t *sus_before = suspects();
+    assert_true(json_array_size(sus_before) > 0);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sus_before, 0), "tag")),
+                        "Ddk ");
+    pw_proc_wait(saved_as_shown, sus_before, WAIT_MS,
+                 "pw.db.suspects.json written in the background with Ddk's evidence as shown",
+                 log_path);
+    int st = pw_proc_stop(coll, SIGKILL, 30000);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    assert_true(saved_as_shown(sus_before)); /* (a SIGKILL writes nothing) */
+    coll_extra = NULL;
+    coll = start_collector();
+    pw_proc_wait(answers, NULL, WAIT_MS, "the restarted collector's API", log_path);
+    json_t *lk = get("/api/v1/leaks?limit=1");
+    assert_true(json_is_integer(json_object_get(lk, "first_pass_ms")));
+    json_decref(lk);
+    expect_suspects(sus_before, "after the SIGKILL, before the first pass");
+    assert_true(check_alerts("after the SIGKILL, before the first pass") == 2);
+    pw_proc_wait(first_pass_ran, NULL, WAIT_MS, "the first analysis pass", log_path);
+    /* judged again on the rings kept before the kill */
+    expect_suspects(sus_before, "after the SIGKILL and the first pass");
+    json_decref(sus_before);
+    st = pw_proc_stop(coll, SIGTERM, 30000);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pw_proc_remove_dir(dir, "PW_KEEP_RESTART_DIR");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_restart),
+                                       cmocka_unit_test(test_sigkill)};
+    return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
+}
