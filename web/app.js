@@ -488,8 +488,12 @@ function fleetView() {
       `<div class="card" id="suspects-card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
     const rows = hosts.map((h) => {
       const lvl = h.loading_history ? 'loading' : limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes);
+      /* the limit's source beside it (reported, computed, registry, configured), as on the host
+       * page: the global view's hosts carry it too */
+      const src = h.nonpaged_limit_bytes && h.nonpaged_limit_source && h.nonpaged_limit_source !== 'unknown'
+        ? ` <span class="mute src">${esc(h.nonpaged_limit_source)}</span>` : '';
       const used = `${bar(h.nonpaged_ratio, lvl)}${fmtBytes(h.nonpaged_bytes)} / ` +
-        limitText(h.nonpaged_limit_bytes);
+        limitText(h.nonpaged_limit_bytes) + src;
       const sp = h.suspects || 0;
       return `<tr data-host="${esc(h.name)}" class="lvl-${esc(lvl)}">` +
         `<td class="host">${level(lvl)}${hostLink(h.name, h.collector)}</td>` +

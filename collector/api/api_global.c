@@ -101,12 +101,20 @@ static json_t *host_json(const pw_fleetq_host_t *h)
                         pw__api_jstr_or_null(h->collector[0] ? h->collector : NULL));
     json_object_set_new(o, "connected", json_boolean(h->connected));
     json_object_set_new(o, "last_seen_ms", pw__api_ju64(h->last_seen_ms));
+    /* as a collector's own list says it (its poolwatch_host_loading_history series) */
+    json_object_set_new(o, "loading_history", json_boolean(h->loading));
     for (int p = 0; p < 2; p++) {
         char k[40];
         snprintf(k, sizeof(k), "%s_bytes", pn[p]);
         json_object_set_new(o, k, pw__api_ju64(h->used[p]));
         snprintf(k, sizeof(k), "%s_limit_bytes", pn[p]);
         json_object_set_new(o, k, h->limit[p] ? pw__api_ju64(h->limit[p]) : json_null());
+        /* where the limit comes from: the series' source label ("unknown" without a limit, or
+         * from a collector that does not send it) */
+        snprintf(k, sizeof(k), "%s_limit_source", pn[p]);
+        json_object_set_new(
+            o, k,
+            json_string(h->limit[p] && h->limit_source[p][0] ? h->limit_source[p] : "unknown"));
         snprintf(k, sizeof(k), "%s_ratio", pn[p]);
         json_object_set_new(
             o, k, h->limit[p] ? json_real((double)h->used[p] / (double)h->limit[p]) : json_null());
@@ -359,11 +367,13 @@ static json_t *leaks_doc(const pw_fleetq_snap_t *s, const char *host, uint64_t l
             pw__api_jstr_or_null(h->collector[0] ? h->collector : NULL), "tag", v[i].l->tag, "type",
             pw_pool_name(v[i].l->pool), "score", pw__api_jreal(v[i].l->score), "growth_bytes_per_h",
             pw__api_jreal(v[i].l->growth_bytes_per_hour));
-        /* its pool's limit, level and ETA, as a collector's own list has them (no source: the
-         * series do not carry it) */
+        /* its pool's limit with its source, level and ETA, as a collector's own list has them */
         if (e != NULL) {
             json_object_set_new(e, "pool_limit_bytes",
                                 h->limit[p] ? pw__api_ju64(h->limit[p]) : json_null());
+            json_object_set_new(
+                e, "pool_limit_source",
+                json_string(h->limit[p] && h->limit_source[p][0] ? h->limit_source[p] : "unknown"));
             json_object_set_new(e, "pool_level", json_string(pw__api_level_name(leak_level(h, p))));
             json_object_set_new(
                 e, "pool_eta_ms",

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "remote_write.h"
 #include "series.h"
 
@@ -97,7 +98,11 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
         {"poolwatch_host_last_seen_seconds", "gauge", "Time of the newest sample, Unix seconds."},
         {"poolwatch_host_suspects", "gauge", "Leak suspects of the host."},
         {"poolwatch_host_table_rows", "gauge", "Rows (tag, pool type) in the host's table."},
+        {"poolwatch_host_loading_history", "gauge",
+         "1 while the host's history streams in (a backfill, a spool resent after an outage): its "
+         "level, ETA and suspects are of its newest sample so far, not of now."},
     };
+    int64_t now_ms = (int64_t)pw_clock_wall_ms(); /* the analysis' clock (loading history) */
     const pw_suspect_t *sp;
     size_t ns = pw_analysis_run_suspects(api->an, &sp);
     for (size_t m = 0; m < sizeof(hm) / sizeof(hm[0]) && r == 0; m++) {
@@ -143,8 +148,12 @@ int pw_api_metrics(pw_api_t *api, pw_buf_t *b)
                 r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn,
                         pw_series_suspects(sp, ns, h->name));
                 break;
-            default:
+            case 7:
                 r = out(b, "%s{host=\"%s\"} %zu\n", hm[m].name, hn, pw_host_nrows(h));
+                break;
+            default:
+                r = out(b, "%s{host=\"%s\"} %d\n", hm[m].name, hn,
+                        pw_analysis_loading(api->an, h, now_ms));
             }
         }
     }

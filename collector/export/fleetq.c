@@ -16,6 +16,7 @@
 static const char *const QUERIES[4] = {
     "{__name__=~\"poolwatch_pool_bytes|poolwatch_pool_limit_bytes|"
     "poolwatch_pool_exhaustion_seconds|poolwatch_host_connected|poolwatch_host_suspects|"
+    "poolwatch_host_loading_history|"
     "poolwatch_host_owner\"}",
     "timestamp(poolwatch_pool_bytes{pool=\"nonpaged\"})",
     "poolwatch_tag_bytes",
@@ -205,8 +206,13 @@ int pw_fleetq_build_add(pw_fleetq_build_t *b, int which, const char *json, size_
                 continue;
             if (strcmp(name, "poolwatch_pool_bytes") == 0 && pool >= 0)
                 h->used[pool] = u;
-            else if (strcmp(name, "poolwatch_pool_limit_bytes") == 0 && pool >= 0)
+            else if (strcmp(name, "poolwatch_pool_limit_bytes") == 0 && pool >= 0) {
                 h->limit[pool] = u;
+                const char *src = label(m, "source"); /* (absent from older collectors) */
+                snprintf(h->limit_source[pool], sizeof(h->limit_source[pool]), "%s",
+                         src != NULL ? src : "");
+            } else if (strcmp(name, "poolwatch_host_loading_history") == 0)
+                h->loading = val != 0;
             else if (strcmp(name, "poolwatch_pool_exhaustion_seconds") == 0 && pool >= 0)
                 h->eta_s[pool] = val;
             else if (strcmp(name, "poolwatch_host_connected") == 0)

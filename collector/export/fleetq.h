@@ -8,7 +8,8 @@
  * A refresh is four queries, one after the other, over the series of remote_write.h:
  *   1. {__name__=~"poolwatch_pool_bytes|poolwatch_pool_limit_bytes|
  *       poolwatch_pool_exhaustion_seconds|poolwatch_host_connected|poolwatch_host_suspects|
- *       poolwatch_host_owner"}                          the hosts (a host = a host label)
+ *       poolwatch_host_loading_history|poolwatch_host_owner"}
+ *                                                       the hosts (a host = a host label)
  *   2. timestamp(poolwatch_pool_bytes{pool="nonpaged"}) each host's last sample time
  *   3. poolwatch_tag_bytes                              the (host, tag, pool) rows exported
  *   4. {__name__=~"poolwatch_leak_growth_bytes_per_hour|poolwatch_leak_score"}
@@ -39,10 +40,12 @@ typedef struct pw_fleetq_host_s {
     char collector[256]; /* poolwatch_host_owner's collector label; "" = unknown */
     int connected;       /* poolwatch_host_connected */
     uint64_t last_seen_ms;
-    uint64_t used[2];  /* poolwatch_pool_bytes: [0] nonpaged, [1] paged */
-    uint64_t limit[2]; /* poolwatch_pool_limit_bytes; 0 = absent (unknown) */
-    double eta_s[2];   /* poolwatch_pool_exhaustion_seconds; < 0 = absent */
-    uint32_t suspects; /* poolwatch_host_suspects */
+    uint64_t used[2];         /* poolwatch_pool_bytes: [0] nonpaged, [1] paged */
+    uint64_t limit[2];        /* poolwatch_pool_limit_bytes; 0 = absent (unknown) */
+    char limit_source[2][16]; /* its source label ("computed", ...); "" = absent (unknown) */
+    int loading;              /* poolwatch_host_loading_history: 1 while its history loads */
+    double eta_s[2];          /* poolwatch_pool_exhaustion_seconds; < 0 = absent */
+    uint32_t suspects;        /* poolwatch_host_suspects */
 } pw_fleetq_host_t;
 
 typedef struct pw_fleetq_row_s {

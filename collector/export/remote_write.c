@@ -150,6 +150,7 @@ struct pw_remote_write_hoststate_s {
     uint32_t nheld, capheld;
     int8_t connected; /* poolwatch_host_connected as last sent; -1 = not sent yet */
     int8_t stopped;   /* poolwatch_host_stopped as last sent */
+    int8_t loading;   /* poolwatch_host_loading_history as last sent */
     uint32_t leaks;   /* hash of the suspects' series as last sent */
 };
 
@@ -465,7 +466,7 @@ static int leak_series(batch_t *b, const pw_host_t *h, const pw_remote_write_pol
     return r;
 }
 
-static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *an,
+static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *an, int loading,
                        const pw_remote_write_policy_t *pol, pw_remote_write_hoststate_t *hs,
                        size_t cap, scratch_t *x, uint64_t *capped, uint64_t *nrows)
 {
@@ -509,6 +510,8 @@ static int host_series(batch_t *b, const pw_host_t *h, const pw_analysis_run_t *
     if (r == 0)
         r = add(b, "poolwatch_host_stopped", NULL, h->name, NULL, NULL, pw_series_stopped(h), ts,
                 NULL);
+    if (r == 0)
+        r = add(b, "poolwatch_host_loading_history", NULL, h->name, NULL, NULL, loading, ts, NULL);
     if (r == 0)
         r = add(b, "poolwatch_host_suspects", NULL, h->name, NULL, NULL, (double)ns_host, ts, NULL);
     double av[3];
@@ -644,6 +647,13 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
                         pw_series_stopped(h), cur->now_ms, NULL);
                 hs->stopped = (int8_t)pw_series_stopped(h);
             }
+            /* a backlog that caught up and was judged: no longer loading, without a new sample */
+            int ld = pw_analysis_loading(an, h, (int64_t)cur->now_ms);
+            if (r == 0 && hs->loading != ld) {
+                r = add(&b, "poolwatch_host_loading_history", NULL, h->name, NULL, NULL, ld,
+                        cur->now_ms, NULL);
+                hs->loading = (int8_t)ld;
+            }
             size_t sf = 0, sn = host_suspects(&x, h->name, &sf);
             uint32_t lh = leaks_hash(&x, sf, sn);
             if (r == 0 && lh != hs->leaks) {
@@ -667,11 +677,13 @@ int64_t pw_remote_write_encode_slice(const pw_fleet_t *f, const pw_analysis_run_
             cur->sent_ms[h->index] = h->last_seen_ms; /* too old for a receiver: skipped */
             continue;
         }
-        r = host_series(&b, h, an, pol, hs, cap, &x, &cur->rows_capped, &cur->rows_exported);
+        int ld = pw_analysis_loading(an, h, (int64_t)cur->now_ms);
+        r = host_series(&b, h, an, ld, pol, hs, cap, &x, &cur->rows_capped, &cur->rows_exported);
         if (r == 0) {
             cur->sent_ms[h->index] = h->last_seen_ms;
             hs->connected = (int8_t)pw_host_connected(h);
             hs->stopped = (int8_t)pw_series_stopped(h);
+            hs->loading = (int8_t)ld;
         }
     }
     if (r == 0)

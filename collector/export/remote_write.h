@@ -67,7 +67,7 @@
 
 /* Per host, without the exhaustion ETAs, when both pool limits are known (2 fewer when
  * neither is: an unknown limit has no series). */
-#define PW_REMOTE_WRITE_HOST_SERIES 7
+#define PW_REMOTE_WRITE_HOST_SERIES 8
 
 /* Which series go out beyond the host series (see the top). */
 typedef struct pw_remote_write_policy_s {

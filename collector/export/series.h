@@ -8,7 +8,8 @@
  *              poolwatch_pool_exhaustion_seconds{host,pool} (where the analysis gives an ETA),
  *              poolwatch_host_connected{host}, poolwatch_host_stopped{host} (1 when its agent
  *              said Goodbye, a clean stop, and has not connected since: pw_series_stopped),
- *              poolwatch_host_suspects{host};
+ *              poolwatch_host_loading_history{host} (1 while its history streams in:
+ *              pw_analysis_loading, the API's loading_history), poolwatch_host_suspects{host};
  *              poolwatch_pool_empty_event_timestamp_seconds{host,pool} (the newest srv 2019 /
  *              2020 "the pool was empty" the analysis holds: pw_analysis_run_empty_last; only
  *              where there is one: the rules' PoolEmpty);

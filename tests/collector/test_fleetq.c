@@ -238,10 +238,17 @@ static size_t answer(const char *form, char *out, size_t cap)
             snprintf(v, sizeof(v), "%d", h == 2 ? h2_np : np[h - 1]);
             ADD(M("\"__name__\":\"poolwatch_pool_bytes\",\"host\":\"h%d\",\"pool\":\"nonpaged\""),
                 h, v);
+            /* the limit's source label (h5's collector does not send one), h4 none */
+            static const char *const src[5] = {",\"source\":\"computed\"",
+                                               ",\"source\":\"reported\"",
+                                               ",\"source\":\"configured\"", "", ""};
             if (h != 4)
                 ADD(M("\"__name__\":\"poolwatch_pool_limit_bytes\",\"host\":\"h%d\",\"pool\":"
-                      "\"nonpaged\""),
-                    h, "100");
+                      "\"nonpaged\"%s"),
+                    h, src[h - 1], "100");
+            if (h <= 3) /* h3's history still streams in; h4 and h5 send no such series */
+                ADD(M("\"__name__\":\"poolwatch_host_loading_history\",\"host\":\"h%d\""), h,
+                    h == 3 ? "1" : "0");
             ADD(M("\"__name__\":\"poolwatch_host_connected\",\"host\":\"h%d\""), h, "1");
             ADD(M("\"__name__\":\"poolwatch_host_suspects\",\"host\":\"h%d\""), h,
                 h == 1 || h == 5 ? "1" : "0");
@@ -490,6 +497,17 @@ static void test_refresh_prepared(void **state)
     assert_true(json_is_null(json_object_get(json_array_get(h, 4), "nonpaged_limit_bytes")));
     assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 0), "last_seen_ms")),
                      1764400000500);
+    /* the limit's source as each collector labelled it ("unknown": no limit, or no label), and
+     * whether its history is still loading (order: h1, h3, h2, h5, h4) */
+    static const char *const source[5] = {"computed", "configured", "reported", "unknown",
+                                          "unknown"};
+    for (size_t i = 0; i < 5; i++) {
+        assert_string_equal(str_at(h, i, "nonpaged_limit_source"), source[i]);
+        assert_string_equal(str_at(h, i, "paged_limit_source"), "unknown");
+        assert_true(json_is_boolean(json_object_get(json_array_get(h, i), "loading_history")));
+        assert_int_equal(json_is_true(json_object_get(json_array_get(h, i), "loading_history")),
+                         i == 1);
+    }
     json_decref(j);
 
     /* tags by bytes: "Ddk " nonpaged 10,460 B on 5 hosts (p50 120; p90, type 7: 130 + 0.6 *
@@ -545,6 +563,12 @@ static void test_refresh_prepared(void **state)
     assert_true(num_at(t, 0, "score") == 3 && num_at(t, 0, "growth_bytes_per_h") == 1000);
     assert_string_equal(str_at(t, 1, "host"), "h1");
     assert_string_equal(str_at(t, 1, "type"), "paged");
+    /* h5's nonpaged limit carries no source label; h1's paged pool has no limit; and the time
+     * the ETA counts from is the host's newest sample */
+    assert_string_equal(str_at(t, 0, "pool_limit_source"), "unknown");
+    assert_string_equal(str_at(t, 1, "pool_limit_source"), "unknown");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(t, 1), "last_sample_ms")),
+                     1764400000500);
     json_decref(j);
     j = get(&d.api, "/api/v1/leaks", "host=H1", NULL);
     t = json_object_get(j, "suspects");

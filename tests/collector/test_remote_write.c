@@ -198,6 +198,7 @@ static const char *const want_alpha[] = {
     "poolwatch_pool_exhaustion_seconds{host=alpha,pool=nonpaged} 3600.5 @1764400000005",
     "poolwatch_host_connected{host=alpha} 0 @1764400000005",
     "poolwatch_host_stopped{host=alpha} 0 @1764400000005",
+    "poolwatch_host_loading_history{host=alpha} 0 @1764400000005",
     "poolwatch_host_suspects{host=alpha} 1 @1764400000005",
     "poolwatch_tag_bytes{host=alpha,pool=paged,tag=0x4162017a} 9000 @1764400000005",
     "poolwatch_tag_allocations{host=alpha,pool=paged,tag=0x4162017a} 7 @1764400000005",
@@ -213,6 +214,7 @@ static const char *const want_beta[] = {
     /* no poolwatch_pool_limit_bytes: beta's limits are unknown (absent, not 0) */
     "poolwatch_host_connected{host=beta} 1 @1764400010000",
     "poolwatch_host_stopped{host=beta} 0 @1764400010000",
+    "poolwatch_host_loading_history{host=beta} 0 @1764400010000",
     "poolwatch_host_suspects{host=beta} 2 @1764400010000",
     "poolwatch_tag_bytes{host=beta,pool=nonpaged,tag=Proc} 777 @1764400010000",
     "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 @1764400010000",
@@ -277,14 +279,14 @@ static void test_encode(void **state)
     build_fleet();
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
-    /* 3 rows per host: alpha 7 + 1 ETA + 2 x 3 = 14, beta 5 (no limit series: both limits
-     * unknown) + 2 x min(1, 3) = 7, gamma none: 21 */
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 21);
-    assert_int_equal(g->n, 21);
-    assert_int_equal(g->bodies, 5); /* 5 + 5 + 5 + 5 + 1 */
+    /* 3 rows per host: alpha 8 + 1 ETA + 2 x 3 = 15, beta 6 (no limit series: both limits
+     * unknown) + 2 x min(1, 3) = 8, gamma none: 23 */
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 5, &cur, collect_emit, g), 23);
+    assert_int_equal(g->n, 23);
+    assert_int_equal(g->bodies, 5); /* 5 + 5 + 5 + 5 + 3 */
     assert_int_equal(g->body_series[0], 5);
     assert_int_equal(g->body_series[3], 5);
-    assert_int_equal(g->body_series[4], 1);
+    assert_int_equal(g->body_series[4], 3);
     for (size_t i = 0; i < g->n; i++) /* beta has no limit series at all */
         assert_null(strstr(g->line[i], "poolwatch_pool_limit_bytes{host=beta"));
     for (size_t i = 0; i < N_ALPHA; i++)
@@ -300,32 +302,32 @@ static void test_encode(void **state)
     /* beta's next sample: only beta, stamped with its time */
     fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
     restore_beta(1500);
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_int_equal(g->bodies, 1);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
-    assert_string_equal(g->line[6], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
+    assert_string_equal(g->line[7], "poolwatch_tag_allocations{host=beta,pool=nonpaged,tag=Proc} 3 "
                                     "@1764400020000");
 
     /* tags_per_host 0: host-level series only; 2: the two largest rows (formula: host series
-     * (7 for alpha, whose limits are known; 5 for beta, whose are not) + hosts x 2 x min(rows,
+     * (8 for alpha, whose limits are known; 6 for beta, whose are not) + hosts x 2 x min(rows,
      * tags_per_host), plus alpha's one ETA) */
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 0, 0, &cur, collect_emit, g),
-                     PW_REMOTE_WRITE_HOST_SERIES + 5 + 1);
+                     PW_REMOTE_WRITE_HOST_SERIES + 6 + 1);
     pw_remote_write_cursor_free(&cur);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 2, 0, &cur, collect_emit, g),
-                     PW_REMOTE_WRITE_HOST_SERIES + 5 + 1 + 2 * 2 + 2 * 1);
-    assert_string_equal(g->line[9], want_alpha[9]);
-    assert_string_equal(g->line[12],
+                     PW_REMOTE_WRITE_HOST_SERIES + 6 + 1 + 2 * 2 + 2 * 1);
+    assert_string_equal(g->line[10], want_alpha[10]);
+    assert_string_equal(g->line[13],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     pw_remote_write_cursor_free(&cur);
     /* a large tags_per_host (the sorting path) selects the same rows in the same order */
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 10000, 0, &cur, collect_emit, g),
-                     14 + 2 + 7);
+                     15 + 2 + 8);
     for (size_t i = 0; i < N_ALPHA; i++)
         assert_string_equal(g->line[i], want_alpha[i]);
     assert_string_equal(
@@ -336,7 +338,7 @@ static void test_encode(void **state)
      * (T_BETA + 10000 by now) is not. */
     memset(g, 0, sizeof(*g));
     cur.min_ts_ms = T_ALPHA + 1;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
     memset(g, 0, sizeof(*g));
@@ -349,7 +351,7 @@ static void test_encode(void **state)
      * and the cursor stays: beta (T_BETA + 10000) is ahead of T_BETA, alpha is not. */
     memset(g, 0, sizeof(*g));
     cur.max_ts_ms = T_BETA;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 14);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 15);
     assert_int_equal(cur.ahead, 1);
     assert_string_equal(g->line[0], want_alpha[0]);
     /* still ahead at the next interval: counted again, nothing sent */
@@ -358,7 +360,7 @@ static void test_encode(void **state)
     assert_int_equal(cur.ahead, 1);
     /* the clock moves on: beta's sample goes out, stamped with its own time */
     cur.max_ts_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400020000");
@@ -370,7 +372,7 @@ static void test_encode(void **state)
     assert_int_equal(cur.ahead, 1);
     fleet->hosts[1]->last_seen_ms = T_BETA + 20000;
     cur.max_ts_ms = T_BETA + 30000;
-    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 7);
+    assert_int_equal(pw_remote_write_encode(fleet, dbl.an, 3, 0, &cur, collect_emit, g), 8);
     assert_int_equal(cur.ahead, 0);
     assert_string_equal(g->line[0],
                         "poolwatch_pool_bytes{host=beta,pool=nonpaged} 1500 @1764400030000");
@@ -389,7 +391,7 @@ typedef struct logcap_s {
 
 /* The writer's timer encodes in slices (pw_remote_write_encode_slice) so that a fleet's encode
  * does not hold the loop: slices send exactly what one encode sends, in the same order. 40
- * restored hosts of one row each, limits unknown: 5 host series + 2 of the one row = 7 each, 280
+ * restored hosts of one row each, limits unknown: 6 host series + 2 of the one row = 8 each, 320
  * in all; with a budget of 1 ns a slice stops at its first clock check (16 hosts), so the fleet's
  * end comes at the third slice, each slice ending its own body. */
 static void test_encode_slices(void **state)
@@ -414,7 +416,7 @@ static void test_encode_slices(void **state)
     pw_remote_write_policy_t pol = {.tags_per_host = 1, .max_tags_per_host = 1};
     pw_remote_write_cursor_t c1 = {.sent_ms = NULL}, c2 = {.sent_ms = NULL};
     got_t *g1 = calloc(1, sizeof(*g1)), *g2 = calloc(1, sizeof(*g2));
-    assert_int_equal(pw_remote_write_encode_policy(f, d.an, &pol, 0, &c1, collect_emit, g1), 280);
+    assert_int_equal(pw_remote_write_encode_policy(f, d.an, &pol, 0, &c1, collect_emit, g1), 320);
     assert_int_equal(g1->bodies, 1);
     int done = 0, slices = 0;
     int64_t n = 0;
@@ -426,11 +428,11 @@ static void test_encode_slices(void **state)
         assert_int_equal(c2.pos, done ? 0 : 16 * (size_t)slices);
     }
     assert_int_equal(slices, 3);
-    assert_int_equal(n, 280);
-    assert_int_equal(g2->n, 280);
+    assert_int_equal(n, 320);
+    assert_int_equal(g2->n, 320);
     assert_int_equal(g2->bodies, 3);
-    assert_int_equal(g2->body_series[0], 16 * 7);
-    assert_int_equal(g2->body_series[2], 8 * 7);
+    assert_int_equal(g2->body_series[0], 16 * 8);
+    assert_int_equal(g2->body_series[2], 8 * 8);
     for (size_t i = 0; i < g1->n; i++)
         assert_string_equal(g2->line[i], g1->line[i]);
     /* nothing new: a sliced encode finds nothing and is done at once */
@@ -769,15 +771,15 @@ static void test_sender(void **state)
     memset(&logs, 0, sizeof(logs));
     pw_log_set_sink(log_sink, NULL);
 
-    /* 500 then 204: one request of 21 series, retried once, counted once */
+    /* 500 then 204: one request of 23 series, retried once, counted once */
     uint64_t t0 = now_ms();
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
-    run_until(&loop, w, 21, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 23);
+    run_until(&loop, w, 23, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 2);
     assert_true(now_ms() - t0 >= 50); /* the backoff was waited */
-    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.samples, 23);
     assert_int_equal(st.requests, 1);
     assert_int_equal(st.retries, 1);
     assert_int_equal(st.failed_samples, 0);
@@ -793,9 +795,9 @@ static void test_sender(void **state)
     assert_string_equal(srv.hdr[5], "team1");
     got_t *g = calloc(1, sizeof(*g));
     decode_body(g, srv.body, srv.body_len);
-    assert_int_equal(g->n, 21);
+    assert_int_equal(g->n, 23);
     assert_string_equal(g->line[0], want_alpha[0]);
-    assert_string_equal(g->line[20], want_beta[6]);
+    assert_string_equal(g->line[22], want_beta[7]);
     /* the log: one WARN naming the URL and the status, one INFO when it works again */
     char want[300];
     snprintf(want, sizeof(want), "%s: status 500: retrying with back-off (1 request queued)", url);
@@ -810,18 +812,18 @@ static void test_sender(void **state)
     write_file(tok, "s3cret-2");
     assert_int_equal(pw_remote_write_reload_token(w, &d), 0);
     fleet->hosts[1]->last_seen_ms = T_BETA + 10000;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 7);
-    run_until(&loop, w, 21 + 7, 300);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 8);
+    run_until(&loop, w, 23 + 8, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(srv.requests, 3);
-    assert_int_equal(st.samples, 21);
-    assert_int_equal(st.failed_samples, 7);
+    assert_int_equal(st.samples, 23);
+    assert_int_equal(st.failed_samples, 8);
     assert_int_equal(st.retries, 1);
     assert_int_equal(st.last_status, 400);
     assert_int_equal(st.queued, 0);
     assert_string_equal(srv.hdr[4], "Bearer s3cret-2");
     snprintf(want, sizeof(want),
-             "%s: status 400: refused: 7 samples dropped (not retried) (1 request queued)", url);
+             "%s: status 400: refused: 8 samples dropped (not retried) (1 request queued)", url);
     assert_int_equal(logs.n, 1);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     memset(&logs, 0, sizeof(logs));
@@ -831,7 +833,7 @@ static void test_sender(void **state)
     pw_remote_write_close(w);
 
     /* a full queue: max_queue 1, 5 series per request, nothing answers (closed port): the
-     * 21 series make 5 requests queued before the first is sent; 4 are dropped, oldest first */
+     * 23 series make 5 requests queued before the first is sent; 4 are dropped, oldest first */
     uv_close((uv_handle_t *)&srv.listener, NULL);
     uv_run(&loop, UV_RUN_NOWAIT);
     pw_remote_write_opts_t o2;
@@ -843,9 +845,9 @@ static void test_sender(void **state)
     o2.backoff_initial_ms = 20;
     o2.max_sample_age_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o2, &w, &d), 0);
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 23);
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.dropped_samples, 20); /* 5 + 5 + 5 + 5; the last request (1) stays */
+    assert_int_equal(st.dropped_samples, 20); /* 5 + 5 + 5 + 5; the last request (3) stays */
     assert_int_equal(st.queued, 1);
     run_until(&loop, w, 0, 300); /* connection refused: retried, never accepted */
     pw_remote_write_get_stats(w, &st);
@@ -866,7 +868,7 @@ static void test_sender(void **state)
     assert_int_equal(logs.n, 2);
     /* Closing with the last request unsent says so (it was silent). */
     pw_remote_write_close(w);
-    snprintf(want, sizeof(want), "%s: 1 request (1 samples) not sent at shutdown", url);
+    snprintf(want, sizeof(want), "%s: 1 request (3 samples) not sent at shutdown", url);
     assert_int_equal(logged(PW_LOG_LVL_WARN, want), 1);
     pw_log_set_sink(NULL, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -909,11 +911,11 @@ static void test_sender_clock(void **state)
     uint64_t now = wall_ms();
     fleet->hosts[0]->last_seen_ms = now + 3600000; /* alpha: an hour ahead */
     fleet->hosts[1]->last_seen_ms = now - 1000;    /* beta: right */
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 7);
-    run_until(&loop, w, 7, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 8);
+    run_until(&loop, w, 8, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 7);
+    assert_int_equal(st.samples, 8);
     assert_int_equal(st.hosts_ahead, 1);
     assert_int_equal(st.ahead_skips, 1);
     char want[300];
@@ -930,10 +932,10 @@ static void test_sender_clock(void **state)
     assert_int_equal(logs.n, 1);
     /* alpha's clock fixed: its new sample goes out */
     fleet->hosts[0]->last_seen_ms = now - 500;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 14);
-    run_until(&loop, w, 7 + 14, 0);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 15);
+    run_until(&loop, w, 8 + 15, 0);
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 21);
+    assert_int_equal(st.samples, 23);
     assert_int_equal(st.hosts_ahead, 0);
     assert_int_equal(st.ahead_skips, 2);
     assert_int_equal(srv.requests, 2);
@@ -942,7 +944,7 @@ static void test_sender_clock(void **state)
     o.max_clock_skew_ms = UINT64_MAX;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     fleet->hosts[0]->last_seen_ms = now + 3600000;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 21);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 23);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.hosts_ahead, 0);
     pw_log_set_sink(NULL, NULL);
@@ -1019,12 +1021,12 @@ static void test_sender_https(void **state)
     pw_remote_write_t *w;
     pw_diag_t d;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
-    /* alpha 7 + 1 + 2, beta 5 (its limits unknown: no limit series) + 2 */
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
-    run_until(&loop, w, 17, 0);
+    /* alpha 8 + 1 + 2, beta 6 (its limits unknown: no limit series) + 2 */
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
+    run_until(&loop, w, 19, 0);
     pw_remote_write_stats_t st;
     pw_remote_write_get_stats(w, &st);
-    assert_int_equal(st.samples, 17);
+    assert_int_equal(st.samples, 19);
     assert_int_equal(st.last_status, 204);
     assert_int_equal(st.retries, 0);
     assert_int_equal(srv.requests, 1);
@@ -1034,8 +1036,8 @@ static void test_sender_https(void **state)
     assert_string_equal(srv.hdr[4], ""); /* no token configured: no header */
     got_t *g = calloc(1, sizeof(*g));
     decode_body(g, srv.body, srv.body_len);
-    assert_int_equal(g->n, 17);
-    assert_string_equal(g->line[8], want_alpha[8]); /* alpha's largest row */
+    assert_int_equal(g->n, 19);
+    assert_string_equal(g->line[9], want_alpha[9]); /* alpha's largest row */
     free(g);
     pw_remote_write_close(w);
 
@@ -1044,7 +1046,7 @@ static void test_sender_https(void **state)
     o.backoff_initial_ms = 20;
     assert_int_equal(pw_remote_write_new(&loop, &o, &w, &d), 0);
     fleet->hosts[0]->last_seen_ms++;
-    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 17);
+    assert_int_equal(pw_remote_write_collect(w, fleet, dbl.an), 19);
     run_until(&loop, w, 0, 300);
     pw_remote_write_get_stats(w, &st);
     assert_int_equal(st.samples, 0);
@@ -1135,12 +1137,13 @@ static void test_policy(void **state)
     uint64_t b[6] = {10000, 50, 100, 200, 300, 400};
     send_delta(&e, h, 1, TS0, b);
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     12);
+                     13);
     static const char *const want1[] = {
         "poolwatch_pool_bytes{host=delta,pool=nonpaged} 20000 @1764400100000",
         "poolwatch_pool_bytes{host=delta,pool=paged} 30000 @1764400100000",
         "poolwatch_host_connected{host=delta} 1 @1764400100000",
         "poolwatch_host_stopped{host=delta} 0 @1764400100000",
+        "poolwatch_host_loading_history{host=delta} 0 @1764400100000",
         "poolwatch_host_suspects{host=delta} 1 @1764400100000",
         "poolwatch_host_owner{collector=https://c1:7443,host=delta} 1 @1764400100000",
         "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=Big } 10000 @1764400100000",
@@ -1160,7 +1163,7 @@ static void test_policy(void **state)
     send_delta(&e, h, 2, TS0 + 10000, b);
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     6 + 6 + 2);
+                     7 + 6 + 2);
     tag_list(g, tags, sizeof(tags));
     assert_string_equal(tags, "Big ,Pin1,MovC");
     assert_int_equal(cur.rows_capped, 2);
@@ -1174,7 +1177,7 @@ static void test_policy(void **state)
     tag_list(g, tags, sizeof(tags));
     assert_string_equal(tags, "Big ,Pin1,MovC");
     assert_string_equal(
-        g->line[10], "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=MovC} 390 @1764400120000");
+        g->line[11], "poolwatch_tag_bytes{host=delta,pool=nonpaged,tag=MovC} 390 @1764400120000");
     assert_int_equal(cur.rows_capped, 3);
 
     /* 4 (+50 s): nothing changed for 40 s > hold: MovC leaves */
@@ -1216,7 +1219,7 @@ static void test_policy(void **state)
     pw_remote_write_cursor_t cur2 = {.sent_ms = NULL};
     memset(g, 0, sizeof(*g));
     assert_int_equal(
-        pw_remote_write_encode_policy(fleet, dbl.an, &plain, 0, &cur2, collect_emit, g), 5 + 2);
+        pw_remote_write_encode_policy(fleet, dbl.an, &plain, 0, &cur2, collect_emit, g), 6 + 2);
     tag_list(g, tags, sizeof(tags));
     assert_string_equal(tags, "Big ");
 
@@ -1254,11 +1257,11 @@ static void test_stopped(void **state)
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
     cur.now_ms = TS0 + 1000;
-    /* 2 pool bytes, connected, stopped, suspects per host (no limits, no rows) */
+    /* 2 pool bytes, connected, stopped, loading history, suspects per host (no limits, no rows) */
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     2 * 5);
+                     2 * 6);
     assert_string_equal(g->line[3], "poolwatch_host_stopped{host=calm} 0 @1764400100000");
-    assert_string_equal(g->line[8], "poolwatch_host_stopped{host=crash} 0 @1764400100000");
+    assert_string_equal(g->line[9], "poolwatch_host_stopped{host=crash} 0 @1764400100000");
 
     Poolwatch__V1__Goodbye bye = POOLWATCH__V1__GOODBYE__INIT;
     bye.timestamp_ms = TS0;
@@ -1286,7 +1289,7 @@ static void test_stopped(void **state)
     cur.now_ms = TS0 + 181000;
     memset(g, 0, sizeof(*g));
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     5);
+                     6);
     assert_string_equal(g->line[2], "poolwatch_host_connected{host=calm} 1 @1764400280000");
     assert_string_equal(g->line[3], "poolwatch_host_stopped{host=calm} 0 @1764400280000");
     pw_sample_close(&s);
@@ -1341,17 +1344,17 @@ static void test_held_and_empty(void **state)
     pw_remote_write_cursor_t cur = {.sent_ms = NULL};
     got_t *g = calloc(1, sizeof(*g));
     cur.now_ms = TS0 + 1000;
-    /* lnx: 5 host series + 3 of its row; win: 5 + 1 pool-empty time + 2 of its row */
+    /* lnx: 6 host series + 3 of its row; win: 6 + 1 pool-empty time + 2 of its row */
     assert_int_equal(pw_remote_write_encode_policy(fleet, dbl.an, &pol, 0, &cur, collect_emit, g),
-                     8 + 8);
-    assert_string_equal(g->line[5], "poolwatch_tag_bytes{host=lnx,pool=nonpaged,tag=dentry_cache} "
+                     9 + 9);
+    assert_string_equal(g->line[6], "poolwatch_tag_bytes{host=lnx,pool=nonpaged,tag=dentry_cache} "
                                     "148564080 @1764400100000");
-    assert_string_equal(g->line[7], "poolwatch_tag_held_bytes{host=lnx,pool=nonpaged,"
+    assert_string_equal(g->line[8], "poolwatch_tag_held_bytes{host=lnx,pool=nonpaged,"
                                     "tag=dentry_cache} 155234304 @1764400100000");
     /* 1796047392.486 as the nearest double, printed with 17 digits */
-    assert_string_equal(g->line[13], "poolwatch_pool_empty_event_timestamp_seconds{host=win,"
+    assert_string_equal(g->line[15], "poolwatch_pool_empty_event_timestamp_seconds{host=win,"
                                      "pool=nonpaged} 1796047392.4860001 @1764400100000");
-    for (size_t i = 8; i < g->n; i++) /* the Windows host's row has no held series */
+    for (size_t i = 9; i < g->n; i++) /* the Windows host's row has no held series */
         assert_null(strstr(g->line[i], "held"));
     pw_sample_close(&s);
     free(g);

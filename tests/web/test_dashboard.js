@@ -408,6 +408,15 @@ async function main() {
         ['sim-fleet-small-1', 'streaming'], ['sim-fleet-small-2', 'streaming'], [LEAKER, 'streaming']],
       Object.entries(conn).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     }
+    // Each row's limit with its source, as the API gives them (the global view's hosts too).
+    {
+      const { hosts } = await apiGet('/api/v1/hosts');
+      const srcShown = await page.$$eval('#hosts tbody tr', (trs) => Object.fromEntries(trs.map((t) =>
+        [t.dataset.host, (t.querySelector('td.used .src') || { textContent: '' }).textContent])));
+      eq('fleet: each limit\'s source', Object.fromEntries(hosts.map((h) => [h.name,
+        h.nonpaged_limit_bytes && h.nonpaged_limit_source !== 'unknown' ? h.nonpaged_limit_source : ''])), srcShown);
+      check('fleet: the leaker\'s limit has a source', srcShown[LEAKER] !== '', JSON.stringify(srcShown));
+    }
     const leakRow = `#hosts tr[data-host="${LEAKER}"]`;
     check('leaking host has suspects', parseInt(await page.textContent(`${leakRow} td.suspects`), 10) >= 1,
       await page.textContent(`${leakRow} td.suspects`));
@@ -433,9 +442,9 @@ async function main() {
     check('the clipping check catches a clipped cell', (await page.evaluate(clipped, true))
       .some((x) => x.startsWith('div#clip-probe')), 'not caught');
     await noClipping(page, 'fleet');
-    // Byte columns carry units: "<bar>1.2 GiB / 2.0 GiB" (or "/ unknown").
+    // Byte columns carry units: "<bar>1.2 GiB / 2.0 GiB" (or "/ unknown"), then the limit's source.
     const usedTxt = await page.textContent(`${leakRow} td.used`);
-    check('fleet: used / limit with units', /^\d+(\.\d+)? (B|KiB|MiB|GiB) \/ \d+(\.\d+)? (B|KiB|MiB|GiB)$/.test(usedTxt), usedTxt);
+    check('fleet: used / limit with units', /^\d+(\.\d+)? (B|KiB|MiB|GiB) \/ \d+(\.\d+)? (B|KiB|MiB|GiB) ?(reported|computed|registry|configured)?$/.test(usedTxt), usedTxt);
 
     // A srv 2019 of the capture's host at its second screen, imported as wevtutil writes it
     // (the dashboard lists it and marks it on the host's charts).
@@ -722,7 +731,7 @@ async function main() {
       const j = await apiGet(u.pathname + u.search);
       for (const h of j.hosts || [j]) {
         h.loading_history = h.name === LEAKER;
-        if (h.name === LEAKER) served.last_seen_ms = h.last_seen_ms;
+        if (h.name === LEAKER && j.hosts) served.last_seen_ms = h.last_seen_ms; /* the fleet row's */
       }
       await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(j) });
     });
