@@ -983,6 +983,35 @@ static int note_keyframe(pw_agent_t *a, uint64_t seq)
     return 0;
 }
 
+int64_t pw_agent_sim_wait_ms(uint64_t last_ts_ms, uint64_t step_ms, uint64_t wall_ms, int catch_up,
+                             uint64_t max_ms)
+{
+    uint64_t due = last_ts_ms + step_ms;
+    if (due < wall_ms)
+        return catch_up ? 1 : -1;
+    return (int64_t)(due - wall_ms < max_ms ? due - wall_ms : max_ms);
+}
+
+static uint64_t sim_step_ms(const pw_agent_t *a)
+{
+    return a->cfg->sim_interval_ms ? a->cfg->sim_interval_ms : a->cfg->interval_ms;
+}
+
+static void on_sample_timer(uv_timer_t *t);
+
+/* The sample timer of a simulated source, after its sample stamped a->last_ts_ms (or a tick
+ * too early for the next): due when the next stamp is, not an interval after this tick. */
+static void sim_rearm(pw_agent_t *a, uint64_t now)
+{
+    /* A host started now (or a backfill) follows the wall clock: it catches up after a stall
+     * (else its samples stay behind, stamped too old to carry the agent's footprint); one
+     * given a start in the past (sim.start) goes on at the interval's pace. */
+    int catch_up = a->cfg->sim_backfill_ms != 0 || a->cfg->sim_start_ms == 0;
+    int64_t w = pw_agent_sim_wait_ms(a->last_ts_ms, sim_step_ms(a), now, catch_up, a->interval_ms);
+    if (w >= 0 && !a->source_done)
+        uv_timer_start(&a->sample_timer, on_sample_timer, (uint64_t)w, a->interval_ms);
+}
+
 static void on_sample_timer(uv_timer_t *t)
 {
     pw_agent_t *a = t->data;
@@ -993,11 +1022,13 @@ static void on_sample_timer(uv_timer_t *t)
         set_interval(a, a->cfg->interval_ms);
     }
     /* A simulated host follows the wall clock once caught up: live mode samples faster, but
-     * the simulated clock must not run ahead of real time. */
+     * the simulated clock must not run ahead of real time; the timer waits for the next stamp. */
     if (a->src->info.kind == PW_SOURCE_SIMULATED && a->last_ts_ms) {
-        uint64_t step = a->cfg->sim_interval_ms ? a->cfg->sim_interval_ms : a->cfg->interval_ms;
-        if (a->last_ts_ms + step > now_ms() + 500)
+        uint64_t now = now_ms();
+        if (a->last_ts_ms + sim_step_ms(a) > now + 500) {
+            sim_rearm(a, now);
             return;
+        }
     }
     int r = pw_source_sample(a->src, &a->sample, &d);
     if (r == PW_EAGAIN)
@@ -1105,12 +1136,12 @@ static void on_sample_timer(uv_timer_t *t)
         PW_LOG_INFO(MOD, "%zu pool event%s sent with sample %llu", n_ev, n_ev == 1 ? "" : "s",
                     (unsigned long long)a->sample.seq);
     }
-    /* A source whose clock is behind (a simulated backfill) catches up at once. */
-    if (a->src->info.kind == PW_SOURCE_SIMULATED && a->cfg->sim_backfill_ms &&
-        a->sample.timestamp_ms + a->interval_ms < now_ms())
-        uv_timer_start(&a->sample_timer, on_sample_timer, 1, a->interval_ms);
     a->seq = a->sample.seq;
     a->last_ts_ms = a->sample.timestamp_ms;
+    /* A simulated source whose clock is behind (a backfill) catches up at once, then takes
+     * each sample when its stamp comes */
+    if (a->src->info.kind == PW_SOURCE_SIMULATED)
+        sim_rearm(a, now_ms());
     if (msg->keyframe) {
         note_keyframe(a, a->seq);
         a->since_keyframe = 0;
@@ -1258,8 +1289,10 @@ static void source_config(const pw_agent_cfg_t *cfg, pw_source_config_t *scfg)
     scfg->replay_interval_ms = cfg->replay_interval_ms;
     scfg->replay_start_ms = cfg->replay_start_ms;
     scfg->sim_interval_ms = cfg->sim_interval_ms ? cfg->sim_interval_ms : cfg->interval_ms;
+    /* the agent's clock to the ms (the source's own default is whole seconds: every sample
+     * stamped up to a second before it is taken) */
     scfg->sim_start_ms = cfg->sim_start_ms;
-    if (scfg->sim_start_ms == 0 && cfg->sim_backfill_ms)
+    if (scfg->sim_start_ms == 0)
         scfg->sim_start_ms = now_ms() - cfg->sim_backfill_ms;
 }
 

@@ -107,6 +107,21 @@ int pw_agent_poll(pw_agent_t *a, uint64_t ms);
 uint64_t pw_agent_sample_step(pw_agent_t *a);
 void pw_agent_close(pw_agent_t *a);
 
+/* How long the sample timer of a simulated source waits after a sample (or a tick that came
+ * too early for the next one). Its samples are stamped by the simulated clock (sim.start +
+ * k * sim.interval, agent/source_sim.h), so the next one is due when its stamp comes, not an
+ * interval after this tick: timed from the tick, a host whose catch-up (sim.backfill) ended
+ * between two stamps had every later sample stamped up to an interval in the past, and a
+ * host without a backfill drifted behind by each tick's lateness.
+ * last_ts_ms: the stamp of the last sample (ms since the epoch); step_ms: the simulated time
+ * between samples; wall_ms: the wall clock (ms since the epoch); catch_up: 1 when the agent
+ * catches up at once (sim.backfill, or no sim.start: the host follows the wall clock); max_ms:
+ * the sampling interval, the longest wait.
+ * Returns the ms until the next stamp (0 .. max_ms); when that stamp is already past, 1 with
+ * catch_up (the next sample at once) or -1 without (the timer keeps the interval's pace). */
+int64_t pw_agent_sim_wait_ms(uint64_t last_ts_ms, uint64_t step_ms, uint64_t wall_ms, int catch_up,
+                             uint64_t max_ms);
+
 /* Asks the running pw_agent_run to stop as SIGTERM does (it then returns 0). Callable from any
  * thread: the Windows service's control handler (service_win.c) calls it on SERVICE_CONTROL_STOP,
  * where no signal exists. A call made before the agent runs stops it as soon as it starts. */

@@ -77,6 +77,28 @@ static int has(const found_t *f, const char *name, uint64_t size)
     return 0;
 }
 
+/* A simulated host samples when its next stamp comes. Timed from the end of its catch-up
+ * instead, a host (60-s samples, a backfill) that caught up 19 s after a stamp had every later
+ * sample stamped 19 s before it was taken (ddk-2003 of the vmfleet fixture: ~58 s). */
+static void test_sim_waits_for_its_next_stamp(void **state)
+{
+    (void)state;
+    const uint64_t T = 1764633600000ull; /* 2025-12-02 00:00 UTC, a stamp */
+    /* caught up 19 s after T: the next stamp, T + 60 s, is 41 s away */
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 19000, 1, 60000), 41000);
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 19000, 0, 60000), 41000);
+    /* due now; due within the 500 ms a tick may come early */
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 60000, 1, 60000), 0);
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 59600, 1, 60000), 400);
+    /* never longer than the interval (live mode: 1 s ticks, a 60-s step; a clock stepped back) */
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 19000, 1, 1000), 1000);
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T - 3600000, 1, 60000), 60000);
+    /* the next stamp is past: a backfill catches up at once, a plain past start keeps its pace */
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 60001, 1, 60000), 1);
+    assert_int_equal(pw_agent_sim_wait_ms(T, 60000, T + 60001, 0, 60000), -1);
+    assert_int_equal(pw_agent_sim_wait_ms(T, 10000, T + 2 * 86400000ull, 0, 3600000), -1);
+}
+
 #ifndef _WIN32
 /* The agent's own footprint (selfstat_posix.c) against a second reading of each figure:
  * VmRSS of /proc/self/status (kB) for the resident set, CLOCK_PROCESS_CPUTIME_ID for the CPU
@@ -1042,6 +1064,7 @@ int main(void)
 #ifndef _WIN32
         cmocka_unit_test(test_selfstat_reads_its_own_footprint),
 #endif
+        cmocka_unit_test(test_sim_waits_for_its_next_stamp),
 #ifndef _WIN32
         cmocka_unit_test(test_find_tag_walks_a_module_tree),
 #endif
