@@ -722,25 +722,32 @@ async function main() {
     // A host whose history is still streaming in (the API's loading_history: a backfill, a
     // resent spool): the fleet row and the host page say "loading history" and the time of its
     // newest sample, not a level and an ETA of that old time. The answers are the collector's,
-    // with the flag set on the leaker.
+    // with the flag set on the leaker: each URL's first answer, served again to later requests,
+    // so that the checks read the answer the page shows (with a fresh answer per request, the
+    // fleet's sparkline request for the leaker, answered after its row was drawn, could carry a
+    // newer sample, 10 s later: on a loaded machine the row's time was then "wrong").
     const p4 = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     p4.on('pageerror', (e) => errors.push(String(e)));
-    const served = {};
+    const served = {}; // path and query -> a promise of the answer served
     await p4.route(/\/api\/v1\/hosts(\/[^/?]*)?(\?.*)?$/, async (route) => {
       const u = new globalThis.URL(route.request().url());
-      const j = await apiGet(u.pathname + u.search);
-      for (const h of j.hosts || [j]) {
-        h.loading_history = h.name === LEAKER;
-        if (h.name === LEAKER && j.hosts) served.last_seen_ms = h.last_seen_ms; /* the fleet row's */
-      }
-      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(j) });
+      const key = u.pathname + u.search;
+      served[key] = served[key] || apiGet(key).then((j) => {
+        for (const h of j.hosts || [j]) h.loading_history = h.name === LEAKER;
+        return j;
+      });
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(await served[key]) });
     });
+    // the leaker's last_seen_ms in the answer served for `key`
+    const servedSeen = async (key) => ((await served[key]).hosts || [await served[key]])
+      .find((h) => h.name === LEAKER).last_seen_ms;
     await p4.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
     await ready(p4, 'fleet');
     const lrow = await p4.$eval(`#hosts tr[data-host="${LEAKER}"]`, (tr) => ({ eta: tr.querySelector('td.eta').textContent,
       conn: tr.querySelector('td.conn-cell').textContent, lvl: tr.querySelector('.lvl').className }));
     eq('loading: the fleet row says so instead of an ETA', 'loading history', lrow.eta);
-    check('loading: with the newest sample\'s time (UTC)', lrow.conn.includes(`loading history, at ${utcZ(served.last_seen_ms)}`), lrow.conn);
+    check('loading: with the newest sample\'s time (UTC)',
+      lrow.conn.includes(`loading history, at ${utcZ(await servedSeen('/api/v1/hosts'))}`), lrow.conn);
     eq('loading: no level colour', 'lvl loading', lrow.lvl);
     await p4.waitForSelector(`#suspects tr[data-host="${LEAKER}"][data-tag="NtFC"]`);
     eq('loading: its suspect\'s "runs out" in the fleet\'s list', 'loading history',
@@ -752,7 +759,7 @@ async function main() {
     await ready(p4, 'host');
     const card = await p4.textContent('#loading-card');
     check('loading: the host page says so, with the newest sample\'s time', card.startsWith('loading history') &&
-      card.includes(utcZ(served.last_seen_ms)), card);
+      card.includes(utcZ(await servedSeen(`/api/v1/hosts/${LEAKER}`))), card);
     eq('loading: the host page\'s level', 'lvl loading', await p4.getAttribute('h1 .lvl', 'class'));
     eq('loading: its suspect\'s "runs out" on the host page', 'loading history',
       await p4.textContent(`#host-suspects tr[data-tag="NtFC"] td.eta`));
