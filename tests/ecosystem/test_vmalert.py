@@ -184,7 +184,10 @@ try:
     while time.time() < deadline and (same is None or not scraped):
         q = 'poolwatch_agent_resident_bytes{host="ddk-2003",job=""}'
         rw, ts = vm(q), vm("timestamp(%s)" % q)  # the value, and its sample's time
-        h = get(E["COLLECTOR_A_URL"] + "/api/v1/hosts/ddk-2003", E["TOKEN"])
+        try:  # polled: an answer slower than get's 10 s (seen at load 27) is asked again
+            h = get(E["COLLECTOR_A_URL"] + "/api/v1/hosts/ddk-2003", E["TOKEN"])
+        except (OSError, ValueError):
+            h = {}
         ag = (h.get("totals") or {}).get("agent")
         if rw and ts and ag and int(round(float(ts[0]["value"][1]) * 1000)) == h["last_seen_ms"]:
             same = (float(rw[0]["value"][1]), float(ag["rss_bytes"]))
