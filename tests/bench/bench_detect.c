@@ -62,7 +62,9 @@
  * candidates read back from the store and judged) takes tens of ms of CPU; at a pass every 30 s
  * of sample time that is about 45 min of CPU per simulated day, so the whole suite (38 host-days)
  * runs for many hours. `bench_detect PRESET` runs only the presets whose name contains PRESET
- * (no captures); `bench_detect captures` runs only the captures and case09 rebuilt.
+ * (no captures); `bench_detect captures` runs only the captures and case09 rebuilt;
+ * `bench_detect walk` and `bench_detect still` only the labelled captures of that noise regime
+ * (seconds).
  *
  * End to end (`bench_detect e2e`, and part of the whole run unless PW_DETECT_E2E=0): the labelled
  * captures also go through the real binaries — `poolwatch import` into a running
@@ -1059,7 +1061,7 @@ static void e2e_capture(const char *host, int leak, const char *listed, const ch
 #define GEN_SEEDS 12 /* hosts per (shape, length) */
 #define GEN_ROWS  40 /* background rows per host */
 
-static const size_t gen_lengths[] = {2, 3, 9, 12, 24, 96};
+static const size_t gen_lengths[] = {2, 3, 4, 9, 12, 24, 96};
 #define N_LENGTHS (sizeof(gen_lengths) / sizeof(*gen_lengths))
 static score_t gen_live[PW_GEN_SHAPES];
 /* The labelled captures' scores of one noise regime (detect_gen.h) */
@@ -1070,8 +1072,31 @@ typedef struct {
      * leak by every measure ([0]: of growth, [1]: all); SIZE_MAX when it has no leak row */
     size_t cost[2][PW_GEN_SHAPES][N_LENGTHS][GEN_SEEDS];
 } gen_scores_t;
-static gen_scores_t gen_by_noise[2];
+static gen_scores_t gen_by_noise[3];
 static pw_gen_noise_t gen_noise; /* the regime being run */
+
+/* Is length li run under the current regime? 4 screens only for still hosts (a capture begun
+ * one screen before a reboot, judged on its last 3: detect_gen.h). */
+static int gen_len_run(size_t li)
+{
+    return gen_lengths[li] != 4 || gen_noise == PW_GEN_NOISE_STILL;
+}
+
+/* Fewest points of the shape under the current regime (a still host reboots after its first
+ * point) */
+static size_t gen_min_points(pw_gen_shape_t sh)
+{
+    return sh == PW_GEN_REBOOT && gen_noise == PW_GEN_NOISE_STILL ? 3 : pw_gen_shape_min_points(sh);
+}
+
+/* "walk " / "walk-" before a capture's name, by regime ("" for the first) */
+static const char *gen_noise_prefix(int dash)
+{
+    if (gen_noise == PW_GEN_NOISE_REDRAW)
+        return "";
+    return gen_noise == PW_GEN_NOISE_WALK ? (dash ? "walk-" : "walk ")
+                                          : (dash ? "still-" : "still ");
+}
 #define gen_shape        (gen_by_noise[gen_noise].shape)
 #define gen_len          (gen_by_noise[gen_noise].len)
 #define gen_sl           (gen_by_noise[gen_noise].sl)
@@ -1243,9 +1268,8 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
             abort();
     }
     static char name[96];
-    snprintf(name, sizeof(name), "gen %s%s x%zu seed %llu",
-             gen_noise == PW_GEN_NOISE_WALK ? "walk " : "", pw_gen_shape_name(shape), points,
-             (unsigned long long)seed);
+    snprintf(name, sizeof(name), "gen %s%s x%zu seed %llu", gen_noise_prefix(0),
+             pw_gen_shape_name(shape), points, (unsigned long long)seed);
     case_t c;
     int leak = pw_gen_shape_leak(shape);
     if (leak && doc.n_screens >= 2) {
@@ -1265,9 +1289,8 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
     extra = NULL;
     if (e2e_on) {
         char host[64];
-        snprintf(host, sizeof(host), "gen-%s%s-x%zu-s%llu",
-                 gen_noise == PW_GEN_NOISE_WALK ? "walk-" : "", pw_gen_shape_name(shape), points,
-                 (unsigned long long)seed);
+        snprintf(host, sizeof(host), "gen-%s%s-x%zu-s%llu", gen_noise_prefix(1),
+                 pw_gen_shape_name(shape), points, (unsigned long long)seed);
         e2e_capture(host, leak, c.listed, text, len);
     }
     score_t *to[3] = {&gen_shape[shape], &gen_len[li], &gen_sl[shape][li]};
@@ -1422,6 +1445,8 @@ static void print_gen_table(void)
         printf("  %-12s", pw_gen_shape_name((pw_gen_shape_t)sh));
         for (size_t li = 0; li < N_LENGTHS; li++) {
             const score_t *t = &gen_sl[sh][li];
+            if (!gen_len_run(li))
+                continue;
             if (t->real == 0)
                 printf("  %3zu: -      ", gen_lengths[li]);
             else
@@ -1448,7 +1473,7 @@ static void gen_captures(void)
     double t0 = now_s();
     for (int sh = 0; sh < PW_GEN_SHAPES; sh++)
         for (size_t li = 0; li < N_LENGTHS; li++) {
-            if (gen_lengths[li] < pw_gen_shape_min_points((pw_gen_shape_t)sh))
+            if (!gen_len_run(li) || gen_lengths[li] < gen_min_points((pw_gen_shape_t)sh))
                 continue;
             for (uint64_t seed = 0; seed < GEN_SEEDS; seed++)
                 run_gen_capture((pw_gen_shape_t)sh, li, seed);
@@ -1468,7 +1493,7 @@ static void print_gen_bound(const char *prefix)
         size_t all[2][PW_GEN_SHAPES * GEN_SEEDS], na = 0, alone;
         for (int sh = 0; sh < PW_GEN_SHAPES; sh++) {
             if (!pw_gen_shape_leak((pw_gen_shape_t)sh) ||
-                gen_lengths[li] < pw_gen_shape_min_points((pw_gen_shape_t)sh))
+                gen_lengths[li] < gen_min_points((pw_gen_shape_t)sh))
                 continue;
             const score_t *t = &gen_sl[sh][li];
             const char *name = pw_gen_shape_name((pw_gen_shape_t)sh);
@@ -1513,6 +1538,8 @@ static void print_gen_captures(const char *prefix, score_t *all)
     print_gen_table();
     snprintf(what, sizeof(what), "%slength", prefix);
     for (size_t li = 0; li < N_LENGTHS; li++) {
+        if (!gen_len_run(li))
+            continue;
         char n[32];
         snprintf(n, sizeof(n), "%zu_screens", gen_lengths[li]);
         print_gen(what, n, &gen_len[li], 1);
@@ -1523,21 +1550,26 @@ static void print_gen_captures(const char *prefix, score_t *all)
     print_gen_bound(prefix);
 }
 
-/* The labelled captures again under the calibrated noise regime (detect_gen.h, "walk"): the
- * same hosts, shapes, lengths and seeds, the rows that do not leak moving as rows of real
- * multi-screen captures do. Printed under detect.walk.*, beside the first regime's figures. */
-static void run_gen_walk(void)
+/* The labelled captures again under another noise regime (detect_gen.h), the same hosts, shapes,
+ * lengths and seeds: "walk", the rows that do not leak moving as rows of real multi-screen
+ * captures do; "still", every row holding still between screens but the host's movers (none,
+ * or one or two rows moving a little or a lot) and the event row. Printed under
+ * detect.walk.* / detect.still.*, beside the first regime's figures. */
+static void run_gen_regime(pw_gen_noise_t n)
 {
     int saved = verbose;
     verbose = getenv("PW_DETECT_TRACE") != NULL;
-    gen_noise = PW_GEN_NOISE_WALK;
+    gen_noise = n;
     gen_captures();
     verbose = saved;
     score_t all;
     memset(&all, 0, sizeof(all));
-    print_gen_captures("walk.", &all);
-    printf("BENCH detect.walk.captures.precision %.3f ratio\n", ratio(all.tp, all.tp + all.fp));
-    printf("BENCH detect.walk.captures.recall %.3f ratio\n", ratio(all.tp, all.tp + all.fn));
+    char prefix[16];
+    snprintf(prefix, sizeof(prefix), "%s.", pw_gen_noise_name(n));
+    print_gen_captures(prefix, &all);
+    printf("BENCH detect.%scaptures.precision %.3f ratio\n", prefix,
+           ratio(all.tp, all.tp + all.fp));
+    printf("BENCH detect.%scaptures.recall %.3f ratio\n", prefix, ratio(all.tp, all.tp + all.fn));
     gen_noise = PW_GEN_NOISE_REDRAW;
 }
 
@@ -1568,7 +1600,8 @@ static void run_gen_suite(int live_hours)
     printf("BENCH detect.labelled.precision %.3f ratio\n", ratio(all.tp, all.tp + all.fp));
     printf("BENCH detect.labelled.recall %.3f ratio\n", ratio(all.tp, all.tp + all.fn));
     printf("BENCH detect.live.rows_ever_flagged_not_leaks %zu rows\n", all.fp_any);
-    run_gen_walk();
+    run_gen_regime(PW_GEN_NOISE_WALK);
+    run_gen_regime(PW_GEN_NOISE_STILL);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -1608,7 +1641,7 @@ static double ratio(size_t a, size_t b)
 typedef struct {
     char host[64];
     int leak;
-    int walk; /* a labelled capture of the calibrated noise regime */
+    int regime; /* a labelled capture's noise regime (pw_gen_noise_t); the first for the rest */
     char inproc[512];
 } e2e_case_t;
 
@@ -1627,7 +1660,7 @@ static void e2e_add(const char *host, int leak, const char *inproc)
     e2e_case_t *k = &e2e_cases[e2e_n++];
     snprintf(k->host, sizeof(k->host), "%s", host);
     k->leak = leak;
-    k->walk = gen_noise == PW_GEN_NOISE_WALK && inproc != NULL;
+    k->regime = inproc != NULL ? (int)gen_noise : PW_GEN_NOISE_REDRAW;
     snprintf(k->inproc, sizeof(k->inproc), "%s", inproc ? inproc : "-");
 }
 
@@ -1756,7 +1789,10 @@ static void e2e_finish(void)
         exit(1);
     }
     size_t tp = 0, fp = 0, fn = 0, agree = 0, rtp = 0, rfp = 0, rfn = 0;
-    size_t wtp = 0, wfp = 0, wfn = 0, wagree = 0, n_walk = 0;
+    /* per regime of the labelled captures: tp, fp, fn, agree, captures (the first regime's in
+     * tp .. agree above) */
+    size_t rg[3][5];
+    memset(rg, 0, sizeof(rg));
     char got[512], ev[32];
     snprintf(ev, sizeof(ev), "%s/%s", PW_GEN_EVENT_TAG, pw_pool_name(PW_GEN_EVENT_POOL));
     for (size_t i = 0; i < e2e_n; i++) {
@@ -1770,14 +1806,15 @@ static void e2e_finish(void)
         }
         api_listed(sus, k->host, got, sizeof(got)); /* strtok_r cut it */
         size_t *ttp = replay ? &rtp : &tp, *tfp = replay ? &rfp : &fp, *tfn = replay ? &rfn : &fn;
-        if (k->walk)
-            ttp = &wtp, tfp = &wfp, tfn = &wfn;
+        if (k->regime != PW_GEN_NOISE_REDRAW)
+            ttp = &rg[k->regime][0], tfp = &rg[k->regime][1], tfn = &rg[k->regime][2];
         *ttp += k->leak && hit;
         *tfn += k->leak && !hit;
         *tfp += listed - (k->leak && hit);
-        n_walk += k->walk;
+        rg[k->regime][4]++;
         if (!replay)
-            *(k->walk ? &wagree : &agree) += strcmp(got, k->inproc) == 0;
+            *(k->regime != PW_GEN_NOISE_REDRAW ? &rg[k->regime][3] : &agree) +=
+                strcmp(got, k->inproc) == 0;
         if (!replay && strcmp(got, k->inproc) != 0)
             printf("  e2e differs: %s: API [%s], in process [%s]\n", k->host, got, k->inproc);
         if (replay)
@@ -1812,11 +1849,16 @@ static void e2e_finish(void)
     printf("BENCH detect.e2e.import_precision %.3f ratio\n", ratio(tp, tp + fp));
     printf("BENCH detect.e2e.import_recall %.3f ratio\n", ratio(tp, tp + fn));
     printf("BENCH detect.e2e.import_agree_with_libraries %zu of %zu captures\n", agree,
-           n_imports - n_walk);
-    printf("BENCH detect.e2e.walk.import_precision %.3f ratio\n", ratio(wtp, wtp + wfp));
-    printf("BENCH detect.e2e.walk.import_recall %.3f ratio\n", ratio(wtp, wtp + wfn));
-    printf("BENCH detect.e2e.walk.import_agree_with_libraries %zu of %zu captures\n", wagree,
-           n_walk);
+           n_imports - rg[PW_GEN_NOISE_WALK][4] - rg[PW_GEN_NOISE_STILL][4]);
+    for (int r = PW_GEN_NOISE_WALK; r <= PW_GEN_NOISE_STILL; r++) {
+        const char *rn = pw_gen_noise_name((pw_gen_noise_t)r);
+        printf("BENCH detect.e2e.%s.import_precision %.3f ratio\n", rn,
+               ratio(rg[r][0], rg[r][0] + rg[r][1]));
+        printf("BENCH detect.e2e.%s.import_recall %.3f ratio\n", rn,
+               ratio(rg[r][0], rg[r][0] + rg[r][2]));
+        printf("BENCH detect.e2e.%s.import_agree_with_libraries %zu of %zu captures\n", rn,
+               rg[r][3], rg[r][4]);
+    }
     printf("BENCH detect.e2e.replay_precision %.3f ratio\n", ratio(rtp, rtp + rfp));
     printf("BENCH detect.e2e.replay_recall %.3f ratio\n", ratio(rtp, rtp + rfn));
     printf("BENCH detect.e2e.ddk_top1 %d ratio\n", ddk_top);
@@ -1853,6 +1895,11 @@ int main(int argc, char **argv)
     int e2e_mode = only != NULL && strcmp(only, "e2e") == 0;
     const char *ee = getenv("PW_DETECT_E2E");
     int with_e2e = e2e_mode || (only == NULL && (ee == NULL || strcmp(ee, "0") != 0));
+    if (only != NULL && (strcmp(only, "walk") == 0 || strcmp(only, "still") == 0)) {
+        /* one regime of the labelled captures alone */
+        run_gen_regime(strcmp(only, "walk") == 0 ? PW_GEN_NOISE_WALK : PW_GEN_NOISE_STILL);
+        return 0;
+    }
     if (labelled || e2e_mode) {
         const char *lh = getenv("PW_DETECT_LIVE_HOURS");
         if (getenv("PW_DETECT_TRACE") != NULL)

@@ -29,6 +29,7 @@ struct pw_gen_s {
     pw_gen_noise_t noise;
     uint64_t wrng;   /* the walk's own stream */
     uint64_t ev_cur; /* walk: the event row's flat value */
+    uint64_t seed;
 };
 
 static const char *const names[PW_GEN_SHAPES] = {
@@ -36,7 +37,20 @@ static const char *const names[PW_GEN_SHAPES] = {
 
 const char *pw_gen_noise_name(pw_gen_noise_t n)
 {
-    return n == PW_GEN_NOISE_WALK ? "walk" : "redraw";
+    return n == PW_GEN_NOISE_WALK ? "walk" : n == PW_GEN_NOISE_STILL ? "still" : "redraw";
+}
+
+/* Still regime: the movers of a host by its seed (detect_gen.h) */
+static const struct {
+    unsigned small, large;
+} still_movers[] = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {0, 2}, {1, 1}};
+
+unsigned pw_gen_still_movers(uint64_t seed, unsigned *small, unsigned *large)
+{
+    size_t c = seed % (sizeof(still_movers) / sizeof(*still_movers));
+    *small = still_movers[c].small;
+    *large = still_movers[c].large;
+    return *small + *large;
 }
 
 const char *pw_gen_shape_name(pw_gen_shape_t s)
@@ -73,12 +87,11 @@ static double wunit01(pw_gen_t *g) /* [0, 1) */
     return (double)(z >> 11) / 9007199254740992.0;
 }
 
-/* One point of the calibrated walk (detect_gen.h) of a row now at `cur` around `base`. */
-static uint64_t walk(pw_gen_t *g, uint64_t cur, uint64_t base)
+/* One step of the calibrated walk (detect_gen.h) of a row now at `cur` around `base`, `times`
+ * as far as the calibration (the still regime's large movers: 10) */
+static uint64_t walk_step(pw_gen_t *g, uint64_t cur, uint64_t base, double times)
 {
-    if (wunit01(g) >= 0.35)
-        return cur;
-    double scale = 1.0 + 0.0015 * (double)base;
+    double scale = times * (1.0 + 0.0015 * (double)base);
     double e = -log(1.0 - wunit01(g)); /* exponential, mean 1 */
     uint64_t step = 1 + (uint64_t)floor(e * scale);
     double bound = 5.0 * (1.0 + scale); /* 5 typical steps (mean 1 + scale) */
@@ -88,6 +101,14 @@ static uint64_t walk(pw_gen_t *g, uint64_t cur, uint64_t base)
     if (v < (double)base - bound)
         v = 2.0 * ((double)base - bound) - v;
     return v < 0 ? 0 : (uint64_t)llround(v);
+}
+
+/* One point of the calibrated walk: it moves with probability 0.35 */
+static uint64_t walk(pw_gen_t *g, uint64_t cur, uint64_t base)
+{
+    if (wunit01(g) >= 0.35)
+        return cur;
+    return walk_step(g, cur, base, 1.0);
 }
 
 static uint64_t between(pw_gen_t *g, uint64_t lo, uint64_t hi)
@@ -111,6 +132,7 @@ pw_gen_t *pw_gen_new(uint64_t seed, pw_gen_shape_t shape, size_t points, size_t 
         pw_free(g);
         return NULL;
     }
+    g->seed = seed;
     g->rng = seed * 0x2545f4914f6cdd1dull + (uint64_t)shape * 7919 + points;
     g->shape = shape;
     g->points = points;
@@ -154,6 +176,13 @@ void pw_gen_free(pw_gen_t *g)
     pw_free(g);
 }
 
+/* The point where the reboot shape's host reboots: the middle one, or on a still host the
+ * second (a capture begun one screen before a reboot) */
+static size_t reboot_at(const pw_gen_t *g)
+{
+    return g->noise == PW_GEN_NOISE_STILL ? 1 : g->points / 2;
+}
+
 /* The event row's outstanding allocations at point k. */
 static uint64_t event_diff(pw_gen_t *g, size_t k)
 {
@@ -170,10 +199,12 @@ static uint64_t event_diff(pw_gen_t *g, size_t k)
         double churn = (double)base * 0.01 * unit(g);
         if (g->noise == PW_GEN_NOISE_WALK && k <= k0)
             return k ? (g->ev_cur = walk(g, g->ev_cur, base)) : base;
+        if (g->noise == PW_GEN_NOISE_STILL && k <= k0)
+            return base;
         return k <= k0 ? (uint64_t)((double)base + churn) : base + g->g * (k - k0);
     }
     case PW_GEN_REBOOT: {
-        size_t half = g->points / 2;
+        size_t half = reboot_at(g);
         return k < half ? base + g->g * k : base + g->g * (k - half);
     }
     case PW_GEN_STEP:
@@ -190,6 +221,8 @@ static uint64_t event_diff(pw_gen_t *g, size_t k)
                 return (g->ev_cur = base + g->g * k);
             return (g->ev_cur = walk(g, g->ev_cur, top));
         }
+        if (g->noise == PW_GEN_NOISE_STILL)
+            return base + g->g * (k < k1 ? k : k1);
         return (uint64_t)((double)(base + g->g * (k < k1 ? k : k1)) + churn);
     }
     case PW_GEN_BULK_FREE: {
@@ -201,6 +234,8 @@ static uint64_t event_diff(pw_gen_t *g, size_t k)
         double u = unit(g);
         if (g->noise == PW_GEN_NOISE_WALK)
             return k ? (g->ev_cur = walk(g, g->ev_cur, base)) : base;
+        if (g->noise == PW_GEN_NOISE_STILL)
+            return base;
         return (uint64_t)((double)base * (1.0 + 0.1 * u));
     }
     }
@@ -213,7 +248,7 @@ int pw_gen_next(pw_gen_t *g, pw_sample_t *out, uint32_t *boot)
     size_t k = g->k++;
     pw_sample_reset(out);
     out->timestamp_ms = (uint64_t)(g->start_ms + (int64_t)k * g->interval_ms);
-    if (g->shape == PW_GEN_REBOOT && k == g->points / 2) {
+    if (g->shape == PW_GEN_REBOOT && k == reboot_at(g)) {
         /* every counter starts again */
         g->boot++;
         for (size_t i = 0; i < g->rows; i++)
@@ -222,10 +257,31 @@ int pw_gen_next(pw_gen_t *g, pw_sample_t *out, uint32_t *boot)
     }
     *boot = g->boot;
     uint64_t np = 0, pg = 0;
+    unsigned small = 0, large = 0;
+    if (g->noise == PW_GEN_NOISE_STILL)
+        pw_gen_still_movers(g->seed, &small, &large);
     for (size_t i = 0; i < g->rows; i++) {
         bg_t *b = &g->bg[i];
         uint64_t diff = b->base_diff;
-        if (!b->constant && k > 0) {
+        if (g->noise == PW_GEN_NOISE_STILL) {
+            /* still: Diff and bytes hold; calls churn (Allocs and Frees rise alike); the movers
+             * move, counting what they add in Allocs. The other regimes' draws are made: the
+             * seed's stream stays */
+            uint64_t calls = 0;
+            if (!b->constant && k > 0) {
+                (void)unit(g);
+                calls = between(g, 100, 10000);
+            }
+            if (k > 0 && i < small + large) {
+                diff = i < small ? walk(g, b->cur, b->base_diff)
+                                 : walk_step(g, b->cur, b->base_diff, 10.0);
+                calls += (diff > b->cur ? diff - b->cur : 0) + (diff != b->cur);
+                b->cur = diff;
+            } else if (i < small + large) {
+                diff = b->cur;
+            }
+            b->allocs += calls;
+        } else if (!b->constant && k > 0) {
             double u = unit(g); /* drawn in both regimes: the rest of the seed's stream stays */
             if (g->noise == PW_GEN_NOISE_WALK)
                 diff = b->cur = walk(g, b->cur, b->base_diff);
