@@ -615,6 +615,16 @@ static double kept_share(const pw_detect_t *d)
     return (double)d->growth_diff / (double)d->growth_allocs;
 }
 
+/* What a row of a still host moves by between two screens (PW_DETECT_STILL_MOVE_*), in
+ * outstanding allocations, for a row of d's size (its first outstanding allocations: first
+ * bytes / bytes per allocation) */
+static double still_move(const pw_detect_t *d)
+{
+    double first = d->per_alloc_bytes > 0 ? (double)d->first_bytes / d->per_alloc_bytes : 0;
+    double share = PW_DETECT_STILL_MOVE_SHARE * first;
+    return share > PW_DETECT_STILL_MOVE_ALLOCS ? share : PW_DETECT_STILL_MOVE_ALLOCS;
+}
+
 /* Keeps the two largest of a measure over the rows, and which row holds the largest. */
 typedef struct {
     double v[2];
@@ -728,11 +738,24 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
             abs_growth(d) >= PW_DETECT_PEER_MIN_BYTES)
             continue; /* an outlier among the rows that moved, in both senses */
         double ob = i == top_b ? big_b[1] : big_b[0], od = i == top_d ? big_d[1] : big_d[0];
-        if (judged_points(d) < 4 && ob > 0 && od > 0 &&
-            (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
+        /* dominant: it grew several times more than any other row changed, and than a row of a
+         * still host moves by in as many steps as it rose — so the only row that moved is
+         * dominant when its move is beyond that noise, and a row one allocation beside it is
+         * judged the same. A sparse trend on a still host is judged so too while it keeps
+         * rising (flat no longer than its mean time between rises: a cache that levelled off
+         * is not) */
+        int compared = judged_points(d) < 4 || d->flat_ms * (int64_t)d->steps_up <= d->span_ms;
+        double od_still = still_move(d) * (double)d->steps_up;
+        if (compared && (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
             (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob &&
-            (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * od)
-            continue; /* dominant: it grew several times more than any other row moved */
+            (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * (od > od_still ? od : od_still)) {
+            static const char said[] = "; no other tag";
+            size_t len = strlen(d->evidence);
+            if (ob == 0 && od == 0 && strstr(d->evidence, said) == NULL)
+                snprintf(d->evidence + len, sizeof(d->evidence) - len,
+                         "%s changed its bytes or outstanding allocations", said);
+            continue;
+        }
         double kept_other = top2_other(&t_kept, i);
         if (judged_points(d) < 4 && counters_agree(d) && kept_other > 0 &&
             (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&

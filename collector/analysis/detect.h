@@ -161,11 +161,20 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  *    deviation from the median (the modified z-score's usual fallback: sqrt(pi / 2) x the mean
  *    absolute deviation estimates a normal sigma). A churning big row grows most in bytes, a
  *    small one most relative to itself: a leak must do both;
- *  - dominant (2-3 points only): it grew by PW_DETECT_PEER_MIN_BYTES at least and by
- *    PW_DETECT_PEER_DOMINANT (4) times the largest change (rise or fall) of every other row,
- *    both in bytes and in outstanding allocations, when other rows moved in both: what a
- *    poolmon user sees sorting two screens by the change (a leak of +12 % among rows that
- *    churn by up to 15 % either way, but by 30 x fewer bytes);
+ *  - dominant (2-3 points, and sparse trends that still rise: flat no longer than their mean
+ *    time between rises, flat_ms x steps_up <= span_ms): it grew by PW_DETECT_PEER_MIN_BYTES
+ *    at least and by PW_DETECT_PEER_DOMINANT (4) times the largest change (rise or fall) of
+ *    every other row, both in bytes and in outstanding allocations, and in outstanding
+ *    allocations by 4 times what a row of a still host moves by in as many steps as it rose
+ *    (steps_up x the larger of PW_DETECT_STILL_MOVE_ALLOCS, 3 allocations, and
+ *    PW_DETECT_STILL_MOVE_SHARE, 0.2 %, of its first outstanding allocations: how far rows of
+ *    real captures moved between screens, docs/internals/detection.md "Noise regimes"). What
+ *    a poolmon user sees sorting two screens by the change (a leak of +12 % among rows that
+ *    churn by up to 15 % either way, but by 30 x fewer bytes); and when no other row changed
+ *    (a user's capture of a quiet host: +3,906 allocations of 512 B, every other row still)
+ *    the only row that moved is dominant once its move is beyond that noise (its evidence
+ *    then says "no other tag changed its bytes or outstanding allocations"), but a row that
+ *    rose 6 allocations a step is not;
  *  - kept (2-3 points only): it grew by PW_DETECT_PEER_MIN_BYTES at least, added more
  *    outstanding allocations and grew more relative to itself than any other row, and still
  *    holds PW_DETECT_PEER_DOMINANT (4) times the share of the allocations it made (growth of
@@ -193,9 +202,11 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  * rows: no peer test (a capture of one tag, like Microsoft's `poolmon /iDrsd` example, is judged
  * alone). Verdicts that fail become noise, with the reason appended to their evidence, and lose
  * their score. Returns how many were demoted. */
-#define PW_DETECT_PEER_Z         3.5
-#define PW_DETECT_PEER_MIN_BYTES 4096.0
-#define PW_DETECT_PEER_DOMINANT  4.0
+#define PW_DETECT_PEER_Z            3.5
+#define PW_DETECT_PEER_MIN_BYTES    4096.0
+#define PW_DETECT_PEER_DOMINANT     4.0
+#define PW_DETECT_STILL_MOVE_ALLOCS 3.0
+#define PW_DETECT_STILL_MOVE_SHARE  0.002
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n);
 
 /* ---- the ring: a bounded series between evaluations ------------------------------------ */

@@ -361,6 +361,50 @@ static size_t kept_screen(const kept_row_t *rows, pw_detect_t *d, pw_detect_t **
     return pw_detect_peer_screen(v, 8);
 }
 
+/* A leak on a host whose other rows hold still (the new user's textbook capture, 2026-12-02:
+ * two screens, eight rows, Fk the only row whose bytes or outstanding allocations changed):
+ *   Fk  Allocs 20,000 -> 23,906  Frees 10,000 (0)  Diff 10,000 -> 13,906 (+3,906) x 512 B
+ *   Io, Key: allocs and frees moved alike (Diff and bytes unchanged); four rows did not move.
+ * There is no spread to stand out of (MAD 0) and no other change to be several times, so it was
+ * noise ("does not stand out among 8 tags"). The dominant way's rule: 4 times the largest change
+ * of any other row (0) and 4 times what a row of a still host moves by in as many steps as it
+ * rose: 1 step x max(3, 0.2 % of its first 10,000 allocations = 20) = 20, x 4 = 80 <= 3,906;
+ * and +1,999,872 B >= 4 KiB: a leak, saying no other tag changed. */
+static void test_peer_screen_lone(void **state)
+{
+    (void)state;
+    kept_row_t rows[8] = {
+        {{20000, 23906}, {10000, 10000}, {5120000, 7119872}},
+        {{500000, 500000}, {499000, 499000}, {4000000, 4000000}},
+        {{1021112, 1021162}, {1020985, 1021035}, {91912, 91912}},
+        {{954821, 954831}, {953979, 953989}, {87528, 87528}},
+        {{3971107, 3971107}, {3971077, 3971077}, {8456, 8456}},
+        {{680348, 680348}, {680321, 680321}, {3656, 3656}},
+        {{200, 200}, {0, 0}, {6400, 6400}},
+        {{300, 300}, {100, 100}, {6400, 6400}},
+    };
+    pw_detect_t d[8], *v[8];
+    assert_int_equal(kept_screen(rows, d, v), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].growth_diff, 3906);
+    assert_int_equal(d[0].growth_bytes, 1999872);
+    assert_true(d[0].score > 0);
+    assert_non_null(strstr(d[0].evidence, "; no other tag changed its bytes or outstanding"));
+    for (size_t i = 1; i < 8; i++)
+        assert_int_not_equal(d[i].verdict, PW_DETECT_LEAK);
+    /* the still-row noise: Fk +79 allocations (40,448 B) is under 80, +80 is not */
+    rows[0] = (kept_row_t){{20000, 20079}, {10000, 10000}, {5120000, 5160448}};
+    kept_screen(rows, d, v);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    rows[0] = (kept_row_t){{20000, 20080}, {10000, 10000}, {5120000, 5160960}};
+    kept_screen(rows, d, v);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    /* the 4-KiB floor: a row of 100 allocations of 32 B rising +13 (> 4 x 3) but by 416 B */
+    rows[0] = (kept_row_t){{20000, 20013}, {19900, 19900}, {3200, 3616}};
+    kept_screen(rows, d, v);
+    assert_int_not_equal(d[0].verdict, PW_DETECT_LEAK);
+}
+
 /* A leak that keeps what it allocates among rows that churn. Two screens, eight rows:
  *   Lk  Allocs 1,000 -> 1,137  Frees 500 -> 610        Diff 500 -> 527 (+27)  x 1,024 B
  *   A   50,000 -> 55,000       48,000 -> 52,981        2,000 -> 2,019 (+19)   x 4,096 B
@@ -440,42 +484,52 @@ static void test_peer_screen_kept(void **state)
 }
 
 /* A trend that rests on few rises is screened by its peers only among rows that mostly stand
- * still. "Step" grows twice by 12,000 B over 9 screens (100,000 x 3, 112,000 x 3, 124,000 x 3:
- * 2 of its 8 steps rose, a leak by its trend). Beside 8 rows that never move (the median row
- * moved in 0 of its steps: a still host) it is the only row that moved, so nothing to stand out
- * of: noise. Beside 8 rows that move at every screen (+-1,000 B in turn: the median row moved in
- * 8 of 8) its trend stands on its own: still a leak. */
+ * still. "Step" of 1,000 B allocations grows twice by R over 9 screens (100 x 3, 100 + R x 3,
+ * 100 + 2R x 3: 2 of its 8 steps rose, a leak by its trend). Beside 8 rows that move at every
+ * screen (+-1,000 B in turn: the median row moved in 8 of 8) its trend stands on its own: a
+ * leak. Beside 8 rows that never move (the median row moved in 0 of its steps: a still host) it
+ * is the only row that moved, and it still rises (flat for 30 min, its mean time between rises
+ * 60 min), so it stands out only as dominant: beyond 4 times what a row of a still host moves by
+ * in its 2 rising steps, 4 x 2 x max(3, 0.2 % of 100) = 24 allocations. R = 11 (+22) is within
+ * that noise; R = 30 (+60) is a leak. Until 2026-12-02 the rule was "nothing to stand out of:
+ * noise" whatever R: the labelled suite's still hosts then named 0 of 36 step leaks at 9 to 24
+ * screens (bench_detect still), now 21 of 36, with no false suspect added. */
 static void test_peer_screen_sparse_trend(void **state)
 {
     (void)state;
     pw_detect_t d[9], *v[9];
-    for (int host = 0; host < 2; host++) {
-        for (int r = 0; r < 9; r++) {
-            pw_detect_point_t p[9];
-            for (int i = 0; i < 9; i++) {
-                uint64_t b = r == 0      ? 100000 + 12000 * (uint64_t)(i / 3)
-                             : host == 0 ? 50000
-                                         : 50000 + (i % 2 ? 1000 : 0);
-                p[i] = pt(i, b, r == 0 ? 100 + 12 * (uint64_t)(i / 3) : b / 500, 1);
+    static const uint64_t rise[2] = {11, 30};
+    for (int host = 0; host < 2; host++)
+        for (int k = 0; k < 2; k++) {
+            for (int r = 0; r < 9; r++) {
+                pw_detect_point_t p[9];
+                for (int i = 0; i < 9; i++) {
+                    uint64_t n = 100 + rise[k] * (uint64_t)(i / 3);
+                    uint64_t b = r == 0 ? n * 1000 : host == 0 ? 50000 : 50000 + (i % 2 ? 1000 : 0);
+                    p[i] = pt(i, b, r == 0 ? n : b / 500, 1);
+                }
+                assert_int_equal(pw_detect_eval(p, 9, NULL, &d[r]), 0);
+                v[r] = &d[r];
             }
-            assert_int_equal(pw_detect_eval(p, 9, NULL, &d[r]), 0);
-            v[r] = &d[r];
-        }
-        assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
-        assert_int_equal(d[0].steps, 8);
-        assert_int_equal(d[0].steps_up, 2);
-        assert_int_equal(d[0].steps_moved, 2);
-        assert_int_equal(d[1].steps_moved, host == 0 ? 0 : 8);
-        size_t demoted = pw_detect_peer_screen(v, 9);
-        if (host == 0) {
-            assert_int_equal(demoted, 1);
-            assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
-            assert_non_null(strstr(d[0].evidence, "does not stand out among 9 tags"));
-        } else {
-            assert_int_equal(demoted, 0);
             assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+            assert_int_equal(d[0].steps, 8);
+            assert_int_equal(d[0].steps_up, 2);
+            assert_int_equal(d[0].steps_moved, 2);
+            assert_int_equal(d[0].flat_ms, 2 * Q_MS);
+            assert_int_equal(d[0].span_ms, 8 * Q_MS);
+            assert_int_equal(d[1].steps_moved, host == 0 ? 0 : 8);
+            size_t demoted = pw_detect_peer_screen(v, 9);
+            if (host == 0 && k == 0) {
+                assert_int_equal(demoted, 1);
+                assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+                assert_non_null(strstr(d[0].evidence, "does not stand out among 9 tags"));
+            } else {
+                assert_int_equal(demoted, 0);
+                assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+                assert_true((strstr(d[0].evidence, "; no other tag changed") != NULL) ==
+                            (host == 0));
+            }
         }
-    }
 }
 
 /* A row's points through the ring as the collector feeds an import: 15-minute screens of `diff`
@@ -538,8 +592,12 @@ static size_t still_host(pw_detect_t *x, pw_detect_t *d, pw_detect_t **v)
 
 /* A row first seen once in the boot before and three times in this one: its 4 points are
  * judged as a comparison of the last 3 (the earlier boot's single point is no window), so it
- * must stand out among its peers like any 2-3 screen comparison: beside 8 rows that never move
- * it does not (nothing to stand out of). Its 4 points do not make it a trend. */
+ * must stand out among its peers like any 2-3 screen comparison. Its 4 points do not make it a
+ * trend. Beside 8 rows that never move it is the only row that moved, so it stands out only as
+ * dominant: beyond 4 times what a row of a still host moves by in its 2 rising steps, 2 x max(3,
+ * 0.2 % of 100) = 6, x 4 = 24 allocations. +12 (+6,000 B, 6 a step) is within that noise: not
+ * a leak; +24 (+12,000 B) is (the labelled suite's still hosts, docs/internals/detection.md,
+ * chose this rule over naming any lone row of 4 KiB: bench_detect still, 2026-12-02). */
 static void test_peer_screen_short_last_boot(void **state)
 {
     (void)state;
@@ -555,6 +613,19 @@ static void test_peer_screen_short_last_boot(void **state)
     assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 1);
     assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
     assert_non_null(strstr(d[0].evidence, "does not stand out among 9 tags"));
+
+    /* 23 allocations (+11,500 B) are still noise, 24 (+12,000 B) a leak */
+    p[2] = pt(2, 55500, 111, 2), p[3] = pt(3, 61500, 123, 2);
+    assert_int_equal(pw_detect_eval(p, 4, NULL, &d[0]), 0);
+    assert_int_equal(d[0].growth_diff, 23);
+    assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 1);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
+    p[2] = pt(2, 56000, 112, 2), p[3] = pt(3, 62000, 124, 2);
+    assert_int_equal(pw_detect_eval(p, 4, NULL, &d[0]), 0);
+    assert_int_equal(d[0].growth_diff, 24);
+    assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_non_null(strstr(d[0].evidence, "; no other tag changed"));
 }
 
 /* A walk-regime row (gen walk linear x9 seed 4, B035: 2,552 B per allocation) that stood still
@@ -586,6 +657,30 @@ static void test_peer_screen_rise_time(void **state)
     assert_int_equal(d[0].rise_ms, 8 * Q_MS);
     assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 0);
     assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+}
+
+/* A row of the labelled suite's still hosts (gen still cache x24 seed 6, 714 B per allocation):
+ * +44 allocations a screen for 8 screens, then 2,543 for 15 (a cache that filled). Through the
+ * ring the flat run is two points, so its trend "rose in 8 of 9 steps" and is a leak (flat for
+ * less than twice the 2.0 h it grew); on a still host it rose during 8 of its 23 quarter hours,
+ * so it must stand out. It is the only row that moved, but it no longer rises: flat 3.75 h, 8 x
+ * 3.75 h > its 5.75 h, so it is not judged dominant however far it grew: noise. */
+static void test_peer_screen_levelled(void **state)
+{
+    (void)state;
+    uint64_t diff[24];
+    for (int i = 0; i < 24; i++)
+        diff[i] = 2191 + 44 * (uint64_t)(i < 8 ? i : 8);
+    pw_detect_ring_t r;
+    screens_ring(diff, 24, 714, 0, &r);
+    pw_detect_t d[9], *v[9];
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d[0]), 0);
+    assert_int_equal(d[0].verdict, PW_DETECT_LEAK);
+    assert_int_equal(d[0].steps_up, 8);
+    assert_int_equal(d[0].flat_ms, 15 * Q_MS);
+    assert_int_equal(d[0].span_ms, 23 * Q_MS);
+    assert_int_equal(pw_detect_peer_screen(v, still_host(&d[0], d, v)), 1);
+    assert_int_equal(d[0].verdict, PW_DETECT_NOISE);
 }
 
 /* 9 screens of `diff` allocations of `per` B through the ring, `churn` allocations made and
@@ -716,11 +811,13 @@ int main(void)
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_peer_screen),
         cmocka_unit_test(test_peer_screen_dominant),
+        cmocka_unit_test(test_peer_screen_lone),
         cmocka_unit_test(test_peer_screen_kept),
         cmocka_unit_test(test_peer_screen_sparse_trend),
         cmocka_unit_test(test_ring_keeps_counter_reset),
         cmocka_unit_test(test_peer_screen_short_last_boot),
         cmocka_unit_test(test_peer_screen_rise_time),
+        cmocka_unit_test(test_peer_screen_levelled),
         cmocka_unit_test(test_peer_screen_sparse_kept),
         cmocka_unit_test(test_late_start_within_churn),
         cmocka_unit_test(test_cache_churns_after_levelling_off),
