@@ -146,11 +146,20 @@ int pw__api_leaks(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_
     }
     const pw_suspect_t *sp;
     size_t ns = pw_analysis_run_suspects(api->an, &sp), total = 0;
+    /* Tens of thousands of suspects are counted at each call: a host is looked up only when
+     * some host was retired (since the last pass, its suspects are still listed), and once for
+     * a run of its suspects (they come by host). */
+    int check = pw_ingest_fleet(api->ing)->retired > 0, known = 0;
+    const char *last = NULL;
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < ns; i++) {
         if (host != NULL && strcasecmp(sp[i].host, host) != 0)
             continue;
-        if (!pw__api_host_known(api, sp[i].host)) /* retired since the last pass */
+        if (check && (last == NULL || strcmp(last, sp[i].host) != 0)) {
+            last = sp[i].host;
+            known = pw__api_host_known(api, last);
+        }
+        if (check && !known) /* retired since the last pass */
             continue;
         if (total++ < limit)
             json_array_append_new(arr, pw__api_suspect_json(api, &sp[i]));

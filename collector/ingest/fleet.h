@@ -69,6 +69,8 @@ typedef struct pw_fleet_s {
                                    empty; load <= 1/2 (pw_fleet_find in O(1): the API looks a
                                    host up for each of thousands of suspects) */
     size_t name_slots;
+    size_t retired; /* hosts retired so far (they stay in `hosts`): while 0, a name the last
+                       analysis pass saw still names a host, with no lookup */
 } pw_fleet_t;
 
 /* One row of a host's current table as the view gives it. `tag` points into the host's

@@ -768,6 +768,7 @@ int pw_ingest_retire(pw_ingest_t *ing, const char *name, int keep_history, uint6
     /* The entry stays (indexes are stable); its table empties, so the per-tag index drops its
      * rows, and no name lookup finds it again. */
     h->retired = 1;
+    ing->fleet.retired++;
     pw__fleet_reset_stream(h, h->counter_width);
     pw_sample_reset(&t->snapshot);
     (void)pw__fleet_snapshot_changes(h, NULL);
