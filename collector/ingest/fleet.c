@@ -263,6 +263,7 @@ int pw__fleet_save_prev(pw_host_t *h, const Poolwatch__V1__Sample *s)
     t->prev_n = n;
     t->prev_valid = 1;
     t->prev_ts_ms = dec->timestamp_ms;
+    t->prev_seq = dec->seq;
     return 0;
 }
 

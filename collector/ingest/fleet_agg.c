@@ -167,6 +167,33 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
     }
     pw_agg_host_t *hs = &a->hosts[h->index];
     size_t n = host_rows(h);
+    /* Faster path: indexed at the table this step of the stream started from, with the same
+     * rows: only the rows the step changed are visited (5 % of a 2,000-row host's rows, where
+     * the walk below visits all of them at every sample). */
+    const pw_host_table_t *t = h->priv;
+    const uint32_t *idx;
+    size_t k;
+    if (hs->h == h && hs->base && t->dec.have_base && t->prev_valid && hs->seq == t->prev_seq &&
+        hs->ts == t->prev_ts_ms && hs->dict_epoch == t->dict_epoch && hs->n == n &&
+        hs->nrows == n && (k = pw_host_changed_rows(h, &idx)) != SIZE_MAX) {
+        size_t j = 0;
+        for (; j < k; j++) {
+            if (idx[j] >= n || t->dec.rows[idx[j]].key != hs->c[idx[j]].key)
+                break; /* not the rows indexed: the walk below re-checks every row */
+            const pw_row_t *r = &t->dec.rows[idx[j]];
+            contrib_t *c = &hs->c[idx[j]];
+            if (r->bytes == c->bytes)
+                continue;
+            pw_agg_t *g = &a->aggs[c->agg];
+            g->total += r->bytes - c->bytes;
+            g->v[c->slot].bytes = r->bytes;
+            c->bytes = r->bytes;
+        }
+        if (j == k) {
+            set_version(hs, h);
+            return 0;
+        }
+    }
     /* Fast path: the same rows (keys and tags) as indexed: only bytes move. */
     int same = h->priv->dec.have_base && hs->h == h && hs->base && hs->n == n;
     /* Within one dictionary an id names one tag: the tag bytes are compared only after the

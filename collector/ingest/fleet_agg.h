@@ -7,8 +7,10 @@
  * re-indexed when its table changed: ingest calls pw_fleet_agg_note() after applying
  * a sample; pw_fleet_agg_sync() catches up every host whose table differs from what was
  * indexed (its seq, timestamp or row count moved), so hand-built fleets (tests) need no
- * call. Re-indexing a host whose rows keep their keys only rewrites the changed byte
- * values; a changed row set removes and re-adds the host's rows. Single-threaded, like the
+ * call. Re-indexing a host indexed at the table its last step started from visits only the
+ * rows that step changed (pw_host_changed_rows); one whose rows keep their keys otherwise
+ * compares every row and rewrites the changed byte values; a changed row set removes and
+ * re-adds the host's rows. Single-threaded, like the
  * fleet.
  */
 #ifndef PW_FLEET_AGG_H

@@ -20,6 +20,7 @@ typedef struct pw_host_table_s {
     size_t prev_n, prev_cap;
     int prev_valid; /* prev_rows describes the step to the current table */
     uint64_t prev_ts_ms;
+    uint64_t prev_seq;    /* the seq of the table the step started from (with prev_ts_ms) */
     pw_sample_t snapshot; /* last stored table, when no stream has started since start */
     /* An import's snapshot: each entry's change since the screen before it (allocs, frees,
      * diff, bytes, held bytes), snap_ch_n == snapshot.n; NULL when that screen is not known */

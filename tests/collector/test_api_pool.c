@@ -721,13 +721,103 @@ static void test_held_bytes(void **state)
     pw_sample_close(&s);
 }
 
+/* The fleet's per-tag index follows a stream step by step: three hosts of 40 rows whose steps
+ * change a few rows' bytes (the index visits only those), now and then add or drop a row or
+ * start a new dictionary (it re-indexes the host); after every step each aggregate's total and
+ * each host's entry are checked against sums made here from the hosts' own tables
+ * (pw_host_row), a second method. */
+static void test_index_follows_changed_rows(void **state)
+{
+    (void)state;
+    enum { HOSTS = 3, ROWS = 40, STEPS = 80 };
+    const char *names[HOSTS] = {"FA", "FB", "FC"};
+    pw_host_t *h[HOSTS];
+    pw_delta_enc_t e[HOSTS];
+    uint64_t bytes[HOSTS][ROWS];
+    int present[HOSTS][ROWS];
+    uint64_t rng = 0x5eed;
+    for (int k = 0; k < HOSTS; k++) {
+        h[k] = pw_double_stream(&g_d, names[k], 64, 0);
+        assert_non_null(h[k]);
+        assert_int_equal(pw_delta_enc_init(&e[k], 64), 0);
+        for (int i = 0; i < ROWS; i++) {
+            bytes[k][i] = 4096u * (uint64_t)(i + 1);
+            present[k][i] = i % 7 != k; /* each host lacks a few rows */
+        }
+    }
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int step = 0; step < STEPS; step++) {
+        for (int k = 0; k < HOSTS; k++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            int i = (int)((rng >> 33) % ROWS);
+            if (step % 10 == 9) {
+                present[k][i] = !present[k][i]; /* a row comes or goes: re-indexed whole */
+            } else {
+                for (int c = 0; c < 3; c++) { /* a few rows move: only they are visited */
+                    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                    bytes[k][(rng >> 33) % ROWS] += 16u * ((rng >> 20) % 100);
+                }
+            }
+            if (step == 40 && k == 1) { /* a restarted agent: a new dictionary */
+                pw_delta_enc_close(&e[k]);
+                assert_int_equal(pw_delta_enc_init(&e[k], 64), 0);
+            }
+            pw_sample_reset(&s);
+            s.seq = (uint64_t)step + 1;
+            s.timestamp_ms = 1000u * ((uint64_t)step + 1);
+            for (int r = 0; r < ROWS; r++) {
+                char tag[8];
+                snprintf(tag, sizeof(tag), "T%03d", r / 2);
+                if (present[k][r])
+                    add(&s, tag, 4, r % 2 ? PW_POOL_PAGED : PW_POOL_NONPAGED, 100 + (uint64_t)r, 10,
+                        bytes[k][r]);
+            }
+            assert_int_equal(pw_double_send(&g_d, &e[k], h[k], &s), 0);
+        }
+        const pw_fleet_agg_t *ix;
+        assert_int_equal(pw_fleet_agg_sync(pw_ingest_fleet(g_d.ing), &ix), 0);
+        for (int r = 0; r < ROWS; r++) {
+            char tag[8];
+            snprintf(tag, sizeof(tag), "T%03d", r / 2);
+            int64_t id = pw_tagdict_find(&ix->tags, (const uint8_t *)tag, 4);
+            assert_true(id >= 0);
+            int pool = r % 2 ? PW_POOL_PAGED : PW_POOL_NONPAGED;
+            const pw_agg_t *g = &ix->aggs[PW_ROW_KEY(id, pool)];
+            uint64_t want = 0, got = 0;
+            int hosts_with = 0;
+            for (int k = 0; k < HOSTS; k++) /* from each host's own table */
+                for (size_t j = 0; j < pw_host_nrows(h[k]); j++) {
+                    pw_host_row_t row;
+                    pw_host_row_plain(h[k], j, &row);
+                    if (row.tag_len == 4 && memcmp(row.tag, tag, 4) == 0 && row.pool == pool) {
+                        want += row.bytes;
+                        hosts_with++;
+                        for (uint32_t v = 0; v < g->n; v++)
+                            if (g->v[v].host == h[k]->index)
+                                assert_int_equal(g->v[v].bytes, row.bytes);
+                    }
+                }
+            for (uint32_t v = 0; v < g->n; v++)
+                got += g->v[v].bytes;
+            assert_int_equal(g->n, hosts_with); /* no other host has these tags */
+            assert_int_equal(got, want);
+            assert_int_equal(g->total, want);
+        }
+    }
+    pw_sample_close(&s);
+    for (int k = 0; k < HOSTS; k++)
+        pw_delta_enc_close(&e[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p_orders),         cmocka_unit_test(test_p_limits),
         cmocka_unit_test(test_p_patterns),       cmocka_unit_test(test_r_reference),
-        cmocka_unit_test(test_index_dict_reset), cmocka_unit_test(test_sessions),
-        cmocka_unit_test(test_held_bytes),       cmocka_unit_test(test_import_changes),
+        cmocka_unit_test(test_index_dict_reset), cmocka_unit_test(test_index_follows_changed_rows),
+        cmocka_unit_test(test_sessions),         cmocka_unit_test(test_held_bytes),
+        cmocka_unit_test(test_import_changes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
