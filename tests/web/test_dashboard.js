@@ -607,6 +607,9 @@ async function main() {
     const col = (cls) => page.$$eval(`#pool tbody td.${cls}`, (tds) => tds.map((t) => t.textContent));
     const nums = async (cls) => (await col(cls)).map(Number);
     const isSorted = (a, cmp) => a.every((x, i) => i === 0 || cmp(a[i - 1], x) <= 0);
+    // the table fills from its own request, after the page said it is ready (a loaded machine)
+    await page.waitForFunction(() => document.querySelectorAll('#pool tbody td.bytes').length > 20,
+      { timeout: 30000 }).catch(() => {});
     let bytes = await nums('bytes');
     check('pool table has many rows', bytes.length > 20, bytes.length);
     check('default sort: bytes descending', isSorted(bytes, (a, b) => b - a), bytes.slice(0, 5));
