@@ -746,9 +746,15 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
          * is not) */
         int compared = judged_points(d) < 4 || d->flat_ms * (int64_t)d->steps_up <= d->span_ms;
         double od_still = still_move(d) * (double)d->steps_up;
+        /* a sparse trend that never fell rose in steps only: what other rows changed between
+         * its ends is no measure of it (a row that wanders far, up and down, ends further from
+         * where it began than a leak in a few steps); it is held to the still row's noise */
+        double ob_cmp = ob, od_cmp = od > od_still ? od : od_still;
+        if (judged_points(d) >= 4 && d->fall == 0)
+            ob_cmp = 0, od_cmp = od_still;
         if (compared && (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
-            (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob &&
-            (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * (od > od_still ? od : od_still)) {
+            (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob_cmp &&
+            (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * od_cmp) {
             static const char said[] = "; no other tag";
             size_t len = strlen(d->evidence);
             if (ob == 0 && od == 0 && strstr(d->evidence, said) == NULL)

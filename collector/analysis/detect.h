@@ -174,7 +174,9 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  *    (a user's capture of a quiet host: +3,906 allocations of 512 B, every other row still)
  *    the only row that moved is dominant once its move is beyond that noise (its evidence
  *    then says "no other tag changed its bytes or outstanding allocations"), but a row that
- *    rose 6 allocations a step is not;
+ *    rose 6 allocations a step is not. A sparse trend that never fell (fall 0) is held to that
+ *    still-row noise alone, not to the other rows' changes between its ends (a row that
+ *    wanders far, up and down, ends further from its start than a leak in a few steps);
  *  - kept (2-3 points only): it grew by PW_DETECT_PEER_MIN_BYTES at least, added more
  *    outstanding allocations and grew more relative to itself than any other row, and still
  *    holds PW_DETECT_PEER_DOMINANT (4) times the share of the allocations it made (growth of
