@@ -169,6 +169,8 @@ typedef struct pw_store_stats_s {
     uint64_t puts, duplicates, commits, failed_commits, updates;
     uint64_t commit_us_total, commit_us_max;       /* wall time in pw_store_commit, microseconds */
     uint64_t closes, close_us_total, close_us_max; /* chunk compactions, wall us */
+    uint64_t merges, merge_us_total; /* day merges (a host's chunk pages of one group of 32 tags
+                                        and one UTC day into day pages), wall us */
     uint64_t compact_fallbacks; /* compacted chunks kept as records (rows that do not decode) */
     uint64_t wal_max_bytes;     /* largest WAL seen after a group commit, bytes */
     uint64_t wal_checkpoints;   /* checkpoints run after a commit because the WAL was large */

@@ -241,7 +241,17 @@ int pw__store_sql_checkpoint(pw_store_sql_t *q, pw_diag_t *d)
     }
 }
 
-void pw__store_wal_after_commit(pw_store_sql_t *q)
+void pw__store_ckpt_poke(pw_store_sql_t *q)
+{
+    pw_store_ckpt_t *k = q->ckpt;
+    if (k == NULL)
+        return;
+    uv_mutex_lock(&k->mu);
+    uv_cond_signal(&k->cv);
+    uv_mutex_unlock(&k->mu);
+}
+
+void pw__store_wal_after_commit(pw_store_sql_t *q, int background)
 {
     if (q->memory)
         return;
@@ -250,8 +260,13 @@ void pw__store_wal_after_commit(pw_store_sql_t *q)
     uint64_t wal = pw__store_file_size(q->path, "-wal");
     if (wal > q->wal_max_seen)
         q->wal_max_seen = wal;
-    if ((uint64_t)q->wal_pages * (uint64_t)q->page_size <= q->opts.wal_max_bytes / 2)
+    uint64_t in_wal = (uint64_t)q->wal_pages * (uint64_t)q->page_size;
+    if (in_wal <= q->opts.wal_max_bytes / 2)
         return;
+    if (background && q->ckpt != NULL && in_wal <= q->opts.wal_max_bytes) {
+        pw__store_ckpt_poke(q); /* its round now, not in a second */
+        return;
+    }
     /* PASSIVE on the writer's own connection between transactions: no writer to wait for,
      * and the only other reader is the checkpointer (busy: the next commit tries again). */
     int log = 0, done = 0;

@@ -97,6 +97,9 @@ enum {
     S_DAYS_INS,
     S_DAYS_RANGE,
     S_DAYS_OF,
+    S_MERGE_SAVE,
+    S_MERGE_RELEASE,
+    S_MERGE_UNDO,
     S_DAYS_DEL,
     S_RET_DAYS,
     S_MERGE_FIND,
@@ -207,10 +210,13 @@ struct pw_store_sql_s {
      * commit with nothing to compact runs no query and no transaction. */
     int64_t sealed_from, unpaged_from;
     int totals_todo;
-    int64_t *merge;
+    struct pw__store_merge_s {
+        int64_t host, grp; /* a host to look at, from this group of 32 tags on */
+    } * merge;
     size_t nmerge, merge_cap;
     int64_t merge_scan;
-    uint64_t merge_failures; /* merges undone: a page did not decode */
+    uint64_t merge_failures;         /* merges undone: a page did not decode */
+    uint64_t merges, merge_us_total; /* day merges run (host, 32-tag group, day), wall us */
 };
 
 /* Whether compaction may find work besides max_size (the fields above). */
@@ -299,6 +305,10 @@ int pw__store_sqlfail(pw_store_sql_t *q, int rc, pw_diag_t *d, const char *what)
 sqlite3_stmt *pw__store_stmt(pw_store_sql_t *q, int i);
 int pw__store_run(pw_store_sql_t *q, sqlite3_stmt *s, pw_diag_t *d, const char *what);
 int pw__store_begin(pw_store_sql_t *q, pw_diag_t *d);
+/* COMMIT as pw__store_sql_commit; `background` 1 (compaction's own transaction, on the
+ * collector's loop after a group commit): a WAL past half its limit is left to the checkpointer
+ * thread (woken at once) unless it is past the whole limit. */
+int pw__store_commit_as(pw_store_sql_t *q, int background, pw_diag_t *d);
 void pw__store_abort_txn(pw_store_sql_t *q);
 
 /* store_put.c */
@@ -346,8 +356,12 @@ void pw__store_ckpt_stop(pw_store_ckpt_t *k);
 /* After each successful COMMIT: notes the WAL's size and, when the commit left more than half
  * of wal_max_bytes in it, checkpoints at once on this connection (PASSIVE: it never waits; the
  * next commit then starts the WAL from its beginning, and journal_size_limit trims the file),
- * so a backfill cannot outrun the 1-second checkpointer. Errors are left to the next commit. */
-void pw__store_wal_after_commit(pw_store_sql_t *q);
+ * so a backfill cannot outrun the 1-second checkpointer. Errors are left to the next commit.
+ * `background` (compaction's commit): up to the whole limit the checkpointer thread is woken
+ * instead, and the collector's loop goes on. */
+void pw__store_wal_after_commit(pw_store_sql_t *q, int background);
+/* Wakes the checkpointer thread for a round now (none: nothing). */
+void pw__store_ckpt_poke(pw_store_sql_t *q);
 
 /* store_rollup.c */
 /* The global id of tag bytes t[0..len) into *id, adding it to `tags` (in the transaction) when
@@ -382,17 +396,24 @@ int pw__store_series_backfill_one(pw_store_sql_t *q, pw_diag_t *d);
 /* Host `host_id` got chunk pages: some of its days may be due for merging into day pages. */
 void pw__store_series_merge_note(pw_store_sql_t *q, int64_t host_id);
 /* Merges one (host, group of 32 tags, UTC day) of chunk pages into day pages when one is due
- * (its day is over for the host, or MERGE_PAGES pages of it wait), or looks at one more host.
+ * (its day is over for the host: it has a chunk starting on a later day), or looks at one more
+ * host.
  * In the caller's transaction. Returns 1 (something done), 0 (nothing left) or a negative
  * code. */
 int pw__store_series_merge_one(pw_store_sql_t *q, pw_diag_t *d);
-/* For every row of page p[0..len) (decompressed; `day`: a day page, else a chunk's) of group
+/* Kinds of series pages (`day` below): a chunk's page (one body, rows of a group of 32 tags,
+ * grp = global key >> 7), a day page of 4 tags (merged before 2026-12-02, grp = key >> 4) or
+ * of 32 tags (grp = key >> 7, stored in series_days as -1 - grp). */
+#define PW__STORE_PAGE_CHUNK 0
+#define PW__STORE_PAGE_DAY4  1
+#define PW__STORE_PAGE_DAY   2
+/* For every row of page p[0..len) (decompressed; `day`: its kind, PW__STORE_PAGE_*) of group
  * `grp`: row(arg, global key), then fn(arg, ...) for each run of the row's samples holding the
  * same values, in the page's order. Returns 0, what row returned (`d` set) or a code. */
 int pw__store_series_page_rows(const uint8_t *p, size_t len, uint32_t grp, int day,
                                int (*row)(void *arg, uint32_t gkey), pw__store_run_fn fn, void *arg,
                                pw_diag_t *d);
-/* What a series query reads of page p[0..len) (decompressed; `day`: a day page) of group `grp`:
+/* What a series query reads of page p[0..len) (decompressed; `day`: its kind) of group `grp`:
  * fn(arg, ...) for each run of row `gkey`'s samples inside [from, to] (`gkey` in the group).
  * Returns 0 or a negative code (`d` set). */
 int pw__store_series_page_read(const uint8_t *p, size_t len, uint32_t grp, int day, uint32_t gkey,

@@ -622,6 +622,8 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
     o->closes = q->closes;
     o->close_us_total = q->close_us_total;
     o->close_us_max = q->close_us_max;
+    o->merges = q->merges;
+    o->merge_us_total = q->merge_us_total;
     o->compact_fallbacks = q->compact_fallbacks;
     o->chunks = (uint64_t)sqlite3_column_int64(s, 0);
     o->closed_chunks = (uint64_t)sqlite3_column_int64(s, 1);

@@ -297,7 +297,7 @@ static int prun_cb(void *arg, const uint64_t *ts, size_t n, uint64_t b, uint64_t
 /* Writes the 15-min rollup of the series pages that expire at `cut` (deleted next, in the
  * same transaction) and whose samples no rollup holds yet, unless past the 15-min retention
  * (t1 < m15_cut): one rollup page per series page. `stmt`: S_SERIES_EXPIRING (chunk pages) or
- * S_DAYS_EXPIRING (day pages, `day` 1). */
+ * S_DAYS_EXPIRING (day pages of either kind, `day` 1). */
 static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uint64_t m15_cut,
                          pw_diag_t *d)
 {
@@ -315,6 +315,9 @@ static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uin
                  t1 = (uint64_t)sqlite3_column_int64(s, 3);
         prollup_t pr = {.c0 = t0 / M15_MS, .nc = t1 / M15_MS - t0 / M15_MS + 1};
         gk_t *gk = NULL;
+        /* a day page of 32 tags has its group stored as -1 - grp */
+        int kind = day && grp < 0 ? PW__STORE_PAGE_DAY : day ? PW__STORE_PAGE_DAY4 : 0;
+        grp = kind == PW__STORE_PAGE_DAY ? -1 - grp : grp;
         if (t1 < t0 || grp < 0 || grp > UINT32_MAX)
             r = pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page range invalid");
         r = r ? r
@@ -322,7 +325,7 @@ static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uin
                                       (size_t)sqlite3_column_bytes(s, 5),
                                       (uint64_t)sqlite3_column_int64(s, 4), &page, d);
         r = r ? r
-              : pw__store_series_page_rows(page.data, page.len, (uint32_t)grp, day, prow_cb,
+              : pw__store_series_page_rows(page.data, page.len, (uint32_t)grp, kind, prow_cb,
                                            prun_cb, &pr, d);
         if (r == 0 && pr.nrows > 0 && (gk = pw_malloc(pr.nrows * sizeof(*gk))) == NULL)
             r = pw_diag_set(d, PW_ENOMEM, 0, 0, "rollups", "out of memory");

@@ -20,32 +20,28 @@
  *   too. A reader sums the earlier rows' counts and skips that many varints per column.
  *
  * Day pages (series_days, schema 9): a host's chunk pages of one UTC day (by their first
- * sample) merged into one page per group of 4 tags (grp = global key >> 4), so that a week
- * reads ~8 pages, not 168 (each zstd frame costs ~47 k instructions to start, issue 17).
- * Merged in the background (pw__store_series_merge_one) once the day is over for the host, or
- * earlier when MERGE_PAGES chunk pages of the day wait (the day page is then merged again with
- * the next ones). Page: u8 2, nseg, then per segment its byte length and a body as above
- * (version byte 3: times as nts, nruns, ts[0], then runs of equal gaps (gap, count); key gaps
- * from grp << 4). A segment is the day's samples as one chunk would hold them: a row's events
- * across the merged chunks (no event where a chunk starts with the values the previous one
- * ended with). Chunks whose times overlap (two agents writing as one host) start a new
- * segment, so times never decrease inside one.
+ * sample) merged into one page per group of 32 tags (grp = global key >> 7, stored as -1 - grp),
+ * so that a week reads ~8 pages, not 168 (each zstd frame costs ~47 k instructions to start,
+ * issue 17). Merged in the background (pw__store_series_merge_one) once the day is over for
+ * the host. Page: u8 2, nseg, then per segment its byte length and a body as above: each chunk
+ * page's body as it is, in time order. Day pages merged before 2026-12-02 are one per group of
+ * 4 tags (grp = key >> 4, stored as it is; key gaps from grp << 4) whose segments span several
+ * chunks (version byte 3: times as nts, nruns, ts[0], then runs of equal gaps (gap, count); a
+ * row's events across the chunks, no event where a chunk starts with the values the previous
+ * one ended with): read as they are.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "store_internal.h"
 
 #define SERIES_VER      1 /* a chunk's page: one body, times as gaps */
 #define SERIES_VER_DAY  2 /* a day page: segments, each a body */
-#define SERIES_VER_RUNS 3 /* a day page's body: times as runs of equal gaps */
+#define SERIES_VER_RUNS 3 /* a body of a day page merged before 2026-12-02: times as runs */
 #define GRP_SHIFT       7 /* a chunk's page: 32 tags x 4 pools */
 #define DAY_SHIFT       4 /* a day page: 4 tags x 4 pools */
-/* A (host, group, day) whose chunk pages reach this count is merged before its day is over (and
- * again at its end): with hourly chunks each sample is encoded 1.5 times over its day (2.5 at 6:
- * at 6, 12 and 18 h), and a query reads at most 11 chunk pages of the current day. */
-#define MERGE_PAGES 12
 /* Samples in one day-page segment at most (a hostile page must not claim 2^64 of them). */
 #define SEG_TS_MAX (1u << 22)
 /* Pages are a few KB: zstd -9 gains ~1 % over -3 on them for twice the compaction time. */
@@ -270,37 +266,20 @@ static int put_events(pw_buf_t col[NCOL], const ev_t *ev, size_t n)
     return rc;
 }
 
-/* Appends one body to `out` (format above): version `ver` (SERIES_VER: times as gaps,
- * SERIES_VER_RUNS: as runs of equal gaps), times ts[0..nts), rows keys[0..nrows) (ascending,
- * gaps from `base`), row k's events rev[k][0..rnev[k]). `col`: scratch columns. */
-static int body_put(pw_buf_t *out, int ver, const uint64_t *ts, size_t nts, uint32_t base,
+/* Appends one body to `out` (format above, version SERIES_VER): times ts[0..nts), rows
+ * keys[0..nrows) (ascending, gaps from `base`), row k's events rev[k][0..rnev[k]). `col`:
+ * scratch columns. */
+static int body_put(pw_buf_t *out, const uint64_t *ts, size_t nts, uint32_t base,
                     const uint32_t *keys, const ev_t *const *rev, const uint32_t *rnev,
                     size_t nrows, pw_buf_t col[NCOL])
 {
     for (int c = 0; c < NCOL; c++)
         pw_buf_reset(&col[c]);
-    uint8_t v = (uint8_t)ver;
+    uint8_t v = SERIES_VER;
     int rc = pw_buf_append(out, &v, 1);
     rc = rc ? rc : pw_buf_put_varint(out, nts);
-    if (ver == SERIES_VER) {
-        for (size_t k = 0; rc == 0 && k < nts; k++)
-            rc = pw_buf_put_varint(out, k ? ts[k] - ts[k - 1] : ts[0]);
-    } else {
-        size_t nruns = 0;
-        for (size_t k = 1; k < nts; k++)
-            nruns += k == 1 || ts[k] - ts[k - 1] != ts[k - 1] - ts[k - 2];
-        rc = rc ? rc : pw_buf_put_varint(out, nruns);
-        rc = rc ? rc : pw_buf_put_varint(out, nts ? ts[0] : 0);
-        for (size_t k = 1; rc == 0 && k < nts;) {
-            uint64_t gap = ts[k] - ts[k - 1];
-            size_t j = k + 1;
-            while (j < nts && ts[j] - ts[j - 1] == gap)
-                j++;
-            rc = pw_buf_put_varint(out, gap);
-            rc = rc ? rc : pw_buf_put_varint(out, j - k);
-            k = j;
-        }
-    }
+    for (size_t k = 0; rc == 0 && k < nts; k++)
+        rc = pw_buf_put_varint(out, k ? ts[k] - ts[k - 1] : ts[0]);
     rc = rc ? rc : pw_buf_put_varint(out, nrows);
     uint32_t prev = base;
     for (size_t k = 0; rc == 0 && k < nrows; k++) {
@@ -387,7 +366,7 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
             rev[k - i] = byrow + start[r];
             rnev[k - i] = start[r + 1] - start[r];
         }
-        rc = body_put(out, SERIES_VER, b.ts, b.nts, grp << GRP_SHIFT, keys, rev, rnev, j - i, col);
+        rc = body_put(out, b.ts, b.nts, grp << GRP_SHIFT, keys, rev, rnev, j - i, col);
         if (rc != 0) {
             rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
             break;
@@ -681,8 +660,15 @@ static int body_read(const uint8_t *p, size_t len, uint32_t base, uint32_t gkey,
     }
 }
 
+/* The first key of group `grp` of a page of kind `kind` (PW__STORE_PAGE_*): its rows' key gaps
+ * start there. */
+static inline uint32_t page_base(uint32_t grp, int kind)
+{
+    return grp << (kind == PW__STORE_PAGE_DAY4 ? DAY_SHIFT : GRP_SHIFT);
+}
+
 /* Calls body(arg, p, len) for each body of a page: a chunk's page is one, a day page holds one
- * per segment. `day`: the page is a day page. */
+ * per segment. `day`: the page is a day page (either kind). */
 typedef int (*body_fn)(void *arg, const uint8_t *p, size_t len, pw_diag_t *d);
 
 static int page_bodies(const uint8_t *p, size_t len, int day, body_fn body, void *arg, pw_diag_t *d)
@@ -725,8 +711,8 @@ int pw__store_series_page_read(const uint8_t *p, size_t len, uint32_t grp, int d
 {
     uint64_t *ts = NULL;
     size_t tscap = 0;
-    read_t rd = {grp << (day ? DAY_SHIFT : GRP_SHIFT), gkey, from, to, fn, arg, &ts, &tscap};
-    int rc = page_bodies(p, len, day, read_body, &rd, d);
+    read_t rd = {page_base(grp, day), gkey, from, to, fn, arg, &ts, &tscap};
+    int rc = page_bodies(p, len, day != PW__STORE_PAGE_CHUNK, read_body, &rd, d);
     pw_free(ts);
     return rc;
 }
@@ -752,19 +738,25 @@ int pw__store_series_read(pw_store_sql_t *q, int64_t hid, uint32_t gkey, uint64_
 {
     uint64_t *ts = NULL;
     size_t tscap = 0;
-    /* day pages first: they hold older samples than the chunk pages not merged yet */
-    read_t rd = {(gkey >> DAY_SHIFT) << DAY_SHIFT, gkey, from, to, fn, sr, &ts, &tscap};
-    sqlite3_stmt *s = pw__store_stmt(q, S_DAYS_RANGE);
-    sqlite3_bind_int64(s, 1, hid);
-    sqlite3_bind_int64(s, 2, gkey >> DAY_SHIFT);
-    sqlite3_bind_int64(s, 3,
-                       (int64_t)pw__store_cutoff(from, PW__STORE_DAY_MS + q->opts.chunk_window_ms));
-    sqlite3_bind_int64(s, 4, (int64_t)to);
-    sqlite3_bind_int64(s, 5, (int64_t)from);
-    int rc = read_pages(q, s, 1, &rd, d);
+    /* day pages first: they hold older samples than the chunk pages not merged yet; those of 4
+     * tags (merged before 2026-12-02), then those of 32 (grp stored as -1 - group) */
+    read_t rd = {0, gkey, from, to, fn, sr, &ts, &tscap};
+    int rc = 0;
+    for (int kind = PW__STORE_PAGE_DAY4; rc == 0 && kind <= PW__STORE_PAGE_DAY; kind++) {
+        uint32_t g = gkey >> (kind == PW__STORE_PAGE_DAY4 ? DAY_SHIFT : GRP_SHIFT);
+        rd.base = page_base(g, kind);
+        sqlite3_stmt *s = pw__store_stmt(q, S_DAYS_RANGE);
+        sqlite3_bind_int64(s, 1, hid);
+        sqlite3_bind_int64(s, 2, kind == PW__STORE_PAGE_DAY4 ? (int64_t)g : -1 - (int64_t)g);
+        sqlite3_bind_int64(
+            s, 3, (int64_t)pw__store_cutoff(from, PW__STORE_DAY_MS + q->opts.chunk_window_ms));
+        sqlite3_bind_int64(s, 4, (int64_t)to);
+        sqlite3_bind_int64(s, 5, (int64_t)from);
+        rc = read_pages(q, s, 1, &rd, d);
+    }
     if (rc == 0) {
         rd.base = (gkey >> GRP_SHIFT) << GRP_SHIFT;
-        s = pw__store_stmt(q, m15_only ? S_SERIES_RANGE15 : S_SERIES_RANGE);
+        sqlite3_stmt *s = pw__store_stmt(q, m15_only ? S_SERIES_RANGE15 : S_SERIES_RANGE);
         sqlite3_bind_int64(s, 1, hid);
         sqlite3_bind_int64(s, 2, gkey >> GRP_SHIFT);
         sqlite3_bind_int64(s, 3, (int64_t)pw__store_cutoff(from, q->opts.chunk_window_ms));
@@ -872,8 +864,8 @@ int pw__store_series_page_rows(const uint8_t *p, size_t len, uint32_t grp, int d
                                int (*row)(void *arg, uint32_t gkey), pw__store_run_fn fn, void *arg,
                                pw_diag_t *d)
 {
-    parts_t ps = {grp << (day ? DAY_SHIFT : GRP_SHIFT), NULL, 0, 0};
-    int rc = page_bodies(p, len, day, parts_body, &ps, d);
+    parts_t ps = {page_base(grp, day), NULL, 0, 0};
+    int rc = page_bodies(p, len, day != PW__STORE_PAGE_CHUNK, parts_body, &ps, d);
     for (size_t k = 0; rc == 0 && k < ps.n; k++) {
         const part_t *pt = &ps.parts[k];
         for (size_t i = 0; rc == 0 && i < pt->nrows; i++) {
@@ -894,187 +886,50 @@ int pw__store_series_page_rows(const uint8_t *p, size_t len, uint32_t grp, int d
     return rc;
 }
 
-/* ---- day pages: merging a day's chunk pages ---------------------------------------------- */
+/* ---- day pages: a day's chunk pages appended as segments --------------------------------- */
+
+/* A day page's segment while a merge builds it: its body's place in the merge's bytes. */
+typedef struct {
+    uint64_t t0, t1;
+    size_t off, len;
+    size_t order; /* a day page's older segments before the new ones of the same time */
+} seg_t;
 
 typedef struct {
-    uint32_t key;
-    int present; /* at the end of what was appended */
-    uint64_t a, f, df, b;
-    uint32_t stamp; /* the part that last held the row */
-    ev_t *ev;       /* the current segment's events */
-    size_t nev, cap;
-} mrow_t;
+    pw_buf_t bytes;
+    seg_t *seg;
+    size_t nseg, cap, order;
+} dsegs_t;
 
-typedef struct {
-    uint64_t *ts;
-    size_t nts, tscap;
-    mrow_t *rows; /* ascending keys */
-    size_t nrows, rcap;
-    uint32_t stamp;
-    pw_buf_t page; /* the segments so far, each its length and body */
-    pw_buf_t body; /* scratch */
-    size_t nseg;
-    uint64_t t0, t1; /* first and last time of the page */
-    int any_rows;
-} merge_t;
-
-static void merge_free(merge_t *m)
+static int seg_add(dsegs_t *s, uint64_t t0, uint64_t t1, const uint8_t *b, size_t n)
 {
-    for (size_t i = 0; i < m->nrows; i++)
-        pw_free(m->rows[i].ev);
-    pw_free(m->rows);
-    pw_free(m->ts);
-    pw_buf_close(&m->page);
-    pw_buf_close(&m->body);
-}
-
-static mrow_t *mrow_get(merge_t *m, uint32_t key)
-{
-    size_t lo = 0, hi = m->nrows;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (m->rows[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < m->nrows && m->rows[lo].key == key)
-        return &m->rows[lo];
-    if (grow((void **)&m->rows, &m->rcap, m->nrows + 1, sizeof(mrow_t)) != 0)
-        return NULL;
-    memmove(&m->rows[lo + 1], &m->rows[lo], (m->nrows - lo) * sizeof(mrow_t));
-    m->nrows++;
-    memset(&m->rows[lo], 0, sizeof(mrow_t));
-    m->rows[lo].key = key;
-    return &m->rows[lo];
-}
-
-static int mrow_push(mrow_t *r, uint32_t idx, int vanish, const ev_t *v)
-{
-    if (grow((void **)&r->ev, &r->cap, r->nev + 1, sizeof(ev_t)) != 0)
+    if (grow((void **)&s->seg, &s->cap, s->nseg + 1, sizeof(seg_t)) != 0)
         return PW_ENOMEM;
-    ev_t *e = &r->ev[r->nev++];
-    *e = (ev_t){0, idx, (uint32_t)vanish, r->a, r->f, r->df, r->b};
-    r->present = !vanish;
-    if (!vanish) {
-        e->a = r->a = v->a, e->f = r->f = v->f, e->df = r->df = v->df, e->b = r->b = v->b;
-    }
-    return 0;
+    s->seg[s->nseg++] = (seg_t){t0, t1, s->bytes.len, n, s->order++};
+    return pw_buf_append(&s->bytes, b, n);
 }
 
-/* Ends the current segment: appends it (length, body) to the page, starts the next one. */
-static int merge_flush(merge_t *m, uint32_t base, pw_buf_t col[NCOL])
+/* A body of the page being merged (a day page's segment, a chunk's page): kept as it is, its
+ * head (times, rows, columns) checked. */
+static int seg_body_cb(void *arg, const uint8_t *p, size_t len, pw_diag_t *d)
 {
-    if (m->nts == 0)
-        return 0;
-    size_t n = 0;
-    for (size_t i = 0; i < m->nrows; i++)
-        n += m->rows[i].nev > 0;
-    uint32_t *keys = pw_malloc((n ? n : 1) * sizeof(*keys));
-    uint32_t *rnev = pw_malloc((n ? n : 1) * sizeof(*rnev));
-    const ev_t **rev = pw_malloc((n ? n : 1) * sizeof(*rev));
-    int rc = keys && rnev && rev ? 0 : PW_ENOMEM;
-    for (size_t i = 0, k = 0; rc == 0 && i < m->nrows; i++)
-        if (m->rows[i].nev > 0) {
-            keys[k] = m->rows[i].key;
-            rnev[k] = (uint32_t)m->rows[i].nev;
-            rev[k++] = m->rows[i].ev;
-        }
-    pw_buf_reset(&m->body);
-    rc =
-        rc ? rc : body_put(&m->body, SERIES_VER_RUNS, m->ts, m->nts, base, keys, rev, rnev, n, col);
-    rc = rc ? rc : pw_buf_put_varint(&m->page, m->body.len);
-    rc = rc ? rc : pw_buf_append(&m->page, m->body.data, m->body.len);
-    pw_free(keys);
-    pw_free(rnev);
-    pw_free(rev);
-    m->any_rows |= n > 0;
-    m->nseg++;
-    m->nts = 0;
-    for (size_t i = 0; i < m->nrows; i++) {
-        m->rows[i].nev = 0;
-        m->rows[i].present = 0;
-        m->rows[i].a = m->rows[i].f = m->rows[i].df = m->rows[i].b = 0;
-    }
+    dsegs_t *g = arg;
+    head_t h;
+    uint64_t *ts = NULL;
+    size_t tscap = 0;
+    int rc = head_get(p, len, &h, &ts, &tscap, d);
+    if (rc == 0 && h.nts > 0 && seg_add(g, ts[0], ts[h.nts - 1], p, len) != 0)
+        rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    pw_free(ts);
     return rc;
 }
 
-/* Appends the rows of day group `dg` of part `pt` to the current segment, as if its samples
- * followed the segment's in one chunk. */
-static int merge_part(merge_t *m, const part_t *pt, uint32_t dg)
+static int seg_cmp(const void *x, const void *y)
 {
-    if (pt->nts == 0)
-        return 0;
-    if (grow((void **)&m->ts, &m->tscap, m->nts + pt->nts, sizeof(uint64_t)) != 0)
-        return PW_ENOMEM;
-    uint32_t base = (uint32_t)m->nts;
-    memcpy(m->ts + m->nts, pt->ts, pt->nts * sizeof(uint64_t));
-    m->nts += pt->nts;
-    m->stamp++;
-    for (size_t i = 0; i < pt->nrows; i++) {
-        if (pt->keys[i] >> DAY_SHIFT != dg)
-            continue;
-        mrow_t *r = mrow_get(m, pt->keys[i]);
-        if (r == NULL)
-            return PW_ENOMEM;
-        r->stamp = m->stamp;
-        const ev_t *e = pt->ev + pt->evs[i];
-        size_t n = pt->evs[i + 1] - pt->evs[i], k = 0;
-        if (r->present) {
-            if (n == 0 || e[0].idx != 0) {
-                if (mrow_push(r, base, 1, NULL) != 0) /* absent where the part starts */
-                    return PW_ENOMEM;
-            } else if (!e[0].vanish && e[0].a == r->a && e[0].f == r->f && e[0].df == r->df &&
-                       e[0].b == r->b) {
-                k = 1; /* the part starts with the values the segment ended with */
-            }
-        }
-        for (; k < n; k++)
-            if (mrow_push(r, base + e[k].idx, (int)e[k].vanish, &e[k]) != 0)
-                return PW_ENOMEM;
-    }
-    for (size_t i = 0; i < m->nrows; i++)
-        if (m->rows[i].present && m->rows[i].stamp != m->stamp &&
-            mrow_push(&m->rows[i], base, 1, NULL) != 0)
-            return PW_ENOMEM;
-    return 0;
-}
-
-static int part_cmp(const void *x, const void *y)
-{
-    const part_t *a = *(const part_t *const *)x, *b = *(const part_t *const *)y;
-    uint64_t ta = a->nts ? a->ts[0] : 0, tb = b->nts ? b->ts[0] : 0;
-    if (ta != tb)
-        return ta < tb ? -1 : 1;
+    const seg_t *a = x, *b = y;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
     return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* Builds the day page of group `dg` from parts pp[0..n) (sorted here) into m->page. */
-static int merge_build(merge_t *m, part_t **pp, size_t n, uint32_t dg, pw_buf_t col[NCOL])
-{
-    qsort(pp, n, sizeof(*pp), part_cmp);
-    int rc = 0;
-    m->t0 = UINT64_MAX, m->t1 = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const part_t *pt = pp[i];
-        if (pt->nts == 0)
-            continue;
-        m->t0 = pt->ts[0] < m->t0 ? pt->ts[0] : m->t0;
-        m->t1 = pt->ts[pt->nts - 1] > m->t1 ? pt->ts[pt->nts - 1] : m->t1;
-        /* times must not decrease inside a segment (query ranges cut by them) */
-        if (m->nts > 0 && pt->ts[0] < m->ts[m->nts - 1])
-            rc = merge_flush(m, dg << DAY_SHIFT, col);
-        rc = rc ? rc : merge_part(m, pt, dg);
-    }
-    return rc ? rc : merge_flush(m, dg << DAY_SHIFT, col);
-}
-
-/* Decompresses and decodes the page in columns (raw_size, data) of row `s` into `ps`. */
-static int load_parts(pw_store_sql_t *q, sqlite3_stmt *s, int day, parts_t *ps, pw_diag_t *d)
-{
-    int rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2),
-                                   (uint64_t)sqlite3_column_int64(s, 1), &q->tmp, d);
-    return rc ? rc : page_bodies(q->tmp.data, q->tmp.len, day, parts_body, ps, d);
 }
 
 typedef struct {
@@ -1082,12 +937,33 @@ typedef struct {
     size_t n, cap;
 } ids_t;
 
-static int ids_add(ids_t *ids, int64_t id)
+/* Reads the pages statement `stmt` returns (id, raw_size, data: S_MERGE_PAGES, the chunk pages
+ * of host `hid`, group `grp`, first times in [d0, d1]; S_DAYS_OF, the day page of the same)
+ * into `g`, each body a segment; their ids into `ids`. */
+static int load_day(pw_store_sql_t *q, int stmt, int64_t hid, int64_t grp, uint64_t d0, uint64_t d1,
+                    dsegs_t *g, ids_t *ids, pw_diag_t *d)
 {
-    if (grow((void **)&ids->v, &ids->cap, ids->n + 1, sizeof(int64_t)) != 0)
-        return PW_ENOMEM;
-    ids->v[ids->n++] = id;
-    return 0;
+    sqlite3_stmt *s = pw__store_stmt(q, stmt);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int64(s, 2, grp);
+    sqlite3_bind_int64(s, 3, (int64_t)d0);
+    sqlite3_bind_int64(s, 4, (int64_t)d1);
+    int rc = 0, r;
+    while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
+        if (grow((void **)&ids->v, &ids->cap, ids->n + 1, sizeof(int64_t)) != 0)
+            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+        else
+            ids->v[ids->n++] = sqlite3_column_int64(s, 0);
+        rc = rc ? rc
+                : pw__store_zdecompress(q, sqlite3_column_blob(s, 2),
+                                        (size_t)sqlite3_column_bytes(s, 2),
+                                        (uint64_t)sqlite3_column_int64(s, 1), &q->tmp, d);
+        rc = rc ? rc : page_bodies(q->tmp.data, q->tmp.len, stmt == S_DAYS_OF, seg_body_cb, g, d);
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = pw__store_sqlfail(q, r, d, "read pages to merge");
+    sqlite3_reset(s);
+    return rc;
 }
 
 static int del_ids(pw_store_sql_t *q, int stmt, const ids_t *ids, pw_diag_t *d)
@@ -1101,163 +977,133 @@ static int del_ids(pw_store_sql_t *q, int stmt, const ids_t *ids, pw_diag_t *d)
     return rc;
 }
 
-/* Decodes the pages statement `stmt` (S_MERGE_PAGES: chunk pages, S_DAYS_OF: day pages) finds
- * for host `hid`, group `grp` and first times in [d0, d1] into `ps`, their ids into `ids`. */
-static int load_day(pw_store_sql_t *q, int stmt, int64_t hid, uint32_t grp, uint64_t d0,
-                    uint64_t d1, parts_t *ps, ids_t *ids, pw_diag_t *d)
-{
-    sqlite3_stmt *s = pw__store_stmt(q, stmt);
-    sqlite3_bind_int64(s, 1, hid);
-    sqlite3_bind_int64(s, 2, grp);
-    sqlite3_bind_int64(s, 3, (int64_t)d0);
-    sqlite3_bind_int64(s, 4, (int64_t)d1);
-    int rc = 0, r;
-    while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
-        if (ids_add(ids, sqlite3_column_int64(s, 0)) != 0)
-            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
-        else
-            rc = load_parts(q, s, stmt == S_DAYS_OF, ps, d);
-    }
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = pw__store_sqlfail(q, r, d, "read pages to merge");
-    sqlite3_reset(s);
-    return rc;
-}
-
-/* Merges the chunk pages of host `hid`, group `grp`, UTC day `day` (and the day pages already
- * made of that day) into one day page per group of 4 tags, and deletes what was merged. */
+/* Merges the chunk pages of host `hid`, group `grp` (32 tags), UTC day `day` into its day page:
+ * each chunk page's body becomes a segment as it is, after the segments of the day page
+ * already made of that day (a chunk that came late), all in time order, in one zstd frame.
+ * Deletes what was merged. Merging decoded every event and encoded it again into one segment
+ * per group of 4 tags until 2026-12-02 (~2/3 of a merge's instructions; the 8 small frames a
+ * group then took cost zstd ~60 k instructions each whatever their size). */
 static int merge_unit(pw_store_sql_t *q, int64_t hid, uint32_t grp, uint64_t day, pw_diag_t *d)
 {
     uint64_t d0 = day * PW__STORE_DAY_MS, d1 = d0 + PW__STORE_DAY_MS - 1;
-    parts_t hourly = {grp << GRP_SHIFT, NULL, 0, 0};
-    ids_t hids = {0}, dids = {0};
-    pw_buf_t col[NCOL];
-    for (int c = 0; c < NCOL; c++)
-        pw_buf_init(&col[c], BLOB_MAX);
-    int rc = load_day(q, S_MERGE_PAGES, hid, grp, d0, d1, &hourly, &hids, d);
-    uint32_t per = 1u << (GRP_SHIFT - DAY_SHIFT);
-    for (uint32_t dg = grp * per; rc == 0 && dg < (grp + 1) * per; dg++) {
-        parts_t days = {dg << DAY_SHIFT, NULL, 0, 0};
-        dids.n = 0;
-        rc = load_day(q, S_DAYS_OF, hid, dg, d0, d1, &days, &dids, d);
-        /* the day's earlier merges keep their place before chunk pages of the same time */
-        size_t np = days.n + hourly.n;
-        part_t **pp = pw_malloc((np ? np : 1) * sizeof(*pp));
-        if (rc == 0 && pp == NULL)
-            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
-        for (size_t i = 0; rc == 0 && i < days.n; i++)
-            pp[i] = &days.parts[i];
-        for (size_t i = 0; rc == 0 && i < hourly.n; i++) {
-            pp[days.n + i] = &hourly.parts[i];
-            hourly.parts[i].order = days.n + i + 1;
+    dsegs_t g;
+    memset(&g, 0, sizeof(g));
+    pw_buf_init(&g.bytes, BLOB_MAX);
+    ids_t hourly = {0}, days = {0};
+    int64_t dgrp = -1 - (int64_t)grp; /* a day page of 32 tags */
+    int rc = load_day(q, S_DAYS_OF, hid, dgrp, d0, d1, &g, &days, d);
+    rc = rc ? rc : load_day(q, S_MERGE_PAGES, hid, grp, d0, d1, &g, &hourly, d);
+    if (rc == 0 && g.nseg > 0) {
+        qsort(g.seg, g.nseg, sizeof(seg_t), seg_cmp);
+        pw_buf_t *out = &q->tmp;
+        pw_buf_reset(out);
+        uint8_t v = SERIES_VER_DAY;
+        uint64_t t0 = UINT64_MAX, t1 = 0;
+        rc = pw_buf_append(out, &v, 1);
+        rc = rc ? rc : pw_buf_put_varint(out, g.nseg);
+        for (size_t i = 0; rc == 0 && i < g.nseg; i++) {
+            const seg_t *sg = &g.seg[i];
+            t0 = sg->t0 < t0 ? sg->t0 : t0;
+            t1 = sg->t1 > t1 ? sg->t1 : t1;
+            rc = pw_buf_put_varint(out, sg->len);
+            rc = rc ? rc : pw_buf_append(out, g.bytes.data + sg->off, sg->len);
         }
-        merge_t m;
-        memset(&m, 0, sizeof(m));
-        pw_buf_init(&m.page, BLOB_MAX);
-        pw_buf_init(&m.body, BLOB_MAX);
-        if (rc == 0 && (rc = merge_build(&m, pp, np, dg, col)) != 0)
-            rc = pw_diag_set(d, rc, 0, 0, "series", "merging day pages: %s", pw_strerror(rc));
-        rc = rc ? rc : del_ids(q, S_DAYS_DEL, &dids, d);
-        if (rc == 0 && m.any_rows) {
-            pw_buf_t *out = &q->tmp;
-            pw_buf_reset(out);
-            uint8_t v = SERIES_VER_DAY;
-            rc = pw_buf_append(out, &v, 1);
-            rc = rc ? rc : pw_buf_put_varint(out, m.nseg);
-            rc = rc ? rc : pw_buf_append(out, m.page.data, m.page.len);
-            if (rc != 0)
-                rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
-            int level = q->opts.zstd_level < SERIES_ZSTD_MAX ? q->opts.zstd_level : SERIES_ZSTD_MAX;
-            rc = rc ? rc : pw__store_zcompress_at(q, out->data, out->len, level, d);
-            if (rc == 0) {
-                sqlite3_stmt *s = pw__store_stmt(q, S_DAYS_INS);
-                sqlite3_bind_int64(s, 1, hid);
-                sqlite3_bind_int64(s, 2, dg);
-                sqlite3_bind_int64(s, 3, (int64_t)m.t0);
-                sqlite3_bind_int64(s, 4, (int64_t)m.t1);
-                sqlite3_bind_int64(s, 5, (int64_t)out->len);
-                sqlite3_bind_blob(s, 6, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
-                rc = pw__store_run(q, s, d, "insert day page");
-            }
+        if (rc != 0)
+            rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
+        int level = q->opts.zstd_level < SERIES_ZSTD_MAX ? q->opts.zstd_level : SERIES_ZSTD_MAX;
+        rc = rc ? rc : pw__store_zcompress_at(q, out->data, out->len, level, d);
+        rc = rc ? rc : del_ids(q, S_DAYS_DEL, &days, d);
+        if (rc == 0) {
+            sqlite3_stmt *s = pw__store_stmt(q, S_DAYS_INS);
+            sqlite3_bind_int64(s, 1, hid);
+            sqlite3_bind_int64(s, 2, dgrp);
+            sqlite3_bind_int64(s, 3, (int64_t)t0);
+            sqlite3_bind_int64(s, 4, (int64_t)t1);
+            sqlite3_bind_int64(s, 5, (int64_t)out->len);
+            sqlite3_bind_blob(s, 6, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+            rc = pw__store_run(q, s, d, "insert day page");
         }
-        merge_free(&m);
-        pw_free(pp);
-        parts_free(&days);
     }
-    rc = rc ? rc : del_ids(q, S_SERIES_DEL, &hids, d);
-    for (int c = 0; c < NCOL; c++)
-        pw_buf_close(&col[c]);
-    parts_free(&hourly);
-    pw_free(hids.v);
-    pw_free(dids.v);
+    rc = rc ? rc : del_ids(q, S_SERIES_DEL, &hourly, d);
+    pw_buf_close(&g.bytes);
+    pw_free(g.seg);
+    pw_free(hourly.v);
+    pw_free(days.v);
     return rc;
 }
 
 void pw__store_series_merge_note(pw_store_sql_t *q, int64_t host_id)
 {
     for (size_t i = 0; i < q->nmerge; i++)
-        if (q->merge[i] == host_id)
+        if (q->merge[i].host == host_id) {
+            q->merge[i].grp = 0; /* new pages: any group may be due again */
             return;
+        }
     /* a hint: without memory the host waits for the next note or the next open's scan */
-    if (grow((void **)&q->merge, &q->merge_cap, q->nmerge + 1, sizeof(int64_t)) == 0)
-        q->merge[q->nmerge++] = host_id;
+    if (grow((void **)&q->merge, &q->merge_cap, q->nmerge + 1, sizeof(*q->merge)) == 0)
+        q->merge[q->nmerge++] = (struct pw__store_merge_s){host_id, 0};
 }
 
 int pw__store_series_merge_one(pw_store_sql_t *q, pw_diag_t *d)
 {
-    int64_t hid;
-    int scanned = 0;
-    if (q->nmerge > 0) {
-        hid = q->merge[q->nmerge - 1];
-    } else if (q->merge_scan >= 0) {
-        /* after an open, every host once: a day may have been left unmerged by a stop */
+    if (q->nmerge == 0 && q->merge_scan >= 0) {
+        /* after an open, every host with chunk pages not merged once (a day may have been left
+         * unmerged by a stop): the next one is an index seek (series_unmerged), hosts without
+         * such pages cost nothing (the scan of every host took a compaction step per host:
+         * 10,000 of them at bench_detect_scale's start) */
         sqlite3_stmt *s = pw__store_stmt(q, S_HOST_NEXT);
         sqlite3_bind_int64(s, 1, q->merge_scan);
         int r = sqlite3_step(s);
-        int none = r != SQLITE_ROW || sqlite3_column_type(s, 0) == SQLITE_NULL;
-        hid = none ? 0 : sqlite3_column_int64(s, 0);
+        int64_t hid = r == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
         sqlite3_reset(s);
-        if (r != SQLITE_ROW)
-            return pw__store_sqlfail(q, r, d, "next host to merge");
-        if (none) {
+        if (r == SQLITE_DONE) {
             q->merge_scan = -1;
             return 0;
         }
+        if (r != SQLITE_ROW)
+            return pw__store_sqlfail(q, r, d, "next host to merge");
         q->merge_scan = hid;
-        scanned = 1;
-    } else {
-        return 0;
+        pw__store_series_merge_note(q, hid);
+        return 1;
     }
+    if (q->nmerge == 0)
+        return 0;
+    struct pw__store_merge_s *m = &q->merge[q->nmerge - 1];
+    int64_t hid = m->host;
+    /* the first group from the host's cursor on whose oldest unmerged day is over (an index
+     * seek per group: grouping the host's unmerged pages by group at each call walked them all,
+     * 94 groups x 24 pages at the end of a 3,000-row host's day, at each of its 94 merges) */
     sqlite3_stmt *s = pw__store_stmt(q, S_MERGE_FIND);
     sqlite3_bind_int64(s, 1, hid);
-    sqlite3_bind_int(s, 2, MERGE_PAGES);
+    sqlite3_bind_int64(s, 2, m->grp);
     sqlite3_bind_int64(s, 3, (int64_t)PW__STORE_DAY_MS);
     int r = sqlite3_step(s);
     int64_t grp = r == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
     int64_t day = r == SQLITE_ROW ? sqlite3_column_int64(s, 1) : 0;
     sqlite3_reset(s);
     if (r == SQLITE_DONE) {
-        if (!scanned)
-            q->nmerge--; /* nothing (left) to merge for this host */
+        q->nmerge--; /* nothing (left) to merge for this host */
         return 1;
     }
     if (r != SQLITE_ROW)
         return pw__store_sqlfail(q, r, d, "find chunk pages to merge");
-    if (scanned)
-        pw__store_series_merge_note(q, hid);
     if (grp < 0 || grp > (int64_t)(UINT32_MAX >> GRP_SHIFT) || day < 0)
         return pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page group %lld invalid",
                            (long long)grp);
+    m->grp = grp;
     /* A page that does not decode must not stop compaction for good: its merge is undone and
      * the host dropped from the candidates (its pages stay as they are, and fail where read). */
-    int rc = pw__store_exec(q, "SAVEPOINT merge", d, "merge savepoint");
+    uint64_t t = pw_clock_mono_us();
+    int rc = pw__store_run(q, pw__store_stmt(q, S_MERGE_SAVE), d, "merge savepoint");
     rc = rc ? rc : merge_unit(q, hid, (uint32_t)grp, (uint64_t)day, d);
     if (rc == PW_ECORRUPT) {
-        rc = pw__store_exec(q, "ROLLBACK TO merge", d, "merge rollback");
+        rc = pw__store_run(q, pw__store_stmt(q, S_MERGE_UNDO), d, "merge rollback");
         q->nmerge--;
         q->merge_failures++;
     }
-    rc = rc ? rc : pw__store_exec(q, "RELEASE merge", d, "merge release");
+    rc = rc ? rc : pw__store_run(q, pw__store_stmt(q, S_MERGE_RELEASE), d, "merge release");
+    q->merges++;
+    q->merge_us_total += pw_clock_mono_us() - t;
     return rc != 0 ? rc : 1;
 }
 

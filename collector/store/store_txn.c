@@ -58,6 +58,11 @@ int pw__store_begin(pw_store_sql_t *q, pw_diag_t *d)
 
 int pw__store_sql_commit(pw_store_sql_t *q, pw_diag_t *d)
 {
+    return pw__store_commit_as(q, 0, d);
+}
+
+int pw__store_commit_as(pw_store_sql_t *q, int background, pw_diag_t *d)
+{
     if (!q->in_txn)
         return 0;
     int rc = pw__store_run(q, pw__store_stmt(q, S_COMMIT), d, "commit");
@@ -67,6 +72,6 @@ int pw__store_sql_commit(pw_store_sql_t *q, pw_diag_t *d)
     }
     q->in_txn = 0;
     q->tags_committed = pw_tagdict_count(&q->tags);
-    pw__store_wal_after_commit(q);
+    pw__store_wal_after_commit(q, background);
     return 0;
 }

@@ -15,7 +15,8 @@
  *  - fleet: HOSTS x 3,000 rows x HOURS through the collector's path: each host's agent encodes
  *    its table into a frame (the agent's CPU, not counted), the collector unpacks it, applies
  *    it to the host's decoder and hands both to pw_store_put_frame (ingest/ingest.c): ingest
- *    CPU (store.ingest_ns_per_update: unpack, apply, put, commits, compaction; stderr: commits,
+ *    CPU (store.ingest_ns_per_update: unpack, apply, put, commits, compaction with the merge of
+ *    each host's day into day pages; stderr: commits,
  *    samples a commit, each sample's wait for its commit, p50 and p99), disk with du
  *    after each side's flush
  *    (poolwatch: flush, TRUNCATE checkpoint, close: file + WAL + free pages; VictoriaMetrics:
@@ -27,6 +28,19 @@
  *    one (host, tag, pool) over 7 days at 1-min and 15-min steps, p50 and p99 over 50 random
  *    rows. VictoriaMetrics holds pw_bytes only here unless PW_BENCH_VM_7D_METRICS=3 (text
  *    import of 3 x 181 million samples takes long on 2 cores).
+ * A running collector merges each host's chunk pages of a UTC day into day pages once the day is
+ * over for the host (its first chunk of the next day), in the compaction after a group commit:
+ * over a day every sample is merged once. So the fleet's counted window (HOURS) holds exactly
+ * as much merge work per update as a whole day does: it crosses the midnight of the history's
+ * last day and ends 1 minute after the last host's day ended (hosts' chunk windows are
+ * staggered by host id mod 4 quarter hours: win-01 .. win-20 are ids 1 .. 20, so their days end
+ * 0, 15, 30 or 45 minutes after midnight), and an uncounted warm-up before it stores the rest
+ * of the hosts' day, so that the samples merged inside the window (the day before midnight,
+ * from the warm-up's start) are as many as the samples put inside it (HOURS of the fleet).
+ * CHECK store.fleet_day_merges prints both (their ratio: 1 for a day) and the merges' share of
+ * the counted CPU. A merge of 3 h of pages costs at least 1/8 of a merge of 24 h (its fixed
+ * costs per page and per group are spread over fewer samples): the window does not
+ * undercount. du and VictoriaMetrics count every stored sample, warm-up included.
  * poolwatch is timed in-process (the store API, no HTTP); VictoriaMetrics over loopback HTTP
  * including its JSON (what a client gets). CPU: poolwatch's process CPU inside the store calls
  * (the checkpointer thread included while they run); VictoriaMetrics' process CPU (utime +
@@ -59,10 +73,25 @@
 #include "listener.h"
 #include "store.h"
 
+/* Under callgrind (valgrind --tool=callgrind --toggle-collect=... of the counted calls) the
+ * fleet's counters start with the counted window and are dumped at its end. */
+#if defined(__has_include) && __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s)
+#endif
+
 #define TAGS      3000
 #define CHURN_PCT 5
 #define INTERVAL  10000ull
 #define T0        1700001000000ull
+#define DAY       86400000ull
+#define WINDOW    3600000ull /* the store's default chunk window */
+#define QUARTER   900000ull  /* its stagger: host id mod 4 quarters (store.md) */
+/* after the last host's day ended: its chunk sealed, paged and merged by the compactions after
+ * the next group commits */
+#define MERGE_SLACK 60000ull
 
 typedef struct {
     uint64_t rng;
@@ -195,18 +224,21 @@ typedef struct {
     unsigned every;   /* commit every N puts (0: the collector's group-commit policy, `policy`,
                          on the arrival times) */
     pw_commit_policy_t policy;
-    const char *wal;  /* WAL path, measured after each commit */
-    int frames;       /* 1: the collector's path (an agent's frame, decoded, pw_store_put_frame);
-                         0: pw_store_put of the full table (imports, tools) */
-    double cpu;       /* out: process CPU inside the store calls, s */
-    double sys;       /* out: the process's system CPU over the whole run (the store's calls
-                         are its only system calls), s */
-    double wall;      /* out */
-    uint64_t wal_max; /* out: largest WAL after a commit */
-    uint64_t updates; /* out: host x row x sample */
-    uint64_t commits; /* out: group commits */
-    double *wait_ms;  /* out (policy runs): each sample's arrival to the end of its commit:
-                         the policy's wait (arrival time) + the commit's wall time */
+    const char *wal;     /* WAL path, measured after each commit */
+    int frames;          /* 1: the collector's path (an agent's frame, decoded, pw_store_put_frame);
+                            0: pw_store_put of the full table (imports, tools) */
+    uint64_t count_from; /* samples stamped before this are a warm-up: stored, not counted */
+    double cpu;          /* out: process CPU inside the store calls from count_from on, s */
+    double sys;          /* out: the process's system CPU over the whole run (the store's calls
+                            are its only system calls), s */
+    double wall;         /* out: from count_from on */
+    uint64_t wal_max;    /* out: largest WAL after a commit */
+    uint64_t updates;    /* out: host x row x sample, all stored */
+    uint64_t counted;    /* out: the same from count_from on */
+    pw_store_stats_t at_count; /* out: the store's counters when counting began */
+    uint64_t commits;          /* out: group commits */
+    double *wait_ms;           /* out (policy runs): each sample's arrival to the end of its commit:
+                                  the policy's wait (arrival time) + the commit's wall time */
     size_t n_wait;
 } feed_t;
 
@@ -272,6 +304,7 @@ static void feed(pw_store_t *st, feed_t *f)
             exit(1);
     pw_diag_t d;
     double t = now_s(), sys0 = sys_s();
+    int counting = 0;
     /* the collector's loop (listener.c): a commit whose deadline came runs before the next
      * arrival; a bound reached commits at once; while nothing is pending the compaction tick
      * compacts, at most once a tick */
@@ -290,6 +323,15 @@ static void feed(pw_store_t *st, feed_t *f)
     for (uint64_t k = 0; k < f->samples; k++)
         for (int h = 0; h < f->hosts; h++) {
             uint64_t ts = f->t_start + k * INTERVAL + (uint64_t)h * INTERVAL / (uint64_t)f->hosts;
+            if (!counting && ts >= f->count_from) { /* the warm-up is over */
+                counting = 1;
+                CALLGRIND_ZERO_STATS;
+                if (pw_store_stats(st, &f->at_count, &d) != 0)
+                    die("stats", -1, &d);
+                t = now_s(), sys0 = sys_s();
+            }
+            f->counted += counting ? TAGS : 0;
+            double cpu0 = f->cpu;
             gen_next(&g[h], ts);
             pw_store_host_t hi = {names[h], agent[h], 16,   boot, 16, "windows 10.0", 32,
                                   0,        0,        NULL, NULL, 0,  NULL,           NULL};
@@ -346,6 +388,8 @@ static void feed(pw_store_t *st, feed_t *f)
                 }
             }
             f->cpu += cpu_s() - c;
+            if (!counting)
+                f->cpu = cpu0;
         }
     for (int h = 0; f->frames && h < f->hosts; h++) {
         pw_delta_enc_close(&enc[h]);
@@ -361,6 +405,7 @@ static void feed(pw_store_t *st, feed_t *f)
     if (rc != 0 || nc < 0)
         die("commit", rc ? rc : (int)nc, &d);
     f->cpu += cpu_s() - c;
+    CALLGRIND_DUMP_STATS_AT("counted");
     /* the samples of the last commit waited for the end of the run: not counted */
     pw_commit_done(&pol);
     free(arrived);
@@ -668,7 +713,17 @@ int main(void)
     int rc = pw_store_open(path, NULL, &st, &d);
     if (rc != 0)
         die("open", rc, &d);
-    uint64_t fleet_t0 = T0 + (uint64_t)days * 86400000ull - (uint64_t)hours * 3600000ull;
+    /* The fleet's counted window crosses the UTC midnight `mid` of the history's last day and
+     * ends once every host's day before it is over (the header says why) */
+    uint64_t mid = (T0 + (uint64_t)days * DAY) / DAY * DAY;
+    uint64_t stag = 0; /* the mean offset of the fleet's chunk windows */
+    for (int h = 1; h <= hosts; h++)
+        stag += (uint64_t)(h % (int)(WINDOW / QUARTER)) * QUARTER;
+    stag /= (uint64_t)hosts;
+    uint64_t count_end = mid + WINDOW - QUARTER + MERGE_SLACK;
+    uint64_t count_from = count_end - (uint64_t)hours * 3600000ull;
+    uint64_t fleet_t0 = mid + stag - (uint64_t)hours * 3600000ull; /* the warm-up's start */
+    fleet_t0 -= fleet_t0 % INTERVAL;
     /* the collector's group-commit policy: its option table's defaults ([store]
      * commit_interval, commit_max_samples, commit_max_bytes) */
     pw_collector_cfg_t ccfg;
@@ -678,7 +733,8 @@ int main(void)
     feed_t ff = {.hosts = hosts,
                  .first = 1,
                  .t_start = fleet_t0,
-                 .samples = (uint64_t)hours * 3600000ull / INTERVAL,
+                 .samples = (count_end - fleet_t0) / INTERVAL,
+                 .count_from = count_from,
                  .wal = wal,
                  .frames = 1,
                  .policy = pw_collector_commit_policy(&ccfg)};
@@ -699,8 +755,22 @@ int main(void)
            (double)ss.rollup_bytes / cells);
     printf("BENCH store.content_series_bytes_per_tag_interval %.3f B\n",
            (double)ss.series_bytes / cells);
-    printf("BENCH store.ingest_ns_per_update %.1f ns\n", ff.cpu * 1e9 / cells);
-    printf("BENCH collector.durable_updates_per_s %.0f updates/s\n", cells / ff.wall);
+    double counted = (double)ff.counted;
+    printf("BENCH store.ingest_ns_per_update %.1f ns\n", ff.cpu * 1e9 / counted);
+    printf("BENCH collector.durable_updates_per_s %.0f updates/s\n", counted / ff.wall);
+    /* the day's merges inside the counted window, against a whole day's (header) */
+    double merged = 0;
+    for (int h = 0; h < hosts; h++) {
+        uint64_t day_end = mid + (uint64_t)((h + 1) % (int)(WINDOW / QUARTER)) * QUARTER;
+        uint64_t first = fleet_t0 + (uint64_t)h * INTERVAL / (uint64_t)hosts;
+        merged += (double)((day_end - first + INTERVAL - 1) / INTERVAL) * TAGS;
+    }
+    double merge_s = (double)(ss.merge_us_total - ff.at_count.merge_us_total) / 1e6;
+    printf("CHECK store.fleet_day_merges %" PRIu64 " merges (host, 32 tags, day), %.2f s of the "
+           "counted %.2f s ingest CPU (%.1f %%, %.1f ns per counted update; wall time); "
+           "tag-intervals merged / counted %.3f (a day: 1, each sample merged once)\n",
+           ss.merges - ff.at_count.merges, merge_s, ff.cpu, 100.0 * merge_s / ff.cpu,
+           merge_s * 1e9 / counted, merged / counted);
     printf("BENCH collector.commit_ms_max %.1f ms\n", (double)ss.commit_us_max / 1e3);
     printf("BENCH collector.chunk_close_ms_mean %.1f ms\n",
            ss.closes ? (double)ss.close_us_total / 1e3 / (double)ss.closes : 0.0);
@@ -765,7 +835,7 @@ int main(void)
     /* a host's table, one tag's fleet aggregate (its last value on every fleet host) */
     pw_sample_t tab;
     pw_sample_init(&tab);
-    uint64_t t_mid = fleet_t0 + (uint64_t)hours * 1800000ull;
+    uint64_t t_mid = count_from + (uint64_t)hours * 1800000ull;
     for (int i = 0; i < QN; i++) {
         double t = now_s();
         if ((rc = pw_store_table_at(st, "win-01", t_mid, &tab, &d)) != 0)

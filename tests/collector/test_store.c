@@ -1854,12 +1854,12 @@ static void dp_put(pw_store_t *st, const uint8_t *boot, unsigned from, unsigned 
     pw_sample_close(&s);
 }
 
-/* A day's chunk pages are merged into one day page per group of 4 tags: once the day is over
- * for the host, and before when 12 chunk pages of the day wait; a day page merged early is
- * merged again with the day's later pages, and a late chunk among its times (a second agent
- * instance) becomes a second segment. The series stays exact at every step throughout (the
- * vanishing row, the counter reset), from the day pages alone once the chunks' blobs are
- * wiped, and when the pages expire their 15-min rollup holds the same values. */
+/* A day's chunk pages are merged into one day page per group of 4 tags once the day is over
+ * for the host (not before: 16 chunk pages of the day wait), each chunk page a segment; a late
+ * chunk among its times (a second agent instance) becomes one more segment. The series stays exact
+ * at every step throughout (the vanishing row, the counter reset), from the day pages alone once
+ * the chunks' blobs are wiped, and when the pages expire their 15-min rollup holds the same values.
+ */
 static void test_day_pages(void **state)
 {
     (void)state;
@@ -1872,30 +1872,34 @@ static void test_day_pages(void **state)
                                    9, 10, 11, 12, 13, 14,      15, 16, 17};
     static const unsigned in_order[] = {0, 1,  2,  3,  4,  5,  6,  7,  8,
                                         9, 10, 11, 12, 13, 14, 15, 16, 17};
-    /* samples 0..12: day 1 has 12 chunk pages, merged; day 0 is over. The 5 tags are 2 groups
-     * of 4 (global tag ids 0..3 and 4): 2 day pages a day */
-    dp_put(st, BOOT1, 0, 12);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 11); /* day 1: 11 wait */
-    dp_put(st, BOOT1, 12, 13);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    /* samples 0..12: day 0 is over, merged; day 1's 12 chunk pages wait (merged once, at the
+     * day's end). The 5 tags are one group of 32: one day page a day */
+    dp_put(st, BOOT1, 0, 13);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 12);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1);
     check_dp(st, "dp", in_order, 13, 0, PW_STORE_RAW);
-    /* 13..16: four chunk pages of day 1 wait beside its day page */
+    /* 13..16: sixteen chunk pages of day 1 wait */
     dp_put(st, BOOT1, 13, 17);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 4);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 16);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1);
     check_dp(st, "dp", in_order, 17, 0, PW_STORE_RAW);
     check_dp(st, "dp", in_order, 17, 60000, PW_STORE_1MIN);
     check_dp(st, "dp", in_order, 17, 900000, PW_STORE_15MIN);
-    /* 17 (day 2): day 1 is over, its day page is merged again with 13..16 */
+    /* 17 (day 2): day 1 is over, its 16 chunk pages are merged, one segment each */
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    uint64_t merges = ss.merges;
     dp_put(st, BOOT1, 17, 18);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.merges - merges, 1); /* one (host, group of 32 tags, day) */
     check_dp(st, "dp", in_order, 18, 0, PW_STORE_RAW);
-    /* a second instance's sample among day 1's times: a second segment of its day page */
+    /* a second instance's sample among day 1's times, after its merge: its chunk page joins
+     * the day's pages as one more segment, in time order */
     dp_put(st, BOOT2, DP_LATE, DP_LATE + 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 4);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2);
     size_t nall = sizeof(all) / sizeof(all[0]);
     check_dp(st, "dp", all, nall, 0, PW_STORE_RAW);
     check_dp(st, "dp", all, nall, 60000, PW_STORE_1MIN);
@@ -1908,12 +1912,45 @@ static void test_day_pages(void **state)
     /* everything expires but the 15-min level: written from the pages (chunk and day pages) */
     uint64_t now = dp_ts(17) + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1;
     assert_true(pw_store_retention(st, now, &d) > 0);
-    pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 0);
     assert_int_equal(ss.series_pages, 0);
-    assert_int_equal(ss.rollup_windows, 5); /* one per page: 4 day pages, day 2's chunk page */
+    assert_int_equal(ss.rollup_windows, 3); /* one per page: 2 day pages, day 2's chunk page */
     check_dp(st, "dp", all, nall, 900000, PW_STORE_15MIN);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* A chunk page that does not decode (its blob damaged in the file) undoes the merge of its day
+ * (a savepoint): the day's pages stay as they are, compaction goes on (the flush succeeds), and
+ * the rows read from the other days' pages. */
+static void test_day_merge_damaged_page(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    dp_put(st, BOOT1, 0, 4); /* day 0 (sample 0) merged, day 1's 3 chunk pages wait */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 3);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1);
+    pw_store_close(st);
+    sql_on(t.path,
+           "UPDATE series SET data = x'28b52ffd00' WHERE id = (SELECT min(id) FROM series)");
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    dp_put(st, BOOT1, 17, 18); /* day 1 is over: its merge fails and is undone */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 4);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1);
+    /* the undamaged rows of day 0 and day 2 still read */
+    pw_store_series_t sr = {0};
+    assert_int_equal(pw_store_series(st, "dp", (const uint8_t *)TAGS[0].b, TAGS[0].len,
+                                     TAGS[0].pool, dp_ts(0), dp_ts(0), 0, &sr, &d),
+                     1);
+    pw_store_series_free(&sr);
+    assert_true(pw_store_series(st, "dp", (const uint8_t *)TAGS[0].b, TAGS[0].len, TAGS[0].pool,
+                                dp_ts(1), dp_ts(3), 0, &sr, &d) < 0); /* the damaged page */
+    pw_store_series_free(&sr);
     pw_store_close(st);
     tmp_remove(&t);
 }
@@ -2755,10 +2792,11 @@ static void test_host_hello_and_samples(void **state)
 
 /* tests/fixtures/store/v6.db was written by the release with schema 6 (gen_store.c: samples
  * 0..9 every 10 s from T0, nonpaged 5,000,000 + k, limit 128 MiB; chunks of 4, two compacted,
- * one open). Opening it migrates to schema 10 (through 7, 8 and 9): its chunks have no totals buckets
- * yet, so a query replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction then
- * writes their buckets (the open chunk's once it is sealed, by the next sample) and the answers
- * come from the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second minute.
+ * one open). Opening it migrates to schema 10 (through 7, 8 and 9): its chunks have no totals
+ * buckets yet, so a query replays them (1-min: samples 0..5 and 6..9; 15-min: all ten); compaction
+ * then writes their buckets (the open chunk's once it is sealed, by the next sample) and the
+ * answers come from the buckets alone (the chunks' blobs wiped); samples 10 and 11 join the second
+ * minute.
  */
 static void check_legacy_tot(pw_store_t *st, unsigned k1)
 {
@@ -2813,12 +2851,115 @@ static void test_migrate_v6(void **state)
     tmp_remove(&t);
 }
 
+/* Sample k of the fixtures' host "legacy" a day after T0, committed: it seals the fixture's open
+ * chunk, which compaction then compacts (and the fixture's day is over for the host). */
+static void legacy_next_day(pw_store_t *st, unsigned k)
+{
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    pw_diag_t d;
+    build(&s, k);
+    s.timestamp_ms = T0 + DAY_MS;
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 1); /* the fixture's open chunk */
+    pw_sample_close(&s);
+}
+
+/* Samples 0..n-1 of every (tag, pool) at `step`: one point per epoch-aligned step holding the
+ * last sample's values, min and max of bytes and diff and the sample count, computed here from
+ * row_of. */
+static void check_legacy_step(pw_store_t *st, unsigned n, uint64_t step)
+{
+    for (size_t i = 0; i < NTAGS; i++) {
+        pw_store_series_t sr = {0};
+        pw_diag_t d;
+        int64_t got = pw_store_series(st, "legacy", (const uint8_t *)TAGS[i].b, TAGS[i].len,
+                                      TAGS[i].pool, T0, T0 + 10000ull * (n - 1), step, &sr, &d);
+        size_t p = 0;
+        for (unsigned k = 0; k < n;) {
+            uint64_t g = (T0 + 10000ull * k) / step * step, a, f, df, b;
+            uint64_t bmin = UINT64_MAX, bmax = 0, dmin = UINT64_MAX, dmax = 0, cnt = 0, la = 0,
+                     lf = 0, ld = 0, lb = 0;
+            for (; k < n && (T0 + 10000ull * k) / step * step == g; k++)
+                if (row_of(i, k, &a, &f, &df, &b)) {
+                    cnt++, la = a, lf = f, ld = df, lb = b;
+                    bmin = b < bmin ? b : bmin, bmax = b > bmax ? b : bmax;
+                    dmin = df < dmin ? df : dmin, dmax = df > dmax ? df : dmax;
+                }
+            if (cnt == 0)
+                continue;
+            assert_true(p < sr.n);
+            const pw_store_point_t *pt = &sr.points[p++];
+            assert_int_equal(pt->ts_ms, g);
+            assert_int_equal(pt->allocs, la);
+            assert_int_equal(pt->frees, lf);
+            assert_int_equal(pt->diff, ld);
+            assert_int_equal(pt->bytes, lb);
+            assert_int_equal(pt->bytes_min, bmin);
+            assert_int_equal(pt->bytes_max, bmax);
+            assert_int_equal(pt->diff_min, dmin);
+            assert_int_equal(pt->diff_max, dmax);
+            assert_int_equal(pt->samples, cnt);
+        }
+        assert_int_equal(got, (int64_t)p);
+        pw_store_series_free(&sr);
+    }
+}
+
+/* tests/fixtures/store/v10.db was written by the release that merged day pages early (schema 10,
+ * main e42dd4b; `gen_store v10.db 64`): 64 samples in chunks of 4, the first 12 chunks' pages
+ * merged at 12 pages into day pages (one segment spanning the 12 chunks, re-encoded), 3 more
+ * chunk pages of the same day waiting, the last chunk open. A sample the next day ends the
+ * fixture's day: this build merges the 4 chunk pages left (the open chunk's once sealed) into
+ * the release's day pages, as segments after its own, and every sample reads back exact at
+ * every step, from the pages alone once the chunks' blobs are wiped. */
+static void test_day_pages_of_v10(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    uv_fs_t req;
+    assert_int_equal(uv_fs_copyfile(NULL, &req, pw_test_fixture("store/v10.db"), t.path, 0, NULL),
+                     0);
+    uv_fs_req_cleanup(&req);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 3);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 0); /* the day is not over: no merge */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 3);
+    check_series_n(st, "legacy", 64);
+    legacy_next_day(st, 64);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.merges, 1); /* one (host, group of 32 tags, day) */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"),
+                     3); /* the release's 2 pages of 4 tags, this build's of 32 */
+    check_series_n(st, "legacy", 64);
+    check_legacy_step(st, 64, 60000);
+    check_legacy_step(st, 64, 900000);
+    pw_store_close(st);
+    sql_on(t.path, "UPDATE chunks SET data = x'00'");
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    check_series_n(st, "legacy", 64);
+    check_legacy_step(st, 64, 60000);
+    check_legacy_step(st, 64, 900000);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 /* tests/fixtures/store/v8.db was written by the release before day pages (schema 8, main
  * 7304d40; gen_store.c): two chunks compacted with their chunk pages and totals buckets, one open
  * (its buckets written at the clean close). It opens migrated to schema 10 (both pages hold the
  * 15-min level: no rollup has their samples), its totals and samples read back exact; a sample
  * the next day seals the old chunk and ends the fixture's day, so compaction merges the day's
- * three chunk pages into day pages (the 5 tags are two groups of 4), and every sample reads back
+ * three chunk pages into a day page (the 5 tags are one group of 32), and every sample reads back
  * exact at every step from them, from them alone once the blobs are wiped, and from the 15-min
  * rollups they leave when they expire. */
 static void test_migrate_v8_day_pages(void **state)
@@ -2831,17 +2972,9 @@ static void test_migrate_v8_day_pages(void **state)
     check_legacy_tot(st, 9); /* the release's totals buckets, read as they are */
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
-    pw_sample_t s;
-    pw_sample_init(&s);
-    pw_store_host_t h = host_of("legacy", BOOT1, 64);
-    build(&s, 10);
-    s.timestamp_ms = T0 + DAY_MS;
-    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
-    assert_int_equal(pw_store_commit(st, &d), 0);
-    assert_int_equal(pw_store_compact(st, 1000, &d), 1); /* the fixture's open chunk */
-    pw_sample_close(&s);
+    legacy_next_day(st, 10);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 0);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2); /* 2 groups */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1); /* 1 group */
     check_series_raw(st, "legacy");
     for (size_t i = 0; i < NTAGS; i++) {
         /* samples 0..9 in one 15-min step: the last one's values, min and max over the ten */
@@ -2877,7 +3010,7 @@ static void test_migrate_v8_day_pages(void **state)
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.series_pages, 0);
-    assert_int_equal(ss.rollup_windows, 3);
+    assert_int_equal(ss.rollup_windows, 2); /* the day page, the new sample's chunk page */
     pw_store_series_t sr = {0};
     uint64_t a, f, df, b;
     row_of(1, NSAMPLES - 1, &a, &f, &df, &b);
@@ -2937,6 +3070,8 @@ int main(void)
         cmocka_unit_test(test_host_hello_and_samples),
         cmocka_unit_test(test_migrate_v6),
         cmocka_unit_test(test_migrate_v8_day_pages),
+        cmocka_unit_test(test_day_pages_of_v10),
+        cmocka_unit_test(test_day_merge_damaged_page),
 #ifndef _WIN32
         cmocka_unit_test(test_file_modes),
 #endif

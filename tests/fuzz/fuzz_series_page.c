@@ -1,6 +1,7 @@
 /* fuzz_series_page.c: the store's readers of series pages (collector/store/store_series.c: a
  * chunk's page or a day page), as found in a database file that may be damaged or hostile.
- * Control byte: bit 0 picks a day page; the rest is the decompressed page. It is read twice:
+ * Control byte: its low 2 bits pick the kind (0 a chunk's page, 1 a day page of 4 tags, 2 one of
+ * 32 tags; 3 is not read); the rest is the decompressed page. It is read twice:
  * row by row and run by run, as a merge or a rollup reads it, and one row at a time, as a
  * series query reads it. Every run must hold at least one sample, times not decreasing; when
  * the whole page decodes, the query's reader must read it too and give each row the same
@@ -75,7 +76,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int day = data[0] & 1;
+    int day = data[0] & 3;
+    if (day == 3)
+        return 0;
     digest_t g = {.nkeys = 0, .cur = NKEYS};
     pw_diag_t d;
     int rc = pw__store_series_page_rows(data + 1, size - 1, GRP, day, row_cb, run_cb, &g, &d);
