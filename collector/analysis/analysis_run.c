@@ -100,6 +100,9 @@
 #define SUSPECT_ASKED_N   8    /* tags whose last ask a host remembers */
 #define FOUND_KEEP_PASSES 20   /* passes a restored found time waits for its suspect (10 min) */
 #define KEPT_MAX          4096 /* suspects whose rings a clean stop keeps (~3 KB each) */
+#define KEPT_LAG_PASSES                                                                            \
+    4 /* a kept pressure is restored when the store's newest sample of its host is at most this    \
+         many passes newer (a pass and its publication; plus kept_every after a crash) */
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
@@ -1765,16 +1768,28 @@ static cand_t *cand_of(host_state_t *s, const uint8_t *tag, size_t len, int pool
  * samples newer than that ring (the file is from an older stop, and the collector crashed
  * since). So a suspect's evidence and rate after a clean restart are those before it. The
  * host's mutex held. */
-/* At start: each host's pressure as the last stop (or background save) published it, when the
- * store holds no newer sample of it (else the first pass judges it anew): its level and ETA are
- * the API's and the alerts' from the start, as before the stop. */
+/* At start: each host's pressure as the last stop (or background save) published it: its
+ * level and ETA are the API's and the alerts' from the start, as before the stop, until the first
+ * pass judges the host again. Also when the store holds newer samples than the verdict saw, as
+ * long as they are newer by at most what a save can lag (KEPT_LAG_PASSES passes and one of the
+ * host's intervals, plus [analysis] kept_every after a crash): a host that streams has samples the
+ * last pass before a clean stop did not see, and without its verdict the views would judge a ring
+ * rebuilt from 1-min buckets meanwhile ("does not rise" at night for a leak of office hours). A
+ * verdict older than that (a file from an earlier stop, a backlog stored since) is not shown as
+ * current: the host waits for the first pass ("not judged yet"). The store may also be behind the
+ * verdict by a group commit that a crash cut short (its agents send those samples again). */
 static void restore_pressure(run_t *rn)
 {
     pw_alert_kept_host_t *hv;
     size_t nh = pw_alert_load_kept_hosts(rn->kept_path, &hv), used = 0;
     for (size_t i = 0; i < nh; i++) {
         const pw_host_t *h = pw_fleet_find(rn->fleet, hv[i].host);
-        if (h == NULL || (int64_t)h->last_seen_ms != hv[i].pub.judged_ts)
+        if (h == NULL)
+            continue;
+        int64_t seen = (int64_t)h->last_seen_ms, judged = hv[i].pub.judged_ts;
+        int64_t lag = (int64_t)rn->o.kept_every_ms + KEPT_LAG_PASSES * (int64_t)PASS_MS +
+                      (int64_t)h->interval_ms;
+        if (seen - judged > lag || judged - seen > lag)
             continue;
         host_state_t *s = state_of(rn, h);
         if (s == NULL)

@@ -201,6 +201,10 @@ pw_alert_set_t *pw_analysis_run_alert_set(pw_analysis_run_t *rn);
 typedef struct pw_host_eta_s {
     pw_leak_eta_t e;    /* basis, ETA and range from the host's newest point (-1: none), note */
     int ran_out;        /* 1: the pool is at or over its limit */
+    int pending;        /* 1: no analysis pass judged the host yet (since the collector started,
+                           or since it joined), and no verdict was kept across a restart: no
+                           ETA, the note says when the first pass is due; not the caller's
+                           points' trend, which may not be the analysis' */
     int64_t ran_out_ms; /* the pool is at or over its limit: the first point of its newest run
                            of points at or over it in the host's history ring (ms since the
                            epoch; the ring's oldest when the whole ring is over); 0 when not */
@@ -208,7 +212,10 @@ typedef struct pw_host_eta_s {
 
 /* Fills *out for pool `pool` (PW_POOL_NONPAGED or PW_POOL_PAGED) of host `h` from its pressure
  * `pr` (the pass's, or computed by the caller when no pass judged it) and the last pass's
- * suspects of `h` in that pool (a session pool's count as paged). rn may be NULL (no suspects).
+ * suspects of `h` in that pool (a session pool's count as paged). When rn has not judged `h`
+ * (pw_analysis_run_host NULL) and its limit is known, there is no ETA yet (`pending`), whatever
+ * `pr` says: a pool at or over its limit still ran out. rn may be NULL (no suspects; `pr` is
+ * taken as the verdict).
  * Loop thread (the suspects are the published ones). Returns 0 or PW_EINVAL (NULL h, pr or
  * out). */
 int pw_analysis_host_eta(const pw_analysis_run_t *rn, const pw_host_t *h, int pool,

@@ -51,6 +51,31 @@ int pw_analysis_host_eta(const pw_analysis_run_t *rn, const pw_host_t *h, int po
                  100.0 * (double)pr->used_bytes / (double)pr->limit_bytes);
         return 0;
     }
+    if (rn != NULL && pw_analysis_run_host(rn, h) == NULL && pr->limit_bytes > 0) {
+        /* No pass has judged the host since the collector started (nor was its verdict kept
+         * across the restart): a trend of the caller's points (a ring rebuilt from 1-min
+         * buckets, the first samples of a new host) is not the analysis' and can say the
+         * opposite ("does not rise" at night for a leak of office hours): no ETA yet, and when
+         * one comes. */
+        out->pending = 1;
+        out->e.basis = PW_ETA_NONE;
+        out->e.eta_ms = out->e.eta_soon_ms = out->e.eta_late_ms = -1;
+        int64_t in = pw_analysis_run_first_pass_in_ms(rn);
+        char ts[32] = "";
+        struct tm tm;
+        if (in >= 0 &&
+            pw_clock_gmtime((int64_t)(pw_clock_wall_ms() + (uint64_t)in) / 1000, &tm) == 0)
+            strftime(ts, sizeof(ts), "%H:%M:%SZ", &tm);
+        if (ts[0] != '\0')
+            snprintf(out->e.note, sizeof(out->e.note),
+                     "no ETA yet: not judged since the collector started (the analysis' first "
+                     "pass is due at %s)",
+                     ts);
+        else
+            snprintf(out->e.note, sizeof(out->e.note),
+                     "no ETA yet: its samples wait for the analysis' next pass (every 30 s)");
+        return 0;
+    }
     if (pr->eta_ms >= 0) { /* (a pressure with an ETA has its limit) */
         out->e.basis = PW_ETA_POOL;
         out->e.eta_ms = pr->eta_ms;

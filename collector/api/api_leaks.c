@@ -82,10 +82,12 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
     json_object_set_new(o, "pool_level", json_string(pw__api_level_name(pr.level)));
     /* When the pool runs out: from its trend, or, when it has too few points for one (an import
      * of 2 or 3 screens), from this leak's growth alone; else null and the note says why. */
-    /* A pool at or over its limit already ran out: when, as the host's views say it. */
+    /* A pool at or over its limit already ran out: when, as the host's views say it; a host no
+     * pass judged yet has no ETA yet, as in its other views. */
     pw_host_eta_t he;
     memset(&he, 0, sizeof(he));
-    if (h == NULL || pw_analysis_host_eta(api->an, h, lp, &pr, &he) != 0 || !he.ran_out) {
+    if (h == NULL || pw_analysis_host_eta(api->an, h, lp, &pr, &he) != 0 ||
+        (!he.ran_out && !he.pending)) {
         he.ran_out = 0;
         he.ran_out_ms = 0;
         pw_pressure_leak_eta(&pr, d->rate_bytes_per_h, d->rate_low_bytes_per_h,

@@ -243,6 +243,34 @@ static int group_setup(void **state)
     g_suspects[1].d.per_alloc_bytes = 832.0;
     if (pw_analysis_run_publish(g_d.an, g_suspects, 2) != 0)
         return -1;
+    /* ... and each host's pressure as a pass leaves it: its pools' points under their limits */
+    const pw_fleet_t *fl = pw_ingest_fleet(g_d.ing);
+    for (size_t i = 0; i < fl->n; i++) {
+        const pw_host_t *h = fl->hosts[i];
+        pw_analysis_host_t res;
+        memset(&res, 0, sizeof(res));
+        pw_point_t pts[2][8];
+        size_t n = pw_host_hist_n(h);
+        for (size_t k = 0; k < n && k < 8; k++) {
+            const pw_fleet_point_t *p = pw_fleet_hist_at(h, k);
+            pts[0][k] = (pw_point_t){(int64_t)p->ts_ms, (double)p->nonpaged_bytes};
+            pts[1][k] = (pw_point_t){(int64_t)p->ts_ms, (double)p->paged_bytes};
+        }
+        if (n == 0) { /* a host restored from one table: its totals */
+            const pw_totals_t *t = pw_host_totals(h);
+            pts[0][0] = (pw_point_t){(int64_t)pw_host_ts(h), (double)t->nonpaged_bytes};
+            pts[1][0] = (pw_point_t){(int64_t)pw_host_ts(h), (double)t->paged_bytes};
+            n = 1;
+        }
+        if (n > 8 ||
+            pw_pressure_eval(pts[0], n, pw_host_limit(h, PW_POOL_NONPAGED), NULL, &res.np) != 0 ||
+            pw_pressure_eval(pts[1], n, pw_host_limit(h, PW_POOL_PAGED), NULL, &res.pg) != 0)
+            return -1;
+        res.have_pressure = 1;
+        res.judged_ts = (int64_t)h->last_seen_ms;
+        if (pw_analysis_run_set_host(g_d.an, h, &res) != 0)
+            return -1;
+    }
     pw_alert_key_t k;
     memset(&k, 0, sizeof(k));
     snprintf(k.host, sizeof(k.host), "HOST01");
@@ -1439,10 +1467,17 @@ static void test_metrics_direct(void **state)
                               "pool=\"nonpaged\"} 2.5\n"));
     assert_non_null(strstr(t, "poolwatch_leak_score{host=\"HOST03\",tag=\"Mm  \","
                               "pool=\"nonpaged\"} 1\n"));
-    /* No pressure computed here: no ETA series; the fixture's one alert (HOST01 warning) is
-     * firing. */
+    /* The ETAs of the hosts' pressure as the fixture's pass left it, as /hosts gives them (too
+     * few points for the pools' trends: their suspects' growth, 1 MiB/h): HOST01 123,597 ms
+     * (test_hosts), HOST03 (1,000,000 - 101,000) B / 1,048,576 B/h = 3,086,471.6 ms, ceil. No
+     * paged limits: no paged series. The fixture's one alert (HOST01 warning) is firing. */
     assert_non_null(strstr(t, "# TYPE poolwatch_pool_exhaustion_seconds gauge\n"));
-    assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{"));
+    assert_non_null(strstr(
+        t, "poolwatch_pool_exhaustion_seconds{host=\"HOST01\",pool=\"nonpaged\"} 123.597\n"));
+    assert_non_null(strstr(
+        t, "poolwatch_pool_exhaustion_seconds{host=\"HOST03\",pool=\"nonpaged\"} 3086.472\n"));
+    assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{host=\"HOST02\""));
+    assert_null(strstr(t, "poolwatch_pool_exhaustion_seconds{host=\"HOST01\",pool=\"paged\""));
     assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"warning\"} 1\n"));
     assert_non_null(strstr(t, "poolwatch_alerts_firing{severity=\"critical\"} 0\n"));
     /* the double's analysis has run no pass (suspects were published by hand) */
