@@ -412,6 +412,21 @@ function fitLine(xs, ys, s, step) {
   return xs.map((x) => (inFit(x) ? k * x + b0 : null));
 }
 
+/* What a chart's points are: one per step (the last value of each step that has a sample).
+ * When the host's samples are further apart than the step (an import's 15-min screens at the
+ * 1-min level), a point per step would be a false "one per 1 min": the points' own spacing
+ * (their median gap) is said instead, with the step. */
+function pointsNote(xs, level, stepMs) {
+  const gaps = [];
+  for (let i = 1; i < xs.length; i++) gaps.push(xs[i] - xs[i - 1]);
+  gaps.sort((a, b) => a - b);
+  const gap = gaps.length ? gaps[gaps.length >> 1] : 0;
+  const per = gap >= 2 * stepMs
+    ? `about one per ${fmtDur(gap)}, as the samples came (steps of ${fmtDur(stepMs)}, last value of each)`
+    : `one per ${fmtDur(stepMs)} (last value of each)`;
+  return `${xs.length} point${xs.length === 1 ? '' : 's'}, ${level} level, ${per}`;
+}
+
 /* Sparkline of a host's nonpaged history (SVG, cheap enough for a thousand rows). */
 function sparkSvg(hist, limit) {
   if (!hist || hist.length < 2) return '<span class="mute">—</span>';
@@ -478,13 +493,19 @@ function fleetView() {
     const { hosts } = await hostsP;
     performance.mark('poolwatch-hosts-fetched');
     hostsByName = new Map(hosts.map((h) => [h.name, h]));
-    const n = { ok: 0, warn: 0, critical: 0 };
-    for (const h of hosts) if (h.nonpaged_level in n) n[h.nonpaged_level]++;
+    /* a host whose history still loads has the level of its newest sample so far (days back in
+     * a backfill), not of now: counted as loading, not as critical or warn */
+    const n = { ok: 0, warn: 0, critical: 0, loading: 0 };
+    for (const h of hosts) {
+      if (h.loading_history) n.loading++;
+      else if (h.nonpaged_level in n) n[h.nonpaged_level]++;
+    }
     $('#cards').innerHTML = `<div class="card"><b>${hosts.length}</b>hosts</div>` +
       `<div class="card"><b>${hosts.filter((h) => h.connected).length}</b>connected</div>` +
       `<div class="card"><b class="${hosts.some((h) => connState(h) === 'silent') ? 'err' : ''}">${hosts.filter((h) => connState(h) === 'silent').length}</b>silent</div>` +
       `<div class="card"><b class="err">${n.critical}</b>critical</div>` +
       `<div class="card"><b>${n.warn}</b>warn</div>` +
+      (n.loading ? `<div class="card" id="loading-count" title="${esc(LOADING_TITLE)}"><b class="loading">${n.loading}</b>loading history</div>` : '') +
       `<div class="card" id="suspects-card"><b>${hosts.reduce((a, h) => a + (h.suspects || 0), 0)}</b>leak suspects</div>`;
     const rows = hosts.map((h) => {
       const lvl = h.loading_history ? 'loading' : limitLevel(h.nonpaged_level, h.nonpaged_limit_bytes);
@@ -748,7 +769,7 @@ function hostView(name, params) {
     $('#np-note').textContent = !lim ? '(limit unknown)'
       : (top >= lim / 4 ? '' : `(${limText} is off this scale: ${fmtPct(top / lim)} at most)`) +
         (detail ? ` ${detail}` : '');
-    $('#np-points').textContent = `${pts.length} points, ${t.level} level, one per ${fmtDur(t.step_ms)} (last value of each)`;
+    $('#np-points').textContent = pointsNote(xs, t.level, t.step_ms);
     if (chart) chart.destroy();
     chart = await lineChart(el, xs, series, { maxWidth: 640, height: 220, zero: true, marks: eventMarks(events), lineLabel });
     el.dataset.query = q; /* what is drawn (the tests ask the API the same) */
@@ -802,9 +823,9 @@ function hostView(name, params) {
       ready();
       return;
     }
-    $('#hist-note').textContent = `${pts.length} points, ${ser.level} level, one per ${fmtDur(r.step)}` +
-      ` (last value of each), ${fmtTime(pts[0].ts_ms)} – ${fmtTime(pts[pts.length - 1].ts_ms)}`;
     const xs = pts.map((p) => p.ts_ms), ys = pts.map((p) => p.bytes);
+    $('#hist-note').textContent = pointsNote(xs, ser.level, r.step) +
+      `, ${fmtTime(pts[0].ts_ms)} – ${fmtTime(pts[pts.length - 1].ts_ms)}`;
     const bs = [{ label: 'bytes', values: ys, color: PALETTE[0] }];
     const fit = s ? fitLine(xs, ys, s, r.step) : null;
     if (fit) bs.push({ label: 'leak fit', values: fit, color: PALETTE[1], dash: [6, 4], points: false });
@@ -957,7 +978,11 @@ function hostView(name, params) {
       `<b>loading history</b>newest sample so far ${esc(fmtTime(h.last_seen_ms))}, ${esc(fmtDur(Date.now() - h.last_seen_ms))} behind:` +
       ' level, ETA and suspects are of that time</div>' : '') +
       `<div class="card"><b>${limitPct(h.nonpaged_ratio, h.nonpaged_limit_bytes)}</b>nonpaged ${fmtBytes(h.nonpaged_bytes)} / ${limitText(h.nonpaged_limit_bytes)}</div>` +
-      `<div class="card" id="eta-card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms, h.last_seen_ms, h.nonpaged_ran_out_ms)}</b>nonpaged ETA to limit</div>` +
+      `<div class="card" id="eta-card"><b>${h.loading_history ? '<span class="loading">loading</span>' : fmtEta(h.nonpaged_eta_ms, h.last_seen_ms, h.nonpaged_ran_out_ms)}</b>nonpaged ETA to limit` +
+      /* how it is known when it is not the pool's own trend: a leak's growth alone over 2-3
+       * screens says "low confidence"; none yet before the analysis judged the host */
+      (!h.loading_history && h.nonpaged_eta_note && (h.nonpaged_eta_basis === 'leak' || h.nonpaged_eta_basis == null)
+        ? `<div class="mute eta-note">${esc(h.nonpaged_eta_note)}</div>` : '') + '</div>' +
       `<div class="card"><b>${limitPct(h.paged_ratio, h.paged_limit_bytes)}</b>paged ${fmtBytes(h.paged_bytes)} / ${limitText(h.paged_limit_bytes)}</div>` +
       /* 0 is "not in the samples" (a slabinfo import has no memory line): unknown, not 0 B */
       (tot.physical_memory_bytes ? `<div class="card"><b>${fmtBytes(tot.physical_memory_bytes)}</b>memory, ` +

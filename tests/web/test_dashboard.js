@@ -498,6 +498,13 @@ async function main() {
     eq('case09 host page: the pool events table', ['Srv 2019: nonpaged pool empty', 'nonpaged'],
       await page.$$eval('#events tbody tr td', (td) => [td[1].textContent, td[2].textContent]));
     check('case09 Drsd chart: the query names Drsd, paged', /tag=Drsd&pool=paged&/.test(c9b.query), c9b.query);
+    // Its note says how far apart the points are: the screens' 15 min, not "one per" the step of
+    // the range (the trial read "one per 1 min" under a chart of 15-min screens).
+    const c9ser = await apiGet(c9b.query), c9step = Number(new globalThis.URL(URL + c9b.query).searchParams.get('step'));
+    const c9note = await page.textContent('#hist-note');
+    check('case09 Drsd chart: the note says the screens are 15 min apart',
+      c9note.startsWith(`2 points, ${c9ser.level} level, about one per 15 min, as the samples came ` +
+        `(steps of ${durText(c9step)}, last value of each), `), c9note);
     // Two screens 15 min apart, +4992 B: the engine compares them, 19,968 B/h; the fit joins them.
     const c9s = (await apiGet('/api/v1/leaks?host=capture-case09')).suspects.find((x) => x.tag === 'Drsd');
     eq('case09 Drsd: the engine compares the screens, 4992 B per 15 min', ['compare', 19968], [c9s && c9s.method, c9s && c9s.growth_bytes_per_h]);
@@ -736,7 +743,11 @@ async function main() {
       const u = new globalThis.URL(route.request().url());
       const key = u.pathname + u.search;
       served[key] = served[key] || apiGet(key).then((j) => {
-        for (const h of j.hosts || [j]) h.loading_history = h.name === LEAKER;
+        for (const h of j.hosts || [j]) {
+          h.loading_history = h.name === LEAKER;
+          // the level of its newest sample so far, days back (the trial: ddk-2003 at 92 %)
+          if (h.name === LEAKER) h.nonpaged_level = 'critical';
+        }
         return j;
       });
       await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(await served[key]) });
@@ -758,6 +769,13 @@ async function main() {
     eq('loading: the other hosts are not', 1, (await p4.$$eval('#hosts tbody td.eta', (t) => t.map((x) => x.textContent)))
       .filter((x) => x === 'loading history').length);
     eq('loading: the fleet at 1,280 px, nothing clipped', [], await p4.evaluate(clipped, false));
+    // the cards count it as loading, not by the level of that old sample (the trial: "1 critical"
+    // while every row was still loading)
+    const others = (await served['/api/v1/hosts']).hosts.filter((h) => h.name !== LEAKER);
+    eq('loading: the cards count it as loading, not critical',
+      [String(others.filter((h) => h.nonpaged_level === 'critical').length), '1'],
+      await p4.$$eval('#cards .card', (c) => [c.find((x) => x.textContent.endsWith('critical')).querySelector('b').textContent,
+        (c.find((x) => x.id === 'loading-count') || { querySelector: () => ({ textContent: 'none' }) }).querySelector('b').textContent]));
     await p4.goto(`${URL}/#/host/${LEAKER}`);
     await ready(p4, 'host');
     const card = await p4.textContent('#loading-card');
@@ -811,7 +829,8 @@ async function main() {
       const u = new globalThis.URL(route.request().url());
       const j = await apiGet(u.pathname + u.search);
       for (const h of j.hosts || (j.name ? [j] : [])) {
-        if (h.name === LEAKER) Object.assign(h, { last_seen_ms: oldLast, nonpaged_eta_ms: oldLast + 5 * 3600e3 });
+        if (h.name === LEAKER) Object.assign(h, { last_seen_ms: oldLast, nonpaged_eta_ms: oldLast + 5 * 3600e3,
+          nonpaged_eta_basis: 'pool', nonpaged_eta_note: 'from the pool\'s trend over 12 points (rising, p 0.001)' });
       }
       for (const x of Array.isArray(j.suspects) ? j.suspects : []) {
         if (x.host === LEAKER) Object.assign(x, { last_sample_ms: oldLast, pool_eta_ms: oldLast + 90 * 60e3 });
@@ -833,6 +852,28 @@ async function main() {
     eq('old sample: the host page at 1,280 px, nothing clipped', [], await p7.evaluate(clipped, false));
     await shot(p7, 'dashboard_old_eta.png', false);
     await p7.close();
+
+    // A host ETA from a leak's growth alone (2-3 screens: too few points for the pool's trend)
+    // says so on the host card, as in the suspects' list: "low confidence" and on what; an ETA
+    // of the pool's own trend does not (above). The collector's answers, the leaker's ETA basis
+    // and note set as /hosts gives them for a 2-screen capture.
+    const p8 = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    p8.on('pageerror', (e) => errors.push(String(e)));
+    const leakNote = 'from this leak\'s growth alone, low confidence: 2 points over 15 min (the pool\'s trend needs 6 in its window)';
+    await p8.route(/\/api\/v1\/hosts\/[^/?]*(\?.*)?$/, async (route) => {
+      const u = new globalThis.URL(route.request().url());
+      const j = await apiGet(u.pathname + u.search);
+      if (j.name === LEAKER) Object.assign(j, { nonpaged_eta_basis: 'leak', nonpaged_eta_note: leakNote });
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(j) });
+    });
+    await p8.goto(`${URL}/#token=${encodeURIComponent(TOKEN)}`);
+    await p8.goto(`${URL}/#/host/${LEAKER}`);
+    await ready(p8, 'host');
+    check('leak-basis ETA: the host card says "low confidence" and on what',
+      (await p8.textContent('#eta-card')).endsWith('nonpaged ETA to limit' + leakNote), await p8.textContent('#eta-card'));
+    eq('leak-basis ETA: the host page at 1,280 px, nothing clipped', [], await p8.evaluate(clipped, false));
+    await shot(p8, 'dashboard_leak_eta.png', false);
+    await p8.close();
 
     // The pool chart's limit line, drawn when it is within 4x of the curve, is labelled with its
     // value and source (the leaker's own limit is far above its curve: named in the note, checked
