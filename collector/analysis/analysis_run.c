@@ -33,8 +33,9 @@
  * (Pearson r >= GROUP_R (0.8) over 16 common time steps) are one finding; its head is the
  * best-ranked (a leak before a cache, then by score). Suspects are the findings with a leak
  * verdict; a suspect stays listed until a later verdict says otherwise (no flicker between passes);
- * one "PoolTagLeak" alert per finding, raised by its head, only for hosts that stream live
- * (imported screens are old evidence). Alerts "NonpagedPoolPressure"/"PagedPoolPressure" at the
+ * one "PoolTagLeak" alert per finding, raised by its head, for hosts that stream live and for
+ * imports of 4 screens or more (pending, as their pools' pressure alerts: no later evaluation
+ * holds them for their `for`). Alerts "NonpagedPoolPressure"/"PagedPoolPressure" at the
  * warn and critical ratios of the pool limit (pw_host_limit: the Hello's, else the sample's).
  */
 #include "analysis_run.h"
@@ -1598,8 +1599,10 @@ static int publish_some(run_t *rn, uint64_t budget_ns)
         }
         s->pub.n_suspects = (uint32_t)(n - first);
 
-        /* alerts: one per finding (its head) on live hosts; fresh results only */
-        if (fresh && live) {
+        /* alerts: one per finding (its head) on live hosts and imports (an operator asks which
+         * tag leaks: the answer is an alert too, as its pool's pressure is); fresh results only,
+         * so an import's stays pending (nothing new comes to hold it longer) */
+        if (fresh && (live || pw_host_imported(h))) {
             for (size_t i = 0; i < s->n_cands; i++) {
                 const cand_t *c = &s->cands[i];
                 if (c->row == UINT32_MAX || !c->has)

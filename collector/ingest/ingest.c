@@ -91,6 +91,8 @@ static int hello_limits(const pw_host_t *h, pw_pool_limit_t lim[2])
  * the store's buckets), at least the 3 h the pressure trend reads back, at most 7 days. */
 static uint64_t ring_span_ms(const pw_host_t *h)
 {
+    if (pw_host_imported(h)) /* its screens, as its imports put them in the ring */
+        return 7 * 86400000ULL;
     uint64_t iv = h->interval_ms > 60000 ? h->interval_ms : 60000;
     uint64_t span = iv * PW_FLEET_HISTORY;
     return span < 3 * 3600000ULL ? 3 * 3600000ULL : span > 7 * 86400000ULL ? 7 * 86400000ULL : span;
@@ -696,6 +698,13 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     }
     if (h != NULL)
         h->samples += res->screens; /* as the store counts them back at start (load_fleet) */
+    /* its history ring holds the screens stored, as a restart reads them back from the store's
+     * buckets (prefill_history): the sparkline and "ran out since" are the same before and
+     * after one */
+    for (size_t i = 0; h != NULL && !h->priv->dec.have_base && stored != NULL && i < n; i++)
+        if (stored[i])
+            pw__fleet_note_totals(h, samples[i].timestamp_ms, samples[i].totals.nonpaged_bytes,
+                                  samples[i].totals.paged_bytes);
     /* the analysis sees what was stored: a screen already stored by an earlier import of the
      * same capture is not a new point, whatever time it was given this time */
     for (size_t i = 0; h != NULL && ing->on_sample != NULL && i < n; i++)

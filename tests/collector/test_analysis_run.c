@@ -526,6 +526,9 @@ static void test_import_judged_at_once(void **state_)
     assert_int_equal(t->d.points, 12);
     assert_int_equal(t->d.growth_bytes, 11 * 2048);
     assert_true(fabs(t->d.rate_bytes_per_h - 8192.0) < 1e-9); /* 2,048 B per 15 min */
+    /* its PoolTagLeak alert, as its pool's pressure alert would be: pending (nothing new comes
+     * to hold it for its 5 min) */
+    assert_int_equal(tag_alert(d.an, "cap12", "Toke", "paged", NULL), PW_ALERT_PENDING);
     for (int k = 0; k < 12; k++)
         pw_sample_close(&ss[k]);
     const pw_suspect_t *sp;
@@ -573,8 +576,8 @@ static void test_import_judged_at_once(void **state_)
     assert_non_null(strstr(json_string_value(json_object_get(pa, "summary")),
                            "; runs out 2024-01-01 05:00:28Z; fastest-growing suspect 'Drsd' "));
     json_decref(aj);
-    /* imported screens raise no alert (old evidence) */
-    assert_int_equal(leak_state(d.an, "case09", "Drsd"), PW_ALERT_INACTIVE);
+    /* a comparison of 2 screens is listed, not alerted (its pool: paged) */
+    assert_int_equal(tag_alert(d.an, "case09", "Drsd", "paged", NULL), PW_ALERT_INACTIVE);
     /* the same capture again, 4 h later: the same content (instance), nothing new is stored,
      * the import says so, and the analysis is not fed points that are not in the store */
     for (int k = 0; k < 2; k++)
@@ -589,6 +592,49 @@ static void test_import_judged_at_once(void **state_)
     assert_int_equal(dr->d.span_ms, 900000);
     for (int k = 0; k < 2; k++)
         pw_sample_close(&two[k]);
+    pw_double_close(&d);
+}
+
+static json_t *get_host(pw_double_t *d, const char *name);
+static void restart(pw_double_t *d);
+
+/* The new-user trial: an import's "ran out since" changed across a restart (its last screen
+ * before, its first after): the history ring held no screen of an import, so the time came from
+ * its newest table; after a restart the ring came from the store's buckets. 4 screens 15 min
+ * apart, the nonpaged limit 100 MiB in the capture, the pool at 95, 99, 100 and 101 MiB: it ran
+ * out at the third screen (T0 + 30 min), before a restart, before the new collector's first pass
+ * and after it. */
+static void test_import_ran_out_across_restart(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open_with_token(&d, "tok", "read"), 0);
+    pw_sample_t ss[4];
+    static const unsigned mib[4] = {95, 99, 100, 101};
+    for (int k = 0; k < 4; k++) {
+        pw_sample_init(&ss[k]);
+        ss[k].timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 900000);
+        ss[k].totals.nonpaged_bytes = (uint64_t)mib[k] << 20;
+        ss[k].totals.nonpaged_limit_bytes = 100u << 20;
+        add(&ss[k], "Full", PW_POOL_NONPAGED, (uint64_t)mib[k] << 20, 1000 + (uint64_t)k, k);
+    }
+    pw_ingest_import_res_t ir;
+    assert_int_equal(pw_ingest_import(d.ing, "full01", 32, "import:a", ss, 4, &ir, NULL), 0);
+    for (int k = 0; k < 4; k++)
+        pw_sample_close(&ss[k]);
+    for (int step = 0; step < 3; step++) {
+        if (step == 0)
+            pw_analysis_run_pass(d.an);
+        json_t *h = get_host(&d, "full01");
+        assert_string_equal(json_string_value(json_object_get(h, "nonpaged_eta_basis")), "ran_out");
+        assert_int_equal(json_integer_value(json_object_get(h, "nonpaged_ran_out_ms")),
+                         T0_MS + 1800000);
+        json_decref(h);
+        if (step == 0)
+            restart(&d); /* step 1: before its first pass */
+        else if (step == 1)
+            pw_analysis_run_pass(d.an);
+    }
     pw_double_close(&d);
 }
 
@@ -1866,6 +1912,7 @@ int main(void)
         cmocka_unit_test(test_suspect_episode_told_once),
         cmocka_unit_test(test_import_judged_at_once),
         cmocka_unit_test(test_import_linux_series_judged),
+        cmocka_unit_test(test_import_ran_out_across_restart),
         cmocka_unit_test(test_agent_footprint),
         cmocka_unit_test(test_agent_footprint_rebuilt),
         cmocka_unit_test(test_restart_rebuilds_state),
