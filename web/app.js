@@ -477,7 +477,9 @@ function fleetView() {
         const svg = sparkSvg(h.history, h.nonpaged_limit_bytes);
         sparkCache.set(name, svg);
         cell.innerHTML = svg;
-      }).catch(() => {}).finally(() => { active--; pump(); });
+      }).catch((e) => { /* (a collector restarting): not a blank cell; asked again at the next refresh */
+        if (!sparkCache.has(name)) cell.innerHTML = `<span class="mute" title="${esc('history not available: ' + e.message + '; asked again at the next refresh')}">?</span>`;
+      }).finally(() => { active--; pump(); });
     }
   }
   $('#host-filter').addEventListener('input', (e) => {
