@@ -19,6 +19,10 @@
  *                                  fastest-growing suspect (growing_tag)
  *   leaks                          the suspects before the stop, with their evidence
  *
+ * test_restart_streaming (ctest test_e2e_restart_streaming): the same host with its agent
+ * streaming on while the collector restarts: its ETA, note and alerts before the first pass are
+ * those before the stop, not a trend of the history ring rebuilt from 1-min buckets.
+ *
  * Then a crash: with [analysis] kept_every = 1 s the collector writes the suspects' evidence and
  * the hosts' pressure to <store.path>.suspects.json in the background, without a clean stop.
  * Once the file holds the Ddk suspect's evidence as the API gives it, the collector is killed
@@ -63,6 +67,18 @@ static pid_t start_collector(void)
                                    &coll_extra, coll_extra != NULL);
 }
 
+/* One of the two alerts of the test: Ddk's PoolTagLeak or the pool's NonpagedPoolPressure.
+ * (With one day of history, in some hours of the day the caches File and Ntfr are listed and
+ * alert too while they grew: not what these tests look at.) */
+static int ddk_alert(const json_t *x)
+{
+    const char *name = json_string_value(json_object_get(x, "name")) ?: "";
+    return strcmp(name, "NonpagedPoolPressure") == 0 ||
+           (strcmp(name, "PoolTagLeak") == 0 &&
+            strcmp(json_string_value(json_object_get(json_object_get(x, "labels"), "tag")) ?: "",
+                   "Ddk ") == 0);
+}
+
 /* ddk-2003 loaded and judged: its history in (not loading), its Ddk suspect listed and both
  * of its alerts (the leak's and the pool's pressure) pending or firing. */
 static int judged(void *arg)
@@ -75,9 +91,7 @@ static int judged(void *arg)
              json_array_size(json_object_get(l, "suspects")) > 0;
     size_t i, n = 0;
     json_t *x;
-    json_array_foreach(json_object_get(a, "alerts"), i, x) n +=
-        strcmp(json_string_value(json_object_get(x, "name")) ?: "", "PoolTagLeak") == 0 ||
-        strcmp(json_string_value(json_object_get(x, "name")) ?: "", "NonpagedPoolPressure") == 0;
+    json_array_foreach(json_object_get(a, "alerts"), i, x) n += ddk_alert(x);
     json_decref(h);
     json_decref(l);
     json_decref(a);
@@ -156,8 +170,7 @@ static size_t check_alerts(const char *when)
     {
         const char *name = json_string_value(json_object_get(x, "name"));
         const char *sum = json_string_value(json_object_get(x, "summary"));
-        if (name == NULL || sum == NULL ||
-            (strcmp(name, "PoolTagLeak") != 0 && strcmp(name, "NonpagedPoolPressure") != 0))
+        if (name == NULL || sum == NULL || !ddk_alert(x))
             continue;
         n++;
         if (strstr(sum, "; runs out 20") == NULL ||
@@ -421,6 +434,16 @@ static void test_restart(void **state)
     pw_proc_remove_dir(dir, "PW_KEEP_RESTART_DIR");
 }
 
+/* The Ddk suspect of a list of suspects() (NULL when not listed). */
+static const json_t *ddk_of(const json_t *sus)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(sus, i, x) if (strcmp(json_string_value(json_object_get(x, "tag")) ?: "",
+                                             "Ddk ") == 0) return x;
+    return NULL;
+}
+
 /* The kept file as the collector wrote it in the background holds the Ddk suspect with the
  * evidence the API gives now (its verdict after the agent's last sample). */
 static int saved_as_shown(void *arg)
@@ -435,10 +458,10 @@ static int saved_as_shown(void *arg)
     json_array_foreach(json_object_get(f, "suspects"), i, e)
     {
         const json_t *s = json_object_get(e, "suspect");
-        ok |= strcmp(json_string_value(json_object_get(e, "host")) ?: "", HOST) == 0 &&
-              strcmp(json_string_value(json_object_get(e, "tag")) ?: "", "44646b20") == 0 &&
-              json_equal(json_object_get(s, "evidence"),
-                         json_object_get(json_array_get(shown, 0), "evidence"));
+        ok |=
+            strcmp(json_string_value(json_object_get(e, "host")) ?: "", HOST) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "tag")) ?: "", "44646b20") == 0 &&
+            json_equal(json_object_get(s, "evidence"), json_object_get(ddk_of(shown), "evidence"));
     }
     json_decref(f);
     return ok;
@@ -449,9 +472,8 @@ static void test_sigkill(void **state)
     (void)state;
     pid_t coll = start_judged_host("--analysis.kept_every=1s");
     json_t *sus_before = suspects();
-    assert_true(json_array_size(sus_before) > 0);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(sus_before, 0), "tag")),
-                        "Ddk ");
+    assert_non_null(ddk_of(sus_before)); /* (the caches may be listed too: ranking is not
+                                              what this test looks at) */
     pw_proc_wait(saved_as_shown, sus_before, WAIT_MS,
                  "pw.db.suspects.json written in the background with Ddk's evidence as shown",
                  log_path);
@@ -475,10 +497,14 @@ static void test_sigkill(void **state)
     pw_proc_remove_dir(dir, "PW_KEEP_RESTART_DIR");
 }
 
-int main(void)
+/* "streaming" as the argument runs test_restart_streaming alone (its own ctest entry,
+ * test_e2e_restart_streaming: each takes minutes), else the others. */
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_restart),
-                                       cmocka_unit_test(test_restart_streaming),
                                        cmocka_unit_test(test_sigkill)};
+    const struct CMUnitTest streaming[] = {cmocka_unit_test(test_restart_streaming)};
+    if (argc > 1 && strcmp(argv[1], "streaming") == 0)
+        return pw_proc_run_tests(streaming, 1);
     return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
 }
