@@ -562,7 +562,7 @@ int pw_fmt_alerts(const json_t *root, FILE *out)
         const json_t *labels = json_object_get(al, "labels");
         char qt[80], tag[96], since[32], nm[96], hn[96];
         const char *t = json_string_value(json_object_get(labels, "tag"));
-        if (t)
+        if (t != NULL && t[0] != '\0') /* a host's pool alert has no tag */
             snprintf(qt, sizeof(qt), "\"%s\"", t);
         else
             snprintf(qt, sizeof(qt), "-");

@@ -648,7 +648,7 @@ function verdictHtml(s, ser, lk) {
   const iv = s.growth_interval_bytes_per_h;
   return `<b class="verdict-word ${esc(s.verdict || 'leak')}">${esc(s.verdict || 'leak')}</b> ` +
     `<span class="rate">${fmtBytes(Math.round(s.growth_bytes_per_h))}/h</span>` +
-    (iv ? ` <span class="mute">(90 % interval ${fmtBytes(Math.round(iv[0]))} – ${fmtBytes(Math.round(iv[1]))}/h)</span>` : '') +
+    (iv && iv[0] !== iv[1] ? ` <span class="mute">(90 % interval ${fmtBytes(Math.round(iv[0]))} – ${fmtBytes(Math.round(iv[1]))}/h)</span>` : '') +
     `, confidence <span class="confidence">${(s.confidence ?? 0).toFixed(2)}</span>` +
     (s.method === 'compare' ? ' <span class="mute">(screens compared only)</span>' : '') +
     `, since <span class="since">${s.since_ms ? fmtTime(s.since_ms) : '—'}</span>` +

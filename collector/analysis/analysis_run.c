@@ -1028,7 +1028,7 @@ void pw_analysis_alert_text(const pw_alert_key_t *k, double value, char *summary
                             char *description, size_t dcap)
 {
     if (k->tag[0] != '\0') {
-        snprintf(summary, scap, "%s: pool tag %s (%s) keeps growing", k->host, k->tag, k->pool);
+        snprintf(summary, scap, "%s: pool tag '%s' (%s) keeps growing", k->host, k->tag, k->pool);
         snprintf(description, dcap,
                  "leak suspect: outstanding bytes and allocations grow steadily");
     } else if (strcmp(k->pool, PW_ALERT_POOL_AGENT) == 0) {

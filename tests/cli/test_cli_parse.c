@@ -1948,6 +1948,14 @@ static void test_fmt_listings(void **state)
                            "\nfiring    critical  NonpagedPoolNearLimit    HOST01               -  "
                            "      2024-03-14 10:15:00Z  93% of limit\n"));
     free(s);
+    /* the API gives a host's pool alert an empty tag label: "-", not "" */
+    s = fmt_with(pw_fmt_alerts,
+                 "{\"alerts\":[{\"name\":\"NonpagedPoolPressure\",\"state\":\"pending\","
+                 "\"severity\":\"warning\",\"labels\":{\"host\":\"ddk-2003\",\"tag\":\"\","
+                 "\"pool\":\"nonpaged\"},\"since_ms\":1710411300000,\"summary\":\"s\"}]}",
+                 0);
+    assert_non_null(strstr(s, " ddk-2003             -        2024-03-14 10:15:00Z  s\n"));
+    free(s);
 
     s = fmt_with(pw_fmt_series,
                  "{\"host\":\"HOST01\",\"tag\":\"Io  \",\"pool\":\"nonpaged\",\"level\":\"raw\","

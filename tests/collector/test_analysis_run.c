@@ -371,7 +371,7 @@ static void test_alerts_say_eta_and_tag(void **state_)
     assert_int_equal(json_integer_value(json_object_get(lk, "pool_eta_ms")), 1704118400000LL);
     assert_true(json_is_null(json_object_get(lk, "growing_tag")));
     assert_string_equal(json_string_value(json_object_get(lk, "summary")),
-                        "eta01: pool tag Ddk  (nonpaged) keeps growing; runs out 2024-01-01 "
+                        "eta01: pool tag 'Ddk ' (nonpaged) keeps growing; runs out 2024-01-01 "
                         "14:13:20Z");
     json_decref(j);
     pw_sample_close(&s);
