@@ -151,6 +151,18 @@ static int add_all(pw_fleet_agg_t *a, pw_agg_host_t *hs, const pw_host_t *h)
     return 0;
 }
 
+/* A row indexed as `c` now holds `bytes`: its entry and its aggregate's total follow. */
+static void move_bytes(pw_fleet_agg_t *a, contrib_t *c, uint64_t bytes)
+{
+    if (bytes == c->bytes)
+        return;
+    pw_agg_t *g = &a->aggs[c->agg];
+    pw_agg_entry_t *e = &g->v[c->slot];
+    g->total += bytes - e->bytes;
+    e->bytes = bytes;
+    c->bytes = bytes;
+}
+
 /* Brings host h's entries up to date. */
 static int note(pw_fleet_agg_t *a, const pw_host_t *h)
 {
@@ -182,12 +194,7 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
                 break; /* not the rows indexed: the walk below re-checks every row */
             const pw_row_t *r = &t->dec.rows[idx[j]];
             contrib_t *c = &hs->c[idx[j]];
-            if (r->bytes == c->bytes)
-                continue;
-            pw_agg_t *g = &a->aggs[c->agg];
-            g->total += r->bytes - c->bytes;
-            g->v[c->slot].bytes = r->bytes;
-            c->bytes = r->bytes;
+            move_bytes(a, c, r->bytes);
         }
         if (j == k) {
             set_version(hs, h);
@@ -215,13 +222,7 @@ static int note(pw_fleet_agg_t *a, const pw_host_t *h)
                 break;
             }
         }
-        if (r->bytes == c->bytes)
-            continue;
-        pw_agg_t *g = &a->aggs[c->agg];
-        pw_agg_entry_t *e = &g->v[c->slot];
-        g->total += r->bytes - e->bytes;
-        e->bytes = r->bytes;
-        c->bytes = r->bytes;
+        move_bytes(a, c, r->bytes);
     }
     if (!same) {
         remove_all(a, hs);
