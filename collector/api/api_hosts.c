@@ -197,7 +197,7 @@ static json_t *host_json(const pw_api_t *api, const hostsum_t *hs, uint64_t now_
     pw__api_set_eta(o, "paged", h, &hs->pg_eta);
     /* what the collector holds of the host, across its restarts: the store's raw samples at
      * the start and those received since (/metrics counts the received ones only: a counter) */
-    json_object_set_new(o, "samples", pw__api_ju64(h->samples + h->samples_stored));
+    json_object_set_new(o, "samples", pw__api_ju64(h->samples_stored));
     json_object_set_new(o, "suspects", json_integer((json_int_t)host_suspects(api, h)));
     return o;
 }

@@ -51,8 +51,13 @@ typedef struct pw_host_s {
     uint64_t samples;         /* samples received since this collector started; an imported
                                  host's: the screens its imports stored (kept across
                                  restarts) */
-    uint64_t samples_stored;  /* an agent's host: the samples the store's raw chunks held of it
-                                 when this collector started (the API's `samples` adds them) */
+    uint64_t samples_stored;  /* the distinct samples the store ever stored of the host (the
+                                 API's `samples`), kept across restarts and retention: an
+                                 agent's host starts with what its chunks hold plus what
+                                 retention dropped of them (hosts.samples_expired), then counts
+                                 each sample stored (not a resend the store holds already; one a
+                                 failed commit rolled back is taken back); an imported host's:
+                                 the screens its imports stored */
     uint64_t gaps, resets;
     uint64_t resent;              /* samples its agent sent again that the store held already */
     uint32_t index;               /* position in the fleet (hosts are never removed) */

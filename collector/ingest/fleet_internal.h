@@ -30,6 +30,8 @@ typedef struct pw_host_table_s {
     uint64_t stored_seq;      /* last seq put into the store for this agent instance */
     int dec_stored;           /* dec's table is the last sample put (pw_store_put_frame) */
     uint64_t committed_seq;   /* last seq made durable */
+    uint64_t stored_pending;  /* samples counted in pw_host_t.samples_stored since the last
+                                 commit: taken back when the store rolls back */
     void *session;            /* the attached session (ingest.h), NULL when disconnected */
     pw_fleet_point_t *hist;   /* ring of PW_FLEET_HISTORY points */
     size_t hist_n, hist_head;

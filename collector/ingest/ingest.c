@@ -174,10 +174,13 @@ static int load_fleet(pw_ingest_t *ing, pw_diag_t *d)
         h->os_build = hosts[i].os_build;
         snprintf(h->arch, sizeof(h->arch), "%s", hosts[i].arch);
         snprintf(h->agent_version, sizeof(h->agent_version), "%s", hosts[i].agent_version);
-        /* an import's screens are its samples whenever they came; an agent's count from this
-         * start, beside what the store's raw chunks held of it at the start */
+        /* an import's screens are its samples whenever they came; an agent's, what the store's
+         * raw chunks hold of it and what retention dropped of them (h->samples counts the
+         * samples received from this start on) */
         h->samples = hosts[i].imported_samples;
-        h->samples_stored = hosts[i].imported_samples ? 0 : hosts[i].stored_samples;
+        h->samples_stored = hosts[i].imported_samples
+                                ? hosts[i].imported_samples
+                                : hosts[i].stored_samples + hosts[i].samples_expired;
         prefill_history(ing, h);
     }
     pw_store_hosts_free(hosts, n);
@@ -357,6 +360,19 @@ static void rolled_back(pw_ingest_t *ing)
         pw_host_table_t *t = ing->fleet.hosts[i]->priv;
         if (t->stored_seq > t->committed_seq)
             t->stored_seq = t->committed_seq;
+        ing->fleet.hosts[i]->samples_stored -= t->stored_pending; /* its agent resends them */
+        t->stored_pending = 0;
+    }
+    ing->uncommitted = 0;
+}
+
+/* A commit made what was put durable: every host's stored seq and count are its committed ones. */
+static void committed(pw_ingest_t *ing)
+{
+    for (size_t i = 0; i < ing->fleet.n; i++) {
+        pw_host_table_t *t = ing->fleet.hosts[i]->priv;
+        t->committed_seq = t->stored_seq;
+        t->stored_pending = 0;
     }
     ing->uncommitted = 0;
 }
@@ -502,6 +518,8 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
         h->resent++;
         return 0;
     }
+    h->samples_stored++; /* a new one: the API's count of what the store holds and held */
+    t->stored_pending++;
     if (s->n_events > 0) { /* read by check_sample; stored with the sample, kept once */
         r = pw_store_put_events(ing->store, h->name, ing->ev, s->n_events, wall_ms(), ing->ev_new,
                                 d);
@@ -656,11 +674,8 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     }
     if (r >= 0) {
         r = pw_store_commit(ing->store, d);
-        if (r == 0) {
-            for (size_t i = 0; i < ing->fleet.n; i++)
-                ing->fleet.hosts[i]->priv->committed_seq = ing->fleet.hosts[i]->priv->stored_seq;
-            ing->uncommitted = 0;
-        }
+        if (r == 0)
+            committed(ing);
     }
     if (r < 0) {
         rolled_back(ing);
@@ -696,8 +711,10 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
         if (last->timestamp_ms > h->last_seen_ms)
             h->last_seen_ms = last->timestamp_ms;
     }
-    if (h != NULL)
-        h->samples += res->screens; /* as the store counts them back at start (load_fleet) */
+    if (h != NULL) { /* as the store counts them back at start (load_fleet) */
+        h->samples += res->screens;
+        h->samples_stored += res->screens;
+    }
     /* its history ring holds the screens stored, as a restart reads them back from the store's
      * buckets (prefill_history): the sparkline and "ran out since" are the same before and
      * after one */
@@ -906,9 +923,7 @@ int64_t pw_ingest_commit(pw_ingest_t *ing, pw_diag_t *d)
         return r;
     }
     int64_t n = (int64_t)ing->uncommitted;
-    ing->uncommitted = 0;
-    for (size_t i = 0; i < ing->fleet.n; i++)
-        ing->fleet.hosts[i]->priv->committed_seq = ing->fleet.hosts[i]->priv->stored_seq;
+    committed(ing);
     return n;
 }
 

@@ -146,6 +146,9 @@ typedef struct pw_store_host_info_s {
                                   capture's seqs are 1..its screens), 0 for an agent's host */
     uint64_t stored_samples;   /* samples its raw chunks hold (sealed and open; raw retention
                                   drops older ones) */
+    uint64_t samples_expired;  /* samples its raw chunks held that retention (or the max_size
+                                  budget) dropped since schema 11: stored_samples +
+                                  samples_expired is every sample the store stored of it */
     uint32_t os_build;         /* the last Hello's (pw_store_host_t), 0 when unknown */
     char arch[16], agent_version[32];
 } pw_store_host_info_t;

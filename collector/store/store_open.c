@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 10
+#define SCHEMA_LAST 11
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -165,6 +165,18 @@ static const migration_t migrations[] = {
      "ALTER TABLE hosts ADD COLUMN os_build INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE hosts ADD COLUMN arch TEXT NOT NULL DEFAULT '';"
      "ALTER TABLE hosts ADD COLUMN agent_version TEXT NOT NULL DEFAULT '';"},
+    /* The samples of a host that left the raw chunks (raw retention, the max_size budget): with
+     * what its chunks hold, every sample the store ever stored of it, whatever retention dropped
+     * since (the API's `samples` after a restart). A trigger on the chunk's deletion adds them in
+     * the statement that deletes it, so the count and the chunks never disagree. An open chunk
+     * counts its rows in chunk_rows (nsamples 0): only an empty one is deleted while open; a
+     * host's own deletion takes the count with its row. Samples retention dropped before this
+     * step are not known: a migrated store counts from what its chunks hold now. */
+    {11, "samples dropped by retention per host",
+     "ALTER TABLE hosts ADD COLUMN samples_expired INTEGER NOT NULL DEFAULT 0;"
+     "CREATE TRIGGER chunks_expired AFTER DELETE ON chunks WHEN old.nsamples > 0 BEGIN"
+     " UPDATE hosts SET samples_expired = samples_expired + old.nsamples"
+     " WHERE id = old.host_id; END;"},
 };
 
 /* The last seq stored for instance `i`: its row's, or the newest sample of its host's newest
@@ -264,7 +276,7 @@ static const char *const sql_text[S__COUNT] = {
         " h.stop_reason, coalesce(imp.n, 0),"
         " (SELECT coalesce(sum(CASE WHEN c.data IS NULL AND c.sealed=0 THEN (SELECT count(*)"
         " FROM chunk_rows cr WHERE cr.chunk_id=c.id) ELSE c.nsamples END), 0) FROM chunks c"
-        " WHERE c.host_id=h.id), h.os_build, h.arch, h.agent_version"
+        " WHERE c.host_id=h.id), h.os_build, h.arch, h.agent_version, h.samples_expired"
         " FROM hosts h LEFT JOIN chunk_rows r"
         " ON r.rowid=(SELECT r2.rowid FROM chunk_rows r2 WHERE r2.chunk_id="
         "(SELECT max(c.id) FROM chunks c WHERE c.host_id=h.id AND c.data IS NULL"

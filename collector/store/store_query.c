@@ -568,6 +568,7 @@ int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n
         const unsigned char *arch = sqlite3_column_text(s, 20), *av = sqlite3_column_text(s, 21);
         snprintf(h->arch, sizeof(h->arch), "%s", arch ? (const char *)arch : "");
         snprintf(h->agent_version, sizeof(h->agent_version), "%s", av ? (const char *)av : "");
+        h->samples_expired = (uint64_t)sqlite3_column_int64(s, 22);
     }
     if (r == PW_ENOMEM)
         r = pw_diag_set(d, r, 0, 0, "hosts", "out of memory");

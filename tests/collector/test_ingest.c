@@ -195,6 +195,109 @@ static void test_resends_stored_once(void **state)
     pw_double_close(&g_d);
 }
 
+/* A store on a file of its own, chunks of 4 samples; `ing` over it (NULL: none). */
+static pw_store_t *open_file_store(const char *path, pw_ingest_t **ing)
+{
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    assert_int_equal(pw_store_open(path, &o, &st, NULL), 0);
+    assert_int_equal(pw_ingest_new(st, ing, NULL), 0);
+    return st;
+}
+
+/* The API's `samples` of a host is the number of distinct samples the store ever stored of it:
+ * resends are not counted, and neither retention (the store's raw chunks drop old samples) nor
+ * a restart of the collector (the store closed and opened again, ingest rebuilt from it) makes
+ * it go down. Counted by hand: seq 1..10 stored (10); 9 and 10 resent, 11 new (11); raw
+ * retention at the 8th sample's time + 48 h + 1 ms drops the two compacted chunks 1..4 and
+ * 5..8 (the store holds 3 then); after the restart 11 (resent, instance boot:1) is not new and
+ * 12 is (12); after a second restart still 12. */
+static void test_samples_across_retention_and_restart(void **state)
+{
+    (void)state;
+    assert_int_equal(pw_double_open(&g_d), 0); /* its frame buffer and session */
+    char base[200], tpl[256], path[300];
+    size_t bn = sizeof(base);
+    assert_int_equal(uv_os_tmpdir(base, &bn), 0);
+    snprintf(tpl, sizeof(tpl), "%s/pw_ingest_XXXXXX", base);
+    uv_fs_t req;
+    assert_int_equal(uv_fs_mkdtemp(NULL, &req, tpl, NULL), 0);
+    snprintf(path, sizeof(path), "%s/store.db", req.path);
+    char dir[256];
+    snprintf(dir, sizeof(dir), "%s", req.path);
+    uv_fs_req_cleanup(&req);
+
+    pw_ingest_t *ing;
+    pw_store_t *st = open_file_store(path, &ing);
+    uint64_t resume, stored;
+    pw_delta_enc_t e;
+    pw_host_t *h = hello(ing, "boot:1", &resume);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    for (uint64_t s = 1; s <= 10; s++)
+        assert_int_equal(send_seq(ing, &e, h, s, s == 1, NULL, &stored), 0);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_ingest_commit(ing, NULL), 10);
+    assert_int_equal(h->samples_stored, 10);
+    h = hello(ing, "boot:1", &resume); /* a reconnect that resends 9 and 10 */
+    assert_int_equal(resume, 10);
+    assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+    assert_int_equal(send_seq(ing, &e, h, 9, 1, NULL, &stored), 0);
+    assert_int_equal(send_seq(ing, &e, h, 10, 0, NULL, &stored), 0);
+    assert_int_equal(send_seq(ing, &e, h, 11, 0, NULL, &stored), 0);
+    assert_int_equal(stored, 11);
+    pw_delta_enc_close(&e);
+    assert_int_equal(pw_ingest_commit(ing, NULL), 1);
+    assert_int_equal(h->resent, 2);
+    assert_int_equal(h->samples, 13); /* received: the resends too */
+    assert_int_equal(h->samples_stored, 11);
+
+    /* chunks 1..4 and 5..8 sealed: compacted, then dropped by raw retention */
+    pw_diag_t d;
+    assert_int_equal(pw_store_compact(st, 1000, &d), 2);
+    uint64_t t8 = 1764400000000ull + 8 * 10000;
+    assert_true(pw_store_retention(st, t8 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d) >= 2);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, NULL), 0);
+    assert_int_equal(ss.samples, 3);
+    assert_int_equal(h->samples_stored, 11);
+
+    for (int restart = 0; restart < 2; restart++) {
+        pw_ingest_detach(ing, h, &g_d.session);
+        pw_ingest_free(ing);
+        pw_store_close(st);
+        st = open_file_store(path, &ing);
+        h = pw_fleet_find(pw_ingest_fleet(ing), "HOST01");
+        assert_non_null(h);
+        assert_int_equal(h->samples_stored, restart == 0 ? 11 : 12);
+        assert_int_equal(h->samples, 0); /* received since this start */
+        if (restart == 1)
+            break;
+        /* its agent restarted too: resends 11 (boot:1), then 12 under boot:2 */
+        h = hello(ing, "boot:2", &resume);
+        assert_int_equal(resume, 11);
+        assert_int_equal(pw_delta_enc_init(&e, 32), 0);
+        assert_int_equal(send_seq(ing, &e, h, 11, 1, "boot:1", &stored), 0);
+        assert_int_equal(stored, 0);
+        assert_int_equal(send_seq(ing, &e, h, 12, 0, NULL, &stored), 0);
+        assert_int_equal(stored, 12);
+        pw_delta_enc_close(&e);
+        assert_int_equal(pw_ingest_commit(ing, NULL), 1);
+        assert_int_equal(h->samples_stored, 12);
+    }
+    pw_ingest_free(ing);
+    pw_store_close(st);
+    static const char *const suffix[] = {"", "-wal", "-shm", ".lock"};
+    for (size_t i = 0; i < 4; i++) {
+        char p[320];
+        snprintf(p, sizeof(p), "%s%s", path, suffix[i]);
+        uv_fs_unlink(NULL, &req, p, NULL);
+        uv_fs_req_cleanup(&req);
+    }
+    uv_fs_rmdir(NULL, &req, dir, NULL);
+    uv_fs_req_cleanup(&req);
+    pw_double_close(&g_d);
+}
+
 /* The Hello's limits with their source and detail are kept with the host: a collector that
  * restarts while the agent is away knows where ddk-2003's 128 MiB comes from (the new-user
  * trial: "unknown" until the agent came back, the 128 MiB alone kept by the samples' totals).
@@ -341,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_resends_stored_once),
         cmocka_unit_test(test_limit_source_kept_across_restart),
         cmocka_unit_test(test_hostile_samples_refused),
+        cmocka_unit_test(test_samples_across_retention_and_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

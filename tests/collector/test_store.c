@@ -1955,16 +1955,22 @@ static void test_day_merge_damaged_page(void **state)
     tmp_remove(&t);
 }
 
-/* Copies the store `fixture` (schema `version`, PRAGMA auto_vacuum `av`) to a new temporary
- * file and opens it with chunks of 4: 3 chunks, `pages` series pages, every sample exact. */
-static pw_store_t *open_fixture(tmp_t *t, const char *fixture, int64_t version, int64_t av,
-                                uint64_t pages)
+/* Copies the store `fixture` (schema `version`) to a new temporary file t->path. */
+static void copy_fixture(tmp_t *t, const char *fixture, int64_t version)
 {
     tmp_make(t);
     uv_fs_t req; /* libuv's copy: the test runs under Wine too */
     assert_int_equal(uv_fs_copyfile(NULL, &req, pw_test_fixture(fixture), t->path, 0, NULL), 0);
     uv_fs_req_cleanup(&req);
     assert_int_equal(sql_int(t->path, "SELECT max(version) FROM migrations"), version);
+}
+
+/* Copies the store `fixture` (schema `version`, PRAGMA auto_vacuum `av`) to a new temporary
+ * file and opens it with chunks of 4: 3 chunks, `pages` series pages, every sample exact. */
+static pw_store_t *open_fixture(tmp_t *t, const char *fixture, int64_t version, int64_t av,
+                                uint64_t pages)
+{
+    copy_fixture(t, fixture, version);
     assert_int_equal(sql_int(t->path, "PRAGMA auto_vacuum"), av);
     pw_store_opts_t o = {.chunk_max_samples = 4};
     pw_store_t *st;
@@ -2021,7 +2027,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -2081,7 +2087,7 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
     assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
@@ -2834,7 +2840,7 @@ static void test_migrate_v6(void **state)
     assert_int_equal(pw_store_compact(st, 1000, &d), 0);
     check_legacy_tot(st, 9);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
     pw_store_opts_t o = {.chunk_max_samples = 4};
@@ -2919,12 +2925,7 @@ static void test_day_pages_of_v10(void **state)
 {
     (void)state;
     tmp_t t;
-    tmp_make(&t);
-    uv_fs_t req;
-    assert_int_equal(uv_fs_copyfile(NULL, &req, pw_test_fixture("store/v10.db"), t.path, 0, NULL),
-                     0);
-    uv_fs_req_cleanup(&req);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    copy_fixture(&t, "store/v10.db", 10);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 3);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2);
     pw_store_opts_t o = {.chunk_max_samples = 4};
@@ -2954,6 +2955,71 @@ static void test_day_pages_of_v10(void **state)
     tmp_remove(&t);
 }
 
+/* The samples of host "legacy" as pw_store_hosts counts them: in its chunks, and dropped from
+ * them by retention. */
+static void legacy_counts(pw_store_t *st, uint64_t in_chunks, uint64_t expired)
+{
+    pw_store_host_info_t *hv;
+    size_t n;
+    pw_diag_t d;
+    assert_int_equal(pw_store_hosts(st, &hv, &n, &d), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(hv[0].name, "legacy");
+    assert_int_equal(hv[0].imported_samples, 0);
+    assert_int_equal(hv[0].stored_samples, in_chunks);
+    assert_int_equal(hv[0].samples_expired, expired);
+    pw_store_hosts_free(hv, n);
+}
+
+/* tests/fixtures/store/v10b.db was written by the release before hosts.samples_expired (schema
+ * 10, main 7352058; `gen_store v10b.db 22`): 22 samples (seq 100..121, 10 s apart) in chunks of
+ * 4, five compacted (20 samples), the last open with 2. Opened, it migrates to schema 11 and
+ * counts 22, none expired. A resend of seq 121 is not a sample more; seq 122 is (23: it seals
+ * the fixture's open chunk, which a reopened store does not add to, and opens a 7th). Raw
+ * retention at T0 + 100 s + its 48 h drops the chunks whose last sample is older than T0 + 100
+ * s: the first two (last samples at T0 + 30 s and 70 s; the third's is at 110 s), 8 samples,
+ * which the host keeps counting: 15 in chunks + 8 = 23, and after a close and reopen. Deleting
+ * the host (the trigger's cascade) still works. */
+static void test_samples_counted_across_retention(void **state)
+{
+    (void)state;
+    tmp_t t;
+    copy_fixture(&t, "store/v10b.db", 10);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    legacy_counts(st, 22, 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    build(&s, 21); /* seq 121: stored already */
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
+    build(&s, 22);
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    legacy_counts(st, 23, 0);
+    assert_true(pw_store_retention(st, T0 + 100000 + PW_STORE_DEFAULT_RAW_RETENTION_MS, &d) >= 2);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM chunks"), 5);
+    assert_int_equal(sql_int(t.path, "SELECT min(first_seq) FROM chunks"), 108);
+    legacy_counts(st, 15, 8);
+    pw_store_close(st);
+    assert_int_equal(sql_int(t.path, "SELECT samples_expired FROM hosts"), 8);
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    legacy_counts(st, 15, 8);
+    build(&s, 22); /* after the restart too: a resend is no sample more */
+    assert_int_equal(pw_store_put(st, &h, &s, 0, &d), PW_STORE_DUPLICATE);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    legacy_counts(st, 15, 8);
+    assert_int_equal(pw_store_host_retire(st, "legacy", 0, T0 + DAY_MS, &d), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM hosts"), 0);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM chunks"), 0);
+    pw_sample_close(&s);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 /* tests/fixtures/store/v8.db was written by the release before day pages (schema 8, main
  * 7304d40; gen_store.c): two chunks compacted with their chunk pages and totals buckets, one open
  * (its buckets written at the clean close). It opens migrated to schema 10 (both pages hold the
@@ -2968,7 +3034,7 @@ static void test_migrate_v8_day_pages(void **state)
     tmp_t t;
     pw_store_t *st = open_fixture(&t, "store/v8.db", 8, 2, 2);
     pw_diag_t d;
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
     check_legacy_tot(st, 9); /* the release's totals buckets, read as they are */
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
@@ -3021,7 +3087,7 @@ static void test_migrate_v8_day_pages(void **state)
     assert_int_equal(sr.points[0].bytes, b);
     pw_store_series_free(&sr);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 10);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
     tmp_remove(&t);
 }
 
@@ -3071,6 +3137,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v6),
         cmocka_unit_test(test_migrate_v8_day_pages),
         cmocka_unit_test(test_day_pages_of_v10),
+        cmocka_unit_test(test_samples_counted_across_retention),
         cmocka_unit_test(test_day_merge_damaged_page),
 #ifndef _WIN32
         cmocka_unit_test(test_file_modes),
