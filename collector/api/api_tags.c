@@ -410,6 +410,10 @@ int pw__api_pooltag(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
     int tl = pw__api_tag_parse(params[0], tag);
     if (tl < 0)
         return pw_api_error(resp, 400, "EINVAL", "bad tag: 1..64 bytes in printable form");
+    /* a pool tag is 4 bytes, a shorter one padded with spaces (as poolmon and pooltag.txt have
+     * it): the answer names the tag looked up, 'Ddk ' for Ddk, as every other answer names it */
+    for (; tl < 4; tl++)
+        tag[tl] = ' ';
     const char *drv, *desc;
     pw__api_describe(api, tag, (size_t)tl, &drv, &desc);
     char tt[PW_API_TAG_TEXT_MAX];

@@ -233,6 +233,8 @@ check "import bundle" "linux 1 7 1796076000000" "$(python3 -c 'import json,sys; 
 POOLWATCH_TOKEN=$READ "$PW" lookup 'Io' >"$dir/out" 2>"$dir/err"
 check "lookup exit" 0 $?
 check "lookup description" 1 "$(grep -c 'general IO allocations' "$dir/out")"
+# the tag as every listing shows it: 4 bytes, "Io" padded with spaces (it printed "Io")
+check "lookup shows the 4-byte tag" 'Tag "Io  ": listed in pooltag.txt' "$(head -n 1 "$dir/out")"
 
 # exit codes: every HTTP status the API documents (docs/openapi.json) is in docs/cli.md's table
 # of exit codes (5xx as a class), so a script knows what each refusal exits with

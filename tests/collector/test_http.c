@@ -959,8 +959,20 @@ static void test_leaks_alerts_pooltag(void **state)
     assert_true(json_is_false(json_object_get(j, "pooltag_loaded")));
     json_decref(j);
     g_d.api.pooltag = pt;
-    j = get_ok("/api/v1/pooltag/%5Cx01ab", NULL); /* "\x01ab": escapes round-trip */
-    assert_string_equal(jstr(j, "tag"), "0x016162");
+    j = get_ok("/api/v1/pooltag/%5Cx01abc", NULL); /* "\x01abc": escapes round-trip */
+    assert_string_equal(jstr(j, "tag"), "0x01616263");
+    json_decref(j);
+    /* a tag of fewer than 4 bytes is the pool tag padded with spaces, as poolmon shows it: "Io"
+     * is "Io  " (known), "Ddk" is "Ddk " and "\x01ab" is 0x01 'a' 'b' ' ' */
+    j = get_ok("/api/v1/pooltag/Io", NULL);
+    assert_string_equal(jstr(j, "tag"), "Io  ");
+    assert_string_equal(jstr(j, "driver"), "nt!io");
+    json_decref(j);
+    j = get_ok("/api/v1/pooltag/Ddk", NULL);
+    assert_string_equal(jstr(j, "tag"), "Ddk ");
+    json_decref(j);
+    j = get_ok("/api/v1/pooltag/%5Cx01ab", NULL);
+    assert_string_equal(jstr(j, "tag"), "0x01616220");
     json_decref(j);
 }
 
