@@ -618,6 +618,19 @@ void pw_cli_format_bytes(uint64_t bytes, char *out, size_t size)
     snprintf(out, size, "%.1f %s", v, units[u]);
 }
 
+int pw_cli_say_empty(pw_cli_t *cli, const char *file, const char *data, size_t len)
+{
+    size_t blank = 0;
+    while (blank < len && (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\r' ||
+                           data[blank] == '\n'))
+        blank++;
+    if (blank < len)
+        return 0;
+    fprintf(cli->err, "%s: the file is empty%s: no poolmon screen or /proc/slabinfo dump in it\n",
+            file, len ? " (only blank lines)" : "");
+    return 1;
+}
+
 int pw_cli_read_file(const char *path, size_t max, char **data, size_t *len, pw_diag_t *diag)
 {
     *data = NULL;

@@ -140,6 +140,12 @@ void pw_parse_slabinfo_print(const pw_slabinfo_doc_t *doc, FILE *out);
  * code with a message in diag. */
 int pw_cli_read_file(const char *path, size_t max, char **data, size_t *len, pw_diag_t *diag);
 
+/* When the `len` bytes at `data` (borrowed), read from `file`, are nothing but spaces, tabs and
+ * line ends, says so on cli->err ("FILE: the file is empty (only blank lines): no poolmon screen
+ * or /proc/slabinfo dump in it"), the one message of parse and import for an empty file, and
+ * returns 1; else returns 0 and prints nothing. */
+int pw_cli_say_empty(pw_cli_t *cli, const char *file, const char *data, size_t len);
+
 /* ---- listings (cmd_query.c): JSON of each endpoint to text. Return 0, or PW_EPARSE when the
  * document does not have the endpoint's shape (nothing printed then). ---------------------- */
 int pw_fmt_hosts(const json_t *root, FILE *out);

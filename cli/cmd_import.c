@@ -153,15 +153,9 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
         fprintf(cli->err, "%s: %s\n", file, d.msg);
         return PW_EXIT_USAGE;
     }
-    /* an empty file is not "no poolmon screen": say it is empty, and what import takes */
-    size_t blank = 0;
-    while (blank < len && (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\r' ||
-                           data[blank] == '\n'))
-        blank++;
-    if (blank == len) {
+    /* an empty file is not "no poolmon screen": say it is empty, as parse does */
+    if (pw_cli_say_empty(cli, file, data, len)) {
         pw_free(data);
-        fprintf(cli->err, "%s: the file is empty%s: nothing to import (import takes %s)\n", file,
-                len ? " (only blank lines)" : "", IMPORT_TAKES);
         return PW_EXIT_USAGE;
     }
     if (pw_winevent_sniff(data, len)) { /* *screens: its pool events; none unstamped */

@@ -333,6 +333,10 @@ int pw_cmd_parse(pw_cli_t *cli)
         report(cli->err, file, "", &d, rc);
         return PW_EXIT_USAGE;
     }
+    if (pw_cli_say_empty(cli, file, data, len)) { /* not "no poolmon screen ... not slabinfo" */
+        pw_free(data);
+        return PW_EXIT_USAGE;
+    }
     int ex = PW_EXIT_OK;
     pw_diag_t dpm, dslab;
     pw_diag_clear(&dpm);

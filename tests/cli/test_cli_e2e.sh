@@ -381,12 +381,17 @@ check "import --nonpaged-limit 1.5GB exit" 2 $?
 check "import --nonpaged-limit 1.5GB says decimals are not taken" \
     "poolwatch import: bad --nonpaged-limit '1.5GB': a size with decimals is not taken; write it in a smaller unit: 1536MB" \
     "$(cat "$dir/err")"
-# an empty file is said to be empty, with what import takes (not "no poolmon screen")
+# an empty file is said to be empty (not "no poolmon screen"), in the words parse uses
 : >"$dir/empty.txt"
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/empty.txt" --host EMPTY01 >/dev/null 2>"$dir/err"
 check "import of an empty file exit" 2 $?
 check "import of an empty file says so and names slabinfo" \
-    "$dir/empty.txt: the file is empty: nothing to import (import takes saved poolmon screens, a Linux host's saved /proc/slabinfo or /proc/allocinfo dumps (or a sosreport directory), or System-log pool events exported as XML)" \
+    "$dir/empty.txt: the file is empty: no poolmon screen or /proc/slabinfo dump in it" \
+    "$(cat "$dir/err")"
+"$PW" parse "$dir/empty.txt" >/dev/null 2>"$dir/err"
+check "parse of an empty file exit" 2 $?
+check "parse of an empty file says what import says" \
+    "$dir/empty.txt: the file is empty: no poolmon screen or /proc/slabinfo dump in it" \
     "$(cat "$dir/err")"
 # bytes with B are taken: 134217728B = 128 MiB
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host BYTES01 \

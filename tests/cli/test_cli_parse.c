@@ -385,6 +385,42 @@ static void test_parse_rejects_with_file_line(void **state)
     run_free(&r);
 }
 
+/* An empty file (or one of blank lines only) is said to be empty, in one message naming the file
+ * that parse and import print alike, not as two parsers' "no screen found" (import checks its
+ * files before it connects: the URL is never reached). */
+static void test_parse_import_empty_file(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *why;
+    } cases[] = {{"", ""}, {"\r\n  \n\t\n", " (only blank lines)"}};
+    for (size_t c = 0; c < 2; c++) {
+        char path[] = "/tmp/pw_cli_emptyXXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        size_t n = strlen(cases[c].text);
+        assert_int_equal(write(fd, cases[c].text, n), (ssize_t)n);
+        close(fd);
+        char want[256];
+        snprintf(want, sizeof(want),
+                 "%s: the file is empty%s: no poolmon screen or /proc/slabinfo dump in it\n", path,
+                 cases[c].why);
+        run_t r = RUN("parse", path);
+        assert_int_equal(r.rc, 2);
+        assert_string_equal(r.out, "");
+        assert_string_equal(r.err, want);
+        run_free(&r);
+        env_url = "https://127.0.0.1:1";
+        env_token = "t";
+        r = RUN("import", path, "--host", "EMPTY01");
+        reset_env();
+        unlink(path);
+        assert_int_equal(r.rc, 2);
+        assert_string_equal(r.err, want);
+        run_free(&r);
+    }
+}
+
 static void test_parse_truncated_row(void **state)
 {
     (void)state;
@@ -2419,6 +2455,7 @@ int main(void)
         cmocka_unit_test(test_parse_case31_headerless),
         cmocka_unit_test(test_parse_json_shape),
         cmocka_unit_test(test_parse_rejects_with_file_line),
+        cmocka_unit_test(test_parse_import_empty_file),
         cmocka_unit_test(test_parse_truncated_row),
         cmocka_unit_test(test_parse_human_table),
         cmocka_unit_test(test_top_render_default),
