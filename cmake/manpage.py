@@ -66,6 +66,8 @@ if mode == "daemon":
     page.append(".SH DESCRIPTION")
     page.append(para(blocks[1].splitlines()) if len(blocks) > 1 else "")
     for b in blocks[2:]:
+        if b.startswith("Options ("):  # --help's list of options: CONFIGURATION below has them
+            break
         page.append(".PP")
         page.append(para(b.splitlines()))
     page.append(".SH OPTIONS")
@@ -77,7 +79,8 @@ if mode == "daemon":
         ("\\-\\-print\\-example", "Print a configuration file with every option, its default "
          "and description (what the options below say) and exit."),
         ("\\-\\-version", "Print the version, the git commit and the TLS library and exit."),
-        ("\\-\\-help", "Print the usage and exit."),
+        ("\\-\\-help", "Print the usage and every option of the configuration file (as "
+         "--section.name=TYPE with its default and description) and exit."),
         ("\\-\\-\\fIsection.name\\fR=\\fIVALUE\\fR", "Any option of the configuration file; a "
          "flag overrides the file, a later flag an earlier one."),
     ):

@@ -1294,9 +1294,10 @@ int pw_config_dump(const pw_config_opt_t *tab, const void *cfg, FILE *out)
 }
 
 /* Writes `text` as "# " comment lines of at most 100 columns, breaking at spaces. */
-static void write_wrapped(FILE *out, const char *text)
+/* Writes `text` in lines of at most `width` characters (cut at a space when there is one), each
+ * after `prefix`. */
+static void write_wrapped_as(FILE *out, const char *prefix, size_t width, const char *text)
 {
-    const size_t width = 98;
     while (*text != '\0') {
         size_t n = strlen(text);
         if (n > width) {
@@ -1306,11 +1307,16 @@ static void write_wrapped(FILE *out, const char *text)
             if (n == 0)
                 n = width;
         }
-        fprintf(out, "# %.*s\n", (int)n, text);
+        fprintf(out, "%s%.*s\n", prefix, (int)n, text);
         text += n;
         while (*text == ' ')
             text++;
     }
+}
+
+static void write_wrapped(FILE *out, const char *text)
+{
+    write_wrapped_as(out, "# ", 98, text);
 }
 
 int pw_config_write_example(const pw_config_opt_t *tab, const char *title, FILE *out)
@@ -1385,6 +1391,35 @@ int pw_config_write_example(const pw_config_opt_t *tab, const char *title, FILE 
                 fprintf(out, "%s = %s\n", row->name, row->def);
             }
         }
+    }
+    if (fflush(out) != 0 || ferror(out))
+        return PW_EIO;
+    return 0;
+}
+
+int pw_config_write_options(const pw_config_opt_t *tab, FILE *out)
+{
+    for (const pw_config_opt_t *row = tab; row->name != NULL; row++) {
+        char value[160];
+        if (row->type == PW_CONFIG_ENUM) {
+            int n = 0;
+            for (int k = 0; row->words[k] != NULL && n >= 0 && (size_t)n < sizeof(value); k++)
+                n += snprintf(value + n, sizeof(value) - (size_t)n, "%s%s", k ? "|" : "",
+                              row->words[k]);
+        } else {
+            snprintf(value, sizeof(value), "%s",
+                     row->type == PW_CONFIG_STRING && (row->flags & PW_CONFIG_PATH)
+                         ? "path"
+                         : type_name(row->type));
+        }
+        fprintf(out, "  --%s.%s=%s", row->section, row->name, value);
+        if (row->flags & PW_CONFIG_REQUIRED)
+            fputs(" (required)", out);
+        else if (row->def != NULL && row->def[0] != '\0')
+            fprintf(out, " (default %s)", row->def);
+        fputc('\n', out);
+        if (row->desc != NULL) /* wrapped at 98 columns under the option */
+            write_wrapped_as(out, "      ", 92, row->desc);
     }
     if (fflush(out) != 0 || ferror(out))
         return PW_EIO;

@@ -233,6 +233,13 @@ int pw_config_dump(const pw_config_opt_t *tab, const void *cfg, FILE *out);
  * gives the defaults. Returns 0 or PW_EIO. */
 int pw_config_write_example(const pw_config_opt_t *tab, const char *title, FILE *out);
 
+/* Writes the options of `tab` for --help, in table order (the rows --print-example documents):
+ * per option a line "  --section.name=TYPE (default VALUE)" (TYPE: string, path, bool,
+ * integer, duration, size, list, or the accepted words a|b|c; "(required)" for a required
+ * option, nothing for one without a default), then its description wrapped under it, indented
+ * by 6. Returns 0 or PW_EIO (write error on `out`). */
+int pw_config_write_options(const pw_config_opt_t *tab, FILE *out);
+
 /* Formats the value of one option (canonical form, as in pw_config_dump) into buf (`size`
  * bytes, NUL-terminated, truncated if too small). Returns the length it needed (snprintf
  * semantics) or PW_EINVAL for an unknown key. */

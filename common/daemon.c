@@ -95,7 +95,9 @@ int pw_daemon_main(const pw_daemon_t *dm, void *cfg, size_t cfg_size, int argc, 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             dm->usage(stdout);
-            return 0;
+            /* every option of the table --print-example writes, with its default */
+            fputs("\nOptions (in a file: [section] name = value):\n", stdout);
+            return pw_config_write_options(dm->options, stdout) == 0 ? 0 : 1;
         }
         if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
             pw_daemon_print_version(stdout, dm->name, dm->tls_library ? dm->tls_library() : NULL);

@@ -26,6 +26,20 @@ check "-x says it is an unknown option" \
     "poolwatch-collector: unknown option '-x' (options are --section.name=VALUE, --config FILE, --check-config, --help or -h, --version or -V)" \
     "$(head -n 1 "$tmp/err")"
 
+# --help lists every option of the table, each as --section.name=, the same set --print-example
+# writes (its "name = value" lines, "# name =" for one without a default, under [section])
+"$COLL" --help >"$tmp/help" 2>"$tmp/err"
+check "help exit" 0 $?
+"$COLL" --print-example | awk '/^\[/ { sec = substr($0, 2, length($0) - 2) }
+    /^[a-z_0-9]+ = |^# [a-z_0-9]+ =$/ { l = $0; sub(/^# /, "", l); sub(/ =.*/, "", l); print sec "." l }' |
+    sort >"$tmp/example-options"
+sed -n 's/^  --\([^=]*\)=.*/\1/p' "$tmp/help" | sort >"$tmp/help-options"
+check "help lists options" 1 "$(test -s "$tmp/help-options" && echo 1)"
+check "help lists the options of --print-example" "$(cat "$tmp/example-options")" \
+    "$(cat "$tmp/help-options")"
+check "help gives an option's type and default" 1 \
+    "$(grep -c '^  --agents.handshake_timeout=duration (default 10s)$' "$tmp/help")"
+
 "$COLL" --new-token read ops >"$tmp/out" 2>"$tmp/err"
 check "new-token exit" 0 $?
 check "new-token line" 1 "$(grep -cE '^[0-9a-f]{64} read ops$' "$tmp/out")"

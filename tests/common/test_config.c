@@ -269,10 +269,9 @@ static void test_pool_size(void **state)
     assert_non_null(f);
     assert_int_equal(pw_config_write_example(pt, "t", f), 0);
     fclose(f);
-    assert_non_null(strstr(buf,
-                           "# Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
-                           "count in 1024s too, as Windows\n# writes pool limits: 128MB = "
-                           "128MiB; a bare number other than 0 is refused: bytes take B)\n"));
+    assert_non_null(strstr(buf, "# Type: size in bytes (units KiB, MiB, GiB, TiB; kB, MB, GB, TB "
+                                "count in 1024s too, as Windows\n# writes pool limits: 128MB = "
+                                "128MiB; a bare number other than 0 is refused: bytes take B)\n"));
     free(buf);
     /* a bare number in a file is refused with the file and line (it would be 128 bytes; the
      * new-user trial: the agent took it, poolwatch import refused it); 0 (estimate) and bytes
@@ -856,6 +855,47 @@ static int run_everything(test_cfg_t *c, pw_diag_t *d)
     return r;
 }
 
+/* --help's list: every row in table order, its type (or words) and default; the description
+ * wrapped at 92 columns under it. Written out by hand. */
+typedef struct {
+    char *path;
+    int mode;
+    uint64_t wait_ms;
+    bool on;
+} help_cfg_t;
+
+static void test_write_options(void **state)
+{
+    (void)state;
+    static const char *const modes[] = {"fast", "safe", NULL};
+    static const pw_config_opt_t ht[] = {
+        PW_CONFIG_OPT_STRING("store", "path", NULL, help_cfg_t, path,
+                             PW_CONFIG_PATH | PW_CONFIG_REQUIRED, "Where the file is."),
+        PW_CONFIG_OPT_ENUM("store", "mode", "safe", modes, help_cfg_t, mode, "How."),
+        PW_CONFIG_OPT_DURATION("net", "wait", "30s", 0, 0, help_cfg_t, wait_ms,
+                               "A long description of more than ninety-two characters, so that "
+                               "it is wrapped at the last space before its 92nd character."),
+        PW_CONFIG_OPT_BOOL("net", "on", "true", help_cfg_t, on, NULL),
+        PW_CONFIG_END,
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(pw_config_write_options(ht, f), 0);
+    fclose(f);
+    assert_string_equal(buf, "  --store.path=path (required)\n"
+                             "      Where the file is.\n"
+                             "  --store.mode=fast|safe (default safe)\n"
+                             "      How.\n"
+                             "  --net.wait=duration (default 30s)\n"
+                             "      A long description of more than ninety-two characters, so "
+                             "that it is wrapped at the last\n"
+                             "      space before its 92nd character.\n"
+                             "  --net.on=bool (default true)\n");
+    free(buf);
+}
+
 static void test_alloc_torture(void **state)
 {
     (void)state;
@@ -886,6 +926,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_write_options),
         cmocka_unit_test(test_size),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bad_tables),
