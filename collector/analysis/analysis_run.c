@@ -940,6 +940,8 @@ static void eval_host(run_t *rn, host_state_t *s)
         if (d.verdict == PW_DETECT_LEAK && c->found_ms == 0) {
             uint64_t before = found_before(rn, s, c);
             c->found_ms = before ? before : (uint64_t)s->last_ts;
+            if (before) /* a suspect from before the restart: its episode was told then */
+                c->episode_told = 1;
         } else if (d.verdict != PW_DETECT_LEAK) {
             c->found_ms = 0;
             c->episode_told = 0; /* the episode ended: a new leak verdict is a new one */
@@ -1864,7 +1866,9 @@ static void apply_kept(run_t *rn, const pw_host_t *h, host_state_t *s)
         for (size_t j = 0; j < c->ring.n; j++)
             c->ring.p[j].boot = (uint32_t)s->gen - (last - c->ring.p[j].boot);
         c->ring.dirty = c->ring.dirty ? c->ring.dirty : 1;
-        c->extend = 2; /* its history is the ring's: nothing to reach back for */
+        c->extend = 2;      /* its history is the ring's: nothing to reach back for */
+        if (k->has_suspect) /* listed before the stop: not a new suspect (on_suspect) */
+            c->episode_told = 1;
     }
 }
 

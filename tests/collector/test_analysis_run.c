@@ -46,6 +46,17 @@ static void on_told(void *arg, const pw_alert_transition_t *tr, const char *name
     told_resolved += tr->to == PW_ALERT_RESOLVED;
 }
 
+/* The suspect episodes told to on_suspect by the analyses of on_clock_with (a new suspect: the
+ * wiring logs "new suspect" and asks the agent for a big-pool snapshot), per tag "Ddk ". */
+static int told_ddk;
+
+static int count_told(void *arg, const pw_host_t *h, const pw_suspect_t *x)
+{
+    (void)arg, (void)h;
+    told_ddk += x->tag_len == 4 && memcmp(x->tag, "Ddk ", 4) == 0;
+    return 1;
+}
+
 /* The double's analysis on clk, with [alerts] silent_after = silent_after_ms (0: default),
  * keeping its alerts in `alerts_path` (NULL: not kept). */
 static void on_clock_with(pw_double_t *d, sim_clock_t *clk, int64_t silent_after_ms,
@@ -59,6 +70,7 @@ static void on_clock_with(pw_double_t *d, sim_clock_t *clk, int64_t silent_after
     o.silent_after_ms = silent_after_ms;
     o.on_alert = on_told;
     o.alerts_path = alerts_path;
+    o.on_suspect = count_told;
     assert_int_equal(pw_analysis_run_new(NULL, d->ing, &o, &d->an), 0);
     d->api.an = d->an;
 }
@@ -1641,7 +1653,8 @@ static void test_replay_capture_kept_after_restart(void **state_)
  * of sample L (found_ms = its time), its alert pending since then (for 5 min). Two samples on,
  * the collector restarts (the alerts file beside the store); the agent comes back and goes on.
  * Afterwards found_ms is still sample L's time, and the alert, still pending since L, fires at
- * the pass of sample L + 5, as it does in a run without the restart (checked first). */
+ * the pass of sample L + 5, as it does in a run without the restart (checked first). The suspect
+ * is new once (on_suspect: "new suspect", the big-pool ask), not again after the restart. */
 static void test_restart_keeps_found_and_pending(void **state_)
 {
     (void)state_;
@@ -1653,6 +1666,7 @@ static void test_restart_keeps_found_and_pending(void **state_)
     uint64_t found[2] = {0, 0};
     for (int run = 0; run < 2; run++) { /* 0: no restart, 1: a restart two samples after L */
         remove(path);
+        told_ddk = 0;
         pw_double_t d;
         assert_int_equal(pw_double_open(&d), 0);
         sim_clock_t clk = {T0_MS, 0};
@@ -1699,6 +1713,7 @@ static void test_restart_keeps_found_and_pending(void **state_)
                 fired_ts[run] = clk.now;
         }
         assert_true(listed > 0);
+        assert_int_equal(told_ddk, 1);
         pw_sample_close(&s);
         pw_delta_enc_close(&e);
         pw_double_close(&d);
