@@ -698,6 +698,9 @@ static void test_e2e_reboot_resend(void **state)
     /* Boot A samples with no collector: 1.5 s at 100 ms (a set outage, nothing awaited). */
     set_boot_id(root, "boot-a");
     pid_t lin = start_agent("lin", "linux", "linuxhost", "pki/agent-linuxhost", proc_arg, NULL);
+    /* its start line comes once its SIGTERM handler is in (a loaded machine takes seconds to
+     * get there: a SIGTERM before it would kill it, not stop it) */
+    pw_proc_wait_log(alog, "host linuxhost, source", 1, WAIT_MS);
     pw_proc_sleep_ms(1500);
     int st = stop(lin, SIGTERM);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
