@@ -402,6 +402,7 @@ int pw_cli_client(pw_cli_t *cli, pw_client_t *client)
     }
     client->token = cli->token;
     client->ca_file = cli->ca;
+    client->timeout_ms = cli->timeout_ms;
     return 0;
 }
 

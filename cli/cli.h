@@ -40,6 +40,8 @@ typedef struct pw_cli_s {
      * ({"nonpaged_limit_bytes", "--nonpaged-limit", ..., NULL}; NULL: none): a server error's
      * message names the option the user typed (pw_cli_call). */
     const char *const *param_names;
+    int timeout_ms; /* the client's connect/read/write timeout for pw_cli_call, 0 = the default
+                       (PW_CLIENT_TIMEOUT_MS) */
 } pw_cli_t;
 
 /* Global option handling and dispatch (cli.c). `env` supplies the environment (getenv in

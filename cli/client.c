@@ -245,9 +245,18 @@ static int conn_write(conn_t *c, const void *data, size_t len, pw_diag_t *diag)
         size_t chunk = len > (64u << 10) ? (64u << 10) : len;
         long n;
         if (c->ssl != NULL) {
+            pw_sock_err_clear();
             int w = SSL_write(c->ssl, p, (int)chunk);
-            if (w <= 0)
+            if (w <= 0) {
+                /* the socket's send timeout (SO_SNDTIMEO) ends the write with EAGAIN, which
+                 * OpenSSL reports as "want write" */
+                int e = SSL_get_error(c->ssl, w);
+                if ((e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_SYSCALL) &&
+                    pw_sock_err_state() == 1)
+                    return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "send",
+                                       "server took nothing for too long (timed out)");
                 return tls_error(diag, PW_EIO, "send failed");
+            }
             n = w;
         } else if ((n = pw_sock_send(c->fd, p, chunk, diag)) < 0) {
             return (int)n;
@@ -273,7 +282,9 @@ static long conn_read(conn_t *c, char *buf, size_t cap, pw_diag_t *diag)
     int st = pw_sock_err_state();
     if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && st == 0)
         return 0; /* closed without close_notify: http-parser decides if complete */
-    if (e == SSL_ERROR_SYSCALL && st == 1)
+    /* the socket's receive timeout (SO_RCVTIMEO) ends the read with EAGAIN, which OpenSSL
+     * reports as "want read" */
+    if ((e == SSL_ERROR_SYSCALL || e == SSL_ERROR_WANT_READ) && st == 1)
         return pw_diag_set(diag, PW_ETIMEDOUT, 0, 0, "recv", "server did not answer in time");
     return tls_error(diag, PW_EIO, "receive failed");
 }

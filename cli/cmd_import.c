@@ -27,7 +27,8 @@
 #include "winevent.h"
 #include "winlimit.h"
 
-#define PROGRESS_MIN_BYTES ((size_t)1 << 20) /* smaller uploads finish too fast for a bar */
+#define PROGRESS_MIN_BYTES    ((size_t)1 << 20) /* smaller uploads finish too fast for a bar */
+#define PW_IMPORT_BYTES_PER_S (1u << 20)        /* as the server's PW_API_IMPORT_BYTES_PER_S */
 
 typedef struct progress_s {
     FILE *err;
@@ -520,8 +521,14 @@ int pw_cmd_import(pw_cli_t *cli)
         progress_t pg = {.err = cli->err, .file = files[k], .shown = 0};
         int bar = len >= PROGRESS_MIN_BYTES && cli->err == stderr && isatty(STDERR_FILENO);
         json_t *root;
+        /* the server stores a big capture before it answers (14 days of 15-minute screens of an
+         * 800-tag server are 92 MB, stored in about 10 s; its deadline for the body is a second
+         * per MiB more): 4 s more per MiB */
+        uint64_t wait_ms = PW_CLIENT_TIMEOUT_MS + (uint64_t)len * 4000u / PW_IMPORT_BYTES_PER_S;
+        cli->timeout_ms = wait_ms > INT32_MAX ? INT32_MAX : (int)wait_ms;
         ex = pw_cli_call(cli, "POST", path, "text/plain", data, len, bar ? on_progress : NULL, &pg,
                          &root);
+        cli->timeout_ms = 0;
         if (pg.shown)
             fputc('\n', cli->err);
         pw_free(data);

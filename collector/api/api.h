@@ -30,6 +30,7 @@
 #define PW_API_MAX_BODY_BYTES     (1u << 20)   /* body of any request but /import */
 #define PW_API_MAX_IMPORT_BYTES   (256u << 20) /* body of POST /api/v1/import */
 #define PW_API_REQUEST_TIMEOUT_MS 30000        /* end of the request head to the response */
+#define PW_API_IMPORT_BYTES_PER_S (1u << 20)   /* an import's body gets 1 s more per MiB */
 #define PW_API_HEAD_TIMEOUT_MS    10000        /* request line + headers complete (below) */
 #define PW_API_IDLE_TIMEOUT_MS    60000        /* keep-alive connection without a request */
 #define PW_API_MAX_CONNS          256          /* HTTP connections at once; more are refused */

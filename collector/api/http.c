@@ -9,7 +9,8 @@
  *
  * Nobody without a token can hold the API (issue 15): a request head must be complete 10 s
  * after its first byte, and a new connection's first head 10 s after the accept, TLS
- * handshake included (408); the body and the answer then have 30 s. A connection is pre-auth
+ * handshake included (408); the body and the answer then have 30 s (an import with a valid token
+ * one more second per MiB of its Content-Length). A connection is pre-auth
  * until a request carries a valid bearer token; pre-auth connections get the head deadline
  * between requests too (authenticated keep-alive connections idle for 60 s), at most
  * PW_API_MAX_PREAUTH_PER_IP of them per address and PW_API_MAX_CONNS - PW_API_RESERVED_CONNS in
@@ -42,6 +43,7 @@ typedef struct hconn_s {
     uv_timer_t timer;
     int timer_mode;
     uint64_t drain_started;
+    uint64_t request_ms; /* the body and the answer's deadline after the head (T_REQUEST) */
     http_parser parser;
     pw_buf_t in;   /* received and not parsed yet (the parser is paused between requests) */
     pw_buf_t url;  /* request target */
@@ -262,6 +264,18 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+/* 1 when `auth` (an Authorization value) is "Bearer <a token of the tokens file>": the
+ * connection then leaves the pre-auth limits. The role is the handlers' business. */
+static int has_valid_token(const pw_http_t *s, const char *auth)
+{
+    if (strncasecmp(auth, "Bearer ", 7) != 0)
+        return 0;
+    const char *t = auth + 7;
+    while (*t == ' ')
+        t++;
+    return pw_tokens_check(s->api.tokens, t, strlen(t), NULL) != PW_ROLE_NONE;
+}
+
 static int is_import(const hconn_t *k)
 {
     static const char pfx[] = "/api/v1/import";
@@ -273,7 +287,18 @@ static int is_import(const hconn_t *k)
 static int on_headers_complete(http_parser *p)
 {
     hconn_t *k = p->data;
-    arm(k, T_REQUEST, PW_API_REQUEST_TIMEOUT_MS, 0); /* the body and the answer */
+    /* the body and the answer; an import's body of up to 256 MiB, from a client with a token,
+     * also gets a second per PW_API_IMPORT_BYTES_PER_S of it (14 days of 15-minute screens of
+     * an 800-tag server are 92 MB: over a 10 Mbit/s link that is 74 s) */
+    k->request_ms = PW_API_REQUEST_TIMEOUT_MS;
+    if (is_import(k) && (p->flags & F_CONTENTLENGTH) && k->auth.len > 0 &&
+        p->content_length <= PW_API_MAX_IMPORT_BYTES) {
+        char *auth = pw_strndup((const char *)k->auth.data, k->auth.len);
+        if (auth != NULL && has_valid_token(k->srv, auth))
+            k->request_ms += p->content_length * 1000 / PW_API_IMPORT_BYTES_PER_S;
+        pw_free(auth);
+    }
+    arm(k, T_REQUEST, k->request_ms, 0);
     size_t max = is_import(k) ? PW_API_MAX_IMPORT_BYTES : PW_API_MAX_BODY_BYTES;
     k->body.max = max;
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > max) {
@@ -302,18 +327,6 @@ static int on_message_complete(http_parser *p)
 }
 
 /* ---- requests --------------------------------------------------------------------------- */
-
-/* 1 when `auth` (an Authorization value) is "Bearer <a token of the tokens file>": the
- * connection then leaves the pre-auth limits. The role is the handlers' business. */
-static int has_valid_token(const pw_http_t *s, const char *auth)
-{
-    if (strncasecmp(auth, "Bearer ", 7) != 0)
-        return 0;
-    const char *t = auth + 7;
-    while (*t == ' ')
-        t++;
-    return pw_tokens_check(s->api.tokens, t, strlen(t), NULL) != PW_ROLE_NONE;
-}
 
 static void dispatch(hconn_t *k)
 {
@@ -411,9 +424,13 @@ static void on_timer(uv_timer_t *t)
         k->srv->api.stats.head_timeouts++;
         send_error(k, 408, "ETIMEDOUT", "request head not received in time");
         break;
-    case T_REQUEST:
-        send_error(k, 408, "ETIMEDOUT", "request not received within 30 s");
+    case T_REQUEST: {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "request not received within %llu s",
+                 (unsigned long long)(k->request_ms / 1000));
+        send_error(k, 408, "ETIMEDOUT", msg);
         break;
+    }
     case T_COMMAND: {
         k->waiting = 0;
         pw_api_resp_t resp;
