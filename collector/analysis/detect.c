@@ -750,8 +750,17 @@ size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n)
          * its ends is no measure of it (a row that wanders far, up and down, ends further from
          * where it began than a leak in a few steps); it is held to the still row's noise */
         double ob_cmp = ob, od_cmp = od > od_still ? od : od_still;
-        if (judged_points(d) >= 4 && d->fall == 0)
-            ob_cmp = 0, od_cmp = od_still;
+        if (judged_points(d) >= 4 && d->fall == 0) {
+            ob_cmp = 0;
+            od_cmp = od_still;
+            /* ... and one that rose in 8 steps or more, nearly every step it took, to what that
+             * noise adds up to: moves of a still row go either way, so k of them end about
+             * sqrt(k) moves from where they began, and 8 rises without a fall are a chance of
+             * 1 in 256 (a leak of office hours rises in every step of its 10 hours a day, each
+             * within the noise of a row of 100,000 allocations, and never falls) */
+            if (d->steps_up >= PW_DETECT_RUN_RISES && 4 * d->steps_up >= 3 * d->steps)
+                od_cmp = still_move(d) * sqrt((double)d->steps_up);
+        }
         if (compared && (double)d->growth_bytes >= PW_DETECT_PEER_MIN_BYTES && d->growth_diff > 0 &&
             (double)d->growth_bytes >= PW_DETECT_PEER_DOMINANT * ob_cmp &&
             (double)d->growth_diff >= PW_DETECT_PEER_DOMINANT * od_cmp) {

@@ -176,7 +176,11 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
  *    then says "no other tag changed its bytes or outstanding allocations"), but a row that
  *    rose 6 allocations a step is not. A sparse trend that never fell (fall 0) is held to that
  *    still-row noise alone, not to the other rows' changes between its ends (a row that
- *    wanders far, up and down, ends further from its start than a leak in a few steps);
+ *    wanders far, up and down, ends further from its start than a leak in a few steps); one
+ *    that also rose in PW_DETECT_RUN_RISES (8) steps or more, 3 of 4 of its steps at least, to
+ *    that noise times the square root of its rises, not times their count (moves of a still
+ *    row go either way: a leak of office hours on a big row rises within that noise at every
+ *    screen of its day and never falls);
  *  - kept (2-3 points only): it grew by PW_DETECT_PEER_MIN_BYTES at least, added more
  *    outstanding allocations and grew more relative to itself than any other row, and still
  *    holds PW_DETECT_PEER_DOMINANT (4) times the share of the allocations it made (growth of
@@ -209,6 +213,7 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
 #define PW_DETECT_PEER_DOMINANT     4.0
 #define PW_DETECT_STILL_MOVE_ALLOCS 3.0
 #define PW_DETECT_STILL_MOVE_SHARE  0.002
+#define PW_DETECT_RUN_RISES         8
 size_t pw_detect_peer_screen(pw_detect_t *const *v, size_t n);
 
 /* ---- the ring: a bounded series between evaluations ------------------------------------ */
