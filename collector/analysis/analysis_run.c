@@ -834,6 +834,78 @@ static void long_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr)
     }
 }
 
+/* A window of 24 h 10-min points this long holds a whole day's cycle. */
+#define DAY_SPAN_MS (23LL * 3600000)
+
+/* 1 when the pool rose at this hour yesterday as it rises now: over the first 2 h of the day's
+ * window by half its rise over the last 2 h at least. A leak of office hours seen at 14:00 rose
+ * at 14:00 yesterday; a leak that began an hour ago did not (its 2-h trend says when the pool
+ * runs out, not yesterday). */
+static int day_repeats(const pw_point_t *p, size_t n)
+{
+    if (n < 3 || p[n - 1].ts_ms - p[0].ts_ms < DAY_SPAN_MS)
+        return 0;
+    size_t a = 0, b = n - 1;
+    while (a + 1 < n && p[a + 1].ts_ms - p[0].ts_ms <= TREND_MS)
+        a++;
+    while (b > 0 && p[n - 1].ts_ms - p[b - 1].ts_ms <= TREND_MS)
+        b--;
+    double then = p[a].v - p[0].v, now = p[n - 1].v - p[b].v;
+    return now > 0 && then >= 0.5 * now;
+}
+
+/* The ETA of a pool whose day repeats (the "seasonal naive" forecast): the window's profile (a
+ * day's growth G from its first point, at p[0] = about now - 24 h) happens again from p[0] +
+ * 24 h on, k = ceil(room / G) - 1 whole times, then until the rest of the room (0 < rest <= G)
+ * is taken, at the first time of the profile that grew by it. A pool that grows 10 h a day runs
+ * out in the hours it grows, which a straight line through the day's net growth misses by up to
+ * half a day, and the last 2 h's trend by days (at 14:00 it reads the office hours' rate as if
+ * it went on all night; at night it reads none). Range: with the day repeating the pool runs
+ * out within a day of room / G days either way; the soonest is the 2-h trend's ETA (`soon_ms`,
+ * -1 when it gives none) when that is sooner. The ETA and the interval's ends are durations
+ * from the newest point (ms), as pressure_eval's; slope_bytes_per_h the day's net growth per
+ * hour. */
+static void day_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr, int64_t soon_ms)
+{
+    const int64_t day = LONG_TREND_MS;
+    int64_t span = p[n - 1].ts_ms - p[0].ts_ms;
+    double g = p[n - 1].v - p[0].v;
+    if (span <= 0 || span > day || g <= 0)
+        return;
+    pr->slope_bytes_per_h = g / ((double)span / 3600000.0);
+    if (pr->limit_bytes == 0)
+        return;
+    double room = (double)pr->limit_bytes - (double)pr->used_bytes;
+    pr->eta_beyond = false;
+    if (room <= 0) {
+        pr->eta_ms = pr->eta_soon_ms = pr->eta_late_ms = 0;
+        return;
+    }
+    double days = room / g, k = ceil(days) - 1.0, rest = room - k * g;
+    int64_t x = span;
+    for (size_t i = 1; i < n; i++) {
+        double c = p[i].v - p[0].v;
+        if (c < rest)
+            continue;
+        double c0 = p[i - 1].v - p[0].v, f = c > c0 ? (rest - c0) / (c - c0) : 1.0;
+        x = (p[i - 1].ts_ms - p[0].ts_ms) + (int64_t)(f * (double)(p[i].ts_ms - p[i - 1].ts_ms));
+        break;
+    }
+    int64_t lead = day - span; /* from now to p[0] + 24 h, where the profile begins again */
+    pr->eta_ms = lead + (int64_t)k * day + x;
+    int64_t lo = lead + (int64_t)((days - 1.0) * (double)day);
+    pr->eta_soon_ms = soon_ms >= 0 && soon_ms < pr->eta_ms ? soon_ms : lo > 0 ? lo : 0;
+    if (pr->eta_soon_ms > pr->eta_ms)
+        pr->eta_soon_ms = pr->eta_ms;
+    pr->eta_late_ms = lead + (int64_t)((days + 1.0) * (double)day);
+    if (pr->eta_late_ms < pr->eta_ms)
+        pr->eta_late_ms = pr->eta_ms;
+    if ((double)pr->eta_ms > 24.0 * (double)span) { /* max_extrapolation: 24 spans */
+        pr->eta_ms = pr->eta_soon_ms = pr->eta_late_ms = -1;
+        pr->eta_beyond = true;
+    }
+}
+
 /* Evaluates one host: due candidates, findings, pressure. Host mutex held. */
 /* Resource-Exhaustion-Detector 2004 names the top pool tags when the system ran low on
  * commit: a leak verdict of a tag it named in the last NAMED_KEEP_MS says so in its evidence
@@ -973,15 +1045,26 @@ static void eval_host(run_t *rn, host_state_t *s)
         int64_t *win = pool ? &nx->pg_trend_ms : &nx->np_trend_ms;
         pressure_eval(s->recent.v[pool], s->recent.n, limit, TREND_MS, pr);
         *win = TREND_MS;
-        if ((!pr->trend_up || pr->eta_ms < 0) && s->longr.n > 0) {
+        /* the last 24 h of the long ring (144 points: 36 h of 15-minute screens) */
+        const pw_point_t *lv = s->longr.v[pool];
+        size_t ln = s->longr.n;
+        while (ln > 1 && lv[ln - 1].ts_ms - lv[0].ts_ms > LONG_TREND_MS)
+            lv++, ln--;
+        int flat = !pr->trend_up || pr->eta_ms < 0;
+        if (ln > 0 && (flat || day_repeats(lv, ln))) {
             /* flat for 2 h (a leak of office hours at night), or creeping up too slowly for an
-             * ETA within 24 spans of 2 h (other tags at night): the last 24 h may still rise,
-             * and their net growth gives the ETA */
+             * ETA within 24 spans of 2 h (other tags at night), or rising now as it rose at
+             * this hour yesterday (office hours): the last 24 h may still rise, and with a
+             * whole day of them the day repeated gives the ETA (day_eta), with less their net
+             * growth */
             pw_pressure_t lp;
-            pressure_eval(s->longr.v[pool], s->longr.n, limit, LONG_TREND_MS, &lp);
+            pressure_eval(lv, ln, limit, LONG_TREND_MS, &lp);
             if (lp.trend_up) {
                 lp.used_bytes = pr->used_bytes; /* the newest value, not the last 10-min point */
-                long_eta(s->longr.v[pool], s->longr.n, &lp);
+                if (lv[ln - 1].ts_ms - lv[0].ts_ms >= DAY_SPAN_MS)
+                    day_eta(lv, ln, &lp, flat ? -1 : pr->eta_ms);
+                else
+                    long_eta(lv, ln, &lp);
                 if (!pr->trend_up || lp.eta_ms >= 0) {
                     *pr = lp;
                     *win = LONG_TREND_MS;

@@ -1043,8 +1043,10 @@ static const pw_analysis_host_t *office_day(pw_double_t *d, const char *name, ui
 /* A pool that grows only in office hours (1 MiB/h from 08:00 to 18:00 UTC, from 40 MiB; limit
  * 100 MiB), judged at 03:00 the next day: the last 2 h are flat, so the ETA comes from the last
  * 24 h. The long ring keeps 144 points 10 min apart: 03:10 .. 03:00, span 23 h 50 min, grown by
- * the 10 MiB of one office day; used 50 MiB. ETA = 50 MiB / (10 MiB / 23.8333 h) = 119.1667 h
- * = 429,000,000 ms. */
+ * the 10 MiB of one office day (slope 10 MiB / 23.8333 h); used 50 MiB. The day repeated: 10 MiB
+ * more at 18:00 of each of the next days, 100 MiB at 18:00 of the 5th: 4 days + 15 h = 111 h
+ * = 399,600,000 ms (a line through the day's net growth said 119.17 h: at 02:10, in the night
+ * after the pool ran out). */
 static void test_eta_at_night_from_the_day(void **state_)
 {
     (void)state_;
@@ -1053,15 +1055,21 @@ static void test_eta_at_night_from_the_day(void **state_)
     assert_int_equal(res->np.used_bytes, 50u << 20);
     assert_int_equal(res->np_trend_ms, 24 * 3600000LL);
     assert_true(res->np.trend_up);
-    assert_int_equal(res->np.eta_ms, 429000000LL);
+    assert_int_equal(res->np.eta_ms, 399600000LL);
     assert_true(fabs(res->np.slope_bytes_per_h - 10.0 * 1048576 / (143.0 / 6.0)) < 1e-6);
     pw_double_close(&d);
 }
 
 /* The same day, and at night the pool creeps up by 1 KiB every 10 min (other tags): the last
  * 2 h rise (12 steps up) but too slowly for an ETA within 24 spans of 2 h (~8,500 h). The ETA
- * then comes from the day's net growth, as on a flat night (the quickstart's ddk-2003 host in
- * the evening showed none). */
+ * then comes from the last 24 h, as on a flat night (the quickstart's ddk-2003 host in the
+ * evening showed none). At 27:00 the pool holds 50 MiB + 54 KiB (54 creep steps since 18:00);
+ * the ring 03:10 (40 MiB) .. 27:00 grew G = 10 MiB + 54 KiB; room 50 MiB - 54 KiB = 4 G +
+ * (10 MiB - 270 KiB). The day repeated from 03:10 + 24 h (10 min from now): 4 whole days, then
+ * office hours until they add 10 MiB - 270 KiB = 10,209,280 B: between the samples of 17:40
+ * (580 min x 1 MiB / 60, 10,136,234 B as an integer) and 17:50 (10,310,997 B), 73,046 / 174,763
+ * of the 10 min after 17:40 (250,783 ms), 52,450,783 ms after 03:10. ETA = 600,000 + 4 x
+ * 86,400,000 + 52,450,783 = 398,650,783 ms. */
 static void test_eta_at_night_with_a_creep(void **state_)
 {
     (void)state_;
@@ -1075,8 +1083,7 @@ static void test_eta_at_night_with_a_creep(void **state_)
     /* the 24 h ring's first point is 03:10 (40 MiB), its last 27:00: 143 steps of 10 min */
     double rate = (double)(used - (40u << 20)) / (143.0 / 6.0); /* B/h */
     assert_true(fabs(res->np.slope_bytes_per_h - rate) < 1e-6);
-    double room = (double)(100u << 20) - (double)used; /* limit 100 MiB */
-    assert_int_equal(res->np.eta_ms, (int64_t)(room / rate * 3600000.0));
+    assert_int_equal(res->np.eta_ms, 398650783LL);
     pw_double_close(&d);
 }
 
@@ -1094,16 +1101,17 @@ static void restart_kept(pw_double_t *d, const char *kept);
  * and its alerts had no "runs out": its agent streams, so the store held a sample newer than the
  * last pass's verdict, the kept verdict was skipped and the API judged the history ring rebuilt
  * from 1-min buckets (flat for the last 2 h at night) meanwhile.
- * office_day's host judged at 27:00 (ETA 429,000,000 ms from the last 24 h, as
+ * office_day's host judged at 27:00 (ETA 399,600,000 ms from the last 24 h, as
  * test_eta_at_night_from_the_day computes), then one more sample a minute later and a clean
  * stop: before the new collector's first pass the host shows exactly what it showed before the
- * stop (ETA 27:01 + 429,000,000 ms: the API counts from the newest sample). Then 2 h of samples
+ * stop (ETA 27:01 + 399,600,000 ms: the API counts from the newest sample). Then 2 h of samples
  * that no pass saw, and a restart: the kept verdict is older than the store by more than a save can
  * lag (4 passes + kept_every; as after a crash long after the last save): no ETA yet, and the note
  * says so instead of judging the rebuilt ring; the first pass gives the ETA of its last 24 h, read
  * back from the store: a point per 10 min from 05:00 (40 MiB) to 29:00 (50 MiB) but 27:10 (never
- * sent; 27:01 is within 10 min of 27:00): 144 points over 24 h, 10 MiB / 24 h, 50 MiB left:
- * 120 h = 432,000,000 ms. */
+ * sent; 27:01 is within 10 min of 27:00): 144 points over 24 h, 10 MiB a day, 50 MiB left: the
+ * day repeated from 05:00 on, 10 MiB more at 18:00 of each day, 100 MiB at 18:00 of the 5th:
+ * 4 days + 13 h = 109 h = 392,400,000 ms. */
 static void test_restart_keeps_pressure_of_streaming_host(void **state_)
 {
     (void)state_;
@@ -1123,14 +1131,14 @@ static void test_restart_keeps_pressure_of_streaming_host(void **state_)
         office_sample(&d, &e, h, &s, k, 0);
     assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
     pw_analysis_run_pass(d.an);
-    assert_int_equal(pw_analysis_run_host(d.an, h)->np.eta_ms, 429000000LL);
+    assert_int_equal(pw_analysis_run_host(d.an, h)->np.eta_ms, 399600000LL);
     /* a sample after the last pass, as the pool stood at 27:00 */
     s.seq++;
     s.timestamp_ms += 60000;
     assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
     assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
     json_t *before = get_host(&d, "night03");
-    const int64_t eta = T0_MS + 162 * 600000LL + 60000 + 429000000LL;
+    const int64_t eta = T0_MS + 162 * 600000LL + 60000 + 399600000LL;
     assert_int_equal(json_integer_value(json_object_get(before, "nonpaged_eta_ms")), eta);
     restart_kept(&d, path);
     json_t *now = get_host(&d, "night03");
@@ -1162,10 +1170,10 @@ static void test_restart_keeps_pressure_of_streaming_host(void **state_)
     json_decref(now);
     pw_analysis_run_pass(d.an);
     h = (pw_host_t *)pw_fleet_find(pw_ingest_fleet(d.ing), "night03");
-    assert_int_equal(pw_analysis_run_host(d.an, h)->np.eta_ms, 432000000LL);
+    assert_int_equal(pw_analysis_run_host(d.an, h)->np.eta_ms, 392400000LL);
     now = get_host(&d, "night03");
     assert_int_equal(json_integer_value(json_object_get(now, "nonpaged_eta_ms")),
-                     T0_MS + 174 * 600000LL + 432000000LL);
+                     T0_MS + 174 * 600000LL + 392400000LL);
     json_decref(now);
     pw_sample_close(&s);
     pw_delta_enc_close(&e);
