@@ -41,6 +41,23 @@
 #define PW_CHUNK_RECORDS 1
 #define PW_CHUNK_COLUMNS 2
 
+/* pw_buf_put_varint, written in place when `b` has room for the longest varint (nearly always):
+ * the columns of chunks and series pages are millions of varints an hour, and the call was a
+ * fifth of their cost. Returns as pw_buf_put_varint. */
+static inline int pw_chunk_put_varint(pw_buf_t *b, uint64_t v)
+{
+    if (b->cap - b->len < 10 || b->max - b->len < 10)
+        return pw_buf_put_varint(b, v);
+    uint8_t *p = b->data + b->len;
+    while (v > 0x7f) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    b->len = (size_t)(p - b->data);
+    return 0;
+}
+
 /* Called after each sample is applied: `dd` holds the table as of that sample (borrowed, valid
  * during the call), `seq` is the sample's seq. A negative return stops the replay and is
  * returned; a positive one stops it quietly (replay returns 0). */
