@@ -70,7 +70,8 @@ int pw_chunk_put_record(pw_buf_t *out, uint64_t seq, const uint8_t *frame, size_
 
 /* Converts the `len` bytes of layout-1 records at `recs` (counters of `width_bits`, 32 or 64)
  * into layout 2, written to `out` (reset first). The records must form one chain (a keyframe,
- * then deltas on it), as a chunk does; every record is decoded to compute the predictions.
+ * then deltas on it), as a chunk does; every record is decoded to compute the predictions (a
+ * delta of changes only is applied first, its predictions taken from the rows it changed).
  * Returns 0; PW_ECORRUPT with `d` naming the record's offset when a record is truncated, does
  * not decode or does not apply; PW_ENOMEM. */
 int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t *out,
