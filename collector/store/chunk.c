@@ -23,17 +23,22 @@ static const pw_row_t *find_row(const pw_delta_dec_t *dd, uint32_t key, size_t *
     return a < dd->n && dd->rows[a].key == key ? &dd->rows[a] : NULL;
 }
 
-/* d_diff times the row's per-alloc size before the change (0 when unknown or on overflow):
- * what d_bytes is when every allocation of the tag has one size. */
-static uint64_t predict(const pw_row_t *row, int64_t d_diff)
+/* d_diff times the per-alloc size `bytes` / `diff` of the row before the change (0 when
+ * unknown or on overflow): what d_bytes is when every allocation of the tag has one size. */
+static uint64_t predict_of(uint64_t bytes, uint64_t diff, int64_t d_diff)
 {
-    if (row == NULL || row->diff == 0)
+    if (diff == 0)
         return 0;
-    uint64_t per = row->bytes / row->diff;
+    uint64_t per = bytes / diff;
     int64_t p;
     if (per > (uint64_t)INT64_MAX || __builtin_mul_overflow(d_diff, (int64_t)per, &p))
         return 0;
     return (uint64_t)p;
+}
+
+static uint64_t predict(const pw_row_t *row, int64_t d_diff)
+{
+    return row == NULL ? 0 : predict_of(row->bytes, row->diff, d_diff);
 }
 
 int pw_chunk_put_record(pw_buf_t *out, uint64_t seq, const uint8_t *frame, size_t frame_len)
@@ -174,26 +179,44 @@ int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t
                            (ch->n_d_allocs != 0 && ch->n_d_allocs != n) ||
                            (ch->n_d_held_bytes != 0 && ch->n_d_held_bytes != n)))
             rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "changes", "columns of unequal length");
-        /* Predictions use the table before this sample: compute them, then apply. */
+        /* Predictions use the table before this sample. A delta of changes only is applied
+         * first: its changed rows are then rows[idx[i]] (no search), their values before it
+         * the new ones less the changes. Any other sample: predictions, then the apply. */
+        int after = rc == 0 && n > 0 && !s->keyframe && s->n_vanished_gap == 0 &&
+                    (s->rows == NULL || s->rows->n_key_gap == 0);
+        if (after && (rc = pw_delta_apply(&dd, s, NULL, d)) != 0)
+            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record does not apply: %s",
+                             pw_strerror(rc));
+        if (rc == 0 && after && dd.n_idx != n)
+            rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record: %zu changes, %zu rows",
+                             n, dd.n_idx);
+        uint64_t m = dd.width >= 64 ? UINT64_MAX : (1ull << dd.width) - 1;
         uint32_t key = 0;
         size_t lo = 0;
         rc = rc ? rc
-                : pw_buf_put_varint(&sec[SEC_CNT], (uint64_t)n << 3 | (uint64_t)has_held << 2 |
-                                                       (uint64_t)has_allocs << 1 | (ch != NULL));
+                : pw_chunk_put_varint(&sec[SEC_CNT], (uint64_t)n << 3 | (uint64_t)has_held << 2 |
+                                                         (uint64_t)has_allocs << 1 | (ch != NULL));
         for (size_t i = 0; rc == 0 && i < n; i++) {
-            key = i == 0 ? ch->key_gap[0] : key + ch->key_gap[i];
-            uint64_t pred = predict(find_row(&dd, key, &lo), ch->d_diff[i]);
-            rc = pw_buf_put_varint(&sec[SEC_KEY], ch->key_gap[i]);
+            uint64_t pred;
+            if (after) {
+                const pw_row_t *row = &dd.rows[dd.idx[i]];
+                pred = predict_of(row->bytes - (uint64_t)ch->d_bytes[i],
+                                  (row->diff - (uint64_t)ch->d_diff[i]) & m, ch->d_diff[i]);
+            } else {
+                key = i == 0 ? ch->key_gap[0] : key + ch->key_gap[i];
+                pred = predict(find_row(&dd, key, &lo), ch->d_diff[i]);
+            }
+            rc = pw_chunk_put_varint(&sec[SEC_KEY], ch->key_gap[i]);
             if (rc == 0 && has_allocs)
-                rc = pw_buf_put_varint(&sec[SEC_ALLOCS], pw_zigzag((uint64_t)ch->d_allocs[i]));
-            rc = rc ? rc : pw_buf_put_varint(&sec[SEC_DIFF], pw_zigzag((uint64_t)ch->d_diff[i]));
-            rc =
-                rc ? rc
-                   : pw_buf_put_varint(&sec[SEC_BYTES], pw_zigzag((uint64_t)ch->d_bytes[i] - pred));
+                rc = pw_chunk_put_varint(&sec[SEC_ALLOCS], pw_zigzag((uint64_t)ch->d_allocs[i]));
+            rc = rc ? rc : pw_chunk_put_varint(&sec[SEC_DIFF], pw_zigzag((uint64_t)ch->d_diff[i]));
+            rc = rc ? rc
+                    : pw_chunk_put_varint(&sec[SEC_BYTES],
+                                          pw_zigzag((uint64_t)ch->d_bytes[i] - pred));
             if (rc == 0 && has_held)
-                rc = pw_buf_put_varint(&sec[SEC_HELD], pw_zigzag((uint64_t)ch->d_held_bytes[i]));
+                rc = pw_chunk_put_varint(&sec[SEC_HELD], pw_zigzag((uint64_t)ch->d_held_bytes[i]));
         }
-        if (rc == 0 && (rc = pw_delta_apply(&dd, s, NULL, d)) != 0)
+        if (rc == 0 && !after && (rc = pw_delta_apply(&dd, s, NULL, d)) != 0)
             rc = pw_diag_set(d, PW_ECORRUPT, 0, at, "record", "chunk record does not apply: %s",
                              pw_strerror(rc));
         if (rc == 0) {

@@ -41,6 +41,23 @@
 #define PW_CHUNK_RECORDS 1
 #define PW_CHUNK_COLUMNS 2
 
+/* pw_buf_put_varint, written in place when `b` has room for the longest varint (nearly always):
+ * the columns of chunks and series pages are millions of varints an hour, and the call was a
+ * fifth of their cost. Returns as pw_buf_put_varint. */
+static inline int pw_chunk_put_varint(pw_buf_t *b, uint64_t v)
+{
+    if (b->cap - b->len < 10 || b->max - b->len < 10)
+        return pw_buf_put_varint(b, v);
+    uint8_t *p = b->data + b->len;
+    while (v > 0x7f) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    b->len = (size_t)(p - b->data);
+    return 0;
+}
+
 /* Called after each sample is applied: `dd` holds the table as of that sample (borrowed, valid
  * during the call), `seq` is the sample's seq. A negative return stops the replay and is
  * returned; a positive one stops it quietly (replay returns 0). */
@@ -53,7 +70,8 @@ int pw_chunk_put_record(pw_buf_t *out, uint64_t seq, const uint8_t *frame, size_
 
 /* Converts the `len` bytes of layout-1 records at `recs` (counters of `width_bits`, 32 or 64)
  * into layout 2, written to `out` (reset first). The records must form one chain (a keyframe,
- * then deltas on it), as a chunk does; every record is decoded to compute the predictions.
+ * then deltas on it), as a chunk does; every record is decoded to compute the predictions (a
+ * delta of changes only is applied first, its predictions taken from the rows it changed).
  * Returns 0; PW_ECORRUPT with `d` naming the record's offset when a record is truncated, does
  * not decode or does not apply; PW_ENOMEM. */
 int pw_chunk_pack(const uint8_t *recs, size_t len, unsigned width_bits, pw_buf_t *out,

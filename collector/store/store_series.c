@@ -241,7 +241,8 @@ static int gk_cmp(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-#define NCOL 5 /* event flags and index gaps, allocs, diff, bytes, frees */
+#define NCOL  5    /* event flags and index gaps, allocs, diff, bytes, frees */
+#define TIMES NCOL /* the scratch buffer after the columns: a chunk's times (times_put) */
 
 /* Appends one row's events ev[0..n) to the page's columns. */
 static int put_events(pw_buf_t col[NCOL], const ev_t *ev, size_t n)
@@ -266,34 +267,94 @@ static int put_events(pw_buf_t col[NCOL], const ev_t *ev, size_t n)
     return rc;
 }
 
-/* Appends one body to `out` (format above, version SERIES_VER): times ts[0..nts), rows
- * keys[0..nrows) (ascending, gaps from `base`), row k's events rev[k][0..rnev[k]). `col`:
- * scratch columns. */
-static int body_put(pw_buf_t *out, const uint64_t *ts, size_t nts, uint32_t base,
-                    const uint32_t *keys, const ev_t *const *rev, const uint32_t *rnev,
-                    size_t nrows, pw_buf_t col[NCOL])
+/* Puts the times ts[0..nts) as a body holds them into `t` (reset first): every page of a
+ * chunk holds the same, encoded once. */
+static int times_put(pw_buf_t *t, const uint64_t *ts, size_t nts)
 {
-    for (int c = 0; c < NCOL; c++)
-        pw_buf_reset(&col[c]);
+    pw_buf_reset(t);
+    int rc = pw_buf_put_varint(t, nts);
+    for (size_t k = 0; rc == 0 && k < nts; k++)
+        rc = pw_buf_put_varint(t, k ? ts[k] - ts[k - 1] : ts[0]);
+    return rc;
+}
+
+/* Appends a body's head to `out` (format above, version SERIES_VER): the times as times_put
+ * wrote them, rows keys[0..nrows) (ascending, gaps from `base`). */
+static int body_head(pw_buf_t *out, const pw_buf_t *times, uint32_t base, const uint32_t *keys,
+                     size_t nrows)
+{
     uint8_t v = SERIES_VER;
     int rc = pw_buf_append(out, &v, 1);
-    rc = rc ? rc : pw_buf_put_varint(out, nts);
-    for (size_t k = 0; rc == 0 && k < nts; k++)
-        rc = pw_buf_put_varint(out, k ? ts[k] - ts[k - 1] : ts[0]);
+    rc = rc ? rc : pw_buf_append(out, times->data, times->len);
     rc = rc ? rc : pw_buf_put_varint(out, nrows);
     uint32_t prev = base;
     for (size_t k = 0; rc == 0 && k < nrows; k++) {
         rc = pw_buf_put_varint(out, keys[k] - prev);
         prev = keys[k];
     }
-    for (size_t k = 0; rc == 0 && k < nrows; k++) {
-        rc = put_events(col, rev[k], rnev[k]);
-        rc = rc ? rc : pw_buf_put_varint(out, rnev[k]);
-    }
+    return rc;
+}
+
+/* Appends the columns' lengths and the columns to `out`: a body's tail. */
+static int body_tail(pw_buf_t *out, const pw_buf_t col[NCOL])
+{
+    int rc = 0;
     for (int c = 0; rc == 0 && c < NCOL; c++)
         rc = pw_buf_put_varint(out, col[c].len);
     for (int c = 0; rc == 0 && c < NCOL; c++)
         rc = pw_buf_append(out, col[c].data, col[c].len);
+    return rc;
+}
+
+/* Appends one body to `out` (format above, version SERIES_VER): `times` (times_put), rows
+ * keys[0..nrows) (ascending, gaps from `base`), row k's events rev[k][0..rnev[k]). `col`:
+ * scratch columns. */
+static int body_put(pw_buf_t *out, const pw_buf_t *times, uint32_t base, const uint32_t *keys,
+                    const ev_t *const *rev, const uint32_t *rnev, size_t nrows, pw_buf_t col[NCOL])
+{
+    for (int c = 0; c < NCOL; c++)
+        pw_buf_reset(&col[c]);
+    int rc = body_head(out, times, base, keys, nrows);
+    for (size_t k = 0; rc == 0 && k < nrows; k++) {
+        rc = put_events(col, rev[k], rnev[k]);
+        rc = rc ? rc : pw_buf_put_varint(out, rnev[k]);
+    }
+    return rc ? rc : body_tail(out, col);
+}
+
+/* Compresses the page body in `out` and inserts it as chunk `chunk_id`'s page of group `grp`. */
+static int page_insert(pw_store_sql_t *q, const pw_buf_t *out, int64_t chunk_id, int64_t host_id,
+                       uint32_t grp, uint64_t t0, uint64_t t1, int m15, pw_diag_t *d)
+{
+    int level = q->opts.zstd_level < SERIES_ZSTD_MAX ? q->opts.zstd_level : SERIES_ZSTD_MAX;
+    int rc = pw__store_zcompress_at(q, out->data, out->len, level, d);
+    if (rc != 0)
+        return rc;
+    sqlite3_stmt *s = pw__store_stmt(q, S_SERIES_INS);
+    sqlite3_bind_int64(s, 1, chunk_id);
+    sqlite3_bind_int64(s, 2, host_id);
+    sqlite3_bind_int64(s, 3, grp);
+    sqlite3_bind_int64(s, 4, (int64_t)t0);
+    sqlite3_bind_int64(s, 5, (int64_t)t1);
+    sqlite3_bind_int64(s, 6, (int64_t)out->len);
+    sqlite3_bind_blob(s, 7, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
+    sqlite3_bind_int(s, 8, m15);
+    return pw__store_run(q, s, d, "insert series page");
+}
+
+/* Marks chunk `chunk_id` paged once its pages are written (rc 0), and notes its host for a
+ * merge of its days. Returns rc or the update's error. */
+static int pages_done(pw_store_sql_t *q, int rc, int64_t chunk_id, int64_t host_id, int m15,
+                      pw_diag_t *d)
+{
+    if (rc == 0) {
+        sqlite3_stmt *s = pw__store_stmt(q, S_CHUNK_PAGED);
+        sqlite3_bind_int64(s, 1, chunk_id);
+        sqlite3_bind_int(s, 2, 1);
+        rc = pw__store_run(q, s, d, "mark chunk paged");
+    }
+    if (rc == 0 && !m15)
+        pw__store_series_merge_note(q, host_id);
     return rc;
 }
 
@@ -316,8 +377,8 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
     uint32_t *start = NULL, *keys = NULL, *rnev = NULL;
     ev_t *byrow = NULL;
     const ev_t **rev = NULL;
-    pw_buf_t col[NCOL];
-    for (int c = 0; c < NCOL; c++)
+    pw_buf_t col[NCOL + 1]; /* the columns, then the times (col[TIMES]) */
+    for (int c = 0; c <= NCOL; c++)
         pw_buf_init(&col[c], BLOB_MAX);
     int rc = 0;
     if (rc == 0 && b.nrows > 0) {
@@ -353,6 +414,8 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
         qsort(order, b.nrows, sizeof(*order), gk_cmp);
     }
     uint64_t t0 = b.nts ? b.ts[0] : 0, t1 = b.nts ? b.ts[b.nts - 1] : 0;
+    if (rc == 0 && (rc = times_put(&col[TIMES], b.ts, b.nts)) != 0)
+        rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
     for (size_t i = 0; rc == 0 && i < b.nrows;) {
         uint32_t grp = order[i].gkey >> GRP_SHIFT;
         size_t j = i;
@@ -366,34 +429,16 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
             rev[k - i] = byrow + start[r];
             rnev[k - i] = start[r + 1] - start[r];
         }
-        rc = body_put(out, b.ts, b.nts, grp << GRP_SHIFT, keys, rev, rnev, j - i, col);
+        rc = body_put(out, &col[TIMES], grp << GRP_SHIFT, keys, rev, rnev, j - i, col);
         if (rc != 0) {
             rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
             break;
         }
-        int level = q->opts.zstd_level < SERIES_ZSTD_MAX ? q->opts.zstd_level : SERIES_ZSTD_MAX;
-        rc = pw__store_zcompress_at(q, out->data, out->len, level, d);
-        if (rc != 0)
-            break;
-        sqlite3_stmt *s = pw__store_stmt(q, S_SERIES_INS);
-        sqlite3_bind_int64(s, 1, chunk_id);
-        sqlite3_bind_int64(s, 2, host_id);
-        sqlite3_bind_int64(s, 3, grp);
-        sqlite3_bind_int64(s, 4, (int64_t)t0);
-        sqlite3_bind_int64(s, 5, (int64_t)t1);
-        sqlite3_bind_int64(s, 6, (int64_t)out->len);
-        sqlite3_bind_blob(s, 7, q->zbuf.data, (int)q->zbuf.len, SQLITE_STATIC);
-        sqlite3_bind_int(s, 8, m15);
-        rc = pw__store_run(q, s, d, "insert series page");
+        rc = page_insert(q, out, chunk_id, host_id, grp, t0, t1, m15, d);
         i = j;
     }
-    if (rc == 0) {
-        sqlite3_stmt *s = pw__store_stmt(q, S_CHUNK_PAGED);
-        sqlite3_bind_int64(s, 1, chunk_id);
-        sqlite3_bind_int(s, 2, 1);
-        rc = pw__store_run(q, s, d, "mark chunk paged");
-    }
-    for (int c = 0; c < NCOL; c++)
+    rc = pages_done(q, rc, chunk_id, host_id, m15, d);
+    for (int c = 0; c <= NCOL; c++)
         pw_buf_close(&col[c]);
     pw_free(order);
     pw_free(start);
@@ -402,8 +447,6 @@ static int write_pages(pw_store_sql_t *q, sbuild_t *pb, int64_t chunk_id, int64_
     pw_free(rnev);
     pw_free(rev);
     sbuild_free(&b);
-    if (rc == 0 && !m15)
-        pw__store_series_merge_note(q, host_id);
     return rc;
 }
 
@@ -1437,6 +1480,94 @@ int pw__store_live_read(const pw__store_live_t *lv, const uint8_t *tag, size_t t
     }
 }
 
+/* Appends row `r`'s events to a page's columns and its number of events to `out`: the live
+ * events hold the index gaps and the allocs and diff deltas of the page's columns 0..2 as they
+ * are; bytes and frees become their departures from the predictions (put_events). */
+static int live_events(pw_buf_t *out, pw_buf_t col[NCOL], const lrow_t *r)
+{
+    uint64_t pf = 0, pd = 0, pb = 0, e, x[4];
+    size_t off = 0;
+    uint32_t n = 0;
+    int rc = 0;
+    while (rc == 0 && off < r->len && vget(r->ev, r->len, &off, &e) == 0) {
+        int c = 0;
+        while (!(e & 1) && c < 4 && vget(r->ev, r->len, &off, &x[c]) == 0)
+            c++;
+        if (!(e & 1) && c < 4)
+            break; /* truncated: cannot happen (row_next stops there too) */
+        n++;
+        rc = pw_chunk_put_varint(&col[0], e);
+        if (rc != 0 || (e & 1))
+            continue;
+        uint64_t da = pw_unzigzag(x[0]), dd = pw_unzigzag(x[1]);
+        uint64_t b = pb + pw_unzigzag(x[2]), f = pf + pw_unzigzag(x[3]);
+        uint64_t pred = pb + (pd ? dd * (pb / pd) : 0);
+        rc = pw_chunk_put_varint(&col[1], x[0]);
+        rc = rc ? rc : pw_chunk_put_varint(&col[2], x[1]);
+        rc = rc ? rc : pw_chunk_put_varint(&col[3], pw_zigzag(b - pred));
+        rc = rc ? rc : pw_chunk_put_varint(&col[4], pw_zigzag((f - pf) - (da - dd)));
+        pd += dd, pb = b, pf = f;
+    }
+    return rc ? rc : pw_buf_put_varint(out, n);
+}
+
+/* Writes the pages of chunk `chunk_id` from its live form `lv`: byte for byte what write_pages
+ * writes from the same events (test_live_series), without first laying every event out with
+ * absolute values and sorting them by row (most of a compaction's instructions, bench_store). */
+static int live_pages(pw_store_sql_t *q, const pw__store_live_t *lv, int64_t chunk_id,
+                      int64_t host_id, pw_diag_t *d)
+{
+    gk_t *order = NULL;
+    uint32_t *keys = NULL;
+    pw_buf_t col[NCOL + 1]; /* the columns, then the times (col[TIMES]) */
+    for (int c = 0; c <= NCOL; c++)
+        pw_buf_init(&col[c], BLOB_MAX);
+    int rc = 0;
+    if (lv->nrows > 0 && ((order = pw_malloc(lv->nrows * sizeof(*order))) == NULL ||
+                          (keys = pw_malloc(lv->nrows * sizeof(*keys))) == NULL))
+        rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+    /* tags interned in row order, as write_pages does: new tags get the same ids */
+    for (size_t i = 0; rc == 0 && i < lv->nrows; i++) {
+        const lrow_t *r = &lv->rows[i];
+        uint32_t g = 0;
+        rc = pw__store_intern_tag(q, lv->tags + r->tag_off, r->tlen, &g, d);
+        order[i] = (gk_t){PW_ROW_KEY(g, PW_ROW_POOL(r->lkey)), (uint32_t)i};
+    }
+    if (rc == 0 && lv->nrows > 0)
+        qsort(order, lv->nrows, sizeof(*order), gk_cmp);
+    uint64_t t0 = lv->nts ? lv->ts[0] : 0, t1 = lv->nts ? lv->ts[lv->nts - 1] : 0;
+    if (rc == 0 && (rc = times_put(&col[TIMES], lv->ts, lv->nts)) != 0)
+        rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
+    for (size_t i = 0; rc == 0 && i < lv->nrows;) {
+        uint32_t grp = order[i].gkey >> GRP_SHIFT;
+        size_t j = i;
+        while (j < lv->nrows && order[j].gkey >> GRP_SHIFT == grp) {
+            keys[j - i] = order[j].gkey;
+            j++;
+        }
+        pw_buf_t *out = &q->tmp;
+        pw_buf_reset(out);
+        for (int c = 0; c < NCOL; c++)
+            pw_buf_reset(&col[c]);
+        rc = body_head(out, &col[TIMES], grp << GRP_SHIFT, keys, j - i);
+        for (size_t k = i; rc == 0 && k < j; k++)
+            rc = live_events(out, col, &lv->rows[order[k].row]);
+        rc = rc ? rc : body_tail(out, col);
+        if (rc != 0) {
+            rc = pw_diag_set(d, rc, 0, 0, "series", "encoding: %s", pw_strerror(rc));
+            break;
+        }
+        rc = page_insert(q, out, chunk_id, host_id, grp, t0, t1, 0, d);
+        i = j;
+    }
+    rc = pages_done(q, rc, chunk_id, host_id, 0, d);
+    for (int c = 0; c <= NCOL; c++)
+        pw_buf_close(&col[c]);
+    pw_free(order);
+    pw_free(keys);
+    return rc;
+}
+
 int pw__store_live_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, int write,
                          pw_diag_t *d)
 {
@@ -1451,41 +1582,7 @@ int pw__store_live_write(pw_store_sql_t *q, int64_t chunk_id, int64_t host_id, i
         live_free(lv);
         return 0;
     }
-    /* the page writer's form: rows with their tags, events with absolute values */
-    sbuild_t b;
-    memset(&b, 0, sizeof(b));
-    size_t nev = 0;
-    for (size_t i = 0; i < lv->nrows; i++) {
-        size_t off = 0;
-        uint32_t idx = 0;
-        uint64_t v[4] = {0};
-        while (row_next(&lv->rows[i], &off, &idx, v) >= 0)
-            nev++;
-    }
-    int rc = 0;
-    b.ts = lv->ts, b.nts = lv->nts, b.tscap = lv->tscap;
-    lv->ts = NULL, lv->tscap = 0;
-    if ((b.rows = pw_calloc(lv->nrows ? lv->nrows : 1, sizeof(*b.rows))) == NULL ||
-        (b.ev = pw_malloc((nev ? nev : 1) * sizeof(*b.ev))) == NULL)
-        rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
-    for (size_t i = 0; rc == 0 && i < lv->nrows; i++) {
-        const lrow_t *r = &lv->rows[i];
-        srow_t *o = &b.rows[b.nrows++];
-        o->lkey = r->lkey;
-        memcpy(o->tag, lv->tags + r->tag_off, r->tlen);
-        o->tlen = r->tlen;
-        size_t off = 0;
-        uint32_t idx = 0;
-        uint64_t v[4] = {0};
-        int k;
-        while ((k = row_next(r, &off, &idx, v)) >= 0)
-            b.ev[b.nev++] = (ev_t){(uint32_t)i, idx, (uint32_t)k, v[0], v[3], v[1], v[2]};
-    }
+    int rc = live_pages(q, lv, chunk_id, host_id, d);
     live_free(lv);
-    if (rc != 0) {
-        sbuild_free(&b);
-        return rc;
-    }
-    rc = write_pages(q, &b, chunk_id, host_id, 0, d);
     return rc != 0 ? rc : 1;
 }

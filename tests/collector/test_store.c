@@ -2183,6 +2183,30 @@ static void test_dict_reset_mid_chunk(void **state)
     pw_store_close(st);
 }
 
+/* The series pages of store file `b` * 1000 + those of file `a` identical to one of them
+ * (group, times, size and bytes): 1000 n + n when both hold the same n pages. */
+static int64_t same_pages(const char *a, const char *b)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    char att[600];
+    assert_int_equal(sqlite3_open(a, &db), SQLITE_OK);
+    snprintf(att, sizeof(att), "ATTACH '%s' AS u", b);
+    assert_int_equal(sqlite3_exec(db, att, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(*) FROM u.series) * 1000 + count(*)"
+                                        " FROM series x JOIN u.series y ON x.grp = y.grp AND"
+                                        " x.t0_ms = y.t0_ms AND x.t1_ms = y.t1_ms AND"
+                                        " x.raw_size = y.raw_size AND x.data = y.data",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+}
+
 /* Open and sealed chunks are read from their live form (rows kept by row as samples are put),
  * not replayed: every series is exact before compaction (the vanishing row, the counter
  * reset), at 1-min steps too, and the pages compaction writes from the live forms are byte
@@ -2238,23 +2262,179 @@ static void test_live_series(void **state)
     pw_store_close(st);
     pw_store_close(su);
     /* pages written from live forms (st) against pages written by replay (su) */
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    char att[600];
-    assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
-    snprintf(att, sizeof(att), "ATTACH '%s' AS u", u.path);
-    assert_int_equal(sqlite3_exec(db, att, NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT (SELECT count(*) FROM u.series) * 1000 + count(*)"
-                                        " FROM series x JOIN u.series y ON x.grp = y.grp AND"
-                                        " x.t0_ms = y.t0_ms AND x.t1_ms = y.t1_ms AND"
-                                        " x.raw_size = y.raw_size AND x.data = y.data",
-                                        -1, &s, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int64(s, 0), 3003); /* 3 pages, all 3 identical */
-    sqlite3_finalize(s);
-    sqlite3_close(db);
+    assert_int_equal(same_pages(t.path, u.path), 3003); /* 3 pages, all 3 identical */
+    tmp_remove(&t);
+    tmp_remove(&u);
+}
+
+/* A fleet-like table through the collector's path (agent frames, pw_store_put_frame): 300
+ * tags in 10 groups of 32 (a page each), random changes of ~10 % of the rows a sample, large
+ * counter jumps, bytes off their per-allocation size, a counter reset and rows that vanish and
+ * come back. Compaction writes each chunk's pages straight from its live form and packs its
+ * records applying a delta of changes first (its predictions from the rows after it): the pages
+ * are byte for byte those a replay writes (a second store without live forms), and every
+ * value reads back as generated, from the pages (series) and from the chunks (tables). */
+#define LP_TAGS    300
+#define LP_SAMPLES 50u /* two chunks of 25 */
+
+typedef struct {
+    uint64_t a[LP_TAGS], f[LP_TAGS], df[LP_TAGS], b[LP_TAGS][LP_SAMPLES];
+    uint8_t gone[LP_TAGS][LP_SAMPLES];
+    uint64_t av[LP_TAGS][LP_SAMPLES], fv[LP_TAGS][LP_SAMPLES], dv[LP_TAGS][LP_SAMPLES];
+} lp_truth_t;
+
+static uint64_t lp_rnd(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void lp_tag(size_t i, char t[4])
+{
+    t[0] = 'L', t[1] = (char)('a' + i / 100), t[2] = (char)('0' + i / 10 % 10),
+    t[3] = (char)('0' + i % 10);
+}
+
+/* Generates sample k of the truth into `s` (rows in tag order). */
+static void lp_build(lp_truth_t *tr, uint64_t *rng, pw_sample_t *s, unsigned k)
+{
+    pw_sample_reset(s);
+    s->seq = 1 + k;
+    s->timestamp_ms = T0 + 10000ull * k;
+    s->totals.nonpaged_bytes = 7000000 + k;
+    for (size_t i = 0; i < LP_TAGS; i++) {
+        if (k == 0) {
+            tr->df[i] = 1 + lp_rnd(rng) % 5000;
+            tr->a[i] = tr->df[i] + lp_rnd(rng) % 1000000;
+            tr->f[i] = tr->a[i] - tr->df[i];
+            tr->b[i][0] = tr->df[i] * (16 + 16 * (i % 64));
+        } else {
+            tr->b[i][k] = tr->b[i][k - 1];
+            if (lp_rnd(rng) % 10 == 0) {
+                uint64_t add = lp_rnd(rng) % 4 == 0 ? lp_rnd(rng) % (1ull << 40) : lp_rnd(rng) % 50;
+                uint64_t dd = lp_rnd(rng) % 11;
+                if (dd > add)
+                    dd = add;
+                int64_t sd = (int64_t)dd - (int64_t)(lp_rnd(rng) % 2 ? dd : 0) * 2;
+                if ((int64_t)tr->df[i] + sd < 0)
+                    sd = 0;
+                tr->a[i] += add;
+                tr->df[i] = (uint64_t)((int64_t)tr->df[i] + sd);
+                tr->f[i] = tr->a[i] - tr->df[i];
+                /* one size a tag, but every 7th tag's bytes drift off it */
+                tr->b[i][k] =
+                    tr->df[i] * (16 + 16 * (i % 64)) + (i % 7 == 0 ? lp_rnd(rng) % 999 : 0);
+            }
+            if (i == 5 && k == 30) { /* a counter reset */
+                tr->a[i] = 40, tr->df[i] = 4, tr->f[i] = 36, tr->b[i][k] = 4 * 96;
+            }
+        }
+        tr->gone[i][k] = (i % 50 == 3 && k % 10 >= 6) || (i == 299 && k >= 45);
+        tr->av[i][k] = tr->a[i], tr->fv[i][k] = tr->f[i], tr->dv[i][k] = tr->df[i];
+        if (tr->gone[i][k])
+            continue;
+        char t[4];
+        lp_tag(i, t);
+        assert_int_equal(
+            pw_sample_add(s, t, 4, (pw_pool_t)(i % 3), tr->a[i], tr->f[i], tr->df[i], tr->b[i][k]),
+            0);
+    }
+}
+
+static void test_live_pages_fleet_like(void **state)
+{
+    (void)state;
+    lp_truth_t *tr = calloc(1, sizeof(*tr));
+    assert_non_null(tr);
+    tmp_t t, u;
+    tmp_make(&t);
+    tmp_make(&u);
+    pw_store_opts_t o = {.chunk_max_samples = LP_SAMPLES / 2};
+    pw_store_opts_t none = {.chunk_max_samples = LP_SAMPLES / 2, .live_series_max_bytes = 1};
+    pw_store_t *st[2];
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st[0], &d), 0);
+    assert_int_equal(pw_store_open(u.path, &none, &st[1], &d), 0);
+    agent_t ag;
+    agent_init(&ag);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("win-01", BOOT1, 64);
+    uint64_t rng = 17;
+    for (unsigned k = 0; k < LP_SAMPLES; k++) {
+        lp_build(tr, &rng, &s, k);
+        Poolwatch__V1__Envelope *env = agent_frame(&ag, &s, 0);
+        for (int w = 0; w < 2; w++)
+            assert_int_equal(pw_store_put_frame(st[w], &h, &ag.dec, ag.frame.data + PW_FRAME_HEADER,
+                                                ag.frame.len - PW_FRAME_HEADER,
+                                                env->sample->base_seq, k > 0, 0, &d),
+                             0);
+        pw_codec_free(env);
+        for (int w = 0; w < 2; w++)
+            assert_int_equal(pw_store_commit(st[w], &d), 0);
+    }
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st[0], &ss, &d), 0);
+    assert_true(ss.live_bytes > 0);
+    for (int w = 0; w < 2; w++) {
+        assert_int_equal(pw_store_flush(st[w], &d), 0);
+        assert_int_equal(pw_store_stats(st[w], &ss, &d), 0);
+        assert_int_equal(ss.live_bytes, 0);
+        assert_int_equal(ss.closed_chunks, 2);
+        assert_int_equal(ss.series_pages, 20); /* 10 groups x 2 chunks */
+        /* every row's series from the pages, and the tables of both chunks from the chunks */
+        for (size_t i = 0; i < LP_TAGS; i++) {
+            char tg[4];
+            lp_tag(i, tg);
+            pw_store_series_t sr = {0};
+            int64_t n = pw_store_series(st[w], "win-01", (const uint8_t *)tg, 4, (pw_pool_t)(i % 3),
+                                        T0, T0 + 10000ull * LP_SAMPLES, 0, &sr, &d);
+            size_t p = 0;
+            for (unsigned k = 0; k < LP_SAMPLES; k++) {
+                if (tr->gone[i][k])
+                    continue;
+                assert_true(p < sr.n);
+                assert_int_equal(sr.points[p].ts_ms, T0 + 10000ull * k);
+                assert_int_equal(sr.points[p].allocs, tr->av[i][k]);
+                assert_int_equal(sr.points[p].frees, tr->fv[i][k]);
+                assert_int_equal(sr.points[p].diff, tr->dv[i][k]);
+                assert_int_equal(sr.points[p].bytes, tr->b[i][k]);
+                p++;
+            }
+            assert_int_equal(n, (int64_t)p);
+            pw_store_series_free(&sr);
+        }
+        for (unsigned k = 0; k < LP_SAMPLES; k += LP_SAMPLES / 2 - 1) {
+            pw_sample_t got;
+            pw_sample_init(&got);
+            assert_int_equal(pw_store_table_at(st[w], "win-01", T0 + 10000ull * k, &got, &d), 0);
+            assert_int_equal(got.timestamp_ms, T0 + 10000ull * k);
+            size_t want = 0;
+            for (size_t i = 0; i < LP_TAGS; i++)
+                want += !tr->gone[i][k];
+            assert_int_equal(got.n, want);
+            for (size_t j = 0; j < got.n; j++) {
+                const pw_entry_t *e = &got.entries[j];
+                size_t i = (size_t)(e->tag[1] - 'a') * 100 + (size_t)(e->tag[2] - '0') * 10 +
+                           (size_t)(e->tag[3] - '0');
+                assert_true(i < LP_TAGS);
+                assert_int_equal(e->pool, i % 3);
+                assert_int_equal(e->allocs, tr->av[i][k]);
+                assert_int_equal(e->frees, tr->fv[i][k]);
+                assert_int_equal(e->diff, tr->dv[i][k]);
+                assert_int_equal(e->bytes, tr->b[i][k]);
+            }
+            pw_sample_close(&got);
+        }
+        pw_store_close(st[w]);
+    }
+    /* pages written from live forms (t) against pages written by replay (u) */
+    assert_int_equal(same_pages(t.path, u.path), 20020); /* 20 pages, all 20 identical */
+    agent_close(&ag);
+    pw_sample_close(&s);
+    free(tr);
     tmp_remove(&t);
     tmp_remove(&u);
 }
@@ -3123,6 +3303,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v4),
         cmocka_unit_test(test_migrate_v5),
         cmocka_unit_test(test_live_series),
+        cmocka_unit_test(test_live_pages_fleet_like),
         cmocka_unit_test(test_live_forget_host),
         cmocka_unit_test(test_dict_reset_mid_chunk),
         cmocka_unit_test(test_retire_series_pages),
