@@ -21,6 +21,7 @@
 #include "delta.h"
 #include "frame.h"
 #include "store.h"
+#include "store_internal.h"
 #include "store_lock.h"
 
 #define T0 1700001000000ull /* a multiple of 15 min (900000 ms) */
@@ -646,6 +647,50 @@ static void test_layout1_chunks(void **state)
 
 /* A sealed chunk whose rows were damaged on disk: compaction keeps it as records (no
  * rollups) and goes on with the others instead of failing on it for ever. */
+/* A compaction's own transaction carries no ack: its commit is not synced (synchronous=NORMAL
+ * for it), and the connection is back at FULL for the group commits that carry acks. The
+ * store's statements traced in order: NORMAL, COMMIT, FULL around the compaction, then FULL read
+ * back on the store's own connection. */
+static char sync_trace[4096];
+
+static int trace_sync(unsigned type, void *ctx, void *p, void *x)
+{
+    (void)type, (void)ctx, (void)x;
+    const char *sql = sqlite3_sql((sqlite3_stmt *)p);
+    if (sql != NULL && (strstr(sql, "synchronous") != NULL || strcmp(sql, "COMMIT") == 0)) {
+        size_t n = strlen(sync_trace);
+        snprintf(sync_trace + n, sizeof(sync_trace) - n, "%s;", sql);
+    }
+    return 0;
+}
+
+static void test_compact_commit_not_synced(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_opts_t o = {.chunk_max_samples = 4};
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    pw_store_close(st); /* two sealed chunks, one open */
+    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    sqlite3 *db = st->sql->db;
+    sync_trace[0] = '\0';
+    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_sync, NULL), SQLITE_OK);
+    assert_int_equal(pw_store_compact(st, 1000, &d), 2);
+    assert_string_equal(sync_trace, "PRAGMA synchronous=NORMAL;COMMIT;PRAGMA synchronous=FULL;");
+    sqlite3_trace_v2(db, 0, NULL, NULL);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 2); /* FULL */
+    sqlite3_finalize(q);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
 static void test_compact_damaged(void **state)
 {
     (void)state;
@@ -3279,6 +3324,7 @@ int main(void)
         cmocka_unit_test(test_interleaved_instances),
         cmocka_unit_test(test_layout1_chunks),
         cmocka_unit_test(test_compact_damaged),
+        cmocka_unit_test(test_compact_commit_not_synced),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_checkpoint_while_open),
         cmocka_unit_test(test_put_during_truncate),
