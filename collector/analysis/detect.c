@@ -255,7 +255,9 @@ static size_t level_off(const double *x, const double *y, size_t a, size_t b, do
 
 /* Deceleration of the growth on [a, g] (g the last point before the row levelled off, rise
  * R = y[g] - y[a]): the median rate (bytes / h) of its rising steps in the last third of R over
- * that in the first third (a step belongs where its midpoint lies); 1 when either third holds
+ * that in the first third (a step belongs where its midpoint lies; a step rises when it rose by
+ * more than min_rise, half the points' scatter: churn in a pause rises and falls by that); 1
+ * when either third holds
  * fewer than 3 rising steps or the growth part fewer than 12 points. Rates of rising steps
  * only: a leak that paused overnight grows again at the pace of its cause, and its pause is no
  * slowing down. A cache fills its working set ever more slowly as it holds more of it (its rate
@@ -263,15 +265,16 @@ static size_t level_off(const double *x, const double *y, size_t a, size_t b, do
  * pauses (an office-hours leak grows at one rate all day, then stops at once). Thirds of the
  * rise, not of the time: where the growth began does not matter (a cache begins to fill some
  * time after boot, and a row's first ring points can be hours apart). scratch: 2 x MAXP. */
-static double growth_decel(const double *x, const double *y, size_t a, size_t g, double *scratch)
+static double growth_decel(const double *x, const double *y, size_t a, size_t g, double min_rise,
+                           double *scratch)
 {
     if (g < a + 11 || y[g] <= y[a])
         return 1.0;
     double r = y[g] - y[a], *early = scratch, *late = scratch + MAXP;
     size_t ne = 0, nl = 0;
     for (size_t i = a + 1; i <= g; i++) {
-        if (y[i] <= y[i - 1] || x[i] <= x[i - 1])
-            continue;
+        if (y[i] - y[i - 1] <= min_rise || x[i] <= x[i - 1])
+            continue; /* (churn during a pause rises too, by the points' own noise) */
         double f = ((y[i] + y[i - 1]) / 2 - y[a]) / r, rate = (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
         if (f <= 1.0 / 3)
             early[ne++] = rate;
@@ -494,7 +497,8 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
         }
     }
     /* did the growth slow down into its level (a cache filling), or stop at full pace? */
-    out->decel = out->flat_ms > 0 ? growth_decel(x, yb, judged.a, top, scratch) : 1.0;
+    out->decel =
+        out->flat_ms > 0 ? growth_decel(x, yb, judged.a, top, 0.5 * scatter, scratch) : 1.0;
     /* drift: the mean rate of the steps against their scatter, t = mean / (sd / sqrt k) (a
      * random walk drifts by chance, but rarely by 2.5 of its own steps' deviations) */
     double sum = 0, sum2 = 0;

@@ -41,9 +41,9 @@
  *     drift t = mean / (sd / sqrt k) of the k step rates (bytes / h) of
  *     the steps that moved (a leak in steps rests in between); of a row with a flat tail, the
  *     deceleration of the growth before it (>= 12 points): the median rate of the rising steps
- *     in the last third of the rise over that in the first third (rising steps only, so a pause
- *     inside the growth is no slowing down; thirds of the rise, so where it began does not
- *     matter).
+ *     in the last third of the rise over that in the first third (rising steps only: by more
+ *     than half the scatter, so a pause inside the growth, and its churn, is no slowing down;
+ *     thirds of the rise, so where it began does not matter).
  *  4. Verdict, first that applies:
  *       too-short      one point in every window, fewer than min_points points, or windows
  *                      spanning < min_span_ms;
