@@ -202,7 +202,7 @@ static size_t best_hinge(const double *x, const double *y, size_t a, size_t b, s
 /* a late start's growth must reach this many times the band the row churned in before it */
 #define LATE_BAND 2.0
 /* A growth whose last third ran at most this share of its first third's pace slowed into its
- * level: a cache filling (docs/design.md "Detection") */
+ * level: a cache filling (docs/internals/detection.md "Caches that fill, leaks that pause") */
 #define DECEL_CACHE 0.6
 
 /* Late start on [a, b) (>= 8 points): returns the split index (a when one line fits as well). */
@@ -257,8 +257,8 @@ static size_t level_off(const double *x, const double *y, size_t a, size_t b, do
  * R = y[g] - y[a]): the median rate (bytes / h) of its rising steps in the last third of R over
  * that in the first third (a step belongs where its midpoint lies; a step rises when it rose by
  * more than min_rise, half the points' scatter: churn in a pause rises and falls by that); 1
- * when either third holds
- * fewer than 3 rising steps or the growth part fewer than 12 points. Rates of rising steps
+ * when either third holds fewer than 3 rising steps or the growth part fewer than 12 points.
+ * Rates of rising steps
  * only: a leak that paused overnight grows again at the pace of its cause, and its pause is no
  * slowing down. A cache fills its working set ever more slowly as it holds more of it (its rate
  * falls towards 0 as it nears its level); a leak grows at the pace of its cause until the cause
