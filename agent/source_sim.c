@@ -181,8 +181,9 @@ static const pw_sim_preset_t presets[] = {
      EVENTS(ev_leak_bursty)},
     {"leak-slow", "very slow nonpaged leak in SysR: 1 MB/day", 1, 1000, 50, 0x510Eu, 7 * DAY_MS,
      OS_2019, 16 * GiB, 300 * MiB, 600 * MiB, 20 * MiB, 50 * MiB, EVENTS(ev_leak_slow)},
-    {"cache-plateau", "paged cache FMfn grows 20 MB/h to +60 MB then plateaus; no leak", 1, 1000,
-     50, 0xCACEu, DAY_MS, OS_2019, 16 * GiB, 300 * MiB, 600 * MiB, 20 * MiB, 50 * MiB,
+    {"cache-plateau",
+     "paged cache FMfn fills at 20 MB/h falling to 0 at +60 MB (6 h), then plateaus; no leak", 1,
+     1000, 50, 0xCACEu, DAY_MS, OS_2019, 16 * GiB, 300 * MiB, 600 * MiB, 20 * MiB, 50 * MiB,
      EVENTS(ev_cache_plateau)},
     {"ddk-2003",
      "Windows Server 2003 x86 /3GB (128 MB nonpaged limit): Ddk leaks 550 KiB an office hour, "
@@ -275,9 +276,19 @@ uint64_t pw_sim_event_growth_bytes(const pw_sim_event_t *e, uint64_t start_ms, u
     default:
         break;
     }
-    uint64_t bytes = scale_rate(e->rate_bytes, grow_ms, e->rate_period_ms);
-    if (e->kind == PW_SIM_CACHE && bytes > e->cap_bytes)
-        bytes = e->cap_bytes;
+    uint64_t bytes;
+    if (e->kind == PW_SIM_CACHE) {
+        /* a cache fills its working set ever more slowly: its rate falls from rate_bytes per
+         * period at onset to 0 when it reaches cap_bytes, at fill = 2 cap / rate after onset
+         * (cap (1 - (1 - t / fill)^2): the more of the set it holds, the fewer misses add) */
+        double fill =
+            2.0 * (double)e->cap_bytes * (double)e->rate_period_ms / (double)e->rate_bytes;
+        double u = (double)grow_ms / fill;
+        bytes = u >= 1.0 ? e->cap_bytes
+                         : (uint64_t)((double)e->cap_bytes * (1.0 - (1.0 - u) * (1.0 - u)));
+    } else {
+        bytes = scale_rate(e->rate_bytes, grow_ms, e->rate_period_ms);
+    }
     return bytes / e->block_bytes * e->block_bytes;
 }
 

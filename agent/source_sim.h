@@ -50,7 +50,8 @@ typedef enum {
     PW_SIM_LEAK_LINEAR = 0, /* grows at rate from onset on */
     PW_SIM_LEAK_STEP = 1,   /* same mean rate, landing in steps every step_period_ms from onset */
     PW_SIM_LEAK_BURSTY = 2, /* grows at rate only during [day_start_h, day_end_h) UTC */
-    PW_SIM_CACHE = 3,       /* grows at rate from onset until cap_bytes, then plateaus */
+    PW_SIM_CACHE = 3,       /* fills from onset: rate at onset, slowing to 0 at cap_bytes
+                               (reached 2 cap / rate after onset), then plateaus */
     PW_SIM_FLAT = 4         /* large but flat (base_bytes forever): a decoy, not a leak */
 } pw_sim_kind_t;
 
@@ -105,14 +106,17 @@ const pw_sim_preset_t *pw_sim_preset_find(const char *name);
 size_t pw_sim_ground_truth(const pw_sim_preset_t *p, uint32_t host, const pw_sim_event_t **out,
                            size_t max);
 
-/* Mean growth rate of an event in bytes per hour while it grows (0 for PW_SIM_FLAT). */
+/* Mean growth rate of an event in bytes per hour while it grows (0 for PW_SIM_FLAT; a cache's
+ * at its onset, twice its mean while it fills). */
 double pw_sim_event_rate_bytes_per_h(const pw_sim_event_t *e);
 
 /* The bytes above base_bytes the event's row holds at simulated time `t_ms` (ms after sample
  * 0) when sample 0 was taken at `start_ms` (ms since the Unix epoch; only bursty leaks use it):
  * whole blocks of floor(rate_bytes * growing_ms / rate_period_ms) bytes, where growing_ms is
  * the time since onset (linear, cache), since onset up to the last step with the first step at
- * onset (step), or the UTC day-hour time since onset (bursty); caches stop at cap_bytes. */
+ * onset (step), or the UTC day-hour time since onset (bursty); a cache fills instead: whole
+ * blocks of cap (1 - (1 - t / fill)^2) at t ms after onset, fill = 2 cap / rate (its rate falls
+ * from rate at onset to 0 at cap_bytes), cap_bytes from then on. */
 uint64_t pw_sim_event_growth_bytes(const pw_sim_event_t *e, uint64_t start_ms, uint64_t t_ms);
 
 /* ---- the generator ------------------------------------------------------------------------ */

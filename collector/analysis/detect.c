@@ -201,6 +201,9 @@ static size_t best_hinge(const double *x, const double *y, size_t a, size_t b, s
 
 /* a late start's growth must reach this many times the band the row churned in before it */
 #define LATE_BAND 2.0
+/* A growth whose last third ran at most this share of its first third's pace slowed into its
+ * level: a cache filling (docs/internals/detection.md "Caches that fill, leaks that pause") */
+#define DECEL_CACHE 0.6
 
 /* Late start on [a, b) (>= 8 points): returns the split index (a when one line fits as well). */
 static size_t late_start(const double *x, const double *y, size_t a, size_t b, double *scratch)
@@ -248,6 +251,40 @@ static size_t level_off(const double *x, const double *y, size_t a, size_t b, do
     if (before <= 0 || after > 0.25 * before)
         return b;
     return best;
+}
+
+/* Deceleration of the growth on [a, g] (g the last point before the row levelled off, rise
+ * R = y[g] - y[a]): the median rate (bytes / h) of its rising steps in the last third of R over
+ * that in the first third (a step belongs where its midpoint lies; a step rises when it rose by
+ * more than min_rise, half the points' scatter: churn in a pause rises and falls by that); 1
+ * when either third holds fewer than 3 rising steps or the growth part fewer than 12 points.
+ * Rates of rising steps
+ * only: a leak that paused overnight grows again at the pace of its cause, and its pause is no
+ * slowing down. A cache fills its working set ever more slowly as it holds more of it (its rate
+ * falls towards 0 as it nears its level); a leak grows at the pace of its cause until the cause
+ * pauses (an office-hours leak grows at one rate all day, then stops at once). Thirds of the
+ * rise, not of the time: where the growth began does not matter (a cache begins to fill some
+ * time after boot, and a row's first ring points can be hours apart). scratch: 2 x MAXP. */
+static double growth_decel(const double *x, const double *y, size_t a, size_t g, double min_rise,
+                           double *scratch)
+{
+    if (g < a + 11 || y[g] <= y[a])
+        return 1.0;
+    double r = y[g] - y[a], *early = scratch, *late = scratch + MAXP;
+    size_t ne = 0, nl = 0;
+    for (size_t i = a + 1; i <= g; i++) {
+        if (y[i] - y[i - 1] <= min_rise || x[i] <= x[i - 1])
+            continue; /* (churn during a pause rises too, by the points' own noise) */
+        double f = ((y[i] + y[i - 1]) / 2 - y[a]) / r, rate = (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
+        if (f <= 1.0 / 3)
+            early[ne++] = rate;
+        else if (f >= 2.0 / 3)
+            late[nl++] = rate;
+    }
+    if (ne < 3 || nl < 3)
+        return 1.0;
+    double e = median_of(early, ne);
+    return e > 0 ? median_of(late, nl) / e : 1.0;
 }
 
 /* "1.5 MiB", "812 KiB", "640 B" */
@@ -309,6 +346,7 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
     memset(out, 0, sizeof(*out));
     out->mk_p = 1.0;
     out->saturation = 1.0;
+    out->decel = 1.0;
     for (size_t i = 1; i < n; i++)
         if (p[i].ts_ms < p[i - 1].ts_ms)
             return PW_EINVAL;
@@ -458,6 +496,9 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
             grow_ms = lgrow_ms;
         }
     }
+    /* did the growth slow down into its level (a cache filling), or stop at full pace? */
+    out->decel =
+        out->flat_ms > 0 ? growth_decel(x, yb, judged.a, top, 0.5 * scatter, scratch) : 1.0;
     /* drift: the mean rate of the steps against their scatter, t = mean / (sd / sqrt k) (a
      * random walk drifts by chance, but rarely by 2.5 of its own steps' deviations) */
     double sum = 0, sum2 = 0;
@@ -530,6 +571,13 @@ int pw_detect_eval(const pw_detect_point_t *p, size_t n, const pw_detect_opts_t 
         pw_detect_fmt_span(grow_ms, b, sizeof(b));
         out->verdict = PW_DETECT_GROWING_CACHE;
         snprintf(why, sizeof(why), "levelled off: flat for %s after growing for %s", a, b);
+    } else if (grow_ms > 0 && 4 * out->flat_ms >= grow_ms && out->decel <= DECEL_CACHE) {
+        char a[32], b[32];
+        pw_detect_fmt_span(out->flat_ms, a, sizeof(a));
+        pw_detect_fmt_span(grow_ms, b, sizeof(b));
+        out->verdict = PW_DETECT_GROWING_CACHE;
+        snprintf(why, sizeof(why), "filled up: grew for %s, its pace falling to %d %%, flat for %s",
+                 b, (int)lround(out->decel * 100), a);
     } else if (out->growth_diff <= 0 && sd.slope <= 0) {
         out->verdict = PW_DETECT_GROWING_CACHE;
         snprintf(why, sizeof(why), "bytes rose without more outstanding allocations");

@@ -39,7 +39,11 @@
  *     clearly better than a line and whose tail is flat: a cache that levelled off and churns
  *     around its level leaves any band around its last value) against the time it grew before;
  *     drift t = mean / (sd / sqrt k) of the k step rates (bytes / h) of
- *     the steps that moved (a leak in steps rests in between).
+ *     the steps that moved (a leak in steps rests in between); of a row with a flat tail, the
+ *     deceleration of the growth before it (>= 12 points): the median rate of the rising steps
+ *     in the last third of the rise over that in the first third (rising steps only: by more
+ *     than half the scatter, so a pause inside the growth, and its churn, is no slowing down;
+ *     thirds of the rise, so where it began does not matter).
  *  4. Verdict, first that applies:
  *       too-short      one point in every window, fewer than min_points points, or windows
  *                      spanning < min_span_ms;
@@ -49,8 +53,13 @@
  *                      points, alpha / 5 below 24, alpha / 50 from 24: a series is judged again
  *                      and again), SNR < min_snr, or drift t < 2.5 (>= 6 points);
  *       growing-cache  growth that levelled off (flat for more than twice as long as it grew,
- *                      or saturation < 0.15 and flat longer than it grew), or bytes that rose
- *                      with no more outstanding allocations (diff flat or falling);
+ *                      or saturation < 0.15 and flat longer than it grew), growth that filled
+ *                      up (flat for a quarter of the time it grew or more, its deceleration
+ *                      <= 0.6: a cache fills its working set ever more slowly, while a leak
+ *                      grows at its cause's pace until the cause pauses, so an office-hours
+ *                      leak in its overnight pause, flat 14 h after 10 h, stays a leak), or
+ *                      bytes that rose with no more outstanding allocations (diff flat or
+ *                      falling);
  *       leak           otherwise (2-3 points: bytes and diff rose at every step).
  *  5. Confidence in [0, 1]: (1 - p) x min(1, (points - 1) / 11) x min(1, SNR / 6) for trends;
  *     0.15 for 2 points, 0.25 for 3. Score (ranks suspects of a host and of the fleet):
@@ -114,6 +123,9 @@ typedef struct pw_detect_s {
     double mk_p;            /* one-sided upward Mann-Kendall p; 1 below 4 points */
     double snr;             /* net growth / scatter; +inf when the scatter is 0 */
     double saturation;      /* late / early slope; 1 when not measured */
+    double decel;           /* of a row that levelled off: the pace of the last third of its
+                               growth / that of the first third (time thirds); 1 when not
+                               measured (no flat tail, or fewer than 3 points in a third) */
     double fall;            /* largest fall from a running maximum / rise; 0 when none */
     double drift_t;         /* mean rate of the steps that moved / (sd / sqrt(their count)) */
     int64_t flat_ms;        /* time the judged window has stayed within noise of its last value */

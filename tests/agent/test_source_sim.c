@@ -144,23 +144,30 @@ static void test_sim_linear_leak_exact_rate(void **state)
     pw_sim_free(sim);
 }
 
-/* cache-plateau: FMfn paged grows 20 MiB/h from 30 min, capped at +60 MiB (reached at 3.5 h),
- * base 4 MiB: with 1-minute samples, sample 60 (1 h) holds 4 + 10 MiB, and from sample 210
- * on 4 + 60 = 64 MiB, unchanged. */
+/* cache-plateau: FMfn paged fills from 30 min at 20 MiB/h, its rate falling to 0 at +60 MiB,
+ * reached 2 x 60 / 20 = 6 h after onset (6.5 h), base 4 MiB, blocks of 512 B: the growth at t h
+ * after onset is 60 MiB x (1 - (1 - t / 6)^2) in whole blocks. With 1-minute samples, sample 60
+ * (t = 0.5 h) holds 4 MiB + 60 MiB x 23 / 144 = 4 MiB + 10,048,853 B, 10,048,512 B in blocks;
+ * sample 180 (t = 2.5 h) 4 MiB + 60 MiB x 95 / 144 = 4 MiB + 41,505,792 B in blocks (more than
+ * half the rise in 40 % of the time: it slows down); from sample 390 on 64 MiB, unchanged. */
 static void test_sim_cache_plateaus(void **state)
 {
     (void)state;
     pw_sim_t *sim = open_sim("cache-plateau", 0, 60000, 0);
     pw_sample_t s;
     pw_sample_init(&s);
-    for (int k = 0; k <= 400; k++) {
+    for (int k = 0; k <= 500; k++) {
         assert_int_equal(pw_sim_next(sim, &s), 0);
         const pw_entry_t *e = find_row(&s, "FMfn", PW_POOL_PAGED);
         if (k == 0)
             assert_int_equal(e->bytes, 4 * MiB);
         if (k == 60)
-            assert_int_equal(e->bytes, 14 * MiB);
-        if (k >= 210)
+            assert_int_equal(e->bytes, 4 * MiB + 10048512);
+        if (k == 180)
+            assert_int_equal(e->bytes, 4 * MiB + 41505792);
+        if (k == 389)
+            assert_true(e->bytes < 64 * MiB);
+        if (k >= 390)
             assert_int_equal(e->bytes, 64 * MiB);
     }
     const pw_sim_event_t *truth[4];

@@ -753,6 +753,9 @@ static const char *only; /* argv[1]: run only the presets whose name contains it
 static double ddk_warn_mb = -1, ddk_base_mb = -1, ddk_crit_mb = -1;
 static double linear_minutes = -1, linear_bminutes = -1;
 
+static void run_sim_window(const char *preset, uint32_t host, int64_t start_ms, int64_t interval_ms,
+                           int64_t backfill_ms, int64_t duration_ms, const char *label_name);
+
 static void run_sim(const char *preset, uint32_t host)
 {
     const pw_sim_preset_t *p = pw_sim_preset_find(preset);
@@ -762,10 +765,24 @@ static void run_sim(const char *preset, uint32_t host)
         printf("CASE %s: unknown preset\n", preset);
         return;
     }
+    run_sim_window(preset, host, START_MS, 10000, 0, (int64_t)p->duration_ms, NULL);
+}
+
+/* A preset's host from start_ms for duration_ms at one sample every interval_ms; the first
+ * backfill_ms arrive at once (an agent's --sim.backfill: no pass until its end), then a pass
+ * every pass period. label_name: the case's name (NULL: "sim:PRESET/HOST"). */
+static void run_sim_window(const char *preset, uint32_t host, int64_t start_ms, int64_t interval_ms,
+                           int64_t backfill_ms, int64_t duration_ms, const char *label_name)
+{
+    const pw_sim_preset_t *p = pw_sim_preset_find(preset);
+    if (p == NULL) {
+        printf("CASE %s: unknown preset\n", preset);
+        return;
+    }
     pw_source_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
-    cfg.sim_start_ms = (uint64_t)START_MS;
-    cfg.sim_interval_ms = 10000;
+    cfg.sim_start_ms = (uint64_t)start_ms;
+    cfg.sim_interval_ms = (uint64_t)interval_ms;
     pw_sim_t *sim;
     pw_diag_t d;
     if (pw_sim_new(preset, host, &cfg, &sim, &d) != 0) {
@@ -777,7 +794,10 @@ static void run_sim(const char *preset, uint32_t host)
     static char names[64][64];
     static size_t n_names;
     char *name = names[n_names++ % 64];
-    snprintf(name, 64, "sim:%s/%u", preset, host);
+    if (label_name != NULL)
+        snprintf(name, 64, "%s", label_name);
+    else
+        snprintf(name, 64, "sim:%s/%u", preset, host);
     const pw_sim_event_t *ev[16];
     size_t ne = pw_sim_ground_truth(p, host, ev, 16);
     const char *expect = "none";
@@ -794,9 +814,11 @@ static void run_sim(const char *preset, uint32_t host)
     case_t c;
     case_init(&c, name, real, e);
     stream_hello(&c, &info);
+    if (backfill_ms > 0)
+        c.next_pass = start_ms + backfill_ms; /* the backfill lands before the first pass */
     pw_sample_t s;
     pw_sample_init(&s);
-    uint64_t n_samples = p->duration_ms / 10000 + 1;
+    uint64_t n_samples = (uint64_t)(duration_ms / interval_ms) + 1;
     double t0 = now_s();
     for (uint64_t k = 0; k < n_samples; k++) {
         s.n = 0;
@@ -1604,6 +1626,190 @@ static void run_gen_suite(int live_hours)
     run_gen_regime(PW_GEN_NOISE_STILL);
 }
 
+/* ---- the day suite: caches that levelled off against leaks that paused ------------------- */
+
+static score_t day_score[PW_GEN_DAY_SHAPES][2]; /* [shape][0 live 60 s, 1 screens 15 min] */
+
+/* One host of a day shape through the product: live (60 s samples streamed with a pass every
+ * 5 min of sample time, PW_DETECT_PASS_S overrides: days of 30-s passes take hours) or as a
+ * capture of 15-minute screens imported at once. */
+static void run_day_case(pw_gen_day_t shape, double onset_h, double grow_h, double flat_h,
+                         size_t points, int64_t start_ms, int screens, uint64_t seed,
+                         const char *what)
+{
+    int64_t iv = screens ? 900000 : 60000;
+    pw_gen_t *g = pw_gen_new_day(seed, shape, onset_h, grow_h, flat_h,
+                                 shape == PW_GEN_DAY_OFFICE ? points : 0, GEN_ROWS, start_ms, iv);
+    if (g == NULL)
+        abort();
+    static char name[128];
+    snprintf(name, sizeof(name), "day %s %s %s seed %llu", pw_gen_day_name(shape),
+             screens ? "screens 15 min" : "live 60 s", what, (unsigned long long)seed);
+    int leak = pw_gen_day_leak(shape);
+    case_t c;
+    case_init(&c, name, 0, leak ? PW_GEN_EVENT_TAG : "none");
+    if (getenv("PW_DETECT_PASS_S") == NULL)
+        c.pass_ms = 300000;
+    score_t one;
+    memset(&one, 0, sizeof(one));
+    extra = &one;
+    pw_sample_t *ss = NULL;
+    size_t n = 0, cap = 0;
+    uint32_t boot;
+    if (screens) {
+        for (;;) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 128;
+                ss = pw_realloc(ss, cap * sizeof(*ss));
+                if (ss == NULL)
+                    abort();
+            }
+            pw_sample_init(&ss[n]);
+            if (pw_gen_next(g, &ss[n], &boot) != 0) {
+                pw_sample_close(&ss[n]);
+                break;
+            }
+            n++;
+        }
+        import(&c, ss, n, capture_width(ss, n), name, strlen(name));
+        if (leak)
+            label(&c, PW_GEN_EVENT_TAG, PW_GEN_EVENT_POOL);
+    } else {
+        pw_source_info_t info;
+        windows_info(&info, 64, "10.0", "x64");
+        stream_hello(&c, &info);
+        pw_sample_t s;
+        pw_sample_init(&s);
+        int labelled = 0;
+        while (pw_gen_next(g, &s, &boot) == 0) {
+            stream(&c, &s);
+            if (!labelled && leak) {
+                label(&c, PW_GEN_EVENT_TAG, PW_GEN_EVENT_POOL);
+                labelled = 1;
+            }
+        }
+        stream_end(&c);
+        pw_sample_close(&s);
+    }
+    finish(&c);
+    extra = NULL;
+    score_t *t = &day_score[shape][screens];
+    t->tp += one.tp, t->fp += one.fp, t->fn += one.fn, t->tp_any += one.tp_any;
+    t->fp_any += one.fp_any, t->real += one.real, t->real_ok += one.real_ok;
+    case_free(&c);
+    for (size_t i = 0; i < n; i++)
+        pw_sample_close(&ss[i]);
+    pw_free(ss);
+    pw_gen_free(g);
+}
+
+/* The day suite (`bench_detect day`): office-hours leaks with 1, 2 and 3 days of history ending
+ * at HH:15 UTC for every hour; leaks that grew N h and paused M h <= 1.5 N; caches that filled
+ * (rate falling to 0) over N h then stayed flat M h at any M; caches that grew at one rate for
+ * N h then stayed flat M h >= 2.5 N; N of 4, 8, 16 h (caches that levelled: 2, 4, 8), onset
+ * 1 h, 2 seeds; each live (60 s, a pass every 5 min) and as 15-minute screens
+ * (PW_DETECT_DAY=screens: those alone). */
+static void run_day_suite(void)
+{
+    int saved = verbose;
+    verbose = getenv("PW_DETECT_TRACE") != NULL;
+    memset(day_score, 0, sizeof(day_score));
+    /* PW_DETECT_DAY=screens: the screens alone (seconds; the live half takes an hour or more) */
+    const char *only_how = getenv("PW_DETECT_DAY");
+    int from = only_how != NULL && strcmp(only_how, "screens") == 0;
+    for (int screens = from; screens < 2; screens++) {
+        int64_t iv = screens ? 900000 : 60000;
+        for (int days = 1; days <= 3; days++)
+            for (int h = 0; h < 24; h++) {
+                int64_t end = START_MS + 4 * 86400000LL + (int64_t)h * 3600000 + 15 * 60000;
+                size_t points = (size_t)((int64_t)days * 86400000LL / iv) + 1;
+                char what[48];
+                snprintf(what, sizeof(what), "%d day(s) to %02d:15", days, h);
+                run_day_case(PW_GEN_DAY_OFFICE, 0, 0, 0, points, end - days * 86400000LL, screens,
+                             (uint64_t)(days * 24 + h), what);
+            }
+        static const double grow[] = {4, 8, 16}, level_grow[] = {2, 4, 8};
+        static const double pause[] = {0.25, 0.5, 1, 1.5}, fill_flat[] = {0.25, 0.5, 1, 2};
+        static const double level_flat[] = {2.5, 4};
+        for (uint64_t seed = 0; seed < 2; seed++)
+            for (size_t i = 0; i < 3; i++) {
+                char what[48];
+                for (size_t j = 0; j < 4; j++) {
+                    snprintf(what, sizeof(what), "grew %.0f h flat %.0f h", grow[i],
+                             grow[i] * pause[j]);
+                    run_day_case(PW_GEN_DAY_PLATEAU, 1, grow[i], grow[i] * pause[j], 0, START_MS,
+                                 screens, seed, what);
+                    snprintf(what, sizeof(what), "filled %.0f h flat %.0f h", grow[i],
+                             grow[i] * fill_flat[j]);
+                    run_day_case(PW_GEN_DAY_CACHE_FILL, 1, grow[i], grow[i] * fill_flat[j], 0,
+                                 START_MS, screens, seed, what);
+                }
+                for (size_t j = 0; j < 2; j++) {
+                    snprintf(what, sizeof(what), "grew %.0f h flat %.0f h", level_grow[i],
+                             level_grow[i] * level_flat[j]);
+                    run_day_case(PW_GEN_DAY_CACHE_LEVEL, 1, level_grow[i],
+                                 level_grow[i] * level_flat[j], 0, START_MS, screens, seed, what);
+                }
+            }
+        (void)iv;
+    }
+    verbose = saved;
+    score_t all;
+    memset(&all, 0, sizeof(all));
+    for (int sh = 0; sh < PW_GEN_DAY_SHAPES; sh++)
+        for (int sc = 0; sc < 2; sc++) {
+            const score_t *t = &day_score[sh][sc];
+            const char *how = sc ? "screens" : "live";
+            if (pw_gen_day_leak((pw_gen_day_t)sh))
+                printf("BENCH detect.day.%s.%s.recall %.3f ratio (%zu of %zu; false suspects "
+                       "%zu)\n",
+                       pw_gen_day_name((pw_gen_day_t)sh), how, ratio(t->tp, t->tp + t->fn), t->tp,
+                       t->tp + t->fn, t->fp);
+            else
+                printf("BENCH detect.day.%s.%s.false_suspects %zu rows (ever: %zu)\n",
+                       pw_gen_day_name((pw_gen_day_t)sh), how, t->fp, t->fp_any);
+            all.tp += t->tp, all.fp += t->fp, all.fn += t->fn;
+        }
+    printf("BENCH detect.day.precision %.3f ratio\n", ratio(all.tp, all.tp + all.fp));
+    printf("BENCH detect.day.recall %.3f ratio\n", ratio(all.tp, all.tp + all.fn));
+}
+
+/* ddk-2003 as the e2e restart test and a new user see it: one day of history at one sample a
+ * minute (the agent's --sim.backfill=1d, landing before the first pass), then an hour streamed
+ * live with a pass every 30 s; the day ending at HH:15 UTC for every hour of the day. Right:
+ * `Ddk ` the only suspect (final: at the end; any: at any pass). */
+static void run_ddk_day(void)
+{
+    score_t t;
+    memset(&t, 0, sizeof(t));
+    int saved = verbose;
+    verbose = 1;
+    size_t only_ddk_final = 0, only_ddk_any = 0;
+    for (int h = 0; h < 24; h++) {
+        int64_t end = START_MS + 2 * 86400000LL + (int64_t)h * 3600000 + 15 * 60000;
+        char name[64];
+        snprintf(name, sizeof(name), "ddk-2003 day to %02d:15", h);
+        score_t one;
+        memset(&one, 0, sizeof(one));
+        extra = &one;
+        run_sim_window("ddk-2003", 0, end - 86400000LL, 60000, 86400000LL, 86400000LL + 3600000,
+                       name);
+        extra = NULL;
+        only_ddk_final += one.fp == 0 && one.fn == 0;
+        only_ddk_any += one.fp_any == 0 && one.fn == 0;
+        t.tp += one.tp, t.fp += one.fp, t.fn += one.fn, t.tp_any += one.tp_any;
+        t.fp_any += one.fp_any, t.real += one.real, t.real_ok += one.real_ok;
+    }
+    verbose = saved;
+    printf("BENCH detect.ddk_day.precision %.3f ratio\n", ratio(t.tp, t.tp + t.fp));
+    printf("BENCH detect.ddk_day.recall %.3f ratio\n", ratio(t.tp, t.tp + t.fn));
+    printf("BENCH detect.ddk_day.precision_any_time %.3f ratio\n",
+           ratio(t.tp_any, t.tp_any + t.fp_any));
+    printf("BENCH detect.ddk_day.top1 %.3f ratio\n", ratio(t.real_ok, t.real));
+    printf("BENCH detect.ddk_day.only_ddk_final %zu of 24 hours\n", only_ddk_final);
+    printf("BENCH detect.ddk_day.only_ddk_any_time %zu of 24 hours\n", only_ddk_any);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -1898,6 +2104,14 @@ int main(int argc, char **argv)
     if (only != NULL && (strcmp(only, "walk") == 0 || strcmp(only, "still") == 0)) {
         /* one regime of the labelled captures alone */
         run_gen_regime(strcmp(only, "walk") == 0 ? PW_GEN_NOISE_WALK : PW_GEN_NOISE_STILL);
+        return 0;
+    }
+    if (only != NULL && strcmp(only, "day") == 0) {
+        run_day_suite();
+        return 0;
+    }
+    if (only != NULL && strcmp(only, "ddk-day") == 0) {
+        run_ddk_day();
         return 0;
     }
     if (labelled || e2e_mode) {

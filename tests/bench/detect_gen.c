@@ -30,6 +30,9 @@ struct pw_gen_s {
     uint64_t wrng;   /* the walk's own stream */
     uint64_t ev_cur; /* walk: the event row's flat value */
     uint64_t seed;
+    int day; /* a day shape (pw_gen_new_day): day_shape, its hours */
+    pw_gen_day_t day_shape;
+    double onset_h, grow_h, flat_h;
 };
 
 static const char *const names[PW_GEN_SHAPES] = {
@@ -183,10 +186,80 @@ static size_t reboot_at(const pw_gen_t *g)
     return g->noise == PW_GEN_NOISE_STILL ? 1 : g->points / 2;
 }
 
+static const char *const day_names[PW_GEN_DAY_SHAPES] = {"office", "plateau", "cache-fill",
+                                                         "cache-level"};
+
+const char *pw_gen_day_name(pw_gen_day_t s)
+{
+    return s < PW_GEN_DAY_SHAPES ? day_names[s] : "?";
+}
+
+int pw_gen_day_leak(pw_gen_day_t s)
+{
+    return s == PW_GEN_DAY_OFFICE || s == PW_GEN_DAY_PLATEAU;
+}
+
+pw_gen_t *pw_gen_new_day(uint64_t seed, pw_gen_day_t shape, double onset_h, double grow_h,
+                         double flat_h, size_t points, size_t rows, int64_t start_ms,
+                         int64_t interval_ms)
+{
+    if (shape >= PW_GEN_DAY_SHAPES || interval_ms <= 0)
+        return NULL;
+    if (shape != PW_GEN_DAY_OFFICE)
+        points = (size_t)((onset_h + grow_h + flat_h) * 3600000.0 / (double)interval_ms) + 1;
+    pw_gen_t *g = pw_gen_new(seed, PW_GEN_LINEAR, points, rows, start_ms, interval_ms);
+    if (g == NULL)
+        return NULL;
+    g->day = 1;
+    g->day_shape = shape;
+    g->onset_h = onset_h;
+    g->grow_h = grow_h;
+    g->flat_h = flat_h;
+    return g;
+}
+
+/* Hours of [8, 18) UTC in [a, b) (ms since the epoch) */
+static double office_hours(int64_t a, int64_t b)
+{
+    const int64_t day = 86400000, h = 3600000;
+    double sum = 0;
+    for (int64_t d = a / day * day; d < b; d += day) {
+        int64_t s = d + 8 * h, e = d + 18 * h;
+        int64_t lo = s > a ? s : a, hi = e < b ? e : b;
+        if (hi > lo)
+            sum += (double)(hi - lo) / (double)h;
+    }
+    return sum;
+}
+
+/* A day shape's outstanding allocations at point k (detect_gen.h) */
+static uint64_t day_diff(pw_gen_t *g, size_t k)
+{
+    int64_t t = g->start_ms + (int64_t)k * g->interval_ms;
+    double rate = 4.0 * (double)g->g, th = (double)k * (double)g->interval_ms / 3600000.0, grown;
+    double u = g->grow_h > 0 ? (th - g->onset_h) / g->grow_h : 1.0;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    switch (g->day_shape) {
+    case PW_GEN_DAY_OFFICE:
+        grown = rate * office_hours(g->start_ms, t);
+        break;
+    case PW_GEN_DAY_CACHE_FILL: /* rate 2 x 4 g at first, 0 at its level: 4 g x grow_h in all */
+        grown = rate * g->grow_h * (1.0 - (1.0 - u) * (1.0 - u));
+        break;
+    default: /* plateau, cache-level */
+        grown = rate * g->grow_h * u;
+        break;
+    }
+    double v = (double)g->ev_base + grown + 0.01 * (double)g->ev_base * unit(g);
+    return v < 1 ? 1 : (uint64_t)v;
+}
+
 /* The event row's outstanding allocations at point k. */
 static uint64_t event_diff(pw_gen_t *g, size_t k)
 {
     uint64_t base = g->ev_base, d = g->ev_diff;
+    if (g->day)
+        return day_diff(g, k);
     switch (g->shape) {
     case PW_GEN_LINEAR:
         return base + g->g * k;

@@ -108,6 +108,42 @@ unsigned pw_gen_still_movers(uint64_t seed, unsigned *small, unsigned *large);
  * (1, then 2 after a reboot). Returns 0, PW_ENOENT past the last point, PW_ENOMEM. */
 int pw_gen_next(pw_gen_t *g, pw_sample_t *out, uint32_t *boot);
 
+/* Day shapes: the event row over hours of real time, for the rule between a cache that levelled
+ * off and a leak that paused (the growth of the event row in allocations per hour is 4 g, its
+ * allocation 256 .. 2,048 bytes, as above; every point its outstanding allocations churn by
+ * +-1 % of its base; the background rows as in the regime set, by default redraw):
+ *   office       leak: grows from the start while the UTC hour is in [8, 18), flat otherwise
+ *                (an office-hours leak: ~10 h a day, flat ~14 h);
+ *   plateau      leak: flat for onset_h, grows for grow_h, then flat for flat_h (a leak that
+ *                paused: the suite takes flat_h <= 1.5 grow_h);
+ *   cache-fill   not: flat for onset_h, then fills over grow_h, its rate falling from 2 x 4 g
+ *                an hour to 0 as it nears its level (cap (1 - (1 - u)^2), u the share of
+ *                grow_h gone), then flat for flat_h;
+ *   cache-level  not: flat for onset_h, grows at 4 g an hour for grow_h, then flat for flat_h
+ *                (the suite takes flat_h >= 2.5 grow_h: between 1.5 and 2.5 times its growth,
+ *                such a row is a leak that paused as well as a cache, and no series can tell).
+ * The series has points spaced interval_ms from start_ms until onset_h + grow_h + flat_h hours
+ * (office: `points` points). */
+typedef enum {
+    PW_GEN_DAY_OFFICE = 0,
+    PW_GEN_DAY_PLATEAU,
+    PW_GEN_DAY_CACHE_FILL,
+    PW_GEN_DAY_CACHE_LEVEL,
+    PW_GEN_DAY_SHAPES
+} pw_gen_day_t;
+
+/* "office", "plateau", "cache-fill", "cache-level". */
+const char *pw_gen_day_name(pw_gen_day_t s);
+
+/* 1 for the leak day shapes (office, plateau). */
+int pw_gen_day_leak(pw_gen_day_t s);
+
+/* A host of `rows` background rows and the event row of day shape `shape` (hours as above;
+ * office ignores them and takes `points` points). Returns NULL on ENOMEM or a bad shape. */
+pw_gen_t *pw_gen_new_day(uint64_t seed, pw_gen_day_t shape, double onset_h, double grow_h,
+                         double flat_h, size_t points, size_t rows, int64_t start_ms,
+                         int64_t interval_ms);
+
 /* The event row's tag ("Evnt") and pool. */
 #define PW_GEN_EVENT_TAG  "Evnt"
 #define PW_GEN_EVENT_POOL PW_POOL_NONPAGED

@@ -1,7 +1,8 @@
 /* test_detect.c: the detection engine (collector/analysis/detect.c) on series whose numbers were
  * worked out by hand: comparisons of 2 and 3 screens (the Drsd print job of Microsoft's example),
  * a straight leak, a late start, a leak across a reboot, a cache that levels off, a bulk free,
- * a flat row, bytes without allocations, and the ring's bounds. */
+ * a flat row, bytes without allocations, the ring's bounds, and a cache that fills against a
+ * leak that pauses (overnight). */
 #include "test_util.h"
 
 #include <math.h>
@@ -916,6 +917,97 @@ static void test_cache_churns_after_levelling_off(void **state)
     assert_non_null(strstr(d.evidence, "after growing for 8.2 h"));
 }
 
+/* A day of 15-minute screens from `day0` (ms, UTC midnight) + start_h: a row of 1 MiB at 256 B
+ * an allocation whose growth in bytes at hour t is grown(t) */
+static size_t day_series(pw_detect_point_t *p, int64_t start_ms, size_t n,
+                         double (*grown)(double h, const void *arg), const void *arg)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t ts = start_ms + (int64_t)i * Q_MS;
+        uint64_t b = MiB + (uint64_t)grown((double)(ts - start_ms) / 3600000.0, arg) / 256 * 256;
+        p[i] = (pw_detect_point_t){
+            ts, 5000 + (uint64_t)i * 100 + b / 256, 5000 + (uint64_t)i * 100, b / 256, b, 1};
+    }
+    return n;
+}
+
+/* flat 1 h, then grows 4 MiB over 8 h, then flat: linearly (a leak that paused), or filling
+ * (its rate falling from 1 MiB/h to 0: 4 MiB (1 - (1 - u)^2)) */
+static double grown_linear(double h, const void *arg)
+{
+    (void)arg;
+    double u = (h - 1) / 8;
+    return 4.0 * MiB * (u < 0 ? 0 : u > 1 ? 1 : u);
+}
+
+static double grown_fill(double h, const void *arg)
+{
+    (void)arg;
+    double u = (h - 1) / 8;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    return 4.0 * MiB * (1 - (1 - u) * (1 - u));
+}
+
+/* 550 KiB an hour while the UTC hour is in [8, 18): the ddk-2003 leak; arg: the series' start
+ * (ms since the epoch) */
+static double grown_office(double h, const void *arg)
+{
+    int64_t start = *(const int64_t *)arg, t = start + (int64_t)llround(h * 3600000.0);
+    double sum = 0;
+    for (int64_t d = start / 86400000 * 86400000; d < t; d += 86400000) {
+        int64_t a = d + 8 * 3600000LL, b = d + 18 * 3600000LL;
+        a = a > start ? a : start;
+        b = b < t ? b : t;
+        if (b > a)
+            sum += (double)(b - a) / 3600000.0;
+    }
+    return sum * 550 * 1024;
+}
+
+/* A cache that fills its working set (ever more slowly) and stays flat for less than twice the
+ * time it grew is a growing cache; a leak of the same size that grew at one pace and paused as
+ * long is a leak; so is an office-hours leak seen with one day of history in its overnight
+ * pause (grew 10 h, flat 13.25 h). Worked by hand: the fill's rate at the share f of its rise is
+ * 1 MiB/h x sqrt(1 - f); the rising steps of the first third of the rise (f 0 .. 1/3, 11 of
+ * them at 15 min) have the median rate at f ~ 1/6 (0.91 MiB/h), those of the last third (up to
+ * where it came within 2 % of its level) at f ~ 5/6 (0.41 MiB/h): decel ~ 0.45, less the steps'
+ * own spread; the straight growth's steps all rise by 128 KiB: decel exactly 1; the office
+ * leak's at 550 KiB/h, in whole blocks of 256 B: decel 1 within 1 %. */
+static void test_cache_fills_leak_pauses(void **state)
+{
+    (void)state;
+    const int64_t day0 = 19676LL * 86400000; /* 2023-11-15 00:00 UTC */
+    pw_detect_point_t p[53];
+    pw_detect_t d;
+    /* 1 h flat + 8 h growth + 4 h flat: 13 h, 53 screens */
+    day_series(p, day0, 53, grown_fill, NULL);
+    assert_int_equal(pw_detect_eval(p, 53, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_GROWING_CACHE);
+    assert_true(d.decel > 0.35 && d.decel < 0.5); /* ~0.45 by hand (above) */
+    assert_non_null(strstr(d.evidence, "; filled up: grew for "));
+    assert_int_equal(d.growth_bytes, (int64_t)(4 * MiB));
+    day_series(p, day0, 53, grown_linear, NULL);
+    assert_int_equal(pw_detect_eval(p, 53, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_near(d.decel, 1.0, EPS);
+    /* office hours, a day of history ending at 07:15 UTC at one sample a minute, through the
+     * ring as the collector keeps a live row: 1,441 samples from 07:15 the day before */
+    int64_t start = day0 + 7 * 3600000LL + 15 * 60000;
+    pw_detect_ring_t r;
+    pw_detect_ring_init(&r);
+    for (int64_t i = 0; i <= 1440; i++) {
+        int64_t ts = start + i * 60000;
+        uint64_t b = MiB + (uint64_t)grown_office((double)(i * 60000) / 3600000.0, &start);
+        pw_detect_point_t q = {
+            ts, 5000 + (uint64_t)i * 100 + b / 256, 5000 + (uint64_t)i * 100, b / 256, b, 1};
+        assert_int_equal(pw_detect_ring_push(&r, &q), 0);
+    }
+    assert_int_equal(pw_detect_eval(r.p, r.n, NULL, &d), 0);
+    assert_int_equal(d.verdict, PW_DETECT_LEAK);
+    assert_near(d.decel, 1.0, 0.01); /* whole 256-byte blocks: the steps' rates differ by < 1 % */
+    assert_int_equal(d.growth_bytes, (int64_t)(10 * 550 * 1024));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -941,6 +1033,7 @@ int main(void)
         cmocka_unit_test(test_peer_screen_sparse_kept),
         cmocka_unit_test(test_late_start_within_churn),
         cmocka_unit_test(test_cache_churns_after_levelling_off),
+        cmocka_unit_test(test_cache_fills_leak_pauses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
