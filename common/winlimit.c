@@ -250,14 +250,16 @@ static const product_t products[] = {
     {"2022", 1000, 0, 1, 20348}, {"2025", 1000, 0, 1, 26100},
 };
 
-/* Words that say nothing the table needs: editions, service packs, vendor. */
+/* Words that say nothing the table needs: editions, service packs, vendor, and the "with" of
+ * the rule text poolwatch prints ("Windows Server 2003 x86 with /3GB: 128 MB"). */
 static int ignorable(const char *w)
 {
     static const char *const words[] = {
-        "microsoft",  "windows",    "edition",  "standard", "enterprise",   "datacenter",
-        "web",        "small",      "business", "home",     "professional", "pro",
-        "ultimate",   "premium",    "basic",    "starter",  "workstation",  "storage",
-        "foundation", "essentials", "ltsc",     "ltsb",     "education",    NULL};
+        "microsoft",    "windows",     "edition",   "standard",   "enterprise",
+        "datacenter",   "web",         "small",     "business",   "home",
+        "professional", "pro",         "ultimate",  "premium",    "basic",
+        "starter",      "workstation", "storage",   "foundation", "essentials",
+        "ltsc",         "ltsb",        "education", "with",       NULL};
     for (size_t i = 0; words[i]; i++)
         if (strcasecmp(w, words[i]) == 0)
             return 1;

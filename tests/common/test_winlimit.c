@@ -22,6 +22,8 @@ static void test_winlimit_os_parse_products(void **state)
     static const os_row_t rows[] = {
         {"Windows Server 2003 x86 /3GB", 5, 2, 1, PW_WIN_ARCH_X86, 1},
         {"windows server 2003 r2 sp2 /3gb", 5, 2, 1, PW_WIN_ARCH_X86, 1}, /* /3GB implies x86 */
+        /* the rule text poolwatch itself prints (hosts, import): a user copies it */
+        {"Windows Server 2003 x86 with /3GB", 5, 2, 1, PW_WIN_ARCH_X86, 1},
         /* boot.ini as admins copy it, and bcdedit's form on Vista */
         {"Windows Server 2003 /3GB /USERVA=2800", 5, 2, 1, PW_WIN_ARCH_X86, 1},
         {"Windows Server 2003 /userva=3030", 5, 2, 1, PW_WIN_ARCH_X86, 1},
