@@ -167,6 +167,8 @@ typedef struct {
     uint8_t boot_id[64];
     size_t boot_id_len;
     int dense;
+    int screens;          /* fed whole screens (an import): a row missing from one was left out */
+    uint32_t last_pools;  /* pools (1 << pw_pool_t) with a row in the newest table fed */
     int64_t epoch_ms;     /* time of the first point fed (row times are seconds after it) */
     uint8_t fed_gen;      /* the boot generation of the last table fed */
     uint64_t fed;         /* tables fed */
@@ -532,10 +534,14 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
     int all = only == NULL || s->fed_gen != s->gen;
     s->fed_gen = s->gen;
     size_t m = all ? n : n_only;
+    if (all)
+        s->last_pools = 0;
     for (size_t j = 0; j < m; j++) {
         size_t i = all ? j : only[j];
         rowv_t v;
         get(src, i, &v);
+        if (all && v.pool < 32)
+            s->last_pools |= 1u << v.pool;
         row_t *r = row_get(s, v.tag, v.len, v.pool);
         if (r == NULL)
             continue; /* out of memory: the row is not followed */
@@ -642,6 +648,7 @@ static void on_sample(void *arg, const pw_host_t *h, const pw_sample_t *screen)
         s->dense = screen != NULL || host_dense(h); /* an import is screens by definition */
     if (screen != NULL) {
         rn->import_due = 1;
+        s->screens = 1;
         feed(s, screen, screen->n, entry_row, (int64_t)screen->timestamp_ms, (const uint8_t *)"i",
              1, &screen->totals, NULL, 0);
     } else {
@@ -983,6 +990,29 @@ static uint64_t found_before(run_t *rn, const host_state_t *s, const cand_t *c)
     return ms;
 }
 
+/* A row an imported capture's newest screen left out while it shows rows of the row's pool: a
+ * console's window (poolmon sorted by bytes shows the rows that fit) or a filter dropped it.
+ * Windows keeps a tag in its table once allocated, so it is not gone, and its value now is not
+ * known: no verdict rests on its last value seen (a tag that fell out of a window sorted by
+ * bytes fell). */
+static void out_of_view(cand_t *c, int64_t last_ts)
+{
+    char ago[32];
+    pw_detect_fmt_span(last_ts - c->ring.p[c->ring.n - 1].ts_ms, ago, sizeof(ago));
+    memset(&c->res, 0, sizeof(c->res));
+    c->res.verdict = PW_DETECT_TOO_SHORT;
+    snprintf(c->res.evidence, sizeof(c->res.evidence),
+             "not on the capture's last screen (last seen %s before it): left out of the view, "
+             "its value now unknown",
+             ago);
+    c->has = 1;
+    c->named = 0;
+    c->found_ms = 0;
+    c->episode_told = 0;
+    c->quiet = (uint8_t)(c->quiet < 255 ? c->quiet + 1 : 255);
+    c->ring.dirty = 0;
+}
+
 static void eval_host(run_t *rn, host_state_t *s)
 {
     uint32_t judged = 0;
@@ -991,6 +1021,12 @@ static void eval_host(run_t *rn, host_state_t *s)
         if (c->row == UINT32_MAX)
             continue;
         judged++;
+        const row_t *cr = &s->rows[c->row];
+        if (s->screens && c->ring.n > 0 && c->ring.p[c->ring.n - 1].ts_ms < s->last_ts &&
+            cr->pool < 32 && (s->last_pools & (1u << cr->pool))) {
+            out_of_view(c, s->last_ts);
+            continue;
+        }
         /* rows are fed only when they change: a candidate that did not is still where it was */
         if (c->ring.n > 0 && c->ring.p[c->ring.n - 1].ts_ms < s->last_ts) {
             pw_detect_point_t now = c->ring.p[c->ring.n - 1];
@@ -1970,6 +2006,7 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
     /* an import's screens are one series ("i", as pw_ingest_import feeds them); a replay's, like
      * a live host's, carry its agent's boot id, so screens it sends after the restart join them */
     int imported = pw_host_imported(h);
+    s->screens = imported;
     const uint8_t *boot = imported ? (const uint8_t *)"i" : h->boot_id;
     size_t boot_len = imported ? 1 : h->boot_id_len;
     /* REBUILD_TABLES spread tables, then the newest (the spread's step rounds up: it would

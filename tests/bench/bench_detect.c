@@ -86,6 +86,7 @@
 #include "buf.h"
 #include "codec.h"
 #include "detect_gen.h"
+#include "poolmon_layouts.h"
 #include "delta.h"
 #include "frame.h"
 #include "ingest.h"
@@ -1255,40 +1256,192 @@ static double bound_recall(size_t *c, size_t n, size_t *alone)
     return n ? (double)tp / (double)n : 0.0;
 }
 
+/* A labelled capture of `points` 15-minute screens as poolmon text: poolmon's XP screens (LF
+ * or CRLF by seed) when `layout` is -1, else the public layout `layout` (poolmon_layouts.h).
+ * Returns the text (free()) and its length in *len. */
+static size_t gen_console_rows; /* > 0: screens as a console of that many rows sorted by bytes */
+static size_t gen_console_seen; /* screens of the last gen_text whose view showed the leak row */
+
+static char *gen_text(pw_gen_shape_t shape, size_t points, uint64_t seed, int layout, size_t *len)
+{
+    pw_gen_t *g = pw_gen_new(seed, shape, points, GEN_ROWS, START_MS, 900000);
+    if (g == NULL)
+        abort();
+    pw_gen_set_noise(g, gen_noise);
+    char *text = NULL;
+    size_t cap = 0, screen = 0;
+    *len = 0;
+    pw_sample_t s;
+    pw_sample_init(&s);
+    uint32_t boot;
+    pw_sample_t view;
+    pw_sample_init(&view);
+    gen_console_seen = 0;
+    while (pw_gen_next(g, &s, &boot) == 0) {
+        const pw_sample_t *w = &s;
+        if (gen_console_rows > 0) {
+            if (pw_gen_view_top_bytes(&s, gen_console_rows, &view) != 0)
+                abort();
+            w = &view;
+            for (size_t i = 0; i < view.n; i++)
+                gen_console_seen += view.entries[i].tag_len == 4 &&
+                                    memcmp(view.entries[i].tag, PW_GEN_EVENT_TAG, 4) == 0;
+        }
+        int r = layout < 0
+                    ? pw_gen_poolmon_screen(w, (int)(seed % 2), &text, len, &cap)
+                    : pw_gen_layout_screen(w, layout, screen++, (int)(seed / PW_GEN_LAYOUTS % 2),
+                                           &text, len, &cap);
+        if (r != 0)
+            abort();
+    }
+    pw_sample_close(&view);
+    pw_sample_close(&s);
+    pw_gen_free(g);
+    if (text == NULL || (layout >= 0 && pw_gen_layout_finish(layout, &text, len, &cap) != 0))
+        abort();
+    return text;
+}
+
+/* Parses a capture as the API's POST /import does: its screens as samples (free with
+ * gen_parsed_free), or NULL when it does not parse (said on stdout; doc then empty). */
+static pw_sample_t *gen_parse(const char *text, size_t len, pw_poolmon_doc_t *doc, const char *what)
+{
+    pw_diag_t d;
+    pw_poolmon_opts_t o = {.start_ms = (uint64_t)START_MS, .interval_ms = 900000};
+    if (pw_poolmon_parse(text, len, &o, doc, &d) != 0) {
+        printf("bench_detect: %s does not parse: line %u: %s\n", what, d.line, d.msg);
+        return NULL;
+    }
+    pw_sample_t *ss = pw_calloc(doc->n_screens ? doc->n_screens : 1, sizeof(*ss));
+    for (size_t i = 0; ss != NULL && i < doc->n_screens; i++) {
+        pw_sample_init(&ss[i]);
+        if (pw_poolmon_screen_to_sample(&doc->screens[i], &ss[i]) != 0)
+            abort();
+    }
+    if (ss == NULL)
+        abort();
+    return ss;
+}
+
+static void gen_parsed_free(pw_sample_t *ss, pw_poolmon_doc_t *doc)
+{
+    for (size_t i = 0; i < doc->n_screens; i++)
+        pw_sample_close(&ss[i]);
+    pw_free(ss);
+    pw_poolmon_doc_close(doc);
+}
+
+/* `bench_detect layouts`: every labelled capture also written in one of the public layouts
+ * (poolmon_layouts.h, by seed) and judged again: the product must list the same suspects as
+ * for poolmon's XP screen, whatever the layout the capture came in. */
+static int gen_layouts_on;
+static double ratio(size_t a, size_t b);
+static score_t layout_score[PW_GEN_LAYOUTS];
+static size_t layout_cases[PW_GEN_LAYOUTS], layout_same[PW_GEN_LAYOUTS];
+
+static void run_gen_layout(pw_gen_shape_t shape, size_t points, uint64_t seed, const char *xp)
+{
+    int layout = (int)(seed % PW_GEN_LAYOUTS);
+    static char name[96];
+    snprintf(name, sizeof(name), "gen %s%s x%zu seed %llu %s", gen_noise_prefix(0),
+             pw_gen_shape_name(shape), points, (unsigned long long)seed,
+             pw_gen_layout_name(layout));
+    size_t len;
+    char *text = gen_text(shape, points, seed, layout, &len);
+    pw_poolmon_doc_t doc;
+    pw_sample_t *ss = gen_parse(text, len, &doc, name);
+    layout_cases[layout]++;
+    if (ss == NULL) {
+        free(text);
+        return;
+    }
+    int leak = pw_gen_shape_leak(shape);
+    case_t c;
+    case_init(&c, name, 0, leak ? PW_GEN_EVENT_TAG : "none");
+    extra = &layout_score[layout];
+    import(&c, ss, doc.n_screens, capture_width(ss, doc.n_screens), text, len);
+    if (leak)
+        label(&c, PW_GEN_EVENT_TAG, PW_GEN_EVENT_POOL);
+    finish(&c);
+    extra = NULL;
+    if (strcmp(c.listed, xp) == 0)
+        layout_same[layout]++;
+    else
+        printf("LAYOUT %s: %s lists \"%s\", its XP screens \"%s\"\n", pw_gen_layout_name(layout),
+               name, c.listed, xp);
+    case_free(&c);
+    gen_parsed_free(ss, &doc);
+    free(text);
+}
+
+/* `bench_detect console`: every labelled capture also as screens copied from a console of
+ * poolmon sorted by bytes (`/b`) that shows its first CONSOLE_ROWS rows: rows drop out of view
+ * and come back. The leak counts as one only when it was in view on 2 screens or more (one
+ * screen is no evidence); every other row listed is a false suspect. */
+#define CONSOLE_ROWS 25
+static score_t console_score;
+static size_t console_cases, console_leaks_hidden;
+
+static void run_gen_console(pw_gen_shape_t shape, size_t points, uint64_t seed)
+{
+    static char name[96];
+    snprintf(name, sizeof(name), "gen %s%s x%zu seed %llu console", gen_noise_prefix(0),
+             pw_gen_shape_name(shape), points, (unsigned long long)seed);
+    size_t len;
+    gen_console_rows = CONSOLE_ROWS;
+    char *text = gen_text(shape, points, seed, -1, &len);
+    gen_console_rows = 0;
+    pw_poolmon_doc_t doc;
+    pw_sample_t *ss = gen_parse(text, len, &doc, name);
+    if (ss == NULL)
+        exit(1);
+    int leak = pw_gen_shape_leak(shape) && gen_console_seen >= 2;
+    console_cases++;
+    console_leaks_hidden += pw_gen_shape_leak(shape) && !leak;
+    case_t c;
+    case_init(&c, name, 0, leak ? PW_GEN_EVENT_TAG : "none");
+    extra = &console_score;
+    import(&c, ss, doc.n_screens, capture_width(ss, doc.n_screens), text, len);
+    if (leak)
+        label(&c, PW_GEN_EVENT_TAG, PW_GEN_EVENT_POOL);
+    finish(&c);
+    extra = NULL;
+    case_free(&c);
+    gen_parsed_free(ss, &doc);
+    free(text);
+}
+
+static void print_gen_layouts(void)
+{
+    size_t cases = 0, same = 0;
+    score_t all;
+    memset(&all, 0, sizeof(all));
+    for (int l = 0; l < PW_GEN_LAYOUTS; l++) {
+        const score_t *t = &layout_score[l];
+        printf("BENCH detect.layouts.%s.same_lists %zu of %zu\n", pw_gen_layout_name(l),
+               layout_same[l], layout_cases[l]);
+        printf("BENCH detect.layouts.%s.precision %.3f ratio\n", pw_gen_layout_name(l),
+               ratio(t->tp, t->tp + t->fp));
+        printf("BENCH detect.layouts.%s.recall %.3f ratio\n", pw_gen_layout_name(l),
+               ratio(t->tp, t->tp + t->fn));
+        cases += layout_cases[l], same += layout_same[l];
+        all.tp += t->tp, all.fp += t->fp, all.fn += t->fn;
+    }
+    printf("BENCH detect.layouts.same_lists %zu of %zu\n", same, cases);
+    printf("BENCH detect.layouts.precision %.3f ratio\n", ratio(all.tp, all.tp + all.fp));
+    printf("BENCH detect.layouts.recall %.3f ratio\n", ratio(all.tp, all.tp + all.fn));
+}
+
 /* A capture of `points` 15-minute screens as poolmon text (LF or CRLF by seed), parsed and
  * imported as the API's POST /import does, judged by one pass at its last screen. */
 static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
 {
-    size_t points = gen_lengths[li];
-    pw_gen_t *g = pw_gen_new(seed, shape, points, GEN_ROWS, START_MS, 900000);
-    if (g != NULL)
-        pw_gen_set_noise(g, gen_noise);
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    pw_sample_t s;
-    pw_sample_init(&s);
-    uint32_t boot;
-    while (g != NULL && pw_gen_next(g, &s, &boot) == 0)
-        if (pw_gen_poolmon_screen(&s, (int)(seed % 2), &text, &len, &cap) != 0)
-            abort();
-    pw_sample_close(&s);
-    pw_gen_free(g);
-    if (text == NULL)
-        abort();
+    size_t points = gen_lengths[li], len;
+    char *text = gen_text(shape, points, seed, -1, &len);
     pw_poolmon_doc_t doc;
-    pw_diag_t d;
-    pw_poolmon_opts_t o = {.start_ms = (uint64_t)START_MS, .interval_ms = 900000};
-    if (pw_poolmon_parse(text, len, &o, &doc, &d) != 0) {
-        fprintf(stderr, "bench_detect: generated capture does not parse: line %u: %s\n", d.line,
-                d.msg);
+    pw_sample_t *ss = gen_parse(text, len, &doc, "a generated capture");
+    if (ss == NULL)
         exit(1);
-    }
-    pw_sample_t *ss = pw_calloc(doc.n_screens, sizeof(*ss));
-    for (size_t i = 0; ss != NULL && i < doc.n_screens; i++) {
-        pw_sample_init(&ss[i]);
-        if (pw_poolmon_screen_to_sample(&doc.screens[i], &ss[i]) != 0)
-            abort();
-    }
     static char name[96];
     snprintf(name, sizeof(name), "gen %s%s x%zu seed %llu", gen_noise_prefix(0),
              pw_gen_shape_name(shape), points, (unsigned long long)seed);
@@ -1315,16 +1468,17 @@ static void run_gen_capture(pw_gen_shape_t shape, size_t li, uint64_t seed)
                  pw_gen_shape_name(shape), points, (unsigned long long)seed);
         e2e_capture(host, leak, c.listed, text, len);
     }
+    if (gen_layouts_on == 1)
+        run_gen_layout(shape, points, seed, c.listed);
+    if (gen_layouts_on == 2)
+        run_gen_console(shape, points, seed);
     score_t *to[3] = {&gen_shape[shape], &gen_len[li], &gen_sl[shape][li]};
     for (int k = 0; k < 3; k++) {
         to[k]->tp += both.tp, to[k]->fp += both.fp, to[k]->fn += both.fn;
         to[k]->real += both.real, to[k]->real_ok += both.real_ok;
     }
     case_free(&c);
-    for (size_t i = 0; i < doc.n_screens; i++)
-        pw_sample_close(&ss[i]);
-    pw_free(ss);
-    pw_poolmon_doc_close(&doc);
+    gen_parsed_free(ss, &doc);
     free(text);
 }
 
@@ -2104,6 +2258,32 @@ int main(int argc, char **argv)
     if (only != NULL && (strcmp(only, "walk") == 0 || strcmp(only, "still") == 0)) {
         /* one regime of the labelled captures alone */
         run_gen_regime(strcmp(only, "walk") == 0 ? PW_GEN_NOISE_WALK : PW_GEN_NOISE_STILL);
+        return 0;
+    }
+    if (only != NULL && strcmp(only, "layouts") == 0) {
+        /* the labelled captures of a regime (argv[2]: walk (default), still, redraw) in the
+         * public layouts, against the same captures as XP screens */
+        const char *rg = argc > 2 ? argv[2] : "walk";
+        gen_layouts_on = 1;
+        run_gen_regime(strcmp(rg, "still") == 0    ? PW_GEN_NOISE_STILL
+                       : strcmp(rg, "redraw") == 0 ? PW_GEN_NOISE_REDRAW
+                                                   : PW_GEN_NOISE_WALK);
+        print_gen_layouts();
+        return 0;
+    }
+    if (only != NULL && strcmp(only, "console") == 0) {
+        /* the labelled captures of a regime (argv[2], as for layouts) as console screens */
+        const char *rg = argc > 2 ? argv[2] : "walk";
+        gen_layouts_on = 2;
+        run_gen_regime(strcmp(rg, "still") == 0    ? PW_GEN_NOISE_STILL
+                       : strcmp(rg, "redraw") == 0 ? PW_GEN_NOISE_REDRAW
+                                                   : PW_GEN_NOISE_WALK);
+        const score_t *t = &console_score;
+        printf("BENCH detect.console.precision %.3f ratio\n", ratio(t->tp, t->tp + t->fp));
+        printf("BENCH detect.console.recall %.3f ratio\n", ratio(t->tp, t->tp + t->fn));
+        printf("BENCH detect.console.false_suspects %zu rows\n", t->fp);
+        printf("BENCH detect.console.leaks_out_of_view %zu of %zu captures\n", console_leaks_hidden,
+               console_cases);
         return 0;
     }
     if (only != NULL && strcmp(only, "day") == 0) {
