@@ -2242,6 +2242,15 @@ static void e2e_finish(void)
 }
 #endif
 
+/* The regime named by argv[2] (walk when none or another name): still, redraw or walk. */
+static pw_gen_noise_t regime_arg(int argc, char **argv)
+{
+    const char *rg = argc > 2 ? argv[2] : "walk";
+    return strcmp(rg, "still") == 0    ? PW_GEN_NOISE_STILL
+           : strcmp(rg, "redraw") == 0 ? PW_GEN_NOISE_REDRAW
+                                       : PW_GEN_NOISE_WALK;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2263,21 +2272,15 @@ int main(int argc, char **argv)
     if (only != NULL && strcmp(only, "layouts") == 0) {
         /* the labelled captures of a regime (argv[2]: walk (default), still, redraw) in the
          * public layouts, against the same captures as XP screens */
-        const char *rg = argc > 2 ? argv[2] : "walk";
         gen_layouts_on = 1;
-        run_gen_regime(strcmp(rg, "still") == 0    ? PW_GEN_NOISE_STILL
-                       : strcmp(rg, "redraw") == 0 ? PW_GEN_NOISE_REDRAW
-                                                   : PW_GEN_NOISE_WALK);
+        run_gen_regime(regime_arg(argc, argv));
         print_gen_layouts();
         return 0;
     }
     if (only != NULL && strcmp(only, "console") == 0) {
         /* the labelled captures of a regime (argv[2], as for layouts) as console screens */
-        const char *rg = argc > 2 ? argv[2] : "walk";
         gen_layouts_on = 2;
-        run_gen_regime(strcmp(rg, "still") == 0    ? PW_GEN_NOISE_STILL
-                       : strcmp(rg, "redraw") == 0 ? PW_GEN_NOISE_REDRAW
-                                                   : PW_GEN_NOISE_WALK);
+        run_gen_regime(regime_arg(argc, argv));
         const score_t *t = &console_score;
         printf("BENCH detect.console.precision %.3f ratio\n", ratio(t->tp, t->tp + t->fp));
         printf("BENCH detect.console.recall %.3f ratio\n", ratio(t->tp, t->tp + t->fn));
