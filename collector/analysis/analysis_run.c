@@ -18,7 +18,8 @@
  *  - pool totals for pressure [2 x (120 + 144) points, 8 KB]: the last 2 h at >= 1 min spacing
  *    and the last 24 h at >= 10 min.
  * The store is read only to rebuild this state after a restart (tables at up to REBUILD_TABLES
- * times over the last 7 days, every screen of an imported host, totals of the last 24 h).
+ * times over the last 7 days, every screen of a host of screens up to DENSE_REBUILD_TABLES, totals
+ * of the last 24 h).
  *
  * Passes: a timer every PASS_MS on the loop picks the hosts with new data (and candidates whose
  * ring changed enough: a verdict that stays the same is re-checked after 1, 2, 4 ... 32 new
@@ -90,6 +91,10 @@
 #define LONG_TREND_MS  (24LL * 3600000)
 #define REBUILD_TABLES 32
 #define REBUILD_MS     (7ULL * 24 * 3600000)
+/* A host of screens is rebuilt from every screen, as its import fed them, up to this many
+ * spread over its history (90 days of 15-minute screens are 8,640: every other one); its
+ * newest screen always. */
+#define DENSE_REBUILD_TABLES 4096
 #define EXTEND_MS                                                                                  \
     (30ULL * 24 * 3600000)      /* a restored suspect's history: the 1-min rollups'                \
                                    default retention */
@@ -2011,7 +2016,8 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
     size_t boot_len = imported ? 1 : h->boot_id_len;
     /* REBUILD_TABLES spread tables, then the newest (the spread's step rounds up: it would
      * stop short of where the live state stood) */
-    for (int k = 0; k < (s->dense ? 256 : REBUILD_TABLES + 1) && from <= to; k++) {
+    int tables = s->dense ? DENSE_REBUILD_TABLES : REBUILD_TABLES;
+    for (int k = 0; k < tables + 1 && from <= to; k++) {
         pw_diag_t d;
         int r = pw_store_table_at(rn->store, h->name, from, &rn->table, &d);
         if (r != 0) {
@@ -2020,13 +2026,13 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
                             d.msg);
             break;
         }
-        if (k == 0 && !s->dense) /* spread the tables over what the store holds */
-            step = (to - rn->table.timestamp_ms) / REBUILD_TABLES + 1;
+        if (k == 0) /* spread the tables over what the store holds */
+            step = (to - rn->table.timestamp_ms) / (uint64_t)tables + 1;
         feed(s, &rn->table, rn->table.n, entry_row, (int64_t)rn->table.timestamp_ms, boot, boot_len,
              NULL, NULL, 0);
         uint64_t next = rn->table.timestamp_ms + step;
         from = next > from ? next : from + 1;
-        if (!s->dense && (k == REBUILD_TABLES - 1 || from > to) && rn->table.timestamp_ms < to)
+        if ((k == tables - 1 || from > to) && rn->table.timestamp_ms < to)
             from = to;
     }
     if (!s->dense) /* raw chunks cover the last days only (48 h by default) */
