@@ -44,6 +44,8 @@
 enum {
     S_BEGIN,
     S_COMMIT,
+    S_SYNC_NORMAL,
+    S_SYNC_FULL,
     S_ROLLBACK,
     S_HOST_GET,
     S_HOST_INS,

@@ -203,6 +203,9 @@ static const migration_t migrations[] = {
 static const char *const sql_text[S__COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
+    /* a compaction's own transaction commits unsynced (store_chunks.c), the others synced */
+    [S_SYNC_NORMAL] = "PRAGMA synchronous=NORMAL",
+    [S_SYNC_FULL] = "PRAGMA synchronous=FULL",
     [S_ROLLBACK] = "ROLLBACK",
     [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id, os, source_kind, interval_ms,"
                    " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
