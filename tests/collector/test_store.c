@@ -208,6 +208,21 @@ static void put_all(pw_store_t *st, const char *host, const uint8_t *boot, unsig
     pw_sample_close(&s);
 }
 
+/* Chunks of at most 4 samples: 10 samples make 3 chunks. */
+static const pw_store_opts_t CHUNKS4 = {.chunk_max_samples = 4};
+
+/* Opens a store at `path` (a file, or ":memory:") with CHUNKS4 and puts samples 0 ..
+ * NSAMPLES - 1 of host "win-01" (put_all): two sealed chunks (samples 0..3, 4..7), one open
+ * (8, 9). */
+static pw_store_t *sealed_store(const char *path)
+{
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(path, &CHUNKS4, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    return st;
+}
+
 /* Chunk windows of different hosts are offset by whole 15-minute steps (host id 1: 15 min,
  * id 2: 30 min, with 1-hour windows), so a fleet's chunks do not all close at the same minute.
  * One hour of 1-minute samples aligned on the hour therefore spans two chunks per host (split
@@ -353,11 +368,8 @@ static void test_interleaved_instances(void **state)
 static void test_roundtrip(void **state)
 {
     (void)state;
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(":memory:");
     pw_diag_t d;
-    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 3);
@@ -568,11 +580,8 @@ static void test_layout1_chunks(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_close(st); /* two sealed chunks, one open */
 
     sqlite3 *db;
@@ -631,7 +640,7 @@ static void test_layout1_chunks(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
 
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     check_series_raw(st, "win-01");
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
@@ -670,13 +679,10 @@ static void test_compact_commit_not_synced(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_close(st); /* two sealed chunks, one open */
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     sqlite3 *db = st->sql->db;
     sync_trace[0] = '\0';
     assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_sync, NULL), SQLITE_OK);
@@ -697,11 +703,8 @@ static void test_compact_damaged(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_close(st); /* two sealed chunks, one open */
     sqlite3 *db;
     assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
@@ -713,7 +716,7 @@ static void test_compact_damaged(void **state)
     assert_int_equal(sqlite3_changes(db), 1);
     sqlite3_close(db);
 
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     assert_int_equal(pw_store_compact(st, 1000, &d), 2);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
@@ -1802,11 +1805,8 @@ static void test_series_pages(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     assert_int_equal(pw_store_flush(st, &d), 0);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
@@ -1814,7 +1814,7 @@ static void test_series_pages(void **state)
     assert_int_equal(ss.series_pages, 3); /* 5 tags: one group of 32 tags per chunk */
     pw_store_close(st);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     check_series_raw(st, "win-01");
     /* 1-min steps: samples 0..5 in the first minute, 6..9 in the second */
     pw_store_series_t sr = {0};
