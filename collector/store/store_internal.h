@@ -266,6 +266,9 @@ int pw__store_sql_gaps(pw_store_sql_t *q, const char *host, uint64_t from, uint6
  * transaction, and counts it (pages_lost). */
 int pw__store_gap_lost(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
                        uint32_t k0, uint32_t k1, const char *detail, pw_diag_t *d);
+/* The same for what `d` says of a damage just met: detail "<what>: <d's message>[ at byte N]". */
+int pw__store_gap_damaged(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
+                          uint32_t k0, uint32_t k1, const char *what, pw_diag_t *d);
 int pw__store_sql_host_limits(pw_store_sql_t *q, const char *host, const pw_pool_limit_t *nonpaged,
                               const pw_pool_limit_t *paged, pw_diag_t *d);
 int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, pw_diag_t *d);

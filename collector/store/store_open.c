@@ -267,7 +267,7 @@ static const char *const sql_text[S__COUNT] = {
         " ORDER BY t0_ms, id",
     /* a paged chunk's rollups come from its pages when they expire (S_SERIES_EXPIRING) */
     [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data, fmt,"
-                       " m1=0 AND t1_ms >= ?2, m15=0 AND t1_ms >= ?3 FROM chunks"
+                       " m1=0 AND t1_ms >= ?2, m15=0 AND t1_ms >= ?3, id, nsamples FROM chunks"
                        " WHERE data IS NOT NULL AND t1_ms < ?1 AND pages<>1 AND"
                        " ((m1=0 AND t1_ms >= ?2) OR (m15=0 AND t1_ms >= ?3))"
                        " ORDER BY id",

@@ -659,6 +659,18 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
 
 /* ---- gaps -------------------------------------------------------------------------------- */
 
+int pw__store_gap_damaged(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
+                          uint32_t k0, uint32_t k1, const char *what, pw_diag_t *d)
+{
+    char why[PW_DIAG_MSG_MAX + 128];
+    if (d != NULL && d->offset > 0)
+        snprintf(why, sizeof(why), "%s: %s at byte %llu", what, d->msg,
+                 (unsigned long long)d->offset);
+    else
+        snprintf(why, sizeof(why), "%s: %s", what, d ? d->msg : "does not decode");
+    return pw__store_gap_lost(q, hid, t0, t1, missed, k0, k1, why, d);
+}
+
 int pw__store_gap_lost(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
                        uint32_t k0, uint32_t k1, const char *detail, pw_diag_t *d)
 {

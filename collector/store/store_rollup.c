@@ -333,14 +333,12 @@ static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uin
         if (r == PW_ECORRUPT) {
             /* a page that does not decode leaves no rollup: its rows over its times are
              * recorded as lost (it is deleted next, as the others) */
-            char why[PW_DIAG_MSG_MAX + 64];
-            snprintf(why, sizeof(why), "%s page at expiry: %s", day ? "day" : "chunk",
-                     d ? d->msg : "does not decode");
             int shift = kind == PW__STORE_PAGE_DAY4 ? 4 : 7; /* 4 or 32 tags a page */
             int known = t1 >= t0 && grp >= 0 && grp <= (int64_t)(UINT32_MAX >> shift);
             uint32_t k0 = known ? (uint32_t)grp << shift : 0;
             uint32_t k1 = known ? k0 | ((1u << shift) - 1) : UINT32_MAX;
-            r = pw__store_gap_lost(q, hid, known ? t0 : 0, t1, 0, k0, k1, why, d);
+            r = pw__store_gap_damaged(q, hid, known ? t0 : 0, t1, 0, k0, k1,
+                                      day ? "day page at expiry" : "chunk page at expiry", d);
             pr.nrows = 0;
         }
         if (r == 0 && pr.nrows > 0 && (gk = pw_malloc(pr.nrows * sizeof(*gk))) == NULL)
@@ -398,6 +396,15 @@ static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut,
                                        (sqlite3_column_int(s, 7) ? ROLL_M1 : 0) |
                                            (sqlite3_column_int(s, 8) ? ROLL_M15 : 0),
                                        d);
+        if (r == PW_ECORRUPT) {
+            /* a chunk that does not decode (one compaction kept as records, pages 2) leaves no
+             * rollup: its samples, every row, are recorded as lost (it is deleted next) */
+            char what[64];
+            snprintf(what, sizeof(what), "chunk %lld at expiry",
+                     (long long)sqlite3_column_int64(s, 9));
+            r = pw__store_gap_damaged(q, hid, t0, t1, (uint64_t)sqlite3_column_int64(s, 10), 0,
+                                      UINT32_MAX, what, d);
+        }
     }
     if (r == 0 && rc != SQLITE_DONE)
         r = pw__store_sqlfail(q, rc, d, "read expiring chunks");

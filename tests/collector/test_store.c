@@ -736,6 +736,27 @@ static void test_compact_damaged(void **state)
     assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
     check_table(&got, NSAMPLES - 1);
     pw_sample_close(&got);
+    /* The damaged chunk (samples 0..3) expires: retention records it as lost, every row, and
+     * goes on (it failed the whole pass, at every pass); the good one leaves its rollups. */
+    assert_true(pw_store_retention(st, T0 + 70000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d) > 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 1); /* the open one */
+    assert_int_equal(ss.pages_lost, 1);
+    pw_store_gap_t *g;
+    size_t n;
+    assert_int_equal(pw_store_gaps(st, "win-01", T0, T0 + 100000, &g, &n, &d), 0);
+    assert_int_equal(n, 2); /* the agent's gap before sample 3 (put_all), the chunk */
+    assert_int_equal(g[0].cause, PW_STORE_GAP_AGENT);
+    assert_int_equal(g[1].cause, PW_STORE_GAP_DAMAGED);
+    assert_int_equal(g[1].t0_ms, T0);
+    assert_int_equal(g[1].t1_ms, T0 + 30000);
+    assert_int_equal(g[1].missed, 4);
+    assert_int_equal(g[1].all_rows, 1);
+    static const char why[] = "chunk 1 at expiry: chunk record does not decode: malformed frame"
+                              " or protobuf message at byte "; /* then the offset of the record */
+    if (strncmp(g[1].detail, why, sizeof(why) - 1) != 0)
+        fail_msg("detail \"%s\"", g[1].detail);
+    pw_store_gaps_free(g);
     pw_store_close(st);
     tmp_remove(&t);
 }
