@@ -238,6 +238,25 @@ static int check_name(const char *name, const char *field, pw_diag_t *d)
     return 0;
 }
 
+int pw_store_gaps(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                  pw_store_gap_t **out, size_t *n, pw_diag_t *d)
+{
+    if (st == NULL || out == NULL || n == NULL)
+        return pw_diag_set(d, PW_EINVAL, 0, 0, "", "NULL argument");
+    *out = NULL;
+    *n = 0;
+    int r = check_name(host, "host", d);
+    if (r == 0 && from_ms > to_ms)
+        r = pw_diag_set(d, PW_EINVAL, 0, 0, "from", "from %llu ms after to %llu ms",
+                        (unsigned long long)from_ms, (unsigned long long)to_ms);
+    return r ? r : pw__store_sql_gaps(st->sql, host, from_ms, to_ms, out, n, d);
+}
+
+void pw_store_gaps_free(pw_store_gap_t *gaps)
+{
+    pw_free(gaps);
+}
+
 int pw_store_host_limits(pw_store_t *st, const char *host, const pw_pool_limit_t *nonpaged,
                          const pw_pool_limit_t *paged, pw_diag_t *d)
 {

@@ -175,6 +175,8 @@ typedef struct pw_store_stats_s {
     uint64_t merges, merge_us_total; /* day merges (a host's chunk pages of one group of 32 tags
                                         and one UTC day into day pages), wall us */
     uint64_t compact_fallbacks; /* compacted chunks kept as records (rows that do not decode) */
+    uint64_t pages_lost;        /* series pages that did not decode, recorded as gaps and dropped
+                                   (day merges, retention; pw_store_gaps) */
     uint64_t wal_max_bytes;     /* largest WAL seen after a group commit, bytes */
     uint64_t wal_checkpoints;   /* checkpoints run after a commit because the WAL was large */
     uint64_t evicted;           /* chunks and rollup pages dropped because of max_size_bytes */
@@ -283,6 +285,44 @@ int pw_store_hosts(pw_store_t *st, pw_store_host_info_t **out, size_t *n, pw_dia
 
 /* Frees a list of `n` hosts from pw_store_hosts. Accepts NULL. */
 void pw_store_hosts_free(pw_store_host_info_t *hosts, size_t n);
+
+/* Why samples of a host are missing from its history (pw_store_gap_t.cause). */
+enum {
+    PW_STORE_GAP_AGENT = 0,   /* its agent reported them lost (the gap_before of a put) */
+    PW_STORE_GAP_DAMAGED = 1, /* a series page that did not decode (its zstd frame, its head, a
+                                 truncated blob), met by the day merge or by retention and
+                                 dropped: its rows over its times */
+};
+
+#define PW_STORE_GAP_TAGS 32 /* a series page holds a group of 32 tags */
+
+/* A gap of a host's history (schema 12; the agents' gaps of older stores read as such). */
+typedef struct pw_store_gap_s {
+    uint64_t t0_ms;  /* first sample time lost, ms since the epoch; 0 when not known (an agent's
+                        gap: its samples came before t1_ms) */
+    uint64_t t1_ms;  /* last sample time lost (an agent's gap: the sample that reported it) */
+    uint64_t seq;    /* an agent's gap: the seq of the sample that reported it; else 0 */
+    uint64_t missed; /* samples lost; 0 when not known (a damaged day page) */
+    int cause;       /* PW_STORE_GAP_* */
+    int all_rows;    /* 1: every row of the host; 0: the rows of tags[0..ntags), every pool */
+    size_t ntags;
+    struct {
+        uint8_t tag[PW_TAG_MAX];
+        uint8_t len;
+    } tags[PW_STORE_GAP_TAGS];
+    char detail[128]; /* what failed, for a damaged page ("zstd: ..."); "" for an agent's gap */
+} pw_store_gap_t;
+
+/* Lists the gaps of `host` that overlap [from_ms, to_ms] (ms since the epoch, inclusive), oldest
+ * (by t1_ms) first, into *out (an array of *n entries owned by the caller, free with
+ * pw_store_gaps_free; NULL and 0 when there is none or on failure). Gaps are kept for the
+ * 15-min retention. Returns 0; PW_EINVAL (NULL argument, host not 1..255 bytes, from_ms >
+ * to_ms); PW_ESTORE; PW_ENOMEM. An unknown host has no gaps. */
+int pw_store_gaps(pw_store_t *st, const char *host, uint64_t from_ms, uint64_t to_ms,
+                  pw_store_gap_t **out, size_t *n, pw_diag_t *d);
+
+/* Frees a list from pw_store_gaps. Accepts NULL. */
+void pw_store_gaps_free(pw_store_gap_t *gaps);
 
 /* ---- what an operator does to a host (the API's host lifecycle and import options) -------
  * Each runs in its own transaction and commits it: call pw_store_commit first, or samples put

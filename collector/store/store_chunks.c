@@ -264,7 +264,7 @@ int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *
      * https://sqlite.org/pragma.html#pragma_synchronous), the next group commit's sync covers
      * it, and lost in a power cut it is done again from the chunks. A sixth of the syncs of an
      * ingesting collector were these (bench_store: 776 of 4,377 an hour at 20 hosts). */
-    int rc = own ? pw__store_exec(q, "PRAGMA synchronous=NORMAL", d, "synchronous") : 0;
+    int rc = own ? pw__store_run(q, pw__store_stmt(q, S_SYNC_NORMAL), d, "synchronous") : 0;
     rc = rc ? rc : pw__store_begin(q, d);
     int64_t n = rc ? rc : compact_some(q, budget_us, d);
     /* The ceiling is checked here too (after each group commit), not only every 10 minutes. */
@@ -280,7 +280,8 @@ int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *
         n = rc;
     }
     /* back to a synced commit for the group commits, whatever happened */
-    if (own && (rc = pw__store_exec(q, "PRAGMA synchronous=FULL", d, "synchronous")) != 0 && n >= 0)
+    if (own && (rc = pw__store_run(q, pw__store_stmt(q, S_SYNC_FULL), d, "synchronous")) != 0 &&
+        n >= 0)
         n = rc;
     return n;
 }

@@ -44,6 +44,8 @@
 enum {
     S_BEGIN,
     S_COMMIT,
+    S_SYNC_NORMAL,
+    S_SYNC_FULL,
     S_ROLLBACK,
     S_HOST_GET,
     S_HOST_INS,
@@ -75,6 +77,9 @@ enum {
     S_RET_EXPIRING,
     S_CHUNK_LAST,
     S_GAP_INS,
+    S_GAP_LOST,
+    S_GAPS_RANGE,
+    S_CHUNK_NSAMPLES,
     S_RET_EVENTS,
     S_RET_CHUNKS,
     S_RET_ROLLUPS,
@@ -215,7 +220,7 @@ struct pw_store_sql_s {
     } * merge;
     size_t nmerge, merge_cap;
     int64_t merge_scan;
-    uint64_t merge_failures;         /* merges undone: a page did not decode */
+    uint64_t pages_lost;             /* series pages that did not decode: gaps, dropped */
     uint64_t merges, merge_us_total; /* day merges run (host, 32-tag group, day), wall us */
 };
 
@@ -254,6 +259,16 @@ int pw__store_sql_totals(pw_store_sql_t *q, const char *host, uint64_t from_ms, 
 int pw__store_sql_table_at(pw_store_sql_t *q, const char *host, uint64_t from_ms, pw_sample_t *out,
                            pw_diag_t *d);
 int pw__store_sql_hosts(pw_store_sql_t *q, pw_store_host_info_t **out, size_t *n, pw_diag_t *d);
+int pw__store_sql_gaps(pw_store_sql_t *q, const char *host, uint64_t from, uint64_t to,
+                       pw_store_gap_t **out, size_t *n, pw_diag_t *d);
+/* Records series page rows keys [k0, k1] of host `hid` over [t0, t1] as lost (`missed` samples,
+ * 0 when not known) with `detail` (a damaged page: PW_STORE_GAP_DAMAGED) in the open
+ * transaction, and counts it (pages_lost). */
+int pw__store_gap_lost(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
+                       uint32_t k0, uint32_t k1, const char *detail, pw_diag_t *d);
+/* The same for what `d` says of a damage just met: detail "<what>: <d's message>[ at byte N]". */
+int pw__store_gap_damaged(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
+                          uint32_t k0, uint32_t k1, const char *what, pw_diag_t *d);
 int pw__store_sql_host_limits(pw_store_sql_t *q, const char *host, const pw_pool_limit_t *nonpaged,
                               const pw_pool_limit_t *paged, pw_diag_t *d);
 int pw__store_sql_host_os(pw_store_sql_t *q, const char *host, const char *os, pw_diag_t *d);

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "store_internal.h"
 
-#define SCHEMA_LAST 11
+#define SCHEMA_LAST 12
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
@@ -177,6 +177,17 @@ static const migration_t migrations[] = {
      "CREATE TRIGGER chunks_expired AFTER DELETE ON chunks WHEN old.nsamples > 0 BEGIN"
      " UPDATE hosts SET samples_expired = samples_expired + old.nsamples"
      " WHERE id = old.host_id; END;"},
+    /* Why samples are missing (pw_store_gaps): besides what an agent reported lost (cause 0,
+     * the rows before this step), a series page that did not decode is recorded as lost when the
+     * day merge or retention meets it, and dropped: its first and last sample times (t0_ms,
+     * ts_ms), its chunk's samples (missed, 0 when not known), the rows it held as global keys
+     * k0..k1 (its group of 32 tags; 0..2^32-1: every row) and what failed (detail). */
+    {12, "gap causes",
+     "ALTER TABLE gaps ADD COLUMN cause INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE gaps ADD COLUMN t0_ms INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE gaps ADD COLUMN k0 INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE gaps ADD COLUMN k1 INTEGER NOT NULL DEFAULT 4294967295;"
+     "ALTER TABLE gaps ADD COLUMN detail TEXT NOT NULL DEFAULT '';"},
 };
 
 /* The last seq stored for instance `i`: its row's, or the newest sample of its host's newest
@@ -192,6 +203,9 @@ static const migration_t migrations[] = {
 static const char *const sql_text[S__COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
+    /* a compaction's own transaction commits unsynced (store_chunks.c), the others synced */
+    [S_SYNC_NORMAL] = "PRAGMA synchronous=NORMAL",
+    [S_SYNC_FULL] = "PRAGMA synchronous=FULL",
     [S_ROLLBACK] = "ROLLBACK",
     [S_HOST_GET] = "SELECT id, counter_width, agent_id, boot_id, os, source_kind, interval_ms,"
                    " np_limit, np_limit_source, np_limit_detail, p_limit, p_limit_source,"
@@ -253,7 +267,7 @@ static const char *const sql_text[S__COUNT] = {
         " ORDER BY t0_ms, id",
     /* a paged chunk's rollups come from its pages when they expire (S_SERIES_EXPIRING) */
     [S_RET_EXPIRING] = "SELECT host_id, counter_width, t0_ms, t1_ms, raw_size, data, fmt,"
-                       " m1=0 AND t1_ms >= ?2, m15=0 AND t1_ms >= ?3 FROM chunks"
+                       " m1=0 AND t1_ms >= ?2, m15=0 AND t1_ms >= ?3, id, nsamples FROM chunks"
                        " WHERE data IS NOT NULL AND t1_ms < ?1 AND pages<>1 AND"
                        " ((m1=0 AND t1_ms >= ?2) OR (m15=0 AND t1_ms >= ?3))"
                        " ORDER BY id",
@@ -261,6 +275,15 @@ static const char *const sql_text[S__COUNT] = {
     [S_CHUNK_LAST] = "SELECT id, counter_width, raw_size, data, fmt FROM chunks WHERE host_id=?1"
                      " ORDER BY id DESC LIMIT 1",
     [S_GAP_INS] = "INSERT INTO gaps(host_id, ts_ms, seq, missed) VALUES(?1, ?2, ?3, ?4)",
+    [S_GAP_LOST] = "INSERT INTO gaps(host_id, ts_ms, seq, missed, cause, t0_ms, k0, k1, detail)"
+                   " VALUES(?1, ?2, 0, ?3, ?4, ?5, ?6, ?7, ?8)",
+    /* a gap overlaps [?2, ?3]: its last time (ts_ms) from ?2 on, its first (t0_ms, or ts_ms
+     * when not known) up to ?3 */
+    [S_CHUNK_NSAMPLES] = "SELECT nsamples FROM chunks WHERE id=?1",
+    [S_GAPS_RANGE] = "SELECT ts_ms, t0_ms, seq, missed, cause, k0, k1, detail FROM gaps"
+                     " WHERE host_id=(SELECT id FROM hosts WHERE name=?1) AND ts_ms >= ?2"
+                     " AND (CASE WHEN t0_ms > 0 THEN t0_ms ELSE ts_ms END) <= ?3"
+                     " ORDER BY ts_ms, rowid",
     [S_RET_CHUNKS] = "DELETE FROM chunks WHERE data IS NOT NULL AND t1_ms < ?1",
     [S_RET_ROLLUPS] = "DELETE FROM rollups WHERE level=?1 AND t1_ms < ?2",
     [S_RET_GAPS] = "DELETE FROM gaps WHERE ts_ms < ?1",
@@ -319,7 +342,8 @@ static const char *const sql_text[S__COUNT] = {
                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_DAYS_RANGE] = "SELECT raw_size, data FROM series_days WHERE host_id=?1 AND grp=?2"
                      " AND t0_ms BETWEEN ?3 AND ?4 AND t1_ms >= ?5 ORDER BY t0_ms, id",
-    [S_DAYS_OF] = "SELECT id, raw_size, data FROM series_days WHERE host_id=?1 AND grp=?2"
+    [S_DAYS_OF] = "SELECT id, raw_size, data, t0_ms, t1_ms, -1 FROM series_days"
+                  " WHERE host_id=?1 AND grp=?2"
                   " AND t0_ms BETWEEN ?3 AND ?4 ORDER BY t0_ms, id",
     [S_MERGE_SAVE] = "SAVEPOINT merge",
     [S_MERGE_RELEASE] = "RELEASE merge",
@@ -333,7 +357,8 @@ static const char *const sql_text[S__COUNT] = {
     [S_MERGE_FIND] = "SELECT grp, t0_ms / ?3 FROM series WHERE host_id=?1 AND m15=0 AND grp >= ?2"
                      " AND t0_ms < (SELECT max(t0_ms) FROM chunks WHERE host_id=?1) / ?3 * ?3"
                      " ORDER BY grp, t0_ms LIMIT 1",
-    [S_MERGE_PAGES] = "SELECT id, raw_size, data FROM series WHERE host_id=?1 AND grp=?2"
+    [S_MERGE_PAGES] = "SELECT id, raw_size, data, t0_ms, t1_ms, chunk_id FROM series"
+                      " WHERE host_id=?1 AND grp=?2"
                       " AND t0_ms BETWEEN ?3 AND ?4 AND m15=0 ORDER BY t0_ms, id",
     [S_SERIES_DEL] = "DELETE FROM series WHERE id=?1",
     [S_HOST_NEXT] = "SELECT host_id FROM series WHERE m15=0 AND host_id > ?1"

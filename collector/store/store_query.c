@@ -626,6 +626,7 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
     o->merges = q->merges;
     o->merge_us_total = q->merge_us_total;
     o->compact_fallbacks = q->compact_fallbacks;
+    o->pages_lost = q->pages_lost;
     o->chunks = (uint64_t)sqlite3_column_int64(s, 0);
     o->closed_chunks = (uint64_t)sqlite3_column_int64(s, 1);
     o->samples = (uint64_t)sqlite3_column_int64(s, 2) + (uint64_t)sqlite3_column_int64(s, 3);
@@ -654,4 +655,99 @@ int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *o, pw_diag_t *d)
     }
     o->bytes_on_disk = o->db_bytes + o->wal_bytes;
     return rc;
+}
+
+/* ---- gaps -------------------------------------------------------------------------------- */
+
+int pw__store_gap_damaged(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
+                          uint32_t k0, uint32_t k1, const char *what, pw_diag_t *d)
+{
+    char why[PW_DIAG_MSG_MAX + 128];
+    if (d != NULL && d->offset > 0)
+        snprintf(why, sizeof(why), "%s: %s at byte %llu", what, d->msg,
+                 (unsigned long long)d->offset);
+    else
+        snprintf(why, sizeof(why), "%s: %s", what, d ? d->msg : "does not decode");
+    return pw__store_gap_lost(q, hid, t0, t1, missed, k0, k1, why, d);
+}
+
+int pw__store_gap_lost(pw_store_sql_t *q, int64_t hid, uint64_t t0, uint64_t t1, uint64_t missed,
+                       uint32_t k0, uint32_t k1, const char *detail, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_GAP_LOST);
+    sqlite3_bind_int64(s, 1, hid);
+    sqlite3_bind_int64(s, 2, (int64_t)t1);
+    sqlite3_bind_int64(s, 3, (int64_t)missed);
+    sqlite3_bind_int(s, 4, PW_STORE_GAP_DAMAGED);
+    sqlite3_bind_int64(s, 5, (int64_t)t0);
+    sqlite3_bind_int64(s, 6, k0);
+    sqlite3_bind_int64(s, 7, k1);
+    sqlite3_bind_text(s, 8, detail, -1, SQLITE_TRANSIENT);
+    int rc = pw__store_run(q, s, d, "record lost series page");
+    if (rc == 0)
+        q->pages_lost++;
+    return rc;
+}
+
+/* Fills gap `g`'s tags from its rows' keys [k0, k1] (tag id * 4 + pool): the tags of the ids
+ * k0 / 4 .. k1 / 4 the store knows, or every row when they are more than a gap holds. */
+static void gap_tags(const pw_store_sql_t *q, pw_store_gap_t *g, uint64_t k0, uint64_t k1)
+{
+    uint64_t id0 = k0 >> 2, id1 = k1 >> 2;
+    if (k1 < k0 || id1 - id0 >= PW_STORE_GAP_TAGS) {
+        g->all_rows = 1;
+        return;
+    }
+    for (uint64_t id = id0; id <= id1 && id < q->tags.n; id++) {
+        size_t len;
+        const uint8_t *t = pw_tagdict_get(&q->tags, (uint32_t)id, &len);
+        if (t == NULL || len == 0 || len > PW_TAG_MAX)
+            continue;
+        memcpy(g->tags[g->ntags].tag, t, len);
+        g->tags[g->ntags++].len = (uint8_t)len;
+    }
+}
+
+int pw__store_sql_gaps(pw_store_sql_t *q, const char *host, uint64_t from, uint64_t to,
+                       pw_store_gap_t **out, size_t *n, pw_diag_t *d)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_GAPS_RANGE);
+    sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, from > INT64_MAX ? INT64_MAX : (int64_t)from);
+    sqlite3_bind_int64(s, 3, to > INT64_MAX ? INT64_MAX : (int64_t)to);
+    pw_store_gap_t *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc, r = 0;
+    while (r == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            size_t nc = cap ? cap * 2 : 4;
+            pw_store_gap_t *nv = pw_realloc(v, nc * sizeof(*nv));
+            if (nv == NULL) {
+                r = pw_diag_set(d, PW_ENOMEM, 0, 0, "gaps", "out of memory");
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        pw_store_gap_t *g = &v[cnt++];
+        memset(g, 0, sizeof(*g));
+        g->t1_ms = (uint64_t)sqlite3_column_int64(s, 0);
+        g->t0_ms = (uint64_t)sqlite3_column_int64(s, 1);
+        g->seq = (uint64_t)sqlite3_column_int64(s, 2);
+        g->missed = (uint64_t)sqlite3_column_int64(s, 3);
+        g->cause = sqlite3_column_int(s, 4);
+        gap_tags(q, g, (uint64_t)sqlite3_column_int64(s, 5), (uint64_t)sqlite3_column_int64(s, 6));
+        const unsigned char *why = sqlite3_column_text(s, 7);
+        snprintf(g->detail, sizeof(g->detail), "%s", why ? (const char *)why : "");
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = pw__store_sqlfail(q, rc, d, "read gaps");
+    sqlite3_reset(s);
+    if (r != 0) {
+        pw_free(v);
+        return r;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
 }

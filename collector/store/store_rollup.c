@@ -1,5 +1,6 @@
 /* store_rollup.c: 1-min and 15-min rollups of a chunk's samples (pages of rows, each
  * compressed with its key range: docs/internals/store.md) and retention per level. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,7 +320,9 @@ static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uin
         int kind = day && grp < 0 ? PW__STORE_PAGE_DAY : day ? PW__STORE_PAGE_DAY4 : 0;
         grp = kind == PW__STORE_PAGE_DAY ? -1 - grp : grp;
         if (t1 < t0 || grp < 0 || grp > UINT32_MAX)
-            r = pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page range invalid");
+            r = pw_diag_set(d, PW_ECORRUPT, 0, 0, "series",
+                            "series page range invalid (%llu..%llu, group %lld)",
+                            (unsigned long long)t0, (unsigned long long)t1, (long long)grp);
         r = r ? r
               : pw__store_zdecompress(q, sqlite3_column_blob(s, 5),
                                       (size_t)sqlite3_column_bytes(s, 5),
@@ -327,6 +330,17 @@ static int rollup_series(pw_store_sql_t *q, int stmt, int day, uint64_t cut, uin
         r = r ? r
               : pw__store_series_page_rows(page.data, page.len, (uint32_t)grp, kind, prow_cb,
                                            prun_cb, &pr, d);
+        if (r == PW_ECORRUPT) {
+            /* a page that does not decode leaves no rollup: its rows over its times are
+             * recorded as lost (it is deleted next, as the others) */
+            int shift = kind == PW__STORE_PAGE_DAY4 ? 4 : 7; /* 4 or 32 tags a page */
+            int known = t1 >= t0 && grp >= 0 && grp <= (int64_t)(UINT32_MAX >> shift);
+            uint32_t k0 = known ? (uint32_t)grp << shift : 0;
+            uint32_t k1 = known ? k0 | ((1u << shift) - 1) : UINT32_MAX;
+            r = pw__store_gap_damaged(q, hid, known ? t0 : 0, t1, 0, k0, k1,
+                                      day ? "day page at expiry" : "chunk page at expiry", d);
+            pr.nrows = 0;
+        }
         if (r == 0 && pr.nrows > 0 && (gk = pw_malloc(pr.nrows * sizeof(*gk))) == NULL)
             r = pw_diag_set(d, PW_ENOMEM, 0, 0, "rollups", "out of memory");
         for (size_t i = 0; r == 0 && i < pr.nrows; i++)
@@ -382,6 +396,15 @@ static int rollup_expiring(pw_store_sql_t *q, uint64_t raw_cut, uint64_t m1_cut,
                                        (sqlite3_column_int(s, 7) ? ROLL_M1 : 0) |
                                            (sqlite3_column_int(s, 8) ? ROLL_M15 : 0),
                                        d);
+        if (r == PW_ECORRUPT) {
+            /* a chunk that does not decode (one compaction kept as records, pages 2) leaves no
+             * rollup: its samples, every row, are recorded as lost (it is deleted next) */
+            char what[64];
+            snprintf(what, sizeof(what), "chunk %lld at expiry",
+                     (long long)sqlite3_column_int64(s, 9));
+            r = pw__store_gap_damaged(q, hid, t0, t1, (uint64_t)sqlite3_column_int64(s, 10), 0,
+                                      UINT32_MAX, what, d);
+        }
     }
     if (r == 0 && rc != SQLITE_DONE)
         r = pw__store_sqlfail(q, rc, d, "read expiring chunks");

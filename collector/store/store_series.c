@@ -31,6 +31,7 @@
  * one ended with): read as they are.
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -980,11 +981,25 @@ typedef struct {
     size_t n, cap;
 } ids_t;
 
-/* Reads the pages statement `stmt` returns (id, raw_size, data: S_MERGE_PAGES, the chunk pages
- * of host `hid`, group `grp`, first times in [d0, d1]; S_DAYS_OF, the day page of the same)
- * into `g`, each body a segment; their ids into `ids`. */
+/* A page of a merge that did not decode: recorded as a gap and dropped (merge_unit). */
+typedef struct {
+    int64_t id, chunk; /* chunk: its chunk's id, -1 for a day page */
+    uint64_t t0, t1;
+    char why[PW_DIAG_MSG_MAX + 32]; /* what failed, at which byte */
+} lost_t;
+
+typedef struct {
+    lost_t *v;
+    size_t n, cap;
+} losts_t;
+
+/* Reads the pages statement `stmt` returns (id, raw_size, data, t0_ms, t1_ms, chunk id or -1:
+ * S_MERGE_PAGES, the chunk pages of host `hid`, group `grp`, first times in [d0, d1];
+ * S_DAYS_OF, the day page of the same) into `g`, each body a segment; their ids into `ids`. A
+ * page that does not decode (PW_ECORRUPT: its zstd frame, a day page's segments, a body's head)
+ * adds no segment and goes to `lost` instead. */
 static int load_day(pw_store_sql_t *q, int stmt, int64_t hid, int64_t grp, uint64_t d0, uint64_t d1,
-                    dsegs_t *g, ids_t *ids, pw_diag_t *d)
+                    dsegs_t *g, ids_t *ids, losts_t *lost, pw_diag_t *d)
 {
     sqlite3_stmt *s = pw__store_stmt(q, stmt);
     sqlite3_bind_int64(s, 1, hid);
@@ -993,15 +1008,35 @@ static int load_day(pw_store_sql_t *q, int stmt, int64_t hid, int64_t grp, uint6
     sqlite3_bind_int64(s, 4, (int64_t)d1);
     int rc = 0, r;
     while (rc == 0 && (r = sqlite3_step(s)) == SQLITE_ROW) {
-        if (grow((void **)&ids->v, &ids->cap, ids->n + 1, sizeof(int64_t)) != 0)
-            rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
-        else
-            ids->v[ids->n++] = sqlite3_column_int64(s, 0);
-        rc = rc ? rc
-                : pw__store_zdecompress(q, sqlite3_column_blob(s, 2),
-                                        (size_t)sqlite3_column_bytes(s, 2),
-                                        (uint64_t)sqlite3_column_int64(s, 1), &q->tmp, d);
+        int64_t id = sqlite3_column_int64(s, 0);
+        size_t nseg = g->nseg, nbytes = g->bytes.len;
+        rc = pw__store_zdecompress(q, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2),
+                                   (uint64_t)sqlite3_column_int64(s, 1), &q->tmp, d);
         rc = rc ? rc : page_bodies(q->tmp.data, q->tmp.len, stmt == S_DAYS_OF, seg_body_cb, g, d);
+        if (rc == PW_ECORRUPT) {
+            g->nseg = nseg; /* the segments of the page read before the damage */
+            g->bytes.len = nbytes;
+            if (grow((void **)&lost->v, &lost->cap, lost->n + 1, sizeof(lost_t)) != 0) {
+                rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+            } else {
+                lost_t *l = &lost->v[lost->n++];
+                l->id = id;
+                l->t0 = (uint64_t)sqlite3_column_int64(s, 3);
+                l->t1 = (uint64_t)sqlite3_column_int64(s, 4);
+                l->chunk = sqlite3_column_int64(s, 5);
+                if (d != NULL && d->offset > 0)
+                    snprintf(l->why, sizeof(l->why), "%s at byte %llu", d->msg,
+                             (unsigned long long)d->offset);
+                else
+                    snprintf(l->why, sizeof(l->why), "%s", d ? d->msg : "does not decode");
+                rc = 0;
+            }
+        } else if (rc == 0) {
+            if (grow((void **)&ids->v, &ids->cap, ids->n + 1, sizeof(int64_t)) != 0)
+                rc = pw_diag_set(d, PW_ENOMEM, 0, 0, "series", "out of memory");
+            else
+                ids->v[ids->n++] = id;
+        }
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = pw__store_sqlfail(q, r, d, "read pages to merge");
@@ -1020,12 +1055,52 @@ static int del_ids(pw_store_sql_t *q, int stmt, const ids_t *ids, pw_diag_t *d)
     return rc;
 }
 
+/* Records the pages of host `hid`, group `grp` (32 tags) in `lost` as gaps (their rows: the
+ * group's 128 keys; their times; their chunks' samples, 0 for a day page or a chunk gone) and
+ * drops them: the bytes hold nothing a reader can use, and kept they would fail every query of
+ * their times (the chunk they were made from stays for the raw retention, as every chunk). */
+static int drop_lost(pw_store_sql_t *q, int64_t hid, uint32_t grp, const losts_t *lost,
+                     pw_diag_t *d)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < lost->n; i++) {
+        const lost_t *l = &lost->v[i];
+        uint64_t missed = 0;
+        if (l->chunk >= 0) {
+            sqlite3_stmt *s = pw__store_stmt(q, S_CHUNK_NSAMPLES);
+            sqlite3_bind_int64(s, 1, l->chunk);
+            int r = sqlite3_step(s);
+            if (r == SQLITE_ROW)
+                missed = (uint64_t)sqlite3_column_int64(s, 0);
+            else if (r != SQLITE_DONE)
+                rc = pw__store_sqlfail(q, r, d, "samples of a damaged page's chunk");
+            sqlite3_reset(s);
+        }
+        char why[sizeof(l->why) + 64];
+        if (l->chunk >= 0)
+            snprintf(why, sizeof(why), "chunk page %lld (chunk %lld): %s", (long long)l->id,
+                     (long long)l->chunk, l->why);
+        else
+            snprintf(why, sizeof(why), "day page %lld: %s", (long long)l->id, l->why);
+        uint32_t k0 = grp << GRP_SHIFT, k1 = k0 | ((1u << GRP_SHIFT) - 1);
+        rc = rc ? rc : pw__store_gap_lost(q, hid, l->t0, l->t1, missed, k0, k1, why, d);
+        if (rc == 0) {
+            sqlite3_stmt *s = pw__store_stmt(q, l->chunk >= 0 ? S_SERIES_DEL : S_DAYS_DEL);
+            sqlite3_bind_int64(s, 1, l->id);
+            rc = pw__store_run(q, s, d, "drop damaged series page");
+        }
+    }
+    return rc;
+}
+
 /* Merges the chunk pages of host `hid`, group `grp` (32 tags), UTC day `day` into its day page:
  * each chunk page's body becomes a segment as it is, after the segments of the day page
  * already made of that day (a chunk that came late), all in time order, in one zstd frame.
- * Deletes what was merged. Merging decoded every event and encoded it again into one segment
- * per group of 4 tags until 2026-12-02 (~2/3 of a merge's instructions; the 8 small frames a
- * group then took cost zstd ~60 k instructions each whatever their size). */
+ * Deletes what was merged. A page that does not decode (chunk page or day page) is recorded as
+ * a gap of its rows and times and dropped; the rest of the day is merged without it. Merging
+ * decoded every event and encoded it again into one segment per group of 4 tags until
+ * 2026-12-02 (~2/3 of a merge's instructions; the 8 small frames a group then took cost zstd
+ * ~60 k instructions each whatever their size). */
 static int merge_unit(pw_store_sql_t *q, int64_t hid, uint32_t grp, uint64_t day, pw_diag_t *d)
 {
     uint64_t d0 = day * PW__STORE_DAY_MS, d1 = d0 + PW__STORE_DAY_MS - 1;
@@ -1033,9 +1108,11 @@ static int merge_unit(pw_store_sql_t *q, int64_t hid, uint32_t grp, uint64_t day
     memset(&g, 0, sizeof(g));
     pw_buf_init(&g.bytes, BLOB_MAX);
     ids_t hourly = {0}, days = {0};
+    losts_t lost = {0};
     int64_t dgrp = -1 - (int64_t)grp; /* a day page of 32 tags */
-    int rc = load_day(q, S_DAYS_OF, hid, dgrp, d0, d1, &g, &days, d);
-    rc = rc ? rc : load_day(q, S_MERGE_PAGES, hid, grp, d0, d1, &g, &hourly, d);
+    int rc = load_day(q, S_DAYS_OF, hid, dgrp, d0, d1, &g, &days, &lost, d);
+    rc = rc ? rc : load_day(q, S_MERGE_PAGES, hid, grp, d0, d1, &g, &hourly, &lost, d);
+    rc = rc ? rc : drop_lost(q, hid, grp, &lost, d);
     if (rc == 0 && g.nseg > 0) {
         qsort(g.seg, g.nseg, sizeof(seg_t), seg_cmp);
         pw_buf_t *out = &q->tmp;
@@ -1072,6 +1149,7 @@ static int merge_unit(pw_store_sql_t *q, int64_t hid, uint32_t grp, uint64_t day
     pw_free(g.seg);
     pw_free(hourly.v);
     pw_free(days.v);
+    pw_free(lost.v);
     return rc;
 }
 
@@ -1134,15 +1212,15 @@ int pw__store_series_merge_one(pw_store_sql_t *q, pw_diag_t *d)
         return pw_diag_set(d, PW_ECORRUPT, 0, 0, "series", "series page group %lld invalid",
                            (long long)grp);
     m->grp = grp;
-    /* A page that does not decode must not stop compaction for good: its merge is undone and
-     * the host dropped from the candidates (its pages stay as they are, and fail where read). */
+    /* A page that does not decode is recorded as lost and dropped by the merge (merge_unit),
+     * which goes on with the rest of the day; were anything else to find damage, the merge is
+     * undone and the host dropped from the candidates until its next pages or the next open. */
     uint64_t t = pw_clock_mono_us();
     int rc = pw__store_run(q, pw__store_stmt(q, S_MERGE_SAVE), d, "merge savepoint");
     rc = rc ? rc : merge_unit(q, hid, (uint32_t)grp, (uint64_t)day, d);
     if (rc == PW_ECORRUPT) {
         rc = pw__store_run(q, pw__store_stmt(q, S_MERGE_UNDO), d, "merge rollback");
         q->nmerge--;
-        q->merge_failures++;
     }
     rc = rc ? rc : pw__store_run(q, pw__store_stmt(q, S_MERGE_RELEASE), d, "merge release");
     q->merges++;

@@ -24,7 +24,8 @@
 #include "store_internal.h"
 #include "store_lock.h"
 
-#define T0 1700001000000ull /* a multiple of 15 min (900000 ms) */
+#define T0         1700001000000ull /* a multiple of 15 min (900000 ms) */
+#define SCHEMA_NOW 12               /* the schema version this build writes */
 
 static const uint8_t AGENT[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 static const uint8_t BOOT1[16] = {0xb0, 1};
@@ -207,6 +208,21 @@ static void put_all(pw_store_t *st, const char *host, const uint8_t *boot, unsig
     pw_sample_close(&s);
 }
 
+/* Chunks of at most 4 samples: 10 samples make 3 chunks. */
+static const pw_store_opts_t CHUNKS4 = {.chunk_max_samples = 4};
+
+/* Opens a store at `path` (a file, or ":memory:") with CHUNKS4 and puts samples 0 ..
+ * NSAMPLES - 1 of host "win-01" (put_all): two sealed chunks (samples 0..3, 4..7), one open
+ * (8, 9). */
+static pw_store_t *sealed_store(const char *path)
+{
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(path, &CHUNKS4, &st, &d), 0);
+    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
+    return st;
+}
+
 /* Chunk windows of different hosts are offset by whole 15-minute steps (host id 1: 15 min,
  * id 2: 30 min, with 1-hour windows), so a fleet's chunks do not all close at the same minute.
  * One hour of 1-minute samples aligned on the hour therefore spans two chunks per host (split
@@ -352,11 +368,8 @@ static void test_interleaved_instances(void **state)
 static void test_roundtrip(void **state)
 {
     (void)state;
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(":memory:");
     pw_diag_t d;
-    assert_int_equal(pw_store_open(":memory:", &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
     assert_int_equal(ss.chunks, 3);
@@ -567,11 +580,8 @@ static void test_layout1_chunks(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_close(st); /* two sealed chunks, one open */
 
     sqlite3 *db;
@@ -630,7 +640,7 @@ static void test_layout1_chunks(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
 
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     check_series_raw(st, "win-01");
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
@@ -669,13 +679,10 @@ static void test_compact_commit_not_synced(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_close(st); /* two sealed chunks, one open */
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     sqlite3 *db = st->sql->db;
     sync_trace[0] = '\0';
     assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_sync, NULL), SQLITE_OK);
@@ -696,11 +703,8 @@ static void test_compact_damaged(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     pw_store_close(st); /* two sealed chunks, one open */
     sqlite3 *db;
     assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
@@ -712,7 +716,7 @@ static void test_compact_damaged(void **state)
     assert_int_equal(sqlite3_changes(db), 1);
     sqlite3_close(db);
 
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     assert_int_equal(pw_store_compact(st, 1000, &d), 2);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
@@ -732,6 +736,27 @@ static void test_compact_damaged(void **state)
     assert_int_equal(pw_store_latest(st, "win-01", &got, &d), 0);
     check_table(&got, NSAMPLES - 1);
     pw_sample_close(&got);
+    /* The damaged chunk (samples 0..3) expires: retention records it as lost, every row, and
+     * goes on (it failed the whole pass, at every pass); the good one leaves its rollups. */
+    assert_true(pw_store_retention(st, T0 + 70000 + PW_STORE_DEFAULT_RAW_RETENTION_MS + 1, &d) > 0);
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.chunks, 1); /* the open one */
+    assert_int_equal(ss.pages_lost, 1);
+    pw_store_gap_t *g;
+    size_t n;
+    assert_int_equal(pw_store_gaps(st, "win-01", T0, T0 + 100000, &g, &n, &d), 0);
+    assert_int_equal(n, 2); /* the agent's gap before sample 3 (put_all), the chunk */
+    assert_int_equal(g[0].cause, PW_STORE_GAP_AGENT);
+    assert_int_equal(g[1].cause, PW_STORE_GAP_DAMAGED);
+    assert_int_equal(g[1].t0_ms, T0);
+    assert_int_equal(g[1].t1_ms, T0 + 30000);
+    assert_int_equal(g[1].missed, 4);
+    assert_int_equal(g[1].all_rows, 1);
+    static const char why[] = "chunk 1 at expiry: chunk record does not decode: malformed frame"
+                              " or protobuf message at byte "; /* then the offset of the record */
+    if (strncmp(g[1].detail, why, sizeof(why) - 1) != 0)
+        fail_msg("detail \"%s\"", g[1].detail);
+    pw_store_gaps_free(g);
     pw_store_close(st);
     tmp_remove(&t);
 }
@@ -1801,11 +1826,8 @@ static void test_series_pages(void **state)
     (void)state;
     tmp_t t;
     tmp_make(&t);
-    pw_store_opts_t o = {.chunk_max_samples = 4};
-    pw_store_t *st;
+    pw_store_t *st = sealed_store(t.path);
     pw_diag_t d;
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    put_all(st, "win-01", BOOT1, 0, NSAMPLES);
     assert_int_equal(pw_store_flush(st, &d), 0);
     pw_store_stats_t ss;
     assert_int_equal(pw_store_stats(st, &ss, &d), 0);
@@ -1813,7 +1835,7 @@ static void test_series_pages(void **state)
     assert_int_equal(ss.series_pages, 3); /* 5 tags: one group of 32 tags per chunk */
     pw_store_close(st);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
-    assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
+    assert_int_equal(pw_store_open(t.path, &CHUNKS4, &st, &d), 0);
     check_series_raw(st, "win-01");
     /* 1-min steps: samples 0..5 in the first minute, 6..9 in the second */
     pw_store_series_t sr = {0};
@@ -1966,9 +1988,78 @@ static void test_day_pages(void **state)
     tmp_remove(&t);
 }
 
-/* A chunk page that does not decode (its blob damaged in the file) undoes the merge of its day
- * (a savepoint): the day's pages stay as they are, compaction goes on (the flush succeeds), and
- * the rows read from the other days' pages. */
+/* Flips byte `off` of the blob of row `id` of `table` (column data) in the file at `path`: the
+ * damage a bad sector or a stray write leaves, behind the store's back. */
+static void flip_blob(const char *path, const char *table, int64_t id, int off)
+{
+    sqlite3 *db;
+    sqlite3_blob *b;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_blob_open(db, "main", table, "data", id, 1, &b), SQLITE_OK);
+    uint8_t v;
+    assert_int_equal(sqlite3_blob_read(b, &v, 1, off), SQLITE_OK);
+    v ^= 0xff;
+    assert_int_equal(sqlite3_blob_write(b, &v, 1, off), SQLITE_OK);
+    sqlite3_blob_close(b);
+    sqlite3_close(db);
+}
+
+/* The gaps of host "dp" over every test day. */
+static size_t dp_gaps(pw_store_t *st, pw_store_gap_t **g)
+{
+    size_t n;
+    pw_diag_t d;
+    assert_int_equal(pw_store_gaps(st, "dp", T0, T0 + 4 * DAY_MS, g, &n, &d), 0);
+    return n;
+}
+
+/* Gap `g` is series page damage of the test's five tags (ids 0..4, one group of 32: keys
+ * 0..127) between t0 and t1, `missed` samples, its detail starting with `why`. */
+static void check_damage_gap(const pw_store_gap_t *g, uint64_t t0, uint64_t t1, uint64_t missed,
+                             const char *why)
+{
+    static const char *const tags[] = {"Ntfx", "Ab c", "\0x\0y", "\x80\xff\x81z", "kmalloc-64"};
+    static const uint8_t lens[] = {4, 4, 4, 4, 10};
+    assert_int_equal(g->cause, PW_STORE_GAP_DAMAGED);
+    assert_int_equal(g->t0_ms, t0);
+    assert_int_equal(g->t1_ms, t1);
+    assert_int_equal(g->seq, 0);
+    assert_int_equal(g->missed, missed);
+    assert_int_equal(g->all_rows, 0);
+    assert_int_equal(g->ntags, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(g->tags[i].len, lens[i]);
+        assert_memory_equal(g->tags[i].tag, tags[i], lens[i]);
+    }
+    if (strncmp(g->detail, why, strlen(why)) != 0)
+        fail_msg("detail \"%s\", want \"%s...\"", g->detail, why);
+}
+
+/* Every raw point of every (tag, pool) of host "dp" over the test's days, tag after tag. */
+static size_t dp_points(pw_store_t *st, pw_store_point_t *out, size_t max, uint8_t *tag_of)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NTAGS; i++) {
+        pw_store_series_t sr = {0};
+        pw_diag_t d;
+        assert_true(pw_store_series(st, "dp", (const uint8_t *)TAGS[i].b, TAGS[i].len, TAGS[i].pool,
+                                    T0, T0 + 4 * DAY_MS, 0, &sr, &d) >= 0);
+        assert_true(n + sr.n <= max);
+        memcpy(out + n, sr.points, sr.n * sizeof(*out));
+        memset(tag_of + n, (int)i, sr.n);
+        n += sr.n;
+        pw_store_series_free(&sr);
+    }
+    return n;
+}
+
+/* One chunk page of a day waiting for its merge is damaged in the file (a byte of its zstd
+ * frame's header flipped through SQLite). The merge records it as a gap (series page damage,
+ * its rows: the group's five tags; its times: its one sample; its chunk's one sample), drops
+ * it, and merges the day's other 15 pages; the next day is merged too at its end (before: the
+ * failed merge was undone, found first again by every later search, and nothing after it was
+ * merged while chunk pages piled up). Every other point reads back as before the damage, and
+ * as row_of says, raw and at 15 min. */
 static void test_day_merge_damaged_page(void **state)
 {
     (void)state;
@@ -1977,25 +2068,147 @@ static void test_day_merge_damaged_page(void **state)
     pw_store_t *st;
     pw_diag_t d;
     assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
-    dp_put(st, BOOT1, 0, 4); /* day 0 (sample 0) merged, day 1's 3 chunk pages wait */
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 3);
+    dp_put(st, BOOT1, 0, 17); /* day 0 (sample 0) merged, day 1's 16 chunk pages wait */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 16);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1);
+    enum { MAXP = 6 * 40 };
+    pw_store_point_t before[MAXP], after[MAXP];
+    uint8_t tb[MAXP], ta[MAXP];
+    size_t nb = dp_points(st, before, MAXP, tb);
     pw_store_close(st);
-    sql_on(t.path,
-           "UPDATE series SET data = x'28b52ffd00' WHERE id = (SELECT min(id) FROM series)");
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT id FROM series WHERE t0_ms = %llu",
+             (unsigned long long)dp_ts(5));
+    flip_blob(t.path, "series", sql_int(t.path, sql), 4); /* the frame header's descriptor */
     assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
-    dp_put(st, BOOT1, 17, 18); /* day 1 is over: its merge fails and is undone */
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 4);
-    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 1);
-    /* the undamaged rows of day 0 and day 2 still read */
-    pw_store_series_t sr = {0};
-    assert_int_equal(pw_store_series(st, "dp", (const uint8_t *)TAGS[0].b, TAGS[0].len,
-                                     TAGS[0].pool, dp_ts(0), dp_ts(0), 0, &sr, &d),
+    pw_store_gap_t *g;
+    assert_int_equal(dp_gaps(st, &g), 0);
+    /* samples 17..32 are day 2 (but DP_LATE, among day 1's times: left out), 33 ends it: days 1
+     * and 2 are merged */
+    dp_put(st, BOOT1, 17, DP_LATE);
+    dp_put(st, BOOT1, DP_LATE + 1, 34);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1); /* day 3's */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 3);
+    assert_int_equal(dp_gaps(st, &g), 1);
+    check_damage_gap(&g[0], dp_ts(5), dp_ts(5), 1, "chunk page ");
+    assert_non_null(strstr(g[0].detail, "not a zstd frame"));
+    pw_store_gaps_free(g);
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM gaps WHERE cause = 1 AND k0 = 0"
+                                     " AND k1 = 127 AND missed = 1"),
                      1);
-    pw_store_series_free(&sr);
-    assert_true(pw_store_series(st, "dp", (const uint8_t *)TAGS[0].b, TAGS[0].len, TAGS[0].pool,
-                                dp_ts(1), dp_ts(3), 0, &sr, &d) < 0); /* the damaged page */
-    pw_store_series_free(&sr);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.pages_lost, 1);
+    /* the points before the damage, but sample 5's, then days 2 and 3 (checked below) */
+    size_t na = dp_points(st, after, MAXP, ta), ne = 0, nk = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (before[i].ts_ms != dp_ts(5)) {
+            before[ne] = before[i];
+            tb[ne++] = tb[i];
+        }
+    for (size_t i = 0; i < na; i++)
+        if (after[i].ts_ms <= dp_ts(16)) {
+            after[nk] = after[i];
+            ta[nk++] = ta[i];
+        }
+    assert_int_equal(nb, 17 * NTAGS - 2); /* tag 2 vanishes in samples 5 and 6 */
+    assert_int_equal(ne, 16 * NTAGS - 1);
+    assert_int_equal(nk, ne);
+    assert_memory_equal(ta, tb, ne);
+    assert_memory_equal(after, before, ne * sizeof(before[0]));
+    unsigned want[32];
+    size_t nw = 0;
+    for (unsigned k = 0; k < 34; k++)
+        if (k != 5 && k != DP_LATE)
+            want[nw++] = k;
+    check_dp(st, "dp", want, nw, 0, PW_STORE_RAW);
+    check_dp(st, "dp", want, nw, 900000, PW_STORE_15MIN);
+    pw_store_close(st);
+    tmp_remove(&t);
+}
+
+/* Replaces the blob of chunk page `id` with a zstd frame that decompresses to `len` bytes `p`. */
+static void page_set(const char *path, int64_t id, const void *p, size_t len)
+{
+    uint8_t z[256];
+    size_t zn = ZSTD_compress(z, sizeof(z), p, len, 1);
+    assert_false(ZSTD_isError(zn));
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "UPDATE series SET data=?1, raw_size=?2 WHERE id=?3", -1, &s, NULL),
+        SQLITE_OK);
+    sqlite3_bind_blob(s, 1, z, (int)zn, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, (int64_t)len);
+    sqlite3_bind_int64(s, 3, id);
+    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
+/* Two of a day's three chunk pages are damaged otherwise: one truncated (half its zstd frame),
+ * one a whole zstd frame whose page head is not one (version byte 9). The merge records both
+ * (their causes in their details) and merges the third alone; the series reads it. Then a day
+ * page is damaged and expires: retention records it (the 15-min rollup it would leave is lost)
+ * and goes on (before: the whole retention failed, at every pass). */
+static void test_damaged_pages_truncated_head_expiry(void **state)
+{
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    pw_store_t *st;
+    pw_diag_t d;
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    dp_put(st, BOOT1, 0, 4); /* day 0 (sample 0) merged, day 1's 3 chunk pages wait */
+    pw_store_close(st);
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "UPDATE series SET data = substr(data, 1, length(data) / 2) WHERE t0_ms = %llu",
+             (unsigned long long)dp_ts(1));
+    sql_on(t.path, sql);
+    snprintf(sql, sizeof(sql), "SELECT id FROM series WHERE t0_ms = %llu",
+             (unsigned long long)dp_ts(3));
+    int64_t bad_head = sql_int(t.path, sql);
+    static const uint8_t nine[] = {9, 1, 2, 3};
+    page_set(t.path, bad_head, nine, sizeof(nine));
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    dp_put(st, BOOT1, 17, 18); /* day 1 is over: merged without its two damaged pages */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series"), 1); /* sample 17's */
+    assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 2);
+    pw_store_gap_t *g;
+    assert_int_equal(dp_gaps(st, &g), 2);
+    check_damage_gap(&g[0], dp_ts(1), dp_ts(1), 1, "chunk page ");
+    assert_non_null(strstr(g[0].detail, "zstd: "));
+    check_damage_gap(&g[1], dp_ts(3), dp_ts(3), 1, "chunk page ");
+    char want[96];
+    snprintf(want, sizeof(want), "chunk page %lld (chunk 4): series page header invalid",
+             (long long)bad_head);
+    assert_string_equal(g[1].detail, want);
+    pw_store_gaps_free(g);
+    /* a range that holds neither: none */
+    size_t n;
+    assert_int_equal(pw_store_gaps(st, "dp", dp_ts(2), dp_ts(2), &g, &n, &d), 0);
+    assert_int_equal(n, 0);
+    assert_null(g);
+    static const unsigned left[] = {0, 2, 17};
+    check_dp(st, "dp", left, 3, 0, PW_STORE_RAW);
+    /* day 0's day page damaged, then everything expires but the 15-min level */
+    pw_store_close(st);
+    int64_t day0 = sql_int(t.path, "SELECT min(id) FROM series_days");
+    flip_blob(t.path, "series_days", day0, 4);
+    assert_int_equal(pw_store_open(t.path, NULL, &st, &d), 0);
+    assert_true(pw_store_retention(st, dp_ts(17) + PW_STORE_DEFAULT_1MIN_RETENTION_MS + 1, &d) > 0);
+    assert_int_equal(dp_gaps(st, &g), 3);
+    check_damage_gap(&g[0], dp_ts(0), dp_ts(0), 0, "day page at expiry: ");
+    pw_store_gaps_free(g);
+    pw_store_stats_t ss;
+    assert_int_equal(pw_store_stats(st, &ss, &d), 0);
+    assert_int_equal(ss.pages_lost, 1); /* this process's */
+    assert_int_equal(ss.series_pages, 0);
+    assert_int_equal(ss.rollup_windows, 2); /* day 1's day page, sample 17's chunk page */
+    static const unsigned kept[] = {2, 17};
+    check_dp(st, "dp", kept, 2, 900000, PW_STORE_15MIN);
     pw_store_close(st);
     tmp_remove(&t);
 }
@@ -2072,7 +2285,7 @@ static void check_migrate(const char *fixture, int64_t version)
     assert_int_equal(got.seq, 111);
     pw_sample_close(&got);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
     assert_int_equal(sql_int(t.path, "PRAGMA auto_vacuum"), 2);
     tmp_remove(&t);
 }
@@ -2132,7 +2345,7 @@ static void test_migrate_v5(void **state)
     assert_int_equal(pw_store_put_events(st, "legacy", &ev, 1, T0 + 40000, NULL, &d), 1);
     assert_int_equal(pw_store_commit(st, &d), 0);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM events WHERE event_id = 2019"), 1);
     sql_on(t.path, "UPDATE chunks SET data = x'00'");
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
@@ -3065,7 +3278,7 @@ static void test_migrate_v6(void **state)
     assert_int_equal(pw_store_compact(st, 1000, &d), 0);
     check_legacy_tot(st, 9);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals_todo"), 1);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM totals"), 3);
     pw_store_opts_t o = {.chunk_max_samples = 4};
@@ -3214,7 +3427,7 @@ static void test_samples_counted_across_retention(void **state)
     pw_store_t *st;
     pw_diag_t d;
     assert_int_equal(pw_store_open(t.path, &o, &st, &d), 0);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
     legacy_counts(st, 22, 0);
     pw_sample_t s;
     pw_sample_init(&s);
@@ -3259,7 +3472,7 @@ static void test_migrate_v8_day_pages(void **state)
     tmp_t t;
     pw_store_t *st = open_fixture(&t, "store/v8.db", 8, 2, 2);
     pw_diag_t d;
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
     check_legacy_tot(st, 9); /* the release's totals buckets, read as they are */
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series WHERE m15 = 0"), 2);
     assert_int_equal(sql_int(t.path, "SELECT count(*) FROM series_days"), 0);
@@ -3312,7 +3525,67 @@ static void test_migrate_v8_day_pages(void **state)
     assert_int_equal(sr.points[0].bytes, b);
     pw_store_series_free(&sr);
     pw_store_close(st);
-    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), 11);
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
+    tmp_remove(&t);
+}
+
+/* `g` (freed here) is one gap its agent reported: `missed` samples lost before seq `seq` at
+ * `t1`, every row, no detail. */
+static void check_agent_gap(pw_store_gap_t *g, uint64_t t1, uint64_t seq, uint64_t missed)
+{
+    assert_int_equal(g[0].cause, PW_STORE_GAP_AGENT);
+    assert_int_equal(g[0].t0_ms, 0);
+    assert_int_equal(g[0].t1_ms, t1);
+    assert_int_equal(g[0].seq, seq);
+    assert_int_equal(g[0].missed, missed);
+    assert_int_equal(g[0].all_rows, 1);
+    assert_int_equal(g[0].ntags, 0);
+    assert_string_equal(g[0].detail, "");
+    pw_store_gaps_free(g);
+}
+
+/* tests/fixtures/store/v11.db was written by the release before gaps had a cause (schema 11,
+ * main 565de6b; `gen_store v11.db 10 3`): sample 5 (seq 105, T0 + 50 s) said its agent lost 3
+ * samples before it. Opened, it migrates to schema 12: that gap reads as an agent's (every row,
+ * its first time not known), its samples read back exact, and a put that reports a gap after the
+ * migration records one of the same cause. Bad arguments are refused. */
+static void test_migrate_v11_gaps(void **state)
+{
+    (void)state;
+    tmp_t t;
+    pw_store_t *st = open_fixture(&t, "store/v11.db", 11, 2, 2);
+    pw_diag_t d;
+    assert_int_equal(sql_int(t.path, "SELECT max(version) FROM migrations"), SCHEMA_NOW);
+    pw_store_gap_t *g;
+    size_t n;
+    assert_int_equal(pw_store_gaps(st, "legacy", T0, T0 + 100000, &g, &n, &d), 0);
+    assert_int_equal(n, 1);
+    check_agent_gap(g, T0 + 50000, 105, 3);
+    /* a range after it, or before it: none */
+    assert_int_equal(pw_store_gaps(st, "legacy", T0 + 50001, T0 + 100000, &g, &n, &d), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(pw_store_gaps(st, "legacy", T0, T0 + 49999, &g, &n, &d), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(pw_store_gaps(st, "nobody", 0, UINT64_MAX, &g, &n, &d), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(pw_store_gaps(st, "legacy", 2, 1, &g, &n, &d), PW_EINVAL);
+    assert_string_equal(d.field, "from");
+    assert_int_equal(pw_store_gaps(st, "", 0, 1, &g, &n, &d), PW_EINVAL);
+    assert_int_equal(pw_store_gaps(st, NULL, 0, 1, &g, &n, &d), PW_EINVAL);
+    assert_int_equal(pw_store_gaps(NULL, "legacy", 0, 1, &g, &n, &d), PW_EINVAL);
+    /* seq 110 reports 2 lost before it */
+    pw_sample_t s;
+    pw_sample_init(&s);
+    pw_store_host_t h = host_of("legacy", BOOT1, 64);
+    build(&s, 10);
+    assert_int_equal(pw_store_put(st, &h, &s, 2, &d), 0);
+    assert_int_equal(pw_store_commit(st, &d), 0);
+    pw_sample_close(&s);
+    assert_int_equal(pw_store_gaps(st, "legacy", T0 + 50001, T0 + 100000, &g, &n, &d), 0);
+    assert_int_equal(n, 1);
+    check_agent_gap(g, T0 + 100000, 110, 2);
+    check_series_n(st, "legacy", 11);
+    pw_store_close(st);
     tmp_remove(&t);
 }
 
@@ -3366,6 +3639,8 @@ int main(void)
         cmocka_unit_test(test_day_pages_of_v10),
         cmocka_unit_test(test_samples_counted_across_retention),
         cmocka_unit_test(test_day_merge_damaged_page),
+        cmocka_unit_test(test_damaged_pages_truncated_head_expiry),
+        cmocka_unit_test(test_migrate_v11_gaps),
 #ifndef _WIN32
         cmocka_unit_test(test_file_modes),
 #endif
