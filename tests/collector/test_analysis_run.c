@@ -1178,6 +1178,48 @@ static void test_eta_at_night_with_a_creep(void **state_)
     pw_double_close(&d);
 }
 
+/* An imported capture carries no boot id: a reboot shows as the rows' counters going down.
+ * 14 screens 15 min apart (limit 100 MiB): 8 of boot 1 with the nonpaged pool at 40 .. 47 MiB,
+ * then 6 after a reboot at 30 .. 35 MiB, the two rows' Allocs and Frees starting again from a
+ * few. By hand, the points since the reboot alone: +1 MiB a screen, 4 MiB/h over 1.25 h (6
+ * points: the trend's least), 65 MiB left: 16.25 h = 58,500,000 ms (within 24 x 1.25 h). Across
+ * the reboot the 2-h window (47, the fall, 30 .. 35) said otherwise. */
+static void test_import_eta_since_reboot(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_sample_t ss[14];
+    for (int k = 0; k < 14; k++) {
+        int after = k >= 8;
+        uint64_t c = after ? 5 + 3 * (uint64_t)(k - 8) : 100000 + 500 * (uint64_t)k;
+        pw_sample_init(&ss[k]);
+        ss[k].timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 900000);
+        ss[k].totals.nonpaged_bytes = (uint64_t)(after ? 30 + (k - 8) : 40 + k) << 20;
+        ss[k].totals.nonpaged_limit_bytes = 100u << 20;
+        assert_int_equal(pw_sample_add(&ss[k], "Aaaa", 4, PW_POOL_NONPAGED, c + 10, c, 10, 4096),
+                         0);
+        assert_int_equal(
+            pw_sample_add(&ss[k], "Bbbb", 4, PW_POOL_NONPAGED, 2 * c + 7, 2 * c, 7, 7168), 0);
+    }
+    pw_ingest_import_res_t ir;
+    assert_int_equal(pw_ingest_import(d.ing, "boot02", 32, "import:a", ss, 14, &ir, NULL), 0);
+    for (int k = 0; k < 14; k++)
+        pw_sample_close(&ss[k]);
+    pw_analysis_run_pass(d.an);
+    const pw_host_t *h = pw_fleet_find(pw_ingest_fleet(d.ing), "boot02");
+    assert_non_null(h);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
+    assert_non_null(res);
+    assert_int_equal(res->np.used_bytes, 35u << 20);
+    assert_int_equal(res->np.n_window, 6);
+    assert_int_equal(res->np_how.method, PW_ETA_METHOD_TREND);
+    assert_int_equal(res->np_how.since_boot_ms, T0_MS + 8 * 900000LL);
+    assert_true(fabs(res->np.slope_bytes_per_h - 4.0 * 1048576) < 1e-6);
+    assert_int_equal(res->np.eta_ms, 58500000LL);
+    pw_double_close(&d);
+}
+
 static json_t *get_host(pw_double_t *d, const char *name)
 {
     char path[128];
@@ -2171,6 +2213,7 @@ int main(void)
         cmocka_unit_test(test_eta_at_night_with_a_creep),
         cmocka_unit_test(test_eta_since_reboot),
         cmocka_unit_test(test_eta_basis_in_api),
+        cmocka_unit_test(test_import_eta_since_reboot),
         cmocka_unit_test(test_host_silent),
         cmocka_unit_test(test_host_backfill_not_silent),
         cmocka_unit_test(test_host_backfill_loading),
