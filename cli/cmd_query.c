@@ -529,6 +529,19 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
         /* An ETA that is not the pool's trend: the leak's growth alone (with its range), or
          * why there is none (a named leak on a host whose limit is known is owed one). */
         eta_note_line(l, "pool", "", 1, out);
+        /* The pool's own ETA rests on the pool's growth over its window, not on GROWTH/H (the
+         * tag's over all its history): say what it rests on, so that the two can be told
+         * apart (a collector that gives the method). */
+        if (strcmp(jstr0(l, "pool_eta_basis"), "pool") == 0 && jstr0(l, "pool_eta_method")[0] &&
+            jstr0(l, "pool_eta_note")[0]) {
+            char span[32] = "";
+            double wh = jdbl(l, "window_ms") / 3600000.0; /* as the evidence words a span */
+            if (jhas_num(l, "window_ms") && wh > 0)
+                snprintf(span, sizeof(span), wh >= 48 ? "%.1f days" : "%.1f h",
+                         wh >= 48 ? wh / 24.0 : wh);
+            fprintf(out, "  ETA %s%s%s\n", jstr0(l, "pool_eta_note"),
+                    span[0] ? "; GROWTH/H is this tag's own over " : "", span);
+        }
         /* The engine's words, and the tags that grew with it (one finding, one alert). */
         if (jstr(l, "evidence")[0] != '\0')
             fprintf(out, "  %s (confidence %.2f)\n", jstr(l, "evidence"), jdbl(l, "confidence"));

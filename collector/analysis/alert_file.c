@@ -344,13 +344,42 @@ static int load_pressure(const json_t *o, pw_pressure_t *p)
     return (unsigned)p->level > PW_LEVEL_UNKNOWN ? -1 : 0;
 }
 
+/* How a pool's ETA was reckoned (pw_pool_how_t); optional in the file (older files: none). */
+static json_t *how_json(const pw_pool_how_t *h)
+{
+    return json_pack("{s:i,s:f,s:I,s:I,s:f,s:I}", "method", (int)h->method, "rate",
+                     h->rate_bytes_per_h, "window_ms", (json_int_t)h->window_ms, "grew_ms",
+                     (json_int_t)h->grew_ms, "day_bytes", h->day_bytes, "since_boot_ms",
+                     (json_int_t)h->since_boot_ms);
+}
+
+static void load_how(json_t *o, pw_pool_how_t *h)
+{
+    int m = 0;
+    json_int_t w = 0, g = 0, b = 0;
+    memset(h, 0, sizeof(*h));
+    if (!json_is_object(o) ||
+        json_unpack(o, "{s:i,s:F,s:I,s:I,s:F,s:I}", "method", &m, "rate", &h->rate_bytes_per_h,
+                    "window_ms", &w, "grew_ms", &g, "day_bytes", &h->day_bytes, "since_boot_ms",
+                    &b) != 0 ||
+        m < 0 || m > PW_ETA_METHOD_DAY) {
+        memset(h, 0, sizeof(*h));
+        return;
+    }
+    h->method = (pw_eta_method_t)m;
+    h->window_ms = (int64_t)w;
+    h->grew_ms = (int64_t)g;
+    h->since_boot_ms = (int64_t)b;
+}
+
 static json_t *kept_host_json(const pw_alert_kept_host_t *k)
 {
     const pw_analysis_host_t *a = &k->pub;
-    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "host", k->host, "judged_ts",
+    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "host", k->host, "judged_ts",
                      JU(a->judged_ts), "rows_judged", JU(a->rows_judged), "np_trend_ms",
                      JU(a->np_trend_ms), "pg_trend_ms", JU(a->pg_trend_ms), "np",
-                     pressure_json(&a->np), "pg", pressure_json(&a->pg));
+                     pressure_json(&a->np), "pg", pressure_json(&a->pg), "np_how",
+                     how_json(&a->np_how), "pg_how", how_json(&a->pg_how));
 }
 
 static int load_kept_host(json_t *o, pw_alert_kept_host_t *k)
@@ -370,6 +399,8 @@ static int load_kept_host(json_t *o, pw_alert_kept_host_t *k)
     k->pub.rows_judged = (uint32_t)rows;
     k->pub.np_trend_ms = (int64_t)npw;
     k->pub.pg_trend_ms = (int64_t)pgw;
+    load_how(json_object_get(o, "np_how"), &k->pub.np_how);
+    load_how(json_object_get(o, "pg_how"), &k->pub.pg_how);
     return 0;
 }
 

@@ -72,7 +72,8 @@ typedef struct pw_alert_kept_host_s {
 
 /* Writes v[0..n) and the hosts' pressure hv[0..nh) (hv may be NULL when nh is 0) to `path` as
  * {"hosts": [{host, judged_ts, rows_judged, np_trend_ms, pg_trend_ms, np: {the pw_pressure_t
- * fields by name}, pg: {...}}, ...], "suspects": [{host, tag (hex of its bytes), pool, ring:
+ * fields by name}, pg: {...}, np_how, pg_how: {method, rate, window_ms, grew_ms, day_bytes,
+ * since_boot_ms} (how each ETA was reckoned; optional when read)}, ...], "suspects": [{host, tag (hex of its bytes), pool, ring:
  * {n_spread, stride_ms, dirty, points: [[ts_ms, allocs, frees, diff, bytes, boot], ...]},
  * big_pool: {...} or absent, rank, suspect: {the pw_suspect_t and pw_detect_t fields by name;
  * a double that is not finite as "inf", "-inf" or "nan"} or absent}, ...]}, replacing it

@@ -445,6 +445,22 @@ int pw_pressure_eval(const pw_point_t *pts, size_t n, uint64_t limit_bytes,
     return 0;
 }
 
+const char *pw_eta_method_name(pw_eta_method_t m)
+{
+    switch (m) {
+    case PW_ETA_METHOD_TREND:
+        return "trend";
+    case PW_ETA_METHOD_NET:
+        return "net";
+    case PW_ETA_METHOD_DAY:
+        return "day";
+    case PW_ETA_METHOD_LEAK:
+        return "leak";
+    default:
+        return NULL;
+    }
+}
+
 int pw_pressure_leak_eta(const pw_pressure_t *pool, double rate, double rate_low, double rate_high,
                          size_t points, int64_t span_ms, const pw_pressure_opts_t *opts,
                          pw_leak_eta_t *out)
@@ -469,6 +485,8 @@ int pw_pressure_leak_eta(const pw_pressure_t *pool, double rate, double rate_low
         out->eta_ms = pool->eta_ms;
         out->eta_soon_ms = pool->eta_soon_ms;
         out->eta_late_ms = pool->eta_late_ms;
+        out->method = PW_ETA_METHOD_TREND;
+        out->rate_bytes_per_h = pool->slope_bytes_per_h;
         snprintf(out->note, sizeof(out->note), "from the pool's trend over %zu points",
                  pool->n_window);
         return 0;
@@ -513,6 +531,9 @@ int pw_pressure_leak_eta(const pw_pressure_t *pool, double rate, double rate_low
         return 0;
     }
     out->basis = PW_ETA_LEAK;
+    out->method = PW_ETA_METHOD_LEAK;
+    out->rate_bytes_per_h = rate;
+    out->window_ms = span_ms;
     out->eta_ms = eta;
     out->eta_soon_ms = hours_to_ms(room / (rate_high > rate ? rate_high : rate));
     out->eta_late_ms =

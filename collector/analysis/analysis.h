@@ -170,12 +170,34 @@ typedef enum {
     PW_ETA_LEAK = 2  /* the leak's growth alone: the pool's trend had too few points */
 } pw_eta_basis_t;
 
+/* How a pool's ETA was reckoned (its basis PW_ETA_POOL or PW_ETA_LEAK). */
+typedef enum {
+    PW_ETA_METHOD_NONE = 0,
+    PW_ETA_METHOD_TREND = 1, /* the pool's Theil-Sen trend over its last 2 h */
+    PW_ETA_METHOD_NET = 2,   /* the pool's net growth over its window (under a day of points:
+                                the last 24 h, or since its boot when that is sooner) */
+    PW_ETA_METHOD_DAY = 3,   /* the last 24 h repeated ("seasonal naive") */
+    PW_ETA_METHOD_LEAK = 4   /* the leak's own growth (the pool had too few points) */
+} pw_eta_method_t;
+
+/* The name of a method as the API gives it ("trend", "net", "day", "leak"); NULL for NONE. */
+const char *pw_eta_method_name(pw_eta_method_t m);
+
 typedef struct pw_leak_eta_s {
     pw_eta_basis_t basis;
-    int64_t eta_ms;      /* ms after the pool's last point until it reaches its limit; -1 none */
-    int64_t eta_soon_ms; /* with the faster end of the growth interval; -1 none */
-    int64_t eta_late_ms; /* with the slower end; -1 when that end does not grow (maybe never) */
-    char note[192];      /* how the ETA was obtained, or why there is none (never empty) */
+    int64_t eta_ms;         /* ms after the pool's last point until it reaches its limit; -1 none */
+    int64_t eta_soon_ms;    /* with the faster end of the growth interval; -1 none */
+    int64_t eta_late_ms;    /* with the slower end; -1 when that end does not grow (maybe never) */
+    char note[256];         /* how the ETA was obtained, or why there is none (never empty) */
+    pw_eta_method_t method; /* how the ETA was reckoned; NONE without an ETA */
+    double rate_bytes_per_h; /* the growth the ETA rests on, bytes/h: the 2-h trend's slope,
+                                the window's net growth per hour, for the day method the pool's
+                                pace during the hours of the day it grew, or the leak's rate;
+                                0 without an ETA */
+    int64_t window_ms;       /* the span of the points that rate comes from, ms (0: unknown) */
+    int64_t grew_ms;         /* day method: the time of the day the pool grew, ms; else 0 */
+    int64_t since_boot_ms;   /* > 0: the window was cut at the host's boot at this time (ms
+                                since the epoch): older points are an earlier boot's; else 0 */
 } pw_leak_eta_t;
 
 /* The ETA of a named leak's pool. pool: pw_pressure_eval's result for the leak's pool (its

@@ -178,6 +178,9 @@ typedef struct {
     uint8_t fed_gen;      /* the boot generation of the last table fed */
     uint64_t fed;         /* tables fed */
     int64_t last_ts;      /* newest point fed */
+    int64_t boot_ts;      /* the first point of the host's current boot: a new boot id, or in
+                             screens (which carry none) most rows' counters going down; the
+                             pools' totals before it are an earlier boot's (eval_host) */
     int64_t evaluated_ts; /* last_ts when last evaluated */
     recent_t recent;
     longr_t longr;
@@ -528,6 +531,7 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
         s->gen++;
         memcpy(s->boot_id, boot_id, boot_len);
         s->boot_id_len = boot_len;
+        s->boot_ts = ts;
     }
     if (s->epoch_ms == 0)
         s->epoch_ms = ts;
@@ -541,6 +545,9 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
     size_t m = all ? n : n_only;
     if (all)
         s->last_pools = 0;
+    /* screens carry no boot id: a reboot inside a capture shows as the counters of most rows
+     * that had counted going down (every row of a host of screens has a ring to compare with) */
+    size_t counted = 0, reset = 0;
     for (size_t j = 0; j < m; j++) {
         size_t i = all ? j : only[j];
         rowv_t v;
@@ -581,9 +588,17 @@ static void feed(host_state_t *s, const void *src, size_t n, row_fn get, int64_t
                 pw_detect_ring_push(&s->cands[r->cand].ring, &p0);
             }
         }
+        pw_detect_ring_t *rg = &s->cands[r->cand].ring;
+        if (s->dense && rg->n > 0 && rg->p[rg->n - 1].boot == s->gen &&
+            rg->p[rg->n - 1].allocs > 0 && rg->p[rg->n - 1].ts_ms < ts) {
+            counted++;
+            reset += v.allocs < rg->p[rg->n - 1].allocs || v.frees < rg->p[rg->n - 1].frees;
+        }
         pw_detect_point_t p = {ts, v.allocs, v.frees, v.diff, v.bytes, s->gen};
-        pw_detect_ring_push(&s->cands[r->cand].ring, &p);
+        pw_detect_ring_push(rg, &p);
     }
+    if (reset > 0 && 2 * reset > counted)
+        s->boot_ts = ts;
 }
 
 static int host_dense(const pw_host_t *h)
@@ -877,7 +892,8 @@ static int day_repeats(const pw_point_t *p, size_t n)
  * -1 when it gives none) when that is sooner. The ETA and the interval's ends are durations
  * from the newest point (ms), as pressure_eval's; slope_bytes_per_h the day's net growth per
  * hour. */
-static void day_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr, int64_t soon_ms)
+static void day_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr, int64_t soon_ms,
+                    pw_pool_how_t *how)
 {
     const int64_t day = LONG_TREND_MS;
     int64_t span = p[n - 1].ts_ms - p[0].ts_ms;
@@ -885,6 +901,23 @@ static void day_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr, int64_t so
     if (span <= 0 || span > day || g <= 0)
         return;
     pr->slope_bytes_per_h = g / ((double)span / 3600000.0);
+    /* what a reader can check the ETA against: the pace of the day's growth while it grew (its
+     * steps that rose by half the day's mean step or more: office hours, not the night's
+     * creep), and for how long */
+    double rose = 0.0, mean = g / (double)(n - 1);
+    int64_t grew = 0;
+    for (size_t i = 1; i < n; i++) {
+        double d = p[i].v - p[i - 1].v;
+        if (d >= 0.5 * mean) {
+            rose += d;
+            grew += p[i].ts_ms - p[i - 1].ts_ms;
+        }
+    }
+    how->method = PW_ETA_METHOD_DAY;
+    how->window_ms = span;
+    how->day_bytes = g;
+    how->grew_ms = grew;
+    how->rate_bytes_per_h = grew > 0 ? rose / ((double)grew / 3600000.0) : pr->slope_bytes_per_h;
     if (pr->limit_bytes == 0)
         return;
     double room = (double)pr->limit_bytes - (double)pr->used_bytes;
@@ -1084,13 +1117,34 @@ static void eval_host(run_t *rn, host_state_t *s)
         uint64_t limit = pool ? s->pg_limit : s->np_limit;
         pw_pressure_t *pr = pool ? &nx->pg : &nx->np;
         int64_t *win = pool ? &nx->pg_trend_ms : &nx->np_trend_ms;
-        pressure_eval(s->recent.v[pool], s->recent.n, limit, TREND_MS, pr);
+        pw_pool_how_t *how = pool ? &nx->pg_how : &nx->np_how;
+        /* Only the points of the current boot: a reboot's fall of the pool is no trend, and a
+         * window across it would average the growth since with the drop (a week late). */
+        const pw_point_t *rv = s->recent.v[pool];
+        size_t rn_ = s->recent.n;
+        while (rn_ > 1 && rv[0].ts_ms < s->boot_ts)
+            rv++, rn_--;
+        pressure_eval(rv, rn_, limit, TREND_MS, pr);
         *win = TREND_MS;
-        /* the last 24 h of the long ring (144 points: 36 h of 15-minute screens) */
+        if (pr->eta_ms >= 0) {
+            how->method = PW_ETA_METHOD_TREND;
+            how->rate_bytes_per_h = pr->slope_bytes_per_h;
+            how->window_ms = rv[rn_ - 1].ts_ms - rv[0].ts_ms;
+            if (how->window_ms > TREND_MS) /* pressure_eval's window: the last 2 h */
+                how->window_ms = TREND_MS;
+        }
+        /* the last 24 h of the long ring (144 points: 36 h of 15-minute screens), of this boot */
         const pw_point_t *lv = s->longr.v[pool];
         size_t ln = s->longr.n;
         while (ln > 1 && lv[ln - 1].ts_ms - lv[0].ts_ms > LONG_TREND_MS)
             lv++, ln--;
+        int64_t cut = 0;
+        while (ln > 1 && lv[0].ts_ms < s->boot_ts)
+            lv++, ln--, cut = s->boot_ts;
+        for (size_t k = 0; cut == 0 && k < s->recent.n; k++)
+            if (s->recent.v[pool][k].ts_ms < s->boot_ts)
+                cut = s->boot_ts;
+        how->since_boot_ms = cut;
         int flat = !pr->trend_up || pr->eta_ms < 0;
         if (ln > 0 && (flat || day_repeats(lv, ln))) {
             /* flat for 2 h (a leak of office hours at night), or creeping up too slowly for an
@@ -1099,18 +1153,30 @@ static void eval_host(run_t *rn, host_state_t *s)
              * whole day of them the day repeated gives the ETA (day_eta), with less their net
              * growth */
             pw_pressure_t lp;
+            pw_pool_how_t lh = {0};
             pressure_eval(lv, ln, limit, LONG_TREND_MS, &lp);
             if (lp.trend_up) {
                 lp.used_bytes = pr->used_bytes; /* the newest value, not the last 10-min point */
-                if (lv[ln - 1].ts_ms - lv[0].ts_ms >= DAY_SPAN_MS)
-                    day_eta(lv, ln, &lp, flat ? -1 : pr->eta_ms);
-                else
+                if (lv[ln - 1].ts_ms - lv[0].ts_ms >= DAY_SPAN_MS) {
+                    day_eta(lv, ln, &lp, flat ? -1 : pr->eta_ms, &lh);
+                } else {
                     long_eta(lv, ln, &lp);
+                    lh.method = PW_ETA_METHOD_NET;
+                    lh.rate_bytes_per_h = lp.slope_bytes_per_h;
+                    lh.window_ms = lv[ln - 1].ts_ms - lv[0].ts_ms;
+                }
                 if (!pr->trend_up || lp.eta_ms >= 0) {
                     *pr = lp;
                     *win = LONG_TREND_MS;
+                    lh.since_boot_ms = how->since_boot_ms;
+                    *how = lh;
                 }
             }
+        }
+        if (pr->eta_ms < 0) { /* no ETA: nothing to say how */
+            int64_t b = how->since_boot_ms;
+            memset(how, 0, sizeof(*how));
+            how->since_boot_ms = b;
         }
     }
     nx->have_pressure = s->recent.n > 0;

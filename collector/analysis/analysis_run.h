@@ -210,6 +210,14 @@ typedef struct pw_host_eta_s {
                            epoch; the ring's oldest when the whole ring is over); 0 when not */
 } pw_host_eta_t;
 
+/* Writes into *e how the pass reckoned a pool's ETA (`how`, from pw_analysis_host_t) for
+ * people and the API: its method, the rate it rests on and the window it came from, and the
+ * note, e.g. "from +550.0 KiB/h, the pool's pace in the 10.0 h it grew of the last 23.8 h
+ * (+5.4 MiB a day), that day repeated (rising, p 1e-10)"; a window cut at a boot says so, and
+ * when that boot is too recent for the day's method. pr: the pool's pressure (points, p).
+ * Leaves e's basis and ETAs alone. Pure. */
+void pw_analysis_eta_note(const pw_pool_how_t *how, const pw_pressure_t *pr, pw_leak_eta_t *e);
+
 /* Fills *out for pool `pool` (PW_POOL_NONPAGED or PW_POOL_PAGED) of host `h` from its pressure
  * `pr` (the pass's, or computed by the caller when no pass judged it) and the last pass's
  * suspects of `h` in that pool (a session pool's count as paged). When rn has not judged `h`

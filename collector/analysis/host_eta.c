@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "detect.h"
 
 /* The first point of the newest run of the ring's points at or over `limit` (ms). */
 static int64_t ran_out_since(const pw_host_t *h, int pool, uint64_t limit)
@@ -27,6 +28,65 @@ static int64_t ran_out_since(const pw_host_t *h, int pool, uint64_t limit)
         i--;
     }
     return (int64_t)pw_fleet_hist_at(h, i - 1)->ts_ms;
+}
+
+/* "+550.0 KiB/h" */
+static void fmt_rate(double r, char *out, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+    double a = r < 0 ? -r : r;
+    size_t u = 0;
+    while (a >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        a /= 1024.0;
+        u++;
+    }
+    snprintf(out, cap, "%c%.1f %s/h", r < 0 ? '-' : '+', a, units[u]);
+}
+
+void pw_analysis_eta_note(const pw_pool_how_t *how, const pw_pressure_t *pr, pw_leak_eta_t *e)
+{
+    char rate[32], win[32], grew[32], day[32], boot[64] = "";
+    e->method = how->method;
+    e->rate_bytes_per_h = how->rate_bytes_per_h;
+    e->window_ms = how->window_ms;
+    e->grew_ms = how->method == PW_ETA_METHOD_DAY ? how->grew_ms : 0;
+    e->since_boot_ms = how->since_boot_ms;
+    fmt_rate(how->rate_bytes_per_h, rate, sizeof(rate));
+    pw_detect_fmt_span(how->window_ms, win, sizeof(win));
+    if (how->since_boot_ms > 0) {
+        char ts[32] = "?";
+        struct tm tm;
+        if (pw_clock_gmtime(how->since_boot_ms / 1000, &tm) == 0)
+            strftime(ts, sizeof(ts), "%Y-%m-%d %H:%MZ", &tm);
+        snprintf(boot, sizeof(boot), "since its boot at %s", ts);
+    }
+    size_t len = 0;
+    switch (how->method) {
+    case PW_ETA_METHOD_DAY:
+        pw_detect_fmt_span(how->grew_ms, grew, sizeof(grew));
+        fmt_rate(how->day_bytes, day, sizeof(day));
+        day[strlen(day) - 2] = '\0'; /* a day's growth, not a rate */
+        len = (size_t)snprintf(e->note, sizeof(e->note),
+                               "from %s, the pool's pace in the %s it grew of the last %s%s%s "
+                               "(%s a day), that day repeated",
+                               rate, grew, win, boot[0] ? " " : "", boot, day);
+        break;
+    case PW_ETA_METHOD_NET:
+        len = (size_t)snprintf(e->note, sizeof(e->note),
+                               "from %s, the pool's net growth over the last %s%s%s", rate, win,
+                               boot[0] ? " " : "", boot);
+        break;
+    default:
+        len = (size_t)snprintf(e->note, sizeof(e->note),
+                               "from %s, the pool's trend over the last %s (%zu points)%s%s", rate,
+                               win, pr->n_window, boot[0] ? " " : "", boot);
+        break;
+    }
+    if (len < sizeof(e->note) && how->since_boot_ms > 0 && how->method != PW_ETA_METHOD_DAY)
+        len += (size_t)snprintf(e->note + len, sizeof(e->note) - len,
+                                ": too short a boot to repeat its day (23 h)");
+    if (len < sizeof(e->note))
+        snprintf(e->note + len, sizeof(e->note) - len, " (rising, p %.2g)", pr->mk_p);
 }
 
 int pw_analysis_host_eta(const pw_analysis_run_t *rn, const pw_host_t *h, int pool,
@@ -82,10 +142,18 @@ int pw_analysis_host_eta(const pw_analysis_run_t *rn, const pw_host_t *h, int po
         out->e.eta_soon_ms = pr->eta_soon_ms;
         out->e.eta_late_ms = pr->eta_late_ms;
         const pw_analysis_host_t *ah = rn != NULL ? pw_analysis_run_host(rn, h) : NULL;
-        int64_t win = ah == NULL ? 0 : pool == PW_POOL_PAGED ? ah->pg_trend_ms : ah->np_trend_ms;
-        snprintf(out->e.note, sizeof(out->e.note),
-                 "from the pool's trend over %zu points%s (rising, p %.2g)", pr->n_window,
-                 win > 2 * 3600 * 1000LL ? " of the last 24 h" : "", pr->mk_p);
+        const pw_pool_how_t *how = ah == NULL              ? NULL
+                                   : pool == PW_POOL_PAGED ? &ah->pg_how
+                                                           : &ah->np_how;
+        if (how == NULL || how->method == PW_ETA_METHOD_NONE) { /* a caller's own trend */
+            out->e.method = PW_ETA_METHOD_TREND;
+            out->e.rate_bytes_per_h = pr->slope_bytes_per_h;
+            snprintf(out->e.note, sizeof(out->e.note),
+                     "from the pool's trend over %zu points (rising, p %.2g)", pr->n_window,
+                     pr->mk_p);
+            return 0;
+        }
+        pw_analysis_eta_note(how, pr, &out->e);
         return 0;
     }
     if (pr->limit_bytes == 0)

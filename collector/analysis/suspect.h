@@ -36,6 +36,18 @@ typedef struct pw_suspect_s {
     pw_detect_t d;        /* the verdict with its numbers and evidence */
 } pw_suspect_t;
 
+/* How the pass reckoned one pool's ETA (pw_leak_eta_t says the same for a view). */
+typedef struct pw_pool_how_s {
+    pw_eta_method_t method;  /* TREND (last 2 h), NET (net growth, under a day), DAY (the last
+                                24 h repeated); NONE without an ETA */
+    double rate_bytes_per_h; /* the growth the ETA rests on (for DAY: the pace while it grew) */
+    int64_t window_ms;       /* the span of the points it came from, ms */
+    int64_t grew_ms;         /* DAY: the time of the day the pool grew, ms */
+    double day_bytes;        /* DAY: the day's net growth, bytes */
+    int64_t since_boot_ms;   /* > 0: the window was cut at the boot at this time (ms since the
+                                epoch): the points before it are an earlier boot's */
+} pw_pool_how_t;
+
 /* The pass's result for one host. */
 typedef struct pw_analysis_host_s {
     pw_pressure_t np, pg;             /* nonpaged and paged pool pressure */
@@ -43,6 +55,7 @@ typedef struct pw_analysis_host_s {
     int64_t np_trend_ms, pg_trend_ms; /* window the trend (and ETA) came from: 2 h, or 24 h when
                                          the last 2 h did not rise (a leak that grows in office
                                          hours is flat at night) */
+    pw_pool_how_t np_how, pg_how;     /* how each pool's ETA was reckoned */
     uint32_t n_suspects;              /* suspects of this host in the last pass */
     uint32_t rows_judged;             /* rows with a verdict (candidates) */
     int64_t judged_ts;                /* the newest sample time this verdict saw, ms */

@@ -122,6 +122,21 @@ void pw__api_set_eta(json_t *o, const char *prefix, const pw_host_t *h, const pw
     json_object_set_new(o, k, pw__api_jstr(e->note));
     snprintf(k, sizeof(k), "%s_ran_out_ms", prefix);
     json_object_set_new(o, k, ran_out ? pw__api_ju64((uint64_t)he->ran_out_ms) : json_null());
+    /* what the ETA rests on, so that a reader can tie it to a growth shown beside it: how it
+     * was reckoned, its rate and the window that rate came from; the hours of the day the pool
+     * grew (the day repeated), and the boot the window was cut at */
+    const char *m = has ? pw_eta_method_name(e->method) : NULL;
+    snprintf(k, sizeof(k), "%s_eta_method", prefix);
+    json_object_set_new(o, k, m ? json_string(m) : json_null());
+    snprintf(k, sizeof(k), "%s_eta_rate_bytes_per_h", prefix);
+    json_object_set_new(o, k, m ? pw__api_jreal(e->rate_bytes_per_h) : json_null());
+    snprintf(k, sizeof(k), "%s_eta_window_ms", prefix);
+    json_object_set_new(o, k, m && e->window_ms > 0 ? json_integer(e->window_ms) : json_null());
+    snprintf(k, sizeof(k), "%s_eta_grew_ms", prefix);
+    json_object_set_new(o, k, m && e->grew_ms > 0 ? json_integer(e->grew_ms) : json_null());
+    snprintf(k, sizeof(k), "%s_eta_since_boot_ms", prefix);
+    json_object_set_new(
+        o, k, e->since_boot_ms > 0 ? pw__api_ju64((uint64_t)e->since_boot_ms) : json_null());
 }
 
 typedef struct hostsum_s {

@@ -1882,6 +1882,21 @@ static void test_fmt_listings(void **state)
                               "12.0 h; at this leak's rate alone 30.0 h)\n"));
     assert_null(strstr(s, "pool's trend over")); /* the pool's own ETA is the column */
     free(s);
+    /* a collector that says how the pool's ETA was reckoned: a line ties it to GROWTH/H (the
+     * tag's own over its window_ms: 1,209,600,000 ms = 14.0 days) */
+    s = fmt_with(pw_fmt_leaks,
+                 "{\"suspects\":[{\"host\":\"DDK\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","
+                 "\"score\":2.38,\"growth_bytes_per_h\":244121.6,\"window_ms\":1209600000,"
+                 "\"pool_eta_ms\":1710411300000,\"pool_eta_basis\":\"pool\","
+                 "\"pool_eta_method\":\"day\",\"pool_eta_rate_bytes_per_h\":563200,"
+                 "\"pool_eta_range_ms\":[1710409500000,1710414900000],"
+                 "\"pool_eta_note\":\"from +550.0 KiB/h, the pool's pace in the 10.0 h it grew "
+                 "of the last 23.8 h (+5.4 MiB a day), that day repeated (rising, p 1e-10)\"}]}",
+                 0);
+    assert_non_null(strstr(s, "\n  ETA from +550.0 KiB/h, the pool's pace in the 10.0 h it grew "
+                              "of the last 23.8 h (+5.4 MiB a day), that day repeated (rising, p "
+                              "1e-10); GROWTH/H is this tag's own over 14.0 days\n"));
+    free(s);
     /* 2 screens: one step, its range is one time: no "(between X and X)" (the trial) */
     s = fmt_with(pw_fmt_leaks,
                  "{\"suspects\":[{\"host\":\"IMP\",\"tag\":\"Ddk \",\"type\":\"nonpaged\","

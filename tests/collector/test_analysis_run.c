@@ -110,6 +110,31 @@ static pw_host_t *hello_aid(pw_double_t *d, const char *name, const char *aid)
     return res.host;
 }
 
+/* A Hello of agent `aid` on host `name` in boot instance `boot` (a reboot: another boot id). */
+static pw_host_t *hello_boot(pw_double_t *d, const char *name, const char *boot)
+{
+    Poolwatch__V1__Hello h = POOLWATCH__V1__HELLO__INIT;
+    Poolwatch__V1__PoolLimit np = POOLWATCH__V1__POOL_LIMIT__INIT;
+    h.protocol_major = PW_PROTOCOL_MAJOR;
+    h.host_name = (char *)(uintptr_t)name;
+    h.counter_width = 64;
+    h.agent_id.data = (uint8_t *)"agent:clock";
+    h.agent_id.len = 11;
+    h.boot_id.data = (uint8_t *)(uintptr_t)boot;
+    h.boot_id.len = strlen(boot);
+    h.os_family = "windows";
+    h.os_version = "";
+    h.arch = "";
+    h.agent_version = "";
+    np.bytes = LIMIT;
+    np.detail = "";
+    h.nonpaged_limit = &np;
+    pw_ingest_hello_res_t res;
+    if (pw_ingest_hello(d->ing, &h, name, &d->session, &res, NULL) != 0)
+        return NULL;
+    return res.host;
+}
+
 static pw_host_t *hello(pw_double_t *d, const char *name)
 {
     return hello_aid(d, name, "agent:clock");
@@ -607,6 +632,72 @@ static void test_import_judged_at_once(void **state_)
     pw_double_close(&d);
 }
 
+/* Samples every 10 min of a pool that grows 1 MiB/h in office hours (08:00-18:00 UTC) from
+ * 40 MiB, for two days (boot 1: 40 -> 60 MiB); the host reboots at 00:00 of the third day (boot
+ * 2: the pool falls back to 40 MiB) and grows as before; one pass at 16:00 (48 MiB). Judged as if
+ * its history began at the reboot (by hand): the last 2 h rise at 1 MiB/h, but the 52 MiB left
+ * take 52 h, beyond 24 times their 2 h; the points since the boot span 16 h, less than the 23 h
+ * the day's method needs, so the ETA comes from their net growth, 8 MiB / 16 h = 0.5 MiB/h:
+ * 104 h = 374,400,000 ms (within 24 x 16 h). The 24-h window across the reboot (16:00 of the
+ * second day at 60 MiB, the fall to 40 MiB, the rise since) did not rise as a whole: no ETA
+ * through the office day after a reboot. */
+static void test_eta_since_reboot(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_host_t *h = hello_boot(&d, "reboot01", "boot:1");
+    assert_non_null(h);
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    const int reboot = 2 * 144, last = reboot + 96; /* 10-min steps: 00:00 day 3, 16:00 */
+    for (int k = 0; k <= last; k++) {
+        if (k == reboot) { /* the agent comes back in a new boot: a new session */
+            h = hello_boot(&d, "reboot01", "boot:2");
+            assert_non_null(h);
+            pw_delta_enc_close(&e);
+            assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+        }
+        int64_t min = (int64_t)(k % 144) * 10;
+        int64_t office = min < 8 * 60 ? 0 : min < 18 * 60 ? min - 8 * 60 : 10 * 60;
+        uint64_t days = k < reboot ? (uint64_t)(k / 144) : 0; /* whole office days of this boot */
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 600000);
+        s.totals.nonpaged_bytes =
+            (40u << 20) + days * (10u << 20) + (uint64_t)office * (1u << 20) / 60;
+        add(&s, "Flat", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    }
+    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    pw_analysis_run_pass(d.an);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
+    assert_non_null(res);
+    assert_int_equal(res->np.used_bytes, 48u << 20);
+    assert_true(res->np.trend_up);
+    assert_int_equal(res->np_how.method, PW_ETA_METHOD_NET);
+    assert_int_equal(res->np_how.since_boot_ms, T0_MS + (int64_t)reboot * 600000);
+    assert_int_equal(res->np_how.window_ms, 16 * 3600000LL);
+    assert_true(fabs(res->np_how.rate_bytes_per_h - 524288.0) < 1e-6);
+    assert_int_equal(res->np.eta_ms, 374400000LL);
+    /* the note says what the ETA rests on, and why not the day's method */
+    pw_host_eta_t he;
+    assert_int_equal(pw_analysis_host_eta(d.an, h, PW_POOL_NONPAGED, &res->np, &he), 0);
+    assert_int_equal(he.e.basis, PW_ETA_POOL);
+    assert_int_equal(he.e.eta_ms, 374400000LL);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "from +512.0 KiB/h, the pool's net growth over the last 16.0 h since its boot at "
+             "2024-01-03 00:00Z: too short a boot to repeat its day (23 h) (rising, p %.2g)",
+             res->np.mk_p);
+    assert_string_equal(he.e.note, want);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 static json_t *get_host(pw_double_t *d, const char *name);
 static void restart(pw_double_t *d);
 
@@ -1087,6 +1178,48 @@ static void test_eta_at_night_with_a_creep(void **state_)
     pw_double_close(&d);
 }
 
+/* An imported capture carries no boot id: a reboot shows as the rows' counters going down.
+ * 14 screens 15 min apart (limit 100 MiB): 8 of boot 1 with the nonpaged pool at 40 .. 47 MiB,
+ * then 6 after a reboot at 30 .. 35 MiB, the two rows' Allocs and Frees starting again from a
+ * few. By hand, the points since the reboot alone: +1 MiB a screen, 4 MiB/h over 1.25 h (6
+ * points: the trend's least), 65 MiB left: 16.25 h = 58,500,000 ms (within 24 x 1.25 h). Across
+ * the reboot the 2-h window (47, the fall, 30 .. 35) said otherwise. */
+static void test_import_eta_since_reboot(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_sample_t ss[14];
+    for (int k = 0; k < 14; k++) {
+        int after = k >= 8;
+        uint64_t c = after ? 5 + 3 * (uint64_t)(k - 8) : 100000 + 500 * (uint64_t)k;
+        pw_sample_init(&ss[k]);
+        ss[k].timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 900000);
+        ss[k].totals.nonpaged_bytes = (uint64_t)(after ? 30 + (k - 8) : 40 + k) << 20;
+        ss[k].totals.nonpaged_limit_bytes = 100u << 20;
+        assert_int_equal(pw_sample_add(&ss[k], "Aaaa", 4, PW_POOL_NONPAGED, c + 10, c, 10, 4096),
+                         0);
+        assert_int_equal(
+            pw_sample_add(&ss[k], "Bbbb", 4, PW_POOL_NONPAGED, 2 * c + 7, 2 * c, 7, 7168), 0);
+    }
+    pw_ingest_import_res_t ir;
+    assert_int_equal(pw_ingest_import(d.ing, "boot02", 32, "import:a", ss, 14, &ir, NULL), 0);
+    for (int k = 0; k < 14; k++)
+        pw_sample_close(&ss[k]);
+    pw_analysis_run_pass(d.an);
+    const pw_host_t *h = pw_fleet_find(pw_ingest_fleet(d.ing), "boot02");
+    assert_non_null(h);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
+    assert_non_null(res);
+    assert_int_equal(res->np.used_bytes, 35u << 20);
+    assert_int_equal(res->np.n_window, 6);
+    assert_int_equal(res->np_how.method, PW_ETA_METHOD_TREND);
+    assert_int_equal(res->np_how.since_boot_ms, T0_MS + 8 * 900000LL);
+    assert_true(fabs(res->np.slope_bytes_per_h - 4.0 * 1048576) < 1e-6);
+    assert_int_equal(res->np.eta_ms, 58500000LL);
+    pw_double_close(&d);
+}
+
 static json_t *get_host(pw_double_t *d, const char *name)
 {
     char path[128];
@@ -1095,6 +1228,56 @@ static json_t *get_host(pw_double_t *d, const char *name)
 }
 
 static void restart_kept(pw_double_t *d, const char *kept);
+
+/* What the ETA rests on, as the API gives it beside the ETA: office_day's pool judged at 03:00
+ * (test_eta_at_night_from_the_day) by the day repeated. Its window 03:10 .. 03:00 spans 143
+ * steps of 10 min (85,800,000 ms) and grew 10 MiB; the 60 steps of 08:00 .. 18:00 rose by
+ * 174,762 or 174,763 B each (1 MiB/h), above half the window's mean step (10 MiB / 143 / 2 =
+ * 36,663 B), the others not at all: it grew during 10 h (36,000,000 ms) at 10 MiB / 10 h =
+ * 1 MiB/h. A reader sets that 1 MiB/h, not the day's average (10 MiB / 23.8 h = 430 KiB/h), against
+ * the room left. */
+static void test_eta_basis_in_api(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open_with_token(&d, "tok", "read"), 0);
+    pw_host_t *hh = hello(&d, "night03");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 0; k <= 162; k++)
+        office_sample(&d, &e, hh, &s, k, 0);
+    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    pw_analysis_run_pass(d.an);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, hh);
+    assert_non_null(res);
+    assert_int_equal(res->np.eta_ms, 399600000LL); /* test_eta_at_night_from_the_day */
+    assert_int_equal(res->np_how.method, PW_ETA_METHOD_DAY);
+    assert_int_equal(res->np_how.window_ms, 85800000LL);
+    assert_int_equal(res->np_how.grew_ms, 36000000LL);
+    assert_true(fabs(res->np_how.day_bytes - 10485760.0) < 1e-6);
+    assert_true(fabs(res->np_how.rate_bytes_per_h - 1048576.0) < 1e-6);
+    assert_int_equal(res->np_how.since_boot_ms, 0);
+    json_t *h = get_host(&d, "night03");
+    assert_string_equal(json_string_value(json_object_get(h, "nonpaged_eta_basis")), "pool");
+    assert_string_equal(json_string_value(json_object_get(h, "nonpaged_eta_method")), "day");
+    assert_true(fabs(json_number_value(json_object_get(h, "nonpaged_eta_rate_bytes_per_h")) -
+                     1048576.0) < 1e-6);
+    assert_int_equal(json_integer_value(json_object_get(h, "nonpaged_eta_window_ms")), 85800000);
+    assert_int_equal(json_integer_value(json_object_get(h, "nonpaged_eta_grew_ms")), 36000000);
+    assert_true(json_is_null(json_object_get(h, "nonpaged_eta_since_boot_ms")));
+    char want[256];
+    snprintf(want, sizeof(want),
+             "from +1.0 MiB/h, the pool's pace in the 10.0 h it grew of the last 23.8 h "
+             "(+10.0 MiB a day), that day repeated (rising, p %.2g)",
+             res->np.mk_p);
+    assert_string_equal(json_string_value(json_object_get(h, "nonpaged_eta_note")), want);
+    json_decref(h);
+    pw_double_close(&d);
+}
 
 /* The new-user trial: after a restart the quickstart's ddk-2003 (a leak of office hours) said "no
  * ETA: the pool as a whole does not rise (trend p 0.011 over 121 points)" until the first pass,
@@ -2028,6 +2211,9 @@ int main(void)
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
         cmocka_unit_test(test_eta_at_night_with_a_creep),
+        cmocka_unit_test(test_eta_since_reboot),
+        cmocka_unit_test(test_eta_basis_in_api),
+        cmocka_unit_test(test_import_eta_since_reboot),
         cmocka_unit_test(test_host_silent),
         cmocka_unit_test(test_host_backfill_not_silent),
         cmocka_unit_test(test_host_backfill_loading),
