@@ -136,6 +136,12 @@ json_t *pw_parse_slabinfo_json(const pw_slabinfo_doc_t *doc);
 
 /* Human-readable tables. */
 void pw_parse_poolmon_print(const pw_poolmon_doc_t *doc, FILE *out);
+
+/* Prints one warning per problem of `doc` (the first 20, then how many more) on `err` as
+ * `FILE:LINE: warning: MESSAGE: screen N of M is incomplete` followed by `fate` (what becomes
+ * of the screen; "" for nothing). */
+void pw_poolmon_problems_print(FILE *err, const char *file, const pw_poolmon_doc_t *doc,
+                               const char *fate);
 void pw_parse_slabinfo_print(const pw_slabinfo_doc_t *doc, FILE *out);
 
 /* Reads a whole file (at most max bytes) into a pw_malloc'd buffer. Returns 0, or a negative

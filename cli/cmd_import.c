@@ -199,7 +199,8 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
         pw_linux_series_close(&ser);
         return 0;
     }
-    pw_poolmon_opts_t opts = {.interval_ms = interval_ms, .allow_cut_last_line = 1};
+    pw_poolmon_opts_t opts = {
+        .interval_ms = interval_ms, .allow_cut_last_line = 1, .skip_bad_rows = 1};
     pw_poolmon_doc_t doc;
     rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
     pw_free(data);
@@ -256,6 +257,9 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
                 before - rows == 1 ? "" : "s", keep, keep == 1 ? "" : "s",
                 keep == 1 ? "is" : "are");
     }
+    /* rows that cannot be read: their screens are left out by the server (a gap), said here */
+    pw_poolmon_problems_print(cli->err, file, &doc,
+                              ": it is left out (a gap, not a tag read as freed)");
     *screens = keep;
     *unstamped = 0;
     for (size_t i = 0; i < keep; i++)
@@ -400,6 +404,23 @@ const char *const pw_cli_import_params[] = {"nonpaged_limit_bytes",
                                             "os",
                                             "--os",
                                             NULL};
+
+/* The screens the server left out (the answer's screens_left_out: rows that cannot be read),
+ * one line: how many and where. */
+static void print_left_out(pw_cli_t *cli, const char *file, json_t *lo)
+{
+    size_t n = json_array_size(lo);
+    if (n == 0)
+        return;
+    fprintf(cli->err,
+            "%s: %zu screen%s left out, a gap in the history (rows that cannot be read: "
+            "the warnings above): line%s",
+            file, n, n == 1 ? "" : "s", n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && i < 20; i++)
+        fprintf(cli->err, "%s %lld", i ? "," : "",
+                (long long)json_integer_value(json_object_get(json_array_get(lo, i), "line")));
+    fputs(n > 20 ? ", ...\n" : "\n", cli->err);
+}
 
 int pw_cmd_import(pw_cli_t *cli)
 {
@@ -605,6 +626,7 @@ int pw_cmd_import(pw_cli_t *cli)
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "rows")), "row",
                                  n3, sizeof(n3)),
                     host, a, b, changed[0] ? "" : lim, changed);
+            print_left_out(cli, files[k], json_object_get(root, "screens_left_out"));
         }
         json_decref(root);
     }
