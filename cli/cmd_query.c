@@ -637,6 +637,12 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
     if (find == NULL)
         return 0;
     const json_t *m = jarr(find, "matches");
+    if (json_is_true(json_object_get(find, "imported"))) {
+        /* an imported host: pooltag.txt above is the answer; no live driver lookup */
+        fprintf(out, "Host: imported (a saved capture, no agent): no live driver lookup; %s\n",
+                known ? "the driver above is pooltag.txt's" : "nothing else to ask");
+        return 0;
+    }
     fprintf(out, "Agent: %s\n", jstr(find, "message"));
     /* A search that could not run says so (its message), not "no file contains it". */
     json_int_t st = json_integer_value(json_object_get(find, "status"));

@@ -235,6 +235,26 @@ check "lookup exit" 0 $?
 check "lookup description" 1 "$(grep -c 'general IO allocations' "$dir/out")"
 # the tag as every listing shows it: 4 bytes, "Io" padded with spaces (it printed "Io")
 check "lookup shows the 4-byte tag" 'Tag "Io  ": listed in pooltag.txt' "$(head -n 1 "$dir/out")"
+# an imported host has no agent: lookup --host answers from pooltag.txt and says so (it gave
+# "HTTP 503 not connected" and dropped the pooltag line)
+POOLWATCH_TOKEN=$ADMIN "$PW" lookup 'Io' --host OLD01 >"$dir/out" 2>"$dir/err"
+check "lookup --host imported exit" 0 $?
+check "lookup --host imported" 'Tag "Io  ": listed in pooltag.txt|  driver:      nt!io|  description: general IO allocations|Host: imported (a saved capture, no agent): no live driver lookup; the driver above is pooltag.txt'"'"'s|' \
+    "$(tr '\n' '|' <"$dir/out")$(cat "$dir/err")"
+
+# rows that cannot be read mid-capture (tests/fixtures/SOURCES.md): each said with FILE:LINE,
+# its screen left out (a gap), the other 92 of 96 stored
+BAD=$FX/poolmon/variant_case02_96_screens_bad_rows.txt
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$BAD" --host ROWS01 >"$dir/out" 2>"$dir/err"
+check "bad rows: imported" 0 $?
+check "bad rows: stored" 1 "$(grep -c "^$BAD: 96 screens (server stored 92 screens, 644 rows) as ROWS01" "$dir/out")"
+check "bad rows: the typo said with its line" 1 \
+    "$(grep -c "^$BAD:953: warning: unexpected character after the number in column bytes: screen 80 of 96 is incomplete: it is left out (a gap, not a tag read as freed)$" "$dir/err")"
+check "bad rows: the lost header said" 1 \
+    "$(grep -c "^$BAD:722: warning: tag 'Wait' Nonp again in one screen (first at line 715): a screen's header was lost; a new screen starts here: screen 61 of 96" "$dir/err")"
+check "bad rows: 4 warnings" 4 "$(grep -c ': warning: ' "$dir/err")"
+check "bad rows: the gap said" 1 \
+    "$(grep -c "^$BAD: 4 screens left out, a gap in the history (rows that cannot be read: the warnings above): lines 229, 470, 722, 945$" "$dir/err")"
 
 # exit codes: every HTTP status the API documents (docs/openapi.json) is in docs/cli.md's table
 # of exit codes (5xx as a class), so a script knows what each refusal exits with

@@ -1357,6 +1357,18 @@ static void test_import(void **state)
     assert_string_equal(jstr(j, "message"),
                         "an imported host has no agent to ask: its big-pool table is not in a "
                         "poolmon capture (Windows hosts with an agent only)");
+    assert_true(json_is_true(json_object_get(j, "imported")));
+    json_decref(j);
+    /* nor its driver files (lookup --host): said, imported, not 503 "not connected" */
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/hosts/IMPORTED/commands", NULL, ADMIN_TOK,
+                "{\"kind\":\"find_tag\",\"tag\":\"Abcd\"}", &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "status"), PW_ENOTSUP);
+    assert_true(json_is_true(json_object_get(j, "imported")));
+    assert_string_equal(jstr(j, "message"),
+                        "an imported host has no agent to ask: which of its driver files hold the "
+                        "tag is not in a poolmon capture (hosts with an agent only)");
+    assert_int_equal(json_array_size(json_object_get(j, "matches")), 0);
     json_decref(j);
     /* The same capture again (other start time): nothing is stored twice. */
     j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
