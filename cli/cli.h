@@ -108,6 +108,11 @@ int pw_cli_bad_args(pw_cli_t *cli, const char *arg, const char *missing, const c
  * *ms, or PW_EINVAL. */
 int pw_cli_parse_duration(const char *s, uint64_t *ms);
 
+/* The time forms pw_cli_parse_time takes, for "bad --start" / "bad --from" messages. */
+#define PW_CLI_TIME_FORMS                                                                          \
+    "a time: now, -2h for two hours ago, 2024-03-14T10:00:00Z or 2024-03-14 10:00:00 (UTC), or "   \
+    "ms since the epoch"
+
 /* Times: ms since the epoch ("1764400000000"), "now", "-2h" (relative to now_ms), or ISO-8601
  * UTC "2024-03-14T10:00:00Z" / "2024-03-14 10:00:00". Returns 0 and *ms, or PW_EINVAL. */
 int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms);

@@ -834,10 +834,8 @@ int pw_cmd_events(pw_cli_t *cli)
         if (vals[k] == NULL)
             continue;
         if (pw_cli_parse_time(vals[k], now_ms, &v) < 0) {
-            fprintf(cli->err,
-                    "poolwatch events: bad --%s '%s' (a time: now, -2h for two hours ago, "
-                    "2024-03-14T10:00:00Z, or ms since the epoch)\n",
-                    names[k], vals[k]);
+            fprintf(cli->err, "poolwatch events: bad --%s '%s' (" PW_CLI_TIME_FORMS ")\n", names[k],
+                    vals[k]);
             return PW_EXIT_USAGE;
         }
         snprintf(num, sizeof(num), "%" PRIu64, v);
@@ -978,9 +976,7 @@ int pw_cmd_series(pw_cli_t *cli)
             k < 2 ? pw_cli_parse_time(vals[k], now_ms, &v) : pw_cli_parse_duration(vals[k], &v);
         if (rc < 0) {
             fprintf(cli->err, "poolwatch series: bad --%s '%s' (%s)\n", names[k], vals[k],
-                    k < 2 ? "a time: now, -2h for two hours ago, 2024-03-14T10:00:00Z, or ms "
-                            "since the epoch"
-                          : "a duration: 30s, 15m, 1h");
+                    k < 2 ? PW_CLI_TIME_FORMS : "a duration: 30s, 15m, 1h");
             return PW_EXIT_USAGE;
         }
         snprintf(num, sizeof(num), "%" PRIu64, v);

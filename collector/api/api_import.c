@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "linux_series.h"
 #include "poolmon_json.h"
 #include "poolmon_text.h"
@@ -22,6 +23,16 @@
  * too): the largest the rule table gives (16 TiB, nonpaged pool of Windows 8.1 and later x64)
  * is far below it, and it is far below any value that would overflow a ratio. */
 #define MAX_LIMIT_BYTES PW_WIN_IMPORT_MAX_LIMIT_BYTES
+
+/* `ms` since the epoch as "2026-12-02 15:58:36Z" in out (UTC). Returns out. */
+static const char *utc_text(uint64_t ms, char *out, size_t n)
+{
+    struct tm tm;
+    if (ms / 1000 > (uint64_t)INT64_MAX || pw_clock_gmtime((int64_t)(ms / 1000), &tm) != 0 ||
+        strftime(out, n, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
+        snprintf(out, n, "%llu ms since the epoch", (unsigned long long)ms);
+    return out;
+}
 
 /* The import's limit options: what was given and the OS, parsed before anything is stored. */
 typedef struct limits_opt_s {
@@ -401,11 +412,12 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     if (end > req->now_ms + 86400000ull) {
         parsed_close(&pa);
         pw__api_query_free(&q);
+        char at[32], now[32];
         return pw_api_error(resp, 400, "EINVAL",
-                            "the capture's last screen would be stored at %llu ms since the epoch, "
-                            "more than a day ahead of this collector's clock: check start_ms "
-                            "(CLI --start) or the file's time stamps",
-                            (unsigned long long)end);
+                            "the capture's last screen would be stored at %s, more than a day "
+                            "ahead of this collector's clock (%s): check start_ms (CLI --start) "
+                            "or the file's time stamps",
+                            utc_text(end, at, sizeof(at)), utc_text(req->now_ms, now, sizeof(now)));
     }
     uint64_t first = pa.n ? pa.ss[0].timestamp_ms : 0;
     /* The instance is the capture's content: importing the same file again stores nothing
@@ -434,7 +446,7 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     /* What the operator said about the host, kept with it (a restart keeps it too). */
     if (r == 0 && (lo.os != NULL || np.bytes || pg.bytes))
         r = pw_ingest_import_meta(api->ing, host, lo.os, &np, &pg, &d);
-    size_t n_screens = pa.n;
+    size_t n_screens = pa.n, pa_n = pa.n;
     if (r == PW_EEXIST) {
         parsed_close(&pa);
         r = pw_api_error(resp, 409, "EEXIST", "%s", d.msg);
@@ -448,6 +460,10 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                             d.msg[0] ? d.msg : pw_strerror(r));
     }
     uint64_t rows = ir.rows, last = ir.screens ? ir.last_ts : first;
+    /* the pools of the capture's last stored screen, beside the limits (a CLI hint when a pool
+     * is far above its limit: the rule may not fit the host) */
+    uint64_t last_np = pa.n ? pa.ss[pa.n - 1].totals.nonpaged_bytes : 0;
+    uint64_t last_pg = pa.n ? pa.ss[pa.n - 1].totals.paged_bytes : 0;
     json_t *o = json_pack("{s:o,s:s,s:i,s:o,s:o,s:o,s:o}", "host", pw__api_jstr(host), "format",
                           pa.format, "screens", (int)n_screens, "rows", pw__api_ju64(rows),
                           "first_ts_ms", pw__api_ju64(first), "last_ts_ms", pw__api_ju64(last),
@@ -487,6 +503,8 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     json_object_set_new(o, "nonpaged_limit_detail",
                         pw__api_jstr(ih ? ih->nonpaged_limit_detail : ""));
     json_object_set_new(o, "paged_limit_detail", pw__api_jstr(ih ? ih->paged_limit_detail : ""));
+    json_object_set_new(o, "last_nonpaged_bytes", pa_n ? pw__api_ju64(last_np) : json_null());
+    json_object_set_new(o, "last_paged_bytes", pa_n ? pw__api_ju64(last_pg) : json_null());
     /* a host that existed before: its limits then (null: unknown), and whether they moved */
     json_object_set_new(o, "previous_nonpaged_limit_bytes",
                         was_np ? pw__api_ju64(was_np) : json_null());

@@ -1288,6 +1288,9 @@ static void test_import(void **state)
     assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
     assert_int_equal(geti(j, "last_ts_ms"), 1700000060000);
     assert_true(json_is_null(json_object_get(j, "cut_line")));
+    /* the last screen's pools (its header: Pool N 4100K, P 8192K), beside the limits */
+    assert_int_equal(geti(j, "last_nonpaged_bytes"), 4100 * 1024);
+    assert_int_equal(geti(j, "last_paged_bytes"), 8192 * 1024);
     json_decref(j);
     /* The file cut inside its last row (line 13, after Wxyz's frees): that row is left out and
      * said, the rest is stored. */
@@ -1436,9 +1439,13 @@ static void test_import(void **state)
                 ADMIN_TOK, body, &st);
     assert_int_equal(st, 400);
     assert_error(j, "EINVAL");
-    assert_non_null(
-        strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
-               "more than a day ahead of this collector's clock"));
+    /* said as date-times, not raw ms: the last screen at 2099-01-01 00:15:00Z (start + 15 min),
+     * the collector's clock IMPORT_NOW 1710410000000 = 2024-03-14 09:53:20Z */
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "the capture's last screen would be stored at 2099-01-01 00:15:00Z, more than a day ahead "
+        "of this collector's clock (2024-03-14 09:53:20Z): check start_ms (CLI --start) or the "
+        "file's time stamps");
     json_decref(j);
     free(body);
     j = call(PW_API_GET, "/api/v1/hosts/FUTURE", NULL, READ_TOK, NULL, &st);
