@@ -467,6 +467,12 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                 strlen(t) >= 19 ? t + 11 : t);
         return 0;
     }
+    const char *asked = json_string_value(json_object_get(root, "host_asked"));
+    if (json_array_size(s) == 0 && asked != NULL) {
+        /* `leaks --host H` with nothing listed: said, not a bare header */
+        fprintf(out, "no suspects on %s\n", asked);
+        return 0;
+    }
     /* The list is by urgency (the server's order: critical pools first, then warn, nearest ETA
      * first): each leak shows its pool's limit, where the limit comes from, the pool's level
      * and when it runs out. */
@@ -740,7 +746,20 @@ int pw_cmd_leaks(pw_cli_t *cli)
     if ((host && append_param(path, sizeof(path), "host", host) < 0) ||
         (limit && append_param(path, sizeof(path), "limit", limit) < 0))
         return PW_EXIT_USAGE;
-    return get_and_print(cli, path, pw_fmt_leaks, 0, NULL);
+    if (host == NULL || cli->json)
+        return get_and_print(cli, path, pw_fmt_leaks, 0, NULL);
+    json_t *root;
+    int ex = pw_cli_call(cli, "GET", path, NULL, NULL, 0, NULL, NULL, &root);
+    if (ex != 0)
+        return ex;
+    json_object_set_new(root, "host_asked", json_string(host)); /* "no suspects on H" */
+    int rc = pw_fmt_leaks(root, cli->out);
+    json_decref(root);
+    if (rc < 0) {
+        fprintf(cli->err, "poolwatch: GET %s: unexpected response shape\n", path);
+        return PW_EXIT_SERVER;
+    }
+    return PW_EXIT_OK;
 }
 
 int pw_cmd_alerts(pw_cli_t *cli)

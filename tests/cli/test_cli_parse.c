@@ -1932,6 +1932,10 @@ static void test_fmt_listings(void **state)
     s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":null}", 0);
     assert_memory_equal(s, "HOST ", 5); /* a pass ran: the (empty) table */
     free(s);
+    /* leaks --host H with no suspect: said, not a bare header */
+    s = fmt_with(pw_fmt_leaks, "{\"suspects\":[],\"first_pass_ms\":null,\"host_asked\":\"H1\"}", 0);
+    assert_string_equal(s, "no suspects on H1\n");
+    free(s);
     /* the engine's evidence under a suspect, its finding, and a list cut by the API's limit */
     s = fmt_with(pw_fmt_leaks,
                  "{\"total\":3,\"suspects\":[{\"host\":\"LNX01\",\"tag\":\"dentry\","

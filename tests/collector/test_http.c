@@ -132,6 +132,8 @@ static void build_fleet(void)
     add(&s, "Ddk ", PW_POOL_NONPAGED, 300, 100, 20000);
     add(&s, "Io  ", PW_POOL_PAGED, 20, 10, 1000);
     s.totals.nonpaged_bytes = 20000;
+    s.totals.agent_rss_bytes = 8u << 20; /* an agent that counts no handles (Linux) */
+    s.totals.agent_cpu_ms = 1500;
     pw_host_t *h2 = pw_double_restore(&g_d, "HOST02", 32, &s);
     assert_non_null(h2);
     h2->os_build = 3790;
@@ -142,6 +144,8 @@ static void build_fleet(void)
     add(&s, "Mm  ", PW_POOL_NONPAGED, 1, 0, 1000);
     s.totals.nonpaged_bytes = 101000;
     s.totals.nonpaged_limit_bytes = 1000000;
+    s.totals.agent_rss_bytes = 0;
+    s.totals.agent_cpu_ms = 0;
     pw_host_t *h3 = pw_double_restore(&g_d, "HOST03", 32, &s);
     assert_non_null(h3);
     h3->os_build = 7601;
@@ -673,6 +677,13 @@ static void test_pool_table(void **state)
         assert_error(j, "EINVAL");
         json_decref(j);
     }
+    /* the agent's footprint: handles null where the agent counts none (top's "-"), not 0 */
+    json_t *ja = get_ok("/api/v1/hosts/HOST02/pool", NULL);
+    json_t *ag = json_object_get(json_object_get(ja, "totals"), "agent");
+    assert_int_equal(geti(ag, "rss_bytes"), 8 << 20);
+    assert_int_equal(geti(ag, "cpu_ms"), 1500);
+    assert_true(json_is_null(json_object_get(ag, "handles")));
+    json_decref(ja);
 }
 
 /* /api/v1/tags pages: every sort walked 2 at a time by next_cursor gives the whole order
@@ -1391,6 +1402,19 @@ static void test_import(void **state)
     assert_int_equal(geti(json_array_get(p, 0), "bytes"), 6000);
     assert_int_equal(geti(json_array_get(p, 1), "bytes"), 10000);
     assert_int_equal(geti(json_array_get(p, 1), "diff"), 100);
+    json_decref(j);
+    /* no pool asked: the pool the tag has (Wxyz is paged only: 500 B in both screens), not an
+     * empty nonpaged series; Abcd (nonpaged) stays nonpaged */
+    j = get_ok("/api/v1/hosts/IMPORTED/series", "tag=Wxyz&from=1600000000000&to=1800000000000");
+    assert_string_equal(jstr(j, "pool"), "paged");
+    p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 2);
+    assert_int_equal(geti(json_array_get(p, 0), "bytes"), 500);
+    assert_int_equal(geti(json_array_get(p, 1), "bytes"), 500);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/IMPORTED/series", "tag=Abcd&from=1600000000000&to=1800000000000");
+    assert_string_equal(jstr(j, "pool"), "nonpaged");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 2);
     json_decref(j);
     /* A tag shorter than poolmon's 4 characters finds its padded row ("Io" -> "Io  "). */
     body = pw_test_read_file(pw_test_fixture("http/import_two_screens.txt"), &len);
