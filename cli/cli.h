@@ -108,6 +108,11 @@ int pw_cli_bad_args(pw_cli_t *cli, const char *arg, const char *missing, const c
  * *ms, or PW_EINVAL. */
 int pw_cli_parse_duration(const char *s, uint64_t *ms);
 
+/* The time forms pw_cli_parse_time takes, for "bad --start" / "bad --from" messages. */
+#define PW_CLI_TIME_FORMS                                                                          \
+    "a time: now, -2h for two hours ago, 2024-03-14T10:00:00Z or 2024-03-14 10:00:00 (UTC), or "   \
+    "ms since the epoch"
+
 /* Times: ms since the epoch ("1764400000000"), "now", "-2h" (relative to now_ms), or ISO-8601
  * UTC "2024-03-14T10:00:00Z" / "2024-03-14 10:00:00". Returns 0 and *ms, or PW_EINVAL. */
 int pw_cli_parse_time(const char *s, uint64_t now_ms, uint64_t *ms);
@@ -136,6 +141,12 @@ json_t *pw_parse_slabinfo_json(const pw_slabinfo_doc_t *doc);
 
 /* Human-readable tables. */
 void pw_parse_poolmon_print(const pw_poolmon_doc_t *doc, FILE *out);
+
+/* Prints one warning per problem of `doc` (the first 20, then how many more) on `err` as
+ * `FILE:LINE: warning: MESSAGE: screen N of M is incomplete` followed by `fate` (what becomes
+ * of the screen; "" for nothing). */
+void pw_poolmon_problems_print(FILE *err, const char *file, const pw_poolmon_doc_t *doc,
+                               const char *fate);
 void pw_parse_slabinfo_print(const pw_slabinfo_doc_t *doc, FILE *out);
 
 /* Reads a whole file (at most max bytes) into a pw_malloc'd buffer. Returns 0, or a negative

@@ -199,7 +199,8 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
         pw_linux_series_close(&ser);
         return 0;
     }
-    pw_poolmon_opts_t opts = {.interval_ms = interval_ms, .allow_cut_last_line = 1};
+    pw_poolmon_opts_t opts = {
+        .interval_ms = interval_ms, .allow_cut_last_line = 1, .skip_bad_rows = 1};
     pw_poolmon_doc_t doc;
     rc = pw_poolmon_parse(data, len, &opts, &doc, &d);
     pw_free(data);
@@ -212,11 +213,14 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
             fprintf(cli->err, "%s: %s%s\n", file, d.msg[0] ? d.msg : pw_strerror(rc), hint);
         return PW_EXIT_USAGE;
     }
-    if (doc.cut_line)
+    if (doc.cut_line) /* the rest: all else, or the screens before a last screen cut short */
         fprintf(cli->err,
                 "%s:%" PRIu32 ": warning: the last line is cut inside a row (file truncated?): "
-                "left out, the rest is imported\n",
-                file, doc.cut_line);
+                "left out, %s\n",
+                file, doc.cut_line,
+                pw_poolmon_last_screen_partial(&doc, NULL, NULL)
+                    ? "and so is the screen it ends (below)"
+                    : "the rest is imported");
     /* A screen saved before poolmon drew its table (or with its rows cut away) has a header
      * and no rows: a capture of such screens only would be a host with nothing in it. */
     size_t empty = 0;
@@ -256,6 +260,9 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
                 before - rows == 1 ? "" : "s", keep, keep == 1 ? "" : "s",
                 keep == 1 ? "is" : "are");
     }
+    /* rows that cannot be read: their screens are left out by the server (a gap), said here */
+    pw_poolmon_problems_print(cli->err, file, &doc,
+                              ": it is left out (a gap, not a tag read as freed)");
     *screens = keep;
     *unstamped = 0;
     for (size_t i = 0; i < keep; i++)
@@ -401,6 +408,60 @@ const char *const pw_cli_import_params[] = {"nonpaged_limit_bytes",
                                             "--os",
                                             NULL};
 
+/* The screens the server left out (the answer's screens_left_out: rows that cannot be read),
+ * one line: how many and where. */
+static void print_left_out(pw_cli_t *cli, const char *file, json_t *lo)
+{
+    size_t n = json_array_size(lo);
+    if (n == 0)
+        return;
+    fprintf(cli->err,
+            "%s: %zu screen%s left out, a gap in the history (rows that cannot be read: "
+            "the warnings above): line%s",
+            file, n, n == 1 ? "" : "s", n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && i < 20; i++)
+        fprintf(cli->err, "%s %lld", i ? "," : "",
+                (long long)json_integer_value(json_object_get(json_array_get(lo, i), "line")));
+    fputs(n > 20 ? ", ...\n" : "\n", cli->err);
+}
+
+/* After an import: a host whose nonpaged limit is unknown has no level and no ETA, so say what
+ * gives it one; a pool far above the limit it was given (25 % or more: a pool cannot grow past
+ * its limit) says the limit rule may not fit this host. */
+static void limit_hints(pw_cli_t *cli, const char *file, json_t *root, int linux_series)
+{
+    json_t *lim = json_object_get(root, "nonpaged_limit_bytes");
+    if (!json_is_integer(lim) || json_integer_value(lim) <= 0) {
+        fprintf(cli->err,
+                "%s: note: limit unknown: give %s (the host has no level and no ETA until its "
+                "nonpaged pool has a limit)\n",
+                file, linux_series ? "--nonpaged-limit" : "--os or --nonpaged-limit");
+        return;
+    }
+    static const char *const pools[2][3] = {
+        {"nonpaged", "nonpaged_limit_bytes", "last_nonpaged_bytes"},
+        {"paged", "paged_limit_bytes", "last_paged_bytes"}};
+    for (int p = 0; p < 2; p++) {
+        json_t *lv = json_object_get(root, pools[p][1]), *bv = json_object_get(root, pools[p][2]);
+        if (!json_is_integer(lv) || !json_is_integer(bv) || json_integer_value(lv) <= 0)
+            continue;
+        uint64_t l = (uint64_t)json_integer_value(lv), b = (uint64_t)json_integer_value(bv);
+        if (b < l || b - l < l / 4) /* under 125 % of the limit */
+            continue;
+        char lb[24], bb[24];
+        pw_cli_format_bytes(l, lb, sizeof(lb));
+        pw_cli_format_bytes(b, bb, sizeof(bb));
+        const char *detail = json_string_value(
+            json_object_get(root, p == 0 ? "nonpaged_limit_detail" : "paged_limit_detail"));
+        fprintf(cli->err,
+                "%s: warning: the capture's %s pool, %s at its last screen, is %.0f %% above "
+                "its limit %s (%s): a pool cannot grow past its limit, so the limit rule may not "
+                "fit this host (check --os, or give --%s-limit)\n",
+                file, pools[p][0], bb, ((double)b / (double)l - 1.0) * 100.0, lb,
+                detail && detail[0] ? detail : "given", pools[p][0]);
+    }
+}
+
 int pw_cmd_import(pw_cli_t *cli)
 {
     const char *host = NULL, *interval = NULL, *start = NULL, *np_text = NULL, *pg_text = NULL,
@@ -439,7 +500,8 @@ int pw_cmd_import(pw_cli_t *cli)
     }
     if (ex == 0 && start != NULL) {
         if (pw_cli_parse_time(start, pw_clock_wall_ms() / 1000u * 1000u, &start_ms) < 0) {
-            fprintf(cli->err, "poolwatch import: bad --start '%s'\n", start);
+            fprintf(cli->err, "poolwatch import: bad --start '%s' (" PW_CLI_TIME_FORMS ")\n",
+                    start);
             ex = PW_EXIT_USAGE;
         }
     }
@@ -605,6 +667,8 @@ int pw_cmd_import(pw_cli_t *cli)
                     pw_cli_count((uint64_t)json_integer_value(json_object_get(root, "rows")), "row",
                                  n3, sizeof(n3)),
                     host, a, b, changed[0] ? "" : lim, changed);
+            print_left_out(cli, files[k], json_object_get(root, "screens_left_out"));
+            limit_hints(cli, files[k], root, fmt && strcmp(fmt, "linux") == 0);
         }
         json_decref(root);
     }

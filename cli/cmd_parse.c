@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "poolmon_json.h"
 #include "sample.h"
 
 /* JSON integers are signed 64-bit in jansson; counters above that (never seen in practice)
@@ -64,6 +65,8 @@ json_t *pw_parse_poolmon_json(const pw_poolmon_doc_t *doc)
             }
             bad |= json_object_set(js, "header", jh);
             bad |= json_object_set(js, "rows", rows);
+            /* rows of it that could not be read (or its header lost): an import leaves it out */
+            bad |= set_new(js, "incomplete", json_integer((json_int_t)s->incomplete));
             bad |= json_array_append(screens, js);
         }
         for (size_t r = 0; !bad && r < s->n_rows; r++) {
@@ -111,11 +114,27 @@ json_t *pw_parse_poolmon_json(const pw_poolmon_doc_t *doc)
         json_decref(rows);
     }
     json_decref(screens);
+    json_t *probs = bad ? NULL : pw_poolmon_problems_json(doc);
+    bad |= probs == NULL || json_object_set_new(root, "unreadable_rows", probs) != 0;
+    bad |= set_new(root, "unreadable_rows_total", json_integer((json_int_t)doc->n_problems_total));
     if (bad) {
         json_decref(root);
         return NULL;
     }
     return root;
+}
+
+void pw_poolmon_problems_print(FILE *err, const char *file, const pw_poolmon_doc_t *doc,
+                               const char *fate)
+{
+    for (size_t i = 0; i < doc->n_problems && i < 20; i++) {
+        const pw_poolmon_problem_t *pr = &doc->problems[i];
+        fprintf(err, "%s:%" PRIu32 ": warning: %s: screen %" PRIu32 " of %zu is incomplete%s\n",
+                file, pr->line, pr->msg, pr->screen + 1, doc->n_screens, fate);
+    }
+    if (doc->n_problems_total > 20)
+        fprintf(err, "%s: warning: %zu more rows that cannot be read\n", file,
+                doc->n_problems_total - 20);
 }
 
 json_t *pw_parse_slabinfo_json(const pw_slabinfo_doc_t *doc)
@@ -192,10 +211,14 @@ void pw_parse_poolmon_print(const pw_poolmon_doc_t *doc, FILE *out)
         pw_cli_format_time(s->timestamp_ms, ts, sizeof(ts));
         if (i > 0)
             fputc('\n', out);
-        fprintf(out, "Screen %zu (line %" PRIu32 "%s%s): %s, %zu rows%s\n", i + 1, s->line,
+        char inc[64] = "";
+        if (s->incomplete)
+            snprintf(inc, sizeof(inc), ", INCOMPLETE: %" PRIu32 " row%s not read", s->incomplete,
+                     s->incomplete == 1 ? "" : "s");
+        fprintf(out, "Screen %zu (line %" PRIu32 "%s%s): %s, %zu rows%s%s\n", i + 1, s->line,
                 s->has_file_time ? ", " : "", s->has_file_time ? ts : "",
-                s->title ? s->title : "untitled", s->n_rows,
-                s->elided ? ", rows elided (...)" : "");
+                s->title ? s->title : "untitled", s->n_rows, s->elided ? ", rows elided (...)" : "",
+                inc);
         if (h->has & 0x7u) {
             print_kb(out, "Memory:", h->has, PW_POOLMON_HAS_MEMORY, h->memory_kb, 1);
             print_kb(out, "Avail:", h->has, PW_POOLMON_HAS_AVAIL, h->avail_kb, 1);
@@ -346,8 +369,14 @@ int pw_cmd_parse(pw_cli_t *cli)
     json_t *j = NULL;
     if (want_pm) {
         pw_poolmon_doc_t doc;
-        rc_pm = pw_poolmon_parse(data, len, NULL, &doc, &dpm);
+        pw_poolmon_opts_t po;
+        memset(&po, 0, sizeof(po));
+        po.skip_bad_rows = 1; /* said with FILE:LINE, as import says it */
+        rc_pm = pw_poolmon_parse(data, len, &po, &doc, &dpm);
         if (rc_pm == 0) {
+            pw_poolmon_problems_print(cli->err, file, &doc,
+                                      " (`poolwatch import` leaves it out: a gap, not a tag "
+                                      "read as freed)");
             if (cli->json)
                 j = pw_parse_poolmon_json(&doc);
             else
@@ -357,6 +386,7 @@ int pw_cmd_parse(pw_cli_t *cli)
             pw_poolmon_opts_t lax;
             memset(&lax, 0, sizeof(lax));
             lax.allow_cut_last_line = 1;
+            lax.skip_bad_rows = 1;
             if (pw_poolmon_parse(data, len, &lax, &doc, NULL) == 0) {
                 if (doc.cut_line == dpm.line)
                     cut_line = doc.cut_line;

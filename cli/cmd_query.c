@@ -467,6 +467,12 @@ int pw_fmt_leaks(const json_t *root, FILE *out)
                 strlen(t) >= 19 ? t + 11 : t);
         return 0;
     }
+    const char *asked = json_string_value(json_object_get(root, "host_asked"));
+    if (json_array_size(s) == 0 && asked != NULL) {
+        /* `leaks --host H` with nothing listed: said, not a bare header */
+        fprintf(out, "no suspects on %s\n", asked);
+        return 0;
+    }
     /* The list is by urgency (the server's order: critical pools first, then warn, nearest ETA
      * first): each leak shows its pool's limit, where the limit comes from, the pool's level
      * and when it runs out. */
@@ -650,6 +656,12 @@ int pw_fmt_lookup(const json_t *pooltag, const json_t *find, FILE *out)
     if (find == NULL)
         return 0;
     const json_t *m = jarr(find, "matches");
+    if (json_is_true(json_object_get(find, "imported"))) {
+        /* an imported host: pooltag.txt above is the answer; no live driver lookup */
+        fprintf(out, "Host: imported (a saved capture, no agent): no live driver lookup; %s\n",
+                known ? "the driver above is pooltag.txt's" : "nothing else to ask");
+        return 0;
+    }
     fprintf(out, "Agent: %s\n", jstr(find, "message"));
     /* A search that could not run says so (its message), not "no file contains it". */
     json_int_t st = json_integer_value(json_object_get(find, "status"));
@@ -747,7 +759,20 @@ int pw_cmd_leaks(pw_cli_t *cli)
     if ((host && append_param(path, sizeof(path), "host", host) < 0) ||
         (limit && append_param(path, sizeof(path), "limit", limit) < 0))
         return PW_EXIT_USAGE;
-    return get_and_print(cli, path, pw_fmt_leaks, 0, NULL);
+    if (host == NULL || cli->json)
+        return get_and_print(cli, path, pw_fmt_leaks, 0, NULL);
+    json_t *root;
+    int ex = pw_cli_call(cli, "GET", path, NULL, NULL, 0, NULL, NULL, &root);
+    if (ex != 0)
+        return ex;
+    json_object_set_new(root, "host_asked", json_string(host)); /* "no suspects on H" */
+    int rc = pw_fmt_leaks(root, cli->out);
+    json_decref(root);
+    if (rc < 0) {
+        fprintf(cli->err, "poolwatch: GET %s: unexpected response shape\n", path);
+        return PW_EXIT_SERVER;
+    }
+    return PW_EXIT_OK;
 }
 
 int pw_cmd_alerts(pw_cli_t *cli)
@@ -841,10 +866,8 @@ int pw_cmd_events(pw_cli_t *cli)
         if (vals[k] == NULL)
             continue;
         if (pw_cli_parse_time(vals[k], now_ms, &v) < 0) {
-            fprintf(cli->err,
-                    "poolwatch events: bad --%s '%s' (a time: now, -2h for two hours ago, "
-                    "2024-03-14T10:00:00Z, or ms since the epoch)\n",
-                    names[k], vals[k]);
+            fprintf(cli->err, "poolwatch events: bad --%s '%s' (" PW_CLI_TIME_FORMS ")\n", names[k],
+                    vals[k]);
             return PW_EXIT_USAGE;
         }
         snprintf(num, sizeof(num), "%" PRIu64, v);
@@ -985,9 +1008,7 @@ int pw_cmd_series(pw_cli_t *cli)
             k < 2 ? pw_cli_parse_time(vals[k], now_ms, &v) : pw_cli_parse_duration(vals[k], &v);
         if (rc < 0) {
             fprintf(cli->err, "poolwatch series: bad --%s '%s' (%s)\n", names[k], vals[k],
-                    k < 2 ? "a time: now, -2h for two hours ago, 2024-03-14T10:00:00Z, or ms "
-                            "since the epoch"
-                          : "a duration: 30s, 15m, 1h");
+                    k < 2 ? PW_CLI_TIME_FORMS : "a duration: 30s, 15m, 1h");
             return PW_EXIT_USAGE;
         }
         snprintf(num, sizeof(num), "%" PRIu64, v);

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "alloc.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,15 @@ typedef struct parser_s {
     uint32_t line;
     uint64_t offset;
     int terminated; /* the line ended with a newline (else: the input's last, maybe cut) */
+    /* skip_bad_rows */
+    int skip;
+    uint64_t *hkeys;  /* the open screen's rows by tag and pool (open addressing, 0 = empty) */
+    uint32_t *hlines; /* line of each key's row */
+    size_t hcap, hn;  /* slots (a power of two), keys in use */
+    size_t tent_from; /* problems[tent_from..]: lines that are no row after the open screen's
+                         rows, tentative until a row of the same screen follows */
+    size_t tent_n;    /* of them (kept or not) */
+    uint32_t tent_first;
 } parser_t;
 
 static int is_blank(char c)
@@ -112,6 +122,140 @@ static int fail(parser_t *P, int code, const char *at, const char *field, const 
     return pw_diag_set(P->diag, code, P->line, off, field, "%s", msg);
 }
 
+/* Makes room for one more element in the array *arr of n elements of `elem` bytes and capacity
+ * *cap (doubling; `first` elements at first). Returns 0 or PW_ENOMEM (diag set; *arr kept). */
+static int grow(parser_t *P, void **arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : first;
+    void *a = pw_realloc(*arr, ncap * elem);
+    if (a == NULL)
+        return pw_diag_set(P->diag, PW_ENOMEM, P->line, P->offset, "", "out of memory");
+    *arr = a;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- problems (skip_bad_rows) ------------------------------------------------------------ */
+
+/* Records a problem of the current line for screen `screen`; `tag` may be NULL. Returns 0 or
+ * PW_ENOMEM. A problem beyond PW_POOLMON_PROBLEMS_KEPT is counted only. */
+static int add_problem(parser_t *P, pw_poolmon_problem_kind_t kind, size_t screen,
+                       const uint8_t *tag, int pool, uint32_t first_line, const char *msg)
+{
+    pw_poolmon_doc_t *doc = P->doc;
+    doc->n_problems_total++;
+    if (doc->n_problems >= PW_POOLMON_PROBLEMS_KEPT)
+        return 0;
+    void *a = doc->problems;
+    int r = grow(P, &a, &doc->problems_cap_, doc->n_problems, sizeof(*doc->problems), 8);
+    doc->problems = a;
+    if (r != 0)
+        return r;
+    pw_poolmon_problem_t *pr = &doc->problems[doc->n_problems++];
+    memset(pr, 0, sizeof(*pr));
+    pr->kind = kind;
+    pr->line = P->line;
+    pr->screen = (uint32_t)screen;
+    pr->first_line = first_line;
+    pr->pool = (int8_t)pool;
+    if (tag != NULL) {
+        pr->has_tag = 1;
+        memcpy(pr->tag, tag, 4);
+    }
+    snprintf(pr->msg, sizeof(pr->msg), "%s", msg);
+    return 0;
+}
+
+static void mark_incomplete(parser_t *P, size_t screen)
+{
+    pw_poolmon_screen_t *sc = &P->doc->screens[screen];
+    if (sc->incomplete++ == 0)
+        P->doc->screens_incomplete++;
+}
+
+/* Lines that were no row after the open screen's rows, and no row of that screen followed:
+ * noise between screens after all (a prompt, a message), counted as ignored. */
+static void tentative_drop(parser_t *P)
+{
+    if (P->tent_n == 0)
+        return;
+    pw_poolmon_doc_t *doc = P->doc;
+    doc->n_problems_total -= P->tent_n;
+    doc->n_problems = P->tent_from;
+    doc->ignored_lines += (uint32_t)P->tent_n;
+    if (doc->first_ignored_line == 0)
+        doc->first_ignored_line = P->tent_first;
+    P->tent_n = 0;
+}
+
+/* A row of the same screen follows them: they were rows that could not be read. */
+static void tentative_keep(parser_t *P)
+{
+    if (P->tent_n == 0)
+        return;
+    mark_incomplete(P, P->doc->n_screens - 1);
+    P->doc->screens[P->doc->n_screens - 1].incomplete += (uint32_t)P->tent_n - 1;
+    P->tent_n = 0;
+}
+
+static uint64_t row_key(const uint8_t tag[4], int pool)
+{
+    return ((uint64_t)tag[0] | (uint64_t)tag[1] << 8 | (uint64_t)tag[2] << 16 |
+            (uint64_t)tag[3] << 24 | (uint64_t)(pool & 0xff) << 32 | (uint64_t)1 << 40);
+}
+
+static size_t row_slot(const parser_t *P, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (P->hcap - 1);
+    while (P->hkeys[i] != 0 && P->hkeys[i] != key)
+        i = (i + 1) & (P->hcap - 1);
+    return i;
+}
+
+/* Looks the open screen's row of `key` up: its line, or 0 when the screen has none. */
+static uint32_t row_seen(const parser_t *P, uint64_t key)
+{
+    if (P->hn == 0)
+        return 0;
+    size_t i = row_slot(P, key);
+    return P->hkeys[i] == key ? P->hlines[i] : 0;
+}
+
+static int row_remember(parser_t *P, uint64_t key, uint32_t line)
+{
+    if ((P->hn + 1) * 2 > P->hcap) {
+        size_t ncap = P->hcap ? P->hcap * 2 : 64;
+        uint64_t *ok = P->hkeys;
+        uint32_t *ol = P->hlines;
+        size_t ocap = P->hcap;
+        P->hkeys = pw_calloc(ncap, sizeof(*P->hkeys));
+        P->hlines = pw_calloc(ncap, sizeof(*P->hlines));
+        if (P->hkeys == NULL || P->hlines == NULL) {
+            pw_free(P->hkeys);
+            pw_free(P->hlines);
+            P->hkeys = ok, P->hlines = ol; /* freed by the caller's close */
+            return pw_diag_set(P->diag, PW_ENOMEM, P->line, P->offset, "", "out of memory");
+        }
+        P->hcap = ncap;
+        for (size_t k = 0; k < ocap; k++)
+            if (ok[k] != 0) {
+                size_t j = row_slot(P, ok[k]);
+                P->hkeys[j] = ok[k];
+                P->hlines[j] = ol[k];
+            }
+        pw_free(ok);
+        pw_free(ol);
+    }
+    size_t i = row_slot(P, key);
+    if (P->hkeys[i] == 0)
+        P->hn++;
+    P->hkeys[i] = key;
+    P->hlines[i] = line;
+    return 0;
+}
+
 /* ---- screens ----------------------------------------------------------------------------- */
 
 static pw_poolmon_screen_t *cur(parser_t *P)
@@ -122,13 +266,15 @@ static pw_poolmon_screen_t *cur(parser_t *P)
 static int new_screen(parser_t *P)
 {
     pw_poolmon_doc_t *doc = P->doc;
-    if (doc->n_screens == doc->screens_cap_) {
-        size_t ncap = doc->screens_cap_ ? doc->screens_cap_ * 2 : 8;
-        pw_poolmon_screen_t *s = pw_realloc(doc->screens, ncap * sizeof(*s));
-        if (s == NULL)
-            return pw_diag_set(P->diag, PW_ENOMEM, P->line, P->offset, "", "out of memory");
-        doc->screens = s;
-        doc->screens_cap_ = ncap;
+    void *a = doc->screens;
+    int r = grow(P, &a, &doc->screens_cap_, doc->n_screens, sizeof(*doc->screens), 8);
+    doc->screens = a;
+    if (r != 0)
+        return r;
+    tentative_drop(P);
+    if (P->hn > 0) {
+        memset(P->hkeys, 0, P->hcap * sizeof(*P->hkeys));
+        P->hn = 0;
     }
     pw_poolmon_screen_t *s = &doc->screens[doc->n_screens++];
     memset(s, 0, sizeof(*s));
@@ -226,6 +372,96 @@ static int pool_of(const char *p, const char *e)
     return -1;
 }
 
+/* Reads a row's numbers from *pp into `row` (its deltas flag too). Returns 0; < 0 on a
+ * malformed row (diag set); with skip_bad_rows a row whose numbers do not parse (PW_EPARSE,
+ * PW_ERANGE) is recorded as a problem of its screen instead, and 1 returned. */
+static int row_numbers(parser_t *P, const char **pp, const char *e, pw_poolmon_row_t *row)
+{
+    pw_diag_t local, *saved = P->diag;
+    pw_diag_clear(&local);
+    if (P->skip)
+        P->diag = &local;
+    int r, deltas = 0;
+    const char *p = *pp;
+    if ((r = parse_u64(P, &p, e, "allocs", &row->allocs)) < 0 ||
+        (r = parse_delta(P, &p, e, "allocs", &row->allocs_delta)) < 0)
+        goto out;
+    deltas |= r;
+    if ((r = parse_u64(P, &p, e, "frees", &row->frees)) < 0 ||
+        (r = parse_delta(P, &p, e, "frees", &row->frees_delta)) < 0)
+        goto out;
+    deltas |= r;
+    if ((r = parse_u64(P, &p, e, "diff", &row->diff)) < 0 ||
+        (r = parse_u64(P, &p, e, "bytes", &row->bytes)) < 0 ||
+        (r = parse_delta(P, &p, e, "bytes", &row->bytes_delta)) < 0)
+        goto out;
+    deltas |= r;
+    if ((r = parse_u64(P, &p, e, "per_alloc", &row->file_per_alloc)) < 0)
+        goto out;
+    if (deltas)
+        row->flags |= PW_POOLMON_ROW_HAS_DELTAS;
+    *pp = p;
+    r = 0;
+out:
+    P->diag = saved;
+    if (r >= 0 || !P->skip)
+        return r < 0 ? r : 0;
+    if (r != PW_EPARSE && r != PW_ERANGE) { /* a cut last line, out of memory: as before */
+        if (saved != NULL)
+            *saved = local;
+        return r;
+    }
+    if ((r = screen_for(P, R_ROW)) != 0 ||
+        (r = add_problem(P, PW_POOLMON_BAD_NUMBER, P->doc->n_screens - 1, row->tag, row->pool, 0,
+                         local.msg)) != 0)
+        return r;
+    mark_incomplete(P, P->doc->n_screens - 1);
+    return 1;
+}
+
+/* A line that reads as a row but for its type word: `TAG WORD` and four numbers or more, in
+ * a screen that has a column header or rows (the leak's row with its type garbled). Sets the
+ * tag and the word. */
+static int bad_type_row(const char *s, const char *e, uint8_t tag[4], const char **ws,
+                        const char **we)
+{
+    const char *p = token_end(s, e), *prev_s = NULL, *prev_e = NULL;
+    while (p < e) {
+        const char *ts = skip_blanks(p, e), *te = token_end(ts, e);
+        if (ts >= e)
+            return 0;
+        if (is_digit(*ts))
+            break;
+        if (ts - s > 8)
+            return 0;
+        prev_s = ts, prev_e = te;
+        p = te;
+    }
+    if (prev_s == NULL || p >= e || prev_e - prev_s > 16)
+        return 0;
+    const char *tag_end = prev_s;
+    while (tag_end > s && is_blank(tag_end[-1]))
+        tag_end--;
+    size_t tag_len = (size_t)(tag_end - s);
+    if (tag_len == 0 || tag_len > 4)
+        return 0;
+    int numbers = 0;
+    for (const char *q = p; q < e;) {
+        const char *ts = skip_blanks(q, e), *te = token_end(ts, e);
+        if (ts < e && is_digit(*ts))
+            numbers++;
+        q = te;
+    }
+    if (numbers < 4)
+        return 0;
+    memset(tag, ' ', 4);
+    for (size_t i = 0; i < tag_len; i++)
+        tag[i] = is_blank(s[i]) ? ' ' : (uint8_t)s[i];
+    *ws = prev_s;
+    *we = prev_e;
+    return 1;
+}
+
 /* Returns 1 when [s, e) (trimmed, NUL at e) is a row and was added, 0 when it is not a row,
  * < 0 on a malformed row. */
 static int try_row(parser_t *P, const char *s, char *e)
@@ -261,28 +497,11 @@ static int try_row(parser_t *P, const char *s, char *e)
     row.pool = (uint8_t)pool;
     row.line = P->line;
     p = te;
-    int r, deltas = 0;
-    if ((r = parse_u64(P, &p, e, "allocs", &row.allocs)) < 0)
+    int r = row_numbers(P, &p, e, &row);
+    if (r < 0)
         return r;
-    if ((r = parse_delta(P, &p, e, "allocs", &row.allocs_delta)) < 0)
-        return r;
-    deltas |= r;
-    if ((r = parse_u64(P, &p, e, "frees", &row.frees)) < 0)
-        return r;
-    if ((r = parse_delta(P, &p, e, "frees", &row.frees_delta)) < 0)
-        return r;
-    deltas |= r;
-    if ((r = parse_u64(P, &p, e, "diff", &row.diff)) < 0)
-        return r;
-    if ((r = parse_u64(P, &p, e, "bytes", &row.bytes)) < 0)
-        return r;
-    if ((r = parse_delta(P, &p, e, "bytes", &row.bytes_delta)) < 0)
-        return r;
-    deltas |= r;
-    if ((r = parse_u64(P, &p, e, "per_alloc", &row.file_per_alloc)) < 0)
-        return r;
-    if (deltas)
-        row.flags |= PW_POOLMON_ROW_HAS_DELTAS;
+    if (r == 1)
+        return 1; /* left out and recorded (skip_bad_rows) */
     p = skip_blanks(p, e);
     if (p < e) {
         row.mapped_driver = p; /* e is already NUL: the string ends at the trimmed line end */
@@ -293,6 +512,30 @@ static int try_row(parser_t *P, const char *s, char *e)
 
     if ((r = screen_for(P, R_ROW)) != 0)
         return r;
+    if (P->skip) {
+        /* poolmon lists a tag once per pool in a screen: a tag again is the next screen, whose
+         * header (and time stamp) was lost */
+        uint64_t key = row_key(row.tag, row.pool);
+        uint32_t first = row_seen(P, key);
+        if (first != 0) {
+            if ((r = new_screen(P)) != 0)
+                return r;
+            P->last_rank = R_ROW;
+            char tagtxt[17], msg[200];
+            pw_tag_format(row.tag, 4, tagtxt, sizeof(tagtxt));
+            snprintf(msg, sizeof(msg),
+                     "tag '%s' %s again in one screen (first at line %" PRIu32
+                     "): a screen's header was lost; a new screen starts here",
+                     tagtxt, row.pool == PW_POOL_NONPAGED ? "Nonp" : "Paged", first);
+            if ((r = add_problem(P, PW_POOLMON_DUPLICATE_TAG, P->doc->n_screens - 1, row.tag,
+                                 row.pool, first, msg)) != 0)
+                return r;
+            mark_incomplete(P, P->doc->n_screens - 1);
+        }
+        tentative_keep(P);
+        if ((r = row_remember(P, key, P->line)) != 0)
+            return r;
+    }
     pw_poolmon_screen_t *sc = cur(P);
     if (row.per_alloc != row.file_per_alloc) {
         row.flags |= PW_POOLMON_ROW_PER_ALLOC_MISMATCH;
@@ -305,14 +548,11 @@ static int try_row(parser_t *P, const char *s, char *e)
         row.flags |= PW_POOLMON_ROW_DIFF_MISMATCH;
         sc->diff_mismatches++;
     }
-    if (sc->n_rows == P->rows_cap) {
-        size_t ncap = P->rows_cap ? P->rows_cap * 2 : 16;
-        pw_poolmon_row_t *rows = pw_realloc(sc->rows, ncap * sizeof(*rows));
-        if (rows == NULL)
-            return pw_diag_set(P->diag, PW_ENOMEM, P->line, P->offset, "", "out of memory");
-        sc->rows = rows;
-        P->rows_cap = ncap;
-    }
+    void *a = sc->rows;
+    r = grow(P, &a, &P->rows_cap, sc->n_rows, sizeof(*sc->rows), 16);
+    sc->rows = a;
+    if (r != 0)
+        return r;
     sc->rows[sc->n_rows++] = row;
     return 1;
 }
@@ -671,6 +911,19 @@ static int handle_line(parser_t *P, char *line, size_t len)
     int r = try_row(P, s, e);
     if (r != 0)
         return r < 0 ? r : 0;
+    uint8_t btag[4];
+    const char *ws, *we;
+    if (P->skip && P->open && (cur(P)->n_rows > 0 || cur(P)->has_column_header) &&
+        bad_type_row(s, e, btag, &ws, &we)) {
+        char msg[120];
+        snprintf(msg, sizeof(msg), "pool type '%.*s' is not Paged, Nonp or Nonpaged",
+                 (int)(we - ws > 16 ? 16 : we - ws), ws);
+        if ((r = screen_for(P, R_ROW)) != 0 ||
+            (r = add_problem(P, PW_POOLMON_BAD_TYPE, P->doc->n_screens - 1, btag, -1, 0, msg)) != 0)
+            return r;
+        mark_incomplete(P, P->doc->n_screens - 1);
+        return 0;
+    }
 
     /* markdown artefacts: "## Tag Type ...", "| Tag | ..." */
     const char *s2 = s;
@@ -697,6 +950,7 @@ static int handle_line(parser_t *P, char *line, size_t len)
         P->pending_ts = 1;
         P->pending_ms = ts;
         P->open = 0; /* whatever follows belongs to the next screen */
+        tentative_drop(P);
         return 0;
     }
     if (only_chars(s, e, '.', 3)) {
@@ -710,6 +964,17 @@ static int handle_line(parser_t *P, char *line, size_t len)
      * import leaves it out and says so; parse stays strict) */
     if (!P->terminated && P->open && P->doc->n_screens > 0 && cur(P)->n_rows > 0 && row_start(s, e))
         return fail(P, PW_ETRUNCATED, e, "tag", "the file ends inside a row, after its tag");
+    if (P->skip && P->open && P->last_rank == R_ROW && cur(P)->n_rows > 0) {
+        /* after the screen's rows: a row that cannot be read if another row of this screen
+         * follows, else noise between screens (tentative_keep / tentative_drop) */
+        if (P->tent_n == 0) {
+            P->tent_from = P->doc->n_problems;
+            P->tent_first = P->line;
+        }
+        P->tent_n++;
+        return add_problem(P, PW_POOLMON_NOT_A_ROW, P->doc->n_screens - 1, NULL, -1, 0,
+                           "not a pool tag row (between the rows of one screen)");
+    }
     P->doc->ignored_lines++;
     if (P->doc->first_ignored_line == 0)
         P->doc->first_ignored_line = P->line;
@@ -830,6 +1095,7 @@ int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts
     P.max_line = opts->max_line_bytes ? opts->max_line_bytes : PW_POOLMON_MAX_LINE_DEFAULT;
     P.start_ms = opts->start_ms;
     P.interval_ms = opts->interval_ms ? opts->interval_ms : PW_POOLMON_INTERVAL_DEFAULT_MS;
+    P.skip = opts->skip_bad_rows != 0;
 
     size_t pos = 0;
     while (pos < tlen) {
@@ -864,6 +1130,10 @@ int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts
         }
         pos += (nl ? (size_t)(nl - line) + 1 : tlen - pos);
     }
+    tentative_drop(&P);
+    pw_free(P.hkeys);
+    pw_free(P.hlines);
+    P.hkeys = NULL, P.hlines = NULL;
     if (out->n_screens == 0) {
         uint32_t at = P.first_nonblank ? P.first_nonblank : 1;
         r = pw_diag_set(diag, PW_ENOTPOOLMON, at, 0, "",
@@ -872,6 +1142,8 @@ int pw_poolmon_parse(const char *data, size_t len, const pw_poolmon_opts_t *opts
     }
     return 0;
 fail:
+    pw_free(P.hkeys);
+    pw_free(P.hlines);
     pw_poolmon_doc_close(out);
     return r;
 }
@@ -907,6 +1179,7 @@ void pw_poolmon_doc_close(pw_poolmon_doc_t *doc)
     for (size_t i = 0; i < doc->n_screens; i++)
         pw_free(doc->screens[i].rows);
     pw_free(doc->screens);
+    pw_free(doc->problems);
     pw_free(doc->text_);
     memset(doc, 0, sizeof(*doc));
 }

@@ -71,6 +71,14 @@ typedef struct pw_poolmon_opts_s {
                                 saved while poolmon was still writing, or truncated by a
                                 copy) is left out and reported in doc.cut_line instead of
                                 failing the whole capture with PW_ETRUNCATED */
+    int skip_bad_rows;       /* 1: a row that cannot be read (a number that does not parse, a
+                                pool type that is not Paged/Nonp, a line that is no row
+                                between the rows of one screen) does not fail the capture: it
+                                is recorded in doc.problems and its screen marked incomplete;
+                                a tag that comes twice in one screen (a lost header merged two
+                                screens) starts a new screen, recorded and marked incomplete
+                                too. 0: such a row fails with its line (PW_EPARSE, PW_ERANGE)
+                                and a duplicate tag is kept in its screen. */
 } pw_poolmon_opts_t;
 
 /* Header fields present in a screen (pw_poolmon_header_t.has). */
@@ -142,7 +150,32 @@ typedef struct pw_poolmon_screen_s {
     uint8_t elided;                /* 1 when a `...` line says rows were left out */
     uint32_t per_alloc_mismatches; /* rows with PW_POOLMON_ROW_PER_ALLOC_MISMATCH */
     uint32_t diff_mismatches;      /* rows with PW_POOLMON_ROW_DIFF_MISMATCH */
+    uint32_t incomplete;           /* problems (skip_bad_rows) that make this screen incomplete:
+                                      a row left out, or its header lost; 0 = whole */
 } pw_poolmon_screen_t;
+
+/* What skip_bad_rows left out (pw_poolmon_problem_t.kind). */
+typedef enum {
+    PW_POOLMON_BAD_NUMBER = 1,   /* a row whose numbers do not parse (`16x2`): tag and pool known */
+    PW_POOLMON_BAD_TYPE = 2,     /* a row whose type is not Paged/Nonp/Nonpaged: tag known */
+    PW_POOLMON_NOT_A_ROW = 3,    /* a line that is no row between the rows of one screen */
+    PW_POOLMON_DUPLICATE_TAG = 4 /* a tag again in one screen: a new screen starts here, its
+                                    header lost (two screens merged) */
+} pw_poolmon_problem_kind_t;
+
+#define PW_POOLMON_PROBLEMS_KEPT 1000 /* problems kept in detail; the rest are counted */
+
+typedef struct pw_poolmon_problem_s {
+    pw_poolmon_problem_kind_t kind;
+    uint32_t line;       /* 1-based line of the row left out (DUPLICATE_TAG: the repeated row) */
+    uint32_t screen;     /* 0-based index of the screen it makes incomplete */
+    uint32_t first_line; /* DUPLICATE_TAG: line of the tag's first row in the screen before */
+    uint8_t has_tag;     /* 1 when tag is known (BAD_NUMBER, BAD_TYPE, DUPLICATE_TAG) */
+    uint8_t tag[4];      /* as rows' tags: left-justified, space-padded */
+    int8_t pool;         /* PW_POOL_PAGED/NONPAGED when known (BAD_NUMBER, DUPLICATE_TAG), -1 */
+    char msg[160];       /* what is wrong, e.g. "unexpected character after the number in column
+                            diff"; NUL-terminated, no line number */
+} pw_poolmon_problem_t;
 
 typedef enum {
     PW_POOLMON_ENC_8BIT = 0, /* ASCII / ANSI code page / UTF-8 without BOM */
@@ -155,14 +188,21 @@ typedef struct pw_poolmon_doc_s {
     pw_poolmon_screen_t *screens; /* owned, in file order */
     size_t n_screens;
     pw_poolmon_encoding_t encoding;
-    uint8_t crlf;                /* 1 when lines ended in CRLF */
-    uint32_t lines;              /* lines in the input */
-    uint32_t ignored_lines;      /* noise lines skipped (see top) */
-    uint32_t first_ignored_line; /* 1-based, 0 when none */
-    uint32_t cut_line;           /* 1-based last line left out as cut (allow_cut_last_line),
-                                    0 when none */
-    char *text_;                 /* private: decoded text the strings point into */
-    size_t screens_cap_;         /* private */
+    uint8_t crlf;                   /* 1 when lines ended in CRLF */
+    uint32_t lines;                 /* lines in the input */
+    uint32_t ignored_lines;         /* noise lines skipped (see top) */
+    uint32_t first_ignored_line;    /* 1-based, 0 when none */
+    uint32_t cut_line;              /* 1-based last line left out as cut (allow_cut_last_line),
+                                       0 when none */
+    pw_poolmon_problem_t *problems; /* skip_bad_rows: the first PW_POOLMON_PROBLEMS_KEPT
+                                       problems, in file order; owned by the doc */
+    size_t n_problems;              /* problems kept in `problems` */
+    size_t n_problems_total;        /* all problems (more than n_problems when some were not
+                                       kept) */
+    size_t screens_incomplete;      /* screens whose `incomplete` is not 0 */
+    size_t problems_cap_;           /* private */
+    char *text_;                    /* private: decoded text the strings point into */
+    size_t screens_cap_;            /* private */
 } pw_poolmon_doc_t;
 
 /* Parses `len` bytes at `data` (need not be NUL-terminated) into `out`, which is initialised

@@ -199,8 +199,8 @@ poolwatch is running.
   tag names   ${POOLWATCH_POOLTAG:-none: set POOLWATCH_POOLTAG=/path/to/pooltag.txt (Debugging Tools for Windows) for driver descriptions}
   CLI         . $DEMO/env
               $CLI hosts
-              $CLI leaks
-              $CLI top sim-$SIM_PRESET-3
+              $CLI leaks --host ddk-2003
+              $CLI top ddk-2003            (the seed story: Ddk  leaks towards its 128 MB limit)
 EOF
 
 if [ "$MODE" = detach ]; then

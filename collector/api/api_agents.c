@@ -84,6 +84,17 @@ int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
         int tl = t ? pw__api_tag_parse(t, tag) : -1;
         if (tl < 0)
             r = pw_api_error(resp, 400, "EINVAL", "tag must be 1..64 bytes in printable form");
+        else if (pw_host_imported(h)) {
+            /* no agent to search its driver files: said (pooltag.txt still answers), not "not
+             * connected", as big_pool says it */
+            json_decref(b);
+            return pw__api_send_json(
+                resp, 200,
+                json_pack("{s:i,s:s,s:b,s:[]}", "status", PW_ENOTSUP, "message",
+                          "an imported host has no agent to ask: which of its driver files hold "
+                          "the tag is not in a poolmon capture (hosts with an agent only)",
+                          "imported", 1, "matches"));
+        }
         cmd.kind = POOLWATCH__V1__COMMAND_KIND__COMMAND_FIND_TAG;
         cmd.tag.data = tag;
         cmd.tag.len = tl > 0 ? (size_t)tl : 0;
@@ -103,9 +114,11 @@ int pw__api_command(pw_api_t *api, const pw_api_req_t *req, char **params, pw_ap
                                : NULL;
         if (none != NULL && tl >= 1) {
             json_decref(b);
-            return pw__api_send_json(
-                resp, 200,
-                json_pack("{s:i,s:s,s:[]}", "status", PW_ENOTSUP, "message", none, "matches"));
+            json_t *o =
+                json_pack("{s:i,s:s,s:[]}", "status", PW_ENOTSUP, "message", none, "matches");
+            if (o != NULL && strcmp(h->os_family, "linux") != 0)
+                json_object_set_new(o, "imported", json_true());
+            return pw__api_send_json(resp, 200, o);
         }
         if (tl < 1 || tl > 4)
             r = pw_api_error(resp, 400, "EINVAL", "tag must be a pool tag of 1..4 bytes");

@@ -65,13 +65,15 @@ json_t *pw__api_totals_json(const pw_totals_t *t)
                   pw__api_ju64(t->commit_peak_bytes));
     /* the agent's own footprint; null when its agent does not report it (older, imports) */
     if (o != NULL)
-        json_object_set_new(o, "agent",
-                            t->agent_rss_bytes == 0 && t->agent_cpu_ms == 0
-                                ? json_null()
-                                : json_pack("{s:o,s:o,s:o}", "rss_bytes",
-                                            pw__api_ju64(t->agent_rss_bytes), "cpu_ms",
-                                            pw__api_ju64(t->agent_cpu_ms), "handles",
-                                            pw__api_ju64(t->agent_handles)));
+        json_object_set_new(
+            o, "agent",
+            t->agent_rss_bytes == 0 && t->agent_cpu_ms == 0
+                ? json_null()
+                : json_pack("{s:o,s:o,s:o}", "rss_bytes", pw__api_ju64(t->agent_rss_bytes),
+                            "cpu_ms", pw__api_ju64(t->agent_cpu_ms), "handles",
+                            /* counted on Windows only: null elsewhere, the
+                             * "-" top shows, not 0 handles */
+                            t->agent_handles ? pw__api_ju64(t->agent_handles) : json_null()));
     return o;
 }
 

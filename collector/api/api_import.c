@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "linux_series.h"
+#include "poolmon_json.h"
 #include "poolmon_text.h"
 #include "winevent.h"
 #include "winlimit.h"
@@ -21,6 +23,16 @@
  * too): the largest the rule table gives (16 TiB, nonpaged pool of Windows 8.1 and later x64)
  * is far below it, and it is far below any value that would overflow a ratio. */
 #define MAX_LIMIT_BYTES PW_WIN_IMPORT_MAX_LIMIT_BYTES
+
+/* `ms` since the epoch as "2026-12-02 15:58:36Z" in out (UTC). Returns out. */
+static const char *utc_text(uint64_t ms, char *out, size_t n)
+{
+    struct tm tm;
+    if (ms / 1000 > (uint64_t)INT64_MAX || pw_clock_gmtime((int64_t)(ms / 1000), &tm) != 0 ||
+        strftime(out, n, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
+        snprintf(out, n, "%llu ms since the epoch", (unsigned long long)ms);
+    return out;
+}
 
 /* The import's limit options: what was given and the OS, parsed before anything is stored. */
 typedef struct limits_opt_s {
@@ -96,6 +108,11 @@ typedef struct parsed_s {
     size_t partial_rows, partial_rows_before;
     size_t skipped; /* linux: lines of the dumps that were not rows */
     uint32_t first_skipped;
+    /* poolmon: rows that could not be read and screens merged by a lost header (skip_bad_rows),
+     * and the screens they made incomplete, left out (a gap, not a tag read as freed); JSON
+     * arrays, owned; NULL for a Linux series */
+    json_t *unreadable_rows, *screens_left_out;
+    size_t unreadable_total;
 } parsed_t;
 
 static void parsed_close(parsed_t *p)
@@ -103,7 +120,50 @@ static void parsed_close(parsed_t *p)
     for (size_t i = 0; p->ss && i < p->n; i++)
         pw_sample_close(&p->ss[i]);
     pw_free(p->ss);
+    json_decref(p->unreadable_rows);
+    json_decref(p->screens_left_out);
     memset(p, 0, sizeof(*p));
+}
+
+/* The answer's account of what skip_bad_rows left out: unreadable_rows (each row with its line,
+ * screen, tag, kind and message) and screens_left_out (each incomplete screen with its line
+ * and its first cause). Returns 0 or PW_ENOMEM. */
+static int poolmon_problems(const pw_poolmon_doc_t *doc, parsed_t *p)
+{
+    p->unreadable_rows = pw_poolmon_problems_json(doc);
+    p->screens_left_out = json_array();
+    p->unreadable_total = doc->n_problems_total;
+    if (p->unreadable_rows == NULL || p->screens_left_out == NULL)
+        return PW_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < doc->n_screens; i++) {
+        if (doc->screens[i].incomplete == 0)
+            continue;
+        while (k < doc->n_problems && doc->problems[k].screen < i)
+            k++;
+        const pw_poolmon_problem_t *pr =
+            k < doc->n_problems && doc->problems[k].screen == i ? &doc->problems[k] : NULL;
+        char cause[200] = "a row that cannot be read";
+        if (pr != NULL)
+            snprintf(cause, sizeof(cause), "line %u: %s", (unsigned)pr->line, pr->msg);
+        json_t *o = json_pack("{s:I,s:I,s:I,s:s}", "screen", (json_int_t)i + 1, "line",
+                              (json_int_t)doc->screens[i].line, "problems",
+                              (json_int_t)doc->screens[i].incomplete, "cause", cause);
+        if (o == NULL || json_array_append_new(p->screens_left_out, o) != 0)
+            return PW_ENOMEM;
+    }
+    return 0;
+}
+
+/* 400 for a capture none of whose screens can be read whole (closes the doc). */
+static int no_whole_screen(pw_poolmon_doc_t *doc, pw_api_resp_t *resp)
+{
+    unsigned line = doc->n_problems ? doc->problems[0].line : doc->screens[0].line;
+    pw_poolmon_doc_close(doc);
+    return pw_api_error(resp, 400, "EPARSE",
+                        "no screen of the capture can be read whole: line %u: a row that cannot "
+                        "be read, nothing to import",
+                        line);
 }
 
 /* Saved poolmon screens: counters are 32-bit unless a value says otherwise (a 64-bit build's
@@ -115,6 +175,7 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
     memset(&po, 0, sizeof(po));
     po.max_input_bytes = PW_API_MAX_IMPORT_BYTES;
     po.allow_cut_last_line = 1; /* said in the answer (cut_line), not a reason to lose the rest */
+    po.skip_bad_rows = 1;       /* a row that cannot be read costs its screen, not the file */
     po.start_ms = start;
     po.interval_ms = interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS;
     pw_poolmon_doc_t doc;
@@ -131,6 +192,9 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
     size_t rows = 0;
     for (size_t i = 0; i < doc.n_screens; i++)
         rows += doc.screens[i].n_rows;
+    if (rows == 0 && doc.n_problems_total > 0) {
+        return no_whole_screen(&doc, resp);
+    }
     if (rows == 0) {
         unsigned line = doc.n_screens ? doc.screens[0].line : 1;
         pw_poolmon_doc_close(&doc);
@@ -142,6 +206,11 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
     p->format = "poolmon";
     p->width = 32;
     p->cut_line = doc.cut_line;
+    r = poolmon_problems(&doc, p);
+    if (r != 0) {
+        pw_poolmon_doc_close(&doc);
+        return pw_api_error(resp, 500, "ENOMEM", "import: out of memory");
+    }
     /* A last screen cut short is left out (its missing tags would read as freed, and it would
      * become the host's table): said in the answer, as the CLI says it. */
     size_t keep = doc.n_screens;
@@ -155,12 +224,23 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
                 doc.screens[i].rows[j].frees > UINT32_MAX ||
                 doc.screens[i].rows[j].diff > UINT32_MAX)
                 p->width = 64;
-    p->ss = pw_calloc(keep ? keep : 1, sizeof(*p->ss));
+    size_t whole = 0;
+    for (size_t i = 0; i < keep; i++)
+        whole += doc.screens[i].incomplete == 0;
+    if (whole == 0) {
+        parsed_close(p);
+        return no_whole_screen(&doc, resp);
+    }
+    /* Screens made incomplete are left out: a tag missing from one would read as freed. They
+     * keep their time slots, so the screens after them keep theirs. */
+    p->ss = pw_calloc(whole, sizeof(*p->ss));
     r = p->ss ? 0 : PW_ENOMEM;
     for (size_t i = 0; r == 0 && i < keep; i++) {
-        pw_sample_init(&p->ss[i]);
+        if (doc.screens[i].incomplete)
+            continue;
+        pw_sample_init(&p->ss[p->n]);
         p->n++;
-        r = pw_poolmon_screen_to_sample(&doc.screens[i], &p->ss[i]);
+        r = pw_poolmon_screen_to_sample(&doc.screens[i], &p->ss[p->n - 1]);
     }
     pw_poolmon_doc_close(&doc);
     if (r != 0) {
@@ -332,11 +412,12 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     if (end > req->now_ms + 86400000ull) {
         parsed_close(&pa);
         pw__api_query_free(&q);
+        char at[32], now[32];
         return pw_api_error(resp, 400, "EINVAL",
-                            "the capture's last screen would be stored at %llu ms since the epoch, "
-                            "more than a day ahead of this collector's clock: check start_ms "
-                            "(CLI --start) or the file's time stamps",
-                            (unsigned long long)end);
+                            "the capture's last screen would be stored at %s, more than a day "
+                            "ahead of this collector's clock (%s): check start_ms (CLI --start) "
+                            "or the file's time stamps",
+                            utc_text(end, at, sizeof(at)), utc_text(req->now_ms, now, sizeof(now)));
     }
     uint64_t first = pa.n ? pa.ss[0].timestamp_ms : 0;
     /* The instance is the capture's content: importing the same file again stores nothing
@@ -365,7 +446,7 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     /* What the operator said about the host, kept with it (a restart keeps it too). */
     if (r == 0 && (lo.os != NULL || np.bytes || pg.bytes))
         r = pw_ingest_import_meta(api->ing, host, lo.os, &np, &pg, &d);
-    size_t n_screens = pa.n;
+    size_t n_screens = pa.n, pa_n = pa.n;
     if (r == PW_EEXIST) {
         parsed_close(&pa);
         r = pw_api_error(resp, 409, "EEXIST", "%s", d.msg);
@@ -379,6 +460,10 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                             d.msg[0] ? d.msg : pw_strerror(r));
     }
     uint64_t rows = ir.rows, last = ir.screens ? ir.last_ts : first;
+    /* the pools of the capture's last stored screen, beside the limits (a CLI hint when a pool
+     * is far above its limit: the rule may not fit the host) */
+    uint64_t last_np = pa.n ? pa.ss[pa.n - 1].totals.nonpaged_bytes : 0;
+    uint64_t last_pg = pa.n ? pa.ss[pa.n - 1].totals.paged_bytes : 0;
     json_t *o = json_pack("{s:o,s:s,s:i,s:o,s:o,s:o,s:o}", "host", pw__api_jstr(host), "format",
                           pa.format, "screens", (int)n_screens, "rows", pw__api_ju64(rows),
                           "first_ts_ms", pw__api_ju64(first), "last_ts_ms", pw__api_ju64(last),
@@ -390,6 +475,14 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                                         "rows", (json_int_t)pa.partial_rows, "rows_before",
                                         (json_int_t)pa.partial_rows_before, "dropped", 1)
                             : json_null());
+    if (!linux_series) {
+        /* rows that could not be read, and the screens they made incomplete, left out: said,
+         * never a silent hole */
+        json_object_set(o, "unreadable_rows", pa.unreadable_rows);
+        json_object_set_new(o, "unreadable_rows_total",
+                            json_integer((json_int_t)pa.unreadable_total));
+        json_object_set(o, "screens_left_out", pa.screens_left_out);
+    }
     if (linux_series) {
         /* lines of the dumps that were not rows (prompts, noise): said, not hidden */
         json_object_set_new(o, "skipped_lines", json_integer((json_int_t)pa.skipped));
@@ -410,6 +503,8 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     json_object_set_new(o, "nonpaged_limit_detail",
                         pw__api_jstr(ih ? ih->nonpaged_limit_detail : ""));
     json_object_set_new(o, "paged_limit_detail", pw__api_jstr(ih ? ih->paged_limit_detail : ""));
+    json_object_set_new(o, "last_nonpaged_bytes", pa_n ? pw__api_ju64(last_np) : json_null());
+    json_object_set_new(o, "last_paged_bytes", pa_n ? pw__api_ju64(last_pg) : json_null());
     /* a host that existed before: its limits then (null: unknown), and whether they moved */
     json_object_set_new(o, "previous_nonpaged_limit_bytes",
                         was_np ? pw__api_ju64(was_np) : json_null());

@@ -10,6 +10,30 @@
 
 #include "alloc.h"
 
+/* One (tag, pool) series of host h into *s; a tag shorter than 4 bytes that finds nothing is
+ * tried padded ("Io" -> "Io  ", as poolmon pads it), *tl then 4. Returns the points, 0 or < 0. */
+static int64_t series_query(pw_api_t *api, pw_host_t *h, uint8_t *tag, int *tl, int pool,
+                            uint64_t session, uint64_t from, uint64_t to, uint64_t step,
+                            pw_store_series_t *s, pw_diag_t *d)
+{
+    int64_t n = pw_store_series(pw_ingest_store(api->ing), h->name, tag, (size_t)*tl,
+                                (pw_pool_t)pool, from, to, step, s, d);
+    /* poolmon pads tags to 4 characters ("Io  "): a shorter one that finds nothing is tried
+     * padded, as `top`'s patterns match it. */
+    if (n == 0 && *tl < 4 && session == PW_SESSION_ALL) {
+        memset(tag + *tl, ' ', (size_t)(4 - *tl));
+        pw_store_series_free(s);
+        memset(s, 0, sizeof(*s));
+        int64_t n4 = pw_store_series(pw_ingest_store(api->ing), h->name, tag, 4, (pw_pool_t)pool,
+                                     from, to, step, s, d);
+        if (n4 > 0)
+            n = n4, *tl = 4;
+        else
+            n = n4;
+    }
+    return n;
+}
+
 int pw__api_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api_resp_t *resp)
 {
     pw_host_t *h = pw__api_find_host(api, params[0], resp);
@@ -58,22 +82,16 @@ int pw__api_series(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     memset(&s, 0, sizeof(s));
     pw_diag_t d;
     pw_diag_clear(&d);
-    int64_t n = pw_store_series(pw_ingest_store(api->ing), h->name, tag, (size_t)tl,
-                                (pw_pool_t)pool, from, to, step, &s, &d);
-    /* poolmon pads tags to 4 characters ("Io  "): a shorter one that finds nothing is tried
-     * padded, as `top`'s patterns match it. */
-    if (n == 0 && tl < 4 && session == PW_SESSION_ALL) {
-        memset(tag + tl, ' ', (size_t)(4 - tl));
+    int64_t n = series_query(api, h, tag, &tl, pool, session, from, to, step, &s, &d);
+    /* No pool asked: the pool the tag has. Nonpaged first (where leaks that exhaust a host
+     * grow), then paged and session, so that a paged-only tag is not "nothing in nonpaged". */
+    static const int others[] = {PW_POOL_PAGED, PW_POOL_SESSION};
+    for (size_t k = 0; n == 0 && ps == NULL && session == PW_SESSION_ALL && k < 2; k++) {
         pw_store_series_free(&s);
         memset(&s, 0, sizeof(s));
-        int64_t n4 = pw_store_series(pw_ingest_store(api->ing), h->name, tag, 4, (pw_pool_t)pool,
-                                     from, to, step, &s, &d);
-        if (n4 > 0)
-            n = n4, tl = 4;
-        else if (n4 == 0)
-            n = 0;
-        else
-            n = n4;
+        int64_t nk = series_query(api, h, tag, &tl, others[k], session, from, to, step, &s, &d);
+        if (nk != 0)
+            n = nk, pool = others[k];
     }
     if (n < 0) {
         pw__api_query_free(&q);

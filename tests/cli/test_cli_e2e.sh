@@ -56,7 +56,26 @@ POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host OLD
     --interval 10m --start 2024-03-14T10:00:00Z >"$dir/out" 2>"$dir/err"
 check "import exit" 0 $?
 check "import stored" 1 "$(grep -c 'server stored 2 screens' "$dir/out")"
-cat "$dir/err"
+# no limit given: what gives the host one is said
+check "import without a limit: hint" \
+    "$FX/http/import_two_screens.txt: note: limit unknown: give --os or --nonpaged-limit (the host has no level and no ETA until its nonpaged pool has a limit)" \
+    "$(cat "$dir/err")"
+# a pool far above the limit given (Pool N 4100K of 2 MB: 100 % above; paged 8192K under the
+# /3GB rule's 530 MB): the rule may not fit this host
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host OVER01 \
+    --os "Windows Server 2003 x86 /3GB" --nonpaged-limit 2MB >"$dir/out" 2>"$dir/err"
+check "import over its limit exit" 0 $?
+check "import over its limit: hint" \
+    "$FX/http/import_two_screens.txt: warning: the capture's nonpaged pool, 4.0 MiB at its last screen, is 100 % above its limit 2.0 MiB (configured: 2 MB): a pool cannot grow past its limit, so the limit rule may not fit this host (check --os, or give --nonpaged-limit)" \
+    "$(cat "$dir/err")"
+POOLWATCH_TOKEN=$ADMIN "$PW" host rm OVER01 >/dev/null 2>&1 # the listings below count hosts
+check "OVER01 removed" 0 $?
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host START01 \
+    --start 'yesterday' >"$dir/out" 2>"$dir/err"
+check "bad --start exit" 2 $?
+check "bad --start lists the forms" \
+    "poolwatch import: bad --start 'yesterday' (a time: now, -2h for two hours ago, 2024-03-14T10:00:00Z or 2024-03-14 10:00:00 (UTC), or ms since the epoch)" \
+    "$(cat "$dir/err")"
 
 POOLWATCH_TOKEN=$READ "$PW" hosts >"$dir/out" 2>"$dir/err"
 check "hosts exit" 0 $?
@@ -181,6 +200,19 @@ check "partial last screen: imported" 0 $?
 check "partial last screen: warned, with what is done and why" 1 \
     "$(grep -c "^$dir/partial.txt:15: warning: the last screen has 1 row where the screen before it has 2: the file ends inside it (saved while poolmon was writing, or cut short); it is left out, since the 1 tag missing from it would read as freed and it would become the host's table; the 2 screens before it are imported$" "$dir/err")"
 check "partial last screen: 2 screens stored" 1 "$(grep -c 'server stored 2 screens' "$dir/out")"
+# the same file cut inside that last row too: the two warnings agree (the cut-row one said "the
+# rest is imported" while the next said the screen is left out)
+python3 -c '
+for k in range(3):
+    print(" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc")
+    for t in ("Part", "Twoo", "Thre"):
+        print(" %s Nonp %10d (   0) %9d (   0) %8d %8d (     0)    100" % (t, 100 + k, 40, 60 + k, 6000 + 100 * k))
+' | head -c -50 >"$dir/partcut.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$dir/partcut.txt" --host PART02 >"$dir/out" 2>"$dir/err"
+check "cut row in a cut last screen: imported" 0 $?
+check "cut row in a cut last screen: one story" \
+    "$dir/partcut.txt:12: warning: the last line is cut inside a row (file truncated?): left out, and so is the screen it ends (below)|$dir/partcut.txt:9: warning: the last screen has 2 rows where the screen before it has 3: the file ends inside it (saved while poolmon was writing, or cut short); it is left out, since the 1 tag missing from it would read as freed and it would become the host's table; the 2 screens before it are imported|" \
+    "$(grep -v 'limit unknown' "$dir/err" | tr '\n' '|')"
 POOLWATCH_TOKEN=$READ "$PW" top PART01 --once >"$dir/out" 2>"$dir/err"
 check "partial last screen: the host's table has both tags" 2 "$(grep -cE '^ (Part|Twoo) ' "$dir/out")"
 
@@ -235,6 +267,26 @@ check "lookup exit" 0 $?
 check "lookup description" 1 "$(grep -c 'general IO allocations' "$dir/out")"
 # the tag as every listing shows it: 4 bytes, "Io" padded with spaces (it printed "Io")
 check "lookup shows the 4-byte tag" 'Tag "Io  ": listed in pooltag.txt' "$(head -n 1 "$dir/out")"
+# an imported host has no agent: lookup --host answers from pooltag.txt and says so (it gave
+# "HTTP 503 not connected" and dropped the pooltag line)
+POOLWATCH_TOKEN=$ADMIN "$PW" lookup 'Io' --host OLD01 >"$dir/out" 2>"$dir/err"
+check "lookup --host imported exit" 0 $?
+check "lookup --host imported" 'Tag "Io  ": listed in pooltag.txt|  driver:      nt!io|  description: general IO allocations|Host: imported (a saved capture, no agent): no live driver lookup; the driver above is pooltag.txt'"'"'s|' \
+    "$(tr '\n' '|' <"$dir/out")$(cat "$dir/err")"
+
+# rows that cannot be read mid-capture (tests/fixtures/SOURCES.md): each said with FILE:LINE,
+# its screen left out (a gap), the other 92 of 96 stored
+BAD=$FX/poolmon/variant_case02_96_screens_bad_rows.txt
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$BAD" --host ROWS01 >"$dir/out" 2>"$dir/err"
+check "bad rows: imported" 0 $?
+check "bad rows: stored" 1 "$(grep -c "^$BAD: 96 screens (server stored 92 screens, 644 rows) as ROWS01" "$dir/out")"
+check "bad rows: the typo said with its line" 1 \
+    "$(grep -c "^$BAD:953: warning: unexpected character after the number in column bytes: screen 80 of 96 is incomplete: it is left out (a gap, not a tag read as freed)$" "$dir/err")"
+check "bad rows: the lost header said" 1 \
+    "$(grep -c "^$BAD:722: warning: tag 'Wait' Nonp again in one screen (first at line 715): a screen's header was lost; a new screen starts here: screen 61 of 96" "$dir/err")"
+check "bad rows: 4 warnings" 4 "$(grep -c ': warning: ' "$dir/err")"
+check "bad rows: the gap said" 1 \
+    "$(grep -c "^$BAD: 4 screens left out, a gap in the history (rows that cannot be read: the warnings above): lines 229, 470, 722, 945$" "$dir/err")"
 
 # exit codes: every HTTP status the API documents (docs/openapi.json) is in docs/cli.md's table
 # of exit codes (5xx as a class), so a script knows what each refusal exits with

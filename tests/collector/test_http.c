@@ -132,6 +132,8 @@ static void build_fleet(void)
     add(&s, "Ddk ", PW_POOL_NONPAGED, 300, 100, 20000);
     add(&s, "Io  ", PW_POOL_PAGED, 20, 10, 1000);
     s.totals.nonpaged_bytes = 20000;
+    s.totals.agent_rss_bytes = 8u << 20; /* an agent that counts no handles (Linux) */
+    s.totals.agent_cpu_ms = 1500;
     pw_host_t *h2 = pw_double_restore(&g_d, "HOST02", 32, &s);
     assert_non_null(h2);
     h2->os_build = 3790;
@@ -142,6 +144,8 @@ static void build_fleet(void)
     add(&s, "Mm  ", PW_POOL_NONPAGED, 1, 0, 1000);
     s.totals.nonpaged_bytes = 101000;
     s.totals.nonpaged_limit_bytes = 1000000;
+    s.totals.agent_rss_bytes = 0;
+    s.totals.agent_cpu_ms = 0;
     pw_host_t *h3 = pw_double_restore(&g_d, "HOST03", 32, &s);
     assert_non_null(h3);
     h3->os_build = 7601;
@@ -673,6 +677,13 @@ static void test_pool_table(void **state)
         assert_error(j, "EINVAL");
         json_decref(j);
     }
+    /* the agent's footprint: handles null where the agent counts none (top's "-"), not 0 */
+    json_t *ja = get_ok("/api/v1/hosts/HOST02/pool", NULL);
+    json_t *ag = json_object_get(json_object_get(ja, "totals"), "agent");
+    assert_int_equal(geti(ag, "rss_bytes"), 8 << 20);
+    assert_int_equal(geti(ag, "cpu_ms"), 1500);
+    assert_true(json_is_null(json_object_get(ag, "handles")));
+    json_decref(ja);
 }
 
 /* /api/v1/tags pages: every sort walked 2 at a time by next_cursor gives the whole order
@@ -1190,6 +1201,88 @@ static void test_import_linux(void **state)
 /* The collector's clock during the imports below: 2024-03-14, after the screens of 2023. */
 #define IMPORT_NOW 1710410000000ull
 
+/* A 96-screen capture with four rows that cannot be read (tests/fixtures/SOURCES.md,
+ * variant_case02_96_screens_bad_rows.txt: a garbage line in screen 20, Io typed `Nonq` in 40, a
+ * lost header merging 60 and 61, a `16x2` in 80): the four screens are left out and said, the
+ * other 92 stored, and `Io  ` (growing 40 x 723 B a screen) has no point that reads as freed. */
+static void test_import_bad_rows(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body =
+        pw_test_read_file(pw_test_fixture("poolmon/variant_case02_96_screens_bad_rows.txt"), &len);
+    int st;
+    json_t *j =
+        call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=BADROWS&interval_ms=900000&start_ms=1700000000000", ADMIN_TOK, body, &st);
+    free(body);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens"), 92);
+    assert_int_equal(geti(j, "rows"), 92 * 7);
+    assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
+    assert_int_equal(geti(j, "last_ts_ms"), 1700000000000 + 95 * 900000);
+    assert_int_equal(geti(j, "unreadable_rows_total"), 4);
+    json_t *ur = json_object_get(j, "unreadable_rows");
+    assert_int_equal(json_array_size(ur), 4);
+    static const struct {
+        int line, screen;
+        const char *tag, *type, *kind;
+    } want[] = {{237, 20, NULL, NULL, "not_a_row"},
+                {479, 40, "Io  ", NULL, "type"},
+                {722, 61, "Wait", "nonpaged", "duplicate_tag"},
+                {953, 80, "Ustm", "paged", "number"}};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *u = json_array_get(ur, i);
+        assert_int_equal(geti(u, "line"), want[i].line);
+        assert_int_equal(geti(u, "screen"), want[i].screen);
+        if (want[i].tag)
+            assert_string_equal(jstr(u, "tag"), want[i].tag);
+        else
+            assert_true(json_is_null(json_object_get(u, "tag")));
+        if (want[i].type)
+            assert_string_equal(jstr(u, "type"), want[i].type);
+        else
+            assert_true(json_is_null(json_object_get(u, "type")));
+        assert_string_equal(jstr(u, "kind"), want[i].kind);
+    }
+    assert_string_equal(jstr(json_array_get(ur, 3), "message"),
+                        "unexpected character after the number in column bytes");
+    json_t *lo = json_object_get(j, "screens_left_out");
+    assert_int_equal(json_array_size(lo), 4);
+    static const int lo_screen[] = {20, 40, 61, 80}, lo_line[] = {229, 470, 722, 945};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(geti(json_array_get(lo, i), "screen"), lo_screen[i]);
+        assert_int_equal(geti(json_array_get(lo, i), "line"), lo_line[i]);
+        assert_int_equal(geti(json_array_get(lo, i), "problems"), 1);
+    }
+    assert_string_equal(jstr(json_array_get(lo, 1), "cause"),
+                        "line 479: pool type 'Nonq' is not Paged, Nonp or Nonpaged");
+    json_decref(j);
+    /* Io's history: 92 points, each 723 B x (127 + 40 i) of its screen i, none at 0 */
+    j = get_ok("/api/v1/hosts/BADROWS/series",
+               "tag=Io&pool=nonpaged&from=1600000000000&to=1800000000000");
+    json_t *p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 92);
+    size_t k = 0;
+    for (uint64_t i = 0; i < 96; i++) {
+        if (i == 19 || i == 39 || i == 60 || i == 79)
+            continue;
+        json_t *pt = json_array_get(p, k++);
+        assert_int_equal(geti(pt, "ts_ms"), 1700000000000 + i * 900000);
+        assert_int_equal(geti(pt, "bytes"), (127 + 40 * i) * 723);
+    }
+    json_decref(j);
+    /* a capture of one screen whose only row cannot be read: nothing to import, said */
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", "host=BADONLY", ADMIN_TOK,
+                " Tag  Type  Allocs Frees Diff Bytes Per Alloc\n Abcd Paged 10 5 5 5x0 100\n", &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "EPARSE");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+               "no screen of the capture can be read whole: line 2:"));
+    json_decref(j);
+}
+
 static void test_import(void **state)
 {
     (void)state;
@@ -1206,6 +1299,9 @@ static void test_import(void **state)
     assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
     assert_int_equal(geti(j, "last_ts_ms"), 1700000060000);
     assert_true(json_is_null(json_object_get(j, "cut_line")));
+    /* the last screen's pools (its header: Pool N 4100K, P 8192K), beside the limits */
+    assert_int_equal(geti(j, "last_nonpaged_bytes"), 4100 * 1024);
+    assert_int_equal(geti(j, "last_paged_bytes"), 8192 * 1024);
     json_decref(j);
     /* The file cut inside its last row (line 13, after Wxyz's frees): that row is left out and
      * said, the rest is stored. */
@@ -1275,6 +1371,18 @@ static void test_import(void **state)
     assert_string_equal(jstr(j, "message"),
                         "an imported host has no agent to ask: its big-pool table is not in a "
                         "poolmon capture (Windows hosts with an agent only)");
+    assert_true(json_is_true(json_object_get(j, "imported")));
+    json_decref(j);
+    /* nor its driver files (lookup --host): said, imported, not 503 "not connected" */
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/hosts/IMPORTED/commands", NULL, ADMIN_TOK,
+                "{\"kind\":\"find_tag\",\"tag\":\"Abcd\"}", &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "status"), PW_ENOTSUP);
+    assert_true(json_is_true(json_object_get(j, "imported")));
+    assert_string_equal(jstr(j, "message"),
+                        "an imported host has no agent to ask: which of its driver files hold the "
+                        "tag is not in a poolmon capture (hosts with an agent only)");
+    assert_int_equal(json_array_size(json_object_get(j, "matches")), 0);
     json_decref(j);
     /* The same capture again (other start time): nothing is stored twice. */
     j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
@@ -1294,6 +1402,19 @@ static void test_import(void **state)
     assert_int_equal(geti(json_array_get(p, 0), "bytes"), 6000);
     assert_int_equal(geti(json_array_get(p, 1), "bytes"), 10000);
     assert_int_equal(geti(json_array_get(p, 1), "diff"), 100);
+    json_decref(j);
+    /* no pool asked: the pool the tag has (Wxyz is paged only: 500 B in both screens), not an
+     * empty nonpaged series; Abcd (nonpaged) stays nonpaged */
+    j = get_ok("/api/v1/hosts/IMPORTED/series", "tag=Wxyz&from=1600000000000&to=1800000000000");
+    assert_string_equal(jstr(j, "pool"), "paged");
+    p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 2);
+    assert_int_equal(geti(json_array_get(p, 0), "bytes"), 500);
+    assert_int_equal(geti(json_array_get(p, 1), "bytes"), 500);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/IMPORTED/series", "tag=Abcd&from=1600000000000&to=1800000000000");
+    assert_string_equal(jstr(j, "pool"), "nonpaged");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 2);
     json_decref(j);
     /* A tag shorter than poolmon's 4 characters finds its padded row ("Io" -> "Io  "). */
     body = pw_test_read_file(pw_test_fixture("http/import_two_screens.txt"), &len);
@@ -1342,9 +1463,13 @@ static void test_import(void **state)
                 ADMIN_TOK, body, &st);
     assert_int_equal(st, 400);
     assert_error(j, "EINVAL");
-    assert_non_null(
-        strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
-               "more than a day ahead of this collector's clock"));
+    /* said as date-times, not raw ms: the last screen at 2099-01-01 00:15:00Z (start + 15 min),
+     * the collector's clock IMPORT_NOW 1710410000000 = 2024-03-14 09:53:20Z */
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "the capture's last screen would be stored at 2099-01-01 00:15:00Z, more than a day ahead "
+        "of this collector's clock (2024-03-14 09:53:20Z): check start_ms (CLI --start) or the "
+        "file's time stamps");
     json_decref(j);
     free(body);
     j = call(PW_API_GET, "/api/v1/hosts/FUTURE", NULL, READ_TOK, NULL, &st);
@@ -1968,6 +2093,7 @@ int main(void)
                                         net_teardown_short_head),
 #endif
         cmocka_unit_test(test_import),
+        cmocka_unit_test(test_import_bad_rows),
         cmocka_unit_test(test_import_linux),
     };
     return cmocka_run_group_tests(direct, group_setup, group_teardown);

@@ -845,6 +845,100 @@ static void test_allocation_failures(void **state)
     free(buf);
 }
 
+/* variant_case02_96_screens_bad_rows.txt (tests/fixtures/SOURCES.md): case02's screen 96 times,
+ * `Io  ` growing 40 allocations of 723 B a screen, with four faults placed by hand: screen 20
+ * has a garbage line (237) between its rows, screen 40 its Io row typed `Nonq` (479), screen
+ * 61 lost its header (its rows 722-728 follow screen 60's 715-721), screen 80 a `16x2` in
+ * Ustm's Bytes (953). Screens are 12 lines; 20 has one more, 61 five fewer. */
+static void test_bad_rows_skipped_and_said(void **state)
+{
+    (void)state;
+    const char *name = "variant_case02_96_screens_bad_rows.txt";
+    size_t len;
+    char *buf = load(name, &len);
+    pw_poolmon_doc_t doc;
+    pw_diag_t d;
+    /* strict (the agent's replay): the typo fails the file with its line and column */
+    assert_int_equal(pw_poolmon_parse(buf, len, NULL, &doc, &d), PW_EPARSE);
+    assert_int_equal(d.line, 953);
+    assert_string_equal(d.field, "bytes");
+    pw_poolmon_opts_t o = {.skip_bad_rows = 1, .start_ms = 1700000000000ull};
+    pw_diag_clear(&d);
+    assert_int_equal(pw_poolmon_parse(buf, len, &o, &doc, &d), 0);
+    free(buf);
+    assert_int_equal(doc.n_screens, 96);
+    assert_int_equal(doc.screens_incomplete, 4);
+    assert_int_equal(doc.n_problems, 4);
+    assert_int_equal(doc.n_problems_total, 4);
+    assert_int_equal(doc.ignored_lines, 0);
+    static const struct {
+        pw_poolmon_problem_kind_t kind;
+        uint32_t line, screen, first_line;
+        const char *tag;
+        int pool;
+        const char *msg;
+    } want[] = {
+        {PW_POOLMON_NOT_A_ROW, 237, 19, 0, NULL, -1,
+         "not a pool tag row (between the rows of one screen)"},
+        {PW_POOLMON_BAD_TYPE, 479, 39, 0, "Io  ", -1,
+         "pool type 'Nonq' is not Paged, Nonp or Nonpaged"},
+        {PW_POOLMON_DUPLICATE_TAG, 722, 60, 715, "Wait", NP,
+         "tag 'Wait' Nonp again in one screen (first at line 715): a screen's header was lost; "
+         "a new screen starts here"},
+        {PW_POOLMON_BAD_NUMBER, 953, 79, 0, "Ustm", PG,
+         "unexpected character after the number in column bytes"},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        const pw_poolmon_problem_t *pr = &doc.problems[i];
+        assert_int_equal(pr->kind, want[i].kind);
+        assert_int_equal(pr->line, want[i].line);
+        assert_int_equal(pr->screen, want[i].screen);
+        assert_int_equal(pr->first_line, want[i].first_line);
+        assert_int_equal(pr->has_tag, want[i].tag != NULL);
+        if (want[i].tag)
+            assert_memory_equal(pr->tag, want[i].tag, 4);
+        assert_int_equal(pr->pool, want[i].pool);
+        assert_string_equal(pr->msg, want[i].msg);
+        assert_int_equal(doc.screens[want[i].screen].incomplete, 1);
+    }
+    /* the screens: 7 rows each but the two that lost one; 61 starts at its first row, with
+     * no header, and its time follows screen 60's (no time stamps: start + 15 min each) */
+    size_t incomplete = 0;
+    for (size_t i = 0; i < 96; i++) {
+        const pw_poolmon_screen_t *sc = &doc.screens[i];
+        incomplete += sc->incomplete != 0;
+        assert_int_equal(sc->n_rows, (i == 39 || i == 79) ? 6 : 7);
+        assert_int_equal(sc->timestamp_ms, 1700000000000ull + i * 900000ull);
+        if (i != 39) { /* Io: 127 + 40 i outstanding, 723 B each */
+            const pw_poolmon_row_t *io = find_row(sc, "Io  ", NP);
+            assert_int_equal(io->diff, 127 + 40 * i);
+            assert_int_equal(io->bytes, (127 + 40 * i) * 723);
+        }
+    }
+    assert_int_equal(incomplete, 4);
+    assert_int_equal(doc.screens[59].line, 710);
+    assert_int_equal(doc.screens[60].line, 722);
+    assert_int_equal(doc.screens[60].header.has, 0);
+    assert_null(doc.screens[60].title);
+    assert_int_equal(doc.screens[61].line, 729);
+    pw_poolmon_doc_close(&doc);
+
+    /* noise after a screen's last row that no row of it follows stays noise: the prompt
+     * between two screens is no row left out */
+    const char *two = " Tag  Type  Allocs Frees Diff Bytes Per Alloc\n"
+                      " Abcd Paged 10 5 5 500 100\n"
+                      "C:\\> poolmon -b\n"
+                      " Tag  Type  Allocs Frees Diff Bytes Per Alloc\n"
+                      " Abcd Paged 12 5 7 700 100\n";
+    assert_int_equal(parse_str(two, &o, &doc, &d), 0);
+    assert_int_equal(doc.n_screens, 2);
+    assert_int_equal(doc.screens_incomplete, 0);
+    assert_int_equal(doc.n_problems_total, 0);
+    assert_int_equal(doc.ignored_lines, 1);
+    assert_int_equal(doc.first_ignored_line, 3);
+    pw_poolmon_doc_close(&doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -871,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_garbage_and_limits),
         cmocka_unit_test(test_screen_to_sample),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_bad_rows_skipped_and_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,5 +44,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pw_poolmon_parse((const char *)data, size, &o, &doc, &d) == 0)
         touch(&doc);
     pw_poolmon_doc_close(&doc);
+
+    /* as import and parse read: rows that cannot be read recorded, duplicate tags split */
+    pw_poolmon_opts_t skip = {.allow_cut_last_line = 1, .skip_bad_rows = 1};
+    if (pw_poolmon_parse((const char *)data, size, &skip, &doc, &d) == 0) {
+        touch(&doc);
+        size_t inc = 0;
+        for (size_t i = 0; i < doc.n_screens; i++)
+            inc += doc.screens[i].incomplete != 0;
+        if (inc != doc.screens_incomplete || doc.n_problems > doc.n_problems_total ||
+            (doc.n_problems_total > 0) != (inc > 0))
+            __builtin_trap();
+        for (size_t i = 0; i < doc.n_problems; i++)
+            if (doc.problems[i].screen >= doc.n_screens)
+                __builtin_trap();
+    }
+    pw_poolmon_doc_close(&doc);
     return 0;
 }
