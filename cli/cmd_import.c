@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "capture_order.h"
 #include "clock.h"
 #include "config.h"
 #include "linux_series.h"
@@ -142,8 +143,52 @@ static int count_pool_event(void *arg, const pw_winevent_t *ev)
     return 0;
 }
 
+/* What check_file keeps of a poolmon capture for the order of the files: its first and last
+ * screen's table (empty for other formats; last empty too for a capture of one screen). */
+typedef struct ends_s {
+    pw_sample_t first, last;
+} ends_t;
+
+static const pw_sample_t *ends_last(const ends_t *e)
+{
+    return e->last.n > 0 ? &e->last : &e->first;
+}
+
+/* Says (FILE:LINE warning) the neighbouring screens of one kind in doc[0..keep) whose allocs
+ * and frees fall for most tags: out of order, or a reboot between them (capture_order.h); and
+ * keeps the first and last screen's table in *ends. */
+static void screens_order(pw_cli_t *cli, const char *file, const pw_poolmon_doc_t *doc, size_t keep,
+                          ends_t *ends)
+{
+    pw_sample_t prev, cur;
+    pw_sample_init(&prev);
+    pw_sample_init(&cur);
+    for (size_t i = 0; i < keep; i++) {
+        pw_sample_reset(&cur);
+        if (pw_poolmon_screen_to_sample(&doc->screens[i], &cur) != 0)
+            break;
+        size_t common = 0, fell = 0;
+        if (i > 0 && doc->screens[i - 1].session == doc->screens[i].session &&
+            pw_capture_counters_fall(&prev, &cur, &common, &fell) == 0 &&
+            pw_capture_fell(common, fell))
+            fprintf(cli->err,
+                    "%s:%" PRIu32 ": warning: counters fall between screen %zu (line %" PRIu32
+                    ") and screen %zu for %zu of %zu tags: out of order, or a reboot?\n",
+                    file, doc->screens[i].line, i, doc->screens[i - 1].line, i + 1, fell, common);
+        if (i == 0)
+            pw_sample_copy(&ends->first, &cur);
+        else if (i + 1 == keep)
+            pw_sample_copy(&ends->last, &cur);
+        pw_sample_t t = prev;
+        prev = cur;
+        cur = t;
+    }
+    pw_sample_close(&prev);
+    pw_sample_close(&cur);
+}
+
 static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, size_t *screens,
-                      size_t *unstamped, int *events)
+                      size_t *unstamped, int *events, ends_t *ends)
 {
     char *data;
     size_t len;
@@ -267,7 +312,108 @@ static int check_file(pw_cli_t *cli, const char *file, uint64_t interval_ms, siz
     *unstamped = 0;
     for (size_t i = 0; i < keep; i++)
         *unstamped += !doc.screens[i].has_file_time;
+    screens_order(cli, file, &doc, keep, ends);
     pw_poolmon_doc_close(&doc);
+    return 0;
+}
+
+/* Orders names as a person reads them: runs of digits by their number ("poolsnap2" before
+ * "poolsnap10"), the rest byte by byte. */
+static int natural_cmp(const char *a, const char *b)
+{
+    while (*a != '\0' && *b != '\0') {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            while (*a == '0' && a[1] >= '0' && a[1] <= '9')
+                a++;
+            while (*b == '0' && b[1] >= '0' && b[1] <= '9')
+                b++;
+            size_t la = strspn(a, "0123456789"), lb = strspn(b, "0123456789");
+            if (la != lb)
+                return la < lb ? -1 : 1;
+            int c = strncmp(a, b, la);
+            if (c != 0)
+                return c;
+            a += la;
+            b += la;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++;
+        b++;
+    }
+    return *a == *b ? 0 : *a == '\0' ? -1 : 1;
+}
+
+/* The first k of order[0..n-1) whose file's last screen and the next file's first screen fall
+ * (capture_order.h), with the tags counted; n - 1 when none (or fewer than 2 files). */
+static size_t first_fall(const ends_t *ends, const size_t *order, size_t n, size_t *common,
+                         size_t *fell)
+{
+    for (size_t k = 0; k + 1 < n; k++)
+        if (pw_capture_counters_fall(ends_last(&ends[order[k]]), &ends[order[k + 1]].first, common,
+                                     fell) == 0 &&
+            pw_capture_fell(*common, *fell))
+            return k;
+    return n ? n - 1 : 0;
+}
+
+static const char *const *g_sort_names; /* natural_order's names (qsort has no argument) */
+
+static int order_cmp(const void *x, const void *y)
+{
+    return natural_cmp(g_sort_names[*(const size_t *)x], g_sort_names[*(const size_t *)y]);
+}
+
+/* The capture files files[0..n) in time order. poolmon's counters only grow within a boot, so
+ * when they fall between two files for most tags, the files are out of order (a shell glob
+ * puts poolsnap10 before poolsnap2) or the host rebooted between them. Files of one screen
+ * without time stamps each (placed one after the other in the order given) are put in their
+ * names' natural order when that makes every neighbour's counters grow, and it is said; else
+ * each fall is warned about, naming the two files. order[0..n) receives the order (indexes
+ * into files). Returns 0 or PW_EXIT_SERVER (out of memory). */
+static int files_order(pw_cli_t *cli, const char *const *files, const size_t *screens,
+                       const size_t *unstamped, const ends_t *ends, size_t n, size_t *order)
+{
+    int one_each = n > 1;
+    for (size_t k = 0; k < n; k++) {
+        order[k] = k;
+        one_each = one_each && screens[k] == 1 && unstamped[k] == 1;
+    }
+    size_t common = 0, fell = 0, at = first_fall(ends, order, n, &common, &fell);
+    if (at + 1 >= n)
+        return 0;
+    if (one_each) {
+        size_t *nat = pw_calloc(n, sizeof(*nat));
+        if (nat == NULL)
+            return PW_EXIT_SERVER;
+        memcpy(nat, order, n * sizeof(*nat));
+        g_sort_names = (const char *const *)files;
+        qsort(nat, n, sizeof(*nat), order_cmp);
+        size_t c2, f2;
+        if (first_fall(ends, nat, n, &c2, &f2) + 1 >= n) {
+            size_t i = 0;
+            while (nat[i] == order[i])
+                i++;
+            fprintf(cli->err,
+                    "poolwatch import: ordered by name: %s before %s (in the order given, "
+                    "counters fall between %s and %s for %zu of %zu tags)\n",
+                    files[nat[i]], files[order[i]], files[order[at]], files[order[at + 1]], fell,
+                    common);
+            memcpy(order, nat, n * sizeof(*nat));
+            pw_free(nat);
+            return 0;
+        }
+        pw_free(nat);
+    }
+    for (size_t k = at; k + 1 < n; k++)
+        if (pw_capture_counters_fall(ends_last(&ends[order[k]]), &ends[order[k + 1]].first, &common,
+                                     &fell) == 0 &&
+            pw_capture_fell(common, fell))
+            fprintf(cli->err,
+                    "poolwatch import: warning: counters fall between %s and %s for %zu of %zu "
+                    "tags: out of order, or a reboot?\n",
+                    files[order[k]], files[order[k + 1]], fell, common);
     return 0;
 }
 
@@ -528,14 +674,19 @@ int pw_cmd_import(pw_cli_t *cli)
     json_t *results = json_array();
     /* Every file is checked before the first upload: a bad file uploads nothing. */
     size_t *screens = pw_calloc(nf ? nf : 1, sizeof(size_t));
+    size_t *unstamped = pw_calloc(nf ? nf : 1, sizeof(size_t));
+    size_t *order = pw_calloc(nf ? nf : 1, sizeof(size_t));
     int *is_ev = pw_calloc(nf ? nf : 1, sizeof(int));
-    size_t unstamped_total = 0;
-    if (screens == NULL || is_ev == NULL)
+    ends_t *ends = pw_calloc(nf ? nf : 1, sizeof(ends_t));
+    size_t unstamped_total = 0, ncap = 0;
+    if (screens == NULL || unstamped == NULL || order == NULL || is_ev == NULL || ends == NULL)
         ex = PW_EXIT_SERVER;
     for (size_t k = 0; ex == 0 && k < nf; k++) {
-        size_t u = 0;
-        ex = check_file(cli, files[k], interval_ms, &screens[k], &u, &is_ev[k]);
-        unstamped_total += u;
+        pw_sample_init(&ends[k].first);
+        pw_sample_init(&ends[k].last);
+        ex =
+            check_file(cli, files[k], interval_ms, &screens[k], &unstamped[k], &is_ev[k], &ends[k]);
+        unstamped_total += unstamped[k];
     }
     /* event exports go after the captures: they attach to the host the captures make */
     for (size_t k = 0, m = 0; ex == 0 && m < nf; m++)
@@ -545,9 +696,31 @@ int pw_cmd_import(pw_cli_t *cli)
             memmove(files + k + 1, files + k, (m - k) * sizeof(*files));
             memmove(screens + k + 1, screens + k, (m - k) * sizeof(*screens));
             memmove(is_ev + k + 1, is_ev + k, (m - k) * sizeof(*is_ev));
-            files[k] = f, screens[k] = sc, is_ev[k] = 0;
+            size_t un = unstamped[m];
+            memmove(unstamped + k + 1, unstamped + k, (m - k) * sizeof(*unstamped));
+            ends_t en = ends[m];
+            memmove(ends + k + 1, ends + k, (m - k) * sizeof(*ends));
+            files[k] = f, screens[k] = sc, is_ev[k] = 0, unstamped[k] = un, ends[k] = en;
             k++;
+            ncap = k;
         }
+    /* the captures in time order: a shell glob's poolsnap10 before poolsnap2 (capture_order.h) */
+    if (ex == 0)
+        ex = files_order(cli, files, screens, unstamped, ends, ncap, order);
+    if (ex == 0 && ncap > 1) {
+        const char **f2 = pw_calloc(ncap, sizeof(*f2));
+        size_t *s2 = pw_calloc(ncap, sizeof(*s2));
+        if (f2 == NULL || s2 == NULL)
+            ex = PW_EXIT_SERVER;
+        for (size_t k = 0; ex == 0 && k < ncap; k++)
+            f2[k] = files[order[k]], s2[k] = screens[order[k]];
+        if (ex == 0) {
+            memcpy(files, f2, ncap * sizeof(*f2));
+            memcpy(screens, s2, ncap * sizeof(*s2));
+        }
+        pw_free(f2);
+        pw_free(s2);
+    }
     if (ex == 0 && start == NULL) {
         /* Without --start, unstamped screens end now: saved captures are the past. */
         uint64_t now_ms = pw_clock_wall_ms();
@@ -646,14 +819,15 @@ int pw_cmd_import(pw_cli_t *cli)
             if (json_is_integer(al) && json_integer_value(al) > 0) {
                 /* what an import of the same content changes is said: a new --os or limit
                  * changes the host's limits even when no screen is new */
-                char n4[32], n5[32], again[64] = "nothing stored again";
+                /* a capture poolmon grew since: its new screens, after the stored ones */
+                char n4[32], n5[32], again[160] = "nothing stored again";
                 if (stored > 0)
-                    snprintf(again, sizeof(again), "%s stored now",
-                             pw_cli_count((uint64_t)stored, unit, n5, sizeof(n5)));
+                    snprintf(again, sizeof(again), "%s new, stored after them (the last at %s)",
+                             pw_cli_count((uint64_t)stored, unit, n5, sizeof(n5)), b);
                 fprintf(cli->out,
                         "%s: already imported into %s: %s of this capture were stored by an "
-                        "earlier import of the same content (the start time does not make it "
-                        "new); %s%s\n",
+                        "earlier import of the same capture (its first screen; the start time "
+                        "does not make it new); %s%s\n",
                         files[k], host,
                         pw_cli_count((uint64_t)json_integer_value(al), unit, n4, sizeof(n4)), again,
                         changed);
@@ -679,7 +853,14 @@ int pw_cmd_import(pw_cli_t *cli)
         json_decref(doc);
     }
     json_decref(results);
+    for (size_t k = 0; ends != NULL && k < nf; k++) {
+        pw_sample_close(&ends[k].first);
+        pw_sample_close(&ends[k].last);
+    }
+    pw_free(ends);
     pw_free(screens);
+    pw_free(unstamped);
+    pw_free(order);
     pw_free(is_ev);
     pw_free(files);
     return ex;

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
+#include "capture_order.h"
 #include "clock.h"
 #include "linux_series.h"
 #include "poolmon_json.h"
@@ -113,6 +115,9 @@ typedef struct parsed_s {
      * arrays, owned; NULL for a Linux series */
     json_t *unreadable_rows, *screens_left_out;
     size_t unreadable_total;
+    size_t lead_unstamped; /* the first screens without a time stamp of the file: placed from
+                              start_ms (or an earlier import of the capture) */
+    json_t *falls; /* poolmon: neighbouring screens whose counters fall (owned; NULL: none) */
 } parsed_t;
 
 static void parsed_close(parsed_t *p)
@@ -122,6 +127,7 @@ static void parsed_close(parsed_t *p)
     pw_free(p->ss);
     json_decref(p->unreadable_rows);
     json_decref(p->screens_left_out);
+    json_decref(p->falls);
     memset(p, 0, sizeof(*p));
 }
 
@@ -151,6 +157,59 @@ static int poolmon_problems(const pw_poolmon_doc_t *doc, parsed_t *p)
                               (json_int_t)doc->screens[i].incomplete, "cause", cause);
         if (o == NULL || json_array_append_new(p->screens_left_out, o) != 0)
             return PW_ENOMEM;
+    }
+    return 0;
+}
+
+/* The capture's identity (its instance's boot id, "import:" and 16 hex digits into out[40]): an
+ * FNV-1a hash of its first screen's parsed rows (tag, type, allocs, frees, diff, bytes), so
+ * the bytes around them (line ends, encoding, screens appended later) do not change it. */
+static void capture_identity(const parsed_t *p, char out[40])
+{
+    uint64_t h = 1469598103934665603ull;
+    const pw_sample_t *s = p->n ? &p->ss[0] : NULL;
+    for (size_t i = 0; s != NULL && i < s->n; i++) {
+        const pw_entry_t *e = &s->entries[i];
+        uint8_t b[1 + PW_TAG_MAX + 1 + 32];
+        size_t k = 0;
+        b[k++] = e->tag_len;
+        memcpy(b + k, e->tag, e->tag_len);
+        k += e->tag_len;
+        b[k++] = e->pool;
+        const uint64_t v[4] = {e->allocs, e->frees, e->diff, e->bytes};
+        for (size_t j = 0; j < 4; j++)
+            for (int sh = 0; sh < 64; sh += 8)
+                b[k++] = (uint8_t)(v[j] >> sh);
+        for (size_t j = 0; j < k; j++)
+            h = (h ^ b[j]) * 1099511628211ull;
+    }
+    snprintf(out, 40, "import:%016" PRIx64, h);
+}
+
+/* Neighbouring screens of one kind (same session) whose allocs and frees fall for most tags
+ * (capture_order.h): out of order, or a reboot between them. Said in the answer (p->falls:
+ * the two screens' lines and the tags), stored as they come. Returns 0 or PW_ENOMEM. */
+static int screens_falls(const pw_poolmon_doc_t *doc, const size_t *at, parsed_t *p)
+{
+    for (size_t i = 1; i < p->n; i++) {
+        size_t prev = i;
+        while (prev-- > 0 && doc->screens[at[prev]].session != doc->screens[at[i]].session)
+            ;
+        if (prev >= i) /* wrapped: no earlier screen of this kind */
+            continue;
+        size_t common, fell;
+        if (pw_capture_counters_fall(&p->ss[prev], &p->ss[i], &common, &fell) != 0)
+            return PW_ENOMEM;
+        if (!pw_capture_fell(common, fell))
+            continue;
+        if (p->falls == NULL && (p->falls = json_array()) == NULL)
+            return PW_ENOMEM;
+        json_array_append_new(p->falls, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "screen",
+                                                  (json_int_t)at[prev] + 1, "line",
+                                                  (json_int_t)doc->screens[at[prev]].line,
+                                                  "next_screen", (json_int_t)at[i] + 1, "next_line",
+                                                  (json_int_t)doc->screens[at[i]].line, "tags_fell",
+                                                  (json_int_t)fell, "tags", (json_int_t)common));
     }
     return 0;
 }
@@ -218,6 +277,26 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
         keep--;
         p->partial_line = doc.screens[keep].line;
     }
+    /* Time stamps that go back or repeat (a DST change in zone-less stamps, a clock set back)
+     * would store screens out of order, or two at one time: refused with both lines, nothing
+     * stored (the file's order and times cannot both be kept). */
+    size_t back = pw_capture_time_back(&doc, keep);
+    if (back > 0) {
+        char a[32], b[32];
+        const pw_poolmon_screen_t *s0 = &doc.screens[back - 1], *s1 = &doc.screens[back];
+        pw_api_error(resp, 400, "EINVAL",
+                     "line %u: screen %zu is stamped %s, %s screen %zu's %s (line %u%s): time "
+                     "stamps that go back or repeat (a DST change, a clock set back) would store "
+                     "the screens out of order; nothing stored: give the stamps their UTC "
+                     "offset (+01:00), or import the screens before and after as two hosts",
+                     (unsigned)s1->line, back + 1, utc_text(s1->timestamp_ms, a, sizeof(a)),
+                     s1->timestamp_ms == s0->timestamp_ms ? "the same as" : "before", back,
+                     utc_text(s0->timestamp_ms, b, sizeof(b)), (unsigned)s0->line,
+                     s0->has_file_time ? "" : ", not stamped: its time follows the screens before");
+        pw_poolmon_doc_close(&doc);
+        parsed_close(p);
+        return resp->status;
+    }
     for (size_t i = 0; i < doc.n_screens; i++)
         for (size_t j = 0; j < doc.screens[i].n_rows; j++)
             if (doc.screens[i].rows[j].allocs > UINT32_MAX ||
@@ -234,14 +313,24 @@ static int parse_poolmon(const pw_api_req_t *req, uint64_t start, uint64_t inter
     /* Screens made incomplete are left out: a tag missing from one would read as freed. They
      * keep their time slots, so the screens after them keep theirs. */
     p->ss = pw_calloc(whole, sizeof(*p->ss));
-    r = p->ss ? 0 : PW_ENOMEM;
+    size_t *at = pw_calloc(whole, sizeof(*at)); /* the doc's index of each screen kept */
+    r = p->ss && at ? 0 : PW_ENOMEM;
+    int stamped = 0;
     for (size_t i = 0; r == 0 && i < keep; i++) {
         if (doc.screens[i].incomplete)
             continue;
+        at[p->n] = i;
         pw_sample_init(&p->ss[p->n]);
         p->n++;
         r = pw_poolmon_screen_to_sample(&doc.screens[i], &p->ss[p->n - 1]);
+        /* the screens kept before the first stamped one: placed from start_ms */
+        stamped |= doc.screens[i].has_file_time;
+        if (!stamped)
+            p->lead_unstamped++;
     }
+    if (r == 0)
+        r = screens_falls(&doc, at, p);
+    pw_free(at);
     pw_poolmon_doc_close(&doc);
     if (r != 0) {
         parsed_close(p);
@@ -278,6 +367,8 @@ static int parse_linux(const pw_api_req_t *req, uint64_t start, uint64_t interva
         pw_linux_series_close(&ser);
         return pw_api_error(resp, 500, "ENOMEM", "import: out of memory");
     }
+    while (p->lead_unstamped < ser.n_points && !ser.points[p->lead_unstamped].has_file_time)
+        p->lead_unstamped++;
     for (size_t i = 0; i < ser.n_points; i++) {
         p->ss[i] = ser.points[i].sample; /* moved: the series no longer owns it */
         pw_sample_init(&ser.points[i].sample);
@@ -405,6 +496,30 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         pw__api_query_free(&q);
         return r;
     }
+    /* The instance is the capture's first screen: the same capture again, or grown since by
+     * screens poolmon appended (its log), or saved with other line ends or in UTF-16, is the
+     * same instance; its screens are seqs 1..n, so those stored before are resends. */
+    char boot_id[40];
+    capture_identity(&pa, boot_id);
+    /* Screens without time stamps of a capture this host has: placed as its earlier import
+     * placed them (the first screen's time, the spacing), not from start_ms (now, for the
+     * CLI), so a grown capture goes on where it ended. */
+    int placed_before = 0;
+    uint64_t kseq = 0, kts = 0;
+    uint64_t step = interval ? interval : PW_POOLMON_INTERVAL_DEFAULT_MS;
+    if (pa.lead_unstamped > 0 &&
+        pw_ingest_import_known(api->ing, host, boot_id, &kseq, &kts) == 0 && kseq >= 1 &&
+        (kseq <= pa.lead_unstamped || pa.lead_unstamped == pa.n)) {
+        /* the stored screen's time less its time here (screens left out keep their slots:
+         * the known screen's own time here, not its index, says where the rest go) */
+        uint64_t here = kseq <= pa.n ? pa.ss[kseq - 1].timestamp_ms
+                                     : pa.ss[pa.n - 1].timestamp_ms + (kseq - pa.n) * step;
+        if (kts >= here || here - kts <= pa.ss[0].timestamp_ms) {
+            for (size_t i = 0; i < pa.lead_unstamped; i++)
+                pa.ss[i].timestamp_ms = pa.ss[i].timestamp_ms - here + kts;
+            placed_before = 1;
+        }
+    }
     /* Screens stamped in the future (a --start or file time stamps off by years) would sit
      * ahead of every live host and poison what reads the fleet by time (remote write, the
      * store's windows): a day of slack covers time zones. */
@@ -420,13 +535,6 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
                             utc_text(end, at, sizeof(at)), utc_text(req->now_ms, now, sizeof(now)));
     }
     uint64_t first = pa.n ? pa.ss[0].timestamp_ms : 0;
-    /* The instance is the capture's content: importing the same file again stores nothing
-     * twice (same agent, boot and seqs), whatever times the screens were given. */
-    char boot_id[40];
-    uint64_t fnv = 1469598103934665603ull;
-    for (size_t i = 0; i < req->body_len; i++)
-        fnv = (fnv ^ req->body[i]) * 1099511628211ull;
-    snprintf(boot_id, sizeof(boot_id), "import:%016" PRIx64, fnv);
     pw_ingest_import_res_t ir;
     memset(&ir, 0, sizeof(ir));
     ir.last_ts = first;
@@ -447,6 +555,21 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
     if (r == 0 && (lo.os != NULL || np.bytes || pg.bytes))
         r = pw_ingest_import_meta(api->ing, host, lo.os, &np, &pg, &d);
     size_t n_screens = pa.n, pa_n = pa.n;
+    if (r == PW_EEXIST && ir.held > 0) {
+        /* another capture of the host in this one's time: said with both, nothing stored */
+        char a[32], b[32], c[32], e[32];
+        parsed_close(&pa);
+        r = pw_api_error(
+            resp, 409, "EEXIST",
+            "host '%.80s' holds %zu screen%s of another capture from %s to %s; this "
+            "one's %zu new screen%s run %s to %s and would interleave with them: "
+            "nothing stored (give a start after %s, or another host name)",
+            host, ir.held, ir.held == 1 ? "" : "s", utc_text(ir.held_first, a, sizeof(a)),
+            utc_text(ir.held_last, b, sizeof(b)), ir.fresh, ir.fresh == 1 ? "" : "s",
+            utc_text(ir.fresh_first, c, sizeof(c)), utc_text(ir.fresh_last, e, sizeof(e)), b);
+        pw__api_query_free(&q); /* `host` points into q */
+        return r;
+    }
     if (r == PW_EEXIST) {
         parsed_close(&pa);
         r = pw_api_error(resp, 409, "EEXIST", "%s", d.msg);
@@ -459,7 +582,8 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         return pw_api_error(resp, r == PW_EINVAL ? 400 : 500, pw_err_name(r), "import: %s",
                             d.msg[0] ? d.msg : pw_strerror(r));
     }
-    uint64_t rows = ir.rows, last = ir.screens ? ir.last_ts : first;
+    /* nothing new: the capture's last screen, where the screens of a next file follow */
+    uint64_t rows = ir.rows, last = ir.screens ? ir.last_ts : end;
     /* the pools of the capture's last stored screen, beside the limits (a CLI hint when a pool
      * is far above its limit: the rule may not fit the host) */
     uint64_t last_np = pa.n ? pa.ss[pa.n - 1].totals.nonpaged_bytes : 0;
@@ -489,6 +613,9 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
         json_object_set_new(o, "first_skipped_line",
                             pa.first_skipped ? json_integer(pa.first_skipped) : json_null());
     }
+    /* poolmon: neighbouring screens whose allocs and frees fall for most tags */
+    if (!linux_series)
+        json_object_set_new(o, "counters_fall", pa.falls ? json_incref(pa.falls) : json_array());
     parsed_close(&pa);
     /* The limits the host has now (given here or earlier; null: unknown). */
     const pw_host_t *ih = pw_fleet_find(pw_ingest_fleet(api->ing), host);
@@ -498,6 +625,9 @@ int pw__api_import(pw_api_t *api, const pw_api_req_t *req, char **params, pw_api
      * file again (whatever its start time) stores nothing new; say so instead of "stored" */
     json_object_set_new(o, "screens_stored", json_integer((json_int_t)ir.screens));
     json_object_set_new(o, "screens_already_stored", json_integer((json_int_t)ir.already));
+    /* screens without time stamps placed after those an earlier import of this capture stored
+     * (its times, not start_ms) */
+    json_object_set_new(o, "placed_after_earlier_import", json_boolean(placed_before));
     json_object_set_new(o, "nonpaged_limit_bytes", hl_np ? pw__api_ju64(hl_np) : json_null());
     json_object_set_new(o, "paged_limit_bytes", hl_pg ? pw__api_ju64(hl_pg) : json_null());
     json_object_set_new(o, "nonpaged_limit_detail",

@@ -621,6 +621,80 @@ int pw_ingest_import_check(const pw_ingest_t *ing, const char *name, pw_diag_t *
     return 0;
 }
 
+/* An import's agent id: "import:<name>", its first 64 bytes (the store's bound). Returns its
+ * length. */
+static size_t import_agent_id(const char *name, char out[300])
+{
+    snprintf(out, 300, "import:%s", name);
+    return strlen(out) > 64 ? 64 : strlen(out);
+}
+
+int pw_ingest_import_known(pw_ingest_t *ing, const char *name, const char *boot_id, uint64_t *seq,
+                           uint64_t *ts_ms)
+{
+    char agent_id[300];
+    size_t aid = import_agent_id(name, agent_id);
+    return pw_store_last_seq_ts(ing->store, (const uint8_t *)agent_id, aid,
+                                (const uint8_t *)boot_id, strlen(boot_id), seq, ts_ms);
+}
+
+/* The stored samples of a time range: how many, the first and last time. */
+typedef struct held_s {
+    size_t n;
+    uint64_t first, last;
+} held_t;
+
+static int count_held(void *arg, uint64_t ts_ms, const pw_totals_t *totals)
+{
+    (void)totals;
+    held_t *h = arg;
+    if (h->n++ == 0)
+        h->first = ts_ms;
+    h->last = ts_ms;
+    return 0;
+}
+
+/* 0 when the screens of samples[0..n) that instance (agent_id, boot_id) has not stored yet (seq
+ * above its last) share no time with what host `name` holds; PW_EEXIST with `d` and res->held*
+ * and res->fresh* naming the times when they do (another capture of the host: interleaved, its
+ * screens and these would read as one series going back and forth); a store error. */
+static int import_overlap(pw_ingest_t *ing, const char *name, const pw_store_host_t *sh,
+                          const pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res,
+                          pw_diag_t *d)
+{
+    uint64_t known = 0, lo = UINT64_MAX, hi = 0;
+    int r = pw_store_last_seq(ing->store, sh->agent_id, sh->agent_id_len, sh->boot_id,
+                              sh->boot_id_len, &known);
+    if (r != 0 && r != PW_ENOENT)
+        return pw_diag_set(d, r, 0, 0, "store", "%s: reading the import's instance: %s", name,
+                           pw_strerror(r));
+    size_t fresh = 0;
+    for (size_t i = (size_t)(known < n ? known : n); i < n; i++, fresh++) {
+        lo = samples[i].timestamp_ms < lo ? samples[i].timestamp_ms : lo;
+        hi = samples[i].timestamp_ms > hi ? samples[i].timestamp_ms : hi;
+    }
+    if (fresh == 0 || pw_fleet_find(&ing->fleet, name) == NULL)
+        return 0;
+    held_t held = {0, 0, 0};
+    r = pw_store_totals(ing->store, name, lo, hi, count_held, &held, d);
+    if (r == PW_ENOENT)
+        return 0;
+    if (r < 0)
+        return r;
+    if (held.n == 0)
+        return 0;
+    res->held = held.n;
+    res->held_first = held.first;
+    res->held_last = held.last;
+    res->fresh = fresh;
+    res->fresh_first = lo;
+    res->fresh_last = hi;
+    return pw_diag_set(d, PW_EEXIST, 0, 0, "host",
+                       "host '%.80s' holds %zu screen%s of another capture within the new "
+                       "screens' time: nothing stored",
+                       name, held.n, held.n == 1 ? "" : "s");
+}
+
 int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const char *boot_id,
                      pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res, pw_diag_t *d)
 {
@@ -629,8 +703,7 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
     if (c != 0)
         return c;
     char agent_id[300];
-    snprintf(agent_id, sizeof(agent_id), "import:%s", name);
-    size_t aid = strlen(agent_id) > 64 ? 64 : strlen(agent_id);
+    size_t aid = import_agent_id(name, agent_id);
     /* The OS an operator gave an earlier import (pw_ingest_import_meta) stays. */
     const pw_host_t *known = pw_fleet_find(&ing->fleet, name);
     /* samples without allocs/frees are a Linux host's slab caches (an import of slabinfo) */
@@ -646,7 +719,9 @@ int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const c
                           .boot_id_len = strlen(boot_id),
                           .os = os,
                           .counter_width = width};
-    int r = 0;
+    int r = import_overlap(ing, name, &sh, samples, n, res, d);
+    if (r != 0)
+        return r;
     const pw_sample_t *last = NULL;
     uint8_t *stored = pw_calloc(n ? n : 1, 1); /* NULL: the analysis is not fed (logged) */
     if (stored == NULL)

@@ -180,24 +180,40 @@ int pw_ingest_frame(pw_ingest_t *ing, pw_host_t *h, const Poolwatch__V1__Sample 
 /* What an import did. */
 typedef struct pw_ingest_import_res_s {
     size_t screens;   /* samples stored */
-    size_t already;   /* samples this content's import had stored before (same capture: the
-                         instance is its content hash; new times do not make it new) */
+    size_t already;   /* samples an earlier import of this capture had stored (the instance
+                         is its first screen's content; new times do not make them new) */
     size_t rows;      /* rows in them */
     uint64_t last_ts; /* time of the last stored sample */
+    /* PW_EEXIST for another capture's screens in the new screens' time: the host's stored
+     * screens in that time (held, the first and last one's time, ms since the epoch) and the
+     * new screens (fresh, their first and last time); 0 otherwise */
+    size_t held, fresh;
+    uint64_t held_first, held_last, fresh_first, fresh_last;
 } pw_ingest_import_res_t;
 
 /* 0 when host `name` may take an import; PW_EEXIST when it has samples from an agent (history
  * is not mixed), with `d` saying so. */
 int pw_ingest_import_check(const pw_ingest_t *ing, const char *name, pw_diag_t *d);
 
-/* Imports `n` samples of a saved capture (screens in time order, seq 1..n) as host `name`
- * with counter width `width` (32 or 64), instance "import:<name>" / `boot_id` (the capture's
- * content hash: importing the same file again stores nothing twice). Rows are made
+/* Where the screens an earlier import of capture `boot_id` into host `name` stored end: the
+ * last seq stored (*seq: the screen's index, 1-based) and that screen's time (*ts_ms, ms since
+ * the epoch). Returns 0; PW_ENOENT (no import of this capture into this host); PW_EINVAL;
+ * PW_ESTORE. */
+int pw_ingest_import_known(pw_ingest_t *ing, const char *name, const char *boot_id, uint64_t *seq,
+                           uint64_t *ts_ms);
+
+/* Imports `n` samples of a saved capture (screens in time order, seq 1..n: the screen's index)
+ * as host `name` with counter width `width` (32 or 64), instance "import:<name>" / `boot_id`
+ * (the capture's identity, its first screen's content: the same capture again, or grown by
+ * screens appended since, stores only the screens not stored before). The new screens (seq
+ * above the instance's last stored) must not share time with what the host already holds
+ * (another capture of it): PW_EEXIST with `d` naming the times, nothing stored. Rows are made
  * store-acceptable (frees rebuilt as allocs - diff, repeated (tag, pool) rows dropped), the
  * samples stored and committed, and the fleet shows the host's last screen unless the host
  * streams live. Samples flagged PW_SAMPLE_NO_ALLOCS (saved slabinfo/allocinfo) make a host
  * of family "linux" and keep allocs = frees = 0; others "windows". Returns 0; PW_EEXIST when the
- * host has samples from an agent (history is not mixed); PW_EINVAL, PW_ENOMEM or a store error with
+ * host has samples from an agent (history is not mixed) or holds screens of another import
+ * within the new screens' time range; PW_EINVAL, PW_ENOMEM or a store error with
  * `d` saying what. `samples` are changed in place (the row fixes). */
 int pw_ingest_import(pw_ingest_t *ing, const char *name, unsigned width, const char *boot_id,
                      pw_sample_t *samples, size_t n, pw_ingest_import_res_t *res, pw_diag_t *d);

@@ -319,6 +319,17 @@ int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_l
     return pw__store_sql_last_seq(st->sql, agent_id, agent_id_len, boot_id, boot_id_len, seq);
 }
 
+int pw_store_last_seq_ts(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
+                         const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq, uint64_t *ts_ms)
+{
+    if (st == NULL || seq == NULL || ts_ms == NULL ||
+        check_id(agent_id, agent_id_len, "agent_id", NULL) != 0 ||
+        check_id(boot_id, boot_id_len, "boot_id", NULL) != 0)
+        return PW_EINVAL;
+    return pw__store_sql_last_seq_ts(st->sql, agent_id, agent_id_len, boot_id, boot_id_len, seq,
+                                     ts_ms);
+}
+
 int pw_store_agent_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
                             uint64_t *seq)
 {

@@ -362,6 +362,13 @@ int pw_store_host_rename(pw_store_t *st, const char *from, const char *to, pw_di
 int pw_store_last_seq(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
                       const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 
+/* pw_store_last_seq with the time of that sample (*ts_ms, ms since the epoch): where an
+ * instance's stored samples end (an import places the new screens of a capture it has seen
+ * after them). Returns 0 with both set, PW_ENOENT (never seen), PW_EINVAL, PW_ESTORE. */
+int pw_store_last_seq_ts(pw_store_t *st, const uint8_t *agent_id, size_t agent_id_len,
+                         const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq,
+                         uint64_t *ts_ms);
+
 /* The highest seq stored for any instance of agent `agent_id` (put but not committed
  * included): an agent numbers its samples across its instances (boots, restarts) from one
  * spool, so every seq of that agent at or below it is stored, or was reported lost. Returns 0

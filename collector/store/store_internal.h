@@ -53,6 +53,7 @@ enum {
     S_HOST_LIMITS,
     S_INST_GET,
     S_AGENT_LAST,
+    S_INST_LAST_TS,
     S_INST_UPSERT,
     S_INST_AWAY,
     S_INST_SEAL,
@@ -287,6 +288,9 @@ int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t ag
                            const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq);
 int pw__store_sql_agent_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
                                  uint64_t *seq);
+int pw__store_sql_last_seq_ts(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
+                              const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq,
+                              uint64_t *ts_ms);
 int pw__store_sql_stats(pw_store_sql_t *q, pw_store_stats_t *out, pw_diag_t *d);
 int pw__store_sql_flush(pw_store_sql_t *q, pw_diag_t *d);
 int64_t pw__store_sql_compact(pw_store_sql_t *q, uint64_t budget_us, pw_diag_t *d);

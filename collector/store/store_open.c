@@ -219,6 +219,15 @@ static const char *const sql_text[S__COUNT] = {
     [S_INST_GET] = "SELECT " INST_LAST_SEQ ", i.host_id FROM instances i"
                    " WHERE i.agent_id=?1 AND i.boot_id=?2",
     [S_AGENT_LAST] = "SELECT max(" INST_LAST_SEQ ") FROM instances i WHERE i.agent_id=?1",
+    /* the instance's last seq and that sample's time: the open chunk's last row when it is
+     * the instance's and newer than the instances row (as INST_LAST_SEQ reads it) */
+    [S_INST_LAST_TS] = "SELECT CASE WHEN r.seq > i.last_seq THEN r.seq ELSE i.last_seq END,"
+                       " CASE WHEN r.seq > i.last_seq THEN r.ts_ms ELSE i.last_seen_ms END"
+                       " FROM instances i LEFT JOIN chunk_rows r ON r.chunk_id=(SELECT max(c.id)"
+                       " FROM chunks c WHERE c.host_id=i.host_id AND c.data IS NULL AND"
+                       " c.sealed=0) AND EXISTS(SELECT 1 FROM hosts h WHERE h.id=i.host_id AND"
+                       " h.agent_id=i.agent_id AND h.boot_id=i.boot_id)"
+                       " WHERE i.agent_id=?1 AND i.boot_id=?2 ORDER BY r.idx DESC LIMIT 1",
     [S_INST_UPSERT] = "INSERT INTO instances(agent_id, boot_id, host_id, last_seq, last_seen_ms)"
                       " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(agent_id, boot_id) DO UPDATE SET"
                       " host_id=excluded.host_id, last_seq=excluded.last_seq,"

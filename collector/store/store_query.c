@@ -598,6 +598,23 @@ int pw__store_sql_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t ag
     return r;
 }
 
+int pw__store_sql_last_seq_ts(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
+                              const uint8_t *boot_id, size_t boot_id_len, uint64_t *seq,
+                              uint64_t *ts_ms)
+{
+    sqlite3_stmt *s = pw__store_stmt(q, S_INST_LAST_TS);
+    sqlite3_bind_blob(s, 1, agent_id, (int)agent_id_len, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, boot_id, (int)boot_id_len, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int r = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? PW_ENOENT : PW_ESTORE;
+    if (rc == SQLITE_ROW) {
+        *seq = (uint64_t)sqlite3_column_int64(s, 0);
+        *ts_ms = (uint64_t)sqlite3_column_int64(s, 1);
+    }
+    sqlite3_reset(s);
+    return r;
+}
+
 int pw__store_sql_agent_last_seq(pw_store_sql_t *q, const uint8_t *agent_id, size_t agent_id_len,
                                  uint64_t *seq)
 {

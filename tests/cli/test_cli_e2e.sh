@@ -161,6 +161,80 @@ check "series on a terminal: says so" 1 "$(grep -c '^(30 samples in that time, m
 POOLWATCH_TOKEN=$READ LINES=12 script -qec "'$PW' series LONG01 Long --step 0" /dev/null </dev/null >"$dir/tty" 2>&1
 check "series on a terminal, --step 0: every sample" 30 "$(grep -c '^2024-03-15 ' "$dir/tty")"
 
+# File order is time order. Screens of two tags, Snap (allocs 100 + 10k, frees 40 + k: diff
+# 60 + 9k of 100 B) and Wxyz (allocs 10 + k, frees 5 + k), k = 1..11, one a file, given as a
+# shell glob sorts them (poolsnap1, poolsnap10, poolsnap11, poolsnap2, ...): counters fall
+# between poolsnap11 and poolsnap2 for both tags, the names' order makes them grow: taken, and
+# said. Then two files whose names' order does not help (hi before lo): a warning naming them;
+# and one file whose screen 2 counts below its screen 1: FILE:LINE warning.
+mkdir "$dir/snaps"
+snap() { # K...: screens k to stdout (7 lines each)
+    python3 -c '
+import sys
+for k in map(int, sys.argv[1:]):
+    a, f, wa, wf = 100 + 10 * k, 40 + k, 10 + k, 5 + k
+    print(" Memory: 1048576K Avail:  524288K  PageFlts:     0   InRam Krnl: 1024K P: 2048K")
+    print(" Commit: 262144K Limit: 1048576K Peak: 300000K            Pool N: 4096K P: 8192K")
+    print(" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n")
+    print(" Snap Nonp %10d (   0) %9d (   0) %8d %8d (     0)    100" % (a, f, a - f, (a - f) * 100))
+    print(" Wxyz Paged %9d (   0) %9d (   0) %8d %8d (     0)    100\n" % (wa, wf, wa - wf, (wa - wf) * 100))
+' "$@"
+}
+S=$dir/snaps
+for k in 1 2 3 4 5 6 7 8 9 10 11; do snap $k >"$S/poolsnap$k.txt"; done
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/poolsnap1.txt" "$S/poolsnap10.txt" "$S/poolsnap11.txt" \
+    "$S/poolsnap2.txt" "$S/poolsnap3.txt" "$S/poolsnap4.txt" "$S/poolsnap5.txt" \
+    "$S/poolsnap6.txt" "$S/poolsnap7.txt" "$S/poolsnap8.txt" "$S/poolsnap9.txt" --host SNAP01 \
+    --start 2024-03-16T00:00:00Z >"$dir/out" 2>"$dir/err"
+check "glob-ordered files: import exit" 0 $?
+check "glob-ordered files: ordered by name, said" \
+    "poolwatch import: ordered by name: $S/poolsnap2.txt before $S/poolsnap10.txt (in the order given, counters fall between $S/poolsnap11.txt and $S/poolsnap2.txt for 2 of 2 tags)" \
+    "$(cat "$dir/err")"
+POOLWATCH_TOKEN=$READ "$PW" series SNAP01 Snap >"$dir/out" 2>"$dir/err"
+check "glob-ordered files: stored in the names' order, 15 min apart" \
+    "00:00:00Z 6900 00:15:00Z 7800 00:30:00Z 8700 00:45:00Z 9600 01:00:00Z 10500 01:15:00Z 11400 01:30:00Z 12300 01:45:00Z 13200 02:00:00Z 14100 02:15:00Z 15000 02:30:00Z 15900" \
+    "$(awk '/^2024-03-16 /{printf "%s%s %s", s, $2, $3; s=" "}' "$dir/out")"
+snap 11 >"$S/hi.txt"
+snap 1 >"$S/lo.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/hi.txt" "$S/lo.txt" --host SNAP02 \
+    --start 2024-03-16T00:00:00Z >"$dir/out" 2>"$dir/err"
+check "falling files: imported" 0 $?
+check "falling files: warned, naming both" \
+    "poolwatch import: warning: counters fall between $S/hi.txt and $S/lo.txt for 2 of 2 tags: out of order, or a reboot?" \
+    "$(cat "$dir/err")"
+snap 5 1 2 >"$S/back.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/back.txt" --host SNAP03 --start 2024-03-16T00:00:00Z \
+    >"$dir/out" 2>"$dir/err"
+check "falling screens of one file: imported" 0 $?
+check "falling screens of one file: FILE:LINE warning" \
+    "$S/back.txt:8: warning: counters fall between screen 1 (line 1) and screen 2 for 2 of 2 tags: out of order, or a reboot?" \
+    "$(cat "$dir/err")"
+
+# A capture poolmon grew (its log): imported at noon with 2 screens, in the evening with 4, then
+# the 4 with CRLF line ends and in UTF-16 (Notepad's "Unicode"), these without --start (the
+# CLI's "ends now", not the first import's start): the capture is its first screen, so the host
+# has 4 screens, 15 min apart from the first import's start, nothing stored twice.
+snap 1 2 >"$S/grow2.txt"
+snap 1 2 3 4 >"$S/grow4.txt"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/grow2.txt" --host GROW01 --start 2024-03-17T00:00:00Z \
+    >"$dir/out" 2>"$dir/err"
+check "grown capture: first import" 1 "$(grep -c 'server stored 2 screens' "$dir/out")"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/grow4.txt" --host GROW01 >"$dir/out" 2>"$dir/err"
+check "grown capture: the 2 new screens stored after the 2 known" 1 \
+    "$(grep -c "^$S/grow4.txt: already imported into GROW01: 2 screens of this capture were stored by an earlier import of the same capture (its first screen; the start time does not make it new); 2 screens new, stored after them (the last at " "$dir/out")"
+python3 -c 'import sys; t=open(sys.argv[1]).read(); open(sys.argv[2],"w",newline="").write(t.replace("\n","\r\n")); open(sys.argv[3],"wb").write(t.encode("utf-16"))' \
+    "$S/grow4.txt" "$S/grow4crlf.txt" "$S/grow4utf16.txt"
+for f in grow4crlf grow4utf16; do
+    POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/$f.txt" --host GROW01 >"$dir/out" 2>"$dir/err"
+    check "grown capture: $f is the same capture" 1 \
+        "$(grep -c "^$S/$f.txt: already imported into GROW01: 4 screens of this capture were stored by an earlier import of the same capture (its first screen; the start time does not make it new); nothing stored again$" "$dir/out")"
+done
+POOLWATCH_TOKEN=$READ "$PW" series GROW01 Snap --from 2024-03-16T00:00:00Z \
+    --to 2024-03-18T00:00:00Z >"$dir/out" 2>"$dir/err"
+check "grown capture: 4 points, 15 min apart from the first import's start" \
+    "2024-03-17 00:00:00Z 6900 2024-03-17 00:15:00Z 7800 2024-03-17 00:30:00Z 8700 2024-03-17 00:45:00Z 9600" \
+    "$(awk '/^2024-/{printf "%s%s %s %s", s, $1, $2, $3; s=" "}' "$dir/out")"
+
 # a capture of poolmon headers without a table (saved before poolmon drew its rows) is no
 # host: refused with FILE:LINE (line 1, where its screen starts), nothing stored; the API
 # refuses it too; a capture where one screen of two is header-only is imported with a warning
@@ -474,7 +548,7 @@ POOLWATCH_TOKEN=$ADMIN "$PW" import "$FX/http/import_two_screens.txt" --host DDK
 check "re-import with another --os exit" 0 $?
 # 128 MiB before (2003 /3GB); 75 % of the capture's 1 GiB = 768 MiB after (7 x64)
 check "re-import with another --os says nothing stored and the limits changed" 1 \
-    "$(grep -c "^$FX/http/import_two_screens.txt: already imported into DDK05: 2 screens of this capture were stored by an earlier import of the same content (the start time does not make it new); nothing stored again; limits changed: nonpaged 768.0 MiB (Windows 7 x64: 75% of RAM <= 128 GB = 768 MB), was 128.0 MiB" "$dir/out")"
+    "$(grep -c "^$FX/http/import_two_screens.txt: already imported into DDK05: 2 screens of this capture were stored by an earlier import of the same capture (its first screen; the start time does not make it new); nothing stored again; limits changed: nonpaged 768.0 MiB (Windows 7 x64: 75% of RAM <= 128 GB = 768 MB), was 128.0 MiB" "$dir/out")"
 # both pools' changes, apart (the new-user trial: "..., was 128.0 MiB paged ...")
 check "re-import: the pools' changes are apart" 1 "$(grep -c "was 128.0 MiB; paged " "$dir/out")"
 check "DDK05's limit is the new one" "805306368 computed Windows 7 x64: 75% of RAM <= 128 GB = 768 MB" \

@@ -1477,6 +1477,172 @@ static void test_import(void **state)
     json_decref(j);
 }
 
+/* One poolmon screen of two tags into out (appended at *n): Abcd (nonpaged) with `a` allocs and
+ * `f` frees, 100 bytes each outstanding, Wxyz (paged) with `wa`/`wf`; `stamp` a time line
+ * before it (NULL: none); `eol` the line end. */
+static void grow_screen(char *out, size_t size, size_t *n, const char *stamp, unsigned a,
+                        unsigned f, unsigned wa, unsigned wf, const char *eol)
+{
+    if (stamp != NULL)
+        *n += (size_t)snprintf(out + *n, size - *n, "%s%s", stamp, eol);
+    *n += (size_t)snprintf(
+        out + *n, size - *n,
+        " Memory: 1048576K Avail:  524288K  PageFlts:     0   InRam Krnl: 1024K P: 2048K%s"
+        " Commit: 262144K Limit: 1048576K Peak: 300000K            Pool N: 4096K P: 8192K%s"
+        " Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc%s%s"
+        " Abcd Nonp  %8u (   0) %8u (   0) %8u %8u (     0)    100%s"
+        " Wxyz Paged %8u (   0) %8u (   0) %8u %8u (     0)    100%s%s",
+        eol, eol, eol, eol, a, f, a - f, (a - f) * 100, eol, wa, wf, wa - wf, (wa - wf) * 100, eol,
+        eol);
+}
+
+/* Imports `body` (4 screens or 2 of test_import_grown's capture) as GROWN at start_ms `start`
+ * and checks the answer: `stored` and `already` screens, placed from the first import
+ * (`placed`): 1700000000000 + a minute a screen. */
+static void grown_import(const char *body, uint64_t start, int stored, int already, int placed)
+{
+    char q[120];
+    snprintf(q, sizeof(q), "host=GROWN&interval_ms=60000&start_ms=%llu", (unsigned long long)start);
+    int st;
+    json_t *j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import", q, ADMIN_TOK, body, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens"), stored + already);
+    assert_int_equal(geti(j, "screens_stored"), stored);
+    assert_int_equal(geti(j, "screens_already_stored"), already);
+    assert_int_equal(geti(j, "rows"), 2 * stored);
+    assert_int_equal(geti(j, "first_ts_ms"), 1700000000000);
+    assert_int_equal(geti(j, "last_ts_ms"), 1700000000000 + (stored + already - 1) * 60000);
+    assert_int_equal(json_is_true(json_object_get(j, "placed_after_earlier_import")), placed);
+    json_decref(j);
+}
+
+/* A capture poolmon grew (its log: the admin imports it at noon and again in the evening):
+ * the first 2 screens, then all 4, then the 4 with CRLF line ends. The capture is its first
+ * screen, so the 2 screens the first import stored are resends, the 2 new ones follow them at
+ * their spacing (from the first import's start, not this one's), and the host has 4 points. */
+static void test_import_grown(void **state)
+{
+    (void)state;
+    char two[4096], four[4096], crlf[4096];
+    size_t n2 = 0, n4 = 0, nc = 0;
+    for (unsigned k = 0; k < 4; k++) { /* Abcd: allocs 100 + 50k, frees 40 + 10k */
+        if (k < 2)
+            grow_screen(two, sizeof(two), &n2, NULL, 100 + 50 * k, 40 + 10 * k, 10, 5, "\n");
+        grow_screen(four, sizeof(four), &n4, NULL, 100 + 50 * k, 40 + 10 * k, 10, 5, "\n");
+        grow_screen(crlf, sizeof(crlf), &nc, NULL, 100 + 50 * k, 40 + 10 * k, 10, 5, "\r\n");
+    }
+    grown_import(two, 1700000000000, 2, 0, 0);
+    /* the grown file, started elsewhere (the CLI's "ends now"): its first 2 screens are known,
+     * the 2 new ones follow them a minute apart */
+    grown_import(four, 1700009990000, 2, 2, 1);
+    /* the same 4 screens with CRLF line ends: the same capture, nothing new */
+    grown_import(crlf, 1700005000000, 0, 4, 1);
+    int st;
+    json_t *j;
+    /* 4 points a minute apart; Abcd's bytes (60 + 40k) x 100 */
+    j = get_ok("/api/v1/hosts/GROWN/series",
+               "tag=Abcd&pool=nonpaged&from=1600000000000&to=1800000000000");
+    json_t *p = json_object_get(j, "points");
+    assert_int_equal(json_array_size(p), 4);
+    for (size_t k = 0; k < 4; k++) {
+        assert_int_equal(geti(json_array_get(p, k), "ts_ms"), 1700000000000 + k * 60000);
+        assert_int_equal(geti(json_array_get(p, k), "bytes"), (60 + 40 * k) * 100);
+    }
+    json_decref(j);
+
+    /* Another capture of the host (its first screen differs: Abcd at 1000 allocs), started
+     * inside the stored screens' time: 1700000090000 (22:14:50) .. +3 min (22:17:50) holds the
+     * screens of 22:15:20 and 22:16:20: refused, said with the times, nothing stored. */
+    char other[4096];
+    size_t no = 0;
+    for (unsigned k = 0; k < 4; k++)
+        grow_screen(other, sizeof(other), &no, NULL, 1000 + 50 * k, 400 + 10 * k, 10, 5, "\n");
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=GROWN&interval_ms=60000&start_ms=1700000090000", ADMIN_TOK, other, &st);
+    assert_int_equal(st, 409);
+    assert_error(j, "EEXIST");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "host 'GROWN' holds 2 screens of another capture from 2023-11-14 22:15:20Z to "
+        "2023-11-14 22:16:20Z; this one's 4 new screens run 2023-11-14 22:14:50Z to "
+        "2023-11-14 22:17:50Z and would interleave with them: nothing stored (give a start "
+        "after 2023-11-14 22:16:20Z, or another host name)");
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/GROWN/series",
+               "tag=Abcd&pool=nonpaged&from=1600000000000&to=1800000000000");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 4);
+    json_decref(j);
+    /* after the stored screens: taken, 8 points */
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=GROWN&interval_ms=60000&start_ms=1700000240000", ADMIN_TOK, other, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens_stored"), 4);
+    json_decref(j);
+    j = get_ok("/api/v1/hosts/GROWN/series",
+               "tag=Abcd&pool=nonpaged&from=1600000000000&to=1800000000000");
+    assert_int_equal(json_array_size(json_object_get(j, "points")), 8);
+    json_decref(j);
+}
+
+/* Time stamps that go back (a DST change in zone-less stamps) or repeat: refused with the
+ * lines and times, nothing stored. Counters that fall between two screens of one file (allocs
+ * and frees of both tags lower on screen 2): stored, and said in counters_fall. */
+static void test_import_out_of_order(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t n = 0;
+    /* lines: 1 stamp, 2-8 screen 1 (7 lines: 2 header lines, column header, blank, 2 rows,
+     * blank), 9 stamp, 10- screen 2, 17 stamp, 18- screen 3 */
+    grow_screen(text, sizeof(text), &n, "2026-10-25 02:45:00", 100, 40, 10, 5, "\n");
+    grow_screen(text, sizeof(text), &n, "2026-10-25 02:50:00", 150, 50, 10, 5, "\n");
+    grow_screen(text, sizeof(text), &n, "2026-10-25 02:05:00", 200, 60, 10, 5, "\n");
+    int st;
+    json_t *j =
+        call_at(1796200000000ull, PW_API_POST, "/api/v1/import", "host=DST", ADMIN_TOK, text, &st);
+    assert_int_equal(st, 400);
+    assert_error(j, "EINVAL");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+        "line 18: screen 3 is stamped 2026-10-25 02:05:00Z, before screen 2's "
+        "2026-10-25 02:50:00Z (line 10): time stamps that go back or repeat (a DST change, a "
+        "clock set back) would store the screens out of order; nothing stored: give the stamps "
+        "their UTC offset (+01:00), or import the screens before and after as two hosts");
+    json_decref(j);
+    n = 0;
+    grow_screen(text, sizeof(text), &n, "2026-10-25 02:45:00", 100, 40, 10, 5, "\n");
+    grow_screen(text, sizeof(text), &n, "2026-10-25 02:45:00", 150, 50, 10, 5, "\n");
+    j = call_at(1796200000000ull, PW_API_POST, "/api/v1/import", "host=DST", ADMIN_TOK, text, &st);
+    assert_int_equal(st, 400);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+               "line 10: screen 2 is stamped 2026-10-25 02:45:00Z, the same as screen 1's "
+               "2026-10-25 02:45:00Z (line 2)"));
+    json_decref(j);
+    j = call_at(1796200000000ull, PW_API_GET, "/api/v1/hosts/DST", NULL, READ_TOK, NULL, &st);
+    assert_int_equal(st, 404);
+    json_decref(j);
+    /* screen 2 of 3 (line 8) counts lower than screen 1 (line 1) for both tags */
+    n = 0;
+    grow_screen(text, sizeof(text), &n, NULL, 500, 300, 90, 80, "\n");
+    grow_screen(text, sizeof(text), &n, NULL, 100, 40, 10, 5, "\n");
+    grow_screen(text, sizeof(text), &n, NULL, 150, 50, 12, 6, "\n");
+    j = call_at(IMPORT_NOW, PW_API_POST, "/api/v1/import",
+                "host=FALLS&interval_ms=60000&start_ms=1700000000000", ADMIN_TOK, text, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(geti(j, "screens_stored"), 3);
+    json_t *f = json_object_get(j, "counters_fall");
+    assert_int_equal(json_array_size(f), 1);
+    static const struct {
+        const char *key;
+        json_int_t value;
+    } fell[] = {{"screen", 1},    {"line", 1},      {"next_screen", 2},
+                {"next_line", 8}, {"tags_fell", 2}, {"tags", 2}};
+    for (size_t k = 0; k < sizeof(fell) / sizeof(fell[0]); k++)
+        assert_int_equal(geti(json_array_get(f, 0), fell[k].key), fell[k].value);
+    json_decref(j);
+}
+
 static void test_commands_direct(void **state)
 {
     (void)state;
@@ -2095,6 +2261,8 @@ int main(void)
         cmocka_unit_test(test_import),
         cmocka_unit_test(test_import_bad_rows),
         cmocka_unit_test(test_import_linux),
+        cmocka_unit_test(test_import_grown),
+        cmocka_unit_test(test_import_out_of_order),
     };
     return cmocka_run_group_tests(direct, group_setup, group_teardown);
 }

@@ -148,26 +148,48 @@ typedef struct {
     char method[16], note[300];
 } eta_t;
 
+/* `poolwatch import FILE --host HOST --interval 15m [--start START] --os ...` (start NULL: the
+ * CLI's default, the screens end now); fails the test when it fails. */
+static void import_file(const char *path, const char *host, const char *start)
+{
+    char cmd[2000], log[400];
+    snprintf(cmd, sizeof(cmd),
+             "POOLWATCH_URL=https://localhost:%d POOLWATCH_CA='%s/pki/ca.pem' "
+             "POOLWATCH_TOKEN=" TOKEN " '%s' import '%s' --host %s --interval 15m %s%s "
+             "--os 'Windows Server 2003 x86 /3GB' >>'%s/import.log' 2>&1",
+             http_port, dir, PW_CLI_BIN, path, host, start ? "--start " : "", start ? start : "",
+             dir);
+    int st = system(cmd);
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        snprintf(log, sizeof(log), "%s/import.log", dir);
+        pw_proc_dump_log(log, 20);
+        fail_msg("poolwatch import of %s failed", host);
+    }
+}
+
+static void check_judged(const char *host, const capture_t *cp, size_t from, size_t to,
+                         size_t reboot, eta_t *out);
+
 /* Imports screens [from, to) as `host` (rebooted before screen `reboot`, 0: never) and checks
  * what the API says of it; its nonpaged ETA into *out (may be NULL). */
 static void check_capture_at(const char *host, size_t from, size_t to, size_t reboot, eta_t *out)
 {
-    char path[400], start[32], cmd[2000];
+    char path[400], start[32];
     snprintf(path, sizeof(path), "%s/%s.txt", dir, host);
     capture_t c;
     write_capture_reboot(path, from, to, reboot, &c);
     iso(c.first_ms, start, sizeof(start));
-    snprintf(cmd, sizeof(cmd),
-             "POOLWATCH_URL=https://localhost:%d POOLWATCH_CA='%s/pki/ca.pem' "
-             "POOLWATCH_TOKEN=" TOKEN " '%s' import '%s' --host %s --interval 15m --start %s "
-             "--os 'Windows Server 2003 x86 /3GB' >>'%s/import.log' 2>&1",
-             http_port, dir, PW_CLI_BIN, path, host, start, dir);
-    int st = system(cmd);
-    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-        snprintf(path, sizeof(path), "%s/import.log", dir);
-        pw_proc_dump_log(path, 20);
-        fail_msg("poolwatch import of %s failed", host);
-    }
+    import_file(path, host, start);
+    check_judged(host, &c, from, to, reboot, out);
+}
+
+/* Waits for imported `host` (screens [from, to) of capture *cp, rebooted before screen
+ * `reboot`, 0: never) to be judged and checks what the API says of it: Ddk first, its limit,
+ * pool and ETA; its nonpaged ETA into *out (may be NULL). */
+static void check_judged(const char *host, const capture_t *cp, size_t from, size_t to,
+                         size_t reboot, eta_t *out)
+{
+    capture_t c = *cp;
     judged_host = host;
     pw_proc_wait(judged, NULL, WAIT_MS, "the imported host judged (its nonpaged ETA)", log_path);
 
@@ -322,12 +344,65 @@ static void test_capture_reboot(void **state)
     stop();
 }
 
+/* Copies file `from` to `to` with CRLF line ends. */
+static void to_crlf(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    for (int ch; (ch = fgetc(in)) != EOF;) {
+        if (ch == '\n')
+            fputc('\r', out);
+        fputc(ch, out);
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* A capture poolmon grew (its log): the last day's 96 screens up to 14:00 UTC, imported at
+ * "noon" with 48 of them (--start: the first screen's time), in the "evening" with all 96 and
+ * then with CRLF line ends, those without --start (the CLI's default, the screens end now):
+ * the capture is its first screen, so the host has 96 points, at the first import's times
+ * (first screen + k x 15 min), and Ddk is named as from one import. */
+static void test_capture_grown(void **state)
+{
+    (void)state;
+    size_t end = 13 * 96 + 14 * 4 + 1, from = end - 96;
+    const char *host = "ddk-grown";
+    char p48[400], p96[400], pcr[400], first[32];
+    start();
+    snprintf(p48, sizeof(p48), "%s/grown48.txt", dir);
+    snprintf(p96, sizeof(p96), "%s/grown96.txt", dir);
+    snprintf(pcr, sizeof(pcr), "%s/grown96crlf.txt", dir);
+    capture_t c48, c;
+    write_capture_reboot(p48, from, from + 48, 0, &c48);
+    write_capture_reboot(p96, from, end, 0, &c);
+    to_crlf(p96, pcr);
+    iso(c.first_ms, first, sizeof(first));
+    import_file(p48, host, first);
+    import_file(p96, host, NULL);
+    import_file(pcr, host, NULL);
+    char q[300];
+    snprintf(q, sizeof(q), "/api/v1/hosts/%s/totals?from=%llu&to=%llu&step=0", host,
+             (unsigned long long)(c.first_ms - DAY_MS), (unsigned long long)(c.last_ms + DAY_MS));
+    json_t *t = get(q);
+    json_t *pts = json_object_get(t, "points");
+    assert_int_equal(json_array_size(pts), 96);
+    for (size_t k = 0; k < 96; k++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(pts, k), "ts_ms")),
+                         c.first_ms + k * QUARTER);
+    json_decref(t);
+    check_judged(host, &c, from, end, 0, NULL);
+    stop();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capture_14_days),
         cmocka_unit_test(test_capture_3_days_office_hours),
         cmocka_unit_test(test_capture_reboot),
+        cmocka_unit_test(test_capture_grown),
     };
     return pw_proc_run_tests(tests, sizeof(tests) / sizeof(tests[0]));
 }
