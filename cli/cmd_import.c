@@ -842,7 +842,9 @@ int pw_cmd_import(pw_cli_t *cli)
                                  n3, sizeof(n3)),
                     host, a, b, changed[0] ? "" : lim, changed);
             print_left_out(cli, files[k], json_object_get(root, "screens_left_out"));
-            limit_hints(cli, files[k], root, fmt && strcmp(fmt, "linux") == 0);
+            /* the host's limits: once, after its last file (not a note a file) */
+            if (k + 1 == nf)
+                limit_hints(cli, files[k], root, fmt && strcmp(fmt, "linux") == 0);
         }
         json_decref(root);
     }

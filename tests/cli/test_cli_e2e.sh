@@ -166,7 +166,8 @@ check "series on a terminal, --step 0: every sample" 30 "$(grep -c '^2024-03-15 
 # shell glob sorts them (poolsnap1, poolsnap10, poolsnap11, poolsnap2, ...): counters fall
 # between poolsnap11 and poolsnap2 for both tags, the names' order makes them grow: taken, and
 # said. Then two files whose names' order does not help (hi before lo): a warning naming them;
-# and one file whose screen 2 counts below its screen 1: FILE:LINE warning.
+# and one file whose screen 2 counts below its screen 1: FILE:LINE warning. (A limit is given:
+# without one, "limit unknown" is said once, after the last file.)
 mkdir "$dir/snaps"
 snap() { # K...: screens k to stdout (7 lines each)
     python3 -c '
@@ -185,7 +186,7 @@ for k in 1 2 3 4 5 6 7 8 9 10 11; do snap $k >"$S/poolsnap$k.txt"; done
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/poolsnap1.txt" "$S/poolsnap10.txt" "$S/poolsnap11.txt" \
     "$S/poolsnap2.txt" "$S/poolsnap3.txt" "$S/poolsnap4.txt" "$S/poolsnap5.txt" \
     "$S/poolsnap6.txt" "$S/poolsnap7.txt" "$S/poolsnap8.txt" "$S/poolsnap9.txt" --host SNAP01 \
-    --start 2024-03-16T00:00:00Z >"$dir/out" 2>"$dir/err"
+    --start 2024-03-16T00:00:00Z --nonpaged-limit 64MB >"$dir/out" 2>"$dir/err"
 check "glob-ordered files: import exit" 0 $?
 check "glob-ordered files: ordered by name, said" \
     "poolwatch import: ordered by name: $S/poolsnap2.txt before $S/poolsnap10.txt (in the order given, counters fall between $S/poolsnap11.txt and $S/poolsnap2.txt for 2 of 2 tags)" \
@@ -197,14 +198,19 @@ check "glob-ordered files: stored in the names' order, 15 min apart" \
 snap 11 >"$S/hi.txt"
 snap 1 >"$S/lo.txt"
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/hi.txt" "$S/lo.txt" --host SNAP02 \
-    --start 2024-03-16T00:00:00Z >"$dir/out" 2>"$dir/err"
+    --start 2024-03-16T00:00:00Z --nonpaged-limit 64MB >"$dir/out" 2>"$dir/err"
 check "falling files: imported" 0 $?
 check "falling files: warned, naming both" \
     "poolwatch import: warning: counters fall between $S/hi.txt and $S/lo.txt for 2 of 2 tags: out of order, or a reboot?" \
     "$(cat "$dir/err")"
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/poolsnap1.txt" "$S/poolsnap2.txt" --host SNAP04 \
+    --start 2024-03-16T00:00:00Z >"$dir/out" 2>"$dir/err"
+check "two files without a limit: limit unknown said once, after the last" \
+    "$S/poolsnap2.txt: note: limit unknown: give --os or --nonpaged-limit (the host has no level and no ETA until its nonpaged pool has a limit)" \
+    "$(cat "$dir/err")"
 snap 5 1 2 >"$S/back.txt"
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/back.txt" --host SNAP03 --start 2024-03-16T00:00:00Z \
-    >"$dir/out" 2>"$dir/err"
+    --nonpaged-limit 64MB >"$dir/out" 2>"$dir/err"
 check "falling screens of one file: imported" 0 $?
 check "falling screens of one file: FILE:LINE warning" \
     "$S/back.txt:8: warning: counters fall between screen 1 (line 1) and screen 2 for 2 of 2 tags: out of order, or a reboot?" \
