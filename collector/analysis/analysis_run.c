@@ -15,7 +15,7 @@
  *    that grew twice as much: a backfill fills the slots before a pass). Hosts of few, slow screens
  * (imports, replayed captures: an interval of 5 min or more) are "dense": every row is a candidate
  * from its first screen (up to CAND_DENSE rows), so a 2-screen capture is judged on every tag;
- *  - pool totals for pressure [2 x (120 + 144) points, 8 KB]: the last 2 h at >= 1 min spacing
+ *  - pool totals for pressure [2 x (120 + 168) points, 9 KB]: the last 2 h at >= 1 min spacing
  *    and the last 24 h at >= 10 min.
  * The store is read only to rebuild this state after a restart (tables at up to REBUILD_TABLES
  * times over the last 7 days, every screen of a host of screens up to DENSE_REBUILD_TABLES, totals
@@ -85,7 +85,8 @@
 #define GROUP_MAX      256 /* more candidates (a big capture): findings stay single */
 #define RECENT_N       120
 #define RECENT_STEP_MS 60000LL
-#define LONG_N         144
+#define LONG_N         168 /* 28 h at 10 min: a day and the 2 h before it (day_repeats) */
+#define DAY_POINTS     144 /* the day's window: its last 24 h, 144 points at most */
 #define LONG_STEP_MS   600000LL
 #define TREND_MS       (2LL * 3600000)
 #define LONG_TREND_MS  (24LL * 3600000)
@@ -864,21 +865,41 @@ static void long_eta(const pw_point_t *p, size_t n, pw_pressure_t *pr)
 /* A window of 24 h 10-min points this long holds a whole day's cycle. */
 #define DAY_SPAN_MS (23LL * 3600000)
 
-/* 1 when the pool rose at this hour yesterday as it rises now: over the first 2 h of the day's
- * window by half its rise over the last 2 h at least. A leak of office hours seen at 14:00 rose
- * at 14:00 yesterday; a leak that began an hour ago did not (its 2-h trend says when the pool
- * runs out, not yesterday). */
+/* 1 when the pool rose at this hour yesterday as it rises now: over the 2 h that ended 24 h ago
+ * ([now - 26 h, now - 24 h], the same hours of the clock as the last 2 h) by half its rise over
+ * the last 2 h at least. A leak of office hours seen at 17:15 rose from 15:15 to 17:15
+ * yesterday; a leak that began an hour ago did not (its 2-h trend says when the pool runs out,
+ * not yesterday). p[0..n): the pool's points of this boot, the newest last; when they do not
+ * reach back 26 h, the first 2 h of the last 24 h stand in for yesterday's (which is right for
+ * hours inside the cycle, not for the last 2 h of its growth). */
 static int day_repeats(const pw_point_t *p, size_t n)
 {
-    if (n < 3 || p[n - 1].ts_ms - p[0].ts_ms < DAY_SPAN_MS)
+    if (n < 3)
         return 0;
-    size_t a = 0, b = n - 1;
-    while (a + 1 < n && p[a + 1].ts_ms - p[0].ts_ms <= TREND_MS)
-        a++;
-    while (b > 0 && p[n - 1].ts_ms - p[b - 1].ts_ms <= TREND_MS)
+    int64_t now = p[n - 1].ts_ms;
+    size_t s = 0; /* the first point of the last 24 h */
+    while (s + 1 < n && now - p[s].ts_ms > LONG_TREND_MS)
+        s++;
+    if (now - p[s].ts_ms < DAY_SPAN_MS)
+        return 0;
+    size_t b = n - 1;
+    while (b > 0 && now - p[b - 1].ts_ms <= TREND_MS)
         b--;
-    double then = p[a].v - p[0].v, now = p[n - 1].v - p[b].v;
-    return now > 0 && then >= 0.5 * now;
+    int64_t y1 = now - LONG_TREND_MS, y0 = y1 - TREND_MS;
+    size_t a0 = s, a1 = s;
+    if (p[0].ts_ms <= y0 + LONG_STEP_MS) {
+        a0 = 0; /* yesterday's same 2 h: from the first point at y0 or after, to y1 */
+        while (a0 + 1 < n && p[a0].ts_ms < y0)
+            a0++;
+        a1 = a0;
+        while (a1 + 1 < n && p[a1 + 1].ts_ms <= y1)
+            a1++;
+    } else {
+        while (a1 + 1 < n && p[a1 + 1].ts_ms - p[s].ts_ms <= TREND_MS)
+            a1++;
+    }
+    double then = p[a1].v - p[a0].v, rise = p[n - 1].v - p[b].v;
+    return rise > 0 && then >= 0.5 * rise;
 }
 
 /* The ETA of a pool whose day repeats (the "seasonal naive" forecast): the window's profile (a
@@ -1133,20 +1154,23 @@ static void eval_host(run_t *rn, host_state_t *s)
             if (how->window_ms > TREND_MS) /* pressure_eval's window: the last 2 h */
                 how->window_ms = TREND_MS;
         }
-        /* the last 24 h of the long ring (144 points: 36 h of 15-minute screens), of this boot */
-        const pw_point_t *lv = s->longr.v[pool];
-        size_t ln = s->longr.n;
-        while (ln > 1 && lv[ln - 1].ts_ms - lv[0].ts_ms > LONG_TREND_MS)
-            lv++, ln--;
+        /* the long ring of this boot (168 points: 28 h at 10 min, 42 h of 15-minute screens),
+         * and its last 24 h */
+        const pw_point_t *fv = s->longr.v[pool];
+        size_t fn = s->longr.n;
         int64_t cut = 0;
-        while (ln > 1 && lv[0].ts_ms < s->boot_ts)
-            lv++, ln--, cut = s->boot_ts;
+        while (fn > 1 && fv[0].ts_ms < s->boot_ts)
+            fv++, fn--, cut = s->boot_ts;
+        const pw_point_t *lv = fv;
+        size_t ln = fn;
+        while (ln > 1 && (ln > DAY_POINTS || lv[ln - 1].ts_ms - lv[0].ts_ms > LONG_TREND_MS))
+            lv++, ln--;
         for (size_t k = 0; cut == 0 && k < s->recent.n; k++)
             if (s->recent.v[pool][k].ts_ms < s->boot_ts)
                 cut = s->boot_ts;
         how->since_boot_ms = cut;
         int flat = !pr->trend_up || pr->eta_ms < 0;
-        if (ln > 0 && (flat || day_repeats(lv, ln))) {
+        if (ln > 0 && (flat || day_repeats(fv, fn))) {
             /* flat for 2 h (a leak of office hours at night), or creeping up too slowly for an
              * ETA within 24 spans of 2 h (other tags at night), or rising now as it rose at
              * this hour yesterday (office hours): the last 24 h may still rise, and with a
@@ -2110,7 +2134,9 @@ static void restore_host(run_t *rn, const pw_host_t *h, host_state_t *s)
     s->recent.n = 0;
     s->longr.n = 0;
     s->n_agent = 0;
-    uint64_t tfrom = to > (uint64_t)LONG_TREND_MS ? to - (uint64_t)LONG_TREND_MS : 0;
+    /* the long ring's reach: a day and the 2 h before it (day_repeats) */
+    const uint64_t reach = (uint64_t)(LONG_TREND_MS + TREND_MS + LONG_STEP_MS);
+    uint64_t tfrom = to > reach ? to - reach : 0;
     pw_diag_t d;
     pw_store_totals(rn->store, h->name, tfrom, to, rebuild_totals_cb, s, &d);
     uv_mutex_unlock(&s->mu);

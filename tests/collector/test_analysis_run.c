@@ -1151,6 +1151,49 @@ static void test_eta_at_night_from_the_day(void **state_)
     pw_double_close(&d);
 }
 
+/* Office days (1 MiB/h from 08:00 to 18:00 UTC every day, from 40 MiB; limit 100 MiB), every 10
+ * min from 00:00 of day 0 to 17:20 of day 1 (41:20), then one pass. At 17:20 the pool rose over
+ * the last 2 h as over the same 2 h yesterday (15:20-17:20): the day repeats. It was compared
+ * with the 2 h after this hour yesterday (17:20-19:20: 40 min of growth), so from 16:00 to 18:00
+ * the 2-h trend gave the ETA, a day or two early (the quickstart's ddk-2003 at 17:15: 44 h).
+ * By hand, the day method: used 50 MiB + 560 min x 1 MiB / 60 = 52,428,800 + 9,786,709; the
+ * day's window 17:30 (day 0) .. 17:20, its first point 9,961,472 B into day 0's office hours:
+ * G = 10,310,997 B; room 42,642,091 B = 4 G + 1,398,103. The profile from 17:30 gives 524,288
+ * by 18:00, the other 873,815 B at 08:50 (873,813 B) + 2 / 174,763 of 10 min (6.87 ms): 15 h
+ * 20 min after 17:30. ETA = 600,000 (to 17:30 + 24 h) + 4 x 86,400,000 + 55,200,006.87 ms. */
+static void test_eta_office_day_late_afternoon(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    pw_host_t *h = hello(&d, "office02");
+    pw_delta_enc_t e;
+    assert_int_equal(pw_delta_enc_init(&e, 64), 0);
+    pw_sample_t s;
+    pw_sample_init(&s);
+    for (int k = 0; k <= 248; k++) {
+        int64_t min = (int64_t)k * 10, day = min / 1440, m = min % 1440;
+        int64_t office = day * 600 + (m < 8 * 60 ? 0 : m < 18 * 60 ? m - 8 * 60 : 10 * 60);
+        pw_sample_reset(&s);
+        s.seq = (uint64_t)k + 1;
+        s.timestamp_ms = (uint64_t)(T0_MS + min * 60000);
+        s.totals.nonpaged_bytes = (40u << 20) + (uint64_t)office * (1u << 20) / 60;
+        s.totals.nonpaged_limit_bytes = 100u << 20;
+        add(&s, "Flat", PW_POOL_NONPAGED, 4096, 4, 0);
+        assert_int_equal(pw_double_send(&d, &e, h, &s), 0);
+    }
+    assert_true(pw_ingest_commit(d.ing, NULL) >= 0);
+    pw_analysis_run_pass(d.an);
+    const pw_analysis_host_t *res = pw_analysis_run_host(d.an, h);
+    assert_non_null(res);
+    assert_int_equal(res->np.used_bytes, (50u << 20) + 9786709u);
+    assert_int_equal(res->np_how.method, PW_ETA_METHOD_DAY);
+    assert_true(res->np.eta_ms >= 401400006LL && res->np.eta_ms <= 401400007LL);
+    pw_sample_close(&s);
+    pw_delta_enc_close(&e);
+    pw_double_close(&d);
+}
+
 /* The same day, and at night the pool creeps up by 1 KiB every 10 min (other tags): the last
  * 2 h rise (12 steps up) but too slowly for an ETA within 24 spans of 2 h (~8,500 h). The ETA
  * then comes from the last 24 h, as on a flat night (the quickstart's ddk-2003 host in the
@@ -2211,6 +2254,7 @@ int main(void)
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
         cmocka_unit_test(test_eta_at_night_with_a_creep),
+        cmocka_unit_test(test_eta_office_day_late_afternoon),
         cmocka_unit_test(test_eta_since_reboot),
         cmocka_unit_test(test_eta_basis_in_api),
         cmocka_unit_test(test_import_eta_since_reboot),
