@@ -1094,7 +1094,9 @@ static void eval_host(run_t *rn, host_state_t *s)
         }
         if (!s->dense && s->fed - c->since < LIVE_MIN_SAMPLES)
             continue; /* not judged yet */
-        if (c->has && c->ring.dirty < c->backoff)
+        /* a verdict that stays the same is checked again after 1, 2, 4 ... new points; an
+         * import's every new screen (files imported one by one: each is the capture's news) */
+        if (c->has && c->ring.dirty < (s->screens ? 1 : c->backoff))
             continue;
         pw_detect_t d;
         rn->job_cands++;

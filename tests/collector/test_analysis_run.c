@@ -2086,6 +2086,38 @@ static void test_long_import_rebuilt_whole(void **state_)
     pw_double_close(&d);
 }
 
+/* One-screen files imported one by one (`poolwatch import` of a glob: a request a file), a pass
+ * between them: "Leak" +4 KiB a screen, 15 min apart. A verdict that stayed the same was checked
+ * again only after 2, 4 ... new points, so the last screens were never judged (a new user saw
+ * "rose in 9 of 9 steps" for 12 screens, and the full 11 after a restart). Every new screen of
+ * an import is judged: after the 10th, the leak's span is 9 x 15 min. */
+static void test_import_files_judged_each(void **state_)
+{
+    (void)state_;
+    pw_double_t d;
+    assert_int_equal(pw_double_open(&d), 0);
+    for (int k = 0; k < 10; k++) {
+        pw_sample_t s;
+        pw_sample_init(&s);
+        s.timestamp_ms = (uint64_t)(T0_MS + (int64_t)k * 900000);
+        add(&s, "Leak", PW_POOL_NONPAGED, (700 + (uint64_t)k) * 4096, 700 + (uint64_t)k, k);
+        add(&s, "Fla1", PW_POOL_NONPAGED, 500 * 4096, 500, k);
+        add(&s, "Fla2", PW_POOL_NONPAGED, 400 * 4096, 400, k);
+        char boot[32];
+        snprintf(boot, sizeof(boot), "import:f%d", k);
+        pw_ingest_import_res_t ir;
+        assert_int_equal(pw_ingest_import(d.ing, "files01", 32, boot, &s, 1, &ir, NULL), 0);
+        pw_sample_close(&s);
+        if (k >= 5)
+            pw_analysis_run_pass(d.an);
+    }
+    const pw_suspect_t *x = find(d.an, "Leak");
+    assert_non_null(x);
+    assert_int_equal(x->d.verdict, PW_DETECT_LEAK);
+    assert_int_equal(x->d.span_ms, 9LL * 900000);
+    pw_double_close(&d);
+}
+
 /* The fleet's list by urgency, not score (the quickstart's critical ddk-2003 was listed below a
  * host at 2.6 % with a faster leak). Four hosts, 2 h at 10 s (limit 100 MiB each), one leaking
  * tag "Leak" each (from 1 MiB, +N B a sample), their nonpaged totals set apart from the tag:
@@ -2250,6 +2282,7 @@ int main(void)
         cmocka_unit_test(test_restart_keeps_evidence_beyond_raw),
         cmocka_unit_test(test_import_judged_on_the_loop),
         cmocka_unit_test(test_import_row_out_of_view),
+        cmocka_unit_test(test_import_files_judged_each),
         cmocka_unit_test(test_long_import_rebuilt_whole),
         cmocka_unit_test(test_changed_rows_view),
         cmocka_unit_test(test_eta_at_night_from_the_day),
