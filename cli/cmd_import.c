@@ -358,6 +358,17 @@ static size_t first_fall(const ends_t *ends, const size_t *order, size_t n, size
     return n ? n - 1 : 0;
 }
 
+/* How many neighbours of order[0..n) fall (first_fall's test). */
+static size_t count_falls(const ends_t *ends, const size_t *order, size_t n)
+{
+    size_t falls = 0, common, fell;
+    for (size_t k = 0; k + 1 < n; k++)
+        falls += pw_capture_counters_fall(ends_last(&ends[order[k]]), &ends[order[k + 1]].first,
+                                          &common, &fell) == 0 &&
+                 pw_capture_fell(common, fell);
+    return falls;
+}
+
 static const char *const *g_sort_names; /* natural_order's names (qsort has no argument) */
 
 static int order_cmp(const void *x, const void *y)
@@ -369,9 +380,10 @@ static int order_cmp(const void *x, const void *y)
  * when they fall between two files for most tags, the files are out of order (a shell glob
  * puts poolsnap10 before poolsnap2) or the host rebooted between them. Files of one screen
  * without time stamps each (placed one after the other in the order given) are put in their
- * names' natural order when that makes every neighbour's counters grow, and it is said; else
- * each fall is warned about, naming the two files. order[0..n) receives the order (indexes
- * into files). Returns 0 or PW_EXIT_SERVER (out of memory). */
+ * names' natural order when their counters fall fewer times so (none: the glob's order; one: a
+ * reboot among the files), and it is said; each fall left is warned about, naming the files.
+ * order[0..n) receives the order (indexes into files). Returns 0 or PW_EXIT_SERVER (out of memory).
+ */
 static int files_order(pw_cli_t *cli, const char *const *files, const size_t *screens,
                        const size_t *unstamped, const ends_t *ends, size_t n, size_t *order)
 {
@@ -390,8 +402,8 @@ static int files_order(pw_cli_t *cli, const char *const *files, const size_t *sc
         memcpy(nat, order, n * sizeof(*nat));
         g_sort_names = (const char *const *)files;
         qsort(nat, n, sizeof(*nat), order_cmp);
-        size_t c2, f2;
-        if (first_fall(ends, nat, n, &c2, &f2) + 1 >= n) {
+        size_t left = count_falls(ends, nat, n);
+        if (left < count_falls(ends, order, n)) {
             size_t i = 0;
             while (nat[i] == order[i])
                 i++;
@@ -402,9 +414,12 @@ static int files_order(pw_cli_t *cli, const char *const *files, const size_t *sc
                     common);
             memcpy(order, nat, n * sizeof(*nat));
             pw_free(nat);
-            return 0;
+            if (left == 0)
+                return 0;
+            at = 0; /* a reboot among the files: its fall said below */
+        } else {
+            pw_free(nat);
         }
-        pw_free(nat);
     }
     for (size_t k = at; k + 1 < n; k++)
         if (pw_capture_counters_fall(ends_last(&ends[order[k]]), &ends[order[k + 1]].first, &common,

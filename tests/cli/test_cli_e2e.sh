@@ -208,6 +208,17 @@ POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/poolsnap1.txt" "$S/poolsnap2.txt" --host
 check "two files without a limit: limit unknown said once, after the last" \
     "$S/poolsnap2.txt: note: limit unknown: give --os or --nonpaged-limit (the host has no level and no ETA until its nonpaged pool has a limit)" \
     "$(cat "$dir/err")"
+# a reboot among one-screen files (r7..r12 count from the start again): the glob's order falls
+# twice (r12 to r2, r6 to r7), the names' once: taken, and the reboot's fall said
+mkdir "$S/reb"
+for k in 1 2 3 4 5 6; do snap $k >"$S/reb/r$k.txt"; snap $k >"$S/reb/r$((k + 6)).txt"; done
+POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/reb/r1.txt" "$S/reb/r10.txt" "$S/reb/r11.txt" \
+    "$S/reb/r12.txt" "$S/reb/r2.txt" "$S/reb/r3.txt" "$S/reb/r4.txt" "$S/reb/r5.txt" \
+    "$S/reb/r6.txt" "$S/reb/r7.txt" "$S/reb/r8.txt" "$S/reb/r9.txt" --host SNAP05 \
+    --start 2024-03-16T00:00:00Z --nonpaged-limit 64MB >"$dir/out" 2>"$dir/err"
+check "a reboot among the files: ordered by name, the reboot said" \
+    "poolwatch import: ordered by name: $S/reb/r2.txt before $S/reb/r10.txt (in the order given, counters fall between $S/reb/r12.txt and $S/reb/r2.txt for 2 of 2 tags)|poolwatch import: warning: counters fall between $S/reb/r6.txt and $S/reb/r7.txt for 2 of 2 tags: out of order, or a reboot?|" \
+    "$(tr '\n' '|' <"$dir/err")"
 snap 5 1 2 >"$S/back.txt"
 POOLWATCH_TOKEN=$ADMIN "$PW" import "$S/back.txt" --host SNAP03 --start 2024-03-16T00:00:00Z \
     --nonpaged-limit 64MB >"$dir/out" 2>"$dir/err"
