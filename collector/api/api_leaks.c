@@ -86,8 +86,10 @@ json_t *pw__api_suspect_json(pw_api_t *api, const pw_suspect_t *s)
      * pass judged yet has no ETA yet, as in its other views. */
     pw_host_eta_t he;
     memset(&he, 0, sizeof(he));
+    /* the pool's own ETA as the host's views give it (its method, rate and window: the day
+     * repeated, since a boot), else from this leak's growth */
     if (h == NULL || pw_analysis_host_eta(api->an, h, lp, &pr, &he) != 0 ||
-        (!he.ran_out && !he.pending)) {
+        (!he.ran_out && !he.pending && he.e.basis != PW_ETA_POOL)) {
         he.ran_out = 0;
         he.ran_out_ms = 0;
         pw_pressure_leak_eta(&pr, d->rate_bytes_per_h, d->rate_low_bytes_per_h,

@@ -201,6 +201,14 @@ static void check_judged(const char *host, const capture_t *cp, size_t from, siz
     json_t *first = json_array_get(sus, 0);
     assert_string_equal(json_string_value(json_object_get(first, "tag")) ?: "", "Ddk ");
     assert_string_equal(json_string_value(json_object_get(first, "type")) ?: "", "nonpaged");
+    /* the leak's pool ETA is the host's, said the same way (it was re-told as "the pool's
+     * trend" beside a day repeated) */
+    char leak_method[16], leak_note[300];
+    json_int_t leak_eta = json_integer_value(json_object_get(first, "pool_eta_ms"));
+    snprintf(leak_method, sizeof(leak_method), "%s",
+             json_string_value(json_object_get(first, "pool_eta_method")) ?: "");
+    snprintf(leak_note, sizeof(leak_note), "%s",
+             json_string_value(json_object_get(first, "pool_eta_note")) ?: "");
     size_t i;
     json_t *x;
     json_array_foreach(sus, i, x)
@@ -227,6 +235,11 @@ static void check_judged(const char *host, const capture_t *cp, size_t from, siz
     assert_true(fabs(json_real_value(json_object_get(h, "nonpaged_ratio")) -
                      (double)c.np_last / (double)LIMIT) < 1e-9);
     json_int_t eta = json_integer_value(json_object_get(h, "nonpaged_eta_ms"));
+    assert_int_equal(leak_eta, eta);
+    assert_string_equal(leak_method,
+                        json_string_value(json_object_get(h, "nonpaged_eta_method")) ?: "");
+    assert_string_equal(leak_note,
+                        json_string_value(json_object_get(h, "nonpaged_eta_note")) ?: "");
     json_t *rg = json_object_get(h, "nonpaged_eta_range_ms");
     json_int_t soon = json_integer_value(json_array_get(rg, 0));
     json_int_t late = json_integer_value(json_array_get(rg, 1));
