@@ -2115,7 +2115,19 @@ static void test_day_merge_damaged_page(void **state)
     assert_int_equal(ne, 16 * NTAGS - 1);
     assert_int_equal(nk, ne);
     assert_memory_equal(ta, tb, ne);
-    assert_memory_equal(after, before, ne * sizeof(before[0]));
+    for (size_t i = 0; i < ne; i++) { /* field by field: the struct's tail padding is no value */
+        const pw_store_point_t *x = &after[i], *y = &before[i];
+        assert_int_equal(x->ts_ms, y->ts_ms);
+        assert_int_equal(x->bytes, y->bytes);
+        assert_int_equal(x->diff, y->diff);
+        assert_int_equal(x->allocs, y->allocs);
+        assert_int_equal(x->frees, y->frees);
+        assert_int_equal(x->bytes_min, y->bytes_min);
+        assert_int_equal(x->bytes_max, y->bytes_max);
+        assert_int_equal(x->diff_min, y->diff_min);
+        assert_int_equal(x->diff_max, y->diff_max);
+        assert_int_equal(x->samples, y->samples);
+    }
     unsigned want[32];
     size_t nw = 0;
     for (unsigned k = 0; k < 34; k++)
